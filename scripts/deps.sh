@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
+# As root it installs what is missing; otherwise it prints the exact apt line and fails.
+# Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
+set -euo pipefail
+level=${1:-build}
+pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
+if [ "$level" = test ] || [ "$level" = browser ]; then
+  pkgs+=(libcmocka-dev python3 util-linux procps)
+fi
+if [ "$level" = browser ]; then
+  pkgs+=(chromium nodejs npm)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then
+  echo "gpuwhy: installing missing Debian packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  echo "gpuwhy: missing Debian packages. Run as root:" >&2
+  echo "  apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,222 @@
+/* The analysis result: everything the reports present, computed once from a gw_job.
+ * Analysis code (src/analyze) fills it; reports (src/report) only read it. Times are
+ * seconds (double) unless a name says _ns; shares are fractions 0..1.
+ *
+ * Pipeline (gw_analyze):
+ *   window.c      steady-state window per trace (steps, warm-up steps left out)
+ *   busy.c        per-device busy union, split compute/comm/copy/set
+ *   attribution.c idle intervals of each device → cause, per device and per step
+ *   kernels.c     kernel statistics; copies.c, syncs.c, memory.c likewise
+ *   rules.c       the diagnosis table (rules_table.c) evaluated into findings
+ */
+#ifndef GW_ANALYZE_ANALYSIS_H
+#define GW_ANALYZE_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/findings.h"
+#include "analyze/thresholds.h"
+#include "util/error.h"
+#include "model/model.h"
+
+/* What the host thread feeding a device was doing while the device was idle. Ordered by
+ * priority: when several apply at one instant, the first in this list wins. */
+typedef enum gw_idle_cause {
+    GW_IDLE_DATALOADER = 0,  /* waiting for the next batch (DataLoader __next__) */
+    GW_IDLE_SYNC,            /* blocked in a synchronising call (stream/device/event sync,
+                                blocking copy) */
+    GW_IDLE_ALLOCATOR,       /* inside cudaMalloc/cudaFree and friends */
+    GW_IDLE_LAUNCH,          /* short gaps between back-to-back launches on the stream */
+    GW_IDLE_HOST_BUSY,       /* the host is in its own work (ops, Python) */
+    GW_IDLE_UNKNOWN,         /* nothing traced on the feeding thread explains it */
+    GW_IDLE_CAUSE_COUNT
+} gw_idle_cause;
+
+const char *gw_idle_cause_name(gw_idle_cause c);   /* "dataloader", "sync", ... (JSON ids) */
+const char *gw_idle_cause_title(gw_idle_cause c);  /* "waiting for data", ... (terminal) */
+
+/* ---- Window ------------------------------------------------------------------------ */
+
+typedef struct gw_window {
+    gw_ns start_ns, end_ns;      /* steady-state window on the trace clock */
+    size_t steps;                /* steps found in the trace (0 = none: whole window) */
+    size_t steady_steps;         /* steps inside the window */
+    size_t first_step_index;     /* index into trace->steps of the first steady step */
+    size_t warmup_steps_skipped; /* leading steps left out as warm-up */
+    int64_t first_step_number, last_step_number; /* N of ProfilerStep#N, steady range */
+    int whole_window;            /* 1 when there are no steps: the span of all events */
+    char description[160];       /* "steps 3-9 (ProfilerStep#3..#9), warm-up steps 1-2 left out" */
+} gw_window;
+
+/* ---- Per device -------------------------------------------------------------------- */
+
+typedef struct gw_device_stats {
+    int rank;                    /* trace rank */
+    size_t trace_index;          /* index into job->traces */
+    int32_t device;              /* device id */
+    char name[96];               /* device name, "" unknown */
+    double window_s;             /* length of the steady window */
+    double busy_s;               /* union of kernel/copy/set intervals */
+    double compute_s, comm_s, copy_s, set_s; /* exclusive split of busy: compute wins over
+                                                comm wins over copy wins over set */
+    double comm_exposed_s;       /* communication not overlapped by compute */
+    double idle_s;               /* window_s - busy_s */
+    double idle_by_cause_s[GW_IDLE_CAUSE_COUNT]; /* adds up to idle_s */
+    uint32_t feeder_thread;      /* index into the trace's threads; UINT32_MAX unknown */
+    size_t kernel_count, copy_count, set_count;
+    double peak_reserved_bytes;  /* from [memory] events; <0 unknown */
+    double peak_allocated_bytes; /* <0 unknown */
+    double total_mem_bytes;      /* device capacity; <=0 unknown */
+} gw_device_stats;
+
+/* ---- Per step ---------------------------------------------------------------------- */
+
+typedef struct gw_step_stats {
+    int rank;
+    int32_t device;              /* the device this row is about */
+    int64_t number;              /* ProfilerStep number, or ordinal */
+    int steady;                  /* 1 when inside the steady window */
+    double duration_s;
+    double busy_s;
+    double idle_by_cause_s[GW_IDLE_CAUSE_COUNT];
+    double dataloader_s;         /* host time in DataLoader __next__ spans in this step */
+    size_t sync_calls;           /* blocking sync calls in this step */
+    size_t alloc_calls;          /* cudaMalloc/cudaFree-type calls in this step */
+    size_t kernels;
+} gw_step_stats;
+
+/* ---- Kernels ----------------------------------------------------------------------- */
+
+#define GW_TOP_KERNELS 10
+
+typedef struct gw_kernel_row {
+    char name[256];              /* truncated demangled name */
+    size_t count;
+    double total_s;
+    double mean_us, median_us, min_us, max_us;
+    double share;                /* of total kernel time */
+    int tensor_core;             /* 1 uses tensor cores (by name) */
+    int comm;                    /* 1 communication kernel */
+} gw_kernel_row;
+
+typedef struct gw_kernel_stats {
+    size_t count;
+    double total_s;
+    double median_us;
+    double share_under_5us;      /* fraction of kernels (by count) shorter than 5 µs */
+    double median_gap_us;        /* median gap between consecutive kernels on a stream */
+    double gemm_s;               /* time in matrix/conv kernels */
+    double gemm_tensor_core_s;   /* of which with tensor cores */
+    double fp32_gemm_share;      /* (gemm_s - gemm_tensor_core_s) / total kernel time */
+    double blocks_per_sm_weighted; /* time-weighted mean blocks per SM; <0 unknown */
+    double occupancy_weighted_pct; /* time-weighted est. achieved occupancy; <0 unknown */
+    double memset_s;             /* time of memset ops (for mem.zero_grad_memset) */
+    double memset_share;         /* memset time / GPU busy time */
+    size_t memset_count;
+    size_t zero_fill_kernels;    /* fill/zero kernels launched from zero_grad */
+    double zero_fill_s;
+    size_t top_count;
+    gw_kernel_row top[GW_TOP_KERNELS];
+    /* Histogram of kernel durations, log-spaced bins (for reports). */
+    size_t hist_bins;            /* GW_KERNEL_HIST_BINS */
+    double hist_edges_us[33];    /* hist_bins + 1 edges */
+    size_t hist_counts[32];
+} gw_kernel_stats;
+
+#define GW_KERNEL_HIST_BINS 32
+
+/* ---- Copies ------------------------------------------------------------------------ */
+
+typedef struct gw_copy_stats {
+    size_t count[GW_COPY_DIR_COUNT];
+    double bytes[GW_COPY_DIR_COUNT];
+    double seconds[GW_COPY_DIR_COUNT];
+    double gbps[GW_COPY_DIR_COUNT];          /* achieved GB/s (bytes / seconds / 1e9) */
+    size_t pageable_count[GW_COPY_DIR_COUNT];/* copies with a pageable side */
+    double pageable_bytes[GW_COPY_DIR_COUNT];
+    size_t pageable_via_driver;              /* issued through cu* driver calls */
+    double pageable_share_bytes;             /* pageable bytes / all host<->device bytes */
+    double pageable_per_step;
+} gw_copy_stats;
+
+/* ---- Synchronisation --------------------------------------------------------------- */
+
+#define GW_TOP_SYNC_SOURCES 5
+
+typedef struct gw_sync_source {
+    char op[160];                /* issuing CPU op (aten::item, aten::_local_scalar_dense ...)
+                                    or "(no op)" */
+    char api[64];                /* the blocking API call name */
+    char stack[256];             /* call stack line when the trace has one */
+    size_t count;
+    double wait_s;
+} gw_sync_source;
+
+typedef struct gw_sync_stats {
+    size_t count;                /* blocking sync calls in the steady window (incl. blocking
+                                    device→host copies) */
+    size_t via_driver;           /* of which cu* driver calls */
+    double wait_s;               /* host time inside them */
+    double per_step;             /* count / steady steps (or per window) */
+    double wait_share_of_step;   /* wait_s / window length */
+    size_t source_count;
+    gw_sync_source sources[GW_TOP_SYNC_SOURCES];
+} gw_sync_stats;
+
+/* ---- Memory ------------------------------------------------------------------------ */
+
+typedef struct gw_memory_stats {
+    double peak_reserved_bytes;  /* max Total Reserved (or max nsys/CUPTI allocation sum) */
+    double peak_allocated_bytes;
+    double total_mem_bytes;      /* capacity of that device */
+    double peak_reserved_share;  /* peak / capacity; <0 unknown */
+    size_t alloc_calls;          /* cudaMalloc-type API calls in steady steps */
+    size_t free_calls;
+    double alloc_wait_s;         /* host time inside them */
+    double alloc_calls_per_step;
+    size_t allocator_events;     /* [memory] events seen */
+} gw_memory_stats;
+
+/* ---- Per rank ---------------------------------------------------------------------- */
+
+typedef struct gw_rank_stats {
+    int rank;
+    size_t trace_index;
+    gw_window window;
+    double step_median_s, step_p90_s; /* over steady steps; whole window when none */
+    double busy_share;           /* mean over its devices */
+    double compute_s;            /* summed over devices, steady window */
+    double comm_s;
+    gw_kernel_stats kernels;
+    gw_copy_stats copies;
+    gw_sync_stats syncs;
+    gw_memory_stats memory;
+    double dataloader_s;         /* host time in DataLoader spans, steady window */
+    double dataloader_share;     /* of steady window */
+    int single_process_loader;   /* saw _SingleProcessDataLoaderIter */
+    int has_gpu_data;            /* any kernel/copy/set */
+} gw_rank_stats;
+
+/* ---- The whole analysis ------------------------------------------------------------ */
+
+typedef struct gw_analysis {
+    const gw_job *job;           /* borrowed: the job analysed (must outlive this) */
+    gw_thresholds thresholds;    /* as used */
+    gw_rank_stats *ranks;        /* owned, one per trace */
+    size_t rank_count;
+    gw_device_stats *devices;    /* owned, every (rank, device) with GPU activity */
+    size_t device_count;
+    gw_step_stats *steps;        /* owned, per (rank, device, step) */
+    size_t step_count;
+    gw_finding_list findings;    /* owned, ranked most important first */
+    char verdict[320];           /* one line: how busy and the main reason */
+    char not_evaluated[512];     /* diagnoses that the input cannot support, and why */
+} gw_analysis;
+
+/* Runs the whole pipeline. Returns NULL on out-of-memory (err set). The job must have
+ * been finished (gw_trace_finish on every trace). */
+gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err);
+void gw_analysis_free(gw_analysis *a);
+
+#endif

@@ -1,0 +1,60 @@
+/* Findings: the diagnoses gpuwhy reports, as data. A finding carries the diagnosis id
+ * (stable, from docs/diagnoses.md), its severity, the share of step or idle time it
+ * explains (so findings rank themselves), evidence lines with numbers and the window they
+ * cover, the fix, the expected gain and a confidence. Reports only print these. */
+#ifndef GW_ANALYZE_FINDINGS_H
+#define GW_ANALYZE_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gw_severity {
+    GW_SEV_INFO = 0,
+    GW_SEV_MINOR,
+    GW_SEV_MAJOR,
+    GW_SEV_CRITICAL
+} gw_severity;
+
+const char *gw_severity_name(gw_severity s); /* "info" | "minor" | "major" | "critical" */
+
+/* Where the evidence came from (DIAGNOSES.md: T trace, S sampled metrics, E environment). */
+#define GW_BASIS_TRACE   0x1u
+#define GW_BASIS_SAMPLES 0x2u
+#define GW_BASIS_ENV     0x4u
+
+#define GW_MAX_EVIDENCE 8
+
+typedef struct gw_finding {
+    char id[40];                 /* e.g. "data.loader_wait" */
+    gw_severity severity;
+    double share;                /* 0..1 of step (or idle) time explained */
+    double explained_s;          /* seconds per window it explains (ranking tie-break) */
+    char title[200];
+    size_t evidence_count;
+    char evidence[GW_MAX_EVIDENCE][256];
+    char fix[512];
+    char gain[200];              /* "≈ 176 ms/step (41%), 150-190 ms" */
+    double confidence;           /* 0..1 */
+    unsigned basis;              /* GW_BASIS_* */
+    int rank;                    /* rank it concerns, -1 all */
+    int32_t device;              /* device it concerns, -1 all */
+    int64_t range_start_ns;      /* time range it concerns on the trace clock (0,0 none) */
+    int64_t range_end_ns;
+    char note[256];              /* e.g. why a nsys rule's hit is not flagged; "" none */
+} gw_finding;
+
+typedef struct gw_finding_list {
+    gw_finding *items;           /* owned */
+    size_t count, cap;
+} gw_finding_list;
+
+/* Appends a zeroed finding with id set (rank/device -1); NULL on out-of-memory. */
+gw_finding *gw_findings_add(gw_finding_list *l, const char *id);
+/* printf-style evidence line; silently ignored past GW_MAX_EVIDENCE. */
+void gw_finding_evidence(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sorts by severity, then share, then explained seconds (all descending), id last. */
+void gw_findings_sort(gw_finding_list *l);
+const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id);
+void gw_findings_free(gw_finding_list *l);
+
+#endif

@@ -1,0 +1,84 @@
+/* Default thresholds of every diagnosis, in one table. Sources: the user's checklist
+ * (seed §), ../shared/DIAGNOSES.md, and the tools users compare us with (TensorBoard
+ * profiler plugin: DataLoader > 5%; nsys analyze; HTA). */
+#include "analyze/thresholds.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gw_threshold_info TABLE[GW_T_COUNT] = {
+    [GW_T_UTIL_LOW_BUSY] = {"util.low.busy", 0.80, "fraction", "GPU busy below this is low utilisation"},
+    [GW_T_UTIL_HEALTHY_BUSY] = {"util.healthy.busy", 0.90, "fraction", "GPU busy at or above this with no major finding is healthy"},
+    [GW_T_UTIL_INFLATED_GPU_UTIL] = {"util.inflated.gpu_util", 0.70, "fraction", "NVML GPU-Util at or above this ..."},
+    [GW_T_UTIL_INFLATED_SM_ACTIVE] = {"util.inflated.sm_active", 0.50, "fraction", "... while SM activity is below this"},
+    [GW_T_WARMUP_MIN_STEPS] = {"window.warmup_min_steps", 4, "count", "warm-up steps are dropped only when at least this many steps exist"},
+    [GW_T_WARMUP_STEPS] = {"window.warmup_steps", 1, "count", "leading steps dropped as warm-up"},
+    [GW_T_LOADER_WAIT_SHARE] = {"data.loader_wait.share", 0.05, "fraction", "DataLoader time above this share of step time"},
+    [GW_T_STORAGE_UTIL_PCT] = {"data.storage_bound.util_pct", 90, "percent", "dataset device %util at or above"},
+    [GW_T_STORAGE_WINDOW_SHARE] = {"data.storage_bound.window_share", 0.50, "fraction", "for at least this share of the window"},
+    [GW_T_WORKER_CPU_PCT] = {"data.workers_cpu_bound.cpu_pct", 90, "percent", "loader worker CPU (of one core) at or above"},
+    [GW_T_RUN_DELAY_SHARE] = {"pipe.oversubscribed.run_delay_share", 0.10, "fraction", "training thread run-queue delay share of wall time"},
+    [GW_T_PAGEABLE_PER_STEP] = {"pipe.pageable_copy.per_step", 1, "count", "pageable host<->device copies per step at or above"},
+    [GW_T_PAGEABLE_BYTES_SHARE] = {"pipe.pageable_copy.bytes_share", 0.05, "fraction", "or pageable share of copied bytes at or above"},
+    [GW_T_SYNC_PER_STEP] = {"pipe.host_sync.per_step", 1, "count", "blocking syncs per steady step at or above"},
+    [GW_T_SYNC_WAIT_SHARE] = {"pipe.host_sync.wait_share", 0.05, "fraction", "or sync wait share of step time at or above"},
+    [GW_T_CPU_BOUND_HOST_BUSY] = {"pipe.cpu_bound.host_busy_share", 0.80, "fraction", "host busy share of GPU idle time at or above"},
+    [GW_T_CPU_BOUND_MIN_IDLE] = {"pipe.cpu_bound.min_idle_share", 0.10, "fraction", "considered only when the GPU is idle at least this share"},
+    [GW_T_TINY_KERNEL_US] = {"kernel.launch_bound.tiny_us", 5, "µs", "kernels shorter than this are tiny (seed §4.1)"},
+    [GW_T_TINY_KERNEL_SHARE] = {"kernel.launch_bound.tiny_share", 0.50, "fraction", "share of kernels that are tiny at or above"},
+    [GW_T_LAUNCH_GAP_RATIO] = {"kernel.launch_bound.gap_ratio", 1.0, "ratio", "median inter-kernel gap / median kernel at or above"},
+    [GW_T_LOW_OCC_BLOCKS_PER_SM] = {"kernel.low_occupancy.blocks_per_sm", 1.0, "blocks", "time-weighted blocks per SM below"},
+    [GW_T_FP32_MATH_SHARE] = {"kernel.fp32_math.share", 0.30, "fraction", "FP32 matrix kernels share of kernel time at or above"},
+    [GW_T_FP32_MIN_CC] = {"kernel.fp32_math.min_cc", 7, "major", "only on GPUs with tensor cores (compute capability major at least)"},
+    [GW_T_HOT_KERNELS] = {"kernel.hot.count", 5, "count", "kernels named by kernel.hot"},
+    [GW_T_MEM_BOUND_DRAM] = {"kernel.memory_bound.dram", 0.80, "fraction", "DRAM bandwidth utilisation at or above"},
+    [GW_T_MEM_BOUND_SM] = {"kernel.memory_bound.sm", 0.50, "fraction", "while SM activity below"},
+    [GW_T_MEM_NEAR_FULL] = {"mem.near_full.share", 0.95, "fraction", "device memory used share of capacity at or above"},
+    [GW_T_ALLOC_PER_STEP] = {"mem.alloc_churn.per_step", 1, "count", "allocator calls per steady step at or above"},
+    [GW_T_MEMSET_SHARE] = {"mem.zero_grad_memset.share", 0.03, "fraction", "memset share of GPU busy time at or above"},
+    [GW_T_HEADROOM_BUSY] = {"mem.batch_headroom.busy", 0.50, "fraction", "GPU busy below"},
+    [GW_T_HEADROOM_MEM] = {"mem.batch_headroom.mem", 0.50, "fraction", "and memory used below"},
+    [GW_T_COMM_SHARE] = {"comm.heavy.share", 0.30, "fraction", "communication share of step at or above"},
+    [GW_T_COMM_EXPOSED_SHARE] = {"comm.heavy.exposed_share", 0.10, "fraction", "or exposed communication share at or above"},
+    [GW_T_STRAGGLER_SPREAD_PTS] = {"comm.straggler.spread_pts", 15, "points", "busy spread across ranks/GPUs at or above"},
+    [GW_T_STRAGGLER_SLOW_SHARE] = {"comm.straggler.slow_share", 0.10, "fraction", "or one rank this much slower (compute time)"},
+    [GW_T_FOREIGN_CPU_SHARE] = {"host.cpu_contention.foreign_share", 0.20, "fraction", "foreign CPU use on the job's cores at or above"},
+    [GW_T_STEAL_SHARE] = {"host.cpu_contention.steal_share", 0.05, "fraction", "or steal time at or above"},
+    [GW_T_NUMA_REMOTE_SHARE] = {"host.numa_remote.share", 0.50, "fraction", "job CPU time on a node other than its GPU's"},
+    [GW_T_PSI_MEMORY_SHARE] = {"host.memory_pressure.psi_some", 0.05, "fraction", "PSI memory some at or above"},
+    [GW_T_PERIODIC_MIN_RECUR] = {"host.periodic_interference.recurrences", 3, "count", "recurring drops at least"},
+    [GW_T_THROTTLED_SHARE] = {"gpu.throttled.share", 0.10, "fraction", "throttled share of the busy window at or above"},
+};
+
+const gw_threshold_info *gw_threshold_table(void)
+{
+    return TABLE;
+}
+
+void gw_thresholds_default(gw_thresholds *t)
+{
+    for (int i = 0; i < GW_T_COUNT; i++)
+        t->v[i] = TABLE[i].default_value;
+}
+
+int gw_thresholds_set(gw_thresholds *t, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return -1;
+    size_t name_len = (size_t)(eq - assignment);
+    for (int i = 0; i < GW_T_COUNT; i++) {
+        if (strlen(TABLE[i].name) != name_len || strncmp(TABLE[i].name, assignment, name_len) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        double v = strtod(eq + 1, &end);
+        if (errno || end == eq + 1 || *end != '\0' || !isfinite(v))
+            return -1;
+        t->v[i] = v;
+        return 0;
+    }
+    return -1;
+}

@@ -1,0 +1,78 @@
+/* Every threshold a diagnosis uses, as a named constant with its default in one table
+ * (thresholds.c), documented in docs/diagnoses.md and overridable from the command line
+ * (`--threshold NAME=VALUE`). Rules read them as th->v[GW_T_...]. */
+#ifndef GW_ANALYZE_THRESHOLDS_H
+#define GW_ANALYZE_THRESHOLDS_H
+
+typedef enum gw_threshold_id {
+    /* §0 utilisation */
+    GW_T_UTIL_LOW_BUSY,            /* util.low: busy below this fraction */
+    GW_T_UTIL_HEALTHY_BUSY,        /* util.healthy: busy at or above this fraction */
+    GW_T_UTIL_INFLATED_GPU_UTIL,   /* util.inflated: GPU-Util at or above (fraction) */
+    GW_T_UTIL_INFLATED_SM_ACTIVE,  /* util.inflated: SM active below (fraction) */
+    /* steady state */
+    GW_T_WARMUP_MIN_STEPS,         /* need at least this many steps to drop warm-up */
+    GW_T_WARMUP_STEPS,             /* leading steps dropped as warm-up */
+    /* §2 data supply */
+    GW_T_LOADER_WAIT_SHARE,        /* data.loader_wait: DataLoader share of step time */
+    GW_T_STORAGE_UTIL_PCT,         /* data.storage_bound: device %util */
+    GW_T_STORAGE_WINDOW_SHARE,     /* data.storage_bound: share of window at that %util */
+    GW_T_WORKER_CPU_PCT,           /* data.workers_cpu_bound: worker CPU % of a core */
+    /* §3 pipeline */
+    GW_T_RUN_DELAY_SHARE,          /* pipe.oversubscribed: main-thread run delay / wall */
+    GW_T_PAGEABLE_PER_STEP,        /* pipe.pageable_copy: pageable copies per step */
+    GW_T_PAGEABLE_BYTES_SHARE,     /* pipe.pageable_copy: share of copy bytes */
+    GW_T_SYNC_PER_STEP,            /* pipe.host_sync: blocking syncs per steady step */
+    GW_T_SYNC_WAIT_SHARE,          /* pipe.host_sync: sync wait share of step */
+    GW_T_CPU_BOUND_HOST_BUSY,      /* pipe.cpu_bound: host busy share of GPU idle */
+    GW_T_CPU_BOUND_MIN_IDLE,       /* pipe.cpu_bound: only when idle share at least this */
+    /* §4 kernels */
+    GW_T_TINY_KERNEL_US,           /* kernel.launch_bound: "tiny" kernel length (µs) */
+    GW_T_TINY_KERNEL_SHARE,        /* kernel.launch_bound: share of kernels that are tiny */
+    GW_T_LAUNCH_GAP_RATIO,         /* kernel.launch_bound: median gap / median kernel */
+    GW_T_LOW_OCC_BLOCKS_PER_SM,    /* kernel.low_occupancy: time-weighted blocks/SM below */
+    GW_T_FP32_MATH_SHARE,          /* kernel.fp32_math: FP32 gemm share of kernel time */
+    GW_T_FP32_MIN_CC,              /* kernel.fp32_math: compute capability (major) at least */
+    GW_T_HOT_KERNELS,              /* kernel.hot: how many kernels to name */
+    GW_T_MEM_BOUND_DRAM,           /* kernel.memory_bound: DRAM bandwidth util at or above */
+    GW_T_MEM_BOUND_SM,             /* kernel.memory_bound: SM activity below */
+    /* §5 memory */
+    GW_T_MEM_NEAR_FULL,            /* mem.near_full: used share of capacity */
+    GW_T_ALLOC_PER_STEP,           /* mem.alloc_churn: allocator calls per steady step */
+    GW_T_MEMSET_SHARE,             /* mem.zero_grad_memset: memsets share of GPU time */
+    GW_T_HEADROOM_BUSY,            /* mem.batch_headroom: busy below */
+    GW_T_HEADROOM_MEM,             /* mem.batch_headroom: memory below */
+    /* §6 communication */
+    GW_T_COMM_SHARE,               /* comm.heavy: comm share of step */
+    GW_T_COMM_EXPOSED_SHARE,       /* comm.heavy: exposed comm share of step */
+    GW_T_STRAGGLER_SPREAD_PTS,     /* comm.straggler: busy spread in points */
+    GW_T_STRAGGLER_SLOW_SHARE,     /* comm.straggler: one rank this much slower */
+    /* §7 host and machine */
+    GW_T_FOREIGN_CPU_SHARE,        /* host.cpu_contention: foreign CPU on the job's cores */
+    GW_T_STEAL_SHARE,              /* host.cpu_contention: steal time */
+    GW_T_NUMA_REMOTE_SHARE,        /* host.numa_remote: job CPU time off the GPU's node */
+    GW_T_PSI_MEMORY_SHARE,         /* host.memory_pressure: PSI memory some */
+    GW_T_PERIODIC_MIN_RECUR,       /* host.periodic_interference: recurrences */
+    GW_T_THROTTLED_SHARE,          /* gpu.throttled: share of busy window */
+    GW_T_COUNT
+} gw_threshold_id;
+
+typedef struct gw_thresholds {
+    double v[GW_T_COUNT];
+} gw_thresholds;
+
+typedef struct gw_threshold_info {
+    const char *name;              /* command-line and docs name, e.g. "util.low.busy" */
+    double default_value;
+    const char *unit;              /* "fraction", "µs", "count", "percent" ... */
+    const char *doc;
+} gw_threshold_info;
+
+/* The table, indexed by gw_threshold_id. */
+const gw_threshold_info *gw_threshold_table(void);
+
+void gw_thresholds_default(gw_thresholds *t);
+/* Parses "NAME=VALUE"; returns 0, or -1 for an unknown name or a bad value. */
+int gw_thresholds_set(gw_thresholds *t, const char *assignment);
+
+#endif

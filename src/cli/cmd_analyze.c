@@ -1,0 +1,139 @@
+/* `gpuwhy analyze`: read traces/recordings, analyse, print findings (terminal or JSON). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/analysis.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "ingest/ingest.h"
+#include "report/render.h"
+#include "util/error.h"
+#include "util/outfile.h"
+
+static void analyze_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: gpuwhy analyze [OPTIONS] INPUT...\n"
+            "\n"
+            "Diagnose where the GPU's time went. INPUT is any mix of:\n"
+            "  - PyTorch profiler (Kineto) traces, .json or .json.gz; several files are the ranks\n"
+            "    of one job (rank from distributedInfo.rank, else the order given);\n"
+            "  - Nsight Systems SQLite exports (nsys export --type sqlite) and\n"
+            "    `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv` output;\n"
+            "  - gpuwhy recordings (gpuwhy run -o FILE).\n"
+            "The format is recognised from the content, not the file name.\n"
+            "\n"
+            "Options:\n"
+            "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
+            "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
+            "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
+            "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
+            "  -v, --verbose        show every table and info-level finding\n"
+            "  --no-progress        no progress bar on stderr\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "Example:\n"
+            "  gpuwhy analyze examples/resnet50_num_workers_0.pt.trace.json.gz\n"
+            "  gpuwhy analyze --json -o diag.json rank0.json.gz rank1.json.gz\n"
+            "\n"
+            "Exit codes: 0 analysed (whatever was found), 1 internal error, 2 unusable input,\n"
+            "64 wrong usage.\n");
+}
+
+int gw_cmd_analyze(int argc, char **argv)
+{
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"output", required_argument, NULL, 'o'},
+        {"step-range", required_argument, NULL, OPT_STEP_RANGE},
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"verbose", no_argument, NULL, 'v'},
+        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, verbose = 0, progress = 1;
+    const char *output = NULL;
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_ingest_options iopt = {0};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = 1; break;
+        case 'o': output = optarg; break;
+        case OPT_STEP_RANGE: iopt.step_range = optarg; break;
+        case OPT_THRESHOLD:
+            if (gw_thresholds_set(&th, optarg) != 0) {
+                fprintf(stderr, "gpuwhy analyze: unknown threshold or bad value '%s' "
+                                "(see docs/diagnoses.md)\n", optarg);
+                return GW_EXIT_USAGE;
+            }
+            break;
+        case 'v': verbose = 1; break;
+        case OPT_NO_PROGRESS: progress = 0; break;
+        case 'h': analyze_usage(stdout); return GW_EXIT_OK;
+        default: analyze_usage(stderr); return GW_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gpuwhy analyze: no input given\n\n");
+        analyze_usage(stderr);
+        return GW_EXIT_USAGE;
+    }
+
+    gw_progress bar;
+    gw_progress_init(&bar, progress);
+    iopt.progress = gw_progress_update;
+    iopt.progress_ctx = &bar;
+
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    if (!job) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        return GW_EXIT_INTERNAL;
+    }
+    int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
+    gw_progress_done(&bar);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_outfile of;
+    if (gw_outfile_open(&of, output, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_analysis_free(a);
+        gw_job_free(job);
+        return GW_EXIT_INTERNAL;
+    }
+    gw_render_options ro;
+    gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
+    ro.verbose = verbose;
+    rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
+    if (rc != 0) {
+        gw_outfile_abort(&of);
+        fprintf(stderr, "gpuwhy: writing the output failed\n");
+        rc = GW_EXIT_INTERNAL;
+    } else if (gw_outfile_commit(&of, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        rc = GW_EXIT_INTERNAL;
+    } else {
+        rc = GW_EXIT_OK;
+    }
+    gw_analysis_free(a);
+    gw_job_free(job);
+    return rc;
+}

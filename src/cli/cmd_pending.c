@@ -1,0 +1,21 @@
+/* Commands whose implementation has not landed yet: they say so and exit 1. Each is
+ * removed from here when its cmd_<name>.c arrives. */
+#include <stdio.h>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+static int pending(const char *name)
+{
+    fprintf(stderr, "gpuwhy %s: not available in this build yet\n", name);
+    return GW_EXIT_INTERNAL;
+}
+
+int gw_cmd_run(int argc, char **argv) { (void)argc; (void)argv; return pending("run"); }
+int gw_cmd_attach(int argc, char **argv) { (void)argc; (void)argv; return pending("attach"); }
+int gw_cmd_report(int argc, char **argv) { (void)argc; (void)argv; return pending("report"); }
+int gw_cmd_export(int argc, char **argv) { (void)argc; (void)argv; return pending("export"); }
+int gw_cmd_compare(int argc, char **argv) { (void)argc; (void)argv; return pending("compare"); }
+int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
+int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }
+int gw_cmd_doctor(int argc, char **argv) { (void)argc; (void)argv; return pending("doctor"); }

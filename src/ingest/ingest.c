@@ -1,0 +1,166 @@
+/* Input sniffing and dispatch to the per-format readers; see ingest.h. */
+#include "ingest/ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "record/recording_format.h"
+
+static const unsigned char GZIP_MAGIC[2] = {0x1f, 0x8b};
+static const char SQLITE_MAGIC[16] = "SQLite format 3";
+
+/* Application id stamped into gpuwhy recordings (see record/recording_format.h). */
+static int sqlite_app_id(const char *path, int *app_id)
+{
+    sqlite3 *db = NULL;
+    *app_id = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        *app_id = sqlite3_column_int(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* First non-space byte of the (decompressed) content, or -1 when there is none. */
+static int first_content_byte(const char *path, int *is_gzip, char *head, size_t head_len)
+{
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return -1;
+    int n = gzread(gz, head, (unsigned)(head_len - 1));
+    *is_gzip = !gzdirect(gz);
+    gzclose(gz);
+    if (n <= 0)
+        return -1;
+    head[n] = '\0';
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)head[i];
+        /* Skip a UTF-8 byte-order mark and white space. */
+        if (i < 3 && c == 0xEF && (unsigned char)head[i + 1] == 0xBB)
+            { i += 2; continue; }
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            return c;
+    }
+    return -1;
+}
+
+gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return GW_INPUT_UNKNOWN;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: is a directory, not a trace file", path);
+        return GW_INPUT_UNKNOWN;
+    }
+    if (st.st_size == 0) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: empty file", path);
+        return GW_INPUT_UNKNOWN;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return GW_INPUT_UNKNOWN;
+    }
+    unsigned char magic[16] = {0};
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (n == sizeof magic && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
+        int app_id = 0;
+        if (sqlite_app_id(path, &app_id) != 0) {
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: SQLite file cannot be opened (corrupt?)", path);
+            return GW_INPUT_UNKNOWN;
+        }
+        return app_id == GW_RECORDING_APPLICATION_ID ? GW_INPUT_RECORDING : GW_INPUT_NSYS_SQLITE;
+    }
+    char head[4096];
+    int is_gzip = 0;
+    int c = first_content_byte(path, &is_gzip, head, sizeof head);
+    if (n >= 2 && memcmp(magic, GZIP_MAGIC, 2) == 0 && c < 0) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: gzip stream holds no data (truncated or empty)", path);
+        return GW_INPUT_UNKNOWN;
+    }
+    if (c == '{' || c == '[')
+        return GW_INPUT_KINETO;
+    /* nsys stats CSV: a header line naming Start and Duration columns. */
+    if (c > 0 && !is_gzip && (strstr(head, "Start") || strstr(head, "start")) &&
+        (strstr(head, "Dur") || strstr(head, "Name")) && strchr(head, ','))
+        return GW_INPUT_NSYS_CSV;
+    if (c < 0)
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: file holds only white space", path);
+    else
+        gw_fail(err, GW_EXIT_BAD_INPUT,
+                "%s: byte 0: not a format gpuwhy reads (expected Kineto JSON, an Nsight Systems "
+                "SQLite export or stats CSV, or a gpuwhy recording)", path);
+    return GW_INPUT_UNKNOWN;
+}
+
+int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
+                    gw_job *job, gw_error *err)
+{
+    gw_ingest_options defaults = {0};
+    if (!opt)
+        opt = &defaults;
+    const char **csvs = calloc(path_count ? path_count : 1, sizeof *csvs);
+    if (!csvs)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    size_t csv_count = 0;
+    int file_order = 0;
+    int rc = 0;
+    for (size_t i = 0; i < path_count && rc == 0; i++) {
+        gw_input_kind kind = gw_ingest_sniff(paths[i], err);
+        gw_trace *t = NULL;
+        switch (kind) {
+        case GW_INPUT_KINETO:
+            rc = gw_kineto_read(paths[i], opt, &t, err);
+            break;
+        case GW_INPUT_NSYS_SQLITE:
+            rc = gw_nsys_sqlite_read(paths[i], opt, &t, err);
+            break;
+        case GW_INPUT_NSYS_CSV:
+            csvs[csv_count++] = paths[i];
+            break;
+        case GW_INPUT_RECORDING:
+            rc = gw_recording_read(paths[i], opt, job, err);
+            break;
+        default:
+            rc = -1;
+            break;
+        }
+        if (rc == 0 && t) {
+            if (!t->rank_from_file)
+                t->rank = file_order;
+            file_order++;
+            if (gw_job_add(job, t) != 0)
+                rc = gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+        }
+    }
+    if (rc == 0 && csv_count) {
+        gw_trace *t = NULL;
+        rc = gw_nsys_csv_read(csvs, csv_count, opt, &t, err);
+        if (rc == 0 && t) {
+            if (!t->rank_from_file)
+                t->rank = file_order;
+            if (gw_job_add(job, t) != 0)
+                rc = gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+        }
+    }
+    free(csvs);
+    return rc;
+}

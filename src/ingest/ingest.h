@@ -1,0 +1,60 @@
+/* Input dispatch: recognises what a file is by its content (magic bytes and structure,
+ * never by extension) and hands it to the reader for that format. Every reader produces
+ * gw_trace objects of the timeline model (model/model.h), finished and ready to analyse.
+ *
+ * Readers (one file each, same contract: return 0, or -1 with err set to
+ * GW_EXIT_BAD_INPUT for unusable input naming file and byte offset/line, or
+ * GW_EXIT_INTERNAL for out-of-memory; never a partial trace on failure):
+ *   kineto.c        PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip
+ *   nsys_sqlite.c   Nsight Systems SQLite export (schema 2.x and 3.x)
+ *   nsys_csv.c      `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv`
+ *   recording.c     gpuwhy recordings (src/record) holding a CUDA trace and/or samples
+ */
+#ifndef GW_INGEST_INGEST_H
+#define GW_INGEST_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "util/error.h"
+
+typedef enum gw_input_kind {
+    GW_INPUT_UNKNOWN = 0,
+    GW_INPUT_KINETO,          /* JSON (plain or gzip) */
+    GW_INPUT_NSYS_SQLITE,
+    GW_INPUT_NSYS_CSV,        /* any nsys stats CSV (gpu trace or api trace) */
+    GW_INPUT_RECORDING,       /* gpuwhy SQLite recording */
+} gw_input_kind;
+
+/* Progress: called with bytes consumed so far and the total (0 when unknown). */
+typedef void (*gw_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct gw_ingest_options {
+    const char *step_range;   /* nsys: name of the NVTX range that marks a step; NULL auto */
+    gw_progress_fn progress;  /* may be NULL */
+    void *progress_ctx;
+} gw_ingest_options;
+
+/* Looks at the first bytes (and, for SQLite, the tables) of path. Returns the kind, or
+ * GW_INPUT_UNKNOWN with err set (GW_EXIT_BAD_INPUT: empty, unreadable, not a format
+ * gpuwhy reads). */
+gw_input_kind gw_ingest_sniff(const char *path, gw_error *err);
+
+/* Reads every path into job. Files that are ranks of one job keep their rank from the
+ * input, else their position among the trace files. nsys CSVs given together are merged
+ * into one trace (gpu trace + api trace). Returns 0 or -1 with err set. */
+int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
+                    gw_job *job, gw_error *err);
+
+/* Per-format readers (each implemented in its own file). *out receives a finished trace
+ * owned by the caller. */
+int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err);
+int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err);
+/* paths: one cuda_gpu_trace CSV and optionally one cuda_api_trace CSV, in any order. */
+int gw_nsys_csv_read(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
+                     gw_trace **out, gw_error *err);
+/* Adds the recording's trace (if it holds one) and its samples to job. */
+int gw_recording_read(const char *path, const gw_ingest_options *opt, gw_job *job, gw_error *err);
+
+#endif

@@ -1,0 +1,353 @@
+/* Name-based classification shared by all readers; see classify.h. Patterns are kept in
+ * tables so that a new spelling (a ROCm name, a new CUDA API) is one line. */
+#include "model/classify.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Case-insensitive substring search (names mix cases across eras). */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n == 0)
+        return 1;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct api_rule {
+    const char *prefix;     /* matched against the name without a trailing _v2/_ptsz etc. */
+    gw_api_class cls;
+    gw_sync_kind sync;
+    int blocking_copy;
+    int exact;              /* 1: the whole name (before any '_v' suffix) must match */
+} api_rule;
+
+/* Order matters: the first matching rule wins, so specific names come before prefixes. */
+static const api_rule API_RULES[] = {
+    {"cudaStreamSynchronize", GW_API_SYNC, GW_SYNC_STREAM, 0, 1},
+    {"cuStreamSynchronize", GW_API_SYNC, GW_SYNC_STREAM, 0, 1},
+    {"hipStreamSynchronize", GW_API_SYNC, GW_SYNC_STREAM, 0, 1},
+    {"cudaDeviceSynchronize", GW_API_SYNC, GW_SYNC_CONTEXT, 0, 1},
+    {"cudaThreadSynchronize", GW_API_SYNC, GW_SYNC_CONTEXT, 0, 1},
+    {"cuCtxSynchronize", GW_API_SYNC, GW_SYNC_CONTEXT, 0, 1},
+    {"hipDeviceSynchronize", GW_API_SYNC, GW_SYNC_CONTEXT, 0, 1},
+    {"cudaEventSynchronize", GW_API_SYNC, GW_SYNC_EVENT, 0, 1},
+    {"cuEventSynchronize", GW_API_SYNC, GW_SYNC_EVENT, 0, 1},
+    {"hipEventSynchronize", GW_API_SYNC, GW_SYNC_EVENT, 0, 1},
+    {"cudaStreamWaitEvent", GW_API_EVENT, GW_SYNC_STREAM_WAIT, 0, 1},
+    {"cuStreamWaitEvent", GW_API_EVENT, GW_SYNC_STREAM_WAIT, 0, 1},
+    {"cudaEventRecord", GW_API_EVENT, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuEventRecord", GW_API_EVENT, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaEventQuery", GW_API_EVENT, GW_SYNC_UNKNOWN, 0, 1},
+    {"cuEventQuery", GW_API_EVENT, GW_SYNC_UNKNOWN, 0, 1},
+    {"cudaStreamQuery", GW_API_EVENT, GW_SYNC_UNKNOWN, 0, 1},
+    {"cudaLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaGraphLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuGraphLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipExtLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipModuleLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipExtModuleLaunchKernel", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipGraphLaunch", GW_API_LAUNCH, GW_SYNC_UNKNOWN, 0, 0},
+    /* Copies: the Async forms do not block the host by themselves. */
+    {"cudaMemcpyAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpy2DAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpy3DAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpyPeerAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpyToSymbolAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpyFromSymbolAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemcpy", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 1, 0},
+    {"hipMemcpyAsync", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipMemcpyWithStream", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 1, 0},
+    {"hipMemcpy", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 1, 0},
+    {"cuMemcpy", GW_API_MEMCPY, GW_SYNC_UNKNOWN, 2 /* decided by suffix */, 0},
+    {"cudaMemset", GW_API_MEMSET, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemset", GW_API_MEMSET, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipMemset", GW_API_MEMSET, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMallocHost", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaHostAlloc", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMalloc", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemAlloc", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemHostAlloc", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemCreate", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipMalloc", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipExtMallocWithFlags", GW_API_ALLOC, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaFreeHost", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaFree", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemFree", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemRelease", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipFree", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaPeekAtLastError", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaDeviceGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaStreamGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaStreamIsCapturing", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaFuncGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuCtxGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuDeviceGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuPointerGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuFuncGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuModuleGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
+};
+
+/* Length of the base name without version suffixes like _v2, _v3020, _ptsz, _ptds. */
+static size_t base_len(const char *name)
+{
+    size_t len = strlen(name);
+    for (;;) {
+        const char *us = NULL;
+        for (size_t i = len; i > 0; i--) {
+            if (name[i - 1] == '_') {
+                us = name + i - 1;
+                break;
+            }
+        }
+        if (!us)
+            return len;
+        const char *suf = us + 1;
+        size_t suf_len = len - (size_t)(suf - name);
+        int is_version = suf[0] == 'v' && suf_len > 1;
+        for (size_t i = 1; is_version && i < suf_len; i++)
+            if (!isdigit((unsigned char)suf[i]))
+                is_version = 0;
+        int is_pt = (suf_len == 4 && (strncmp(suf, "ptsz", 4) == 0 || strncmp(suf, "ptds", 4) == 0));
+        if (!is_version && !is_pt)
+            return len;
+        len = (size_t)(us - name);
+    }
+}
+
+/* Driver copies: cuMemcpyHtoD / DtoH / DtoD / ... are synchronous; the *Async forms are
+ * not; cuMemcpy (unified) and cuMemcpy2D/3D without Async are synchronous. */
+static int cu_copy_blocks(const char *name, size_t len)
+{
+    return !(len >= 5 && strncmp(name + len - 5, "Async", 5) == 0);
+}
+
+gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blocking_copy)
+{
+    if (sync_kind)
+        *sync_kind = GW_SYNC_UNKNOWN;
+    if (blocking_copy)
+        *blocking_copy = 0;
+    if (!name)
+        return GW_API_OTHER;
+    size_t len = base_len(name);
+    for (size_t i = 0; i < sizeof API_RULES / sizeof API_RULES[0]; i++) {
+        const api_rule *r = &API_RULES[i];
+        size_t plen = strlen(r->prefix);
+        if (len < plen || strncmp(name, r->prefix, plen) != 0)
+            continue;
+        if (r->exact && len != plen)
+            continue;
+        if (sync_kind)
+            *sync_kind = r->sync;
+        if (blocking_copy) {
+            if (r->blocking_copy == 2)
+                *blocking_copy = cu_copy_blocks(name, len);
+            else if (r->blocking_copy == 1)
+                *blocking_copy = !(len >= 5 && strncmp(name + len - 5, "Async", 5) == 0);
+        }
+        return r->cls;
+    }
+    return GW_API_OTHER;
+}
+
+int gw_kernel_is_comm(const char *name)
+{
+    if (!name)
+        return 0;
+    /* Demangled names may start with "void " and a namespace. */
+    const char *n = name;
+    if (starts_with(n, "void "))
+        n += 5;
+    return starts_with(n, "nccl") || starts_with(n, "rccl") || starts_with(n, "ncclDevKernel") ||
+           contains_ci(n, "ncclKernel") || contains_ci(n, "AllReduce_") ||
+           contains_ci(n, "all_to_all") || contains_ci(n, "alltoall") ||
+           contains_ci(n, "::ep::internode") || contains_ci(n, "::ep::intranode") ||
+           contains_ci(n, "cross_device_reduce") || contains_ci(n, "all_gather") ||
+           contains_ci(n, "reduce_scatter") || contains_ci(n, "SendRecv");
+}
+
+/* Markers of tensor-core kernels across cuBLAS/cuDNN/CUTLASS/Triton generations. */
+static const char *const TENSOR_CORE_MARKERS[] = {
+    "hmma", "wgmma", "imma", "bmma", "xmma", "s1688", "s16816", "h1688", "h16816",
+    "884gemm", "1688gemm", "16816gemm", "tensorop", "sm80_xmma", "sm90_xmma", "f16f16",
+    "bf16", "fp16", "_h884", "_h1688", "gmma", "mma_sync", "tf32", "cutlass_80", "cutlass_90",
+    "sm90_", "sm100_", "ampere_fp16", "ampere_bf16", "turing_fp16", "volta_fp16", "volta_h884",
+    "hgemm", "fp8", "e4m3", "e5m2", "flash",
+};
+
+int gw_kernel_uses_tensor_cores(const char *name)
+{
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < sizeof TENSOR_CORE_MARKERS / sizeof TENSOR_CORE_MARKERS[0]; i++)
+        if (contains_ci(name, TENSOR_CORE_MARKERS[i]))
+            return 1;
+    return 0;
+}
+
+static const char *const GEMM_MARKERS[] = {
+    "gemm", "conv", "cudnn", "cutlass", "matmul", "implicit_convolve", "wgrad", "dgrad",
+    "fprop", "gemv", "mma", "cublas", "winograd", "fft2d", "precomputed_convolve",
+};
+
+int gw_kernel_is_gemm_like(const char *name)
+{
+    if (!name)
+        return 0;
+    /* cudnn helper kernels (offsets, transposes, bn) are not matrix work. */
+    if (contains_ci(name, "computeOffsets") || contains_ci(name, "bn_fw") ||
+        contains_ci(name, "bn_bw") || contains_ci(name, "nchwToNhwc") ||
+        contains_ci(name, "nhwcToNchw") || contains_ci(name, "splitKreduce") ||
+        contains_ci(name, "batch_norm") || contains_ci(name, "pooling"))
+        return 0;
+    for (size_t i = 0; i < sizeof GEMM_MARKERS / sizeof GEMM_MARKERS[0]; i++)
+        if (contains_ci(name, GEMM_MARKERS[i]))
+            return 1;
+    return 0;
+}
+
+static gw_mem_kind mem_word(const char *s)
+{
+    if (contains_ci(s, "Pageable"))
+        return GW_MEM_PAGEABLE;
+    if (contains_ci(s, "Pinned"))
+        return GW_MEM_PINNED;
+    if (contains_ci(s, "Managed"))
+        return GW_MEM_MANAGED;
+    if (contains_ci(s, "Device"))
+        return GW_MEM_DEVICE;
+    if (contains_ci(s, "Array"))
+        return GW_MEM_ARRAY;
+    return GW_MEM_UNKNOWN;
+}
+
+void gw_parse_copy_name(const char *name, uint8_t *dir, uint8_t *src_mem, uint8_t *dst_mem)
+{
+    *dir = GW_COPY_UNKNOWN;
+    *src_mem = *dst_mem = GW_MEM_UNKNOWN;
+    if (!name)
+        return;
+    if (contains_ci(name, "HtoD") || contains_ci(name, "Host-to-Device"))
+        *dir = GW_COPY_HTOD;
+    else if (contains_ci(name, "DtoH") || contains_ci(name, "Device-to-Host"))
+        *dir = GW_COPY_DTOH;
+    else if (contains_ci(name, "DtoD") || contains_ci(name, "Device-to-Device"))
+        *dir = GW_COPY_DTOD;
+    else if (contains_ci(name, "HtoH") || contains_ci(name, "Host-to-Host"))
+        *dir = GW_COPY_HTOH;
+    else if (contains_ci(name, "PtoP") || contains_ci(name, "Peer-to-Peer"))
+        *dir = GW_COPY_PTOP;
+    /* "(Pageable -> Device)" */
+    const char *open = strchr(name, '(');
+    const char *arrow = strstr(name, "->");
+    if (open && arrow && arrow > open) {
+        char left[64], right[64];
+        size_t ln = (size_t)(arrow - open - 1);
+        if (ln >= sizeof left)
+            ln = sizeof left - 1;
+        memcpy(left, open + 1, ln);
+        left[ln] = '\0';
+        size_t rn = strcspn(arrow + 2, ")");
+        if (rn >= sizeof right)
+            rn = sizeof right - 1;
+        memcpy(right, arrow + 2, rn);
+        right[rn] = '\0';
+        *src_mem = mem_word(left);
+        *dst_mem = mem_word(right);
+    } else if (*dir == GW_COPY_HTOD) {
+        *dst_mem = GW_MEM_DEVICE;
+    } else if (*dir == GW_COPY_DTOH) {
+        *src_mem = GW_MEM_DEVICE;
+    } else if (*dir == GW_COPY_DTOD) {
+        *src_mem = *dst_mem = GW_MEM_DEVICE;
+    }
+}
+
+unsigned gw_classify_host_name(const char *name, gw_host_kind kind)
+{
+    unsigned flags = 0;
+    if (!name)
+        return 0;
+    if (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION || kind == GW_HOST_PYTHON) {
+        if ((starts_with(name, "enumerate(DataLoader)") || starts_with(name, "enumerate(DataPipe)")) &&
+            strstr(name, "__next__"))
+            flags |= GW_HOST_F_DATALOADER;
+        if (strstr(name, "_SingleProcessDataLoaderIter"))
+            flags |= GW_HOST_F_SINGLE_PROC_LOADER;
+        int64_t n;
+        if (gw_parse_profiler_step(name, &n))
+            flags |= GW_HOST_F_STEP;
+        if (strstr(name, "zero_grad"))
+            flags |= GW_HOST_F_ZERO_GRAD;
+        if (strstr(name, "cudnnFind") || strstr(name, "cudnn_convolution_find") ||
+            strstr(name, "FindConvolution"))
+            flags |= GW_HOST_F_CUDNN_FIND;
+    }
+    return flags;
+}
+
+int gw_parse_profiler_step(const char *name, int64_t *number)
+{
+    if (!starts_with(name, "ProfilerStep"))
+        return 0;
+    const char *p = name + strlen("ProfilerStep");
+    while (*p == ' ')
+        p++;
+    if (*p != '#')
+        return 0;
+    p++;
+    while (*p == ' ')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (number)
+        *number = v;
+    return 1;
+}
+
+const char *gw_copy_dir_name(gw_copy_dir d)
+{
+    static const char *const names[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+    return (unsigned)d < GW_COPY_DIR_COUNT ? names[d] : "unknown";
+}
+
+const char *gw_mem_kind_name(gw_mem_kind m)
+{
+    static const char *const names[] = {"unknown", "pageable", "pinned", "device", "managed", "array"};
+    return (unsigned)m < GW_MEM_KIND_COUNT ? names[m] : "unknown";
+}
+
+const char *gw_sync_kind_name(gw_sync_kind s)
+{
+    static const char *const names[] = {"unknown", "stream sync", "device sync", "event sync",
+                                        "stream wait event"};
+    return (unsigned)s < GW_SYNC_KIND_COUNT ? names[s] : "unknown";
+}
+
+const char *gw_api_class_name(gw_api_class c)
+{
+    static const char *const names[] = {"other", "launch", "memcpy", "memset", "sync",
+                                        "alloc", "free", "event", "getter"};
+    return (unsigned)c < GW_API_CLASS_COUNT ? names[c] : "other";
+}

@@ -1,0 +1,39 @@
+/* Classification of names into model enums, shared by every reader so that a
+ * cudaStreamSynchronize from Kineto, nsys or a gpuwhy recording means the same thing:
+ * API calls (launch, copy, sync, alloc ...), kernels (communication vs compute,
+ * tensor-core use), copy names ("Memcpy HtoD (Pageable -> Device)"). */
+#ifndef GW_MODEL_CLASSIFY_H
+#define GW_MODEL_CLASSIFY_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+
+/* API call name → gw_api_class; *sync_kind set for GW_API_SYNC (may be NULL);
+ * *blocking_copy set to 1 for synchronous memcpy APIs (cudaMemcpy, cuMemcpyDtoH ...). */
+gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blocking_copy);
+
+/* 1 when the kernel name is a collective/communication kernel. */
+int gw_kernel_is_comm(const char *name);
+/* 1 when the kernel name shows tensor-core use (hmma, wgmma, s1688, bf16 gemm ...). */
+int gw_kernel_uses_tensor_cores(const char *name);
+/* 1 when the kernel does matrix/conv work that tensor cores could run (gemm, conv, sgemm). */
+int gw_kernel_is_gemm_like(const char *name);
+
+/* Parses Kineto/CUPTI copy names: "Memcpy HtoD (Pageable -> Device)" and the nsys CSV
+ * "[CUDA memcpy Host-to-Device]" forms. Unknown parts stay GW_*_UNKNOWN. */
+void gw_parse_copy_name(const char *name, uint8_t *dir, uint8_t *src_mem, uint8_t *dst_mem);
+
+/* DataLoader spans: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" etc.
+ * Returns GW_HOST_F_* bits (DATALOADER, SINGLE_PROC_LOADER, STEP, ZERO_GRAD, CUDNN_FIND). */
+unsigned gw_classify_host_name(const char *name, gw_host_kind kind);
+
+/* "ProfilerStep#12" → 12; returns 1 when it matches. */
+int gw_parse_profiler_step(const char *name, int64_t *number);
+
+const char *gw_copy_dir_name(gw_copy_dir d);     /* "HtoD" ... */
+const char *gw_mem_kind_name(gw_mem_kind m);     /* "pageable" ... */
+const char *gw_sync_kind_name(gw_sync_kind s);
+const char *gw_api_class_name(gw_api_class c);
+
+#endif

@@ -1,0 +1,450 @@
+/* Timeline model storage and the post-load pass (sorting, nesting, indexes); see model.h. */
+#include "model/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/classify.h"
+#include "model/samples.h"
+#include "util/grow.h"
+
+gw_trace *gw_trace_new(const char *path, const char *format)
+{
+    gw_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->path = strdup(path ? path : "");
+    t->format = strdup(format ? format : "");
+    if (!t->path || !t->format) {
+        gw_trace_free(t);
+        return NULL;
+    }
+    gw_strtab_init(&t->strings);
+    if (t->strings.count == 0) {
+        gw_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void gw_trace_free(gw_trace *t)
+{
+    if (!t)
+        return;
+    free(t->path);
+    free(t->format);
+    gw_strtab_free(&t->strings);
+    free(t->gpu);
+    free(t->host);
+    free(t->threads);
+    free(t->mem);
+    free(t->devices);
+    free(t->steps);
+    free(t->notes);
+    free(t->host_by_corr);
+    free(t->gpu_by_corr);
+    free(t);
+}
+
+/* Appends one zeroed element of elem_size to (*buf, *count, *cap). */
+static void *append(void **buf, size_t *count, size_t *cap, size_t elem_size)
+{
+    if (gw_grow(buf, cap, *count + 1, elem_size) != 0)
+        return NULL;
+    char *p = (char *)*buf + *count * elem_size;
+    memset(p, 0, elem_size);
+    (*count)++;
+    return p;
+}
+
+gw_gpu_event *gw_trace_add_gpu(gw_trace *t)
+{
+    gw_gpu_event *e = append((void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *e);
+    if (e) {
+        e->stream = GW_NO_STREAM;
+        e->blocks_per_sm = -1.0f;
+        e->est_occupancy_pct = -1.0f;
+    }
+    return e;
+}
+
+gw_host_event *gw_trace_add_host(gw_trace *t)
+{
+    gw_host_event *e = append((void **)&t->host, &t->host_count, &t->host_cap, sizeof *e);
+    if (e)
+        e->parent = UINT32_MAX;
+    return e;
+}
+
+gw_mem_event *gw_trace_add_mem(gw_trace *t)
+{
+    gw_mem_event *e = append((void **)&t->mem, &t->mem_count, &t->mem_cap, sizeof *e);
+    if (e) {
+        e->total_allocated = -1;
+        e->total_reserved = -1;
+        e->device = -1;
+    }
+    return e;
+}
+
+gw_device *gw_trace_add_device(gw_trace *t)
+{
+    return append((void **)&t->devices, &t->device_count, &t->device_cap, sizeof(gw_device));
+}
+
+gw_step *gw_trace_add_step(gw_trace *t)
+{
+    return append((void **)&t->steps, &t->step_count, &t->step_cap, sizeof(gw_step));
+}
+
+void gw_trace_note(gw_trace *t, const char *fmt, ...)
+{
+    gw_note *n = append((void **)&t->notes, &t->note_count, &t->note_cap, sizeof *n);
+    if (!n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->text, sizeof n->text, fmt, ap);
+    va_end(ap);
+}
+
+uint32_t gw_trace_thread(gw_trace *t, int64_t pid, int64_t tid)
+{
+    /* Traces have few threads (tens); a linear scan from the most recent hit is enough. */
+    for (size_t i = t->thread_count; i > 0; i--) {
+        if (t->threads[i - 1].pid == pid && t->threads[i - 1].tid == tid)
+            return (uint32_t)(i - 1);
+    }
+    gw_thread *th = append((void **)&t->threads, &t->thread_count, &t->thread_cap, sizeof *th);
+    if (!th)
+        return UINT32_MAX;
+    th->pid = pid;
+    th->tid = tid;
+    return (uint32_t)(t->thread_count - 1);
+}
+
+const gw_device *gw_trace_device(const gw_trace *t, int32_t id)
+{
+    for (size_t i = 0; i < t->device_count; i++)
+        if (t->devices[i].id == id)
+            return &t->devices[i];
+    return NULL;
+}
+
+uint32_t gw_trace_intern(gw_trace *t, const char *s, size_t len)
+{
+    return gw_strtab_intern(&t->strings, s, len);
+}
+
+const char *gw_trace_str(const gw_trace *t, uint32_t id)
+{
+    return gw_strtab_get(&t->strings, id);
+}
+
+/* ---- gw_trace_finish ------------------------------------------------------------- */
+
+static int cmp_gpu(const void *a, const void *b)
+{
+    const gw_gpu_event *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return 0;
+}
+
+/* Host events sort by thread, then start, then longer first, so that a parent precedes
+ * the children it encloses and nesting is one stack walk per thread. */
+static int cmp_host(const void *a, const void *b)
+{
+    const gw_host_event *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    /* Same span: annotations enclose ops, ops enclose API calls. */
+    static const int rank[GW_HOST_KIND_COUNT] = {
+        [GW_HOST_ANNOTATION] = 0, [GW_HOST_PYTHON] = 1, [GW_HOST_CPU_OP] = 2,
+        [GW_HOST_OSRT] = 3, [GW_HOST_RUNTIME] = 4, [GW_HOST_DRIVER] = 5};
+    int rx = x->kind < GW_HOST_KIND_COUNT ? rank[x->kind] : 9;
+    int ry = y->kind < GW_HOST_KIND_COUNT ? rank[y->kind] : 9;
+    return rx - ry;
+}
+
+static int cmp_mem(const void *a, const void *b)
+{
+    const gw_mem_event *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    const gw_step *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
+}
+
+/* qsort_r is a GNU extension; correlation sorting uses a file-scope pointer instead.
+ * gw_trace_finish is not reentrant across threads for that reason (documented). */
+static const gw_trace *g_sort_trace;
+
+static int cmp_host_corr(const void *a, const void *b)
+{
+    uint64_t x = g_sort_trace->host[*(const uint32_t *)a].correlation;
+    uint64_t y = g_sort_trace->host[*(const uint32_t *)b].correlation;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static int cmp_gpu_corr(const void *a, const void *b)
+{
+    const gw_gpu_event *ex = &g_sort_trace->gpu[*(const uint32_t *)a];
+    const gw_gpu_event *ey = &g_sort_trace->gpu[*(const uint32_t *)b];
+    if (ex->correlation != ey->correlation)
+        return ex->correlation < ey->correlation ? -1 : 1;
+    return ex->start < ey->start ? -1 : ex->start > ey->start ? 1 : 0;
+}
+
+static void classify_unset(gw_trace *t)
+{
+    for (size_t i = 0; i < t->host_count; i++) {
+        gw_host_event *h = &t->host[i];
+        const char *name = gw_trace_str(t, h->name_id);
+        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER) {
+            gw_sync_kind sk;
+            int blocking;
+            h->api_class = (uint8_t)gw_classify_api(name, &sk, &blocking);
+            if (h->api_class == GW_API_SYNC || sk == GW_SYNC_STREAM_WAIT)
+                h->sync_kind = (uint8_t)sk;
+            if (blocking)
+                h->flags |= GW_HOST_F_BLOCKING_COPY;
+        }
+        if (h->kind != GW_HOST_RUNTIME && h->kind != GW_HOST_DRIVER)
+            h->flags |= (uint8_t)gw_classify_host_name(name, (gw_host_kind)h->kind);
+    }
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        gw_gpu_event *g = &t->gpu[i];
+        if (g->kind != GW_GPU_KERNEL)
+            continue;
+        const char *name = gw_trace_str(t, g->name_id);
+        if (g->kclass == GW_KCLASS_COMPUTE && gw_kernel_is_comm(name))
+            g->kclass = GW_KCLASS_COMM;
+        if (gw_kernel_uses_tensor_cores(name))
+            g->flags |= GW_GPU_F_TENSOR_CORE;
+        if (gw_kernel_is_gemm_like(name))
+            g->flags |= GW_GPU_F_GEMM_LIKE;
+    }
+}
+
+static int build_nesting(gw_trace *t)
+{
+    /* Stack of open enclosing events for the current thread. */
+    uint32_t *stack = NULL;
+    size_t depth = 0, cap = 0;
+    uint32_t cur_thread = UINT32_MAX;
+    for (size_t i = 0; i < t->host_count; i++) {
+        gw_host_event *h = &t->host[i];
+        if (h->thread != cur_thread) {
+            depth = 0;
+            cur_thread = h->thread;
+        }
+        while (depth > 0 && t->host[stack[depth - 1]].end <= h->start)
+            depth--;
+        /* A partially overlapping event (profiler clipping) is not a child. */
+        while (depth > 0 && t->host[stack[depth - 1]].end < h->end)
+            depth--;
+        h->parent = depth ? stack[depth - 1] : UINT32_MAX;
+        h->depth = (uint16_t)(depth > UINT16_MAX ? UINT16_MAX : depth);
+        if (gw_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
+            free(stack);
+            return -1;
+        }
+        stack[depth++] = (uint32_t)i;
+    }
+    free(stack);
+    return 0;
+}
+
+static void derive_steps(gw_trace *t)
+{
+    if (t->step_count > 0) {
+        if (t->step_source == GW_STEPS_NONE)
+            t->step_source = GW_STEPS_USER_RANGE;
+        return;
+    }
+    /* Steps come from host-side ProfilerStep annotations only: the same names also
+     * appear as gpu_user_annotation on GPU streams, which readers do not put in host[]. */
+    int64_t last_number = INT64_MIN;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!(h->flags & GW_HOST_F_STEP))
+            continue;
+        int64_t n = 0;
+        gw_parse_profiler_step(gw_trace_str(t, h->name_id), &n);
+        /* De-duplicate: one step number counts once even if annotated on two threads. */
+        int dup = 0;
+        for (size_t k = 0; k < t->step_count; k++)
+            if (t->steps[k].number == n) {
+                dup = 1;
+                break;
+            }
+        if (dup)
+            continue;
+        gw_step *s = gw_trace_add_step(t);
+        if (!s)
+            return;
+        s->start = h->start;
+        s->end = h->end;
+        s->number = n;
+        last_number = n;
+    }
+    (void)last_number;
+    if (t->step_count > 0) {
+        t->step_source = GW_STEPS_PROFILER_STEP;
+        qsort(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+    }
+}
+
+int gw_trace_finish(gw_trace *t)
+{
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].end < t->gpu[i].start)
+            t->gpu[i].end = t->gpu[i].start;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].end < t->host[i].start)
+            t->host[i].end = t->host[i].start;
+
+    classify_unset(t);
+    qsort(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
+    qsort(t->host, t->host_count, sizeof *t->host, cmp_host);
+    qsort(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    if (build_nesting(t) != 0)
+        return -1;
+    derive_steps(t);
+    if (t->step_count > 1)
+        qsort(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+
+    t->first_ns = INT64_MAX;
+    t->last_ns = INT64_MIN;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        if (t->gpu[i].start < t->first_ns) t->first_ns = t->gpu[i].start;
+        if (t->gpu[i].end > t->last_ns) t->last_ns = t->gpu[i].end;
+    }
+    for (size_t i = 0; i < t->host_count; i++) {
+        if (t->host[i].start < t->first_ns) t->first_ns = t->host[i].start;
+        if (t->host[i].end > t->last_ns) t->last_ns = t->host[i].end;
+    }
+    if (t->first_ns > t->last_ns)
+        t->first_ns = t->last_ns = 0;
+
+    /* Threads: count launches so analyses can find each device's feeding thread. */
+    for (size_t i = 0; i < t->thread_count; i++)
+        t->threads[i].launches = 0;
+    size_t api = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) {
+            api++;
+            if ((h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY ||
+                 h->api_class == GW_API_MEMSET) && h->thread < t->thread_count)
+                t->threads[h->thread].launches++;
+        }
+    }
+
+    free(t->host_by_corr);
+    free(t->gpu_by_corr);
+    t->host_by_corr = NULL;
+    t->gpu_by_corr = NULL;
+    t->host_by_corr_count = t->gpu_by_corr_count = 0;
+    if (api) {
+        t->host_by_corr = malloc(api * sizeof *t->host_by_corr);
+        if (!t->host_by_corr)
+            return -1;
+        for (size_t i = 0; i < t->host_count; i++) {
+            const gw_host_event *h = &t->host[i];
+            if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) &&
+                h->correlation != GW_NO_CORRELATION)
+                t->host_by_corr[t->host_by_corr_count++] = (uint32_t)i;
+        }
+        g_sort_trace = t;
+        qsort(t->host_by_corr, t->host_by_corr_count, sizeof *t->host_by_corr, cmp_host_corr);
+    }
+    if (t->gpu_count) {
+        t->gpu_by_corr = malloc(t->gpu_count * sizeof *t->gpu_by_corr);
+        if (!t->gpu_by_corr)
+            return -1;
+        for (size_t i = 0; i < t->gpu_count; i++)
+            if (t->gpu[i].correlation != GW_NO_CORRELATION)
+                t->gpu_by_corr[t->gpu_by_corr_count++] = (uint32_t)i;
+        g_sort_trace = t;
+        qsort(t->gpu_by_corr, t->gpu_by_corr_count, sizeof *t->gpu_by_corr, cmp_gpu_corr);
+    }
+    g_sort_trace = NULL;
+
+    gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
+    gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
+    return 0;
+}
+
+long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation)
+{
+    size_t lo = 0, hi = t->host_by_corr_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t c = t->host[t->host_by_corr[mid]].correlation;
+        if (c < correlation)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->host_by_corr_count && t->host[t->host_by_corr[lo]].correlation == correlation)
+        return (long)t->host_by_corr[lo];
+    return -1;
+}
+
+long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count)
+{
+    size_t lo = 0, hi = t->gpu_by_corr_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t c = t->gpu[t->gpu_by_corr[mid]].correlation;
+        if (c < correlation)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < t->gpu_by_corr_count && t->gpu[t->gpu_by_corr[lo + n]].correlation == correlation)
+        n++;
+    if (count)
+        *count = n;
+    return n ? (long)lo : -1;
+}
+
+gw_job *gw_job_new(void)
+{
+    return calloc(1, sizeof(gw_job));
+}
+
+void gw_job_free(gw_job *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->trace_count; i++)
+        gw_trace_free(j->traces[i]);
+    free(j->traces);
+    gw_samples_free(j->samples);
+    free(j);
+}
+
+int gw_job_add(gw_job *j, gw_trace *t)
+{
+    if (gw_grow((void **)&j->traces, &j->trace_cap, j->trace_count + 1, sizeof *j->traces) != 0) {
+        gw_trace_free(t);
+        return -1;
+    }
+    j->traces[j->trace_count++] = t;
+    return 0;
+}

@@ -1,0 +1,296 @@
+/* The timeline model: what every reader (Kineto JSON, Nsight Systems SQLite/CSV, gpuwhy
+ * recordings with a CUDA trace) produces and what every analysis reads. One gw_trace per
+ * rank/process file; a gw_job holds the ranks of one job plus, when recorded, the sampled
+ * metrics (see model/samples.h).
+ *
+ * Design rules:
+ *  - All times are int64 nanoseconds on the trace's own clock (gw_ns). Readers convert
+ *    (Kineto µs floats, nsys ns ints). `clock_offset_ns` maps this clock to Unix time
+ *    when the input says how (Kineto baseTimeNanoseconds, nsys session start), so traces
+ *    and samples can be merged.
+ *  - Events are compact fixed-size structs in flat arrays (one array per kind) with names
+ *    interned in the trace's string table. Readers append in any order; gw_trace_finish()
+ *    sorts each array by start time and builds the indexes analyses rely on.
+ *  - Nothing here computes a diagnosis: analysis lives in src/analyze.
+ */
+#ifndef GW_MODEL_MODEL_H
+#define GW_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strtab.h"
+
+typedef int64_t gw_ns;
+
+#define GW_NO_STREAM (-1)
+#define GW_NO_CORRELATION 0
+
+/* ---- GPU side ------------------------------------------------------------------- */
+
+typedef enum gw_gpu_kind {
+    GW_GPU_KERNEL = 0,
+    GW_GPU_MEMCPY,
+    GW_GPU_MEMSET,
+    GW_GPU_SYNC,          /* cuda_sync / CUPTI synchronization records: NOT busy time */
+    GW_GPU_KIND_COUNT
+} gw_gpu_kind;
+
+typedef enum gw_copy_dir {
+    GW_COPY_UNKNOWN = 0,
+    GW_COPY_HTOD,
+    GW_COPY_DTOH,
+    GW_COPY_DTOD,
+    GW_COPY_HTOH,
+    GW_COPY_PTOP,
+    GW_COPY_DIR_COUNT
+} gw_copy_dir;
+
+typedef enum gw_mem_kind {
+    GW_MEM_UNKNOWN = 0,
+    GW_MEM_PAGEABLE,
+    GW_MEM_PINNED,
+    GW_MEM_DEVICE,
+    GW_MEM_MANAGED,
+    GW_MEM_ARRAY,
+    GW_MEM_KIND_COUNT
+} gw_mem_kind;
+
+typedef enum gw_sync_kind {
+    GW_SYNC_UNKNOWN = 0,
+    GW_SYNC_STREAM,        /* cudaStreamSynchronize / cuStreamSynchronize */
+    GW_SYNC_CONTEXT,       /* cudaDeviceSynchronize / cuCtxSynchronize */
+    GW_SYNC_EVENT,         /* cudaEventSynchronize / cuEventSynchronize */
+    GW_SYNC_STREAM_WAIT,   /* cudaStreamWaitEvent: GPU-side wait, host does not block */
+    GW_SYNC_KIND_COUNT
+} gw_sync_kind;
+
+/* Kernel classes used to split busy time (communication vs compute). */
+typedef enum gw_kernel_class {
+    GW_KCLASS_COMPUTE = 0,
+    GW_KCLASS_COMM,        /* nccl*, rccl, DeepEP-style all-to-all, "Collective name" arg */
+} gw_kernel_class;
+
+/* gw_gpu_event.flags */
+#define GW_GPU_F_ASYNC        0x01u  /* copy issued with an async API */
+#define GW_GPU_F_GRAPH        0x02u  /* launched as part of a CUDA graph */
+#define GW_GPU_F_TENSOR_CORE  0x04u  /* kernel name matches tensor-core patterns */
+#define GW_GPU_F_GEMM_LIKE    0x08u  /* matrix/conv work that could use tensor cores */
+#define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
+
+typedef struct gw_gpu_event {
+    gw_ns start, end;
+    uint64_t correlation;      /* CUPTI correlation id; links to gw_host_event.correlation */
+    uint64_t bytes;            /* copies and sets */
+    uint32_t name_id;          /* interned in gw_trace.strings */
+    int32_t device;            /* index into gw_trace.devices is found with gw_trace_device() */
+    int32_t stream;            /* GW_NO_STREAM when unknown/context-wide */
+    uint32_t grid_blocks;      /* grid x*y*z, kernels only (0 unknown) */
+    uint32_t block_threads;    /* block x*y*z, kernels only (0 unknown) */
+    uint16_t registers;        /* registers per thread (0 unknown) */
+    uint8_t kind;              /* gw_gpu_kind */
+    uint8_t kclass;            /* gw_kernel_class (kernels) */
+    uint8_t copy_dir;          /* gw_copy_dir (memcpy) */
+    uint8_t src_mem, dst_mem;  /* gw_mem_kind (memcpy; memset uses dst_mem) */
+    uint8_t sync_kind;         /* gw_sync_kind (GW_GPU_SYNC) */
+    uint8_t flags;             /* GW_GPU_F_* */
+    float blocks_per_sm;       /* from the trace when given, else <0 (estimate later) */
+    float est_occupancy_pct;   /* from the trace when given, else <0 */
+} gw_gpu_event;
+
+/* ---- Host side ------------------------------------------------------------------ */
+
+typedef enum gw_host_kind {
+    GW_HOST_RUNTIME = 0,   /* CUDA/HIP runtime API call */
+    GW_HOST_DRIVER,        /* CUDA driver API call (cu*) */
+    GW_HOST_CPU_OP,        /* framework op (aten::..., Operator) */
+    GW_HOST_ANNOTATION,    /* user annotation / NVTX range (ProfilerStep#N, DataLoader ...) */
+    GW_HOST_PYTHON,        /* python_function */
+    GW_HOST_OSRT,          /* OS runtime call (read, poll, pthread_cond_wait ...) */
+    GW_HOST_KIND_COUNT
+} gw_host_kind;
+
+/* What an API call does, classified from its name once at load (see model/api_class.c). */
+typedef enum gw_api_class {
+    GW_API_OTHER = 0,
+    GW_API_LAUNCH,         /* cudaLaunchKernel, cuLaunchKernel(Ex), cudaGraphLaunch ... */
+    GW_API_MEMCPY,         /* cudaMemcpy*, cuMemcpy* */
+    GW_API_MEMSET,
+    GW_API_SYNC,           /* blocks the host until GPU work completes */
+    GW_API_ALLOC,          /* cudaMalloc*, cuMemAlloc*, cudaHostAlloc, cudaMallocAsync */
+    GW_API_FREE,           /* cudaFree*, cuMemFree* */
+    GW_API_EVENT,          /* event record/query (non-blocking) */
+    GW_API_GETTER,         /* noisy getters (cudaGetDevice ...) */
+    GW_API_CLASS_COUNT
+} gw_api_class;
+
+/* gw_host_event.flags */
+#define GW_HOST_F_BLOCKING_COPY 0x01u /* synchronous memcpy API (host waits) */
+#define GW_HOST_F_DATALOADER    0x02u /* DataLoader __next__ span (any era's spelling) */
+#define GW_HOST_F_SINGLE_PROC_LOADER 0x04u /* _SingleProcessDataLoaderIter */
+#define GW_HOST_F_STEP          0x08u /* ProfilerStep / step NVTX range on the host */
+#define GW_HOST_F_ZERO_GRAD     0x10u /* Optimizer.zero_grad / aten::zero_ */
+#define GW_HOST_F_CUDNN_FIND    0x20u /* cudnnFind* / benchmark search */
+
+typedef struct gw_host_event {
+    gw_ns start, end;
+    uint64_t correlation;      /* runtime/driver calls: CUPTI correlation id */
+    int64_t external_id;       /* Kineto External id linking ops to runtime calls; 0 none */
+    uint32_t name_id;
+    uint32_t thread;           /* index into gw_trace.threads */
+    uint32_t stack_id;         /* interned call stack text, 0 when absent */
+    uint32_t parent;           /* index of the enclosing event on the same thread, UINT32_MAX none
+                                  (set by gw_trace_finish for CPU ops/annotations) */
+    uint16_t depth;            /* nesting depth on its thread (0 = top level) */
+    uint8_t kind;              /* gw_host_kind */
+    uint8_t api_class;         /* gw_api_class (runtime/driver), GW_API_OTHER otherwise */
+    uint8_t sync_kind;         /* gw_sync_kind for GW_API_SYNC calls */
+    uint8_t flags;             /* GW_HOST_F_* */
+} gw_host_event;
+
+typedef struct gw_thread {
+    int64_t pid, tid;          /* as given (Kineto string tids hashed to a stable number) */
+    uint32_t name_id;          /* thread name when known */
+    uint32_t launches;         /* number of launch/copy API calls: the busiest feeder */
+} gw_thread;
+
+/* ---- Memory (caching allocator) ------------------------------------------------- */
+
+typedef struct gw_mem_event {
+    gw_ns ts;
+    int64_t bytes;             /* >0 allocation, <0 free */
+    int64_t total_allocated;   /* -1 unknown */
+    int64_t total_reserved;    /* -1 unknown */
+    int32_t device;            /* -1 = host */
+    uint32_t thread;
+} gw_mem_event;
+
+/* ---- Devices --------------------------------------------------------------------- */
+
+typedef struct gw_device {
+    int32_t id;
+    uint32_t name_id;
+    uint64_t total_mem_bytes;  /* 0 unknown */
+    int32_t cc_major, cc_minor;/* compute capability, 0 unknown */
+    int32_t num_sms;           /* 0 unknown */
+    int32_t max_threads_per_sm;
+    int32_t max_threads_per_block;
+    int32_t regs_per_sm;
+    int32_t warp_size;
+    int32_t is_amd;            /* ROCm device: no tensor-core naming rules */
+} gw_device;
+
+/* ---- Steps ----------------------------------------------------------------------- */
+
+typedef enum gw_step_source {
+    GW_STEPS_NONE = 0,         /* no step markers: the whole window is one "step" */
+    GW_STEPS_PROFILER_STEP,    /* ProfilerStep#N host annotations */
+    GW_STEPS_NVTX,             /* NVTX ranges named like steps/iterations */
+    GW_STEPS_USER_RANGE,       /* --step-range NAME */
+} gw_step_source;
+
+typedef struct gw_step {
+    gw_ns start, end;
+    int64_t number;            /* N of ProfilerStep#N, or ordinal */
+} gw_step;
+
+/* ---- Readers' notes ----------------------------------------------------------------- */
+
+/* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
+ * window"), or data a reader had to skip (e.g. 3 events with negative durations). */
+typedef struct gw_note {
+    char text[256];
+} gw_note;
+
+/* Which kinds of data the input could have carried at all. A CSV of GPU activity has no
+ * host side; diagnoses that need it must say "not evaluated" instead of "not found". */
+#define GW_HAS_GPU_TRACE   0x01u
+#define GW_HAS_HOST_API    0x02u
+#define GW_HAS_CPU_OPS     0x04u
+#define GW_HAS_MEMORY      0x08u
+#define GW_HAS_DEVICE_PROPS 0x10u
+#define GW_HAS_OSRT        0x20u
+#define GW_HAS_SAMPLES     0x40u
+
+/* ---- One trace (one rank / one process file) --------------------------------------- */
+
+typedef struct gw_trace {
+    char *path;                /* owned copy of the input path */
+    char *format;              /* owned: "kineto", "nsys-sqlite", "nsys-csv", "gpuwhy-recording" */
+    int rank;                  /* distributedInfo.rank, else file order */
+    int rank_from_file;        /* 1 when the rank came from the input itself */
+    int world_size;            /* 0 unknown */
+    gw_ns clock_offset_ns;     /* add to a gw_ns to get Unix ns; 0 unknown */
+    unsigned has;              /* GW_HAS_* */
+
+    gw_strtab strings;
+
+    gw_gpu_event *gpu;   size_t gpu_count, gpu_cap;
+    gw_host_event *host; size_t host_count, host_cap;
+    gw_thread *threads;  size_t thread_count, thread_cap;
+    gw_mem_event *mem;   size_t mem_count, mem_cap;
+    gw_device *devices;  size_t device_count, device_cap;
+    gw_step *steps;      size_t step_count, step_cap;
+    gw_step_source step_source;
+    gw_note *notes;      size_t note_count, note_cap;
+
+    /* Set by gw_trace_finish(): */
+    gw_ns first_ns, last_ns;   /* span of all events */
+    uint32_t *host_by_corr;    /* owned: host indices sorted by correlation (API calls only) */
+    size_t host_by_corr_count;
+    uint32_t *gpu_by_corr;     /* owned: gpu indices sorted by correlation */
+    size_t gpu_by_corr_count;
+} gw_trace;
+
+/* A job: all ranks given on one command line. Samples (sampled metrics) are attached by
+ * the recording reader when present (opaque here, see model/samples.h). */
+struct gw_samples;
+typedef struct gw_job {
+    gw_trace **traces;         /* owned, each owned */
+    size_t trace_count, trace_cap;
+    struct gw_samples *samples;/* owned, NULL when nothing was sampled */
+} gw_job;
+
+/* Lifecycle. gw_trace_new returns NULL on out-of-memory. */
+gw_trace *gw_trace_new(const char *path, const char *format);
+void gw_trace_free(gw_trace *t);
+
+/* Appenders return a pointer to the new zero-initialised (and sensibly defaulted)
+ * element, or NULL when out of memory. The pointer is valid until the next append to
+ * the same array. */
+gw_gpu_event *gw_trace_add_gpu(gw_trace *t);
+gw_host_event *gw_trace_add_host(gw_trace *t);
+gw_mem_event *gw_trace_add_mem(gw_trace *t);
+gw_device *gw_trace_add_device(gw_trace *t);
+gw_step *gw_trace_add_step(gw_trace *t);
+void gw_trace_note(gw_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Index of the thread (pid, tid), created when new; UINT32_MAX on out-of-memory. */
+uint32_t gw_trace_thread(gw_trace *t, int64_t pid, int64_t tid);
+
+/* Device by id, NULL when the trace has no properties for it. */
+const gw_device *gw_trace_device(const gw_trace *t, int32_t id);
+
+/* Interning shortcut. */
+uint32_t gw_trace_intern(gw_trace *t, const char *s, size_t len);
+const char *gw_trace_str(const gw_trace *t, uint32_t id);
+
+/* Sorts events, fixes negative durations, computes nesting (parent/depth) of host
+ * events per thread, classifies API calls and kernels when readers left them unset,
+ * builds correlation indexes, and derives steps from annotations when the reader did
+ * not set any. Returns 0, or -1 on out-of-memory. */
+int gw_trace_finish(gw_trace *t);
+
+/* Correlation look-ups (after gw_trace_finish). host: index into t->host, or -1.
+ * gpu: POSITION in t->gpu_by_corr (not an index into t->gpu) of the first GPU event with
+ * that correlation, or -1; several may share one (graph launches): *count receives how
+ * many, i.e. t->gpu[t->gpu_by_corr[pos + k]] for k < *count. */
+long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation);
+long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count);
+
+gw_job *gw_job_new(void);
+void gw_job_free(gw_job *j);
+/* Takes ownership of t (also on failure, when it frees it). */
+int gw_job_add(gw_job *j, gw_trace *t);
+
+#endif

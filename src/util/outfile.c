@@ -1,0 +1,82 @@
+/* Atomic output files (temp + rename); see outfile.h. */
+#include "util/outfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int gw_outfile_open(gw_outfile *of, const char *path, gw_error *err)
+{
+    memset(of, 0, sizeof *of);
+    if (!path || strcmp(path, "-") == 0) {
+        of->fp = stdout;
+        return 0;
+    }
+    size_t len = strlen(path);
+    of->final_path = strdup(path);
+    of->tmp_path = malloc(len + 16);
+    if (!of->final_path || !of->tmp_path) {
+        gw_outfile_abort(of);
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    }
+    snprintf(of->tmp_path, len + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(of->tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        free(of->tmp_path);
+        of->tmp_path = NULL;
+        gw_outfile_abort(of);
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create output file: %s", path, strerror(e));
+    }
+    of->fp = fdopen(fd, "w");
+    if (!of->fp) {
+        close(fd);
+        gw_outfile_abort(of);
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot open output: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int gw_outfile_commit(gw_outfile *of, gw_error *err)
+{
+    if (!of->fp)
+        return 0;
+    if (of->fp == stdout) {
+        of->fp = NULL;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            return gw_fail(err, GW_EXIT_INTERNAL, "writing standard output failed: %s", strerror(errno));
+        return 0;
+    }
+    int bad = ferror(of->fp);
+    if (fflush(of->fp) != 0)
+        bad = 1;
+    if (fclose(of->fp) != 0)
+        bad = 1;
+    of->fp = NULL;
+    if (bad || rename(of->tmp_path, of->final_path) != 0) {
+        int e = errno;
+        unlink(of->tmp_path);
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: writing output failed: %s", of->final_path, strerror(e));
+        free(of->tmp_path);
+        free(of->final_path);
+        of->tmp_path = of->final_path = NULL;
+        return -1;
+    }
+    free(of->tmp_path);
+    free(of->final_path);
+    of->tmp_path = of->final_path = NULL;
+    return 0;
+}
+
+void gw_outfile_abort(gw_outfile *of)
+{
+    if (of->fp && of->fp != stdout)
+        fclose(of->fp);
+    of->fp = NULL;
+    if (of->tmp_path)
+        unlink(of->tmp_path);
+    free(of->tmp_path);
+    free(of->final_path);
+    of->tmp_path = of->final_path = NULL;
+}
