@@ -50,6 +50,11 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_PSI_MEMORY_SHARE] = {"host.memory_pressure.psi_some", 0.05, "fraction", "PSI memory some at or above"},
     [GW_T_PERIODIC_MIN_RECUR] = {"host.periodic_interference.recurrences", 3, "count", "recurring drops at least"},
     [GW_T_THROTTLED_SHARE] = {"gpu.throttled.share", 0.10, "fraction", "throttled share of the busy window at or above"},
+    [GW_T_GAP_NOISE_US] = {"util.gaps.noise_us", 10, "µs", "GPU idle gaps shorter than this are folded into one launch-noise line"},
+    [GW_T_NSYS_GAP_MS] = {"util.gaps.nsys_gap_ms", 500, "ms", "gaps longer than this are what nsys analyze gpu_gaps flags (its default)"},
+    [GW_T_NSYS_UTIL_CHUNKS] = {"util.chunks.count", 30, "count", "the GPU's active range is cut into this many chunks (nsys gpu_time_util default)"},
+    [GW_T_NSYS_UTIL_PCT] = {"util.chunks.low_pct", 50, "percent", "a chunk below this time utilisation is low (nsys gpu_time_util default)"},
+    [GW_T_CUDNN_FIND_COUNT] = {"kernel.cudnn_autotune.count", 2, "count", "cuDNN algorithm searches inside the steady window at or above"},
 };
 
 const gw_threshold_info *gw_threshold_table(void)

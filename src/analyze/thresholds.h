@@ -54,6 +54,12 @@ typedef enum gw_threshold_id {
     GW_T_PSI_MEMORY_SHARE,         /* host.memory_pressure: PSI memory some */
     GW_T_PERIODIC_MIN_RECUR,       /* host.periodic_interference: recurrences */
     GW_T_THROTTLED_SHARE,          /* gpu.throttled: share of busy window */
+    /* rules added with the diagnosis table (nsys analyze superset, cuDNN search) */
+    GW_T_GAP_NOISE_US,             /* idle gaps shorter than this are launch noise (µs) */
+    GW_T_NSYS_GAP_MS,              /* nsys gpu_gaps: a gap longer than this is flagged (ms) */
+    GW_T_NSYS_UTIL_CHUNKS,         /* nsys gpu_time_util: chunks the GPU range is cut into */
+    GW_T_NSYS_UTIL_PCT,            /* nsys gpu_time_util: chunk utilisation below (percent) */
+    GW_T_CUDNN_FIND_COUNT,         /* kernel.cudnn_autotune: cuDNN searches in steady state */
     GW_T_COUNT
 } gw_threshold_id;
 
