@@ -1,0 +1,42 @@
+/* The configurable root every procfs/sysfs path is built from: "/" on a live machine, a
+ * fixture directory (holding proc/ and sys/) in tests, so collectors are tested on
+ * captured and hand-made trees without a build-time switch. Also the one place that reads
+ * a whole procfs file: st_size is 0 for procfs, so it reads until EOF into a growing
+ * buffer, retrying EINTR. */
+#ifndef GW_COLLECT_PROCROOT_H
+#define GW_COLLECT_PROCROOT_H
+
+#include <stddef.h>
+
+typedef struct gw_procroot {
+    char *root;        /* owned: no trailing slash ("" for "/") */
+} gw_procroot;
+
+/* Returns 0, or -1 when memory is exhausted. root NULL means "/". */
+int gw_procroot_init(gw_procroot *pr, const char *root);
+void gw_procroot_free(gw_procroot *pr);
+
+/* Writes root + "/" + rel (rel without leading slash, e.g. "proc/stat") into buf.
+ * Returns 0, or -1 when it does not fit. */
+int gw_procroot_path(const gw_procroot *pr, const char *rel, char *buf, size_t buf_size);
+
+/* A reusable read buffer: data is NUL-terminated after each read. */
+typedef struct gw_readbuf {
+    char *data;        /* owned */
+    size_t len, cap;
+} gw_readbuf;
+
+void gw_readbuf_free(gw_readbuf *b);
+
+/* Reads the whole file root/rel into b. Returns 0, or -1 with errno kept from the failing
+ * call (ENOENT/ESRCH: the process vanished; ENOMEM). */
+int gw_procroot_read(const gw_procroot *pr, const char *rel, gw_readbuf *b);
+
+/* Same for a path relative to an open directory fd (a /proc/PID directory): one openat
+ * per file instead of resolving the whole path each time. */
+int gw_read_at(int dir_fd, const char *rel, gw_readbuf *b);
+
+/* Same for an absolute path. */
+int gw_read_path(const char *path, gw_readbuf *b);
+
+#endif
