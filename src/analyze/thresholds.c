@@ -55,6 +55,7 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_NSYS_UTIL_CHUNKS] = {"util.chunks.count", 30, "count", "the GPU's active range is cut into this many chunks (nsys gpu_time_util default)"},
     [GW_T_NSYS_UTIL_PCT] = {"util.chunks.low_pct", 50, "percent", "a chunk below this time utilisation is low (nsys gpu_time_util default)"},
     [GW_T_CUDNN_FIND_COUNT] = {"kernel.cudnn_autotune.count", 2, "count", "cuDNN algorithm searches inside the steady window at or above"},
+    [GW_T_LAUNCH_GAP_US] = {"attribution.launch_gap_us", 30, "µs", "GPU idle gaps shorter than this between two pieces of GPU work count as launch gaps (HTA consecutive_kernel_delay)"},
 };
 
 const gw_threshold_info *gw_threshold_table(void)

@@ -60,6 +60,8 @@ typedef enum gw_threshold_id {
     GW_T_NSYS_UTIL_CHUNKS,         /* nsys gpu_time_util: chunks the GPU range is cut into */
     GW_T_NSYS_UTIL_PCT,            /* nsys gpu_time_util: chunk utilisation below (percent) */
     GW_T_CUDNN_FIND_COUNT,         /* kernel.cudnn_autotune: cuDNN searches in steady state */
+    /* idle attribution */
+    GW_T_LAUNCH_GAP_US,            /* GPU idle gaps shorter than this between GPU work are launch gaps (µs) */
     GW_T_COUNT
 } gw_threshold_id;
 
