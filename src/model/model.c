@@ -317,9 +317,13 @@ int gw_trace_finish(gw_trace *t)
             t->host[i].end = t->host[i].start;
 
     classify_unset(t);
-    qsort(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
-    qsort(t->host, t->host_count, sizeof *t->host, cmp_host);
-    qsort(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    /* qsort(NULL, 0, ...) is undefined behaviour (UBSan aborts): skip empty arrays. */
+    if (t->gpu_count)
+        qsort(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
+    if (t->host_count)
+        qsort(t->host, t->host_count, sizeof *t->host, cmp_host);
+    if (t->mem_count)
+        qsort(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
     if (build_nesting(t) != 0)
         return -1;
     derive_steps(t);
