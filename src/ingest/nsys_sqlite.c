@@ -1,9 +1,493 @@
-/* PLACEHOLDER until the reader lands: refuses every input with a clear message. */
+/* Nsight Systems SQLite export reader: entry point (gw_nsys_sqlite_read, see ingest.h).
+ * Opens the export read-only, checks which tables and columns exist (exports are written
+ * lazily and the schema changed between 2.x and 3.x, so nothing is assumed), reads meta
+ * data, devices and diagnostics here and hands the event tables to the table-group files
+ * (nsys_sqlite_gpu.c, nsys_sqlite_host.c, nsys_sqlite_steps.c). */
 #include "ingest/ingest.h"
+#include "ingest/nsys_sqlite_reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- helpers shared by the table-group files --------------------------------------- */
+
+int gw_nsys_has_table(gw_nsys_db *d, const char *table)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK)
+        found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK)
+        found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, const char *fallback,
+                        char *buf, size_t buf_len)
+{
+    /* Quoted: "end" and "start" are fine bare today, but a future column could be a keyword. */
+    if (gw_nsys_has_column(d, table, column))
+        snprintf(buf, buf_len, "\"%s\"", column);
+    else
+        snprintf(buf, buf_len, "%s", fallback);
+    return buf;
+}
+
+sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s (in: %.200s)", d->path,
+                sqlite3_errmsg(d->db), sql);
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+int gw_nsys_step_done(gw_nsys_db *d, int rc, const char *table)
+{
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc == SQLITE_NOMEM)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory reading %s", d->path, table);
+    if (d->err && d->err->code)
+        return -1;
+    return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: reading %s: %s", d->path,
+                   table, sqlite3_errmsg(d->db));
+}
+
+/* Length of name without one trailing "_v" + 4 or more digits (cudaLaunchKernel_v7000);
+ * short driver suffixes such as cuMemcpyHtoDAsync_v2 are part of the API's name. */
+static size_t api_name_len(const char *s, size_t len)
+{
+    size_t digits = 0;
+    while (digits < len && s[len - 1 - digits] >= '0' && s[len - 1 - digits] <= '9')
+        digits++;
+    if (digits >= 4 && len >= digits + 2 && s[len - digits - 1] == 'v' && s[len - digits - 2] == '_')
+        return len - digits - 2;
+    return len;
+}
+
+static uint32_t lookup_string(gw_nsys_db *d, int64_t id, int api)
+{
+    if (id < 0)
+        return 0;
+    uint32_t *cache = api ? d->api_cache : d->name_cache;
+    if ((size_t)id < d->cache_len && cache[id] != UINT32_MAX)
+        return cache[id];
+    uint32_t result = 0;
+    if (sqlite3_reset(d->string_stmt) != SQLITE_OK || sqlite3_bind_int64(d->string_stmt, 1, id) != SQLITE_OK) {
+        gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: StringIds: %s", d->path,
+                sqlite3_errmsg(d->db));
+        return UINT32_MAX;
+    }
+    int rc = sqlite3_step(d->string_stmt);
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(d->string_stmt, 0);
+        size_t len = text ? (size_t)sqlite3_column_bytes(d->string_stmt, 0) : 0;
+        if (api && text)
+            len = api_name_len(text, len);
+        result = gw_trace_intern(d->trace, text ? text : "", len);
+        if (result == UINT32_MAX) {
+            gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+            return UINT32_MAX;
+        }
+    } else if (rc != SQLITE_DONE) {
+        gw_nsys_step_done(d, rc, "StringIds");
+        return UINT32_MAX;
+    }
+    /* A dangling id (rc == SQLITE_DONE) stays the empty name: nsys itself prints nothing. */
+    if ((size_t)id < d->cache_len)
+        cache[id] = result;
+    return result;
+}
+
+uint32_t gw_nsys_string(gw_nsys_db *d, int64_t id)
+{
+    return lookup_string(d, id, 0);
+}
+
+uint32_t gw_nsys_api_string(gw_nsys_db *d, int64_t id)
+{
+    return lookup_string(d, id, 1);
+}
+
+/* ---- export-level information -------------------------------------------------------- */
+
+/* Single integer result of sql, or fallback when there is no row / NULL / an error. */
+static int64_t query_int(gw_nsys_db *d, const char *sql, int64_t fallback)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = fallback;
+    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int setup_string_cache(gw_nsys_db *d)
+{
+    if (!gw_nsys_has_table(d, "StringIds"))
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT,
+                       "%s: not an Nsight Systems export: it has no StringIds table", d->path);
+    d->string_stmt = gw_nsys_prepare(d, "SELECT value FROM StringIds WHERE id = ?");
+    if (!d->string_stmt)
+        return -1;
+    int64_t max_id = query_int(d, "SELECT max(id) FROM StringIds", -1);
+    int64_t count = query_int(d, "SELECT count(*) FROM StringIds", 0);
+    /* Ids are dense in every export seen; a direct-indexed cache is the fastest join.
+     * Absurdly sparse ids fall back to one indexed query per distinct reference. */
+    if (max_id >= 0 && max_id < (int64_t)64 * 1024 * 1024 && max_id <= 8 * count + 1024 * 1024) {
+        d->cache_len = (size_t)max_id + 1;
+        d->name_cache = malloc(d->cache_len * sizeof *d->name_cache);
+        d->api_cache = malloc(d->cache_len * sizeof *d->api_cache);
+        if (!d->name_cache || !d->api_cache)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+        memset(d->name_cache, 0xFF, d->cache_len * sizeof *d->name_cache);
+        memset(d->api_cache, 0xFF, d->cache_len * sizeof *d->api_cache);
+    }
+    return 0;
+}
+
+static int read_enums(gw_nsys_db *d)
+{
+    gw_nsys_enums_builtin(&d->enums);
+    static const struct {
+        const char *table;
+        int is_copy;
+    } TABLES[] = {{"ENUM_CUDA_MEMCPY_OPER", 1}, {"ENUM_CUDA_MEM_KIND", 0}};
+    for (size_t i = 0; i < sizeof TABLES / sizeof TABLES[0]; i++) {
+        if (!gw_nsys_has_table(d, TABLES[i].table))
+            continue;
+        char label[32], name[32], sql[160];
+        gw_nsys_col(d, TABLES[i].table, "label", "NULL", label, sizeof label);
+        gw_nsys_col(d, TABLES[i].table, "name", "NULL", name, sizeof name);
+        snprintf(sql, sizeof sql, "SELECT id, coalesce(%s, %s) FROM %s", label, name, TABLES[i].table);
+        sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+        if (!st)
+            return -1;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(st, 0);
+            const char *text = (const char *)sqlite3_column_text(st, 1);
+            if (TABLES[i].is_copy)
+                gw_nsys_enums_set_copy(&d->enums, id, text);
+            else
+                gw_nsys_enums_set_mem(&d->enums, id, text);
+        }
+        sqlite3_finalize(st);
+        if (gw_nsys_step_done(d, rc, TABLES[i].table) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_devices(gw_nsys_db *d)
+{
+    static const char T[] = "TARGET_INFO_GPU";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char c[9][48];
+    char sql[1024];
+    /* TARGET_INFO_CUDA_DEVICE maps the GPU id to the CUDA device id that activity rows
+     * carry in deviceId; without it the two are the same number. */
+    int have_map = gw_nsys_has_table(d, "TARGET_INFO_CUDA_DEVICE") &&
+                   gw_nsys_has_column(d, "TARGET_INFO_CUDA_DEVICE", "gpuId") &&
+                   gw_nsys_has_column(d, "TARGET_INFO_CUDA_DEVICE", "cudaId");
+    snprintf(sql, sizeof sql,
+             "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM %s",
+             have_map ? "coalesce((SELECT min(cudaId) FROM TARGET_INFO_CUDA_DEVICE m WHERE m.gpuId = g.id), g.id)"
+                      : "g.id",
+             gw_nsys_col(d, T, "name", "NULL", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "totalMemory", "0", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "smCount", "0", c[2], sizeof c[2]),
+             gw_nsys_col(d, T, "computeMajor", "0", c[3], sizeof c[3]),
+             gw_nsys_col(d, T, "computeMinor", "0", c[4], sizeof c[4]),
+             gw_nsys_col(d, T, "maxWarpsPerSm", "0", c[5], sizeof c[5]),
+             gw_nsys_col(d, T, "threadsPerWarp", "0", c[6], sizeof c[6]),
+             gw_nsys_col(d, T, "maxThreadsPerBlock", "0", c[7], sizeof c[7]),
+             gw_nsys_col(d, T, "maxRegistersPerSm", "0", c[8], sizeof c[8]),
+             gw_nsys_has_column(d, T, "id") ? "TARGET_INFO_GPU g" : "(SELECT 0 AS id, * FROM TARGET_INFO_GPU) g");
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int32_t id = (int32_t)sqlite3_column_int64(st, 0);
+        /* The table lists every GPU of every VM/host in the session; one entry per id. */
+        if (gw_trace_device(d->trace, id))
+            continue;
+        gw_device *dev = gw_trace_add_device(d->trace);
+        if (!dev) {
+            sqlite3_finalize(st);
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+        }
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        dev->id = id;
+        dev->name_id = gw_trace_intern(d->trace, name ? name : "", name ? strlen(name) : 0);
+        int64_t mem = sqlite3_column_int64(st, 2);
+        dev->total_mem_bytes = mem > 0 ? (uint64_t)mem : 0;
+        dev->num_sms = (int32_t)sqlite3_column_int64(st, 3);
+        dev->cc_major = (int32_t)sqlite3_column_int64(st, 4);
+        dev->cc_minor = (int32_t)sqlite3_column_int64(st, 5);
+        int64_t warps = sqlite3_column_int64(st, 6), warp_size = sqlite3_column_int64(st, 7);
+        dev->warp_size = (int32_t)warp_size;
+        dev->max_threads_per_sm = (int32_t)(warps * warp_size);
+        dev->max_threads_per_block = (int32_t)sqlite3_column_int64(st, 8);
+        dev->regs_per_sm = (int32_t)sqlite3_column_int64(st, 9);
+        if (dev->name_id == UINT32_MAX) {
+            sqlite3_finalize(st);
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+        }
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T);
+}
+
+static void read_session_start(gw_nsys_db *d)
+{
+    if (gw_nsys_has_table(d, "TARGET_INFO_SESSION_START_TIME") &&
+        gw_nsys_has_column(d, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs"))
+        d->trace->clock_offset_ns = query_int(d, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", 0);
+}
+
+/* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
+static int note_missing_gpu(gw_nsys_db *d)
+{
+    char reasons[200] = "";
+    size_t used = 0;
+    if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text")) {
+        char sev[32];
+        char sql[400];
+        /* Warnings and errors about CUDA only, most frequent first: per-process repeats of
+         * "No CUDA events collected" collapse into one line. */
+        snprintf(sql, sizeof sql,
+                 "SELECT text, count(*) FROM DIAGNOSTIC_EVENT WHERE %s >= 2 AND text LIKE '%%CUDA%%' "
+                 "GROUP BY text ORDER BY count(*) DESC, min(timestamp) LIMIT 3",
+                 gw_nsys_col(d, "DIAGNOSTIC_EVENT", "severity", "2", sev, sizeof sev));
+        sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+        if (!st)
+            return -1;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *text = (const char *)sqlite3_column_text(st, 0);
+            if (!text)
+                continue;
+            int n = snprintf(reasons + used, sizeof reasons - used, "%s\"%s\"", used ? "; " : "", text);
+            if (n < 0 || (size_t)n >= sizeof reasons - used) {
+                reasons[used] = '\0';
+                break;
+            }
+            used += (size_t)n;
+        }
+        sqlite3_finalize(st);
+        if (gw_nsys_step_done(d, rc, "DIAGNOSTIC_EVENT") != 0)
+            return -1;
+    }
+    if (used)
+        gw_trace_note(d->trace, "no GPU activity was captured: nsys diagnostics say %s", reasons);
+    else
+        gw_trace_note(d->trace, "no GPU activity was captured: the export has no CUDA kernel, memcpy or "
+                                "memset rows (was it profiled with --trace=cuda?)");
+    return 0;
+}
+
+static int note_gpu_metrics(gw_nsys_db *d)
+{
+    if (!gw_nsys_has_table(d, "GPU_METRICS"))
+        return 0;
+    int64_t samples = query_int(d, "SELECT count(*) FROM GPU_METRICS", 0);
+    char names[160] = "";
+    size_t used = 0;
+    if (gw_nsys_has_table(d, "TARGET_INFO_GPU_METRICS") &&
+        gw_nsys_has_column(d, "TARGET_INFO_GPU_METRICS", "metricName")) {
+        sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT DISTINCT metricName FROM TARGET_INFO_GPU_METRICS "
+                                              "WHERE metricName IS NOT NULL");
+        if (!st)
+            return -1;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(st, 0);
+            int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name ? name : "");
+            if (n < 0 || (size_t)n >= sizeof names - used) {
+                names[used] = '\0';
+                break;
+            }
+            used += (size_t)n;
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW && gw_nsys_step_done(d, rc, "TARGET_INFO_GPU_METRICS") != 0)
+            return -1;
+    }
+    gw_trace_note(d->trace, "the export holds %lld GPU metric samples (%s); gpuwhy does not analyse "
+                            "them yet", (long long)samples, used ? names : "metric names not listed");
+    return 0;
+}
+
+/* Tables whose rows become events; an export with none of them has nothing to analyse. */
+static const char *const EVENT_TABLES[] = {
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API",
+};
+
+static int check_not_empty(gw_nsys_db *d)
+{
+    for (size_t i = 0; i < sizeof EVENT_TABLES / sizeof EVENT_TABLES[0]; i++)
+        if (gw_nsys_has_table(d, EVENT_TABLES[i]))
+            return 0;
+    char held[600] = "";
+    size_t used = 0;
+    sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                          "AND name NOT LIKE 'ENUM_%' ORDER BY rowid");
+    if (!st)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int n = snprintf(held + used, sizeof held - used, "%s%s", used ? ", " : "", name ? name : "");
+        if (n < 0 || (size_t)n >= sizeof held - used) {
+            held[used] = '\0';
+            break;
+        }
+        used += (size_t)n;
+    }
+    sqlite3_finalize(st);
+    return gw_fail(d->err, GW_EXIT_BAD_INPUT,
+                   "%s: this Nsight Systems export holds no trace data: no CUDA, NVTX or OS-runtime "
+                   "tables, only %s (profile again with --trace=cuda,nvtx,osrt and let the run finish)",
+                   d->path, used ? held : "no tables");
+}
+
+/* Correlation ids are made per process only when every table that joins on them says
+ * which process a row belongs to. */
+static void decide_correlation(gw_nsys_db *d)
+{
+    static const char *const GPU_TABLES[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                             "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
+    d->corr_per_process = 1;
+    for (size_t i = 0; i < sizeof GPU_TABLES / sizeof GPU_TABLES[0]; i++)
+        if (gw_nsys_has_table(d, GPU_TABLES[i]) && !gw_nsys_has_column(d, GPU_TABLES[i], "globalPid"))
+            d->corr_per_process = 0;
+    if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+        !gw_nsys_has_column(d, "CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"))
+        d->corr_per_process = 0;
+}
+
+static void report_progress(const gw_ingest_options *opt, uint64_t file_size, int phase, int phases)
+{
+    if (opt && opt->progress)
+        opt->progress(opt->progress_ctx, file_size * (uint64_t)phase / (uint64_t)phases, file_size);
+}
+
+static int read_all(gw_nsys_db *d, const gw_ingest_options *opt, uint64_t file_size)
+{
+    if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
+        return -1;
+    read_session_start(d);
+    decide_correlation(d);
+
+    typedef long (*table_reader)(gw_nsys_db *);
+    static const table_reader READERS[] = {gw_nsys_read_api,    gw_nsys_read_osrt,   gw_nsys_read_nvtx,
+                                           gw_nsys_read_kernels, gw_nsys_read_memcpy, gw_nsys_read_memset,
+                                           gw_nsys_read_sync};
+    const int phases = (int)(sizeof READERS / sizeof READERS[0]) + 1;
+    for (int i = 0; i < phases - 1; i++) {
+        if (READERS[i](d) < 0)
+            return -1;
+        report_progress(opt, file_size, i + 1, phases);
+    }
+    if (gw_nsys_read_thread_names(d) != 0)
+        return -1;
+
+    gw_trace *t = d->trace;
+    if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL") || gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_MEMCPY") ||
+        gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_MEMSET"))
+        t->has |= GW_HAS_GPU_TRACE;
+    if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME"))
+        t->has |= GW_HAS_HOST_API;
+    if (gw_nsys_has_table(d, "OSRT_API"))
+        t->has |= GW_HAS_OSRT;
+    if (t->device_count)
+        t->has |= GW_HAS_DEVICE_PROPS;
+
+    if (t->gpu_count == 0 && note_missing_gpu(d) != 0)
+        return -1;
+    if (note_gpu_metrics(d) != 0)
+        return -1;
+    if (gw_nsys_find_steps(t, opt ? opt->step_range : NULL) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+    if (gw_trace_finish(t) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+    gw_nsys_link_api(t);
+    report_progress(opt, file_size, phases, phases);
+    return 0;
+}
 
 int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err)
 {
-    (void)opt;
     *out = NULL;
-    return gw_fail(err, GW_EXIT_INTERNAL, "%s: this reader is not built yet", path);
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    gw_nsys_db d;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    d.err = err;
+    int rc = -1;
+    /* Read-only and never creating: a wrong path must not leave an empty database behind. */
+    if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
+                d.db ? sqlite3_errmsg(d.db) : "cannot open");
+        goto done;
+    }
+    /* The first read of the schema is where a file that is not SQLite, or is truncated in
+     * its first pages, fails. mmap makes multi-GB exports cheaper to scan. */
+    sqlite3_stmt *probe = NULL;
+    if (sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL) != SQLITE_OK ||
+        sqlite3_step(probe) != SQLITE_ROW) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, sqlite3_errmsg(d.db));
+        sqlite3_finalize(probe);
+        goto done;
+    }
+    sqlite3_finalize(probe);
+    if (sqlite3_exec(d.db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK) {
+        /* Not fatal: reads go through the page cache instead. */
+    }
+    d.trace = gw_trace_new(path, "nsys-sqlite");
+    if (!d.trace) {
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+        goto done;
+    }
+    rc = read_all(&d, opt, (uint64_t)sb.st_size);
+
+done:
+    sqlite3_finalize(d.string_stmt);
+    free(d.name_cache);
+    free(d.api_cache);
+    sqlite3_close(d.db);
+    if (rc != 0) {
+        gw_trace_free(d.trace);
+        if (err && err->code == 0)
+            gw_fail(err, GW_EXIT_INTERNAL, "%s: reading the Nsight Systems export failed", path);
+        return -1;
+    }
+    *out = d.trace;
+    return 0;
 }

@@ -1,0 +1,308 @@
+/* Nsight Systems SQLite reader, GPU side: CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET and
+ * _SYNCHRONIZATION rows → gw_gpu_event. Columns are probed (see nsys_sqlite_reader.h):
+ * missing ones read as "unknown", never as an error. */
+#include "ingest/nsys_sqlite_reader.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "model/classify.h"
+
+/* CUPTI writes UINT32_MAX for "no stream" (context-wide syncs). */
+#define NSYS_NO_ID 4294967295LL
+
+static int32_t stream_of(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return GW_NO_STREAM;
+    int64_t v = sqlite3_column_int64(st, col);
+    return (v < 0 || v >= NSYS_NO_ID || v > INT32_MAX) ? GW_NO_STREAM : (int32_t)v;
+}
+
+static uint32_t clamp_u32(int64_t v)
+{
+    return v <= 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static int oom(gw_nsys_db *d, sqlite3_stmt *st)
+{
+    sqlite3_finalize(st);
+    return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+}
+
+/* Columns every GPU table shares, in this order at the start of each SELECT. */
+enum { C_START, C_END, C_DEVICE, C_STREAM, C_CORR, C_PID, C_FIRST_SPECIFIC };
+
+static int common_columns(gw_nsys_db *d, const char *table, char *buf, size_t len)
+{
+    char c[4][48];
+    int n = snprintf(buf, len, "\"start\", \"end\", %s, %s, %s, %s",
+                     gw_nsys_col(d, table, "deviceId", "0", c[0], sizeof c[0]),
+                     gw_nsys_col(d, table, "streamId", "NULL", c[1], sizeof c[1]),
+                     gw_nsys_col(d, table, "correlationId", "NULL", c[2], sizeof c[2]),
+                     gw_nsys_col(d, table, "globalPid", "0", c[3], sizeof c[3]));
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+static void fill_common(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e, uint8_t kind)
+{
+    e->start = sqlite3_column_int64(st, C_START);
+    e->end = sqlite3_column_int64(st, C_END);
+    e->device = (int32_t)sqlite3_column_int64(st, C_DEVICE);
+    e->stream = stream_of(st, C_STREAM);
+    int64_t pid = gw_nsys_pid(sqlite3_column_int64(st, C_PID));
+    e->correlation = gw_nsys_corr(d, pid, sqlite3_column_int64(st, C_CORR));
+    e->kind = kind;
+}
+
+/* Graph-launched work has a graphNodeId; plain launches have NULL or 0. */
+static int from_graph(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) != SQLITE_NULL && sqlite3_column_int64(st, col) != 0;
+}
+
+long gw_nsys_read_kernels(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    /* Kernel names: the demangled name ("void at::native::vectorized_elementwise_kernel<4,
+     * ...>(...)") is what nsys stats, the Nsight GUI and the PyTorch profiler all print, so
+     * users find the same kernel under the same name everywhere, and template arguments
+     * tell apart kernels that share a short name (cutlass/cuDNN tile configurations).
+     * shortName is the fallback when an export has no demangled name. */
+    int has_demangled = gw_nsys_has_column(d, T, "demangledName");
+    int has_short = gw_nsys_has_column(d, T, "shortName");
+    const char *name_expr = has_demangled && has_short ? "coalesce(demangledName, shortName)"
+                            : has_demangled          ? "demangledName"
+                            : has_short              ? "shortName"
+                                                     : "NULL";
+    char common[256], c[8][48], sql[1024];
+    if (common_columns(d, T, common, sizeof common) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM %s", common, name_expr,
+             gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]), gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]), gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]),
+             gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]), gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
+             gw_nsys_col(d, T, "registersPerThread", "0", c[6], sizeof c[6]),
+             gw_nsys_col(d, T, "graphNodeId", "NULL", c[7], sizeof c[7]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    enum { K_NAME = C_FIRST_SPECIFIC, K_GX, K_GY, K_GZ, K_BX, K_BY, K_BZ, K_REGS, K_GRAPH };
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gw_gpu_event *e = gw_trace_add_gpu(d->trace);
+        if (!e)
+            return oom(d, st);
+        fill_common(d, st, e, GW_GPU_KERNEL);
+        uint32_t name = sqlite3_column_type(st, K_NAME) == SQLITE_NULL
+                            ? 0
+                            : gw_nsys_string(d, sqlite3_column_int64(st, K_NAME));
+        if (name == UINT32_MAX) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        e->name_id = name;
+        uint64_t grid = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_GX)) *
+                        clamp_u32(sqlite3_column_int64(st, K_GY)) * clamp_u32(sqlite3_column_int64(st, K_GZ));
+        uint64_t block = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_BX)) *
+                         clamp_u32(sqlite3_column_int64(st, K_BY)) * clamp_u32(sqlite3_column_int64(st, K_BZ));
+        e->grid_blocks = grid > UINT32_MAX ? UINT32_MAX : (uint32_t)grid;
+        e->block_threads = block > UINT32_MAX ? UINT32_MAX : (uint32_t)block;
+        int64_t regs = sqlite3_column_int64(st, K_REGS);
+        e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
+        if (e->grid_blocks && e->block_threads)
+            e->flags |= GW_GPU_F_HAS_LAUNCH;
+        if (from_graph(st, K_GRAPH))
+            e->flags |= GW_GPU_F_GRAPH;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+/* "Memcpy HtoD (Pageable -> Device)": the PyTorch profiler's spelling, so that copies read
+ * from either source print and group the same way. Interned once per combination. */
+static uint32_t copy_name(gw_nsys_db *d, uint32_t cache[GW_COPY_DIR_COUNT][GW_MEM_KIND_COUNT][GW_MEM_KIND_COUNT],
+                          uint8_t dir, uint8_t src, uint8_t dst)
+{
+    if (dir >= GW_COPY_DIR_COUNT || src >= GW_MEM_KIND_COUNT || dst >= GW_MEM_KIND_COUNT)
+        dir = src = dst = 0;
+    uint32_t *slot = &cache[dir][src][dst];
+    if (*slot != UINT32_MAX)
+        return *slot;
+    static const char *const MEM_WORD[GW_MEM_KIND_COUNT] = {"Unknown", "Pageable", "Pinned",
+                                                            "Device", "Managed", "Array"};
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)",
+                     dir == GW_COPY_UNKNOWN ? "Unknown" : gw_copy_dir_name((gw_copy_dir)dir), MEM_WORD[src],
+                     MEM_WORD[dst]);
+    *slot = gw_trace_intern(d->trace, buf, n > 0 ? (size_t)n : 0);
+    return *slot;
+}
+
+long gw_nsys_read_memcpy(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char common[256], c[5][48], sql[768];
+    if (common_columns(d, T, common, sizeof common) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s FROM %s", common,
+             gw_nsys_col(d, T, "bytes", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "copyKind", "0", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "srcKind", "7", c[2], sizeof c[2]),
+             gw_nsys_col(d, T, "dstKind", "7", c[3], sizeof c[3]),
+             gw_nsys_col(d, T, "graphNodeId", "NULL", c[4], sizeof c[4]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    enum { M_BYTES = C_FIRST_SPECIFIC, M_KIND, M_SRC, M_DST, M_GRAPH };
+    uint32_t names[GW_COPY_DIR_COUNT][GW_MEM_KIND_COUNT][GW_MEM_KIND_COUNT];
+    memset(names, 0xFF, sizeof names);
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gw_gpu_event *e = gw_trace_add_gpu(d->trace);
+        if (!e)
+            return oom(d, st);
+        fill_common(d, st, e, GW_GPU_MEMCPY);
+        int64_t bytes = sqlite3_column_int64(st, M_BYTES);
+        e->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+        e->copy_dir = gw_nsys_copy_dir(&d->enums, sqlite3_column_int64(st, M_KIND));
+        e->src_mem = sqlite3_column_type(st, M_SRC) == SQLITE_NULL
+                         ? GW_MEM_UNKNOWN
+                         : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, M_SRC));
+        e->dst_mem = sqlite3_column_type(st, M_DST) == SQLITE_NULL
+                         ? GW_MEM_UNKNOWN
+                         : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, M_DST));
+        e->name_id = copy_name(d, names, e->copy_dir, e->src_mem, e->dst_mem);
+        if (e->name_id == UINT32_MAX)
+            return oom(d, st);
+        if (from_graph(st, M_GRAPH))
+            e->flags |= GW_GPU_F_GRAPH;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+long gw_nsys_read_memset(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char common[256], c[3][48], sql[768];
+    if (common_columns(d, T, common, sizeof common) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s FROM %s", common,
+             gw_nsys_col(d, T, "bytes", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "memKind", "NULL", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "graphNodeId", "NULL", c[2], sizeof c[2]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    enum { S_BYTES = C_FIRST_SPECIFIC, S_KIND, S_GRAPH };
+    uint32_t names[GW_MEM_KIND_COUNT];
+    memset(names, 0xFF, sizeof names);
+    static const char *const MEM_WORD[GW_MEM_KIND_COUNT] = {"Unknown", "Pageable", "Pinned",
+                                                            "Device", "Managed", "Array"};
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gw_gpu_event *e = gw_trace_add_gpu(d->trace);
+        if (!e)
+            return oom(d, st);
+        fill_common(d, st, e, GW_GPU_MEMSET);
+        int64_t bytes = sqlite3_column_int64(st, S_BYTES);
+        e->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+        e->dst_mem = sqlite3_column_type(st, S_KIND) == SQLITE_NULL
+                         ? GW_MEM_UNKNOWN
+                         : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, S_KIND));
+        if (e->dst_mem >= GW_MEM_KIND_COUNT)
+            e->dst_mem = GW_MEM_UNKNOWN;
+        if (names[e->dst_mem] == UINT32_MAX) {
+            char buf[48];
+            int n = snprintf(buf, sizeof buf, "Memset (%s)", MEM_WORD[e->dst_mem]);
+            names[e->dst_mem] = gw_trace_intern(d->trace, buf, n > 0 ? (size_t)n : 0);
+            if (names[e->dst_mem] == UINT32_MAX)
+                return oom(d, st);
+        }
+        e->name_id = names[e->dst_mem];
+        if (from_graph(st, S_GRAPH))
+            e->flags |= GW_GPU_F_GRAPH;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+long gw_nsys_read_sync(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    /* syncType is deliberately not read: its numbers mean different things in different
+     * nsys versions. gw_nsys_link_api classifies each record by the API call it belongs to. */
+    char common[256], sql[512];
+    if (common_columns(d, T, common, sizeof common) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s", common, T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    uint32_t name = gw_trace_intern(d->trace, "Synchronization", strlen("Synchronization"));
+    if (name == UINT32_MAX)
+        return oom(d, st);
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gw_gpu_event *e = gw_trace_add_gpu(d->trace);
+        if (!e)
+            return oom(d, st);
+        fill_common(d, st, e, GW_GPU_SYNC);
+        e->name_id = name;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+void gw_nsys_link_api(gw_trace *t)
+{
+    static const char *const SYNC_NAMES[GW_SYNC_KIND_COUNT] = {
+        [GW_SYNC_UNKNOWN] = "Synchronization", [GW_SYNC_STREAM] = "Stream Sync",
+        [GW_SYNC_CONTEXT] = "Context Sync", [GW_SYNC_EVENT] = "Event Sync",
+        [GW_SYNC_STREAM_WAIT] = "Stream Wait Event"};
+    uint32_t sync_name_ids[GW_SYNC_KIND_COUNT];
+    for (int k = 0; k < GW_SYNC_KIND_COUNT; k++)
+        sync_name_ids[k] = UINT32_MAX;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        gw_gpu_event *g = &t->gpu[i];
+        if (g->correlation == GW_NO_CORRELATION || (g->kind != GW_GPU_SYNC && g->kind != GW_GPU_MEMCPY))
+            continue;
+        long h = gw_trace_host_by_corr(t, g->correlation);
+        if (h < 0)
+            continue;
+        const char *api = gw_trace_str(t, t->host[h].name_id);
+        if (g->kind == GW_GPU_MEMCPY) {
+            if (strstr(api, "Async"))
+                g->flags |= GW_GPU_F_ASYNC;
+            continue;
+        }
+        gw_sync_kind sk = GW_SYNC_UNKNOWN;
+        int blocking = 0;
+        gw_classify_api(api, &sk, &blocking);
+        if ((unsigned)sk >= GW_SYNC_KIND_COUNT)
+            sk = GW_SYNC_UNKNOWN;
+        g->sync_kind = (uint8_t)sk;
+        if (sync_name_ids[sk] == UINT32_MAX)
+            sync_name_ids[sk] = gw_trace_intern(t, SYNC_NAMES[sk], strlen(SYNC_NAMES[sk]));
+        /* Out of memory here only leaves the generic name. */
+        if (sync_name_ids[sk] != UINT32_MAX)
+            g->name_id = sync_name_ids[sk];
+    }
+}

@@ -1,0 +1,202 @@
+/* Nsight Systems SQLite reader, host side: CUDA API calls (CUPTI_ACTIVITY_KIND_RUNTIME
+ * holds runtime AND driver calls), OS runtime calls (OSRT_API), NVTX ranges (NVTX_EVENTS)
+ * and thread names (ThreadNames) → gw_host_event / gw_thread. */
+#include "ingest/nsys_sqlite_reader.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Thread index for a globalTid, remembering the last one: rows of one thread come in runs. */
+typedef struct thread_memo {
+    int64_t global_tid;
+    uint32_t index;
+    int valid;
+} thread_memo;
+
+static uint32_t thread_of(gw_nsys_db *d, thread_memo *memo, int64_t global_tid)
+{
+    if (memo->valid && memo->global_tid == global_tid)
+        return memo->index;
+    uint32_t idx = gw_trace_thread(d->trace, gw_nsys_pid(global_tid), gw_nsys_tid(global_tid));
+    if (idx != UINT32_MAX) {
+        memo->global_tid = global_tid;
+        memo->index = idx;
+        memo->valid = 1;
+    }
+    return idx;
+}
+
+static long oom(gw_nsys_db *d, sqlite3_stmt *st)
+{
+    sqlite3_finalize(st);
+    return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+}
+
+/* Driver calls are named cu* (cuLaunchKernel, cuCtxSynchronize), runtime calls cuda*.
+ * eventClass says the same in exports that fill it, but the name is always there. */
+static uint8_t api_kind(const char *name)
+{
+    return (name[0] == 'c' && name[1] == 'u' && strncmp(name, "cuda", 4) != 0) ? GW_HOST_DRIVER
+                                                                                : GW_HOST_RUNTIME;
+}
+
+long gw_nsys_read_api(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char c[3][48], sql[512];
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, %s FROM %s",
+             gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "nameId", "NULL", c[2], sizeof c[2]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    thread_memo memo = {0};
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t gtid = sqlite3_column_int64(st, 2);
+        uint32_t name = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0
+                                                                 : gw_nsys_api_string(d, sqlite3_column_int64(st, 4));
+        if (name == UINT32_MAX) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        uint32_t thread = thread_of(d, &memo, gtid);
+        gw_host_event *h = thread == UINT32_MAX ? NULL : gw_trace_add_host(d->trace);
+        if (!h)
+            return oom(d, st);
+        h->start = sqlite3_column_int64(st, 0);
+        h->end = sqlite3_column_int64(st, 1);
+        h->correlation = gw_nsys_corr(d, gw_nsys_pid(gtid), sqlite3_column_int64(st, 3));
+        h->name_id = name;
+        h->thread = thread;
+        h->kind = api_kind(gw_trace_str(d->trace, name));
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+long gw_nsys_read_osrt(gw_nsys_db *d)
+{
+    static const char T[] = "OSRT_API";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char c[2][48], sql[384];
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s FROM %s",
+             gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "nameId", "NULL", c[1], sizeof c[1]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    thread_memo memo = {0};
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint32_t name = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0
+                                                                 : gw_nsys_string(d, sqlite3_column_int64(st, 3));
+        if (name == UINT32_MAX) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        uint32_t thread = thread_of(d, &memo, sqlite3_column_int64(st, 2));
+        gw_host_event *h = thread == UINT32_MAX ? NULL : gw_trace_add_host(d->trace);
+        if (!h)
+            return oom(d, st);
+        h->start = sqlite3_column_int64(st, 0);
+        h->end = sqlite3_column_int64(st, 1);
+        h->name_id = name;
+        h->thread = thread;
+        h->kind = GW_HOST_OSRT;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+long gw_nsys_read_nvtx(gw_nsys_db *d)
+{
+    static const char T[] = "NVTX_EVENTS";
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    char c[4][48], sql[512];
+    /* Ranges only: 59/60 NvtxPushPopRange/NvtxStartEndRange, 70/71 the Nvtxt variants
+     * (ENUM_NSYS_EVENT_TYPE). Marks (34) have no duration; 75 is a domain declaration.
+     * A range still open when capture stopped has no end and cannot be placed. */
+    snprintf(sql, sizeof sql,
+             "SELECT \"start\", \"end\", %s, %s, %s FROM %s WHERE \"end\" IS NOT NULL AND %s IN (59, 60, 70, 71)",
+             gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "text", "NULL", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "textId", "NULL", c[2], sizeof c[2]), T,
+             gw_nsys_col(d, T, "eventType", "59", c[3], sizeof c[3]));
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    thread_memo memo = {0};
+    long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint32_t name;
+        /* Unregistered strings are inline in `text`, registered ones referenced by textId. */
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+            const char *text = (const char *)sqlite3_column_text(st, 3);
+            name = gw_trace_intern(d->trace, text ? text : "", text ? (size_t)sqlite3_column_bytes(st, 3) : 0);
+            if (name == UINT32_MAX)
+                return oom(d, st);
+        } else if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+            name = gw_nsys_string(d, sqlite3_column_int64(st, 4));
+            if (name == UINT32_MAX) {
+                sqlite3_finalize(st);
+                return -1;
+            }
+        } else {
+            name = 0;
+        }
+        uint32_t thread = thread_of(d, &memo, sqlite3_column_int64(st, 2));
+        gw_host_event *h = thread == UINT32_MAX ? NULL : gw_trace_add_host(d->trace);
+        if (!h)
+            return oom(d, st);
+        h->start = sqlite3_column_int64(st, 0);
+        h->end = sqlite3_column_int64(st, 1);
+        h->name_id = name;
+        h->thread = thread;
+        h->kind = GW_HOST_ANNOTATION;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+}
+
+int gw_nsys_read_thread_names(gw_nsys_db *d)
+{
+    static const char T[] = "ThreadNames";
+    if (d->trace->thread_count == 0 || !gw_nsys_has_table(d, T) || !gw_nsys_has_column(d, T, "nameId") ||
+        !gw_nsys_has_column(d, T, "globalTid"))
+        return 0;
+    sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT globalTid, nameId FROM ThreadNames");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t gtid = sqlite3_column_int64(st, 0);
+        int64_t pid = gw_nsys_pid(gtid), tid = gw_nsys_tid(gtid);
+        /* Only threads that have events get a name; naming creates no threads. */
+        for (size_t i = 0; i < d->trace->thread_count; i++) {
+            gw_thread *th = &d->trace->threads[i];
+            if (th->pid != pid || th->tid != tid)
+                continue;
+            uint32_t name = gw_nsys_string(d, sqlite3_column_int64(st, 1));
+            if (name == UINT32_MAX) {
+                sqlite3_finalize(st);
+                return -1;
+            }
+            th->name_id = name;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T);
+}

@@ -1,0 +1,90 @@
+/* Shared state of the Nsight Systems SQLite reader, split by table group:
+ *   nsys_sqlite.c        entry point: open, schema checks, meta data, devices,
+ *                        diagnostics, GPU metrics availability, the empty-export check
+ *   nsys_sqlite_gpu.c    CUPTI kernel / memcpy / memset / synchronization rows
+ *   nsys_sqlite_host.c   CUDA runtime+driver API rows, OS runtime rows, NVTX ranges,
+ *                        thread names
+ *   nsys_sqlite_steps.c  steps from NVTX ranges (auto-detected or --step-range)
+ * Internal to those files; the public contract is gw_nsys_sqlite_read in ingest.h. */
+#ifndef GW_INGEST_NSYS_SQLITE_READER_H
+#define GW_INGEST_NSYS_SQLITE_READER_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest/nsys_enums.h"
+#include "model/model.h"
+#include "util/error.h"
+
+typedef struct gw_nsys_db {
+    sqlite3 *db;                /* owned: closed by gw_nsys_sqlite_read */
+    const char *path;           /* borrowed: the input path, for messages */
+    gw_trace *trace;            /* borrowed: the trace being filled */
+    gw_error *err;              /* borrowed */
+    gw_nsys_enums enums;
+    /* StringIds cache: StringIds.id → interned id in trace->strings, UINT32_MAX when not
+     * looked up yet. Only ids some event references get interned, so the trace does not
+     * carry the thousands of unrelated strings an export holds. */
+    uint32_t *name_cache;       /* owned: plain names */
+    uint32_t *api_cache;        /* owned: API names without their _vNNNN suffix */
+    size_t cache_len;           /* max StringIds.id + 1, 0 when no cache (ids too sparse) */
+    sqlite3_stmt *string_stmt;  /* owned: SELECT value FROM StringIds WHERE id = ? */
+    /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
+     * processes' identical CUPTI correlation ids never join (ids are per process). */
+    int corr_per_process;
+} gw_nsys_db;
+
+/* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
+int gw_nsys_has_table(gw_nsys_db *d, const char *table);
+int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column);
+
+/* Writes `column` into buf when table has it, else `fallback` (an SQL expression such as
+ * "NULL" or "0"); returns buf. */
+const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, const char *fallback,
+                        char *buf, size_t buf_len);
+
+/* Interned id of StringIds value `id` (0 = "" when the id is NULL/absent); API names get
+ * their trailing _vNNNN version suffix removed (cudaLaunchKernel_v7000 → cudaLaunchKernel)
+ * so names match Kineto's and nsys stats'. UINT32_MAX on failure (err set). */
+uint32_t gw_nsys_string(gw_nsys_db *d, int64_t id);
+uint32_t gw_nsys_api_string(gw_nsys_db *d, int64_t id);
+
+/* Prepares sql; on failure sets err naming the file and returns NULL. */
+sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql);
+/* After a sqlite3_step loop: 0 when it ended with SQLITE_DONE, else -1 with err set. */
+int gw_nsys_step_done(gw_nsys_db *d, int rc, const char *table);
+
+/* Correlation id as stored in the model (see corr_per_process). */
+static inline uint64_t gw_nsys_corr(const gw_nsys_db *d, int64_t pid, int64_t corr)
+{
+    if (corr <= 0)
+        return GW_NO_CORRELATION;
+    if (!d->corr_per_process)
+        return (uint64_t)corr;
+    return ((uint64_t)(pid & 0xFFFFFF) << 32) | ((uint64_t)corr & 0xFFFFFFFFu);
+}
+
+/* globalTid / globalPid packing: tid in bits 0-23, pid in bits 24-47. */
+static inline int64_t gw_nsys_pid(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+static inline int64_t gw_nsys_tid(int64_t global_id) { return global_id & 0xFFFFFF; }
+
+/* Table group readers; each returns the number of rows read, or -1 with err set. */
+long gw_nsys_read_kernels(gw_nsys_db *d);
+long gw_nsys_read_memcpy(gw_nsys_db *d);
+long gw_nsys_read_memset(gw_nsys_db *d);
+long gw_nsys_read_sync(gw_nsys_db *d);
+long gw_nsys_read_api(gw_nsys_db *d);
+long gw_nsys_read_osrt(gw_nsys_db *d);
+long gw_nsys_read_nvtx(gw_nsys_db *d);
+int gw_nsys_read_thread_names(gw_nsys_db *d);
+
+/* After gw_trace_finish: sync kinds and async/graph flags from the API call each GPU
+ * record correlates with. */
+void gw_nsys_link_api(gw_trace *t);
+
+/* Steps from NVTX annotations (before gw_trace_finish). step_range: exact range name or
+ * NULL for auto-detection. Returns 0, or -1 on out-of-memory. */
+int gw_nsys_find_steps(gw_trace *t, const char *step_range);
+
+#endif
