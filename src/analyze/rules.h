@@ -14,6 +14,8 @@ typedef struct gw_rule {
     unsigned basis;          /* GW_BASIS_* the rule can use */
     /* Adds findings to a->findings. Returns 0, or -1 on out-of-memory. */
     int (*evaluate)(gw_analysis *a, const struct gw_rule *rule);
+    const char *cause;       /* short cause phrase for the verdict ("waiting for data");
+                                NULL for findings that are not a cause (util.*, kernel.hot) */
 } gw_rule;
 
 /* The table, in the seed's order along the data flow. */

@@ -1,16 +1,145 @@
-/* PLACEHOLDER diagnosis table until the rules land: no rules, verdict from busy only. */
+/* The diagnosis table (ids of docs/diagnoses.md, in the seed's order along the data flow)
+ * and its evaluation: causes first, then the utilisation summaries that need to know which
+ * causes were found, then ranking and the one-line verdict. */
 #include "analyze/rules.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "analyze/rules_common.h"
+#include "analyze/rules_families.h"
+
+#define T GW_BASIS_TRACE
+
+static const gw_rule TABLE[] = {
+    {"util.low", "util", T, gw_rule_util_low, NULL},
+    {"util.healthy", "util", T, gw_rule_util_healthy, NULL},
+    {"data.none", "data", T, gw_rule_data_none, NULL},
+    {"data.loader_wait", "data", T, gw_rule_data_loader_wait, "waiting for data"},
+    {"pipe.no_workers", "pipe", T, gw_rule_pipe_no_workers, "data loading in the training process"},
+    {"pipe.pageable_copy", "pipe", T, gw_rule_pipe_pageable_copy, "copies from pageable memory"},
+    {"pipe.host_sync", "pipe", T, gw_rule_pipe_host_sync, "the host blocking on the GPU"},
+    {"pipe.cpu_bound", "pipe", T, gw_rule_pipe_cpu_bound, "the host busy in its own work"},
+    {"kernel.launch_bound", "kernel", T, gw_rule_kernel_launch_bound, "launch overhead of many tiny kernels"},
+    {"kernel.low_occupancy", "kernel", T, gw_rule_kernel_low_occupancy, "kernels too small to fill the GPU"},
+    {"kernel.fp32_math", "kernel", T, gw_rule_kernel_fp32_math, "matrix work in FP32"},
+    {"kernel.hot", "kernel", T, gw_rule_kernel_hot, NULL},
+    {"kernel.cudnn_autotune", "kernel", T, gw_rule_kernel_cudnn_autotune, "cuDNN algorithm search in every step"},
+    {"mem.near_full", "mem", T, gw_rule_mem_near_full, "device memory near full"},
+    {"mem.alloc_churn", "mem", T, gw_rule_mem_alloc_churn, "allocator calls in every step"},
+    {"mem.zero_grad_memset", "mem", T, gw_rule_mem_zero_grad_memset, "gradient zeroing memsets"},
+    {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL},
+    {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication"},
+    {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank"},
+};
+
+#undef T
 
 const gw_rule *gw_rules_table(size_t *count)
 {
-    *count = 0;
+    *count = sizeof TABLE / sizeof TABLE[0];
+    return TABLE;
+}
+
+static const gw_rule *rule_by_id(const char *id)
+{
+    for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++)
+        if (strcmp(TABLE[i].id, id) == 0)
+            return &TABLE[i];
     return NULL;
+}
+
+/* "GPU 0 busy 38% of steps #2-#9" or "8 GPUs busy 41-63% (mean 52%) of steps #2-#9". */
+static size_t describe_busy(const gw_analysis *a, char *buf, size_t size)
+{
+    size_t gpus = 0;
+    double lo = 1.0, hi = 0.0, sum = 0.0;
+    const gw_device_stats *only = NULL;
+    for (size_t i = 0; i < a->device_count; i++) {
+        const gw_device_stats *d = &a->devices[i];
+        if (d->window_s <= 0)
+            continue;
+        double b = d->busy_s / d->window_s;
+        lo = b < lo ? b : lo;
+        hi = b > hi ? b : hi;
+        sum += b;
+        only = d;
+        gpus++;
+    }
+    const gw_rank_stats *r0 = NULL;
+    for (size_t i = 0; i < a->rank_count && !r0; i++)
+        if (a->ranks[i].has_gpu_data)
+            r0 = &a->ranks[i];
+    char window[96] = "the window";
+    if (r0)
+        gw_rules_window_label(r0, window, sizeof window);
+    if (gpus == 0)
+        return (size_t)snprintf(buf, size, "GPU activity found but no steady window to measure");
+    if (gpus == 1) {
+        if (a->rank_count > 1)
+            return (size_t)snprintf(buf, size, "GPU %d of rank %d busy %.0f%% of %s", only->device,
+                                    only->rank, sum * 100.0, window);
+        return (size_t)snprintf(buf, size, "GPU %d busy %.0f%% of %s", only->device, sum * 100.0,
+                                window);
+    }
+    return (size_t)snprintf(buf, size, "%zu GPUs busy %.0f-%.0f%% (mean %.0f%%) of %s", gpus,
+                            lo * 100.0, hi * 100.0, sum / (double)gpus * 100.0, window);
+}
+
+static void write_verdict(gw_analysis *a)
+{
+    size_t with_gpu = 0;
+    for (size_t i = 0; i < a->rank_count; i++)
+        with_gpu += a->ranks[i].has_gpu_data != 0;
+    if (with_gpu == 0) {
+        const gw_finding *none = gw_findings_get(&a->findings, "data.none");
+        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %s (data.none)",
+                 none && none->evidence_count ? none->evidence[0] : "nothing to measure");
+        return;
+    }
+    char busy[200];
+    describe_busy(a, busy, sizeof busy);
+
+    const gw_finding *cause = NULL;
+    for (size_t i = 0; i < a->findings.count && !cause; i++) {
+        const gw_finding *f = &a->findings.items[i];
+        const gw_rule *rule = rule_by_id(f->id);
+        if (rule && rule->cause && f->severity >= GW_SEV_MINOR)
+            cause = f;
+    }
+    if (cause) {
+        snprintf(a->verdict, sizeof a->verdict, "%s; main cause: %s (%s, %.0f%% of step time)",
+                 busy, rule_by_id(cause->id)->cause, cause->id, cause->share * 100.0);
+    } else if (gw_findings_get(&a->findings, "util.low")) {
+        snprintf(a->verdict, sizeof a->verdict,
+                 "%s; the idle time has no cause the trace can show (see util.low)", busy);
+    } else if (gw_findings_get(&a->findings, "util.healthy")) {
+        snprintf(a->verdict, sizeof a->verdict,
+                 "%s; healthy: the time is in the kernels themselves (see kernel.hot)", busy);
+    } else {
+        snprintf(a->verdict, sizeof a->verdict, "%s; no major bottleneck found", busy);
+    }
+    if (with_gpu < a->rank_count) {
+        size_t used = strlen(a->verdict);
+        snprintf(a->verdict + used, sizeof a->verdict - used, "; %zu rank(s) without GPU data",
+                 a->rank_count - with_gpu);
+    }
 }
 
 int gw_rules_evaluate(gw_analysis *a)
 {
-    snprintf(a->verdict, sizeof a->verdict, "analysis rules not built yet");
+    /* Causes first: util.low's share is the idle time no cause explains and util.healthy
+     * needs to know that nothing above minor was found. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++) {
+            int summary = strcmp(TABLE[i].family, "util") == 0;
+            if (summary != (pass == 1))
+                continue;
+            if (TABLE[i].evaluate(a, &TABLE[i]) != 0)
+                return -1;
+        }
+    }
+    gw_findings_sort(&a->findings);
+    write_verdict(a);
     return 0;
 }

@@ -1,0 +1,176 @@
+/* §6 of the catalogue, multi-GPU from the trace: comm.heavy (collective kernels as a share of
+ * step time and the part not hidden behind compute) and comm.straggler (one rank or GPU
+ * slower than the others: busy spread in points, or more compute per step). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analyze/rules_common.h"
+#include "analyze/rules_families.h"
+
+int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
+{
+    const double comm_thr = a->thresholds.v[GW_T_COMM_SHARE];
+    const double exposed_thr = a->thresholds.v[GW_T_COMM_EXPOSED_SHARE];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!gw_rules_rank_has_gpu(a, r))
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.window_s <= 0 || tot.comm_s <= 0)
+            continue;
+        double comm = tot.comm_s / tot.window_s, exposed = tot.comm_exposed_s / tot.window_s;
+        if (comm < comm_thr && exposed < exposed_thr)
+            continue;
+        /* Overlapped communication costs nothing: the share is the exposed part. */
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, exposed, tot.comm_exposed_s);
+        if (!f)
+            return -1;
+        f->confidence = 0.8;
+        char label[96], per_step[32], exp_step[32];
+        gw_rules_window_label(r, label, sizeof label);
+        double steps = gw_rules_steps(r), devices = (double)tot.device_count;
+        gw_fmt_duration(tot.comm_s / steps / devices, per_step, sizeof per_step);
+        gw_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
+        snprintf(f->title, sizeof f->title,
+                 "Communication %.0f%% of step time, %.0f%% not overlapped with compute",
+                 comm * 100.0, exposed * 100.0);
+        gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), exposed %.1f%% (%s%s)",
+                            comm * 100.0, label, per_step, gw_rules_per_step_unit(r),
+                            exposed * 100.0, exp_step, gw_rules_per_step_unit(r));
+        for (size_t k = 0; k < r->kernels.top_count; k++)
+            if (r->kernels.top[k].comm) {
+                gw_finding_evidence(f, "largest: %.120s, %.1f%% of kernel time, %zu calls",
+                                    r->kernels.top[k].name, r->kernels.top[k].share * 100.0,
+                                    r->kernels.top[k].count);
+                break;
+            }
+        snprintf(f->fix, sizeof f->fix,
+                 "Hide or shrink communication: DDP(bucket_cap_mb=50-100) so all-reduce overlaps the "
+                 "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), "
+                 "gradient compression hooks (PowerSGD), bf16 gradients. Check the links with "
+                 "nvidia-smi topo -m and nccl-tests all_reduce_perf -b 128M -e 1G -f 2 -g 1 "
+                 "(seed §6.1, §6.2).");
+        gw_rules_gain(f, r, tot.device_count, 0.3, 0.8);
+    }
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
+{
+    const double spread_thr = a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS];
+    const double slow_thr = a->thresholds.v[GW_T_STRAGGLER_SLOW_SHARE];
+    /* Busy spread over every GPU of the job. */
+    const gw_device_stats *lo = NULL, *hi = NULL;
+    size_t gpus = 0;
+    for (size_t i = 0; i < a->device_count; i++) {
+        const gw_device_stats *d = &a->devices[i];
+        if (d->window_s <= 0)
+            continue;
+        gpus++;
+        double b = d->busy_s / d->window_s;
+        if (!lo || b < lo->busy_s / lo->window_s)
+            lo = d;
+        if (!hi || b > hi->busy_s / hi->window_s)
+            hi = d;
+    }
+    if (gpus < 2)
+        return 0; /* one GPU cannot straggle behind itself */
+    double spread_pts = (hi->busy_s / hi->window_s - lo->busy_s / lo->window_s) * 100.0;
+
+    /* Compute per step of each rank with GPU data: the slowest against the median. */
+    size_t n = 0;
+    double *per_step = calloc(a->rank_count ? a->rank_count : 1, sizeof *per_step);
+    if (!per_step)
+        return -1;
+    const gw_rank_stats *slowest = NULL;
+    double slowest_c = -1;
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!r->has_gpu_data)
+            continue;
+        double c = r->compute_s / gw_rules_steps(r);
+        per_step[n++] = c;
+        if (c > slowest_c) {
+            slowest_c = c;
+            slowest = r;
+        }
+    }
+    double median = 0;
+    if (n > 0) {
+        qsort(per_step, n, sizeof *per_step, cmp_double);
+        median = n % 2 ? per_step[n / 2] : (per_step[n / 2 - 1] + per_step[n / 2]) / 2;
+        if (n == 2)
+            median = per_step[0]; /* two ranks: the slower against the other one */
+    }
+    free(per_step);
+    int slow = n >= 2 && median > 0 && slowest_c >= median * (1.0 + slow_thr);
+    int spread = spread_pts >= spread_thr;
+    if (!slow && !spread)
+        return 0;
+
+    const gw_rank_stats *who = NULL;
+    int32_t device = -1;
+    double share, explained;
+    if (slow) {
+        who = slowest;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, who, &tot);
+        device = tot.device_count == 1 ? tot.main_device : -1;
+        double step_len = who->step_median_s > 0 ? who->step_median_s
+                                                 : (tot.device_count ? tot.window_s / (double)tot.device_count : 0);
+        explained = (slowest_c - median) * gw_rules_steps(who);
+        share = step_len > 0 ? (slowest_c - median) / step_len : 0;
+    } else {
+        /* The least busy GPU is the one starved by its own feed: the others wait for it in
+         * collectives, which count as busy (communication) on their side. */
+        for (size_t i = 0; i < a->rank_count && !who; i++)
+            if (a->ranks[i].trace_index == lo->trace_index)
+                who = &a->ranks[i];
+        device = lo->device;
+        share = spread_pts / 100.0;
+        explained = (hi->busy_s / hi->window_s - lo->busy_s / lo->window_s) * lo->window_s;
+    }
+    gw_finding *f = gw_rules_finding(a, rule, who, device, share, explained);
+    if (!f)
+        return -1;
+    f->confidence = 0.7;
+    char label[96];
+    if (who)
+        gw_rules_window_label(who, label, sizeof label);
+    else
+        snprintf(label, sizeof label, "the window");
+    int who_rank = who ? who->rank : lo->rank;
+    if (slow)
+        snprintf(f->title, sizeof f->title, "Straggler: rank %d computes %.0f%% more per step than the "
+                 "median rank", who_rank, (slowest_c / median - 1.0) * 100.0);
+    else
+        snprintf(f->title, sizeof f->title, "Straggler: rank %d GPU %d busy %.0f%%, %.0f points below "
+                 "the busiest GPU", who_rank, lo->device, lo->busy_s / lo->window_s * 100.0, spread_pts);
+    gw_finding_evidence(f, "GPU busy across %zu GPUs: %.1f%% (rank %d GPU %d) to %.1f%% (rank %d GPU "
+                           "%d), spread %.1f points, %s", gpus, lo->busy_s / lo->window_s * 100.0,
+                        lo->rank, lo->device, hi->busy_s / hi->window_s * 100.0, hi->rank, hi->device,
+                        spread_pts, label);
+    if (n >= 2) {
+        char c_slow[32], c_med[32];
+        gw_fmt_duration(slowest_c, c_slow, sizeof c_slow);
+        gw_fmt_duration(median, c_med, sizeof c_med);
+        gw_finding_evidence(f, "compute per step: rank %d %s vs median %s (%+.0f%%)",
+                            slowest ? slowest->rank : -1, c_slow, c_med,
+                            median > 0 ? (slowest_c / median - 1.0) * 100.0 : 0.0);
+    }
+    snprintf(f->fix, sizeof f->fix,
+             "Find rank %d's own cause: analyse its trace alone (gpuwhy analyze <rank %d trace>) for "
+             "data loading or host syncs; check its CPU feed and NUMA binding (numactl --cpunodebind), "
+             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or CPUs "
+             "(seed §6.3).", who_rank, who_rank);
+    if (who)
+        gw_rules_gain(f, who, 1, 0.5, 0.9);
+    return 0;
+}

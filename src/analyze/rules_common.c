@@ -1,0 +1,178 @@
+/* Shared wording and arithmetic of the rule families; see rules_common.h. */
+#include "analyze/rules_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+gw_severity gw_rules_severity(double share)
+{
+    if (share >= GW_SHARE_CRITICAL)
+        return GW_SEV_CRITICAL;
+    if (share >= GW_SHARE_MAJOR)
+        return GW_SEV_MAJOR;
+    if (share >= GW_SHARE_MINOR)
+        return GW_SEV_MINOR;
+    return GW_SEV_INFO;
+}
+
+void gw_rank_totals_compute(const gw_analysis *a, const gw_rank_stats *r, gw_rank_totals *out)
+{
+    memset(out, 0, sizeof *out);
+    out->main_device = -1;
+    out->busy_min_share = 1.0;
+    double best_busy = -1.0;
+    for (size_t i = 0; i < a->device_count; i++) {
+        const gw_device_stats *d = &a->devices[i];
+        if (d->trace_index != r->trace_index)
+            continue;
+        out->device_count++;
+        out->window_s += d->window_s;
+        out->busy_s += d->busy_s;
+        out->idle_s += d->idle_s;
+        out->compute_s += d->compute_s;
+        out->comm_s += d->comm_s;
+        out->comm_exposed_s += d->comm_exposed_s;
+        out->copy_s += d->copy_s;
+        out->set_s += d->set_s;
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            out->idle_by_cause_s[c] += d->idle_by_cause_s[c];
+        double busy_share = d->window_s > 0 ? d->busy_s / d->window_s : 0.0;
+        if (busy_share < out->busy_min_share)
+            out->busy_min_share = busy_share;
+        if (busy_share > out->busy_max_share)
+            out->busy_max_share = busy_share;
+        if (d->busy_s > best_busy) {
+            best_busy = d->busy_s;
+            out->main_device = d->device;
+        }
+    }
+    if (out->device_count == 0)
+        out->busy_min_share = 0.0;
+}
+
+const gw_trace *gw_rules_trace(const gw_analysis *a, const gw_rank_stats *r)
+{
+    if (!a->job || r->trace_index >= a->job->trace_count)
+        return NULL;
+    return a->job->traces[r->trace_index];
+}
+
+unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r)
+{
+    const gw_trace *t = gw_rules_trace(a, r);
+    return t ? t->has : ~0u;
+}
+
+int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)
+{
+    (void)a;
+    return r->has_gpu_data != 0;
+}
+
+double gw_rules_steps(const gw_rank_stats *r)
+{
+    return r->window.steady_steps > 0 ? (double)r->window.steady_steps : 1.0;
+}
+
+void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size)
+{
+    if (r->window.steady_steps == 0 || r->window.whole_window)
+        snprintf(buf, size, "the whole trace (no step markers)");
+    else if (r->window.first_step_number == r->window.last_step_number)
+        snprintf(buf, size, "step #%lld", (long long)r->window.first_step_number);
+    else
+        snprintf(buf, size, "steps #%lld-#%lld", (long long)r->window.first_step_number,
+                 (long long)r->window.last_step_number);
+}
+
+const char *gw_rules_per_step_unit(const gw_rank_stats *r)
+{
+    return r->window.steady_steps > 0 && !r->window.whole_window ? "/step" : " in the window";
+}
+
+void gw_fmt_duration(double seconds, char *buf, size_t size)
+{
+    double a = fabs(seconds);
+    if (a >= 10.0)
+        snprintf(buf, size, "%.0f s", seconds);
+    else if (a >= 1.0)
+        snprintf(buf, size, "%.2f s", seconds);
+    else if (a >= 10e-3)
+        snprintf(buf, size, "%.0f ms", seconds * 1e3);
+    else if (a >= 1e-3)
+        snprintf(buf, size, "%.1f ms", seconds * 1e3);
+    else if (a >= 1e-6)
+        snprintf(buf, size, "%.1f µs", seconds * 1e6);
+    else
+        snprintf(buf, size, "%.0f ns", seconds * 1e9);
+}
+
+void gw_fmt_count(double count, char *buf, size_t size)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", count < 0 ? 0.0 : count);
+    size_t n = strlen(digits), o = 0;
+    for (size_t i = 0; i < n && o + 2 < size; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    if (size > 0)
+        buf[o < size ? o : size - 1] = '\0';
+}
+
+gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_stats *r,
+                             int32_t device, double share, double explained_s)
+{
+    gw_finding *f = gw_findings_add(&a->findings, rule->id);
+    if (!f)
+        return NULL;
+    if (share < 0)
+        share = 0;
+    if (share > 1)
+        share = 1;
+    f->share = share;
+    f->explained_s = explained_s;
+    f->severity = gw_rules_severity(share);
+    f->basis = GW_BASIS_TRACE;
+    f->rank = r ? r->rank : -1;
+    f->device = device;
+    f->confidence = 0.8;
+    if (r) {
+        f->range_start_ns = r->window.start_ns;
+        f->range_end_ns = r->window.end_ns;
+    }
+    return f;
+}
+
+void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac,
+                   double hi_frac)
+{
+    double per_step = f->explained_s / gw_rules_steps(r) / (devices > 0 ? (double)devices : 1.0);
+    char lo[32], hi[32];
+    gw_fmt_duration(per_step * lo_frac, lo, sizeof lo);
+    gw_fmt_duration(per_step * hi_frac, hi, sizeof hi);
+    double lo_pct = f->share * lo_frac * 100.0, hi_pct = f->share * hi_frac * 100.0;
+    snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%.0f-%.0f%% of step time)", lo, hi,
+             gw_rules_per_step_unit(r), lo_pct, hi_pct);
+}
+
+void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason)
+{
+    char item[200];
+    snprintf(item, sizeof item, "%s: %s", id, reason);
+    if (strstr(a->not_evaluated, item))
+        return;
+    size_t used = strlen(a->not_evaluated);
+    snprintf(a->not_evaluated + used, sizeof a->not_evaluated - used, "%s%s",
+             used ? "; " : "", item);
+}
+
+int gw_rules_has_finding(const gw_analysis *a, const char *id, int rank)
+{
+    for (size_t i = 0; i < a->findings.count; i++)
+        if (a->findings.items[i].rank == rank && strcmp(a->findings.items[i].id, id) == 0)
+            return 1;
+    return 0;
+}

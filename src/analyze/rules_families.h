@@ -1,0 +1,35 @@
+/* The evaluate functions of every diagnosis, one family per file (rules_util.c,
+ * rules_data.c, rules_pipe.c, rules_kernel.c, rules_mem.c, rules_comm.c), gathered into
+ * the table by rules_table.c. Each has the gw_rule evaluate signature. */
+#ifndef GW_ANALYZE_RULES_FAMILIES_H
+#define GW_ANALYZE_RULES_FAMILIES_H
+
+#include "analyze/rules.h"
+
+/* §0 utilisation (rules_util.c) */
+int gw_rule_data_none(gw_analysis *a, const gw_rule *rule);
+int gw_rule_util_low(gw_analysis *a, const gw_rule *rule);
+int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule);
+/* §2 data supply (rules_data.c) */
+int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule);
+/* §3 pipeline (rules_pipe.c) */
+int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
+int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule);
+int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule);
+int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule);
+/* §4 kernels (rules_kernel.c) */
+int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule);
+int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule);
+int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule);
+int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule);
+int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule);
+/* §5 memory (rules_mem.c) */
+int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule);
+int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule);
+int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule);
+int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule);
+/* §6 communication (rules_comm.c) */
+int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule);
+int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule);
+
+#endif

@@ -1,0 +1,112 @@
+/* GPU idle gaps and chunked time utilisation of one device, straight from the model, for
+ * the evidence that nsys analyze's gpu_gaps (gaps over 500 ms) and gpu_time_util (30
+ * chunks under 50%) would give, and what they miss: thousands of short gaps that add up
+ * although none reaches 500 ms. See rules_common.h. */
+#include "analyze/rules_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int is_busy_op(const gw_gpu_event *g, int32_t device)
+{
+    return g->device == device && g->kind != GW_GPU_SYNC && g->end > g->start;
+}
+
+/* Adds the overlap of [s, e) with each chunk of [range_start, range_start + n*chunk). */
+static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns chunk,
+                          gw_ns s, gw_ns e)
+{
+    if (chunk <= 0 || e <= s)
+        return;
+    size_t first = (size_t)((s - range_start) / chunk);
+    for (size_t c = first; c < n; c++) {
+        gw_ns cs = range_start + (gw_ns)c * chunk, ce = cs + chunk;
+        if (cs >= e)
+            break;
+        gw_ns os = s > cs ? s : cs, oe = e < ce ? e : ce;
+        if (oe > os)
+            chunk_busy[c] += (double)(oe - os);
+    }
+}
+
+int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
+                  const gw_thresholds *th, gw_gap_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    gw_ns first = 0, last = 0;
+    int any = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (!is_busy_op(g, device))
+            continue;
+        if (!any || g->start < first)
+            first = g->start;
+        if (!any || g->end > last)
+            last = g->end;
+        any = 1;
+    }
+    if (!any)
+        return -1;
+
+    double noise_ns = th->v[GW_T_GAP_NOISE_US] * 1e3;
+    double long_ns = th->v[GW_T_NSYS_GAP_MS] * 1e6;
+    /* Interior gaps of the busy union inside the window; events are sorted by start. */
+    int open = 0;
+    gw_ns cur_end = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (!is_busy_op(g, device))
+            continue;
+        gw_ns s = g->start < start ? start : g->start;
+        gw_ns e = g->end > end ? end : g->end;
+        if (e <= s)
+            continue;
+        if (open && s > cur_end) {
+            double gap = (double)(s - cur_end);
+            if (gap < noise_ns) {
+                out->noise_count++;
+                out->noise_s += gap * 1e-9;
+            } else if (gap <= long_ns) {
+                out->mid_count++;
+                out->mid_s += gap * 1e-9;
+                if (gap * 1e-9 > out->mid_max_s)
+                    out->mid_max_s = gap * 1e-9;
+            } else {
+                out->long_count++;
+                out->long_s += gap * 1e-9;
+            }
+        }
+        if (!open || e > cur_end)
+            cur_end = e;
+        open = 1;
+    }
+
+    /* nsys sums overlaps (concurrent streams can exceed 100%) over fixed chunks of the
+     * device's whole active range, warm-up included: reproduce that, not our union. */
+    size_t n = th->v[GW_T_NSYS_UTIL_CHUNKS] >= 1 ? (size_t)th->v[GW_T_NSYS_UTIL_CHUNKS] : 1;
+    if (n > 1000)
+        n = 1000;
+    gw_ns span = last - first;
+    gw_ns chunk = (span + (gw_ns)n - 1) / (gw_ns)n;
+    if (chunk <= 0)
+        return 0;
+    double *chunk_busy = calloc(n, sizeof *chunk_busy);
+    if (!chunk_busy)
+        return 0; /* the chunk figures are optional evidence: leave them at zero */
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (is_busy_op(g, device))
+            add_to_chunks(chunk_busy, n, first, chunk, g->start, g->end);
+    }
+    out->chunks = n;
+    for (size_t c = 0; c < n; c++) {
+        if (chunk_busy[c] / (double)chunk * 100.0 >= th->v[GW_T_NSYS_UTIL_PCT])
+            continue;
+        out->low_chunks++;
+        gw_ns cs = first + (gw_ns)c * chunk, ce = cs + chunk;
+        if (cs < end && ce > start)
+            out->low_chunks_in_window++;
+    }
+    free(chunk_busy);
+    return 0;
+}

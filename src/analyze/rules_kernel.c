@@ -1,0 +1,289 @@
+/* §4 of the catalogue, kernels from the trace: kernel.launch_bound (many tiny kernels with
+ * gaps as long as they are), kernel.low_occupancy (grids too small for the SMs),
+ * kernel.fp32_math (matrix work without tensor cores on a GPU that has them), kernel.hot
+ * (the top kernels, like nsys cuda_gpu_kern_sum) and kernel.cudnn_autotune (cuDNN algorithm
+ * searches inside steady-state steps). */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/rules_common.h"
+#include "analyze/rules_families.h"
+#include "model/classify.h"
+
+static double window_length_s(const gw_rank_stats *r)
+{
+    return r->window.end_ns > r->window.start_ns
+               ? (double)(r->window.end_ns - r->window.start_ns) * 1e-9 : 0.0;
+}
+
+int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
+{
+    const double tiny_thr = a->thresholds.v[GW_T_TINY_KERNEL_SHARE];
+    const double ratio_thr = a->thresholds.v[GW_T_LAUNCH_GAP_RATIO];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_kernel_stats *k = &r->kernels;
+        if (!gw_rules_rank_has_gpu(a, r) || k->count == 0 || k->median_us <= 0)
+            continue;
+        double ratio = k->median_gap_us / k->median_us;
+        if (k->share_under_5us < tiny_thr || ratio < ratio_thr)
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.window_s <= 0)
+            continue;
+        double explained = tot.idle_by_cause_s[GW_IDLE_LAUNCH];
+        int estimated = 0;
+        if (explained <= 0) {
+            /* No launch-gap attribution: one median gap per kernel, bounded by the idle time. */
+            explained = (double)k->count * k->median_gap_us * 1e-6;
+            if (explained > tot.idle_s)
+                explained = tot.idle_s;
+            estimated = 1;
+        }
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
+        if (!f)
+            return -1;
+        f->confidence = estimated ? 0.6 : 0.8;
+        char window[96], n[32];
+        gw_rules_window_label(r, window, sizeof window);
+        gw_fmt_count((double)k->count, n, sizeof n);
+        snprintf(f->title, sizeof f->title,
+                 "Launch-bound: %.0f%% of %s kernels shorter than %.0f µs, gaps %.1fx the kernel",
+                 k->share_under_5us * 100.0, n, a->thresholds.v[GW_T_TINY_KERNEL_US], ratio);
+        gw_finding_evidence(f, "%s kernels in %s, %.0f%% shorter than %.0f µs; median kernel %.1f µs, "
+                               "median gap between kernels %.1f µs (%.1fx)",
+                            n, window, k->share_under_5us * 100.0, a->thresholds.v[GW_T_TINY_KERNEL_US],
+                            k->median_us, k->median_gap_us, ratio);
+        gw_finding_evidence(f, "GPU idle in launch gaps: %.1f%% of the window%s", f->share * 100.0,
+                            estimated ? " (estimated: count x median gap)" : "");
+        snprintf(f->fix, sizeof f->fix,
+                 "Launch fewer, bigger kernels: torch.compile(model) to fuse element-wise ops, CUDA "
+                 "Graphs (torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay "
+                 "a step with one launch, fused optimizers (foreach/fused=True), a larger batch. "
+                 "Re-profile the same steps: the median gap and kernel count per step should drop "
+                 "(seed §4.1, §4.3).");
+        gw_rules_gain(f, r, tot.device_count, 0.5, 0.9);
+    }
+    return 0;
+}
+
+int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
+{
+    const double bps_thr = a->thresholds.v[GW_T_LOW_OCC_BLOCKS_PER_SM];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_kernel_stats *k = &r->kernels;
+        if (!gw_rules_rank_has_gpu(a, r) || k->count == 0)
+            continue;
+        if (!(gw_rules_has(a, r) & GW_HAS_DEVICE_PROPS)) {
+            gw_rules_not_evaluated(a, rule->id, "the input has no device properties (SM count)");
+            continue;
+        }
+        if (k->blocks_per_sm_weighted < 0) {
+            gw_rules_not_evaluated(a, rule->id, "the input has no kernel grid sizes");
+            continue;
+        }
+        if (k->blocks_per_sm_weighted >= bps_thr)
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.window_s <= 0)
+            continue;
+        /* Busy time during which most SMs had no block: the share of SM-time left unused. */
+        double unused = 1.0 - k->blocks_per_sm_weighted;
+        double explained = tot.compute_s * (unused > 0 ? unused : 0);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
+        if (!f)
+            return -1;
+        f->confidence = 0.5;
+        char window[96];
+        gw_rules_window_label(r, window, sizeof window);
+        const gw_trace *t = gw_rules_trace(a, r);
+        const gw_device *dev = t && tot.main_device >= 0 ? gw_trace_device(t, tot.main_device) : NULL;
+        snprintf(f->title, sizeof f->title,
+                 "Kernels too small to fill the GPU: %.2f blocks per SM (time-weighted)",
+                 k->blocks_per_sm_weighted);
+        if (dev && dev->num_sms > 0)
+            gw_finding_evidence(f, "time-weighted %.2f blocks per SM on %d SMs in %s: many SMs sit "
+                                   "empty while kernels run", k->blocks_per_sm_weighted, dev->num_sms,
+                                window);
+        else
+            gw_finding_evidence(f, "time-weighted %.2f blocks per SM in %s", k->blocks_per_sm_weighted,
+                                window);
+        if (k->occupancy_weighted_pct >= 0)
+            gw_finding_evidence(f, "estimated achieved occupancy %.0f%% (time-weighted)",
+                                k->occupancy_weighted_pct);
+        gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
+                            tot.compute_s / tot.window_s * 100.0, unused * 100.0);
+        snprintf(f->fix, sizeof f->fix,
+                 "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
+                 "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
+                 "LaunchStats --section Occupancy -k regex:<kernel> python train.py) (seed §4.2).");
+        gw_rules_gain(f, r, tot.device_count, 0.2, 0.5);
+    }
+    return 0;
+}
+
+int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
+{
+    const double share_thr = a->thresholds.v[GW_T_FP32_MATH_SHARE];
+    const double min_cc = a->thresholds.v[GW_T_FP32_MIN_CC];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_kernel_stats *k = &r->kernels;
+        if (!gw_rules_rank_has_gpu(a, r) || k->count == 0)
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        const gw_trace *t = gw_rules_trace(a, r);
+        const gw_device *dev = t && tot.main_device >= 0 ? gw_trace_device(t, tot.main_device) : NULL;
+        if (t) {
+            if (dev && dev->is_amd) {
+                gw_rules_not_evaluated(a, rule->id, "tensor-core kernel names are known for NVIDIA GPUs only");
+                continue;
+            }
+            if (!dev || dev->cc_major <= 0) {
+                gw_rules_not_evaluated(a, rule->id, "the input has no compute capability");
+                continue;
+            }
+            if (dev->cc_major < min_cc)
+                continue;
+        }
+        if (k->fp32_gemm_share < share_thr || tot.window_s <= 0)
+            continue;
+        double fp32_s = k->fp32_gemm_share * k->total_s;
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, fp32_s / tot.window_s, fp32_s);
+        if (!f)
+            return -1;
+        f->confidence = 0.7; /* kernel names are a proxy for the math mode */
+        char window[96], t_fp32[32], t_all[32];
+        gw_rules_window_label(r, window, sizeof window);
+        gw_fmt_duration(fp32_s, t_fp32, sizeof t_fp32);
+        gw_fmt_duration(k->total_s, t_all, sizeof t_all);
+        snprintf(f->title, sizeof f->title,
+                 "Matrix work in FP32: %.0f%% of kernel time without tensor cores",
+                 k->fp32_gemm_share * 100.0);
+        gw_finding_evidence(f, "matrix/conv kernels without tensor-core names: %s of %s kernel time "
+                               "(%.1f%%) in %s", t_fp32, t_all, k->fp32_gemm_share * 100.0, window);
+        if (dev)
+            gw_finding_evidence(f, "GPU compute capability %d.%d has tensor cores (%s)", dev->cc_major,
+                                dev->cc_minor, dev->cc_major >= 8 ? "TF32, BF16, FP16" : "FP16");
+        for (size_t n = 0; n < k->top_count; n++) {
+            const gw_kernel_row *row = &k->top[n];
+            if (!row->tensor_core && !row->comm && gw_kernel_is_gemm_like(row->name)) {
+                gw_finding_evidence(f, "largest: %.100s, %.1f%% of kernel time", row->name,
+                                    row->share * 100.0);
+                break;
+            }
+        }
+        int has_tf32 = !dev || dev->cc_major >= 8;
+        snprintf(f->fix, sizeof f->fix,
+                 "Use tensor cores: mixed precision with torch.autocast('cuda', dtype=%s) (+ "
+                 "GradScaler for FP16)%s. Re-profile: the gemm kernel names should change "
+                 "(e.g. to *_bf16/*s16816*/*hmma*) and their time drop (seed §4.3).",
+                 has_tf32 ? "torch.bfloat16" : "torch.float16",
+                 has_tf32 ? ", or at least TF32: torch.backends.cuda.matmul.allow_tf32 = True and "
+                            "torch.backends.cudnn.allow_tf32 = True" : "");
+        gw_rules_gain(f, r, tot.device_count, 0.5, 0.8);
+    }
+    return 0;
+}
+
+int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
+{
+    size_t want = a->thresholds.v[GW_T_HOT_KERNELS] >= 1 ? (size_t)a->thresholds.v[GW_T_HOT_KERNELS] : 1;
+    if (want > GW_MAX_EVIDENCE - 1)
+        want = GW_MAX_EVIDENCE - 1;
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_kernel_stats *k = &r->kernels;
+        if (!gw_rules_rank_has_gpu(a, r) || k->top_count == 0)
+            continue;
+        size_t n = k->top_count < want ? k->top_count : want;
+        double top_s = 0;
+        for (size_t j = 0; j < n; j++)
+            top_s += k->top[j].total_s;
+        double window = window_length_s(r);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, window > 0 ? top_s / window : 0, top_s);
+        if (!f)
+            return -1;
+        f->severity = GW_SEV_INFO; /* a pointer for kernel-level work, not a problem */
+        f->confidence = 0.95;
+        char label[96];
+        gw_rules_window_label(r, label, sizeof label);
+        snprintf(f->title, sizeof f->title, "Top %zu kernels take %.0f%% of kernel time in %s", n,
+                 k->total_s > 0 ? top_s / k->total_s * 100.0 : 0.0, label);
+        for (size_t j = 0; j < n; j++) {
+            const gw_kernel_row *row = &k->top[j];
+            char c[32], tot[32];
+            gw_fmt_count((double)row->count, c, sizeof c);
+            gw_fmt_duration(row->total_s, tot, sizeof tot);
+            gw_finding_evidence(f, "%zu. %.120s: %.1f%% of kernel time, %s calls, median %.1f µs, "
+                                   "total %s%s", j + 1, row->name, row->share * 100.0, c,
+                                row->median_us, tot, row->tensor_core ? ", tensor cores" : "");
+        }
+        char first[80];
+        snprintf(first, sizeof first, "%.60s", k->top[0].name);
+        for (char *p = first; *p; p++)
+            if (*p == '\'' || *p == '(' || *p == '<' || *p == ' ')
+                *p = '\0';
+        snprintf(f->fix, sizeof f->fix,
+                 "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
+                 "--launch-count 1 python train.py; SM busy with memory idle means compute-bound "
+                 "(lower precision, a faster algorithm), memory busy with SM idle means memory-bound "
+                 "(fusion) (seed §4.2).", first);
+        snprintf(f->gain, sizeof f->gain, "depends on the kernels: these are where the GPU time goes");
+    }
+    return 0;
+}
+
+int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
+{
+    const double count_thr = a->thresholds.v[GW_T_CUDNN_FIND_COUNT];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_trace *t = gw_rules_trace(a, r);
+        if (!gw_rules_rank_has_gpu(a, r) || !t)
+            continue;
+        if (!(t->has & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
+            gw_rules_not_evaluated(a, rule->id, "the input has no host side (cuDNN search calls)");
+            continue;
+        }
+        size_t count = 0;
+        double search_s = 0;
+        /* Nested spans (cudnnFind inside cudnn_convolution_find) count once: outermost only. */
+        gw_ns covered_until = 0;
+        for (size_t j = 0; j < t->host_count; j++) {
+            const gw_host_event *h = &t->host[j];
+            if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns ||
+                h->start >= r->window.end_ns || h->start < covered_until)
+                continue;
+            count++;
+            search_s += (double)(h->end - h->start) * 1e-9;
+            covered_until = h->end;
+        }
+        if (count == 0 || (double)count < count_thr)
+            continue;
+        double window = window_length_s(r);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, window > 0 ? search_s / window : 0, search_s);
+        if (!f)
+            return -1;
+        f->confidence = 0.8;
+        char label[96], total[32];
+        gw_rules_window_label(r, label, sizeof label);
+        gw_fmt_duration(search_s, total, sizeof total);
+        snprintf(f->title, sizeof f->title, "cuDNN algorithm search in steady state: %zu searches, %s",
+                 count, total);
+        gw_finding_evidence(f, "%zu cuDNN algorithm searches (cudnnFind*) in %s, %s in total (%.1f%% "
+                               "of the window): input shapes keep changing, so benchmark mode "
+                               "searches again", count, label, total, f->share * 100.0);
+        snprintf(f->fix, sizeof f->fix,
+                 "With fixed input shapes keep torch.backends.cudnn.benchmark = True and make the "
+                 "shapes constant (drop_last=True, pad or bucket variable sizes); with shapes that "
+                 "really vary, set torch.backends.cudnn.benchmark = False. Re-profile: no cudnnFind "
+                 "after the first steps (seed §4.3).");
+        gw_rules_gain(f, r, 1, 0.7, 1.0);
+    }
+    return 0;
+}

@@ -1,0 +1,193 @@
+/* §5 of the catalogue, device memory from the trace: mem.near_full (peak reserved near
+ * capacity), mem.alloc_churn (allocator calls inside steady steps), mem.zero_grad_memset
+ * (gradient zeroing as memsets/fill kernels) and mem.batch_headroom (GPU idle-ish with most
+ * memory free: the batch could grow). */
+#include <stdio.h>
+
+#include "analyze/rules_common.h"
+#include "analyze/rules_families.h"
+
+static double window_length_s(const gw_rank_stats *r)
+{
+    return r->window.end_ns > r->window.start_ns
+               ? (double)(r->window.end_ns - r->window.start_ns) * 1e-9 : 0.0;
+}
+
+/* 1 when peak memory and capacity are both known, else says why not and returns 0. */
+static int memory_known(gw_analysis *a, const gw_rule *rule, const gw_rank_stats *r)
+{
+    if (r->memory.peak_reserved_share >= 0 && r->memory.total_mem_bytes > 0)
+        return 1;
+    gw_rules_not_evaluated(a, rule->id,
+                           r->memory.allocator_events == 0
+                               ? "the input has no allocator ([memory]) events"
+                               : "the input has no device memory size");
+    return 0;
+}
+
+int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
+{
+    const double full_thr = a->thresholds.v[GW_T_MEM_NEAR_FULL];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!gw_rules_rank_has_gpu(a, r) || !memory_known(a, rule, r))
+            continue;
+        const gw_memory_stats *m = &r->memory;
+        if (m->peak_reserved_share < full_thr)
+            continue;
+        double window = window_length_s(r);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, window > 0 ? m->alloc_wait_s / window : 0,
+                                         m->alloc_wait_s);
+        if (!f)
+            return -1;
+        /* Near-full memory is a risk (OOM, allocator retries) even when it costs no time yet. */
+        if (f->severity < GW_SEV_MINOR)
+            f->severity = GW_SEV_MINOR;
+        f->confidence = 0.9;
+        char label[96], wait[32];
+        gw_rules_window_label(r, label, sizeof label);
+        gw_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
+        snprintf(f->title, sizeof f->title, "Device memory near full: peak reserved %.1f%% of %.1f GB",
+                 m->peak_reserved_share * 100.0, m->total_mem_bytes / 1e9);
+        gw_finding_evidence(f, "peak reserved %.2f GB of %.2f GB (%.1f%%), peak allocated %.2f GB",
+                            m->peak_reserved_bytes / 1e9, m->total_mem_bytes / 1e9,
+                            m->peak_reserved_share * 100.0,
+                            m->peak_allocated_bytes >= 0 ? m->peak_allocated_bytes / 1e9 : 0.0);
+        gw_finding_evidence(f, "%zu allocator calls in %s (%.1f%s), %s inside them", m->alloc_calls,
+                            label, m->alloc_calls_per_step, gw_rules_per_step_unit(r), wait);
+        snprintf(f->fix, sizeof f->fix,
+                 "Make room: a smaller batch with gradient accumulation, activation checkpointing "
+                 "(torch.utils.checkpoint), AMP (bf16 halves activations); on a shared GPU cap the "
+                 "process with torch.cuda.set_per_process_memory_fraction. Check "
+                 "torch.cuda.memory_stats()['allocated_bytes.all.peak'] after the change (seed §5.1).");
+        snprintf(f->gain, sizeof f->gain, "avoids allocator retries and OOM; time now in the allocator: %s",
+                 wait);
+    }
+    return 0;
+}
+
+int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
+{
+    const double per_step_thr = a->thresholds.v[GW_T_ALLOC_PER_STEP];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!gw_rules_rank_has_gpu(a, r))
+            continue;
+        if (!(gw_rules_has(a, r) & GW_HAS_HOST_API)) {
+            gw_rules_not_evaluated(a, rule->id, "the input has no host API calls");
+            continue;
+        }
+        const gw_memory_stats *m = &r->memory;
+        if (m->alloc_calls == 0 || m->alloc_calls_per_step < per_step_thr)
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        double window = window_length_s(r);
+        double idle_share = tot.window_s > 0 ? tot.idle_by_cause_s[GW_IDLE_ALLOCATOR] / tot.window_s : 0;
+        double wait_share = window > 0 ? m->alloc_wait_s / window : 0;
+        double share = idle_share > wait_share ? idle_share : wait_share;
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, share * window);
+        if (!f)
+            return -1;
+        f->confidence = 0.8;
+        char label[96], n[32], wait[32];
+        gw_rules_window_label(r, label, sizeof label);
+        gw_fmt_count((double)m->alloc_calls, n, sizeof n);
+        gw_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
+        snprintf(f->title, sizeof f->title, "Allocator churn: %s cudaMalloc/cudaFree-type calls in %s "
+                 "(%.1f%s)", n, label, m->alloc_calls_per_step, gw_rules_per_step_unit(r));
+        gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s after warm-up, %.1f%s, %s inside "
+                               "them (%.1f%% of step time)", n, m->free_calls, label,
+                            m->alloc_calls_per_step, gw_rules_per_step_unit(r), wait,
+                            wait_share * 100.0);
+        if (idle_share > 0)
+            gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window",
+                                idle_share * 100.0);
+        snprintf(f->fix, sizeof f->fix,
+                 "Let the caching allocator reuse memory: no torch.cuda.empty_cache() in the loop, "
+                 "constant tensor shapes (pad/bucket), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
+                 "if memory is near full, free headroom first (see mem.near_full). Re-profile: no "
+                 "cudaMalloc/cudaFree after the first steps (seed §5.1).");
+        gw_rules_gain(f, r, 1, 0.7, 1.0);
+    }
+    return 0;
+}
+
+int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule)
+{
+    const double share_thr = a->thresholds.v[GW_T_MEMSET_SHARE];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!gw_rules_rank_has_gpu(a, r))
+            continue;
+        const gw_kernel_stats *k = &r->kernels;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.busy_s <= 0 || tot.window_s <= 0)
+            continue;
+        double zeroing_s = k->memset_s + k->zero_fill_s;
+        double of_busy = zeroing_s / tot.busy_s;
+        if (zeroing_s <= 0 || of_busy < share_thr)
+            continue;
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, zeroing_s / tot.window_s, zeroing_s);
+        if (!f)
+            return -1;
+        f->confidence = k->zero_fill_kernels > 0 ? 0.85 : 0.6;
+        char label[96], t_set[32], t_fill[32];
+        gw_rules_window_label(r, label, sizeof label);
+        gw_fmt_duration(k->memset_s, t_set, sizeof t_set);
+        gw_fmt_duration(k->zero_fill_s, t_fill, sizeof t_fill);
+        snprintf(f->title, sizeof f->title, "Gradient zeroing: memsets and fill kernels %.1f%% of GPU "
+                 "busy time", of_busy * 100.0);
+        gw_finding_evidence(f, "%zu memsets, %s (%.1f%% of GPU busy time) in %s", k->memset_count,
+                            t_set, k->memset_share * 100.0, label);
+        if (k->zero_fill_kernels > 0)
+            gw_finding_evidence(f, "%zu fill kernels launched from zero_grad, %s", k->zero_fill_kernels,
+                                t_fill);
+        snprintf(f->fix, sizeof f->fix,
+                 "optimizer.zero_grad(set_to_none=True) (the default from PyTorch 2.0; also "
+                 "model.zero_grad(set_to_none=True)): gradients are dropped instead of filled with "
+                 "zeros. Re-profile: the memsets per step should disappear (seed §5.3).");
+        gw_rules_gain(f, r, tot.device_count, 0.8, 1.0);
+    }
+    return 0;
+}
+
+int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule)
+{
+    const double busy_thr = a->thresholds.v[GW_T_HEADROOM_BUSY];
+    const double mem_thr = a->thresholds.v[GW_T_HEADROOM_MEM];
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (!gw_rules_rank_has_gpu(a, r) || !memory_known(a, rule, r))
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.window_s <= 0)
+            continue;
+        double busy = tot.busy_s / tot.window_s;
+        const gw_memory_stats *m = &r->memory;
+        if (busy >= busy_thr || m->peak_reserved_share >= mem_thr)
+            continue;
+        /* An opportunity, not a measured loss: no share of time, fixed minor severity. */
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, 0.0, 0.0);
+        if (!f)
+            return -1;
+        f->severity = GW_SEV_MINOR;
+        f->confidence = 0.5;
+        char label[96];
+        gw_rules_window_label(r, label, sizeof label);
+        snprintf(f->title, sizeof f->title, "Room for a larger batch: GPU busy %.0f%%, memory %.0f%% used",
+                 busy * 100.0, m->peak_reserved_share * 100.0);
+        gw_finding_evidence(f, "GPU busy %.1f%% of %s while peak reserved memory is %.2f GB of %.2f GB "
+                               "(%.1f%%)", busy * 100.0, label, m->peak_reserved_bytes / 1e9,
+                            m->total_mem_bytes / 1e9, m->peak_reserved_share * 100.0);
+        snprintf(f->fix, sizeof f->fix,
+                 "After the causes above, try a larger batch (x2, scaling the learning rate) and "
+                 "time a step at 2-3 batch sizes: if step time grows much less than the batch, the "
+                 "GPU was not saturated (seed §5.2).");
+        snprintf(f->gain, sizeof f->gain, "more samples per second if step time grows less than the "
+                 "batch; measure the batch/time curve");
+    }
+    return 0;
+}
