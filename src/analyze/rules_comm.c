@@ -30,8 +30,8 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         char label[96], per_step[32], exp_step[32];
         gw_rules_window_label(r, label, sizeof label);
         double steps = gw_rules_steps(r), devices = (double)tot.device_count;
-        gw_fmt_duration(tot.comm_s / steps / devices, per_step, sizeof per_step);
-        gw_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
+        gw_rules_fmt_duration(tot.comm_s / steps / devices, per_step, sizeof per_step);
+        gw_rules_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
         snprintf(f->title, sizeof f->title,
                  "Communication %.0f%% of step time, %.0f%% not overlapped with compute",
                  comm * 100.0, exposed * 100.0);
@@ -159,8 +159,8 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
                         spread_pts, label);
     if (n >= 2) {
         char c_slow[32], c_med[32];
-        gw_fmt_duration(slowest_c, c_slow, sizeof c_slow);
-        gw_fmt_duration(median, c_med, sizeof c_med);
+        gw_rules_fmt_duration(slowest_c, c_slow, sizeof c_slow);
+        gw_rules_fmt_duration(median, c_med, sizeof c_med);
         gw_finding_evidence(f, "compute per step: rank %d %s vs median %s (%+.0f%%)",
                             slowest ? slowest->rank : -1, c_slow, c_med,
                             median > 0 ? (slowest_c / median - 1.0) * 100.0 : 0.0);

@@ -91,7 +91,7 @@ const char *gw_rules_per_step_unit(const gw_rank_stats *r)
     return r->window.steady_steps > 0 && !r->window.whole_window ? "/step" : " in the window";
 }
 
-void gw_fmt_duration(double seconds, char *buf, size_t size)
+void gw_rules_fmt_duration(double seconds, char *buf, size_t size)
 {
     double a = fabs(seconds);
     if (a >= 10.0)
@@ -108,7 +108,7 @@ void gw_fmt_duration(double seconds, char *buf, size_t size)
         snprintf(buf, size, "%.0f ns", seconds * 1e9);
 }
 
-void gw_fmt_count(double count, char *buf, size_t size)
+void gw_rules_fmt_count(double count, char *buf, size_t size)
 {
     char digits[32];
     snprintf(digits, sizeof digits, "%.0f", count < 0 ? 0.0 : count);
@@ -151,8 +151,8 @@ void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double
 {
     double per_step = f->explained_s / gw_rules_steps(r) / (devices > 0 ? (double)devices : 1.0);
     char lo[32], hi[32];
-    gw_fmt_duration(per_step * lo_frac, lo, sizeof lo);
-    gw_fmt_duration(per_step * hi_frac, hi, sizeof hi);
+    gw_rules_fmt_duration(per_step * lo_frac, lo, sizeof lo);
+    gw_rules_fmt_duration(per_step * hi_frac, hi, sizeof hi);
     double lo_pct = f->share * lo_frac * 100.0, hi_pct = f->share * hi_frac * 100.0;
     snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%.0f-%.0f%% of step time)", lo, hi,
              gw_rules_per_step_unit(r), lo_pct, hi_pct);

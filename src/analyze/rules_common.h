@@ -49,9 +49,9 @@ void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size);
 const char *gw_rules_per_step_unit(const gw_rank_stats *r);
 
 /* Human durations: "41 µs", "176 ms", "3.10 s". */
-void gw_fmt_duration(double seconds, char *buf, size_t size);
+void gw_rules_fmt_duration(double seconds, char *buf, size_t size);
 /* Counts with thousands separators: "4,096". */
-void gw_fmt_count(double count, char *buf, size_t size);
+void gw_rules_fmt_count(double count, char *buf, size_t size);
 
 /* New finding for rank r (device -1 when it concerns the whole rank): id, basis, severity
  * from share, explained seconds, window range. NULL on out-of-memory. */

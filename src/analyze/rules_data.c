@@ -61,7 +61,7 @@ int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule)
         char window[96], per_step[32], idle_step[32], lo[32], hi[32];
         gw_rules_window_label(r, window, sizeof window);
         double steps = gw_rules_steps(r);
-        gw_fmt_duration(r->dataloader_s / steps, per_step, sizeof per_step);
+        gw_rules_fmt_duration(r->dataloader_s / steps, per_step, sizeof per_step);
         snprintf(f->title, sizeof f->title, "Waiting for data: DataLoader %.1f%% of step time (%s%s)",
                  r->dataloader_share * 100.0, per_step, gw_rules_per_step_unit(r));
         gw_finding_evidence(f, "DataLoader wait %.1f%% of step time, %s, %s%s",
@@ -69,7 +69,7 @@ int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule)
                             gw_rules_per_step_unit(r));
         if (attributed > 0) {
             double devices = tot.device_count ? (double)tot.device_count : 1.0;
-            gw_fmt_duration(tot.idle_by_cause_s[GW_IDLE_DATALOADER] / steps / devices, idle_step,
+            gw_rules_fmt_duration(tot.idle_by_cause_s[GW_IDLE_DATALOADER] / steps / devices, idle_step,
                             sizeof idle_step);
             gw_finding_evidence(f, "GPU idle while the training thread waits for the batch: %.1f%% "
                                    "of the window (%s%s)",
@@ -79,8 +79,8 @@ int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule)
         size_t step_n;
         step_spread(a, r, &step_lo, &step_hi, &step_n);
         if (step_n > 1) {
-            gw_fmt_duration(step_lo, lo, sizeof lo);
-            gw_fmt_duration(step_hi, hi, sizeof hi);
+            gw_rules_fmt_duration(step_lo, lo, sizeof lo);
+            gw_rules_fmt_duration(step_hi, hi, sizeof hi);
             gw_finding_evidence(f, "per step: %s to %s over %zu steady steps", lo, hi, step_n);
         }
         if (r->single_process_loader) {

@@ -47,7 +47,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         f->confidence = estimated ? 0.6 : 0.8;
         char window[96], n[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_count((double)k->count, n, sizeof n);
+        gw_rules_fmt_count((double)k->count, n, sizeof n);
         snprintf(f->title, sizeof f->title,
                  "Launch-bound: %.0f%% of %s kernels shorter than %.0f µs, gaps %.1fx the kernel",
                  k->share_under_5us * 100.0, n, a->thresholds.v[GW_T_TINY_KERNEL_US], ratio);
@@ -159,8 +159,8 @@ int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.7; /* kernel names are a proxy for the math mode */
         char window[96], t_fp32[32], t_all[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_duration(fp32_s, t_fp32, sizeof t_fp32);
-        gw_fmt_duration(k->total_s, t_all, sizeof t_all);
+        gw_rules_fmt_duration(fp32_s, t_fp32, sizeof t_fp32);
+        gw_rules_fmt_duration(k->total_s, t_all, sizeof t_all);
         snprintf(f->title, sizeof f->title,
                  "Matrix work in FP32: %.0f%% of kernel time without tensor cores",
                  k->fp32_gemm_share * 100.0);
@@ -217,8 +217,8 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
         for (size_t j = 0; j < n; j++) {
             const gw_kernel_row *row = &k->top[j];
             char c[32], tot[32];
-            gw_fmt_count((double)row->count, c, sizeof c);
-            gw_fmt_duration(row->total_s, tot, sizeof tot);
+            gw_rules_fmt_count((double)row->count, c, sizeof c);
+            gw_rules_fmt_duration(row->total_s, tot, sizeof tot);
             gw_finding_evidence(f, "%zu. %.120s: %.1f%% of kernel time, %s calls, median %.1f µs, "
                                    "total %s%s", j + 1, row->name, row->share * 100.0, c,
                                 row->median_us, tot, row->tensor_core ? ", tensor cores" : "");
@@ -272,7 +272,7 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.8;
         char label[96], total[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_fmt_duration(search_s, total, sizeof total);
+        gw_rules_fmt_duration(search_s, total, sizeof total);
         snprintf(f->title, sizeof f->title, "cuDNN algorithm search in steady state: %zu searches, %s",
                  count, total);
         gw_finding_evidence(f, "%zu cuDNN algorithm searches (cudnnFind*) in %s, %s in total (%.1f%% "

@@ -46,7 +46,7 @@ int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.9;
         char label[96], wait[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
+        gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
         snprintf(f->title, sizeof f->title, "Device memory near full: peak reserved %.1f%% of %.1f GB",
                  m->peak_reserved_share * 100.0, m->total_mem_bytes / 1e9);
         gw_finding_evidence(f, "peak reserved %.2f GB of %.2f GB (%.1f%%), peak allocated %.2f GB",
@@ -92,8 +92,8 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.8;
         char label[96], n[32], wait[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_fmt_count((double)m->alloc_calls, n, sizeof n);
-        gw_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
+        gw_rules_fmt_count((double)m->alloc_calls, n, sizeof n);
+        gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
         snprintf(f->title, sizeof f->title, "Allocator churn: %s cudaMalloc/cudaFree-type calls in %s "
                  "(%.1f%s)", n, label, m->alloc_calls_per_step, gw_rules_per_step_unit(r));
         gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s after warm-up, %.1f%s, %s inside "
@@ -135,8 +135,8 @@ int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule)
         f->confidence = k->zero_fill_kernels > 0 ? 0.85 : 0.6;
         char label[96], t_set[32], t_fill[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_fmt_duration(k->memset_s, t_set, sizeof t_set);
-        gw_fmt_duration(k->zero_fill_s, t_fill, sizeof t_fill);
+        gw_rules_fmt_duration(k->memset_s, t_set, sizeof t_set);
+        gw_rules_fmt_duration(k->zero_fill_s, t_fill, sizeof t_fill);
         snprintf(f->title, sizeof f->title, "Gradient zeroing: memsets and fill kernels %.1f%% of GPU "
                  "busy time", of_busy * 100.0);
         gw_finding_evidence(f, "%zu memsets, %s (%.1f%% of GPU busy time) in %s", k->memset_count,

@@ -105,7 +105,7 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.8;
         char window[96], n[32], t_gpu[32], t_host[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_count((double)count, n, sizeof n);
+        gw_rules_fmt_count((double)count, n, sizeof n);
         snprintf(f->title, sizeof f->title,
                  "Copies from pageable memory: %s in %s (%.1f%s), %.0f%% of copied bytes", n, window,
                  c->pageable_per_step, gw_rules_per_step_unit(r), c->pageable_share_bytes * 100.0);
@@ -116,8 +116,8 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "%.1f%% of host<->device bytes go through pageable memory (%.1f MB)",
                             c->pageable_share_bytes * 100.0, bytes / 1e6);
         if (explained > 0) {
-            gw_fmt_duration(gpu_s, t_gpu, sizeof t_gpu);
-            gw_fmt_duration(host_s, t_host, sizeof t_host);
+            gw_rules_fmt_duration(gpu_s, t_gpu, sizeof t_gpu);
+            gw_rules_fmt_duration(host_s, t_host, sizeof t_host);
             gw_finding_evidence(f, "GPU time in them %s, host time in the issuing calls %s "
                                    "(%.1f%% of the window)", t_gpu, t_host, share * 100.0);
         }
@@ -187,9 +187,9 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.85;
         char window[96], n[32], wait[32], per_wait[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_count((double)s->count, n, sizeof n);
-        gw_fmt_duration(s->wait_s, wait, sizeof wait);
-        gw_fmt_duration(s->count ? s->wait_s / (double)s->count : 0, per_wait, sizeof per_wait);
+        gw_rules_fmt_count((double)s->count, n, sizeof n);
+        gw_rules_fmt_duration(s->wait_s, wait, sizeof wait);
+        gw_rules_fmt_duration(s->count ? s->wait_s / (double)s->count : 0, per_wait, sizeof per_wait);
         snprintf(f->title, sizeof f->title,
                  "Host blocks on the GPU: %s syncs in %s (%.1f%s), %.1f%% of step time waiting", n,
                  window, s->per_step, gw_rules_per_step_unit(r), s->wait_share_of_step * 100.0);
@@ -200,8 +200,8 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
         for (size_t k = 0; k < s->source_count && k < 3; k++) {
             const gw_sync_source *src = &s->sources[k];
             char c[32], w[32];
-            gw_fmt_count((double)src->count, c, sizeof c);
-            gw_fmt_duration(src->wait_s, w, sizeof w);
+            gw_rules_fmt_count((double)src->count, c, sizeof c);
+            gw_rules_fmt_duration(src->wait_s, w, sizeof w);
             gw_finding_evidence(f, "%s× %.60s from %.80s (wait %s)%s%.60s", c, src->api, src->op, w,
                                 src->stack[0] ? " at " : "", src->stack);
         }
@@ -259,7 +259,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.75;
         char window[96], per_step[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_duration(host_busy / gw_rules_steps(r) / (double)tot.device_count, per_step,
+        gw_rules_fmt_duration(host_busy / gw_rules_steps(r) / (double)tot.device_count, per_step,
                         sizeof per_step);
         snprintf(f->title, sizeof f->title,
                  "CPU-bound: the GPU waits %.1f%% of step time while the host runs its own work",
@@ -273,8 +273,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_rules_gaps(t, tot.main_device, r->window.start_ns, r->window.end_ns, &a->thresholds,
                           &g) == 0 && g.mid_count > 0) {
             char n[32], sum[32];
-            gw_fmt_count((double)g.mid_count, n, sizeof n);
-            gw_fmt_duration(g.mid_s, sum, sizeof sum);
+            gw_rules_fmt_count((double)g.mid_count, n, sizeof n);
+            gw_rules_fmt_duration(g.mid_s, sum, sizeof sum);
             gw_finding_evidence(f, "%s idle gaps between %.0f µs and %.0f ms add up to %s", n,
                                 a->thresholds.v[GW_T_GAP_NOISE_US], a->thresholds.v[GW_T_NSYS_GAP_MS],
                                 sum);

@@ -25,7 +25,7 @@ static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fi
         if (t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER)
             api_calls++;
     char calls[32];
-    gw_fmt_count((double)api_calls, calls, sizeof calls);
+    gw_rules_fmt_count((double)api_calls, calls, sizeof calls);
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
@@ -102,21 +102,21 @@ static void gap_evidence(gw_analysis *a, gw_finding *f, const gw_rank_stats *r,
     const gw_thresholds *th = &a->thresholds;
     char n[32], sum[32], max[32];
     if (g.mid_count > 0) {
-        gw_fmt_count((double)g.mid_count, n, sizeof n);
-        gw_fmt_duration(g.mid_s, sum, sizeof sum);
-        gw_fmt_duration(g.mid_max_s, max, sizeof max);
+        gw_rules_fmt_count((double)g.mid_count, n, sizeof n);
+        gw_rules_fmt_duration(g.mid_s, sum, sizeof sum);
+        gw_rules_fmt_duration(g.mid_max_s, max, sizeof max);
         gw_finding_evidence(f, "%s idle gaps between %.0f µs and %.0f ms add up to %s (longest %s)%s",
                             n, th->v[GW_T_GAP_NOISE_US], th->v[GW_T_NSYS_GAP_MS], sum, max,
                             g.long_count == 0 ? ": none reaches nsys gpu_gaps' threshold" : "");
     }
     if (g.long_count > 0) {
-        gw_fmt_duration(g.long_s, sum, sizeof sum);
+        gw_rules_fmt_duration(g.long_s, sum, sizeof sum);
         gw_finding_evidence(f, "%zu idle gap(s) over %.0f ms (what nsys gpu_gaps flags) add up to %s",
                             g.long_count, th->v[GW_T_NSYS_GAP_MS], sum);
     }
     if (g.noise_count > 0) {
-        gw_fmt_count((double)g.noise_count, n, sizeof n);
-        gw_fmt_duration(g.noise_s, sum, sizeof sum);
+        gw_rules_fmt_count((double)g.noise_count, n, sizeof n);
+        gw_rules_fmt_duration(g.noise_s, sum, sizeof sum);
         gw_finding_evidence(f, "%s gaps under %.0f µs (launch noise, folded) add up to %s", n,
                             th->v[GW_T_GAP_NOISE_US], sum);
     }
@@ -156,9 +156,9 @@ int gw_rule_util_low(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.9;
         char window[96], idle_step[32], idle_total[32], win_total[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_fmt_duration(d->idle_s / gw_rules_steps(r), idle_step, sizeof idle_step);
-        gw_fmt_duration(d->idle_s, idle_total, sizeof idle_total);
-        gw_fmt_duration(d->window_s, win_total, sizeof win_total);
+        gw_rules_fmt_duration(d->idle_s / gw_rules_steps(r), idle_step, sizeof idle_step);
+        gw_rules_fmt_duration(d->idle_s, idle_total, sizeof idle_total);
+        gw_rules_fmt_duration(d->window_s, win_total, sizeof win_total);
         snprintf(f->title, sizeof f->title, "GPU %d busy %.0f%% of %s (idle %s%s)", d->device,
                  busy * 100.0, window, idle_step, gw_rules_per_step_unit(r));
         gw_finding_evidence(f, "busy %.1f%% of %s (compute %.1f%%, communication %.1f%%, copies "
