@@ -178,7 +178,7 @@ typedef struct gw_host_sample {
     gw_numa_node *numa_nodes;
     size_t numa_count, numa_cap;
 
-    bool job_alive;                 /* job root process still exists */
+    bool job_alive;                 /* job root process exists and is not a zombie */
     gw_job_proc *procs;             /* procs[0] is the job root when alive */
     size_t proc_count, proc_cap;
     int procs_d_state;              /* job processes in D state (main thread state) */
@@ -195,6 +195,10 @@ typedef struct gw_host_sample {
     size_t top_cpu_count, top_cpu_cap;
     gw_top_proc *top_io;            /* descending io_bytes_delta, at most top_n, >0 only */
     size_t top_io_count, top_io_cap;
+
+    /* false when the file was missing or malformed in this sample: its fields are unknown
+     * (an empty disk list with has_diskstats true means "no disks") */
+    bool has_meminfo, has_vmstat, has_diskstats, has_net_dev;
 } gw_host_sample;
 
 void gw_host_sample_init(gw_host_sample *s);

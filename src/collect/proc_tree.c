@@ -1,0 +1,303 @@
+/* The job's process tree, found anew every interval: DataLoader workers and compiler
+ * subprocesses come and go, so the tree is rebuilt from the ppid links of a scan of every
+ * /proc/PID/stat (the same scan feeds the top processes outside the job). For each job
+ * process: state, CPU time, context switches, IO bytes, RSS, last CPU, cmdline once; on
+ * thread ticks the same per thread plus schedstat run-queue delay. A process that vanishes
+ * between its files is dropped from the sample quietly: it exited, which is not an error. */
+#include "collect/collector_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/grow.h"
+
+static bool vanished(int error)
+{
+    return error == ENOENT || error == ESRCH;
+}
+
+static bool all_digits(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s != '\0'; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* Reads stat and io of every process under root/proc into c->scan. */
+static int scan_processes(gw_host_collector *c, gw_error *err)
+{
+    char path[4096];
+    c->scan_count = 0;
+    if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s/proc: path too long", c->root.root);
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot list processes: %s", path,
+                       strerror(errno));
+    int dir_fd = dirfd(dir);
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (!all_digits(entry->d_name))
+            continue;
+        char rel[64];
+        snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
+        if (gw_read_at(dir_fd, rel, &c->buf) != 0)
+            continue;   /* exited since readdir, or unreadable: not ours to report */
+        gw_scanned_proc proc;
+        memset(&proc, 0, sizeof proc);
+        if (gw_parse_pid_stat(c->buf.data, &proc.stat) != 0)
+            continue;
+        snprintf(rel, sizeof rel, "%.20s/io", entry->d_name);
+        if (gw_read_at(dir_fd, rel, &c->buf) == 0 &&
+            gw_parse_pid_io(c->buf.data, &proc.rchar, &proc.wchar, &proc.read_bytes,
+                            &proc.write_bytes) == 0)
+            proc.has_io = true;
+        if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0) {
+            closedir(dir);
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory scanning processes");
+        }
+        c->scan[c->scan_count++] = proc;
+    }
+    closedir(dir);
+    return 0;
+}
+
+static int compare_links(const void *a, const void *b)
+{
+    pid_t pa = ((const gw_ppid_link *)a)->ppid, pb = ((const gw_ppid_link *)b)->ppid;
+    return (pa > pb) - (pa < pb);
+}
+
+/* Marks the job tree; leaves in c->order[0 .. count) the job processes, root first,
+ * breadth first. Returns the count. */
+static size_t mark_job_tree(gw_host_collector *c)
+{
+    size_t n = c->scan_count;
+    size_t root = n;
+    for (size_t i = 0; i < n; i++) {
+        c->scan[i].in_job = false;
+        if (c->scan[i].stat.pid == c->job_root_pid)
+            root = i;
+    }
+    if (c->job_root_pid <= 0 || root == n)
+        return 0;
+    gw_ppid_link *links = c->links;
+    size_t *queue = c->order;
+    for (size_t i = 0; i < n; i++) {
+        links[i].ppid = c->scan[i].stat.ppid;
+        links[i].index = i;
+    }
+    qsort(links, n, sizeof *links, compare_links);
+    size_t head = 0, tail = 0;
+    queue[tail++] = root;
+    c->scan[root].in_job = true;
+    while (head < tail) {
+        pid_t parent = c->scan[queue[head++]].stat.pid;
+        size_t lo = 0, hi = n;   /* first link whose ppid is parent */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (links[mid].ppid < parent)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < n && links[k].ppid == parent; k++) {
+            size_t child = links[k].index;
+            if (!c->scan[child].in_job && tail < n) {   /* in_job guards a ppid cycle */
+                c->scan[child].in_job = true;
+                queue[tail++] = child;
+            }
+        }
+    }
+    return tail;
+}
+
+static void counters_from_stat(const gw_pid_stat *st, gw_task_counters *task)
+{
+    memset(task, 0, sizeof *task);
+    task->state = st->state;
+    task->utime_ticks = st->utime_ticks;
+    task->stime_ticks = st->stime_ticks;
+    task->last_cpu = st->last_cpu;
+}
+
+/* Reads the threads of one job process from PID/task; sums their schedstat into the
+ * process. A process whose task directory is gone has exited: no threads, no error. */
+static int read_threads(gw_host_collector *c, int proc_dir_fd, gw_job_proc *proc,
+                        gw_host_sample *out, gw_error *err)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "%d/task", (int)proc->pid);
+    int task_fd = openat(proc_dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    proc->first_thread = out->thread_count;
+    proc->thread_count = 0;
+    if (task_fd < 0)
+        return 0;
+    DIR *dir = fdopendir(task_fd);
+    if (dir == NULL) {
+        close(task_fd);
+        return 0;
+    }
+    uint64_t run_ns = 0, wait_ns = 0, slices = 0;
+    bool any_schedstat = false;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (!all_digits(entry->d_name))
+            continue;
+        gw_job_thread thread;
+        gw_pid_stat st;
+        memset(&thread, 0, sizeof thread);
+        snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
+        if (gw_read_at(task_fd, rel, &c->buf) != 0 || gw_parse_pid_stat(c->buf.data, &st) != 0)
+            continue;   /* thread exited */
+        thread.pid = proc->pid;
+        thread.tid = st.pid;
+        memcpy(thread.comm, st.comm, sizeof thread.comm);
+        counters_from_stat(&st, &thread.task);
+        snprintf(rel, sizeof rel, "%.20s/status", entry->d_name);
+        if (gw_read_at(task_fd, rel, &c->buf) == 0)
+            (void)gw_parse_status_ctxt(c->buf.data, &thread.task);   /* has_ctxt says */
+        snprintf(rel, sizeof rel, "%.20s/schedstat", entry->d_name);
+        if (gw_read_at(task_fd, rel, &c->buf) == 0 &&
+            gw_parse_schedstat(c->buf.data, &thread.task) == 0) {
+            any_schedstat = true;
+            run_ns += thread.task.run_ns;
+            wait_ns += thread.task.runqueue_wait_ns;
+            slices += thread.task.timeslices;
+        }
+        if (gw_grow((void **)&out->threads, &out->thread_cap, out->thread_count + 1,
+                    sizeof *out->threads) != 0) {
+            closedir(dir);
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading threads");
+        }
+        out->threads[out->thread_count++] = thread;
+        proc->thread_count++;
+        if (thread.task.state == 'D')
+            out->threads_d_state++;
+    }
+    closedir(dir);
+    proc->task.has_schedstat = any_schedstat;
+    proc->task.run_ns = run_ns;
+    proc->task.runqueue_wait_ns = wait_ns;
+    proc->task.timeslices = slices;
+    return 0;
+}
+
+/* cmdline with its NUL separators turned into spaces; "" for kernel threads/zombies. */
+static char *read_cmdline(gw_host_collector *c, int proc_dir_fd, pid_t pid)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "%d/cmdline", (int)pid);
+    size_t len = 0;
+    if (gw_read_at(proc_dir_fd, rel, &c->buf) == 0)
+        len = c->buf.len;
+    char *text = malloc(len + 1);
+    if (text == NULL)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        text[i] = c->buf.data[i] == '\0' ? ' ' : c->buf.data[i];
+    while (len > 0 && text[len - 1] == ' ')
+        len--;
+    text[len] = '\0';
+    return text;
+}
+
+/* Fills one job process; returns 1 when it vanished (skip it), 0, or -1 on ENOMEM. */
+static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned_proc *scanned,
+                         bool with_threads, gw_job_proc *proc, gw_host_sample *out, gw_error *err)
+{
+    const gw_pid_stat *st = &scanned->stat;
+    char rel[64];
+    memset(proc, 0, sizeof *proc);
+    proc->pid = st->pid;
+    proc->ppid = st->ppid;
+    proc->start_ticks = st->start_ticks;
+    memcpy(proc->comm, st->comm, sizeof proc->comm);
+    counters_from_stat(st, &proc->task);
+    proc->num_threads = st->num_threads;
+    proc->rss_kb = st->rss_pages * (uint64_t)c->page_kb;
+    proc->has_io = scanned->has_io;
+    proc->rchar = scanned->rchar;
+    proc->wchar = scanned->wchar;
+    proc->read_bytes = scanned->read_bytes;
+    proc->write_bytes = scanned->write_bytes;
+    snprintf(rel, sizeof rel, "%d/status", (int)st->pid);
+    if (gw_read_at(proc_dir_fd, rel, &c->buf) != 0) {
+        if (vanished(errno))
+            return 1;
+    } else {
+        (void)gw_parse_status_ctxt(c->buf.data, &proc->task);   /* has_ctxt says */
+    }
+    if (with_threads && read_threads(c, proc_dir_fd, proc, out, err) != 0)
+        return -1;
+    gw_pid_entry seen = {.pid = st->pid, .start_ticks = st->start_ticks};
+    if (gw_pid_table_get(&c->cmdline_seen, st->pid, st->start_ticks) == NULL) {
+        proc->cmdline = read_cmdline(c, proc_dir_fd, st->pid);
+        if (proc->cmdline == NULL)
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading a command line");
+    }
+    gw_pid_table_put(&c->next_cmdline_seen, &seen);
+    return 0;
+}
+
+int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool with_threads,
+                         gw_error *err)
+{
+    if (scan_processes(c, err) != 0)
+        return -1;
+    if (gw_grow((void **)&c->order, &c->order_cap, c->scan_count + 1, sizeof *c->order) != 0 ||
+        gw_grow((void **)&c->links, &c->links_cap, c->scan_count + 1, sizeof *c->links) != 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory building the process tree");
+    size_t job_count = mark_job_tree(c);
+    const size_t *job = c->order;
+    out->has_threads = with_threads && job_count > 0;
+    out->threads_d_state = out->has_threads ? 0 : -1;
+    if (job_count == 0)
+        return 0;
+    if (gw_pid_table_reset(&c->next_cmdline_seen, job_count) != 0 ||
+        gw_grow((void **)&out->procs, &out->proc_cap, job_count, sizeof *out->procs) != 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory building the process tree");
+    char path[4096];
+    if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s/proc: path too long", c->root.root);
+    int proc_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc_dir_fd < 0)
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: %s", path, strerror(errno));
+    int status = 0;
+    for (size_t k = 0; k < job_count; k++) {
+        const gw_scanned_proc *scanned = &c->scan[job[k]];
+        gw_job_proc *proc = &out->procs[out->proc_count];
+        size_t threads_before = out->thread_count;
+        int d_before = out->threads_d_state;
+        int got = read_job_proc(c, proc_dir_fd, scanned, with_threads, proc, out, err);
+        if (got < 0) {
+            status = -1;
+            break;
+        }
+        if (got == 1) {
+            out->thread_count = threads_before;
+            out->threads_d_state = d_before;
+            continue;
+        }
+        out->proc_count++;
+        if (proc->task.state == 'D')
+            out->procs_d_state++;
+        if (k == 0)
+            out->job_alive = proc->task.state != 'Z' && proc->task.state != 'X';
+    }
+    close(proc_dir_fd);
+    if (status == 0) {
+        gw_pid_table tmp = c->cmdline_seen;
+        c->cmdline_seen = c->next_cmdline_seen;
+        c->next_cmdline_seen = tmp;
+    }
+    return status;
+}

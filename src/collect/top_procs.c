@@ -1,0 +1,75 @@
+/* The rest of the machine, compactly: the few processes outside the job that used the
+ * most CPU and the most storage IO in the interval, so that contention (a backup, another
+ * user's job, a log shipper) can be named later. Deltas come from the previous sample's
+ * counters kept per (pid, start time); a process born within the interval counts from 0. */
+#include "collect/collector_internal.h"
+
+#include <string.h>
+
+#include "util/grow.h"
+
+/* Inserts candidate into the descending list of at most limit entries. */
+static int offer(gw_top_proc **list, size_t *count, size_t *cap, size_t limit,
+                 const gw_top_proc *candidate, bool by_io)
+{
+    uint64_t key = by_io ? candidate->io_bytes_delta : candidate->cpu_ticks_delta;
+    if (key == 0 || limit == 0)
+        return 0;
+    size_t pos = *count;
+    while (pos > 0) {
+        const gw_top_proc *above = &(*list)[pos - 1];
+        uint64_t above_key = by_io ? above->io_bytes_delta : above->cpu_ticks_delta;
+        if (above_key >= key)
+            break;
+        pos--;
+    }
+    if (pos >= limit)
+        return 0;
+    if (gw_grow((void **)list, cap, limit + 1, sizeof **list) != 0)
+        return -1;
+    size_t keep = *count < limit ? *count : limit - 1;
+    memmove(*list + pos + 1, *list + pos, (keep - pos) * sizeof **list);
+    (*list)[pos] = *candidate;
+    if (*count < limit)
+        (*count)++;
+    return 0;
+}
+
+int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *err)
+{
+    size_t limit = c->opts.top_n > 0 ? (size_t)c->opts.top_n : 0;
+    bool have_previous = c->tick > 0;
+    if (gw_pid_table_reset(&c->next_counters, c->scan_count) != 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory tracking processes");
+    for (size_t i = 0; i < c->scan_count; i++) {
+        const gw_scanned_proc *proc = &c->scan[i];
+        gw_pid_entry now = {
+            .pid = proc->stat.pid,
+            .start_ticks = proc->stat.start_ticks,
+            .cpu_ticks = proc->stat.utime_ticks + proc->stat.stime_ticks,
+            .io_bytes = proc->read_bytes + proc->write_bytes,
+            .has_io = proc->has_io,
+        };
+        gw_pid_table_put(&c->next_counters, &now);
+        if (proc->in_job || !have_previous)
+            continue;
+        const gw_pid_entry *before = gw_pid_table_get(&c->prev_counters, now.pid, now.start_ticks);
+        gw_top_proc top;
+        memset(&top, 0, sizeof top);
+        top.pid = now.pid;
+        memcpy(top.comm, proc->stat.comm, sizeof top.comm);
+        uint64_t cpu_before = before != NULL ? before->cpu_ticks : 0;
+        top.cpu_ticks_delta = now.cpu_ticks >= cpu_before ? now.cpu_ticks - cpu_before : 0;
+        if (now.has_io && (before == NULL || before->has_io)) {
+            uint64_t io_before = before != NULL ? before->io_bytes : 0;
+            top.io_bytes_delta = now.io_bytes >= io_before ? now.io_bytes - io_before : 0;
+        }
+        if (offer(&out->top_cpu, &out->top_cpu_count, &out->top_cpu_cap, limit, &top, false) != 0 ||
+            offer(&out->top_io, &out->top_io_count, &out->top_io_cap, limit, &top, true) != 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory ranking processes");
+    }
+    gw_pid_table tmp = c->prev_counters;
+    c->prev_counters = c->next_counters;
+    c->next_counters = tmp;
+    return 0;
+}
