@@ -1,0 +1,122 @@
+/* Tests of data.loader_wait (rules_data.c) and pipe.no_workers, which is reported only with
+ * the loader wait it causes: shares, evidence numbers, ranking, twins under the threshold. */
+#include "test_rules_fixture.h"
+
+#include <stdio.h>
+
+/* GPU busy 50%, the idle 0.4 s all while waiting for data; the host spends 0.33 s in
+ * DataLoader spans (41.25% of the 0.8 s window). */
+static gw_analysis *loader_bound(void)
+{
+    gw_analysis *a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.50, GW_IDLE_DATALOADER);
+    a->ranks[0].dataloader_s = 0.33;
+    a->ranks[0].dataloader_share = 0.4125;
+    a->steps = calloc(8, sizeof *a->steps);
+    assert_non_null(a->steps);
+    a->step_count = 8;
+    for (int i = 0; i < 8; i++) {
+        a->steps[i].rank = 0;
+        a->steps[i].number = 2 + i;
+        a->steps[i].steady = 1;
+        a->steps[i].duration_s = 0.1;
+        a->steps[i].dataloader_s = i == 3 ? 0.038 : (i == 5 ? 0.045 : 0.04125);
+    }
+    return a;
+}
+
+static void loader_wait_triggers_with_numbers(void **state)
+{
+    (void)state;
+    gw_analysis *a = loader_bound();
+    const gw_finding *f = fx_run(a, "data.loader_wait");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.4125, 1e-9);
+    assert_float_equal(f->explained_s, 0.33, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_int_equal(f->rank, 0);
+    assert_true(fx_evidence_has(f, "DataLoader wait 41.2% of step time, steps #2-#9, 41 ms/step"));
+    assert_true(fx_evidence_has(f, "GPU idle while the training thread waits for the batch: 50.0%"));
+    assert_true(fx_evidence_has(f, "per step: 38 ms to 45 ms over 8 steady steps"));
+    assert_non_null(strstr(f->title, "41.2%"));
+    assert_non_null(strstr(f->gain, "ms/step"));
+    assert_non_null(strstr(f->fix, "num_workers"));
+    assert_int_equal(f->range_end_ns, FX_WINDOW_NS);
+    assert_string_equal(a->findings.items[0].id, "data.loader_wait");
+    assert_non_null(strstr(a->verdict, "main cause: waiting for data (data.loader_wait, 41% of step time)"));
+    fx_free(a);
+}
+
+static void loader_wait_twin_below_threshold(void **state)
+{
+    (void)state;
+    gw_analysis *a = loader_bound();
+    a->ranks[0].dataloader_share = 0.049;
+    a->ranks[0].dataloader_s = 0.049 * 0.8;
+    assert_null(fx_run(a, "data.loader_wait"));
+    fx_free(a);
+}
+
+static void loader_wait_overlapped_with_gpu_work_is_not_reported(void **state)
+{
+    (void)state;
+    gw_analysis *a = loader_bound();
+    fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN); /* the GPU idle is not during the loader spans */
+    assert_null(fx_run(a, "data.loader_wait"));
+    fx_free(a);
+}
+
+static void loader_wait_not_evaluated_without_host_side(void **state)
+{
+    (void)state;
+    const gw_ns spans[][2] = {{0, 1000}};
+    gw_job *job = fx_job(fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE));
+    gw_analysis *a = loader_bound();
+    a->job = job;
+    assert_null(fx_run(a, "data.loader_wait"));
+    assert_non_null(strstr(a->not_evaluated, "data.loader_wait: the input has no host side"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static void no_workers_reported_with_the_wait_it_causes(void **state)
+{
+    (void)state;
+    gw_analysis *a = loader_bound();
+    a->ranks[0].single_process_loader = 1;
+    const gw_finding *f = fx_run(a, "pipe.no_workers");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.4125, 1e-9);
+    assert_true(fx_evidence_has(f, "_SingleProcessDataLoaderIter"));
+    assert_true(fx_evidence_has(f, "its cause, not additional time"));
+    assert_non_null(strstr(f->fix, "num_workers"));
+    /* One cause, the symptom first. */
+    assert_string_equal(a->findings.items[0].id, "data.loader_wait");
+    assert_string_equal(a->findings.items[1].id, "pipe.no_workers");
+    const gw_finding *w = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_true(fx_evidence_has(w, "num_workers=0"));
+    fx_free(a);
+}
+
+static void no_workers_twin_without_loader_wait(void **state)
+{
+    (void)state;
+    gw_analysis *a = loader_bound();
+    a->ranks[0].single_process_loader = 1;
+    a->ranks[0].dataloader_share = 0.04;
+    assert_null(fx_run(a, "pipe.no_workers"));
+    fx_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(loader_wait_triggers_with_numbers),
+        cmocka_unit_test(loader_wait_twin_below_threshold),
+        cmocka_unit_test(loader_wait_overlapped_with_gpu_work_is_not_reported),
+        cmocka_unit_test(loader_wait_not_evaluated_without_host_side),
+        cmocka_unit_test(no_workers_reported_with_the_wait_it_causes),
+        cmocka_unit_test(no_workers_twin_without_loader_wait),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
