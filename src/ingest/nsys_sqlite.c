@@ -4,6 +4,7 @@
  * data, devices and diagnostics here and hands the event tables to the table-group files
  * (nsys_sqlite_gpu.c, nsys_sqlite_host.c, nsys_sqlite_steps.c). */
 #include "ingest/ingest.h"
+#include "ingest/nsys_link.h"
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <errno.h>
@@ -467,6 +468,21 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
         goto done;
     }
     sqlite3_finalize(probe);
+    /* A truncated copy can still answer queries about the pages it kept, and SQLite would
+     * never notice the rest is missing: compare the size the header records with the file. */
+    int64_t pages = 0, page_size = 0;
+    if (sqlite3_prepare_v2(d.db, "PRAGMA page_count", -1, &probe, NULL) == SQLITE_OK && sqlite3_step(probe) == SQLITE_ROW)
+        pages = sqlite3_column_int64(probe, 0);
+    sqlite3_finalize(probe);
+    if (sqlite3_prepare_v2(d.db, "PRAGMA page_size", -1, &probe, NULL) == SQLITE_OK && sqlite3_step(probe) == SQLITE_ROW)
+        page_size = sqlite3_column_int64(probe, 0);
+    sqlite3_finalize(probe);
+    if (pages > 0 && page_size > 0 && pages * page_size > (int64_t)sb.st_size) {
+        gw_fail(err, GW_EXIT_BAD_INPUT,
+                "%s: not a usable SQLite database: truncated (its header records %lld bytes, the file has "
+                "%lld)", path, (long long)(pages * page_size), (long long)sb.st_size);
+        goto done;
+    }
     if (sqlite3_exec(d.db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK) {
         /* Not fatal: reads go through the page cache instead. */
     }

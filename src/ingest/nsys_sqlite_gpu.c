@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/classify.h"
+#include "ingest/nsys_link.h"
 
 /* CUPTI writes UINT32_MAX for "no stream" (context-wide syncs). */
 #define NSYS_NO_ID 4294967295LL
@@ -123,26 +123,6 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
     return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
 }
 
-/* "Memcpy HtoD (Pageable -> Device)": the PyTorch profiler's spelling, so that copies read
- * from either source print and group the same way. Interned once per combination. */
-static uint32_t copy_name(gw_nsys_db *d, uint32_t cache[GW_COPY_DIR_COUNT][GW_MEM_KIND_COUNT][GW_MEM_KIND_COUNT],
-                          uint8_t dir, uint8_t src, uint8_t dst)
-{
-    if (dir >= GW_COPY_DIR_COUNT || src >= GW_MEM_KIND_COUNT || dst >= GW_MEM_KIND_COUNT)
-        dir = src = dst = 0;
-    uint32_t *slot = &cache[dir][src][dst];
-    if (*slot != UINT32_MAX)
-        return *slot;
-    static const char *const MEM_WORD[GW_MEM_KIND_COUNT] = {"Unknown", "Pageable", "Pinned",
-                                                            "Device", "Managed", "Array"};
-    char buf[96];
-    int n = snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)",
-                     dir == GW_COPY_UNKNOWN ? "Unknown" : gw_copy_dir_name((gw_copy_dir)dir), MEM_WORD[src],
-                     MEM_WORD[dst]);
-    *slot = gw_trace_intern(d->trace, buf, n > 0 ? (size_t)n : 0);
-    return *slot;
-}
-
 long gw_nsys_read_memcpy(gw_nsys_db *d)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_MEMCPY";
@@ -179,9 +159,13 @@ long gw_nsys_read_memcpy(gw_nsys_db *d)
         e->dst_mem = sqlite3_column_type(st, M_DST) == SQLITE_NULL
                          ? GW_MEM_UNKNOWN
                          : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, M_DST));
-        e->name_id = copy_name(d, names, e->copy_dir, e->src_mem, e->dst_mem);
-        if (e->name_id == UINT32_MAX)
+        /* Names repeat: intern once per (direction, source, destination). */
+        uint32_t *name = &names[e->copy_dir][e->src_mem][e->dst_mem];
+        if (*name == UINT32_MAX)
+            *name = gw_nsys_copy_name(d->trace, e->copy_dir, e->src_mem, e->dst_mem);
+        if (*name == UINT32_MAX)
             return oom(d, st);
+        e->name_id = *name;
         if (from_graph(st, M_GRAPH))
             e->flags |= GW_GPU_F_GRAPH;
         rows++;
@@ -208,8 +192,6 @@ long gw_nsys_read_memset(gw_nsys_db *d)
     enum { S_BYTES = C_FIRST_SPECIFIC, S_KIND, S_GRAPH };
     uint32_t names[GW_MEM_KIND_COUNT];
     memset(names, 0xFF, sizeof names);
-    static const char *const MEM_WORD[GW_MEM_KIND_COUNT] = {"Unknown", "Pageable", "Pinned",
-                                                            "Device", "Managed", "Array"};
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -225,9 +207,7 @@ long gw_nsys_read_memset(gw_nsys_db *d)
         if (e->dst_mem >= GW_MEM_KIND_COUNT)
             e->dst_mem = GW_MEM_UNKNOWN;
         if (names[e->dst_mem] == UINT32_MAX) {
-            char buf[48];
-            int n = snprintf(buf, sizeof buf, "Memset (%s)", MEM_WORD[e->dst_mem]);
-            names[e->dst_mem] = gw_trace_intern(d->trace, buf, n > 0 ? (size_t)n : 0);
+            names[e->dst_mem] = gw_nsys_memset_name(d->trace, e->dst_mem);
             if (names[e->dst_mem] == UINT32_MAX)
                 return oom(d, st);
         }
@@ -269,40 +249,4 @@ long gw_nsys_read_sync(gw_nsys_db *d)
     }
     sqlite3_finalize(st);
     return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
-}
-
-void gw_nsys_link_api(gw_trace *t)
-{
-    static const char *const SYNC_NAMES[GW_SYNC_KIND_COUNT] = {
-        [GW_SYNC_UNKNOWN] = "Synchronization", [GW_SYNC_STREAM] = "Stream Sync",
-        [GW_SYNC_CONTEXT] = "Context Sync", [GW_SYNC_EVENT] = "Event Sync",
-        [GW_SYNC_STREAM_WAIT] = "Stream Wait Event"};
-    uint32_t sync_name_ids[GW_SYNC_KIND_COUNT];
-    for (int k = 0; k < GW_SYNC_KIND_COUNT; k++)
-        sync_name_ids[k] = UINT32_MAX;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        gw_gpu_event *g = &t->gpu[i];
-        if (g->correlation == GW_NO_CORRELATION || (g->kind != GW_GPU_SYNC && g->kind != GW_GPU_MEMCPY))
-            continue;
-        long h = gw_trace_host_by_corr(t, g->correlation);
-        if (h < 0)
-            continue;
-        const char *api = gw_trace_str(t, t->host[h].name_id);
-        if (g->kind == GW_GPU_MEMCPY) {
-            if (strstr(api, "Async"))
-                g->flags |= GW_GPU_F_ASYNC;
-            continue;
-        }
-        gw_sync_kind sk = GW_SYNC_UNKNOWN;
-        int blocking = 0;
-        gw_classify_api(api, &sk, &blocking);
-        if ((unsigned)sk >= GW_SYNC_KIND_COUNT)
-            sk = GW_SYNC_UNKNOWN;
-        g->sync_kind = (uint8_t)sk;
-        if (sync_name_ids[sk] == UINT32_MAX)
-            sync_name_ids[sk] = gw_trace_intern(t, SYNC_NAMES[sk], strlen(SYNC_NAMES[sk]));
-        /* Out of memory here only leaves the generic name. */
-        if (sync_name_ids[sk] != UINT32_MAX)
-            g->name_id = sync_name_ids[sk];
-    }
 }

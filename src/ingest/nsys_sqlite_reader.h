@@ -79,10 +79,6 @@ long gw_nsys_read_osrt(gw_nsys_db *d);
 long gw_nsys_read_nvtx(gw_nsys_db *d);
 int gw_nsys_read_thread_names(gw_nsys_db *d);
 
-/* After gw_trace_finish: sync kinds and async/graph flags from the API call each GPU
- * record correlates with. */
-void gw_nsys_link_api(gw_trace *t);
-
 /* Steps from NVTX annotations (before gw_trace_finish). step_range: exact range name or
  * NULL for auto-detection. Returns 0, or -1 on out-of-memory. */
 int gw_nsys_find_steps(gw_trace *t, const char *step_range);
