@@ -1,0 +1,371 @@
+/* The tables of the terminal report: per-rank summary, idle attribution per device and per
+ * step, top kernels, copies per direction, synchronisation sources and memory. They print
+ * what gw_analysis holds; the only arithmetic here is turning seconds into shares of the
+ * totals printed beside them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/terminal_internal.h"
+#include "report/text_format.h"
+#include "report/text_table.h"
+
+#define ARRAY_LEN(x) (sizeof(x) / sizeof((x)[0]))
+
+static double ratio(double part, double whole)
+{
+    return whole > 0 ? part / whole : NAN;
+}
+
+static void print_table(gw_term *t, gw_text_table *tab, int indent)
+{
+    if (!t->failed && gw_table_print(tab, t->out, indent, t->width, t->color) != 0)
+        t->failed = 1;
+    gw_table_free(tab);
+}
+
+static const char *device_label(char *buf, size_t size, const gw_term *t, const gw_device_stats *d)
+{
+    if (t->a->rank_count > 1)
+        snprintf(buf, size, "rank %d, GPU %d", d->rank, (int)d->device);
+    else
+        snprintf(buf, size, "GPU %d", (int)d->device);
+    if (d->name[0])
+        snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", d->name);
+    return buf;
+}
+
+void gw_term_rank_summary(gw_term *t)
+{
+    static const gw_text_column cols[] = {
+        {"rank", GW_ALIGN_RIGHT, 0, 0},      {"busy", GW_ALIGN_RIGHT, 0, 0},
+        {"step med", GW_ALIGN_RIGHT, 0, 0},  {"step p90", GW_ALIGN_RIGHT, 0, 0},
+        {"compute", GW_ALIGN_RIGHT, 0, 0},   {"comm", GW_ALIGN_RIGHT, 0, 0},
+        {"data wait", GW_ALIGN_RIGHT, 0, 0}, {"window", GW_ALIGN_LEFT, 1, 0},
+    };
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    for (size_t i = 0; i < t->a->rank_count; i++) {
+        const gw_rank_stats *r = &t->a->ranks[i];
+        char b[6][32];
+        gw_table_cell(&tab, "%d", r->rank);
+        gw_table_cell(&tab, "%s", r->has_gpu_data ? gw_fmt_pct(b[0], 32, r->busy_share) : "no GPU data");
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[1], 32, r->step_median_s));
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[2], 32, r->step_p90_s));
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[3], 32, r->compute_s));
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[4], 32, r->comm_s));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[5], 32, r->dataloader_share));
+        gw_table_cell(&tab, "%s", r->window.description);
+    }
+    gw_term_heading(t, "Ranks (compute and comm: GPU seconds in the steady window)");
+    print_table(t, &tab, 2);
+}
+
+static void idle_table(gw_term *t, const gw_device_stats *d)
+{
+    char label[160], b[8][32];
+    gw_term_heading(t, "Where the idle time went: %s", device_label(label, sizeof label, t, d));
+    char summary[400];
+    snprintf(summary, sizeof summary,
+             "window %s: busy %s (compute %s, comm %s, copy %s, memset %s), idle %s = %s",
+             gw_fmt_seconds(b[0], 32, d->window_s), gw_fmt_pct(b[1], 32, ratio(d->busy_s, d->window_s)),
+             gw_fmt_pct(b[2], 32, ratio(d->compute_s, d->window_s)),
+             gw_fmt_pct(b[3], 32, ratio(d->comm_s, d->window_s)),
+             gw_fmt_pct(b[4], 32, ratio(d->copy_s, d->window_s)),
+             gw_fmt_pct(b[5], 32, ratio(d->set_s, d->window_s)),
+             gw_fmt_pct(b[6], 32, ratio(d->idle_s, d->window_s)), gw_fmt_seconds(b[7], 32, d->idle_s));
+    gw_term_wrap(t, "  ", summary);
+    if (!(d->idle_s > 0)) {
+        gw_term_printf(t, "  No idle time in the window.\n");
+        return;
+    }
+    static const gw_text_column cols[] = {
+        {"cause", GW_ALIGN_LEFT, 1, 0},
+        {"idle ms", GW_ALIGN_RIGHT, 0, 0},
+        {"of idle", GW_ALIGN_RIGHT, 0, 0},
+        {"of window", GW_ALIGN_RIGHT, 0, 0},
+    };
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
+        double s = d->idle_by_cause_s[c];
+        if (!(s > 0) && !t->verbose)
+            continue;
+        gw_table_cell(&tab, "%s", gw_idle_cause_title((gw_idle_cause)c));
+        gw_table_cell(&tab, "%s", gw_fmt_ms(b[0], 32, s));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, ratio(s, d->idle_s)));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[2], 32, ratio(s, d->window_s)));
+    }
+    gw_table_cell(&tab, "total idle");
+    gw_table_cell(&tab, "%s", gw_fmt_ms(b[0], 32, d->idle_s));
+    gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, 1.0));
+    gw_table_cell(&tab, "%s", gw_fmt_pct(b[2], 32, ratio(d->idle_s, d->window_s)));
+    print_table(t, &tab, 2);
+}
+
+void gw_term_idle_tables(gw_term *t)
+{
+    size_t shown = t->verbose ? t->a->device_count
+                              : (t->a->device_count < GW_TERM_DEVICES ? t->a->device_count : GW_TERM_DEVICES);
+    for (size_t i = 0; i < shown; i++)
+        idle_table(t, &t->a->devices[i]);
+    if (shown < t->a->device_count)
+        gw_term_printf(t, "\n%s(idle tables of %zu more devices: -v)%s\n", gw_term_dim(t),
+                       t->a->device_count - shown, gw_term_reset(t));
+}
+
+/* "dataloader 60.1 ms, sync 3.2 ms": the largest idle causes of one step, at most three. */
+static void main_causes(char *buf, size_t size, const gw_step_stats *s)
+{
+    int used[GW_IDLE_CAUSE_COUNT] = {0};
+    buf[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        int best = -1;
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            if (!used[c] && s->idle_by_cause_s[c] > 0 &&
+                (best < 0 || s->idle_by_cause_s[c] > s->idle_by_cause_s[best]))
+                best = c;
+        if (best < 0)
+            break;
+        used[best] = 1;
+        char d[32];
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "", gw_idle_cause_name((gw_idle_cause)best),
+                 gw_fmt_seconds(d, sizeof d, s->idle_by_cause_s[best]));
+    }
+    if (!buf[0])
+        snprintf(buf, size, "-");
+}
+
+static void step_table(gw_term *t, const gw_device_stats *d)
+{
+    static const gw_text_column cols[] = {
+        {"step", GW_ALIGN_RIGHT, 0, 0},   {"duration", GW_ALIGN_RIGHT, 0, 0},
+        {"busy", GW_ALIGN_RIGHT, 0, 0},   {"idle", GW_ALIGN_RIGHT, 0, 0},
+        {"main idle causes", GW_ALIGN_LEFT, 1, 0},
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < t->a->step_count; i++)
+        if (t->a->steps[i].rank == d->rank && t->a->steps[i].device == d->device)
+            total++;
+    if (total == 0)
+        return;
+    char label[160];
+    gw_term_heading(t, "Per step: %s", device_label(label, sizeof label, t, d));
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    size_t shown = 0;
+    for (size_t i = 0; i < t->a->step_count; i++) {
+        const gw_step_stats *s = &t->a->steps[i];
+        if (s->rank != d->rank || s->device != d->device)
+            continue;
+        if (!t->verbose && shown >= GW_TERM_STEP_ROWS)
+            break;
+        shown++;
+        char b[3][32], causes[200];
+        double idle = 0;
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            idle += s->idle_by_cause_s[c];
+        main_causes(causes, sizeof causes, s);
+        gw_table_cell(&tab, "#%lld%s", (long long)s->number, s->steady ? "" : " (warm-up)");
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[0], 32, s->duration_s));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, ratio(s->busy_s, s->duration_s)));
+        gw_table_cell(&tab, "%s", gw_fmt_seconds(b[2], 32, idle));
+        gw_table_cell(&tab, "%s", causes);
+    }
+    print_table(t, &tab, 2);
+    if (shown < total)
+        gw_term_printf(t, "  %s(%zu more steps: -v)%s\n", gw_term_dim(t), total - shown, gw_term_reset(t));
+}
+
+void gw_term_step_tables(gw_term *t)
+{
+    size_t tables = 0;
+    for (size_t i = 0; i < t->a->device_count; i++) {
+        if (!t->verbose && tables >= GW_TERM_STEP_TABLES)
+            break;
+        step_table(t, &t->a->devices[i]);
+        tables++;
+    }
+}
+
+static const char *rank_suffix(char *buf, size_t size, const gw_term *t, const gw_rank_stats *r)
+{
+    if (t->a->rank_count > 1)
+        snprintf(buf, size, " (rank %d)", r->rank);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+void gw_term_kernels(gw_term *t, const gw_rank_stats *r)
+{
+    const gw_kernel_stats *k = &r->kernels;
+    char rs[32], b[6][32];
+    rank_suffix(rs, sizeof rs, t, r);
+    gw_term_heading(t, "Kernels%s", rs);
+    if (k->count == 0) {
+        gw_term_printf(t, "  No kernels in the window.\n");
+        return;
+    }
+    char line[400];
+    snprintf(line, sizeof line, "%s kernels, %s in total, median %s µs, %s shorter than 5 µs",
+             gw_fmt_count(b[0], 32, k->count), gw_fmt_seconds(b[1], 32, k->total_s),
+             gw_fmt_us(b[2], 32, k->median_us), gw_fmt_pct(b[3], 32, k->share_under_5us));
+    gw_term_wrap(t, "  ", line);
+    if (k->gemm_s > 0) {
+        snprintf(line, sizeof line, "matrix/conv kernels %s, of which on tensor cores %s",
+                 gw_fmt_seconds(b[0], 32, k->gemm_s), gw_fmt_pct(b[1], 32, ratio(k->gemm_tensor_core_s, k->gemm_s)));
+        gw_term_wrap(t, "  ", line);
+    }
+    if (k->blocks_per_sm_weighted >= 0 || k->occupancy_weighted_pct >= 0) {
+        snprintf(line, sizeof line, "estimated blocks per SM %s, occupancy %s (time-weighted)",
+                 k->blocks_per_sm_weighted >= 0 ? (snprintf(b[0], 32, "%.1f", k->blocks_per_sm_weighted), b[0]) : "-",
+                 k->occupancy_weighted_pct >= 0 ? gw_fmt_pct(b[1], 32, k->occupancy_weighted_pct / 100.0) : "-");
+        gw_term_wrap(t, "  ", line);
+    }
+    static const gw_text_column cols[] = {
+        {"kernel", GW_ALIGN_LEFT, 1, 1},      {"count", GW_ALIGN_RIGHT, 0, 0},
+        {"total ms", GW_ALIGN_RIGHT, 0, 0},   {"share", GW_ALIGN_RIGHT, 0, 0},
+        {"mean µs", GW_ALIGN_RIGHT, 0, 0},    {"median µs", GW_ALIGN_RIGHT, 0, 0},
+        {"TC", GW_ALIGN_LEFT, 0, 0},
+    };
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    size_t rows = k->top_count < GW_TOP_KERNELS ? k->top_count : GW_TOP_KERNELS;
+    if (!t->verbose && rows > GW_TERM_KERNEL_ROWS)
+        rows = GW_TERM_KERNEL_ROWS;
+    for (size_t i = 0; i < rows; i++) {
+        const gw_kernel_row *row = &k->top[i];
+        gw_table_cell(&tab, "%s", row->name);
+        gw_table_cell(&tab, "%s", gw_fmt_count(b[0], 32, row->count));
+        gw_table_cell(&tab, "%s", gw_fmt_ms(b[1], 32, row->total_s));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[2], 32, row->share));
+        gw_table_cell(&tab, "%s", gw_fmt_us(b[3], 32, row->mean_us));
+        gw_table_cell(&tab, "%s", gw_fmt_us(b[4], 32, row->median_us));
+        gw_table_cell(&tab, "%s", row->tensor_core ? "yes" : (row->comm ? "comm" : "-"));
+    }
+    if (rows)
+        print_table(t, &tab, 2);
+    else
+        gw_table_free(&tab);
+    if (rows < k->top_count)
+        gw_term_printf(t, "  %s(top %zu of %zu listed: -v)%s\n", gw_term_dim(t), rows, k->top_count,
+                       gw_term_reset(t));
+}
+
+static const char *copy_dir_name(int dir)
+{
+    switch (dir) {
+    case GW_COPY_HTOD: return "host to device";
+    case GW_COPY_DTOH: return "device to host";
+    case GW_COPY_DTOD: return "device to device";
+    case GW_COPY_HTOH: return "host to host";
+    case GW_COPY_PTOP: return "peer to peer";
+    default: return "unknown";
+    }
+}
+
+void gw_term_copies(gw_term *t, const gw_rank_stats *r)
+{
+    const gw_copy_stats *c = &r->copies;
+    char rs[32], b[6][32];
+    rank_suffix(rs, sizeof rs, t, r);
+    gw_term_heading(t, "Copies%s", rs);
+    static const gw_text_column cols[] = {
+        {"direction", GW_ALIGN_LEFT, 1, 0}, {"count", GW_ALIGN_RIGHT, 0, 0},
+        {"MB", GW_ALIGN_RIGHT, 0, 0},       {"time ms", GW_ALIGN_RIGHT, 0, 0},
+        {"GB/s", GW_ALIGN_RIGHT, 0, 0},     {"pageable copies", GW_ALIGN_RIGHT, 0, 0},
+        {"pageable bytes", GW_ALIGN_RIGHT, 0, 0},
+    };
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    size_t rows = 0;
+    for (int dir = 0; dir < GW_COPY_DIR_COUNT; dir++) {
+        if (c->count[dir] == 0)
+            continue;
+        rows++;
+        gw_table_cell(&tab, "%s", copy_dir_name(dir));
+        gw_table_cell(&tab, "%s", gw_fmt_count(b[0], 32, c->count[dir]));
+        gw_table_cell(&tab, "%s", gw_fmt_mb(b[1], 32, c->bytes[dir]));
+        gw_table_cell(&tab, "%s", gw_fmt_ms(b[2], 32, c->seconds[dir]));
+        if (isfinite(c->gbps[dir]) && c->gbps[dir] >= 0)
+            gw_table_cell(&tab, "%.2f", c->gbps[dir]);
+        else
+            gw_table_cell(&tab, "-");
+        gw_table_cell(&tab, "%s", gw_fmt_count(b[3], 32, c->pageable_count[dir]));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(b[4], 32, ratio(c->pageable_bytes[dir], c->bytes[dir])));
+    }
+    if (rows == 0) {
+        gw_table_free(&tab);
+        gw_term_printf(t, "  No memory copies in the window.\n");
+        return;
+    }
+    print_table(t, &tab, 2);
+    char line[300];
+    snprintf(line, sizeof line, "pageable share of host<->device bytes %s, %.1f pageable copies per step",
+             gw_fmt_pct(b[0], 32, c->pageable_share_bytes), c->pageable_per_step);
+    gw_term_wrap(t, "  ", line);
+}
+
+void gw_term_syncs(gw_term *t, const gw_rank_stats *r)
+{
+    const gw_sync_stats *s = &r->syncs;
+    char rs[32], b[6][32];
+    rank_suffix(rs, sizeof rs, t, r);
+    gw_term_heading(t, "Host synchronisation%s", rs);
+    if (s->count == 0) {
+        gw_term_printf(t, "  No blocking synchronisation calls in the window.\n");
+        return;
+    }
+    char line[400];
+    snprintf(line, sizeof line, "%s blocking calls (%.1f per step), host waited %s (%s of the window)",
+             gw_fmt_count(b[0], 32, s->count), s->per_step, gw_fmt_seconds(b[1], 32, s->wait_s),
+             gw_fmt_pct(b[2], 32, s->wait_share_of_step));
+    gw_term_wrap(t, "  ", line);
+    if (s->source_count == 0)
+        return;
+    static const gw_text_column cols[] = {
+        {"issued by", GW_ALIGN_LEFT, 1, 1}, {"call", GW_ALIGN_LEFT, 1, 0},
+        {"count", GW_ALIGN_RIGHT, 0, 0},    {"wait ms", GW_ALIGN_RIGHT, 0, 0},
+    };
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    size_t n = s->source_count < GW_TOP_SYNC_SOURCES ? s->source_count : GW_TOP_SYNC_SOURCES;
+    for (size_t i = 0; i < n; i++) {
+        const gw_sync_source *src = &s->sources[i];
+        gw_table_cell(&tab, "%s", src->op[0] ? src->op : "(no op)");
+        gw_table_cell(&tab, "%s", src->api);
+        gw_table_cell(&tab, "%s", gw_fmt_count(b[0], 32, src->count));
+        gw_table_cell(&tab, "%s", gw_fmt_ms(b[1], 32, src->wait_s));
+    }
+    print_table(t, &tab, 2);
+    if (t->verbose)
+        for (size_t i = 0; i < n; i++)
+            if (s->sources[i].stack[0]) {
+                char prefix[64];
+                snprintf(prefix, sizeof prefix, "  stack %zu: ", i + 1);
+                gw_term_wrap(t, prefix, s->sources[i].stack);
+            }
+}
+
+void gw_term_memory(gw_term *t, const gw_rank_stats *r)
+{
+    const gw_memory_stats *m = &r->memory;
+    char rs[32], b[6][32], line[400];
+    rank_suffix(rs, sizeof rs, t, r);
+    gw_term_heading(t, "Memory%s", rs);
+    if (m->peak_reserved_bytes >= 0 && m->allocator_events > 0) {
+        snprintf(line, sizeof line, "peak reserved %s of %s (%s), peak allocated %s",
+                 gw_fmt_bytes(b[0], 32, m->peak_reserved_bytes),
+                 m->total_mem_bytes > 0 ? gw_fmt_bytes(b[1], 32, m->total_mem_bytes) : "unknown capacity",
+                 gw_fmt_pct(b[2], 32, m->peak_reserved_share), gw_fmt_bytes(b[3], 32, m->peak_allocated_bytes));
+        gw_term_wrap(t, "  ", line);
+    } else {
+        gw_term_printf(t, "  No allocator ([memory]) events: peak memory unknown.\n");
+    }
+    snprintf(line, sizeof line, "%s allocation and %s free calls (%.1f per step), %s inside them",
+             gw_fmt_count(b[0], 32, m->alloc_calls), gw_fmt_count(b[1], 32, m->free_calls),
+             m->alloc_calls_per_step, gw_fmt_seconds(b[2], 32, m->alloc_wait_s));
+    gw_term_wrap(t, "  ", line);
+}

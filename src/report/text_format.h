@@ -1,0 +1,24 @@
+/* Number formatting for the terminal report, in one place so that every table writes a
+ * duration, a share, a count or a size the same way. Unknown values (NaN, or negative
+ * where a quantity cannot be negative) print as "-" rather than as a misleading 0. */
+#ifndef GW_REPORT_TEXT_FORMAT_H
+#define GW_REPORT_TEXT_FORMAT_H
+
+#include <stddef.h>
+
+/* "812 ns", "12.3 µs", "45.6 ms", "1.23 s" (unit chosen by magnitude). */
+const char *gw_fmt_seconds(char *buf, size_t size, double seconds);
+/* Fixed unit for table columns: seconds → milliseconds with 1 decimal ("1,234.5"). */
+const char *gw_fmt_ms(char *buf, size_t size, double seconds);
+/* Microseconds with 1 decimal. */
+const char *gw_fmt_us(char *buf, size_t size, double microseconds);
+/* A fraction 0..1 as "41.3%". */
+const char *gw_fmt_pct(char *buf, size_t size, double fraction);
+/* "4,096" */
+const char *gw_fmt_count(char *buf, size_t size, size_t n);
+/* Bytes in binary units: "12.3 GiB", "512.0 MiB", "4.0 KiB", "17 B". */
+const char *gw_fmt_bytes(char *buf, size_t size, double bytes);
+/* Bytes as decimal megabytes with 1 decimal (copy tables pair them with GB/s). */
+const char *gw_fmt_mb(char *buf, size_t size, double bytes);
+
+#endif
