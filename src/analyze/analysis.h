@@ -68,6 +68,8 @@ typedef struct gw_device_stats {
     double peak_reserved_bytes;  /* from [memory] events; <0 unknown */
     double peak_allocated_bytes; /* <0 unknown */
     double total_mem_bytes;      /* device capacity; <=0 unknown */
+    double comm_total_s;         /* all communication kernel time, overlapped with compute
+                                    or not (comm_s and comm_exposed_s are the exposed part) */
 } gw_device_stats;
 
 /* ---- Per step ---------------------------------------------------------------------- */

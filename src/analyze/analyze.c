@@ -1,7 +1,16 @@
-/* PLACEHOLDER entry of the analysis pipeline until it lands. */
+/* Entry of the analysis pipeline: for every trace (rank) of the job, the steady window,
+ * then per device its busy time and idle attribution, per step the same figures, then the
+ * rank's kernel, copy, sync and memory statistics; finally the diagnosis rules. The
+ * per-topic work lives in window.c, busy.c, attribution.c, steps.c, kernels.c, copies.c,
+ * syncs.c and memory.c (see stats.h); this file only sequences it. */
 #include "analyze/analysis.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+
+#include "analyze/rules.h"
+#include "analyze/stats.h"
+#include "util/grow.h"
 
 const char *gw_idle_cause_name(gw_idle_cause c)
 {
@@ -18,11 +27,164 @@ const char *gw_idle_cause_title(gw_idle_cause c)
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? titles[c] : "unexplained";
 }
 
+typedef struct growth {
+    size_t device_cap, step_cap;
+} growth;
+
+/* DataLoader time in the window when no device has a feeder: the union over all threads
+ * (a CPU-only trace still shows how long the loop waited for data). */
+static int dataloader_all_threads(const gw_trace *t, const gw_window *w, double *seconds)
+{
+    gw_ival_list raw = {0};
+    for (size_t i = 0; i < t->host_count; i++)
+        if ((t->host[i].flags & GW_HOST_F_DATALOADER) &&
+            gw_ival_list_add(&raw, t->host[i].start, t->host[i].end) != 0) {
+            gw_ival_list_free(&raw);
+            return -1;
+        }
+    gw_ivset set;
+    if (gw_ivset_build(&set, &raw) != 0)
+        return -1;
+    *seconds = gw_ns_to_s(gw_ivset_covered(&set, w->start_ns, w->end_ns));
+    gw_ivset_free(&set);
+    return 0;
+}
+
+/* One device of one trace: busy, idle attribution, memory peaks, step rows. */
+static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
+                          double *dataloader_s, int *dataloader_set)
+{
+    const gw_trace *t = a->job->traces[ti];
+    const gw_rank_stats *r = &a->ranks[ti];
+    const gw_window *w = &r->window;
+    gw_device_work dw;
+    gw_feeder_activity fa;
+    uint32_t feeder;
+    if (gw_device_work_build(t, device, &dw) != 0)
+        return -1;
+    if (gw_feeder_thread(t, &dw, &feeder) != 0 || gw_feeder_activity_build(t, feeder, &fa) != 0) {
+        gw_device_work_free(&dw);
+        return -1;
+    }
+    int rc = -1;
+    if (gw_grow((void **)&a->devices, &gr->device_cap, a->device_count + 1, sizeof *a->devices) != 0)
+        goto out;
+    gw_device_stats *ds = &a->devices[a->device_count++];
+    *ds = (gw_device_stats){0};
+    ds->rank = t->rank;
+    ds->trace_index = ti;
+    ds->device = device;
+    const gw_device *props = gw_trace_device(t, device);
+    const char *name = props ? gw_trace_str(t, props->name_id) : NULL;
+    snprintf(ds->name, sizeof ds->name, "%s", name ? name : "");
+    ds->total_mem_bytes = props && props->total_mem_bytes ? (double)props->total_mem_bytes : -1;
+    ds->feeder_thread = feeder;
+    gw_device_busy_fill(t, &dw, w->start_ns, w->end_ns, ds);
+    gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
+    gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
+    gw_ns idle = gw_attribute_idle(&dw.busy, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns);
+    ds->idle_s = gw_ns_to_s(idle);
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
+    gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
+    /* The rank's DataLoader figure is the first fed device's feeder: the training loop. */
+    if (!*dataloader_set && feeder != UINT32_MAX) {
+        *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.level[0], w->start_ns, w->end_ns));
+        *dataloader_set = 1;
+    }
+    if (gw_step_rows_append(t, t->rank, w, &a->thresholds, &dw, &fa, &a->steps, &a->step_count,
+                            &gr->step_cap) != 0)
+        goto out;
+    rc = 0;
+out:
+    gw_feeder_activity_free(&fa);
+    gw_device_work_free(&dw);
+    return rc;
+}
+
+static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
+{
+    const gw_trace *t = a->job->traces[ti];
+    gw_rank_stats *r = &a->ranks[ti];
+    r->rank = t->rank;
+    r->trace_index = ti;
+    gw_window_compute(t, &a->thresholds, &r->window);
+    if (gw_step_durations(t, &r->window, &r->step_median_s, &r->step_p90_s) != 0)
+        return -1;
+
+    int32_t *ids;
+    size_t id_count;
+    if (gw_busy_device_ids(t, &ids, &id_count) != 0)
+        return -1;
+    r->has_gpu_data = id_count > 0;
+    size_t first_row = a->device_count;
+    double dataloader_s = 0;
+    int dataloader_set = 0;
+    for (size_t k = 0; k < id_count; k++)
+        if (analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set) != 0) {
+            free(ids);
+            return -1;
+        }
+    free(ids);
+
+    double busy_s = 0, share_sum = 0;
+    for (size_t d = first_row; d < a->device_count; d++) {
+        const gw_device_stats *ds = &a->devices[d];
+        busy_s += ds->busy_s;
+        share_sum += ds->window_s > 0 ? ds->busy_s / ds->window_s : 0.0;
+        r->compute_s += ds->compute_s;
+        r->comm_s += ds->comm_total_s;
+    }
+    r->busy_share = a->device_count > first_row ? share_sum / (double)(a->device_count - first_row) : 0.0;
+
+    if (!dataloader_set && dataloader_all_threads(t, &r->window, &dataloader_s) != 0)
+        return -1;
+    r->dataloader_s = dataloader_s;
+    gw_ns window = r->window.end_ns - r->window.start_ns;
+    r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].flags & GW_HOST_F_SINGLE_PROC_LOADER) {
+            r->single_process_loader = 1;
+            break;
+        }
+
+    if (gw_kernel_stats_compute(t, &r->window, &a->thresholds, busy_s, &r->kernels) != 0)
+        return -1;
+    gw_copy_stats_compute(t, &r->window, &r->copies);
+    if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)
+        return -1;
+    gw_memory_stats_compute(t, &r->window, &r->memory);
+    return 0;
+}
+
 gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err)
 {
-    (void)job;
-    (void)thresholds;
-    gw_fail(err, GW_EXIT_INTERNAL, "analysis not built yet");
+    gw_analysis *a = calloc(1, sizeof *a);
+    if (!a) {
+        gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");
+        return NULL;
+    }
+    a->job = job;
+    if (thresholds)
+        a->thresholds = *thresholds;
+    else
+        gw_thresholds_default(&a->thresholds);
+    growth gr = {0, 0};
+    if (job->trace_count > 0) {
+        a->ranks = calloc(job->trace_count, sizeof *a->ranks);
+        if (!a->ranks)
+            goto oom;
+    }
+    a->rank_count = job->trace_count;
+    for (size_t ti = 0; ti < job->trace_count; ti++)
+        if (analyze_trace(a, ti, &gr) != 0)
+            goto oom;
+    if (gw_rules_evaluate(a) != 0)
+        goto oom;
+    return a;
+oom:
+    gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");
+    gw_analysis_free(a);
     return NULL;
 }
 

@@ -1,0 +1,212 @@
+/* Idle-time attribution, the core of the diagnosis: every stretch of time a device is idle
+ * inside a range is split by what its feeding host thread was doing at that instant,
+ * cause by cause in priority order (data loader > blocking sync > allocator > launch gap >
+ * host busy > unknown, the order of gw_idle_cause).
+ *
+ * How: the feeder's events become one interval set per priority level, each level the
+ * union of itself and the levels above it. The exclusive time of a cause in an idle
+ * stretch is then a difference of two coverage queries, each a binary search, so the
+ * whole attribution is O((idle gaps + host events) log n) and the parts add up to the
+ * idle time exactly (integer nanoseconds, no double counting by construction). */
+#include "analyze/stats.h"
+
+#include <stdlib.h>
+
+void gw_thread_host_range(const gw_trace *t, uint32_t thread, size_t *lo, size_t *hi)
+{
+    size_t a = 0, b = t->host_count;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (t->host[mid].thread < thread)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    b = t->host_count;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (t->host[mid].thread <= thread)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *hi = a;
+}
+
+static int is_api(const gw_host_event *h)
+{
+    return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
+}
+
+int gw_host_blocks_on_gpu(const gw_host_event *h)
+{
+    if (!is_api(h))
+        return 0;
+    /* cudaStreamWaitEvent makes a stream wait, not the host: it is not a host sync. */
+    if (h->api_class == GW_API_SYNC && h->sync_kind != GW_SYNC_STREAM_WAIT)
+        return 1;
+    return (h->flags & GW_HOST_F_BLOCKING_COPY) != 0;
+}
+
+int gw_host_is_allocator(const gw_host_event *h)
+{
+    return is_api(h) && (h->api_class == GW_API_ALLOC || h->api_class == GW_API_FREE);
+}
+
+static uint32_t argmax(const size_t *counts, size_t n)
+{
+    uint32_t best = UINT32_MAX;
+    size_t best_count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (counts[i] > best_count) {
+            best_count = counts[i];
+            best = (uint32_t)i;
+        }
+    return best;
+}
+
+int gw_feeder_thread(const gw_trace *t, const gw_device_work *w, uint32_t *thread)
+{
+    *thread = UINT32_MAX;
+    if (t->thread_count == 0 || t->host_count == 0)
+        return 0;
+    size_t *counts = calloc(t->thread_count, sizeof *counts);
+    if (!counts)
+        return -1;
+    for (size_t k = 0; k < w->event_count; k++) {
+        const gw_gpu_event *g = &t->gpu[w->events[k]];
+        if (g->correlation == GW_NO_CORRELATION)
+            continue;
+        long h = gw_trace_host_by_corr(t, g->correlation);
+        if (h >= 0 && t->host[h].thread < t->thread_count)
+            counts[t->host[h].thread]++;
+    }
+    uint32_t best = argmax(counts, t->thread_count);
+    if (best == UINT32_MAX) {
+        /* No correlation (graph replays, CSV exports): the thread that launched most. */
+        for (size_t i = 0; i < t->thread_count; i++)
+            counts[i] = t->threads[i].launches;
+        best = argmax(counts, t->thread_count);
+    }
+    if (best == UINT32_MAX) {
+        /* No launch calls traced at all: the thread with the most host events is the
+         * training loop far more often than not. */
+        for (size_t i = 0; i < t->thread_count; i++)
+            counts[i] = 0;
+        for (size_t i = 0; i < t->host_count; i++)
+            if (t->host[i].thread < t->thread_count)
+                counts[t->host[i].thread]++;
+        best = argmax(counts, t->thread_count);
+    }
+    free(counts);
+    *thread = best;
+    return 0;
+}
+
+void gw_feeder_activity_free(gw_feeder_activity *fa)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        gw_ivset_free(&fa->level[k]);
+}
+
+/* Which level a feeder event contributes to; -1 none. */
+static int event_level(const gw_host_event *h)
+{
+    if (h->flags & GW_HOST_F_DATALOADER)
+        return 0;
+    if (gw_host_blocks_on_gpu(h))
+        return 1;
+    if (gw_host_is_allocator(h))
+        return 2;
+    /* A step range covers the whole step: it says nothing about what the host did. */
+    if (h->flags & GW_HOST_F_STEP)
+        return -1;
+    /* An OS call (poll, read, pthread_cond_wait) is the host waiting, not working, so it
+     * does not make the host "busy in its own work"; the time stays unknown. */
+    if (h->kind == GW_HOST_OSRT)
+        return -1;
+    return 3;
+}
+
+int gw_feeder_activity_build(const gw_trace *t, uint32_t thread, gw_feeder_activity *fa)
+{
+    *fa = (gw_feeder_activity){0};
+    gw_ival_list raw[GW_FEEDER_LEVELS] = {{0}};
+    gw_ival_list merged = {0}, tmp = {0};
+    int rc = -1;
+    if (thread != UINT32_MAX) {
+        size_t lo, hi;
+        gw_thread_host_range(t, thread, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            const gw_host_event *h = &t->host[i];
+            int level = event_level(h);
+            if (level >= 0 && gw_ival_list_add(&raw[level], h->start, h->end) != 0)
+                goto out;
+        }
+    }
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++) {
+        if (gw_ival_list_append(&merged, &raw[k]) != 0 || gw_ival_list_append(&tmp, &merged) != 0 ||
+            gw_ivset_build(&fa->level[k], &tmp) != 0)
+            goto out;
+        /* Keep the running union small: normalising merges what later levels repeat. */
+        merged.count = gw_ivals_normalize(merged.items, merged.count);
+    }
+    rc = 0;
+out:
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        gw_ival_list_free(&raw[k]);
+    gw_ival_list_free(&merged);
+    gw_ival_list_free(&tmp);
+    if (rc != 0)
+        gw_feeder_activity_free(fa);
+    return rc;
+}
+
+static void attribute_piece(const gw_feeder_activity *fa, gw_ns a, gw_ns b, int launch_gap,
+                            gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
+{
+    gw_ns c[GW_FEEDER_LEVELS];
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        c[k] = gw_ivset_covered(&fa->level[k], a, b);
+    gw_ns len = b - a;
+    out_ns[GW_IDLE_DATALOADER] += c[0];
+    out_ns[GW_IDLE_SYNC] += c[1] - c[0];
+    out_ns[GW_IDLE_ALLOCATOR] += c[2] - c[1];
+    if (launch_gap) {
+        /* A gap this short between two pieces of work is the launch pipeline itself,
+         * whatever else the host was doing meanwhile. */
+        out_ns[GW_IDLE_LAUNCH] += len - c[2];
+    } else {
+        out_ns[GW_IDLE_HOST_BUSY] += c[3] - c[2];
+        out_ns[GW_IDLE_UNKNOWN] += len - c[3];
+    }
+}
+
+gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                        gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
+{
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        out_ns[c] = 0;
+    if (hi <= lo)
+        return 0;
+    size_t i = gw_ivset_first_ending_after(busy, lo);
+    gw_ns cursor = lo, idle = 0;
+    while (cursor < hi) {
+        if (i < busy->count && busy->iv[i].start <= cursor) {
+            cursor = busy->iv[i].end;
+            i++;
+            continue;
+        }
+        gw_ns gap_end = i < busy->count && busy->iv[i].start < hi ? busy->iv[i].start : hi;
+        /* Short or not is decided on the whole gap between the two pieces of work, even
+         * when the range cuts it, so a step boundary does not turn a launch gap into a
+         * "host busy" one. */
+        int launch_gap = i > 0 && i < busy->count &&
+                         busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
+        attribute_piece(fa, cursor, gap_end, launch_gap, out_ns);
+        idle += gap_end - cursor;
+        cursor = gap_end;
+    }
+    return idle;
+}

@@ -1,0 +1,150 @@
+/* A device's busy time: the union of its kernels, copies and sets (never sync records,
+ * which are host waits, not GPU work), so that kernels overlapping on several streams
+ * count once, and its exclusive split compute > communication > copy > set. */
+#include "analyze/stats.h"
+
+#include <stdlib.h>
+
+#include "util/grow.h"
+
+static int is_work(const gw_gpu_event *g)
+{
+    return g->kind == GW_GPU_KERNEL || g->kind == GW_GPU_MEMCPY || g->kind == GW_GPU_MEMSET;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int gw_busy_device_ids(const gw_trace *t, int32_t **ids, size_t *count)
+{
+    *ids = NULL;
+    *count = 0;
+    int32_t *list = NULL;
+    size_t n = 0, cap = 0;
+    int32_t last = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        if (!is_work(&t->gpu[i]))
+            continue;
+        int32_t d = t->gpu[i].device;
+        /* Consecutive events are mostly on one device: skip the repeat cheaply. */
+        if (n > 0 && d == last)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < n; k++)
+            if (list[k] == d) {
+                seen = 1;
+                break;
+            }
+        last = d;
+        if (seen)
+            continue;
+        if (gw_grow((void **)&list, &cap, n + 1, sizeof *list) != 0) {
+            free(list);
+            return -1;
+        }
+        list[n++] = d;
+    }
+    if (n > 1)
+        qsort(list, n, sizeof *list, cmp_i32);
+    *ids = list;
+    *count = n;
+    return 0;
+}
+
+void gw_device_work_free(gw_device_work *w)
+{
+    free(w->events);
+    w->events = NULL;
+    w->event_count = 0;
+    gw_ivset_free(&w->busy);
+    gw_ivset_free(&w->compute);
+    gw_ivset_free(&w->compute_comm);
+    gw_ivset_free(&w->kernels_copies);
+    gw_ivset_free(&w->comm);
+}
+
+int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w)
+{
+    *w = (gw_device_work){0};
+    w->device = device;
+    enum { COMPUTE, COMM, COPY, SET, CLASSES };
+    gw_ival_list raw[CLASSES] = {{0}};
+    gw_ival_list merged = {0};
+    gw_ival_list tmp = {0};
+    size_t cap = 0;
+    int rc = -1;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (!is_work(g) || g->device != device)
+            continue;
+        if (gw_grow((void **)&w->events, &cap, w->event_count + 1, sizeof *w->events) != 0)
+            goto out;
+        w->events[w->event_count++] = (uint32_t)i;
+        int cls = g->kind == GW_GPU_MEMCPY ? COPY
+                : g->kind == GW_GPU_MEMSET ? SET
+                : g->kclass == GW_KCLASS_COMM ? COMM : COMPUTE;
+        if (gw_ival_list_add(&raw[cls], g->start, g->end) != 0)
+            goto out;
+    }
+    /* Each nested set is the previous one plus one class; building a set consumes its
+     * list, so the running union is copied first. */
+    if (gw_ival_list_append(&merged, &raw[COMPUTE]) != 0 ||
+        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->compute, &tmp) != 0)
+        goto out;
+    if (gw_ival_list_append(&merged, &raw[COMM]) != 0 ||
+        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->compute_comm, &tmp) != 0)
+        goto out;
+    if (gw_ival_list_append(&merged, &raw[COPY]) != 0 ||
+        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->kernels_copies, &tmp) != 0)
+        goto out;
+    if (gw_ival_list_append(&merged, &raw[SET]) != 0 || gw_ivset_build(&w->busy, &merged) != 0)
+        goto out;
+    if (gw_ivset_build(&w->comm, &raw[COMM]) != 0)
+        goto out;
+    rc = 0;
+out:
+    gw_ival_list_free(&tmp);
+    for (int c = 0; c < CLASSES; c++)
+        gw_ival_list_free(&raw[c]);
+    gw_ival_list_free(&merged);
+    if (rc != 0)
+        gw_device_work_free(w);
+    return rc;
+}
+
+void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_ns lo, gw_ns hi,
+                         gw_device_stats *ds)
+{
+    gw_ns window = hi > lo ? hi - lo : 0;
+    gw_ns busy = gw_ivset_covered(&w->busy, lo, hi);
+    gw_ns compute = gw_ivset_covered(&w->compute, lo, hi);
+    gw_ns compute_comm = gw_ivset_covered(&w->compute_comm, lo, hi);
+    gw_ns kernels_copies = gw_ivset_covered(&w->kernels_copies, lo, hi);
+    ds->window_s = gw_ns_to_s(window);
+    ds->busy_s = gw_ns_to_s(busy);
+    ds->compute_s = gw_ns_to_s(compute);
+    ds->comm_s = gw_ns_to_s(compute_comm - compute);
+    ds->copy_s = gw_ns_to_s(kernels_copies - compute_comm);
+    ds->set_s = gw_ns_to_s(busy - kernels_copies);
+    /* Communication the compute work does not hide is exactly the exclusive comm part. */
+    ds->comm_exposed_s = ds->comm_s;
+    ds->comm_total_s = gw_ns_to_s(gw_ivset_covered(&w->comm, lo, hi));
+    ds->idle_s = gw_ns_to_s(window - busy);
+    ds->kernel_count = ds->copy_count = ds->set_count = 0;
+    for (size_t k = 0; k < w->event_count; k++) {
+        const gw_gpu_event *g = &t->gpu[w->events[k]];
+        /* An event belongs to the window where it starts, so that counts per window add
+         * up over adjacent windows. */
+        if (g->start < lo || g->start >= hi)
+            continue;
+        if (g->kind == GW_GPU_KERNEL)
+            ds->kernel_count++;
+        else if (g->kind == GW_GPU_MEMCPY)
+            ds->copy_count++;
+        else
+            ds->set_count++;
+    }
+}

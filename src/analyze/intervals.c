@@ -1,0 +1,171 @@
+/* Interval sets on the trace clock: union, intersection, subtraction and coverage queries
+ * (see intervals.h). */
+#include "analyze/intervals.h"
+
+#include <stdlib.h>
+
+#include "util/grow.h"
+
+int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end)
+{
+    if (end <= start)
+        return 0;
+    if (gw_grow((void **)&l->items, &l->cap, l->count + 1, sizeof *l->items) != 0)
+        return -1;
+    l->items[l->count].start = start;
+    l->items[l->count].end = end;
+    l->count++;
+    return 0;
+}
+
+int gw_ival_list_append(gw_ival_list *l, const gw_ival_list *src)
+{
+    if (src->count == 0)
+        return 0;
+    if (gw_grow((void **)&l->items, &l->cap, l->count + src->count, sizeof *l->items) != 0)
+        return -1;
+    for (size_t i = 0; i < src->count; i++)
+        l->items[l->count++] = src->items[i];
+    return 0;
+}
+
+void gw_ival_list_free(gw_ival_list *l)
+{
+    free(l->items);
+    l->items = NULL;
+    l->count = l->cap = 0;
+}
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const gw_ival *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end ? 1 : 0;
+}
+
+size_t gw_ivals_normalize(gw_ival *iv, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(iv, n, sizeof *iv, cmp_ival);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (iv[i].end <= iv[i].start)
+            continue;
+        /* Touching intervals merge too, so a set never has zero-length gaps. */
+        if (out > 0 && iv[i].start <= iv[out - 1].end) {
+            if (iv[i].end > iv[out - 1].end)
+                iv[out - 1].end = iv[i].end;
+        } else {
+            iv[out++] = iv[i];
+        }
+    }
+    return out;
+}
+
+gw_ns gw_ivals_total(const gw_ival *iv, size_t n)
+{
+    gw_ns total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += iv[i].end - iv[i].start;
+    return total;
+}
+
+size_t gw_ivals_intersect(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        gw_ns lo = a[i].start > b[j].start ? a[i].start : b[j].start;
+        gw_ns hi = a[i].end < b[j].end ? a[i].end : b[j].end;
+        if (lo < hi)
+            out[n++] = (gw_ival){lo, hi};
+        /* Advance whichever ends first: it cannot meet anything further in the other set. */
+        if (a[i].end < b[j].end)
+            i++;
+        else
+            j++;
+    }
+    return n;
+}
+
+size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out)
+{
+    size_t j = 0, n = 0;
+    for (size_t i = 0; i < na; i++) {
+        gw_ns cur = a[i].start;
+        while (j < nb && b[j].end <= cur)
+            j++;
+        size_t k = j;
+        while (k < nb && b[k].start < a[i].end) {
+            if (b[k].start > cur)
+                out[n++] = (gw_ival){cur, b[k].start};
+            if (b[k].end > cur)
+                cur = b[k].end;
+            if (cur >= a[i].end)
+                break;
+            k++;
+        }
+        if (cur < a[i].end)
+            out[n++] = (gw_ival){cur, a[i].end};
+    }
+    return n;
+}
+
+int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
+{
+    s->count = gw_ivals_normalize(raw->items, raw->count);
+    s->iv = raw->items;
+    raw->items = NULL;
+    raw->count = raw->cap = 0;
+    s->prefix = malloc((s->count + 1) * sizeof *s->prefix);
+    if (!s->prefix) {
+        free(s->iv);
+        s->iv = NULL;
+        s->count = 0;
+        return -1;
+    }
+    s->prefix[0] = 0;
+    for (size_t i = 0; i < s->count; i++)
+        s->prefix[i + 1] = s->prefix[i] + (s->iv[i].end - s->iv[i].start);
+    return 0;
+}
+
+void gw_ivset_free(gw_ivset *s)
+{
+    free(s->iv);
+    free(s->prefix);
+    s->iv = NULL;
+    s->prefix = NULL;
+    s->count = 0;
+}
+
+size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
+{
+    size_t lo = 0, hi = s->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->iv[mid].end <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Covered length of (-inf, t): full intervals before t plus the part of the one holding t. */
+static gw_ns covered_before(const gw_ivset *s, gw_ns t)
+{
+    size_t i = gw_ivset_first_ending_after(s, t);
+    gw_ns c = s->prefix[i];
+    if (i < s->count && s->iv[i].start < t)
+        c += t - s->iv[i].start;
+    return c;
+}
+
+gw_ns gw_ivset_covered(const gw_ivset *s, gw_ns lo, gw_ns hi)
+{
+    if (hi <= lo || s->count == 0)
+        return 0;
+    return covered_before(s, hi) - covered_before(s, lo);
+}

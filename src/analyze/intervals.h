@@ -1,0 +1,60 @@
+/* Interval arithmetic on the trace clock: the busy/idle algebra every statistic rests on.
+ * An interval set ("ivset") is sorted, disjoint and non-touching, with prefix sums so that
+ * "how much of [lo, hi) does this set cover?" is one binary search: traces hold 10^6
+ * events, so nothing here is quadratic.
+ *
+ * Intervals are half-open [start, end). Zero-length intervals carry no time and are dropped
+ * when a set is built. */
+#ifndef GW_ANALYZE_INTERVALS_H
+#define GW_ANALYZE_INTERVALS_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+
+typedef struct gw_ival {
+    gw_ns start, end;
+} gw_ival;
+
+/* A growable list of raw intervals (any order, may overlap) to build a set from. */
+typedef struct gw_ival_list {
+    gw_ival *items;            /* owned */
+    size_t count, cap;
+} gw_ival_list;
+
+/* Appends [start, end); ignored when end <= start. Returns 0, or -1 on out-of-memory. */
+int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end);
+/* Appends every interval of src. Returns 0, or -1 on out-of-memory. */
+int gw_ival_list_append(gw_ival_list *l, const gw_ival_list *src);
+void gw_ival_list_free(gw_ival_list *l);
+
+/* Sorts and merges in place (overlapping and touching intervals become one); returns the
+ * new count. The result is a normalised set. */
+size_t gw_ivals_normalize(gw_ival *iv, size_t n);
+
+/* Total length of a normalised set. */
+gw_ns gw_ivals_total(const gw_ival *iv, size_t n);
+
+/* Set operations on normalised inputs. `out` must have room for na + nb intervals; returns
+ * the number written (a normalised set). out may not alias the inputs. */
+size_t gw_ivals_intersect(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
+size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
+
+/* A normalised set with prefix sums for O(log n) coverage queries. */
+typedef struct gw_ivset {
+    gw_ival *iv;               /* owned, normalised */
+    gw_ns *prefix;             /* owned, prefix[i] = total length of iv[0..i) (count + 1) */
+    size_t count;
+} gw_ivset;
+
+/* Builds a set from a raw list; the list is consumed (left empty, its memory taken over).
+ * Returns 0, or -1 on out-of-memory (the list is then freed too). */
+int gw_ivset_build(gw_ivset *s, gw_ival_list *raw);
+void gw_ivset_free(gw_ivset *s);
+
+/* Length of [lo, hi) covered by the set (0 when hi <= lo). */
+gw_ns gw_ivset_covered(const gw_ivset *s, gw_ns lo, gw_ns hi);
+/* Index of the first interval whose end is after t (count when none). */
+size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t);
+
+#endif

@@ -1,0 +1,281 @@
+/* Kernel statistics over the steady window: counts and lengths, tiny kernels, the gaps
+ * between kernels on a stream, matrix work with and without tensor cores, how well the
+ * kernels fill the GPU (blocks per SM, occupancy), memsets, the top kernels by total
+ * time and a log-scale histogram of lengths. A kernel belongs to the window it starts
+ * in, and keeps its whole length. */
+#include "analyze/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
+#define MAX_BLOCKS_PER_SM 32.0
+
+typedef struct kernel_ref {
+    uint32_t name_id;
+    int32_t device, stream;
+    gw_ns start, end;
+    uint8_t flags, kclass;
+} kernel_ref;
+
+static int cmp_by_stream(const void *a, const void *b)
+{
+    const kernel_ref *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_by_name_len(const void *a, const void *b)
+{
+    const kernel_ref *x = a, *y = b;
+    if (x->name_id != y->name_id)
+        return x->name_id < y->name_id ? -1 : 1;
+    gw_ns dx = x->end - x->start, dy = y->end - y->start;
+    return dx < dy ? -1 : dx > dy;
+}
+
+/* Blocks per SM of one kernel: the trace's figure, else grid blocks over SM count. */
+static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
+{
+    if (g->blocks_per_sm >= 0)
+        return g->blocks_per_sm;
+    if (g->grid_blocks > 0 && dev && dev->num_sms > 0)
+        return (double)g->grid_blocks / dev->num_sms;
+    return -1;
+}
+
+/* Occupancy (% of the SM's warp slots) of one kernel: the trace's estimate, else the
+ * theoretical one from block size, registers and grid size (shared memory is not in the
+ * model, so this is an upper bound). */
+static double occupancy_pct(const gw_gpu_event *g, const gw_device *dev)
+{
+    if (g->est_occupancy_pct >= 0)
+        return g->est_occupancy_pct;
+    if (!dev || g->block_threads == 0 || dev->max_threads_per_sm <= 0 || dev->warp_size <= 0)
+        return -1;
+    double warp = dev->warp_size;
+    double warps_per_block = ceil(g->block_threads / warp);
+    double max_warps = floor(dev->max_threads_per_sm / warp);
+    if (max_warps <= 0)
+        return -1;
+    double resident = floor(max_warps / warps_per_block);
+    if (g->registers > 0 && dev->regs_per_sm > 0)
+        resident = fmin(resident, floor(dev->regs_per_sm / (g->registers * warps_per_block * warp)));
+    resident = fmin(resident, MAX_BLOCKS_PER_SM);
+    if (g->grid_blocks > 0 && dev->num_sms > 0)
+        resident = fmin(resident, ceil((double)g->grid_blocks / dev->num_sms));
+    double pct = resident * warps_per_block / max_warps * 100.0;
+    return pct > 100.0 ? 100.0 : pct;
+}
+
+/* 1 when the kernel was launched from inside Optimizer.zero_grad and fills or zeroes. */
+static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
+{
+    const char *name = gw_trace_str(t, g->name_id);
+    if (!name || (!strstr(name, "fill") && !strstr(name, "Fill") && !strstr(name, "zero")))
+        return 0;
+    if (g->correlation == GW_NO_CORRELATION)
+        return 0;
+    long h = gw_trace_host_by_corr(t, g->correlation);
+    /* Nesting is bounded by the depth field; the counter guards malformed parent links. */
+    for (int guard = 0; h >= 0 && (size_t)h < t->host_count && guard < 4096; guard++) {
+        if (t->host[h].flags & GW_HOST_F_ZERO_GRAD)
+            return 1;
+        uint32_t p = t->host[h].parent;
+        h = p == UINT32_MAX ? -1 : (long)p;
+    }
+    return 0;
+}
+
+static void histogram(gw_kernel_stats *ks, const double *len_us, size_t n)
+{
+    /* 0.1 µs .. 1 s over 7 decades: launch-bound kernels and whole-step kernels alike. */
+    const double lo_exp = -1.0, decades = 7.0;
+    ks->hist_bins = GW_KERNEL_HIST_BINS;
+    for (size_t b = 0; b <= GW_KERNEL_HIST_BINS; b++)
+        ks->hist_edges_us[b] = pow(10.0, lo_exp + decades * (double)b / GW_KERNEL_HIST_BINS);
+    for (size_t i = 0; i < n; i++) {
+        double x = len_us[i] > 0 ? log10(len_us[i]) : lo_exp;
+        long b = (long)floor((x - lo_exp) * GW_KERNEL_HIST_BINS / decades);
+        if (b < 0)
+            b = 0;
+        if (b >= GW_KERNEL_HIST_BINS)
+            b = GW_KERNEL_HIST_BINS - 1;
+        ks->hist_counts[b]++;
+    }
+}
+
+typedef struct kernel_group {
+    uint32_t name_id;
+    size_t count;
+    gw_ns total, min, max;
+    double median_us;
+    uint8_t flags, kclass;
+} kernel_group;
+
+static int cmp_group_total(const void *a, const void *b)
+{
+    const kernel_group *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
+}
+
+static int top_kernels(const gw_trace *t, kernel_ref *refs, size_t n, gw_ns total_ns,
+                       gw_kernel_stats *ks)
+{
+    ks->top_count = 0;
+    if (n == 0)
+        return 0;
+    qsort(refs, n, sizeof *refs, cmp_by_name_len);
+    kernel_group *groups = malloc(n * sizeof *groups);
+    if (!groups)
+        return -1;
+    size_t ng = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        gw_ns total = 0;
+        while (j < n && refs[j].name_id == refs[i].name_id) {
+            total += refs[j].end - refs[j].start;
+            j++;
+        }
+        size_t cnt = j - i;
+        /* Lengths are sorted within the group: min, max and median are positions. */
+        gw_ns mid_lo = refs[i + (cnt - 1) / 2].end - refs[i + (cnt - 1) / 2].start;
+        gw_ns mid_hi = refs[i + cnt / 2].end - refs[i + cnt / 2].start;
+        groups[ng++] = (kernel_group){
+            .name_id = refs[i].name_id, .count = cnt, .total = total,
+            .min = refs[i].end - refs[i].start, .max = refs[j - 1].end - refs[j - 1].start,
+            .median_us = (double)(mid_lo + mid_hi) / 2.0 / 1000.0,
+            .flags = refs[i].flags, .kclass = refs[i].kclass};
+        i = j;
+    }
+    qsort(groups, ng, sizeof *groups, cmp_group_total);
+    ks->top_count = ng < GW_TOP_KERNELS ? ng : GW_TOP_KERNELS;
+    for (size_t g = 0; g < ks->top_count; g++) {
+        gw_kernel_row *row = &ks->top[g];
+        const char *name = gw_trace_str(t, groups[g].name_id);
+        snprintf(row->name, sizeof row->name, "%s", name ? name : "");
+        row->count = groups[g].count;
+        row->total_s = gw_ns_to_s(groups[g].total);
+        row->mean_us = (double)groups[g].total / (double)groups[g].count / 1000.0;
+        row->median_us = groups[g].median_us;
+        row->min_us = (double)groups[g].min / 1000.0;
+        row->max_us = (double)groups[g].max / 1000.0;
+        row->share = total_ns > 0 ? (double)groups[g].total / (double)total_ns : 0.0;
+        row->tensor_core = (groups[g].flags & GW_GPU_F_TENSOR_CORE) != 0;
+        row->comm = groups[g].kclass == GW_KCLASS_COMM;
+    }
+    free(groups);
+    return 0;
+}
+
+static int median_gap(kernel_ref *refs, size_t n, double *gap_us)
+{
+    *gap_us = 0;
+    if (n < 2)
+        return 0;
+    qsort(refs, n, sizeof *refs, cmp_by_stream);
+    double *gaps = malloc(n * sizeof *gaps);
+    if (!gaps)
+        return -1;
+    size_t ng = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (refs[i].device != refs[i - 1].device || refs[i].stream != refs[i - 1].stream)
+            continue;
+        gw_ns gap = refs[i].start - refs[i - 1].end;
+        gaps[ng++] = gap > 0 ? (double)gap / 1000.0 : 0.0;
+    }
+    *gap_us = gw_quantile(gaps, ng, 0.5);
+    free(gaps);
+    return 0;
+}
+
+int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thresholds *th,
+                            double busy_s, gw_kernel_stats *ks)
+{
+    *ks = (gw_kernel_stats){0};
+    ks->blocks_per_sm_weighted = -1;
+    ks->occupancy_weighted_pct = -1;
+    histogram(ks, NULL, 0);
+    size_t n = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind == GW_GPU_KERNEL && g->start >= w->start_ns && g->start < w->end_ns)
+            n++;
+    }
+    kernel_ref *refs = malloc((n + 1) * sizeof *refs);
+    double *len_us = malloc((n + 1) * sizeof *len_us);
+    int rc = -1;
+    if (!refs || !len_us)
+        goto out;
+    gw_ns total = 0, gemm = 0, gemm_tc = 0, zero_fill = 0;
+    double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0;
+    double tiny_us = th->v[GW_T_TINY_KERNEL_US];
+    size_t tiny = 0, k = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->start < w->start_ns || g->start >= w->end_ns)
+            continue;
+        gw_ns len = g->end - g->start;
+        if (g->kind == GW_GPU_MEMSET) {
+            ks->memset_count++;
+            ks->memset_s += gw_ns_to_s(len);
+            continue;
+        }
+        if (g->kind != GW_GPU_KERNEL)
+            continue;
+        refs[k] = (kernel_ref){g->name_id, g->device, g->stream, g->start, g->end, g->flags, g->kclass};
+        len_us[k] = (double)len / 1000.0;
+        if (len_us[k] < tiny_us)
+            tiny++;
+        k++;
+        total += len;
+        if (g->flags & GW_GPU_F_GEMM_LIKE) {
+            gemm += len;
+            if (g->flags & GW_GPU_F_TENSOR_CORE)
+                gemm_tc += len;
+        }
+        const gw_device *dev = gw_trace_device(t, g->device);
+        double bps = blocks_per_sm(g, dev);
+        if (bps >= 0) {
+            bps_weighted += bps * (double)len;
+            bps_time += (double)len;
+        }
+        double occ = occupancy_pct(g, dev);
+        if (occ >= 0) {
+            occ_weighted += occ * (double)len;
+            occ_time += (double)len;
+        }
+        if (is_zero_grad_fill(t, g)) {
+            ks->zero_fill_kernels++;
+            zero_fill += len;
+        }
+    }
+    ks->count = n;
+    ks->total_s = gw_ns_to_s(total);
+    ks->share_under_5us = n ? (double)tiny / (double)n : 0.0;
+    ks->gemm_s = gw_ns_to_s(gemm);
+    ks->gemm_tensor_core_s = gw_ns_to_s(gemm_tc);
+    ks->fp32_gemm_share = total > 0 ? (double)(gemm - gemm_tc) / (double)total : 0.0;
+    if (bps_time > 0)
+        ks->blocks_per_sm_weighted = bps_weighted / bps_time;
+    if (occ_time > 0)
+        ks->occupancy_weighted_pct = occ_weighted / occ_time;
+    ks->memset_share = busy_s > 0 ? ks->memset_s / busy_s : 0.0;
+    ks->zero_fill_s = gw_ns_to_s(zero_fill);
+    histogram(ks, len_us, n);
+    ks->median_us = gw_quantile(len_us, n, 0.5);
+    if (median_gap(refs, n, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, ks) != 0)
+        goto out;
+    rc = 0;
+out:
+    free(refs);
+    free(len_us);
+    return rc;
+}

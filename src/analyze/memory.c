@@ -1,0 +1,73 @@
+/* Memory statistics: peak reserved/allocated device memory from the caching allocator's
+ * [memory] events against the device's capacity, and the cudaMalloc/cudaFree-type calls
+ * (and the host time inside them) in the steady window (mem.alloc_churn evidence).
+ * Peaks cover the whole trace: running out of memory once is enough to matter. */
+#include "analyze/stats.h"
+
+void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated)
+{
+    *reserved = -1;
+    *allocated = -1;
+    for (size_t i = 0; i < t->mem_count; i++) {
+        const gw_mem_event *m = &t->mem[i];
+        if (m->device != device)
+            continue;
+        if (m->total_reserved >= 0 && (double)m->total_reserved > *reserved)
+            *reserved = (double)m->total_reserved;
+        if (m->total_allocated >= 0 && (double)m->total_allocated > *allocated)
+            *allocated = (double)m->total_allocated;
+    }
+}
+
+static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
+{
+    if (a < lo) a = lo;
+    if (b > hi) b = hi;
+    return b > a ? b - a : 0;
+}
+
+void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_stats *ms)
+{
+    *ms = (gw_memory_stats){0};
+    ms->peak_reserved_bytes = -1;
+    ms->peak_allocated_bytes = -1;
+    ms->total_mem_bytes = -1;
+    ms->peak_reserved_share = -1;
+    ms->allocator_events = t->mem_count;
+    /* The device closest to full is the one that matters. */
+    int32_t best_device = -1;
+    double best_used = -1;
+    for (size_t i = 0; i < t->mem_count; i++) {
+        const gw_mem_event *m = &t->mem[i];
+        if (m->device < 0)
+            continue;
+        double used = m->total_reserved >= 0 ? (double)m->total_reserved : (double)m->total_allocated;
+        if (used > best_used) {
+            best_used = used;
+            best_device = m->device;
+        }
+    }
+    if (best_device >= 0) {
+        gw_memory_device_peaks(t, best_device, &ms->peak_reserved_bytes, &ms->peak_allocated_bytes);
+        const gw_device *dev = gw_trace_device(t, best_device);
+        if (dev && dev->total_mem_bytes > 0) {
+            ms->total_mem_bytes = (double)dev->total_mem_bytes;
+            double used = ms->peak_reserved_bytes >= 0 ? ms->peak_reserved_bytes : ms->peak_allocated_bytes;
+            if (used >= 0)
+                ms->peak_reserved_share = used / ms->total_mem_bytes;
+        }
+    }
+    gw_ns wait = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!gw_host_is_allocator(h) || h->start < w->start_ns || h->start >= w->end_ns)
+            continue;
+        if (h->api_class == GW_API_ALLOC)
+            ms->alloc_calls++;
+        else
+            ms->free_calls++;
+        wait += clipped(h->start, h->end, w->start_ns, w->end_ns);
+    }
+    ms->alloc_wait_s = gw_ns_to_s(wait);
+    ms->alloc_calls_per_step = (double)(ms->alloc_calls + ms->free_calls) / gw_window_step_divisor(w);
+}

@@ -1,0 +1,112 @@
+/* Per-step figures (one row per step and device): duration, busy, idle by cause, data
+ * loader time, sync and allocator calls, kernels; and the step-length quantiles. Every
+ * step of the trace gets a row, warm-up included, flagged steady or not, so a report can
+ * show what the window left out. A trace without steps gets no rows: its one window is
+ * already the device row. */
+#include "analyze/stats.h"
+
+#include <stdlib.h>
+
+#include "util/grow.h"
+
+static int cmp_ns(const void *a, const void *b)
+{
+    gw_ns x = *(const gw_ns *)a, y = *(const gw_ns *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Position of the first element >= v in a sorted array. */
+static size_t lower_bound(const gw_ns *a, size_t n, gw_ns v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t count_in(const gw_ns *a, size_t n, gw_ns lo, gw_ns hi)
+{
+    if (hi <= lo)
+        return 0;
+    return lower_bound(a, n, hi) - lower_bound(a, n, lo);
+}
+
+int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const gw_thresholds *th,
+                        const gw_device_work *dw, const gw_feeder_activity *fa,
+                        gw_step_stats **rows, size_t *count, size_t *cap)
+{
+    if (t->step_count == 0)
+        return 0;
+    /* Sorted start times of what the rows count, so each step is two binary searches. */
+    gw_ns *syncs = malloc((t->host_count + 1) * sizeof *syncs);
+    gw_ns *allocs = malloc((t->host_count + 1) * sizeof *allocs);
+    gw_ns *kernels = malloc((dw->event_count + 1) * sizeof *kernels);
+    int rc = -1;
+    if (!syncs || !allocs || !kernels)
+        goto out;
+    size_t nsync = 0, nalloc = 0, nkern = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (gw_host_is_counted_sync(t, h))
+            syncs[nsync++] = h->start;
+        else if (gw_host_is_allocator(h))
+            allocs[nalloc++] = h->start;
+    }
+    qsort(syncs, nsync, sizeof *syncs, cmp_ns);
+    qsort(allocs, nalloc, sizeof *allocs, cmp_ns);
+    for (size_t k = 0; k < dw->event_count; k++)
+        if (t->gpu[dw->events[k]].kind == GW_GPU_KERNEL)
+            kernels[nkern++] = t->gpu[dw->events[k]].start; /* already in start order */
+
+    gw_ns launch_gap_ns = (gw_ns)(th->v[GW_T_LAUNCH_GAP_US] * 1000.0);
+    if (gw_grow((void **)rows, cap, *count + t->step_count, sizeof **rows) != 0)
+        goto out;
+    for (size_t s = 0; s < t->step_count; s++) {
+        const gw_step *st = &t->steps[s];
+        gw_step_stats *r = &(*rows)[(*count)++];
+        *r = (gw_step_stats){0};
+        r->rank = rank;
+        r->device = dw->device;
+        r->number = st->number;
+        r->steady = s >= w->first_step_index && !w->whole_window;
+        r->duration_s = gw_ns_to_s(st->end - st->start);
+        r->busy_s = gw_ns_to_s(gw_ivset_covered(&dw->busy, st->start, st->end));
+        gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
+        gw_attribute_idle(&dw->busy, fa, st->start, st->end, launch_gap_ns, idle_ns);
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            r->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
+        r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->level[0], st->start, st->end));
+        r->sync_calls = count_in(syncs, nsync, st->start, st->end);
+        r->alloc_calls = count_in(allocs, nalloc, st->start, st->end);
+        r->kernels = count_in(kernels, nkern, st->start, st->end);
+    }
+    rc = 0;
+out:
+    free(syncs);
+    free(allocs);
+    free(kernels);
+    return rc;
+}
+
+int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, double *p90_s)
+{
+    double whole = gw_ns_to_s(w->end_ns - w->start_ns);
+    *median_s = *p90_s = whole;
+    if (w->whole_window || w->steady_steps == 0)
+        return 0;
+    double *d = malloc(w->steady_steps * sizeof *d);
+    if (!d)
+        return -1;
+    size_t n = 0;
+    for (size_t s = w->first_step_index; s < t->step_count && n < w->steady_steps; s++)
+        d[n++] = gw_ns_to_s(t->steps[s].end - t->steps[s].start);
+    *median_s = gw_quantile(d, n, 0.5);
+    *p90_s = gw_quantile(d, n, 0.9);
+    free(d);
+    return 0;
+}

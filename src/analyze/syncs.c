@@ -1,0 +1,188 @@
+/* Host synchronisation statistics over the steady window: the calls that block the host
+ * until the GPU catches up (stream/device/event sync, blocking device→host copies), the
+ * time inside them, and who issued them. The issuing op is what the user must change, so
+ * each call is traced up to the outermost aten:: op of its chain (aten::item rather than
+ * the aten::_local_scalar_dense it calls; aten::to rather than aten::copy_), or the
+ * innermost op when that is not an aten:: op (a custom or Python-level op). */
+#include "analyze/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Guards walks up parent links against malformed nesting. */
+#define MAX_WALK 4096
+
+static int is_dtoh_copy_call(const gw_trace *t, const gw_host_event *h)
+{
+    if (h->correlation != GW_NO_CORRELATION) {
+        size_t n = 0;
+        long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
+        if (pos >= 0 && n > 0)
+            return t->gpu[t->gpu_by_corr[pos]].copy_dir == GW_COPY_DTOH;
+    }
+    /* No GPU record: trust the name (cuMemcpyDtoH, hipMemcpyDtoH). */
+    const char *name = gw_trace_str(t, h->name_id);
+    return name && strstr(name, "DtoH") != NULL;
+}
+
+int gw_host_is_counted_sync(const gw_trace *t, const gw_host_event *h)
+{
+    if (h->kind != GW_HOST_RUNTIME && h->kind != GW_HOST_DRIVER)
+        return 0;
+    if (h->api_class == GW_API_SYNC && h->sync_kind != GW_SYNC_STREAM_WAIT)
+        return 1;
+    return (h->flags & GW_HOST_F_BLOCKING_COPY) && is_dtoh_copy_call(t, h);
+}
+
+static int starts_with_aten(const gw_trace *t, const gw_host_event *h)
+{
+    const char *name = gw_trace_str(t, h->name_id);
+    return name && strncmp(name, "aten::", 6) == 0;
+}
+
+static const gw_host_event *parent_of(const gw_trace *t, const gw_host_event *h)
+{
+    return h->parent < t->host_count ? &t->host[h->parent] : NULL;
+}
+
+/* The op a user would change to remove this sync; NULL when no CPU op encloses it. */
+static const gw_host_event *issuing_op(const gw_trace *t, const gw_host_event *call)
+{
+    const gw_host_event *op = parent_of(t, call);
+    int guard = 0;
+    while (op && op->kind != GW_HOST_CPU_OP && guard++ < MAX_WALK)
+        op = parent_of(t, op);
+    if (!op || op->kind != GW_HOST_CPU_OP)
+        return NULL;
+    if (!starts_with_aten(t, op))
+        return op;
+    for (const gw_host_event *p = parent_of(t, op); p && guard++ < MAX_WALK; p = parent_of(t, p)) {
+        if (p->kind != GW_HOST_CPU_OP || !starts_with_aten(t, p))
+            break;
+        op = p;
+    }
+    return op;
+}
+
+/* First call stack found on the op, the call, or their ancestors (0 none). */
+static uint32_t stack_of(const gw_trace *t, const gw_host_event *op, const gw_host_event *call)
+{
+    if (op && op->stack_id)
+        return op->stack_id;
+    int guard = 0;
+    for (const gw_host_event *h = call; h && guard++ < MAX_WALK; h = parent_of(t, h))
+        if (h->stack_id)
+            return h->stack_id;
+    return 0;
+}
+
+typedef struct sync_ref {
+    uint32_t op_name;          /* UINT32_MAX: no op */
+    uint32_t api_name;
+    uint32_t stack_id;
+    gw_ns wait;
+} sync_ref;
+
+typedef struct sync_group {
+    sync_ref key;
+    size_t count;
+    gw_ns wait;
+} sync_group;
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const sync_ref *x = a, *y = b;
+    if (x->op_name != y->op_name)
+        return x->op_name < y->op_name ? -1 : 1;
+    if (x->api_name != y->api_name)
+        return x->api_name < y->api_name ? -1 : 1;
+    /* Refs with a stack first, so the group's representative has one when any does. */
+    return (x->stack_id == 0) - (y->stack_id == 0);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const sync_group *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->wait != y->wait)
+        return x->wait > y->wait ? -1 : 1;
+    return 0;
+}
+
+static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
+{
+    if (a < lo) a = lo;
+    if (b > hi) b = hi;
+    return b > a ? b - a : 0;
+}
+
+int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss)
+{
+    *ss = (gw_sync_stats){0};
+    size_t n = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->start >= w->start_ns && h->start < w->end_ns && gw_host_is_counted_sync(t, h))
+            n++;
+    }
+    if (n == 0)
+        return 0;
+    sync_ref *refs = malloc(n * sizeof *refs);
+    sync_group *groups = malloc(n * sizeof *groups);
+    if (!refs || !groups) {
+        free(refs);
+        free(groups);
+        return -1;
+    }
+    gw_ns wait = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_is_counted_sync(t, h))
+            continue;
+        gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
+        wait += wt;
+        if (h->kind == GW_HOST_DRIVER)
+            ss->via_driver++;
+        const gw_host_event *op = issuing_op(t, h);
+        refs[k++] = (sync_ref){op ? op->name_id : UINT32_MAX, h->name_id, stack_of(t, op, h), wt};
+    }
+    ss->count = n;
+    ss->wait_s = gw_ns_to_s(wait);
+    ss->per_step = (double)n / gw_window_step_divisor(w);
+    gw_ns window = w->end_ns - w->start_ns;
+    ss->wait_share_of_step = window > 0 ? (double)wait / (double)window : 0.0;
+
+    qsort(refs, n, sizeof *refs, cmp_ref);
+    size_t ng = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        sync_group g = {refs[i], 0, 0};
+        while (j < n && refs[j].op_name == refs[i].op_name && refs[j].api_name == refs[i].api_name) {
+            g.count++;
+            g.wait += refs[j].wait;
+            j++;
+        }
+        groups[ng++] = g;
+        i = j;
+    }
+    qsort(groups, ng, sizeof *groups, cmp_group);
+    ss->source_count = ng < GW_TOP_SYNC_SOURCES ? ng : GW_TOP_SYNC_SOURCES;
+    for (size_t g = 0; g < ss->source_count; g++) {
+        gw_sync_source *src = &ss->sources[g];
+        const sync_ref *key = &groups[g].key;
+        const char *op = key->op_name == UINT32_MAX ? "(no op)" : gw_trace_str(t, key->op_name);
+        const char *api = gw_trace_str(t, key->api_name);
+        const char *stack = key->stack_id ? gw_trace_str(t, key->stack_id) : "";
+        snprintf(src->op, sizeof src->op, "%s", op ? op : "(no op)");
+        snprintf(src->api, sizeof src->api, "%s", api ? api : "");
+        snprintf(src->stack, sizeof src->stack, "%s", stack ? stack : "");
+        src->count = groups[g].count;
+        src->wait_s = gw_ns_to_s(groups[g].wait);
+    }
+    free(refs);
+    free(groups);
+    return 0;
+}

@@ -1,0 +1,339 @@
+/* Idle-time attribution (src/analyze/attribution.c, busy.c) on crafted timelines whose
+ * answer per cause is known, and against a brute-force per-microsecond oracle on random
+ * timelines: the parts add up to the idle time, the priority order holds, overlapping
+ * streams are not double counted, the feeding thread is the one that launched the work. */
+#include "analysis_fixture.h"
+
+#include <stdlib.h>
+
+#define DL_NAME "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+static const gw_device_stats *only_device(const gw_analysis *a)
+{
+    assert_int_equal(a->device_count, 1);
+    return &a->devices[0];
+}
+
+static void assert_parts_add_up(const gw_device_stats *d)
+{
+    double sum = 0;
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        sum += d->idle_by_cause_s[c];
+    assert_true(fabs(sum - d->idle_s) < 1e-12);
+    assert_true(fabs(d->idle_s - (d->window_s - d->busy_s)) < 1e-12);
+}
+
+/* The brief's example: the device idles 100 µs while its feeder spends 60 µs in the
+ * DataLoader and then 40 µs in cudaStreamSynchronize. */
+static void dataloader_then_sync(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 990, 994, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 995, 998, 2);
+    fx_kernel(t, 0, 7, 1000, 1100, 1, "kernel_a");
+    fx_kernel(t, 0, 7, 1200, 1300, 2, "kernel_b");
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, 1100, 1160, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", 1160, 1200, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    assert_true(a->ranks[0].window.whole_window);
+    fx_assert_s(d->window_s, 300);
+    fx_assert_s(d->busy_s, 200);
+    fx_assert_s(d->idle_s, 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 60);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 40);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 0);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 0);
+    assert_parts_add_up(d);
+    /* The rank's DataLoader figure is the same span, over the 300 µs window. */
+    fx_assert_s(a->ranks[0].dataloader_s, 60);
+    assert_true(fabs(a->ranks[0].dataloader_share - 0.2) < 1e-9);
+    assert_true(a->ranks[0].single_process_loader);
+    fx_done(a, job);
+}
+
+/* Overlapping causes: a sync nested in a DataLoader span is DataLoader time; an alloc
+ * inside an op is allocator time; the rest of the op is host busy; nothing is unknown. */
+static void priority_order(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1, 2, 2);
+    fx_kernel(t, 0, 7, 10, 20, 1, "k1");
+    fx_kernel(t, 0, 7, 520, 530, 2, "k2");
+    /* idle [20, 520): 500 µs */
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, 20, 120, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", 50, 150, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 150, 300, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 200, 230, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "train.py(10): step", 300, 400, 0);
+    /* [400, 520) nothing on the feeder */
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_s, 500);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 30);       /* 120..150 */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_ALLOCATOR], 30);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 120 + 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_LAUNCH], 0);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 120);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
+/* Gaps shorter than the launch-gap threshold (30 µs) are launch gaps even while the host
+ * runs an op, unless it is blocked in a sync; longer gaps are not. */
+static void launch_gaps(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    for (int i = 0; i < 4; i++)
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", i, i + 0.5, (uint64_t)i + 1);
+    fx_kernel(t, 0, 7, 10, 20, 1, "k1");
+    fx_kernel(t, 0, 7, 25, 35, 2, "k2");   /* gap 5 µs, host in an op: launch */
+    fx_kernel(t, 0, 7, 55, 65, 3, "k3");   /* gap 20 µs, 8 of them in a sync */
+    fx_kernel(t, 0, 7, 165, 175, 4, "k4"); /* gap 100 µs, 70 in an op */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mul", 19, 26, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", 40, 48, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mul", 65, 135, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_s, 125);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_LAUNCH], 5 + 12);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 8);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 70);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 30);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
+/* Kernels overlapping on two streams count once; compute > comm > copy > set. */
+static void overlap_and_split(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_step(t, 1, 0, 400);
+    fx_kernel(t, 0, 7, 0, 100, 0, "gemm_compute");
+    fx_kernel(t, 0, 8, 50, 150, 0, "ncclKernel_AllReduce_RING_LL_Sum_float");
+    fx_copy(t, 0, 140, 200, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 1000);
+    fx_gpu(t, GW_GPU_MEMSET, 0, 9, 190, 210, 0, "Memset (Device)");
+    /* A sync record is a wait, not work: it must not count as busy. */
+    fx_gpu(t, GW_GPU_SYNC, 0, 7, 250, 350, 0, "Stream Sync");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    assert_int_equal(t->gpu[1].kclass, GW_KCLASS_COMM);
+    fx_assert_s(d->window_s, 400);
+    fx_assert_s(d->busy_s, 210);
+    fx_assert_s(d->compute_s, 100);
+    fx_assert_s(d->comm_s, 50);
+    fx_assert_s(d->comm_exposed_s, 50);
+    fx_assert_s(d->comm_total_s, 100);
+    fx_assert_s(d->copy_s, 50);
+    fx_assert_s(d->set_s, 10);
+    fx_assert_s(d->idle_s, 190);
+    assert_int_equal(d->kernel_count, 2);
+    assert_int_equal(d->copy_count, 1);
+    assert_int_equal(d->set_count, 1);
+    /* No host thread at all but the step annotation: nothing explains the idle time. */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 190);
+    assert_parts_add_up(d);
+    fx_assert_s(a->ranks[0].comm_s, 100);
+    assert_true(fabs(a->ranks[0].busy_share - 210.0 / 400.0) < 1e-9);
+    fx_done(a, job);
+}
+
+/* The feeder is the thread that launched most of the device's work, not a busier
+ * thread elsewhere: a worker thread's DataLoader spans do not explain the GPU's idle. */
+static void feeder_is_the_launching_thread(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    const int64_t worker = 200;
+    for (int i = 0; i < 3; i++)
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", i, i + 0.5, (uint64_t)i + 1);
+    fx_host(t, worker, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 4);
+    fx_kernel(t, 0, 7, 10, 20, 1, "k1");
+    fx_kernel(t, 0, 7, 120, 130, 2, "k2");
+    fx_kernel(t, 0, 7, 230, 240, 3, "k3");
+    fx_kernel(t, 0, 7, 240, 250, 4, "k4");
+    for (int i = 0; i < 20; i++)
+        fx_host(t, worker, GW_HOST_ANNOTATION, DL_NAME, 20 + i * 10, 25 + i * 10, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::conv2d", 20, 120, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    assert_int_equal(d->feeder_thread, gw_trace_thread(t, 1, FX_MAIN_TID));
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 0);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 100);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
+/* Per step rows: steps cut a launch gap without changing its nature, the rows of the
+ * steady steps add up to the device's window figures, warm-up rows are flagged. */
+static void per_step_rows(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    /* 5 steps of 100 µs: step 1 is warm-up (5 >= window.warmup_min_steps). */
+    uint64_t corr = 1;
+    for (int s = 0; s < 5; s++) {
+        double base = s * 100.0;
+        fx_step(t, s + 1, base, base + 100);
+        fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, base, base + 30, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", base + 30, base + 31, corr);
+        fx_kernel(t, 0, 7, base + 40, base + 90, corr++, "k");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", base + 31, base + 32, corr);
+        fx_kernel(t, 0, 7, base + 95, base + 100, corr++, "k");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->steps, 5);
+    assert_int_equal(w->steady_steps, 4);
+    assert_int_equal(w->warmup_steps_skipped, 1);
+    assert_int_equal(w->first_step_number, 2);
+    assert_int_equal(w->last_step_number, 5);
+    assert_string_equal(w->description, "steps #2-#5 of 5 (ProfilerStep), warm-up #1 left out");
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->window_s, 400);
+    assert_int_equal(a->step_count, 5);
+    double idle_sum[GW_IDLE_CAUSE_COUNT] = {0};
+    for (size_t i = 0; i < a->step_count; i++) {
+        const gw_step_stats *r = &a->steps[i];
+        assert_int_equal(r->number, (int64_t)i + 1);
+        assert_int_equal(r->steady, i > 0);
+        fx_assert_s(r->duration_s, 100);
+        fx_assert_s(r->busy_s, 55);
+        fx_assert_s(r->dataloader_s, 30);
+        assert_int_equal(r->kernels, 2);
+        /* Idle: [0,30) DataLoader; [30,32) the launch calls, host work; [32,40) nothing;
+         * [90,95) a 5 µs gap between kernels, a launch gap. */
+        fx_assert_s(r->idle_by_cause_s[GW_IDLE_DATALOADER], 30);
+        fx_assert_s(r->idle_by_cause_s[GW_IDLE_HOST_BUSY], 2);
+        fx_assert_s(r->idle_by_cause_s[GW_IDLE_UNKNOWN], 8);
+        fx_assert_s(r->idle_by_cause_s[GW_IDLE_LAUNCH], 5);
+        if (r->steady)
+            for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+                idle_sum[c] += r->idle_by_cause_s[c];
+    }
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        assert_true(fabs(idle_sum[c] - d->idle_by_cause_s[c]) < 1e-12);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
+/* A launch gap cut by a step boundary stays a launch gap in both steps. */
+static void step_boundary_keeps_launch_gap(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_step(t, 1, 0, 100);
+    fx_step(t, 2, 100, 200);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1, 2, 2);
+    fx_kernel(t, 0, 7, 0, 90, 1, "k");
+    fx_kernel(t, 0, 7, 110, 200, 2, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->step_count, 2);
+    fx_assert_s(a->steps[0].idle_by_cause_s[GW_IDLE_LAUNCH], 10);
+    fx_assert_s(a->steps[1].idle_by_cause_s[GW_IDLE_LAUNCH], 10);
+    fx_assert_s(a->devices[0].idle_by_cause_s[GW_IDLE_LAUNCH], 20);
+    fx_done(a, job);
+}
+
+/* ---- Random timelines against a per-microsecond oracle --------------------------- */
+
+#define SPAN 600
+
+typedef struct oracle_ev {
+    int start, end, kind; /* kind: 0 DataLoader, 1 sync, 2 alloc, 3 op, 4 step, 5 osrt */
+} oracle_ev;
+
+static void random_timelines_match_oracle(void **state)
+{
+    (void)state;
+    unsigned seed = 77;
+    static const char *const names[] = {DL_NAME, "cudaStreamSynchronize", "cudaFree",
+                                        "aten::relu", "ProfilerStep#1", "poll"};
+    static const gw_host_kind kinds[] = {GW_HOST_ANNOTATION, GW_HOST_RUNTIME, GW_HOST_RUNTIME,
+                                         GW_HOST_CPU_OP, GW_HOST_ANNOTATION, GW_HOST_OSRT};
+    for (int round = 0; round < 150; round++) {
+        gw_trace *t = fx_trace();
+        unsigned char busy[SPAN] = {0};
+        int first = SPAN, last = 0;
+        int nk = 1 + rand_r(&seed) % 12;
+        for (int k = 0; k < nk; k++) {
+            int s = rand_r(&seed) % (SPAN - 50), len = 1 + rand_r(&seed) % 40;
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 0.5, (uint64_t)k + 1);
+            fx_kernel(t, 0, 7 + rand_r(&seed) % 3, s, s + len, (uint64_t)k + 1, "k");
+            for (int x = s; x < s + len; x++)
+                busy[x] = 1;
+            if (s < first) first = s;
+            if (s + len > last) last = s + len;
+        }
+        oracle_ev evs[20];
+        int ne = rand_r(&seed) % 20;
+        for (int e = 0; e < ne; e++) {
+            static const int pick[] = {0, 1, 2, 3, 5};
+            int s = rand_r(&seed) % SPAN, len = rand_r(&seed) % 120;
+            evs[e] = (oracle_ev){s, s + len > SPAN ? SPAN : s + len, pick[rand_r(&seed) % 5]};
+            /* Real host events on one thread nest or follow each other, but the
+             * attribution must not depend on it: overlapping ones are allowed here. */
+            fx_host(t, FX_MAIN_TID, kinds[evs[e].kind], names[evs[e].kind], evs[e].start,
+                    evs[e].end, 0);
+        }
+        /* One step over exactly the GPU span, on the feeder: it makes the window the span
+         * the oracle walks, and must itself explain nothing. */
+        fx_step(t, 1, first, last);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        assert_int_equal(a->ranks[0].window.steady_steps, 1);
+        const gw_device_stats *d = only_device(a);
+
+        double want[GW_IDLE_CAUSE_COUNT] = {0};
+        for (int x = first; x < last; x++) {
+            if (busy[x])
+                continue;
+            int prev = x, next = x;
+            while (prev > first && !busy[prev - 1]) prev--;
+            while (next < last && !busy[next]) next++;
+            int gap_short = prev > first && next < last && next - prev < 30;
+            int in[6] = {0};
+            for (int e = 0; e < ne; e++)
+                if (evs[e].start <= x && x < evs[e].end)
+                    in[evs[e].kind] = 1;
+            gw_idle_cause c = in[0] ? GW_IDLE_DATALOADER : in[1] ? GW_IDLE_SYNC
+                            : in[2] ? GW_IDLE_ALLOCATOR : gap_short ? GW_IDLE_LAUNCH
+                            : in[3] ? GW_IDLE_HOST_BUSY : GW_IDLE_UNKNOWN;
+            want[c] += 1e-6;
+        }
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            assert_true(fabs(d->idle_by_cause_s[c] - want[c]) < 1e-9);
+        assert_parts_add_up(d);
+        fx_done(a, job);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dataloader_then_sync),
+        cmocka_unit_test(priority_order),
+        cmocka_unit_test(launch_gaps),
+        cmocka_unit_test(overlap_and_split),
+        cmocka_unit_test(feeder_is_the_launching_thread),
+        cmocka_unit_test(per_step_rows),
+        cmocka_unit_test(step_boundary_keeps_launch_gap),
+        cmocka_unit_test(random_timelines_match_oracle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,183 @@
+/* Interval arithmetic (src/analyze/intervals.c): union, intersection, subtraction and
+ * coverage queries on their edge cases (touching, nested, zero-length, unsorted), and
+ * against a brute-force bitmap on random sets. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyze/intervals.h"
+
+static void assert_set(const gw_ival *got, size_t n, const gw_ival *want, size_t want_n)
+{
+    assert_int_equal(n, want_n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(got[i].start, want[i].start);
+        assert_int_equal(got[i].end, want[i].end);
+    }
+}
+
+static void normalize_merges_unsorted_nested_touching(void **state)
+{
+    (void)state;
+    gw_ival iv[] = {{50, 60}, {0, 10}, {10, 20}, {30, 30}, {55, 58}, {5, 7}, {70, 80}, {79, 90}, {40, 35}};
+    size_t n = gw_ivals_normalize(iv, sizeof iv / sizeof iv[0]);
+    /* touching 0-10 and 10-20 merge; nested 5-7 and 55-58 vanish; zero-length 30-30 and
+     * reversed 40-35 carry no time; overlapping 70-80/79-90 merge. */
+    const gw_ival want[] = {{0, 20}, {50, 60}, {70, 90}};
+    assert_set(iv, n, want, 3);
+    assert_int_equal(gw_ivals_total(iv, n), 20 + 10 + 20);
+    assert_int_equal(gw_ivals_normalize(iv, 0), 0);
+}
+
+static void intersect_edges(void **state)
+{
+    (void)state;
+    const gw_ival a[] = {{0, 10}, {20, 30}, {40, 100}};
+    const gw_ival touching[] = {{10, 20}, {30, 40}};
+    gw_ival out[8];
+    assert_int_equal(gw_ivals_intersect(a, 3, touching, 2, out), 0);
+    const gw_ival b[] = {{5, 25}, {50, 60}, {70, 200}};
+    size_t n = gw_ivals_intersect(a, 3, b, 3, out);
+    const gw_ival want[] = {{5, 10}, {20, 25}, {50, 60}, {70, 100}};
+    assert_set(out, n, want, 4);
+    assert_int_equal(gw_ivals_intersect(a, 3, b, 0, out), 0);
+}
+
+static void subtract_edges(void **state)
+{
+    (void)state;
+    const gw_ival a[] = {{0, 100}};
+    const gw_ival holes[] = {{-5, 10}, {20, 30}, {30, 40}, {90, 150}};
+    gw_ival out[8];
+    size_t n = gw_ivals_subtract(a, 1, holes, 4, out);
+    const gw_ival want[] = {{10, 20}, {40, 90}};
+    assert_set(out, n, want, 2);
+    /* Subtracting a touching set removes nothing; subtracting a cover removes all. */
+    const gw_ival touch[] = {{100, 110}};
+    n = gw_ivals_subtract(a, 1, touch, 1, out);
+    assert_set(out, n, a, 1);
+    const gw_ival cover[] = {{-1, 101}};
+    assert_int_equal(gw_ivals_subtract(a, 1, cover, 1, out), 0);
+    /* One hole nested in the middle splits the interval in two. */
+    const gw_ival mid[] = {{40, 60}};
+    n = gw_ivals_subtract(a, 1, mid, 1, out);
+    const gw_ival want2[] = {{0, 40}, {60, 100}};
+    assert_set(out, n, want2, 2);
+    /* Several intervals of a against one hole spanning them. */
+    const gw_ival many[] = {{0, 10}, {20, 30}, {40, 50}};
+    const gw_ival span[] = {{5, 45}};
+    n = gw_ivals_subtract(many, 3, span, 1, out);
+    const gw_ival want3[] = {{0, 5}, {45, 50}};
+    assert_set(out, n, want3, 2);
+}
+
+static void ivset_coverage(void **state)
+{
+    (void)state;
+    gw_ival_list raw = {0};
+    assert_int_equal(gw_ival_list_add(&raw, 30, 40), 0);
+    assert_int_equal(gw_ival_list_add(&raw, 0, 10), 0);
+    assert_int_equal(gw_ival_list_add(&raw, 10, 15), 0);  /* touches: merges */
+    assert_int_equal(gw_ival_list_add(&raw, 50, 50), 0);  /* zero length: dropped */
+    assert_int_equal(raw.count, 3);
+    gw_ivset s;
+    assert_int_equal(gw_ivset_build(&s, &raw), 0);
+    assert_int_equal(raw.count, 0);
+    assert_int_equal(s.count, 2);
+    assert_int_equal(gw_ivset_covered(&s, -100, 100), 25);
+    assert_int_equal(gw_ivset_covered(&s, 5, 35), 10 + 5);
+    assert_int_equal(gw_ivset_covered(&s, 15, 30), 0);   /* exactly the hole */
+    assert_int_equal(gw_ivset_covered(&s, 12, 12), 0);
+    assert_int_equal(gw_ivset_covered(&s, 20, 10), 0);   /* reversed range */
+    assert_int_equal(gw_ivset_covered(&s, 39, 1000), 1);
+    assert_int_equal(gw_ivset_first_ending_after(&s, 15), 1);
+    assert_int_equal(gw_ivset_first_ending_after(&s, 14), 0);
+    assert_int_equal(gw_ivset_first_ending_after(&s, 40), 2);
+    gw_ivset_free(&s);
+
+    gw_ivset empty;
+    gw_ival_list none = {0};
+    assert_int_equal(gw_ivset_build(&empty, &none), 0);
+    assert_int_equal(gw_ivset_covered(&empty, 0, 100), 0);
+    gw_ivset_free(&empty);
+}
+
+/* Random sets on [0, 200) compared with a bitmap of unit cells. */
+#define DOMAIN 200
+
+static size_t random_set(unsigned *seed, gw_ival *iv, unsigned char *bits)
+{
+    size_t n = (size_t)(rand_r(seed) % 12);
+    memset(bits, 0, DOMAIN);
+    for (size_t i = 0; i < n; i++) {
+        gw_ns a = rand_r(seed) % DOMAIN, len = rand_r(seed) % 40;
+        gw_ns b = a + len > DOMAIN ? DOMAIN : a + len;
+        iv[i] = (gw_ival){a, b};
+        for (gw_ns x = a; x < b; x++)
+            bits[x] = 1;
+    }
+    return gw_ivals_normalize(iv, n);
+}
+
+static void bitmap_of(const gw_ival *iv, size_t n, unsigned char *bits)
+{
+    memset(bits, 0, DOMAIN);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(iv[i].start < iv[i].end);
+        if (i > 0)
+            assert_true(iv[i - 1].end < iv[i].start); /* disjoint, not touching, sorted */
+        for (gw_ns x = iv[i].start; x < iv[i].end; x++)
+            bits[x] = 1;
+    }
+}
+
+static void random_sets_match_bitmap(void **state)
+{
+    (void)state;
+    unsigned seed = 12345;
+    for (int round = 0; round < 2000; round++) {
+        gw_ival a[16], b[16], out[32];
+        unsigned char ba[DOMAIN], bb[DOMAIN], got[DOMAIN];
+        size_t na = random_set(&seed, a, ba), nb = random_set(&seed, b, bb);
+        bitmap_of(a, na, got);
+        assert_memory_equal(got, ba, DOMAIN);
+
+        size_t n = gw_ivals_intersect(a, na, b, nb, out);
+        bitmap_of(out, n, got);
+        for (int x = 0; x < DOMAIN; x++)
+            assert_int_equal(got[x], ba[x] && bb[x]);
+
+        n = gw_ivals_subtract(a, na, b, nb, out);
+        bitmap_of(out, n, got);
+        for (int x = 0; x < DOMAIN; x++)
+            assert_int_equal(got[x], ba[x] && !bb[x]);
+
+        gw_ival_list raw = {0};
+        for (size_t i = 0; i < na; i++)
+            assert_int_equal(gw_ival_list_add(&raw, a[i].start, a[i].end), 0);
+        gw_ivset s;
+        assert_int_equal(gw_ivset_build(&s, &raw), 0);
+        gw_ns lo = rand_r(&seed) % DOMAIN, hi = rand_r(&seed) % (DOMAIN + 1);
+        gw_ns want = 0;
+        for (gw_ns x = lo; x < hi; x++)
+            want += ba[x];
+        assert_int_equal(gw_ivset_covered(&s, lo, hi), want);
+        gw_ivset_free(&s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(normalize_merges_unsorted_nested_touching),
+        cmocka_unit_test(intersect_edges),
+        cmocka_unit_test(subtract_edges),
+        cmocka_unit_test(ivset_coverage),
+        cmocka_unit_test(random_sets_match_bitmap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
