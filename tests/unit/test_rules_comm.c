@@ -1,0 +1,94 @@
+/* Tests of the communication rules (rules_comm.c): comm.heavy (exposed share) and
+ * comm.straggler (busy spread and per-rank compute, naming the rank), with twins just under
+ * each threshold and the single-GPU case. */
+#include "test_rules_fixture.h"
+
+static void comm_heavy_triggers(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->devices[0].comm_s = 0.32;
+    a->devices[0].comm_exposed_s = 0.096;
+    const gw_finding *f = fx_run(a, "comm.heavy");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.12, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MAJOR);
+    assert_true(fx_evidence_has(f, "collective kernels 40.0% of steps #2-#9 (40 ms/step), exposed 12.0% (12 ms/step)"));
+    assert_non_null(strstr(f->fix, "bucket_cap_mb"));
+    fx_free(a);
+}
+
+static void comm_heavy_twin(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->devices[0].comm_s = 0.232;          /* 29% */
+    a->devices[0].comm_exposed_s = 0.0784; /* 9.8% */
+    assert_null(fx_run(a, "comm.heavy"));
+    fx_free(a);
+}
+
+static gw_analysis *four_ranks(double last_busy)
+{
+    gw_analysis *a = fx_analysis(4, NULL);
+    for (size_t i = 0; i < 4; i++)
+        fx_busy(a, i, i == 3 ? last_busy : 0.90, GW_IDLE_UNKNOWN);
+    for (size_t i = 0; i < 4; i++)
+        a->ranks[i].compute_s = 0.72;
+    return a;
+}
+
+static void straggler_by_busy_spread_names_the_starved_rank(void **state)
+{
+    (void)state;
+    gw_analysis *a = four_ranks(0.70);
+    const gw_finding *f = fx_run(a, "comm.straggler");
+    assert_non_null(f);
+    assert_int_equal(f->rank, 3);
+    assert_float_equal(f->share, 0.20, 1e-9);
+    assert_non_null(strstr(f->title, "rank 3 GPU 0 busy 70%, 20 points below"));
+    assert_true(fx_evidence_has(f, "GPU busy across 4 GPUs: 70.0% (rank 3 GPU 0) to 90.0%"));
+    assert_non_null(strstr(f->fix, "rank 3"));
+    fx_free(a);
+}
+
+static void straggler_by_compute_names_the_slow_rank(void **state)
+{
+    (void)state;
+    gw_analysis *a = four_ranks(0.90);
+    a->ranks[2].compute_s = 0.85;
+    const gw_finding *f = fx_run(a, "comm.straggler");
+    assert_non_null(f);
+    assert_int_equal(f->rank, 2);
+    assert_non_null(strstr(f->title, "rank 2 computes 18% more per step"));
+    assert_true(fx_evidence_has(f, "compute per step: rank 2 106 ms vs median 90 ms (+18%)"));
+    fx_free(a);
+}
+
+static void straggler_twins(void **state)
+{
+    (void)state;
+    gw_analysis *a = four_ranks(0.76); /* 14 points */
+    assert_null(fx_run(a, "comm.straggler"));
+    fx_free(a);
+    a = four_ranks(0.90);
+    a->ranks[2].compute_s = 0.79; /* +9.7% */
+    assert_null(fx_run(a, "comm.straggler"));
+    fx_free(a);
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.3, GW_IDLE_UNKNOWN);
+    assert_null(fx_run(a, "comm.straggler"));
+    fx_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(comm_heavy_triggers),
+        cmocka_unit_test(comm_heavy_twin),
+        cmocka_unit_test(straggler_by_busy_spread_names_the_starved_rank),
+        cmocka_unit_test(straggler_by_compute_names_the_slow_rank),
+        cmocka_unit_test(straggler_twins),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

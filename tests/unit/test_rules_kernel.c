@@ -1,0 +1,245 @@
+/* Tests of the kernel rules (rules_kernel.c): launch_bound (attributed and estimated),
+ * low_occupancy, fp32_math (compute-capability gate, AMD not evaluated), hot and
+ * cudnn_autotune (searches counted from the model), each with a just-below twin. */
+#include "test_rules_fixture.h"
+
+#include <stdio.h>
+
+static gw_analysis *tiny_kernels(void)
+{
+    gw_analysis *a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.50, GW_IDLE_LAUNCH);
+    gw_kernel_stats *k = &a->ranks[0].kernels;
+    k->count = 4000;
+    k->median_us = 3.0;
+    k->median_gap_us = 6.0;
+    k->share_under_5us = 0.8;
+    k->total_s = 0.4;
+    return a;
+}
+
+static void launch_bound_triggers(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.5, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_true(fx_evidence_has(f, "4,000 kernels in steps #2-#9, 80% shorter than 5 µs; median kernel "
+                                   "3.0 µs, median gap between kernels 6.0 µs (2.0x)"));
+    assert_non_null(strstr(f->fix, "CUDA Graphs"));
+    fx_free(a);
+}
+
+static void launch_bound_estimated_without_attribution(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_float_equal(f->explained_s, 4000 * 6e-6, 1e-9);
+    assert_float_equal(f->share, 0.03, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_true(fx_evidence_has(f, "(estimated: count x median gap)"));
+    fx_free(a);
+}
+
+static void launch_bound_twins(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    a->ranks[0].kernels.share_under_5us = 0.49;
+    assert_null(fx_run(a, "kernel.launch_bound"));
+    fx_free(a);
+    a = tiny_kernels();
+    a->ranks[0].kernels.median_gap_us = 2.97; /* 0.99x the kernel */
+    assert_null(fx_run(a, "kernel.launch_bound"));
+    fx_free(a);
+}
+
+static gw_trace *trace_with_device(int cc_major, int cc_minor, int is_amd)
+{
+    const gw_ns spans[][2] = {{0, 1000}};
+    gw_trace *t = fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS |
+                                                     GW_HAS_DEVICE_PROPS);
+    gw_device *d = gw_trace_add_device(t);
+    assert_non_null(d);
+    d->id = 0;
+    d->cc_major = cc_major;
+    d->cc_minor = cc_minor;
+    d->num_sms = 80;
+    d->is_amd = is_amd;
+    return t;
+}
+
+static void low_occupancy_triggers(void **state)
+{
+    (void)state;
+    gw_job *job = fx_job(trace_with_device(7, 0, 0));
+    gw_analysis *a = fx_analysis(1, job);
+    a->ranks[0].kernels.count = 100;
+    a->ranks[0].kernels.blocks_per_sm_weighted = 0.5;
+    a->ranks[0].kernels.occupancy_weighted_pct = 12;
+    const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.76 * 0.5 / 0.8, 1e-9);
+    assert_true(fx_evidence_has(f, "time-weighted 0.50 blocks per SM on 80 SMs in steps #2-#9"));
+    assert_true(fx_evidence_has(f, "estimated achieved occupancy 12%"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static void low_occupancy_twin_and_not_evaluated(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->ranks[0].kernels.count = 100;
+    a->ranks[0].kernels.blocks_per_sm_weighted = 1.0;
+    assert_null(fx_run(a, "kernel.low_occupancy"));
+    fx_free(a);
+    a = fx_analysis(1, NULL);
+    a->ranks[0].kernels.count = 100;
+    assert_null(fx_run(a, "kernel.low_occupancy"));
+    assert_non_null(strstr(a->not_evaluated, "kernel.low_occupancy: the input has no kernel grid sizes"));
+    fx_free(a);
+}
+
+static gw_analysis *fp32(const gw_job *job, double share)
+{
+    gw_analysis *a = fx_analysis(1, job);
+    gw_kernel_stats *k = &a->ranks[0].kernels;
+    k->count = 100;
+    k->total_s = 0.6;
+    k->fp32_gemm_share = share;
+    k->top_count = 2;
+    snprintf(k->top[0].name, sizeof k->top[0].name, "elementwise_kernel");
+    k->top[0].share = 0.5;
+    snprintf(k->top[1].name, sizeof k->top[1].name, "volta_sgemm_128x64_nn");
+    k->top[1].share = 0.4;
+    return a;
+}
+
+static void fp32_math_triggers_on_tensor_core_gpu(void **state)
+{
+    (void)state;
+    gw_job *job = fx_job(trace_with_device(8, 0, 0));
+    gw_analysis *a = fp32(job, 0.4);
+    const gw_finding *f = fx_run(a, "kernel.fp32_math");
+    assert_non_null(f);
+    assert_float_equal(f->explained_s, 0.24, 1e-9);
+    assert_float_equal(f->share, 0.30, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_true(fx_evidence_has(f, "compute capability 8.0 has tensor cores (TF32, BF16, FP16)"));
+    assert_true(fx_evidence_has(f, "largest: volta_sgemm_128x64_nn, 40.0% of kernel time"));
+    assert_non_null(strstr(f->fix, "allow_tf32"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static void fp32_math_twins(void **state)
+{
+    (void)state;
+    gw_job *job = fx_job(trace_with_device(8, 0, 0));
+    gw_analysis *a = fp32(job, 0.29);
+    assert_null(fx_run(a, "kernel.fp32_math"));
+    fx_free(a);
+    gw_job_free(job);
+    job = fx_job(trace_with_device(6, 1, 0)); /* Pascal: no tensor cores */
+    a = fp32(job, 0.9);
+    assert_null(fx_run(a, "kernel.fp32_math"));
+    fx_free(a);
+    gw_job_free(job);
+    job = fx_job(trace_with_device(9, 0, 1));
+    a = fp32(job, 0.9);
+    assert_null(fx_run(a, "kernel.fp32_math"));
+    assert_non_null(strstr(a->not_evaluated, "kernel.fp32_math: tensor-core kernel names are known for NVIDIA"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static void hot_names_the_top_kernels(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    gw_kernel_stats *k = &a->ranks[0].kernels;
+    k->count = 700;
+    k->total_s = 0.7;
+    k->top_count = 7;
+    for (int i = 0; i < 7; i++) {
+        snprintf(k->top[i].name, sizeof k->top[i].name, "kernel_%d", i);
+        k->top[i].total_s = 0.1;
+        k->top[i].share = 0.1 / 0.7;
+        k->top[i].count = 100;
+        k->top[i].median_us = 1000;
+    }
+    const gw_finding *f = fx_run(a, "kernel.hot");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_INFO);
+    assert_int_equal(f->evidence_count, 5); /* kernel.hot.count */
+    assert_true(fx_evidence_has(f, "1. kernel_0: 14.3% of kernel time, 100 calls, median 1000.0 µs"));
+    assert_non_null(strstr(f->title, "Top 5 kernels take 71% of kernel time"));
+    assert_non_null(strstr(f->fix, "ncu --set full -k regex:'kernel_0'"));
+    fx_free(a);
+}
+
+static gw_job *job_with_searches(int in_window)
+{
+    const gw_ns spans[][2] = {{0, 1000}};
+    gw_trace *t = fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API);
+    for (int i = 0; i < 4; i++) {
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        h->kind = GW_HOST_CPU_OP;
+        /* in_window searches inside [0, 0.8 s), the rest after it */
+        h->start = i < in_window ? (gw_ns)(100 + 200 * i) * 1000000 : (gw_ns)(900 + i) * 1000000;
+        h->end = h->start + 10000000;
+        h->name_id = gw_trace_intern(t, "cudnnFindConvolutionForwardAlgorithmEx", 38);
+        h->flags = GW_HOST_F_CUDNN_FIND;
+    }
+    return fx_job(t);
+}
+
+static void cudnn_autotune_counts_steady_searches(void **state)
+{
+    (void)state;
+    gw_job *job = job_with_searches(3);
+    gw_analysis *a = fx_analysis(1, job);
+    const gw_finding *f = fx_run(a, "kernel.cudnn_autotune");
+    assert_non_null(f);
+    assert_float_equal(f->explained_s, 0.03, 1e-9);
+    assert_float_equal(f->share, 0.0375, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_true(fx_evidence_has(f, "3 cuDNN algorithm searches (cudnnFind*) in steps #2-#9, 30 ms in total"));
+    assert_non_null(strstr(f->fix, "cudnn.benchmark"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static void cudnn_autotune_twin_one_search(void **state)
+{
+    (void)state;
+    gw_job *job = job_with_searches(1);
+    gw_analysis *a = fx_analysis(1, job);
+    assert_null(fx_run(a, "kernel.cudnn_autotune"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(launch_bound_triggers),
+        cmocka_unit_test(launch_bound_estimated_without_attribution),
+        cmocka_unit_test(launch_bound_twins),
+        cmocka_unit_test(low_occupancy_triggers),
+        cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
+        cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
+        cmocka_unit_test(fp32_math_twins),
+        cmocka_unit_test(hot_names_the_top_kernels),
+        cmocka_unit_test(cudnn_autotune_counts_steady_searches),
+        cmocka_unit_test(cudnn_autotune_twin_one_search),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
