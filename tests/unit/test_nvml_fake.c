@@ -1,0 +1,337 @@
+/* NVML through the real dlopen path, against the fake libnvidia-ml.so built by the test
+ * suite: values exactly as the scenario says, symbol fallbacks (no _v3, an old driver),
+ * nvtop's per-process filter, GPM's two-sample window, GPU_IS_LOST, Xid events, and no
+ * library or no driver at all. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "collect/nvml.h"
+#include "collect/nvml_abi.h"
+#include "nvml_fake_fixture.h"
+
+static const char TWO_GPUS[] =
+    "gpus 2\n"
+    "driver 550.54.15\n"
+    "clock calls\n"
+    "gpu 0 name NVIDIA H100 80GB HBM3\n"
+    "gpu 0 uuid GPU-0b5c1e0a-aaaa\n"
+    "gpu 0 pci 0 7 0\n"
+    "gpu 0 memory_total 85520809984\n"
+    "gpu 0 memory_reserved 1000\n"
+    "gpu 0 max_clocks 1980 2619\n"
+    "gpu 0 power_limit 700000\n"
+    "gpu 0 pcie_max 5 16\n"
+    "gpu 0 numa 3\n"
+    "gpu 0 gpm 1\n"
+    "gpu 0 util 35 12\n"
+    "gpu 0 memory_used 4294967296\n"
+    "gpu 0 clocks 1410 2619\n"
+    "gpu 0 reasons 0x24\n"
+    "gpu 0 temp 65\n"
+    "gpu 0 power 250000\n"
+    "gpu 0 pcie_tput 1000 2000\n"
+    "gpu 0 pcie_link 4 8\n"
+    "gpu 0 procs 1234:1073741824,5678:2147483648,91011:4096\n"
+    "gpu 0 putil 1234:40:10,5678:7:3\n"
+    "gpu 0 gpm 45.5 30.25 12 60\n"
+    "at 3 gpu 0 util 90 50\n"
+    "gpu 1 name NVIDIA H100 80GB HBM3\n"
+    "gpu 1 pci 0 0x3b 0\n"
+    "gpu 1 util 5 1\n"
+    "at 1 gpu 1 xid 79\n"
+    "at 2 gpu 1 fail power 3\n"
+    "at 2 gpu 1 fail temp 999\n"
+    "at 4 gpu 1 lost\n";
+
+typedef struct fixture {
+    char scenario[64];
+    char lib[4096];
+    gw_nvml *nv;
+} fixture;
+
+static fixture *open_variant(const char *variant, const char *scenario)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(fake_scenario(scenario, f->scenario, sizeof f->scenario), 0);
+    const char *lib = fake_library(variant, f->lib, sizeof f->lib);
+    if (!lib) {
+        unlink(f->scenario);
+        free(f);
+        return NULL;
+    }
+    char note[512];
+    f->nv = gw_nvml_open(lib, note, sizeof note);
+    if (!f->nv)
+        fail_msg("gw_nvml_open(%s): %s", lib, note);
+    return f;
+}
+
+static void close_fixture(fixture *f)
+{
+    gw_nvml_close(f->nv);
+    unlink(f->scenario);
+    free(f);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static void test_full_static_and_symbols(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", TWO_GPUS);
+    if (!f)
+        skip();
+    assert_int_equal(gw_nvml_gpu_count(f->nv), 2);
+    assert_string_equal(gw_nvml_driver_version(f->nv), "550.54.15");
+    const gw_gpu_static *g = gw_nvml_gpu_static(f->nv, 0);
+    assert_string_equal(g->name, "NVIDIA H100 80GB HBM3");
+    assert_string_equal(g->uuid, "GPU-0b5c1e0a-aaaa");
+    assert_string_equal(g->pci_bus_id, "0000:07:00.0");
+    assert_int_equal(g->memory_total_bytes, 85520809984ULL);
+    assert_int_equal(g->max_sm_clock_mhz, 1980);
+    assert_int_equal(g->max_mem_clock_mhz, 2619);
+    assert_int_equal(g->power_limit_mw, 700000);
+    assert_int_equal(g->pcie_max_gen, 5);
+    assert_int_equal(g->pcie_max_width, 16);
+    assert_int_equal(g->numa_node, 3);
+    assert_int_equal(g->gpm_supported, 1);
+    /* sysfs spelling, lower-case hex, from the numeric fields */
+    assert_string_equal(gw_nvml_gpu_static(f->nv, 1)->pci_bus_id, "0000:3b:00.0");
+    assert_int_equal(gw_nvml_gpu_static(f->nv, 1)->numa_node, -1);
+    assert_int_equal(gw_nvml_gpu_static(f->nv, 1)->gpm_supported, 0);
+    assert_null(gw_nvml_gpu_static(f->nv, 2));
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "init"), "nvmlInit_v2");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "pci"), "nvmlDeviceGetPciInfo_v3");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "processes"), "nvmlDeviceGetComputeRunningProcesses_v3");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "memory"), "nvmlDeviceGetMemoryInfo_v2");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "clock_reasons"), "nvmlDeviceGetCurrentClocksEventReasons");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "event_wait"), "nvmlEventSetWait_v2");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "gpm"), "nvmlGpmQueryDeviceSupport");
+    close_fixture(f);
+}
+
+static void test_full_dynamic_values(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", TWO_GPUS);
+    if (!f)
+        skip();
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    unsigned want = GW_GPU_HAS_UTIL | GW_GPU_HAS_MEMORY | GW_GPU_HAS_CLOCKS | GW_GPU_HAS_REASONS |
+                    GW_GPU_HAS_TEMP | GW_GPU_HAS_POWER | GW_GPU_HAS_PCIE_TPUT | GW_GPU_HAS_PCIE_LINK |
+                    GW_GPU_HAS_PROCESSES;
+    assert_int_equal(s.valid, want);   /* no GPM yet: it needs two samples */
+    assert_int_equal(s.error_code, 0);
+    assert_int_equal(s.gpu_util_pct, 35);
+    assert_int_equal(s.mem_util_pct, 12);
+    /* v2 "used" is allocated memory only: the 1000 reserved bytes are not in it */
+    assert_int_equal(s.memory_used_bytes, 4294967296ULL);
+    assert_int_equal(s.sm_clock_mhz, 1410);
+    assert_int_equal(s.mem_clock_mhz, 2619);
+    assert_int_equal(s.clock_event_reasons, GW_NVML_CLOCK_REASON_SW_POWER_CAP | GW_NVML_CLOCK_REASON_SW_THERMAL);
+    assert_int_equal(s.temperature_c, 65);
+    assert_int_equal(s.power_mw, 250000);
+    assert_int_equal(s.pcie_tx_kbps, 1000);
+    assert_int_equal(s.pcie_rx_kbps, 2000);
+    assert_int_equal(s.pcie_gen, 4);
+    assert_int_equal(s.pcie_width, 8);
+    assert_int_equal(s.process_count, 3);
+    assert_int_equal(s.processes[0].pid, 1234);
+    assert_int_equal(s.processes[0].used_memory_bytes, 1073741824ULL);
+    assert_int_equal(s.processes[1].pid, 5678);
+    assert_int_equal(s.processes[1].used_memory_bytes, 2147483648ULL);
+    assert_int_equal(s.processes[2].pid, 91011);
+    /* nvtop's filter: the stale 99 %, the dead pid and the 4294967295 are all dropped */
+    assert_int_equal(s.processes[0].sm_util_pct, 40);
+    assert_int_equal(s.processes[0].mem_util_pct, 10);
+    assert_int_equal(s.processes[1].sm_util_pct, 7);
+    assert_int_equal(s.processes[1].mem_util_pct, 3);
+    assert_int_equal(s.processes[2].sm_util_pct, -1);   /* no sample for it: unknown */
+
+    sleep_ms(120);   /* GPM needs > 100 ms between its two samples */
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_true(s.valid & GW_GPU_HAS_GPM);
+    assert_true(s.sm_active_pct == 45.5);
+    assert_true(s.sm_occupancy_pct == 30.25);
+    assert_true(s.tensor_active_pct == 12.0);
+    assert_true(s.dram_bw_pct == 60.0);
+    /* immediately again: too early for GPM, the other values still come */
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_false(s.valid & GW_GPU_HAS_GPM);
+    assert_int_equal(s.gpu_util_pct, 35);   /* sample 2 */
+    /* sample 3 (fourth call) switches utilisation as the scenario says */
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.gpu_util_pct, 90);
+    assert_int_equal(s.mem_util_pct, 50);
+    close_fixture(f);
+}
+
+static void test_errors_lost_and_xid(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", TWO_GPUS);
+    if (!f)
+        skip();
+    gw_gpu_sample s;
+    gw_gpu_event ev[4];
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* sample 0 */
+    assert_int_equal(s.error_code, 0);
+    assert_int_equal(gw_nvml_poll_events(f->nv, ev, 4), 0);
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* sample 1: the Xid is due */
+    assert_int_equal(gw_nvml_poll_events(f->nv, ev, 4), 1);
+    assert_int_equal(ev[0].gpu, 1);
+    assert_int_equal(ev[0].xid, 79);
+    assert_int_equal(ev[0].event_type, GW_NVML_EVENT_XID_CRITICAL);
+    assert_int_equal(gw_nvml_poll_events(f->nv, ev, 4), 0);   /* delivered once */
+
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* sample 2: power unsupported, temp fails */
+    assert_false(s.valid & GW_GPU_HAS_POWER);
+    assert_false(s.valid & GW_GPU_HAS_TEMP);
+    assert_true(s.valid & GW_GPU_HAS_UTIL);
+    assert_int_equal(s.error_code, 999);   /* NOT_SUPPORTED is a fact, not an error */
+    assert_non_null(strstr(s.error, "nvmlDeviceGetTemperature"));
+    assert_int_equal(s.lost, 0);
+
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* sample 3 */
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* sample 4: lost */
+    assert_int_equal(s.lost, 1);
+    assert_int_equal(s.error_code, NVML_ERROR_GPU_IS_LOST);
+    assert_non_null(strstr(s.error, "GPU is lost"));
+    assert_int_equal(s.valid, 0);
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);   /* later: skipped, still lost, no new error */
+    assert_int_equal(s.lost, 1);
+    assert_int_equal(s.error_code, 0);
+    /* the other GPU goes on */
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.lost, 0);
+    assert_int_equal(s.gpu_util_pct, 35);
+    close_fixture(f);
+}
+
+static void test_no_v3_falls_back_to_v2(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("no_v3", TWO_GPUS);
+    if (!f)
+        skip();
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "pci"), "nvmlDeviceGetPciInfo_v2");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "processes"), "nvmlDeviceGetComputeRunningProcesses_v2");
+    assert_string_equal(gw_nvml_gpu_static(f->nv, 0)->pci_bus_id, "0000:07:00.0");
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.process_count, 3);
+    assert_int_equal(s.processes[1].pid, 5678);
+    assert_int_equal(s.processes[1].used_memory_bytes, 2147483648ULL);
+    assert_int_equal(s.processes[2].pid, 91011);
+    assert_int_equal(s.processes[2].used_memory_bytes, 4096);
+    close_fixture(f);
+}
+
+static void test_old_driver(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("old_driver", TWO_GPUS);
+    if (!f)
+        skip();
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "init"), "nvmlInit");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "count"), "nvmlDeviceGetCount");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "handle"), "nvmlDeviceGetHandleByIndex");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "processes"), "nvmlDeviceGetComputeRunningProcesses");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "memory"), "nvmlDeviceGetMemoryInfo");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "clock_reasons"), "nvmlDeviceGetCurrentClocksThrottleReasons");
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "event_wait"), "nvmlEventSetWait");
+    assert_null(gw_nvml_symbol_for(f->nv, "gpm"));
+    const gw_gpu_static *g = gw_nvml_gpu_static(f->nv, 0);
+    assert_int_equal(g->gpm_supported, 0);
+    assert_int_equal(g->numa_node, -1);   /* nvmlDeviceGetNumaNodeId is 12.4+ */
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    /* 16-byte entries: read with the 24-byte layout, the second pid would be garbage */
+    assert_int_equal(s.process_count, 3);
+    assert_int_equal(s.processes[0].pid, 1234);
+    assert_int_equal(s.processes[1].pid, 5678);
+    assert_int_equal(s.processes[1].used_memory_bytes, 2147483648ULL);
+    assert_int_equal(s.processes[2].pid, 91011);
+    /* v1 "used" includes the reserved memory */
+    assert_int_equal(s.memory_used_bytes, 4294967296ULL + 1000);
+    assert_int_equal(s.clock_event_reasons, 0x24);
+    gw_gpu_event ev[2];
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);
+    assert_int_equal(gw_nvml_poll_events(f->nv, ev, 2), 1);
+    assert_int_equal(ev[0].gpu, 1);
+    assert_int_equal(ev[0].xid, 79);
+    close_fixture(f);
+}
+
+static void test_no_library_is_a_note(void **state)
+{
+    (void)state;
+    char note[512];
+    gw_nvml *nv = gw_nvml_open("/nonexistent/libnvidia-ml.so.1", note, sizeof note);
+    assert_null(nv);
+    assert_non_null(strstr(note, "no NVML: host-only recording"));
+    assert_non_null(strstr(note, "/nonexistent/libnvidia-ml.so.1"));
+    assert_int_equal(gw_nvml_gpu_count(NULL), 0);
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(NULL, 0, &s), 0);
+    assert_int_equal(s.valid, 0);
+}
+
+static void test_no_driver_is_a_note(void **state)
+{
+    (void)state;
+    char lib[4096];
+    if (!fake_library("full", lib, sizeof lib))
+        skip();
+    unsetenv("GW_FAKE_NVML_SCENARIO");   /* the fake then behaves like a machine without a driver */
+    char note[512];
+    gw_nvml *nv = gw_nvml_open(lib, note, sizeof note);
+    assert_null(nv);
+    assert_non_null(strstr(note, "no NVML: host-only recording"));
+    assert_non_null(strstr(note, "Driver Not Loaded"));
+}
+
+static void test_env_selects_library(void **state)
+{
+    (void)state;
+    char lib[4096], scenario[64];
+    if (!fake_library("no_v3", lib, sizeof lib))
+        skip();
+    assert_int_equal(fake_scenario("gpus 3\n", scenario, sizeof scenario), 0);
+    setenv("GW_NVML_LIB", lib, 1);
+    char note[512];
+    gw_nvml *nv = gw_nvml_open(NULL, note, sizeof note);
+    unsetenv("GW_NVML_LIB");
+    assert_non_null(nv);
+    assert_int_equal(gw_nvml_gpu_count(nv), 3);
+    assert_string_equal(gw_nvml_symbol_for(nv, "processes"), "nvmlDeviceGetComputeRunningProcesses_v2");
+    gw_nvml_close(nv);
+    unlink(scenario);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_static_and_symbols),
+        cmocka_unit_test(test_full_dynamic_values),
+        cmocka_unit_test(test_errors_lost_and_xid),
+        cmocka_unit_test(test_no_v3_falls_back_to_v2),
+        cmocka_unit_test(test_old_driver),
+        cmocka_unit_test(test_no_library_is_a_note),
+        cmocka_unit_test(test_no_driver_is_a_note),
+        cmocka_unit_test(test_env_selects_library),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
