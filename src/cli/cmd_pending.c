@@ -14,7 +14,6 @@ static int pending(const char *name)
 int gw_cmd_run(int argc, char **argv) { (void)argc; (void)argv; return pending("run"); }
 int gw_cmd_attach(int argc, char **argv) { (void)argc; (void)argv; return pending("attach"); }
 int gw_cmd_report(int argc, char **argv) { (void)argc; (void)argv; return pending("report"); }
-int gw_cmd_export(int argc, char **argv) { (void)argc; (void)argv; return pending("export"); }
 int gw_cmd_compare(int argc, char **argv) { (void)argc; (void)argv; return pending("compare"); }
 int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
 int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int gw_outfile_open(gw_outfile *of, const char *path, gw_error *err)
@@ -28,6 +29,15 @@ int gw_outfile_open(gw_outfile *of, const char *path, gw_error *err)
         of->tmp_path = NULL;
         gw_outfile_abort(of);
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create output file: %s", path, strerror(e));
+    }
+    /* mkstemp creates 0600; a report is an ordinary file, so honour the umask instead. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        gw_outfile_abort(of);
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot set permissions: %s", path, strerror(e));
     }
     of->fp = fdopen(fd, "w");
     if (!of->fp) {

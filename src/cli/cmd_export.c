@@ -1,0 +1,110 @@
+/* `gpuwhy export --perfetto`: write the job's timeline (and findings) in Chrome trace event
+ * format for ui.perfetto.dev / chrome://tracing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "ingest/ingest.h"
+#include "report/perfetto.h"
+#include "util/error.h"
+#include "util/outfile.h"
+
+static void export_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: gpuwhy export --perfetto [-o FILE] INPUT...\n"
+            "\n"
+            "Writes a timeline that ui.perfetto.dev and chrome://tracing open: one track per GPU\n"
+            "stream and host thread, API calls linked to the kernels they launched (flow arrows),\n"
+            "sampled metrics as counter tracks, and gpuwhy's findings as marked ranges.\n"
+            "INPUT is anything `gpuwhy analyze` reads. The output is streamed (large inputs are\n"
+            "fine) and appears whole or not at all.\n"
+            "\n"
+            "Options:\n"
+            "  --perfetto          Chrome trace event JSON (the only format for now)\n"
+            "  -o, --output FILE   output file (default: standard output)\n"
+            "  --step-range NAME   nsys: the NVTX range that marks one step\n"
+            "  --no-findings       leave the findings track out\n"
+            "\n"
+            "Example:\n"
+            "  gpuwhy export --perfetto -o timeline.json worker0.pt.trace.json.gz\n");
+}
+
+int gw_cmd_export(int argc, char **argv)
+{
+    enum { OPT_PERFETTO = 1000, OPT_STEP_RANGE, OPT_NO_FINDINGS };
+    static const struct option longopts[] = {
+        {"perfetto", no_argument, NULL, OPT_PERFETTO},
+        {"output", required_argument, NULL, 'o'},
+        {"step-range", required_argument, NULL, OPT_STEP_RANGE},
+        {"no-findings", no_argument, NULL, OPT_NO_FINDINGS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL;
+    int perfetto = 0, findings = 1;
+    gw_ingest_options iopt = {0};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PERFETTO: perfetto = 1; break;
+        case 'o': output = optarg; break;
+        case OPT_STEP_RANGE: iopt.step_range = optarg; break;
+        case OPT_NO_FINDINGS: findings = 0; break;
+        case 'h': export_usage(stdout); return GW_EXIT_OK;
+        default: export_usage(stderr); return GW_EXIT_USAGE;
+        }
+    }
+    if (!perfetto || optind >= argc) {
+        fprintf(stderr, "gpuwhy export: %s\n\n", !perfetto ? "say which format (--perfetto)" : "no input given");
+        export_usage(stderr);
+        return GW_EXIT_USAGE;
+    }
+    gw_progress bar;
+    gw_progress_init(&bar, 1);
+    iopt.progress = gw_progress_update;
+    iopt.progress_ctx = &bar;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    if (!job)
+        return GW_EXIT_INTERNAL;
+    int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
+    gw_progress_done(&bar);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_analysis *a = NULL;
+    if (findings) {
+        gw_thresholds th;
+        gw_thresholds_default(&th);
+        a = gw_analyze(job, &th, &err);
+        if (!a) {
+            fprintf(stderr, "gpuwhy: %s\n", err.message);
+            gw_job_free(job);
+            return err.code ? err.code : GW_EXIT_INTERNAL;
+        }
+    }
+    gw_outfile of;
+    rc = GW_EXIT_OK;
+    if (gw_outfile_open(&of, output, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        rc = GW_EXIT_INTERNAL;
+    } else if (gw_export_perfetto(of.fp, job, a) != 0) {
+        gw_outfile_abort(&of);
+        fprintf(stderr, "gpuwhy: writing the timeline failed\n");
+        rc = GW_EXIT_INTERNAL;
+    } else if (gw_outfile_commit(&of, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        rc = GW_EXIT_INTERNAL;
+    }
+    gw_analysis_free(a);
+    gw_job_free(job);
+    return rc;
+}
