@@ -449,7 +449,9 @@ static int lex_number(gw_json_lexer *lx)
         lx->text_len = lx->scratch_len;
     }
     size_t ok = number_valid_prefix(lx->text, lx->text_len);
-    if (ok != lx->text_len) {
+    /* A JSON number always ends in a digit: "-", "1." and "1e" are incomplete. */
+    char last = lx->text[lx->text_len - 1];
+    if (ok != lx->text_len || last < '0' || last > '9') {
         fail_at(lx, start_offset + ok, "malformed number '%.*s'",
                 (int)(lx->text_len > 40 ? 40 : lx->text_len), lx->text);
         return -1;
