@@ -154,11 +154,15 @@ static void print_inputs(gw_term *t)
     if (a->job) {
         for (size_t i = 0; i < a->job->trace_count; i++) {
             const gw_trace *tr = a->job->traces[i];
-            char path[512], line[700];
-            gw_text_fit(path, sizeof path, tr->path ? tr->path : "?", (size_t)t->width - 40, 1);
-            snprintf(line, sizeof line, "Input:   %s (%s, rank %d%s)", path, tr->format ? tr->format : "?",
-                     tr->rank, tr->rank_from_file ? "" : " by file order");
-            gw_term_fitted_line(t, "%s", line);
+            char path[512], suffix[160];
+            snprintf(suffix, sizeof suffix, " (%s, rank %d%s)", tr->format ? tr->format : "?", tr->rank,
+                     tr->rank_from_file ? "" : " by file order");
+            /* the path gets what the label and the suffix leave; the middle of a long path
+             * (deep directories) is what the reader misses least */
+            size_t used = 9 + gw_text_width(suffix);
+            size_t room = (size_t)t->width > used + 16 ? (size_t)t->width - used : 16;
+            gw_text_fit(path, sizeof path, tr->path ? tr->path : "?", room, 1);
+            gw_term_fitted_line(t, "Input:   %s%s", path, suffix);
             size_t shown = t->verbose ? tr->note_count : (tr->note_count < 3 ? tr->note_count : 3);
             for (size_t k = 0; k < shown; k++)
                 gw_term_wrap(t, "  note:  ", tr->notes[k].text);

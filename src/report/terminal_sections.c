@@ -219,9 +219,11 @@ void gw_term_kernels(gw_term *t, const gw_rank_stats *r)
         gw_term_wrap(t, "  ", line);
     }
     if (k->blocks_per_sm_weighted >= 0 || k->occupancy_weighted_pct >= 0) {
-        snprintf(line, sizeof line, "estimated blocks per SM %s, occupancy %s (time-weighted)",
-                 k->blocks_per_sm_weighted >= 0 ? (snprintf(b[0], 32, "%.1f", k->blocks_per_sm_weighted), b[0]) : "-",
-                 k->occupancy_weighted_pct >= 0 ? gw_fmt_pct(b[1], 32, k->occupancy_weighted_pct / 100.0) : "-");
+        snprintf(b[0], 32, "-");
+        if (k->blocks_per_sm_weighted >= 0)
+            snprintf(b[0], 32, "%.1f", k->blocks_per_sm_weighted);
+        snprintf(line, sizeof line, "estimated blocks per SM %s, occupancy %s (time-weighted)", b[0],
+                 gw_fmt_pct(b[1], 32, k->occupancy_weighted_pct / 100.0));
         gw_term_wrap(t, "  ", line);
     }
     static const gw_text_column cols[] = {
@@ -360,6 +362,10 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
                  gw_fmt_bytes(b[0], 32, m->peak_reserved_bytes),
                  m->total_mem_bytes > 0 ? gw_fmt_bytes(b[1], 32, m->total_mem_bytes) : "unknown capacity",
                  gw_fmt_pct(b[2], 32, m->peak_reserved_share), gw_fmt_bytes(b[3], 32, m->peak_allocated_bytes));
+        gw_term_wrap(t, "  ", line);
+    } else if (m->allocator_events > 0) {
+        snprintf(line, sizeof line, "%s allocator ([memory]) events, none with the reserved total: "
+                 "peak memory unknown", gw_fmt_count(b[0], 32, m->allocator_events));
         gw_term_wrap(t, "  ", line);
     } else {
         gw_term_printf(t, "  No allocator ([memory]) events: peak memory unknown.\n");
