@@ -1,0 +1,370 @@
+/* Statistics of the analysis (window.c, kernels.c, copies.c, syncs.c, memory.c,
+ * steps.c) on hand-made traces whose figures are worked out in the comments. */
+#include "analysis_fixture.h"
+
+#include <stdlib.h>
+
+static gw_analysis *analyze_with(gw_trace *t, const gw_thresholds *th, gw_job **job_out)
+{
+    assert_int_equal(gw_trace_finish(t), 0);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    assert_int_equal(gw_job_add(job, t), 0);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *a = gw_analyze(job, th, &err);
+    assert_non_null(a);
+    *job_out = job;
+    return a;
+}
+
+static void window_without_steps_is_gpu_span(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::empty", 0, 1000, 0);
+    fx_kernel(t, 0, 7, 100, 200, 0, "k");
+    fx_kernel(t, 0, 7, 300, 400, 0, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_true(w->whole_window);
+    assert_int_equal(w->steps, 0);
+    assert_int_equal(w->start_ns, FX_US(100));
+    assert_int_equal(w->end_ns, FX_US(400));
+    assert_non_null(strstr(w->description, "no step markers"));
+    assert_int_equal(a->step_count, 0);
+    fx_assert_s(a->ranks[0].step_median_s, 300);
+    assert_true(a->ranks[0].has_gpu_data);
+    fx_done(a, job);
+}
+
+/* No GPU activity at all: a window over every event, no device rows ("data.none"), and
+ * the DataLoader time is still measured. */
+static void no_gpu_data(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 0, 100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION,
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, 150, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 150, 200, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_rank_stats *r = &a->ranks[0];
+    assert_false(r->has_gpu_data);
+    assert_int_equal(a->device_count, 0);
+    assert_true(r->window.whole_window);
+    assert_int_equal(r->window.end_ns - r->window.start_ns, FX_US(200));
+    assert_non_null(strstr(r->window.description, "no GPU activity"));
+    fx_assert_s(r->dataloader_s, 50);
+    assert_true(fabs(r->dataloader_share - 0.25) < 1e-9);
+    assert_false(r->single_process_loader);
+    assert_int_equal(r->kernels.count, 0);
+    fx_done(a, job);
+}
+
+static void few_steps_keep_warmup(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    for (int s = 0; s < 3; s++) {
+        fx_step(t, 7 + s, s * 100, s * 100 + 100);
+        fx_kernel(t, 0, 7, s * 100 + 10, s * 100 + 20, 0, "k");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->steady_steps, 3);
+    assert_int_equal(w->warmup_steps_skipped, 0);
+    assert_string_equal(w->description, "steps #7-#9 of 3 (ProfilerStep), too few to leave warm-up out");
+    assert_int_equal(a->step_count, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_true(a->steps[i].steady);
+    fx_done(a, job);
+}
+
+/* Ten steps of growing length, warm-up set to 2 on the command line. */
+static void warmup_override_and_step_quantiles(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    double at = 0;
+    for (int s = 1; s <= 10; s++) {
+        double len = s * 10.0;
+        fx_step(t, s, at, at + len);
+        fx_kernel(t, 0, 7, at, at + len / 2, 0, "k");
+        at += len;
+    }
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    assert_int_equal(gw_thresholds_set(&th, "window.warmup_steps=2"), 0);
+    gw_job *job;
+    gw_analysis *a = analyze_with(t, &th, &job);
+    const gw_rank_stats *r = &a->ranks[0];
+    assert_int_equal(r->window.warmup_steps_skipped, 2);
+    assert_int_equal(r->window.first_step_index, 2);
+    assert_int_equal(r->window.first_step_number, 3);
+    assert_int_equal(r->window.last_step_number, 10);
+    assert_string_equal(r->window.description, "steps #3-#10 of 10 (ProfilerStep), warm-up #1-#2 left out");
+    assert_int_equal(r->window.start_ns, FX_US(30));
+    assert_int_equal(r->window.end_ns, FX_US(550));
+    /* Steady lengths 30..100 µs: median 65, p90 at position 6.3 → 93. */
+    fx_assert_s(r->step_median_s, 65);
+    fx_assert_s(r->step_p90_s, 93);
+    /* Each step's kernel fills half of it: busy half the window. */
+    assert_true(fabs(r->busy_share - 0.5) < 1e-9);
+    fx_done(a, job);
+}
+
+static void kernel_statistics(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_device(t, 0, 80);
+    fx_kernel(t, 0, 7, 0, 2, 0, "elementwise_add");
+    fx_kernel(t, 0, 7, 3, 6, 0, "elementwise_add");
+    fx_kernel(t, 0, 7, 10, 14, 0, "elementwise_add");
+    gw_gpu_event *tc = fx_kernel(t, 0, 7, 20, 30, 0, "volta_h884gemm_64x64_nn");
+    tc->blocks_per_sm = 4.0f;
+    tc->est_occupancy_pct = 50.0f;
+    gw_gpu_event *fp32 = fx_kernel(t, 0, 7, 40, 60, 0, "volta_sgemm_128x64_nn");
+    fp32->grid_blocks = 40;
+    fp32->block_threads = 256;
+    fp32->registers = 64;
+    fx_gpu(t, GW_GPU_MEMSET, 0, 7, 70, 73, 0, "Memset (Device)");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_kernel_stats *k = &a->ranks[0].kernels;
+    assert_int_equal(k->count, 5);
+    fx_assert_s(k->total_s, 39);
+    assert_true(fabs(k->median_us - 4.0) < 1e-9);
+    assert_true(fabs(k->share_under_5us - 0.6) < 1e-9);
+    /* Gaps on stream 7: 1, 4, 6, 10 µs. */
+    assert_true(fabs(k->median_gap_us - 5.0) < 1e-9);
+    fx_assert_s(k->gemm_s, 30);
+    fx_assert_s(k->gemm_tensor_core_s, 10);
+    assert_true(fabs(k->fp32_gemm_share - 20.0 / 39.0) < 1e-9);
+    /* sgemm: 40 blocks on 80 SMs = 0.5 for 20 µs; h884gemm: 4 (from the trace) for 10 µs. */
+    assert_true(fabs(k->blocks_per_sm_weighted - (0.5 * 20 + 4.0 * 10) / 30) < 1e-6);
+    /* sgemm occupancy: 8 warps per block, 64 regs x 256 threads allow 4 blocks, but 40
+     * blocks on 80 SMs leave one per SM: 8 of 64 warps = 12.5 %. */
+    assert_true(fabs(k->occupancy_weighted_pct - (12.5 * 20 + 50.0 * 10) / 30) < 1e-6);
+    assert_int_equal(k->memset_count, 1);
+    fx_assert_s(k->memset_s, 3);
+    assert_true(fabs(k->memset_share - 3.0 / 42.0) < 1e-9);
+    assert_int_equal(k->top_count, 3);
+    assert_string_equal(k->top[0].name, "volta_sgemm_128x64_nn");
+    assert_false(k->top[0].tensor_core);
+    assert_string_equal(k->top[1].name, "volta_h884gemm_64x64_nn");
+    assert_true(k->top[1].tensor_core);
+    const gw_kernel_row *ew = &k->top[2];
+    assert_string_equal(ew->name, "elementwise_add");
+    assert_int_equal(ew->count, 3);
+    fx_assert_s(ew->total_s, 9);
+    assert_true(fabs(ew->median_us - 3.0) < 1e-9);
+    assert_true(fabs(ew->min_us - 2.0) < 1e-9);
+    assert_true(fabs(ew->max_us - 4.0) < 1e-9);
+    assert_true(fabs(ew->mean_us - 3.0) < 1e-9);
+    assert_true(fabs(ew->share - 9.0 / 39.0) < 1e-9);
+    size_t hist_total = 0;
+    for (size_t b = 0; b < k->hist_bins; b++) {
+        hist_total += k->hist_counts[b];
+        assert_true(k->hist_edges_us[b] < k->hist_edges_us[b + 1]);
+    }
+    assert_int_equal(hist_total, 5);
+    assert_int_equal(a->devices[0].kernel_count, 5);
+    assert_string_equal(a->devices[0].name, "Test GPU");
+    fx_done(a, job);
+}
+
+static void zero_grad_fill_kernels(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "Optimizer.zero_grad#SGD.zero_grad", 0, 50, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::zero_", 1, 40, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 2, 4, 11);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 60, 62, 12);
+    fx_kernel(t, 0, 7, 10, 15, 11, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>");
+    fx_kernel(t, 0, 7, 70, 75, 12, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].kernels.zero_fill_kernels, 1);
+    fx_assert_s(a->ranks[0].kernels.zero_fill_s, 5);
+    fx_done(a, job);
+}
+
+static void copy_statistics(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemcpyDtoHAsync_v2", 3, 4, 33);
+    fx_copy(t, 0, 0, 1, 0, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1000);
+    fx_copy(t, 0, 2, 3, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 3000);
+    fx_copy(t, 0, 4, 5, 33, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, 500);
+    fx_copy(t, 0, 6, 8, 0, GW_COPY_DTOD, GW_MEM_DEVICE, GW_MEM_DEVICE, 8000);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_copy_stats *c = &a->ranks[0].copies;
+    assert_int_equal(c->count[GW_COPY_HTOD], 2);
+    assert_int_equal(c->count[GW_COPY_DTOH], 1);
+    assert_int_equal(c->count[GW_COPY_DTOD], 1);
+    assert_true(fabs(c->bytes[GW_COPY_HTOD] - 4000) < 1e-9);
+    fx_assert_s(c->seconds[GW_COPY_HTOD], 2);
+    assert_true(fabs(c->gbps[GW_COPY_HTOD] - 2.0) < 1e-9);   /* 4000 B in 2 µs */
+    assert_true(fabs(c->gbps[GW_COPY_DTOD] - 4.0) < 1e-9);
+    assert_int_equal(c->pageable_count[GW_COPY_HTOD], 1);
+    assert_int_equal(c->pageable_count[GW_COPY_DTOH], 1);
+    assert_true(fabs(c->pageable_bytes[GW_COPY_DTOH] - 500) < 1e-9);
+    assert_int_equal(c->pageable_via_driver, 1);
+    /* Device-to-device bytes do not dilute the host<->device pageable share. */
+    assert_true(fabs(c->pageable_share_bytes - 1500.0 / 4500.0) < 1e-9);
+    assert_true(fabs(c->pageable_per_step - 2.0) < 1e-9);    /* whole window: per window */
+    assert_int_equal(a->devices[0].copy_count, 4);
+    fx_done(a, job);
+}
+
+/* Two steps; each calls .item() (aten::item > aten::_local_scalar_dense > copy + stream
+ * sync); step 2 also does a blocking .cpu() (aten::to > aten::_to_copy > aten::copy_ >
+ * cudaMemcpy device-to-host). A blocking host-to-device copy and a stream wait are not
+ * host syncs of the statistics. */
+static void sync_statistics(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    for (int s = 0; s < 2; s++) {
+        double b = s * 100.0;
+        fx_step(t, s + 1, b, b + 100);
+        gw_host_event *item = fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::item", b, b + 50, 0);
+        const char *stack = "train.py(42): step;loss.item()";
+        item->stack_id = gw_trace_intern(t, stack, strlen(stack));
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::_local_scalar_dense", b + 1, b + 49, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", b + 2, b + 5, corr);
+        fx_copy(t, 0, b + 4, b + 5, corr++, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, 4);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", b + 6, b + 40, 0);
+    }
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::to", 160, 90 + 100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::_to_copy", 160.5, 189, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::copy_", 161, 188, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", 162, 178, corr);
+    fx_copy(t, 0, 170, 178, corr++, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, 64);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", 180, 182, corr);
+    fx_copy(t, 0, 180, 182, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 64);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamWaitEvent", 183, 184, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_sync_stats *s = &a->ranks[0].syncs;
+    assert_int_equal(a->ranks[0].window.steady_steps, 2);
+    assert_int_equal(s->count, 3);
+    assert_int_equal(s->via_driver, 0);
+    fx_assert_s(s->wait_s, 34 + 34 + 16);
+    assert_true(fabs(s->per_step - 1.5) < 1e-9);
+    assert_true(fabs(s->wait_share_of_step - 84.0 / 200.0) < 1e-9);
+    assert_int_equal(s->source_count, 2);
+    assert_string_equal(s->sources[0].op, "aten::item");
+    assert_string_equal(s->sources[0].api, "cudaStreamSynchronize");
+    assert_string_equal(s->sources[0].stack, "train.py(42): step;loss.item()");
+    assert_int_equal(s->sources[0].count, 2);
+    fx_assert_s(s->sources[0].wait_s, 68);
+    assert_string_equal(s->sources[1].op, "aten::to");
+    assert_string_equal(s->sources[1].api, "cudaMemcpy");
+    assert_int_equal(s->sources[1].count, 1);
+    assert_int_equal(a->step_count, 2);
+    assert_int_equal(a->steps[0].sync_calls, 1);
+    assert_int_equal(a->steps[1].sync_calls, 2);
+    fx_done(a, job);
+}
+
+static void memory_statistics(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_device(t, 0, 80);
+    fx_kernel(t, 0, 7, 0, 100, 0, "k");
+    const int64_t gib = 1ll << 30;
+    const int64_t reserved[] = {10 * gib, 30 * gib, 20 * gib};
+    const int64_t allocated[] = {5 * gib, 25 * gib, 15 * gib};
+    for (int i = 0; i < 3; i++) {
+        gw_mem_event *m = gw_trace_add_mem(t);
+        assert_non_null(m);
+        m->ts = FX_US(10 + i);
+        m->device = 0;
+        m->bytes = gib;
+        m->total_reserved = reserved[i];
+        m->total_allocated = allocated[i];
+    }
+    gw_mem_event *host_side = gw_trace_add_mem(t);
+    assert_non_null(host_side);
+    host_side->total_reserved = 100 * gib; /* host (device -1): not device memory */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 20, 30, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 40, 45, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 50, 52, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_memory_stats *m = &a->ranks[0].memory;
+    assert_true(fabs(m->peak_reserved_bytes - 30.0 * gib) < 1);
+    assert_true(fabs(m->peak_allocated_bytes - 25.0 * gib) < 1);
+    assert_true(fabs(m->total_mem_bytes - 40.0 * gib) < 1);
+    assert_true(fabs(m->peak_reserved_share - 0.75) < 1e-9);
+    assert_int_equal(m->alloc_calls, 2);
+    assert_int_equal(m->free_calls, 1);
+    fx_assert_s(m->alloc_wait_s, 17);
+    assert_true(fabs(m->alloc_calls_per_step - 3.0) < 1e-9);
+    assert_int_equal(m->allocator_events, 4);
+    assert_true(fabs(a->devices[0].peak_reserved_bytes - 30.0 * gib) < 1);
+    assert_true(fabs(a->devices[0].total_mem_bytes - 40.0 * gib) < 1);
+    /* The allocator calls overlap the kernel: no idle time, nothing attributed. */
+    fx_assert_s(a->devices[0].idle_s, 0);
+    fx_done(a, job);
+}
+
+/* Two ranks in one job: each gets its own rank row and device rows in order. */
+static void two_ranks(void **state)
+{
+    (void)state;
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    for (int r = 0; r < 2; r++) {
+        gw_trace *t = fx_trace();
+        t->rank = r;
+        fx_kernel(t, 0, 7, 0, 50, 0, "k");
+        fx_kernel(t, 0, 7, 100 + r * 100, 150 + r * 100, 0, "k");
+        fx_kernel(t, 1, 7, 0, 10, 0, "k");
+        assert_int_equal(gw_trace_finish(t), 0);
+        assert_int_equal(gw_job_add(job, t), 0);
+    }
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *a = gw_analyze(job, NULL, &err);
+    assert_non_null(a);
+    assert_int_equal(a->rank_count, 2);
+    assert_int_equal(a->device_count, 4);
+    assert_int_equal(a->devices[0].rank, 0);
+    assert_int_equal(a->devices[1].device, 1);
+    assert_int_equal(a->devices[2].rank, 1);
+    assert_int_equal(a->devices[2].trace_index, 1);
+    fx_assert_s(a->devices[0].busy_s, 100);
+    fx_assert_s(a->devices[0].idle_s, 50);
+    fx_assert_s(a->devices[2].window_s, 250);
+    fx_assert_s(a->devices[2].idle_s, 150);
+    fx_done(a, job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(window_without_steps_is_gpu_span),
+        cmocka_unit_test(no_gpu_data),
+        cmocka_unit_test(few_steps_keep_warmup),
+        cmocka_unit_test(warmup_override_and_step_quantiles),
+        cmocka_unit_test(kernel_statistics),
+        cmocka_unit_test(zero_grad_fill_kernels),
+        cmocka_unit_test(copy_statistics),
+        cmocka_unit_test(sync_statistics),
+        cmocka_unit_test(memory_statistics),
+        cmocka_unit_test(two_ranks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
