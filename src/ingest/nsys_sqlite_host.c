@@ -85,10 +85,21 @@ long gw_nsys_read_osrt(gw_nsys_db *d)
     static const char T[] = "OSRT_API";
     if (!gw_nsys_has_table(d, T))
         return 0;
-    char c[2][48], sql[384];
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s FROM %s",
+    char c[2][48], sql[512], filter[160] = "";
+    /* eventClass "OSRT start" / "OSRT finish" rows are halves of calls cut by the capture
+     * boundaries, named "[Unknown]"; nsys's osrt_sum leaves them out and so do we. Their
+     * ids come from ENUM_NSYS_EVENT_CLASS when present (31 and 32 in every known schema). */
+    if (gw_nsys_has_column(d, T, "eventClass")) {
+        if (gw_nsys_has_table(d, "ENUM_NSYS_EVENT_CLASS") && gw_nsys_has_column(d, "ENUM_NSYS_EVENT_CLASS", "name"))
+            snprintf(filter, sizeof filter,
+                     " WHERE eventClass NOT IN (SELECT id FROM ENUM_NSYS_EVENT_CLASS WHERE name IN "
+                     "('TRACE_PROCESS_EVENT_OS_RUNTIME_START', 'TRACE_PROCESS_EVENT_OS_RUNTIME_FINISH'))");
+        else
+            snprintf(filter, sizeof filter, " WHERE eventClass NOT IN (31, 32)");
+    }
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s FROM %s%s",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
-             gw_nsys_col(d, T, "nameId", "NULL", c[1], sizeof c[1]), T);
+             gw_nsys_col(d, T, "nameId", "NULL", c[1], sizeof c[1]), T, filter);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;

@@ -1,0 +1,88 @@
+-- Hand-made Nsight Systems export in schema 2.x style (see README.md in this folder).
+-- Process 100: globalPid = 100<<24 = 1677721600; threads 100 (main) and 101 (worker).
+-- Process 200: globalPid = 200<<24 = 3355443200; thread 200.
+CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
+INSERT INTO EXPORT_META_DATA VALUES ('EXPORT_SCHEMA_VERSION', '2.9.1'), ('EXPORT_PRODUCT_VERSION', '2022.1.3.3');
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES
+ (1, 'cudaLaunchKernel_v7000'), (2, 'cuLaunchKernel'), (3, 'cudaStreamSynchronize_v3020'),
+ (4, 'cuCtxSynchronize'), (5, 'cuMemcpyHtoDAsync_v2'), (6, 'void gemm_kernel<float>(float *, int)'),
+ (7, 'gemm_kernel'), (8, 'train_step'), (9, 'Optimizer.step#SGD.step'), (10, 'python3'),
+ (11, 'read'), (12, 'pthread_cond_wait'), (13, 'iteration 7'), (14, 'cudaMemcpy_v3020'),
+ (15, 'cudaEventSynchronize_v3020'), (16, 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm *)'),
+ (17, '[Unknown]'), (18, 'pt_data_worker');
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
+INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '2023-11-14T22:13:20', '');
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, totalMemory INTEGER, smCount INTEGER,
+ threadsPerWarp INTEGER, maxWarpsPerSm INTEGER, maxThreadsPerBlock INTEGER, maxRegistersPerSm INTEGER,
+ computeMajor INTEGER, computeMinor INTEGER);
+INSERT INTO TARGET_INFO_GPU VALUES
+ (281474976710656, 0, 'Test GPU A', 42949672960, 108, 32, 64, 1024, 65536, 8, 0),
+ (281474976710656, 1, 'Test GPU B', 42949672960, 108, 32, 64, 1024, 65536, 8, 0),
+ (562949953421312, 0, 'Test GPU A (second VM)', 1, 1, 32, 1, 1, 1, 1, 0);
+CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);
+INSERT INTO ThreadNames VALUES (10, 0, 1677721700), (18, 0, 1677721701), (10, 0, 3355443400), (10, 0, 999);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+ globalTid INTEGER NOT NULL, correlationId INTEGER NOT NULL, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL,
+ callchainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+ (1000, 1100, 0, 1677721700, 1, 1, 0, NULL),
+ (1200, 1300, 1, 1677721700, 2, 2, 0, NULL),
+ (1400, 1500, 1, 1677721700, 3, 5, 0, NULL),
+ (1600, 3000, 0, 1677721700, 4, 3, 0, NULL),
+ (5000, 6000, 1, 1677721700, 5, 4, 0, NULL),
+ (6100, 6500, 0, 1677721700, 6, 14, 0, NULL),
+ (6600, 6700, 0, 1677721700, 7, 15, 0, NULL),
+ (1000, 1050, 0, 3355443400, 1, 1, 0, NULL),
+ (1100, 1500, 0, 3355443400, 2, 3, 0, NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+ contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+ demangledName INTEGER, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER,
+ registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
+ blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER,
+ dynamicSharedMemory INTEGER, localMemoryPerThread INTEGER, localMemoryTotal INTEGER, gridId INTEGER,
+ sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+ (2000, 2500, 0, 1, 7, 1, 1677721600, 6, 7, NULL, 1, 0, 32, 4, 2, 1, 128, 1, 1, 0, 0, 0, 0, 1, 0, NULL, 0),
+ (2600, 2900, 0, 1, 7, 2, 1677721600, 16, 16, NULL, 1, 0, 96, 1, 1, 1, 256, 1, 1, 0, 0, 0, 0, 2, 0, 0, 0),
+ (3000, 3400, 1, 1, 13, 1, 3355443200, NULL, 7, NULL, 1, 0, 16, 10, 1, 1, 32, 2, 1, 0, 0, 0, 0, 1, 0, 77, 0);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+ contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
+ copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,
+ srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,
+ virtualAddress INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES
+ (1450, 1550, 0, 1, 7, 3, 1677721600, 4096, 1, NULL, 0, 2, NULL, NULL, 0, 1, NULL, NULL, NULL),
+ (6200, 6400, 0, 1, 7, 6, 1677721600, 100, 2, NULL, 2, 1, 0, 1, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+ contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,
+ bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (4000, 4100, 0, 1, 7, 0, 1677721600, 0, 256, NULL, 2);
+-- syncType numbers deliberately contradict the API each row belongs to (as real exports do).
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+ contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL,
+ eventId INTEGER NOT NULL);
+INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES
+ (1700, 2950, 0, 1, 7, 4, 1677721600, 1, 4294967295),
+ (5100, 5950, 0, 1, 4294967295, 5, 1677721600, 3, 4294967295),
+ (1150, 1450, 1, 1, 13, 2, 3355443200, 4, 4294967295),
+ (6610, 6690, 0, 1, 4294967295, 7, 1677721600, 2, 12);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+ category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER,
+ uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL,
+ jsonTextId INTEGER, jsonText TEXT);
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES
+ (900, 6800, 59, NULL, 1677721700, 8),
+ (7000, 9000, 59, 'train_step', 1677721700, NULL),
+ (5000, 5500, 59, NULL, 1677721700, 9),
+ (950, NULL, 34, 'train_step', 1677721700, NULL),
+ (9500, NULL, 59, 'train_step', 1677721700, NULL),
+ (0, 0, 75, 'my domain', 1677721700, NULL),
+ (100, 200, 59, NULL, 1677721701, 13);
+CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+ nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL);
+INSERT INTO OSRT_API VALUES
+ (10, 900, 27, 1677721701, 11, 0, 0, 0),
+ (3000, 4000, 27, 1677721701, 12, 0, 0, 0),
+ (0, 50, 31, 1677721701, 17, 0, NULL, 0),
+ (9000, 9900, 32, 1677721701, 17, 0, NULL, 0);

@@ -1,0 +1,681 @@
+/* Tests of the Nsight Systems SQLite reader (src/ingest/nsys_sqlite*.c) on every real
+ * export in ../shared/traces/nsys, checked against what NVIDIA's own `nsys stats` /
+ * `nsys analyze` printed for the same files (numbers hard-coded below name the derived CSV
+ * they come from), and on hand-made exports built from the SQL files in tests/data/nsys. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/ingest.h"
+#include "model/classify.h"
+
+#define NSYS GW_SHARED_DIR "/traces/nsys/"
+#define DERIVED NSYS "derived/nsys-2023.4.4/"
+#define DLPROF_ROOT NSYS "MohanadOdema__DLProf/nsys_profile.sqlite"
+#define DLPROF_RELU NSYS "MohanadOdema__DLProf/w_Relu/nsys_profile.sqlite"
+#define DLPROF_ROOT_2023 DERIVED "dlprof_root/dlprof_root_reexport_2023.4.sqlite"
+#define DLPROF_RELU_2023 DERIVED "dlprof_w_Relu/dlprof_w_Relu_reexport_2023.4.sqlite"
+#define FUSER NSYS "NVIDIA__Fuser/ee4fcf30/report1.sqlite"
+#define UVMTORCH NSYS "CO18326__uvmTorch/report1.sqlite"
+#define WEATHERBENCH NSYS "frasertajima__WeatherBench2/report1.sqlite"
+#define DYNAMICVIT NSYS "amir-ghz__DynamicViT/nsys_profile.sqlite"
+#define FIXTURES GW_SOURCE_DIR "/tests/data/nsys/"
+
+static gw_trace *read_ok_opt(const char *path, const char *step_range)
+{
+    gw_ingest_options opt = {0};
+    opt.step_range = step_range;
+    gw_trace *t = NULL;
+    gw_error err;
+    gw_error_clear(&err);
+    int rc = gw_nsys_sqlite_read(path, &opt, &t, &err);
+    if (rc != 0)
+        fail_msg("%s: %s", path, err.message);
+    assert_non_null(t);
+    assert_string_equal(t->format, "nsys-sqlite");
+    return t;
+}
+
+static gw_trace *read_ok(const char *path)
+{
+    return read_ok_opt(path, NULL);
+}
+
+/* Reads a file expected to be refused; returns the message (static buffer). */
+static const char *read_fails(const char *path)
+{
+    static gw_error err;
+    gw_error_clear(&err);
+    gw_trace *t = (gw_trace *)0x1;
+    assert_int_equal(gw_nsys_sqlite_read(path, NULL, &t, &err), -1);
+    assert_null(t);
+    assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
+    assert_non_null(strstr(err.message, path));
+    return err.message;
+}
+
+typedef struct counts {
+    size_t gpu[GW_GPU_KIND_COUNT];
+    gw_ns kernel_ns;
+    uint64_t copy_bytes, memset_bytes;
+    size_t host[GW_HOST_KIND_COUNT];
+    size_t pageable_async_copies;       /* nsys rule cuda_memcpy_async's rows */
+    size_t stream_or_device_syncs;      /* nsys rule cuda_api_sync's rows */
+} counts;
+
+static counts count(const gw_trace *t)
+{
+    counts c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        assert_true(g->kind < GW_GPU_KIND_COUNT);
+        c.gpu[g->kind]++;
+        if (g->kind == GW_GPU_KERNEL)
+            c.kernel_ns += g->end - g->start;
+        if (g->kind == GW_GPU_MEMCPY) {
+            c.copy_bytes += g->bytes;
+            if ((g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE) && (g->flags & GW_GPU_F_ASYNC))
+                c.pageable_async_copies++;
+        }
+        if (g->kind == GW_GPU_MEMSET)
+            c.memset_bytes += g->bytes;
+    }
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        assert_true(h->kind < GW_HOST_KIND_COUNT);
+        c.host[h->kind]++;
+        const char *name = gw_trace_str(t, h->name_id);
+        if (h->kind == GW_HOST_RUNTIME &&
+            (strcmp(name, "cudaStreamSynchronize") == 0 || strcmp(name, "cudaDeviceSynchronize") == 0))
+            c.stream_or_device_syncs++;
+    }
+    return c;
+}
+
+static size_t host_named(const gw_trace *t, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        n += strcmp(gw_trace_str(t, t->host[i].name_id), name) == 0;
+    return n;
+}
+
+static int has_note(const gw_trace *t, const char *needle)
+{
+    for (size_t i = 0; i < t->note_count; i++)
+        if (strstr(t->notes[i].text, needle))
+            return 1;
+    return 0;
+}
+
+/* ---- real exports vs nsys's own outputs --------------------------------------------- */
+
+/* DLProf root run: 2022.1.3 export (schema 2.9.1, no ENUM tables) and its 2023.4
+ * re-export (schema 3.7.2) must read identically. Oracles from derived/nsys-2023.4.4/
+ * dlprof_root/: cuda_gpu_kern_sum.csv (46 instances, 346684 ns in total), cuda_gpu_mem_size_sum.csv
+ * (12 HtoD copies, 0.259 MB; 4 memsets, 0.031 MB), cuda_api_sum.csv (279 calls, 15
+ * cudaEventSynchronize), cuda_api_sync.csv (13 rows), cuda_memcpy_async.csv (11 rows). */
+static void check_dlprof_root(const char *path)
+{
+    gw_trace *t = read_ok(path);
+    counts c = count(t);
+    assert_int_equal(c.gpu[GW_GPU_KERNEL], 46);
+    assert_int_equal(c.kernel_ns, 346684);
+    assert_int_equal(c.gpu[GW_GPU_MEMCPY], 12);
+    assert_in_range(c.copy_bytes, 258500, 259500);
+    assert_int_equal(c.copy_bytes, 259272); /* sum(bytes) of CUPTI_ACTIVITY_KIND_MEMCPY */
+    assert_int_equal(c.gpu[GW_GPU_MEMSET], 4);
+    assert_in_range(c.memset_bytes, 30500, 31500);
+    assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 279);
+    assert_int_equal(host_named(t, "cudaEventSynchronize"), 15);
+    assert_int_equal(host_named(t, "cudaLaunchKernel"), 46);
+    assert_int_equal(c.stream_or_device_syncs, 13);
+    assert_int_equal(c.pageable_async_copies, 11);
+    /* The 12th copy came from a synchronous cudaMemcpy: pageable, but not async. */
+    size_t sync_pageable = 0;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_MEMCPY) {
+            assert_int_equal(t->gpu[i].copy_dir, GW_COPY_HTOD);
+            assert_int_equal(t->gpu[i].src_mem, GW_MEM_PAGEABLE);
+            assert_int_equal(t->gpu[i].dst_mem, GW_MEM_DEVICE);
+            assert_string_equal(gw_trace_str(t, t->gpu[i].name_id), "Memcpy HtoD (Pageable -> Device)");
+            sync_pageable += !(t->gpu[i].flags & GW_GPU_F_ASYNC);
+        }
+    assert_int_equal(sync_pageable, 1);
+    /* emit_nvtx op ranges are annotations; none of them is a training step. */
+    assert_int_equal(c.host[GW_HOST_ANNOTATION], 82);
+    assert_int_equal(t->step_count, 0);
+    assert_int_equal(t->step_source, GW_STEPS_NONE);
+    assert_int_equal(t->has & (GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS),
+                     GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS);
+    assert_false(t->has & GW_HAS_OSRT);
+    assert_int_equal(t->device_count, 1);
+    assert_string_equal(gw_trace_str(t, t->devices[0].name_id), "NVIDIA GeForce RTX 2070 SUPER");
+    assert_int_equal(t->devices[0].num_sms, 40);
+    assert_int_equal(t->devices[0].cc_major, 7);
+    assert_int_equal(t->devices[0].cc_minor, 5);
+    assert_int_equal(t->devices[0].max_threads_per_sm, 1024);
+    /* TARGET_INFO_SESSION_START_TIME.utcEpochNs */
+    assert_int_equal(t->clock_offset_ns, 1674695591359662545LL);
+    /* One thread (pid 9908 in cuda_api_sync.csv), named from ThreadNames. */
+    assert_int_equal(t->thread_count, 1);
+    assert_int_equal(t->threads[0].pid, 9908);
+    assert_int_equal(t->threads[0].tid, 9908);
+    assert_string_equal(gw_trace_str(t, t->threads[0].name_id), "python3");
+    gw_trace_free(t);
+}
+
+static void dlprof_root_schema2(void **state)
+{
+    (void)state;
+    check_dlprof_root(DLPROF_ROOT);
+}
+
+static void dlprof_root_schema3_reexport(void **state)
+{
+    (void)state;
+    check_dlprof_root(DLPROF_ROOT_2023);
+}
+
+/* derived/nsys-2023.4.4/dlprof_w_Relu/: cuda_gpu_kern_sum.csv (59 instances, 589147 ns),
+ * cuda_gpu_mem_size_sum.csv (13 copies, 0.640 MB; 4 memsets), cuda_api_sum.csv (321),
+ * cuda_api_sync.csv (13 rows), cuda_memcpy_async.csv (11 rows). */
+static void check_dlprof_relu(const char *path)
+{
+    gw_trace *t = read_ok(path);
+    counts c = count(t);
+    assert_int_equal(c.gpu[GW_GPU_KERNEL], 59);
+    assert_int_equal(c.kernel_ns, 589147);
+    assert_int_equal(c.gpu[GW_GPU_MEMCPY], 13);
+    assert_in_range(c.copy_bytes, 639500, 640500);
+    assert_int_equal(c.gpu[GW_GPU_MEMSET], 4);
+    assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 321);
+    assert_int_equal(c.stream_or_device_syncs, 13);
+    assert_int_equal(c.pageable_async_copies, 11);
+    assert_int_equal(c.host[GW_HOST_ANNOTATION], 166);
+    gw_trace_free(t);
+}
+
+static void dlprof_relu_schema2(void **state)
+{
+    (void)state;
+    check_dlprof_relu(DLPROF_RELU);
+}
+
+static void dlprof_relu_schema3_reexport(void **state)
+{
+    (void)state;
+    check_dlprof_relu(DLPROF_RELU_2023);
+}
+
+/* syncType numbers differ between the two DLProf exports' nsys versions and Fuser's; the
+ * sync records must be classified by their API call. In the DLProf run the API calls are
+ * 11 cudaStreamSynchronize, 2 cudaDeviceSynchronize (cuda_api_sync.csv) and 15
+ * cudaEventSynchronize (cuda_api_sum.csv). */
+static void dlprof_syncs_classified_by_api(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(DLPROF_ROOT);
+    size_t kinds[GW_SYNC_KIND_COUNT] = {0};
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_SYNC)
+            kinds[t->gpu[i].sync_kind]++;
+    assert_int_equal(kinds[GW_SYNC_STREAM], 11);
+    assert_int_equal(kinds[GW_SYNC_CONTEXT], 2);
+    assert_int_equal(kinds[GW_SYNC_EVENT], 15);
+    gw_trace_free(t);
+}
+
+/* Fuser (schema 3.17.1, H200). derived/nsys-2023.4.4/fuser_ce_2025schema/:
+ * cuda_gpu_kern_sum.csv (18 kernels, 10167602 ns), cuda_api_sum.csv (990 calls, driver
+ * cuLibraryLoadData 13 of them), cuda_api_sync.csv (2 stream + 1 device sync),
+ * cuda_memcpy_async.csv (2 rows), cuda_gpu_mem_time_sum.csv (2 HtoD + 1 DtoD copies,
+ * 3 memsets). */
+static void fuser_schema3(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(FUSER);
+    counts c = count(t);
+    assert_int_equal(c.gpu[GW_GPU_KERNEL], 18);
+    assert_int_equal(c.kernel_ns, 10167602);
+    assert_int_equal(c.gpu[GW_GPU_MEMCPY], 3);
+    assert_int_equal(c.gpu[GW_GPU_MEMSET], 3);
+    assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 990);
+    assert_int_equal(host_named(t, "cuLibraryLoadData"), 13);
+    assert_int_equal(c.stream_or_device_syncs, 3);
+    assert_int_equal(c.pageable_async_copies, 2);
+    size_t htod = 0, dtod = 0, syncs[GW_SYNC_KIND_COUNT] = {0};
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        htod += g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_HTOD;
+        dtod += g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_DTOD;
+        if (g->kind == GW_GPU_SYNC)
+            syncs[g->sync_kind]++;
+    }
+    assert_int_equal(htod, 2);
+    assert_int_equal(dtod, 1);
+    assert_int_equal(syncs[GW_SYNC_STREAM], 2);
+    assert_int_equal(syncs[GW_SYNC_CONTEXT], 1);
+    /* Driver calls are told apart from runtime calls by name. */
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        const char *name = gw_trace_str(t, h->name_id);
+        if (h->kind == GW_HOST_DRIVER)
+            assert_true(strncmp(name, "cu", 2) == 0 && strncmp(name, "cuda", 4) != 0);
+        if (h->kind == GW_HOST_RUNTIME)
+            assert_true(strncmp(name, "cuda", 4) == 0);
+    }
+    assert_true(c.host[GW_HOST_DRIVER] > 0);
+    /* Version suffixes are dropped; short driver suffixes are part of the name. */
+    assert_int_equal(host_named(t, "cudaLaunchKernel"), 9);
+    assert_int_equal(host_named(t, "cudaLaunchKernel_v7000"), 0);
+    assert_int_equal(host_named(t, "cudaGetDeviceProperties_v2"), 3);
+    /* Kernel names are the demangled ones nsys stats prints. */
+    int found = 0;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_KERNEL &&
+            strcmp(gw_trace_str(t, t->gpu[i].name_id), "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN") == 0) {
+            found = 1;
+            assert_int_equal(t->gpu[i].end - t->gpu[i].start, 2187752);
+            assert_true(t->gpu[i].flags & GW_GPU_F_HAS_LAUNCH);
+        }
+    assert_true(found);
+    assert_string_equal(gw_trace_str(t, t->devices[0].name_id), "NVIDIA H200");
+    assert_int_equal(t->devices[0].num_sms, 132);
+    assert_int_equal(t->devices[0].cc_major, 9);
+    /* 13,513 nvFuser NVTX ranges, none a training step ("validateIterDomainUse" is code). */
+    assert_int_equal(c.host[GW_HOST_ANNOTATION], 13513);
+    assert_int_equal(t->step_count, 0);
+    gw_trace_free(t);
+}
+
+/* CO18326/uvmTorch: CUDA tracing failed. A valid trace with no GPU events, whose note
+ * carries nsys's own diagnostic text; OSRT rows are read (uvmTorch_osrt_sum.csv: 37392
+ * calls) and the two CUDA API rows (uvmTorch_cuda_api_sum.csv). */
+static void uvmtorch_no_cuda_is_a_diagnosis(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(UVMTORCH);
+    counts c = count(t);
+    assert_int_equal(t->gpu_count, 0);
+    assert_false(t->has & GW_HAS_GPU_TRACE);
+    assert_true(t->has & GW_HAS_OSRT);
+    assert_int_equal(c.host[GW_HOST_OSRT], 37392);
+    assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 2);
+    assert_true(has_note(t, "No CUDA events collected. Does the process use CUDA?"));
+    assert_true(has_note(t, "no GPU activity was captured"));
+    assert_string_equal(gw_trace_str(t, t->devices[0].name_id), "NVIDIA RTX A5000");
+    gw_trace_free(t);
+}
+
+/* WeatherBench2 (newest schema, 3.23.3): OSRT, almost no CUDA. Counts from the tables:
+ * 23 CUDA API rows, 1 memset, 695 complete OSRT calls (+3 capture-cut halves). */
+static void weatherbench_newest_schema(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(WEATHERBENCH);
+    counts c = count(t);
+    assert_int_equal(c.gpu[GW_GPU_KERNEL], 0);
+    assert_int_equal(c.gpu[GW_GPU_MEMSET], 1);
+    assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 23);
+    assert_int_equal(c.host[GW_HOST_OSRT], 695);
+    assert_true(t->has & GW_HAS_OSRT);
+    assert_int_equal(t->note_count, 0);
+    gw_trace_free(t);
+}
+
+static void dynamicvit_empty_export_refused(void **state)
+{
+    (void)state;
+    const char *msg = read_fails(DYNAMICVIT);
+    assert_non_null(strstr(msg, "holds no trace data"));
+    assert_non_null(strstr(msg, "TARGET_INFO_GPU"));
+}
+
+/* ---- corrupt files ---------------------------------------------------------------- */
+
+static char g_tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw_nsys_test_XXXXXX");
+    return mkdtemp(g_tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void copy_file(const char *from, const char *to, long keep_bytes)
+{
+    FILE *in = fopen(from, "rb");
+    FILE *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    long total = 0;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        if (keep_bytes >= 0 && total + (long)n > keep_bytes)
+            n = (size_t)(keep_bytes - total);
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+        total += (long)n;
+        if (keep_bytes >= 0 && total >= keep_bytes)
+            break;
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+static void truncated_copies_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/truncated.sqlite", g_tmpdir);
+    /* The export is 471,040 bytes; cut it in its header, first page and middle. */
+    static const long CUTS[] = {50, 4096, 100000, 300000, 471039};
+    for (size_t i = 0; i < sizeof CUTS / sizeof CUTS[0]; i++) {
+        copy_file(DLPROF_ROOT, path, CUTS[i]);
+        const char *msg = read_fails(path);
+        assert_non_null(strstr(msg, "not a usable SQLite database"));
+    }
+}
+
+static void overwritten_copies_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/overwritten.sqlite", g_tmpdir);
+    /* Garbage over the header, and over the pages after the first. */
+    static const long OFFSETS[] = {0, 4096};
+    for (size_t i = 0; i < sizeof OFFSETS / sizeof OFFSETS[0]; i++) {
+        copy_file(DLPROF_ROOT, path, -1);
+        FILE *f = fopen(path, "r+b");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, OFFSETS[i], SEEK_SET), 0);
+        for (int k = 0; k < 100000; k++)
+            assert_int_not_equal(fputc((k * 7919) & 0xFF, f), EOF);
+        assert_int_equal(fclose(f), 0);
+        const char *msg = read_fails(path);
+        assert_non_null(strstr(msg, "not a usable SQLite database"));
+    }
+    /* Not SQLite at all. */
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("SQLite format 3 but not really, only text", f);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(read_fails(path), "not a usable SQLite database"));
+}
+
+static void missing_file_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/does_not_exist.sqlite", g_tmpdir);
+    assert_non_null(strstr(read_fails(path), "cannot open"));
+    /* And nothing was created by trying. */
+    assert_int_not_equal(access(path, F_OK), 0);
+}
+
+/* ---- hand-made exports ------------------------------------------------------------ */
+
+/* Builds tmpdir/<name>.sqlite from tests/data/nsys/<name>.sql; returns the path (static). */
+static const char *build_fixture(const char *name)
+{
+    static char db_path[160];
+    char sql_path[256];
+    snprintf(sql_path, sizeof sql_path, FIXTURES "%s.sql", name);
+    snprintf(db_path, sizeof db_path, "%s/%s.sqlite", g_tmpdir, name);
+    unlink(db_path);
+    FILE *f = fopen(sql_path, "rb");
+    assert_non_null(f);
+    static char sql[1 << 16];
+    size_t n = fread(sql, 1, sizeof sql - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < sizeof sql - 1);
+    sql[n] = '\0';
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql_path, msg);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    return db_path;
+}
+
+static const gw_gpu_event *gpu_at(const gw_trace *t, gw_ns start)
+{
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].start == start)
+            return &t->gpu[i];
+    fail_msg("no GPU event starts at %lld", (long long)start);
+    return NULL;
+}
+
+static const gw_host_event *host_at(const gw_trace *t, gw_ns start, gw_host_kind kind)
+{
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].start == start && t->host[i].kind == kind)
+            return &t->host[i];
+    fail_msg("no host event of kind %d starts at %lld", kind, (long long)start);
+    return NULL;
+}
+
+static void schema2_two_processes(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(build_fixture("schema2_two_processes"));
+    counts c = count(t);
+    assert_int_equal(c.gpu[GW_GPU_KERNEL], 3);
+    assert_int_equal(c.gpu[GW_GPU_MEMCPY], 2);
+    assert_int_equal(c.gpu[GW_GPU_MEMSET], 1);
+    assert_int_equal(c.gpu[GW_GPU_SYNC], 4);
+    assert_int_equal(c.host[GW_HOST_RUNTIME], 6);
+    assert_int_equal(c.host[GW_HOST_DRIVER], 3);
+    /* A mark, a domain declaration and an unterminated range are not ranges. */
+    assert_int_equal(c.host[GW_HOST_ANNOTATION], 4);
+    /* Capture-cut OSRT halves ("[Unknown]") are left out, as nsys's osrt_sum does. */
+    assert_int_equal(c.host[GW_HOST_OSRT], 2);
+    assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OSRT | GW_HAS_DEVICE_PROPS);
+    assert_int_equal(t->clock_offset_ns, 1700000000000000000LL);
+
+    /* Devices: one per id although the table repeats GPU 0 for a second VM. */
+    assert_int_equal(t->device_count, 2);
+    const gw_device *gpu_a = gw_trace_device(t, 0);
+    assert_non_null(gpu_a);
+    assert_string_equal(gw_trace_str(t, gpu_a->name_id), "Test GPU A");
+    assert_int_equal(gpu_a->num_sms, 108);
+    assert_int_equal(gpu_a->max_threads_per_sm, 2048);
+    assert_int_equal(gpu_a->total_mem_bytes, 42949672960ULL);
+    assert_int_equal(gpu_a->regs_per_sm, 65536);
+
+    /* Kernel names: demangled when present, else the short name. */
+    const gw_gpu_event *k1 = gpu_at(t, 2000), *k2 = gpu_at(t, 2600), *k3 = gpu_at(t, 3000);
+    assert_string_equal(gw_trace_str(t, k1->name_id), "void gemm_kernel<float>(float *, int)");
+    assert_string_equal(gw_trace_str(t, k3->name_id), "gemm_kernel");
+    assert_int_equal(k1->grid_blocks, 8);
+    assert_int_equal(k1->block_threads, 128);
+    assert_int_equal(k1->registers, 32);
+    assert_int_equal(k1->stream, 7);
+    assert_int_equal(k3->device, 1);
+    assert_int_equal(k3->grid_blocks, 10);
+    assert_int_equal(k3->block_threads, 64);
+    assert_true(k3->flags & GW_GPU_F_GRAPH);
+    assert_false(k1->flags & GW_GPU_F_GRAPH);
+    assert_false(k2->flags & GW_GPU_F_GRAPH);
+    assert_int_equal(k2->kclass, GW_KCLASS_COMM);
+
+    /* Both processes use correlation id 1: each kernel joins its own process's launch. */
+    long h1 = gw_trace_host_by_corr(t, k1->correlation), h3 = gw_trace_host_by_corr(t, k3->correlation);
+    assert_true(h1 >= 0 && h3 >= 0);
+    assert_int_not_equal(k1->correlation, k3->correlation);
+    assert_int_equal(t->threads[t->host[h1].thread].pid, 100);
+    assert_int_equal(t->threads[t->host[h3].thread].pid, 200);
+    assert_int_equal(t->host[h1].start, 1000);
+    assert_int_equal(t->host[h3].start, 1000);
+    long h2 = gw_trace_host_by_corr(t, k2->correlation);
+    assert_true(h2 >= 0);
+    assert_string_equal(gw_trace_str(t, t->host[h2].name_id), "cuLaunchKernel");
+    assert_int_equal(t->host[h2].kind, GW_HOST_DRIVER);
+    assert_int_equal(t->host[h2].api_class, GW_API_LAUNCH);
+
+    /* Copies: enum ids → direction and memory kinds; async from the driver API name. */
+    const gw_gpu_event *m1 = gpu_at(t, 1450), *m2 = gpu_at(t, 6200);
+    assert_int_equal(m1->copy_dir, GW_COPY_HTOD);
+    assert_int_equal(m1->src_mem, GW_MEM_PAGEABLE);
+    assert_int_equal(m1->dst_mem, GW_MEM_DEVICE);
+    assert_int_equal(m1->bytes, 4096);
+    assert_true(m1->flags & GW_GPU_F_ASYNC);
+    assert_string_equal(gw_trace_str(t, m1->name_id), "Memcpy HtoD (Pageable -> Device)");
+    assert_int_equal(m2->copy_dir, GW_COPY_DTOH);
+    assert_int_equal(m2->src_mem, GW_MEM_DEVICE);
+    assert_int_equal(m2->dst_mem, GW_MEM_PINNED);
+    assert_false(m2->flags & GW_GPU_F_ASYNC);
+    const gw_gpu_event *s = gpu_at(t, 4000);
+    assert_int_equal(s->kind, GW_GPU_MEMSET);
+    assert_int_equal(s->dst_mem, GW_MEM_DEVICE);
+    assert_int_equal(s->bytes, 256);
+
+    /* Syncs: by API, whatever syncType says; context-wide ones have no stream. */
+    const gw_gpu_event *s1 = gpu_at(t, 1700), *s2 = gpu_at(t, 5100), *s3 = gpu_at(t, 1150), *s4 = gpu_at(t, 6610);
+    assert_int_equal(s1->sync_kind, GW_SYNC_STREAM);
+    assert_int_equal(s2->sync_kind, GW_SYNC_CONTEXT);
+    assert_int_equal(s2->stream, GW_NO_STREAM);
+    assert_int_equal(s3->sync_kind, GW_SYNC_STREAM);
+    assert_int_equal(s4->sync_kind, GW_SYNC_EVENT);
+    assert_string_equal(gw_trace_str(t, s2->name_id), "Context Sync");
+    const gw_host_event *ctx = host_at(t, 5000, GW_HOST_DRIVER);
+    assert_string_equal(gw_trace_str(t, ctx->name_id), "cuCtxSynchronize");
+    assert_int_equal(ctx->api_class, GW_API_SYNC);
+    assert_string_equal(gw_trace_str(t, host_at(t, 1600, GW_HOST_RUNTIME)->name_id), "cudaStreamSynchronize");
+    assert_string_equal(gw_trace_str(t, host_at(t, 1400, GW_HOST_DRIVER)->name_id), "cuMemcpyHtoDAsync_v2");
+
+    /* Threads: pid/tid from globalTid, names from ThreadNames (the stray 999 creates none). */
+    assert_int_equal(t->thread_count, 3);
+    const gw_host_event *osrt = host_at(t, 10, GW_HOST_OSRT);
+    assert_string_equal(gw_trace_str(t, osrt->name_id), "read");
+    assert_int_equal(t->threads[osrt->thread].pid, 100);
+    assert_int_equal(t->threads[osrt->thread].tid, 101);
+    assert_string_equal(gw_trace_str(t, t->threads[osrt->thread].name_id), "pt_data_worker");
+
+    /* Steps: the two outermost train_step ranges on the launching thread; the nested
+     * Optimizer.step and the worker's "iteration 7" are not steps. */
+    assert_int_equal(t->step_source, GW_STEPS_NVTX);
+    assert_int_equal(t->step_count, 2);
+    assert_int_equal(t->steps[0].start, 900);
+    assert_int_equal(t->steps[0].end, 6800);
+    assert_int_equal(t->steps[1].start, 7000);
+    assert_int_equal(t->steps[1].end, 9000);
+    gw_trace_free(t);
+}
+
+static void step_range_names_the_range(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok_opt(build_fixture("schema2_two_processes"), "iteration 7");
+    assert_int_equal(t->step_source, GW_STEPS_USER_RANGE);
+    assert_int_equal(t->step_count, 1);
+    assert_int_equal(t->steps[0].start, 100);
+    assert_int_equal(t->steps[0].end, 200);
+    assert_int_equal(t->steps[0].number, 7);
+    gw_trace_free(t);
+
+    t = read_ok_opt(build_fixture("schema2_two_processes"), "no such range");
+    assert_int_equal(t->step_count, 0);
+    assert_int_equal(t->step_source, GW_STEPS_NONE);
+    assert_true(has_note(t, "no NVTX range is named \"no such range\""));
+    gw_trace_free(t);
+}
+
+static void schema3_uses_enum_tables(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(build_fixture("schema3_enums"));
+    const gw_gpu_event *m = gpu_at(t, 720);
+    /* srcKind 1 is "Pageable" in this export's ENUM_CUDA_MEM_KIND (built-in: Pinned). */
+    assert_int_equal(m->src_mem, GW_MEM_PAGEABLE);
+    assert_int_equal(m->dst_mem, GW_MEM_DEVICE);
+    assert_int_equal(m->copy_dir, GW_COPY_HTOD);
+    assert_true(m->flags & GW_GPU_F_ASYNC);
+    /* No demangledName / registersPerThread columns: short name, registers unknown. */
+    const gw_gpu_event *k = gpu_at(t, 250);
+    assert_string_equal(gw_trace_str(t, k->name_id), "elementwise_kernel");
+    assert_int_equal(k->registers, 0);
+    assert_int_equal(k->grid_blocks, 2);
+    /* ProfilerStep#N ranges: steps numbered from their names. */
+    assert_int_equal(t->step_source, GW_STEPS_NVTX);
+    assert_int_equal(t->step_count, 2);
+    assert_int_equal(t->steps[0].number, 5);
+    assert_int_equal(t->steps[1].number, 6);
+    assert_int_equal(t->steps[1].start, 1000);
+    /* GPU metrics are recorded as available, not analysed. */
+    assert_true(has_note(t, "3 GPU metric samples (SM Active, Tensor Active)"));
+    /* No TARGET_INFO_GPU: no device properties claimed. */
+    assert_false(t->has & GW_HAS_DEVICE_PROPS);
+    assert_int_equal(t->device_count, 0);
+    gw_trace_free(t);
+}
+
+static void empty_fixture_refused(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("empty_export");
+    const char *msg = read_fails(path);
+    assert_non_null(strstr(msg, "holds no trace data"));
+    assert_non_null(strstr(msg, "StringIds, ThreadNames, TARGET_INFO_GPU"));
+}
+
+/* Through the dispatcher: an nsys export is sniffed as such and read by this reader. */
+static void ingest_dispatches_to_reader(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    assert_int_equal(gw_ingest_sniff(FUSER, &err), GW_INPUT_NSYS_SQLITE);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    const char *paths[] = {FUSER};
+    if (gw_ingest_files(paths, 1, NULL, job, &err) != 0)
+        fail_msg("%s", err.message);
+    assert_int_equal(job->trace_count, 1);
+    assert_string_equal(job->traces[0]->format, "nsys-sqlite");
+    gw_job_free(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dlprof_root_schema2),
+        cmocka_unit_test(dlprof_root_schema3_reexport),
+        cmocka_unit_test(dlprof_relu_schema2),
+        cmocka_unit_test(dlprof_relu_schema3_reexport),
+        cmocka_unit_test(dlprof_syncs_classified_by_api),
+        cmocka_unit_test(fuser_schema3),
+        cmocka_unit_test(uvmtorch_no_cuda_is_a_diagnosis),
+        cmocka_unit_test(weatherbench_newest_schema),
+        cmocka_unit_test(dynamicvit_empty_export_refused),
+        cmocka_unit_test(truncated_copies_refused),
+        cmocka_unit_test(overwritten_copies_refused),
+        cmocka_unit_test(missing_file_refused),
+        cmocka_unit_test(schema2_two_processes),
+        cmocka_unit_test(step_range_names_the_range),
+        cmocka_unit_test(schema3_uses_enum_tables),
+        cmocka_unit_test(empty_fixture_refused),
+        cmocka_unit_test(ingest_dispatches_to_reader),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
