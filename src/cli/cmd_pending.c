@@ -11,10 +11,7 @@ static int pending(const char *name)
     return GW_EXIT_INTERNAL;
 }
 
-int gw_cmd_run(int argc, char **argv) { (void)argc; (void)argv; return pending("run"); }
-int gw_cmd_attach(int argc, char **argv) { (void)argc; (void)argv; return pending("attach"); }
 int gw_cmd_report(int argc, char **argv) { (void)argc; (void)argv; return pending("report"); }
-int gw_cmd_compare(int argc, char **argv) { (void)argc; (void)argv; return pending("compare"); }
 int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
 int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }
 int gw_cmd_doctor(int argc, char **argv) { (void)argc; (void)argv; return pending("doctor"); }
