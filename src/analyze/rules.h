@@ -16,6 +16,8 @@ typedef struct gw_rule {
     int (*evaluate)(gw_analysis *a, const struct gw_rule *rule);
     const char *cause;       /* short cause phrase for the verdict ("waiting for data");
                                 NULL for findings that are not a cause (util.*, kernel.hot) */
+    int explains_idle;       /* 1: its share is GPU idle (or host wait) time, a reason the GPU is
+                                not busy; 0: slower GPU work (fp32 math, occupancy, memsets) */
 } gw_rule;
 
 /* The table, in the seed's order along the data flow. */

@@ -108,6 +108,26 @@ void gw_rules_fmt_duration(double seconds, char *buf, size_t size)
         snprintf(buf, size, "%.0f ns", seconds * 1e9);
 }
 
+void gw_rules_fmt_bytes(double bytes, char *buf, size_t size)
+{
+    if (bytes < 1e3)
+        snprintf(buf, size, "%.0f B", bytes);
+    else if (bytes < 1e6)
+        snprintf(buf, size, "%.1f KB", bytes / 1e3);
+    else if (bytes < 1e9)
+        snprintf(buf, size, "%.1f MB", bytes / 1e6);
+    else
+        snprintf(buf, size, "%.2f GB", bytes / 1e9);
+}
+
+void gw_rules_fmt_per_step(const gw_rank_stats *r, double per_step, char *buf, size_t size)
+{
+    if (r->window.steady_steps > 0 && !r->window.whole_window)
+        snprintf(buf, size, ", %.1f/step", per_step);
+    else if (size > 0)
+        buf[0] = '\0';
+}
+
 void gw_rules_fmt_count(double count, char *buf, size_t size)
 {
     char digits[32];

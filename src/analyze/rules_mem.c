@@ -53,8 +53,10 @@ int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
                             m->peak_reserved_bytes / 1e9, m->total_mem_bytes / 1e9,
                             m->peak_reserved_share * 100.0,
                             m->peak_allocated_bytes >= 0 ? m->peak_allocated_bytes / 1e9 : 0.0);
-        gw_finding_evidence(f, "%zu allocator calls in %s (%.1f%s), %s inside them", m->alloc_calls,
-                            label, m->alloc_calls_per_step, gw_rules_per_step_unit(r), wait);
+        char rate[32];
+        gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
+        gw_finding_evidence(f, "%zu allocator calls in %s%s, %s inside them", m->alloc_calls, label,
+                            rate, wait);
         snprintf(f->fix, sizeof f->fix,
                  "Make room: a smaller batch with gradient accumulation, activation checkpointing "
                  "(torch.utils.checkpoint), AMP (bf16 halves activations); on a shared GPU cap the "
@@ -90,15 +92,15 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         if (!f)
             return -1;
         f->confidence = 0.8;
-        char label[96], n[32], wait[32];
+        char label[96], n[32], wait[32], rate[32];
         gw_rules_window_label(r, label, sizeof label);
         gw_rules_fmt_count((double)m->alloc_calls, n, sizeof n);
         gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
-        snprintf(f->title, sizeof f->title, "Allocator churn: %s cudaMalloc/cudaFree-type calls in %s "
-                 "(%.1f%s)", n, label, m->alloc_calls_per_step, gw_rules_per_step_unit(r));
-        gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s after warm-up, %.1f%s, %s inside "
-                               "them (%.1f%% of step time)", n, m->free_calls, label,
-                            m->alloc_calls_per_step, gw_rules_per_step_unit(r), wait,
+        gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
+        snprintf(f->title, sizeof f->title, "Allocator churn: %s cudaMalloc/cudaFree-type calls in %.80s%s",
+                 n, label, rate);
+        gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s after warm-up%s, %s inside them "
+                               "(%.1f%% of step time)", n, m->free_calls, label, rate, wait,
                             wait_share * 100.0);
         if (idle_share > 0)
             gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window",

@@ -103,18 +103,23 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
         if (!f)
             return -1;
         f->confidence = 0.8;
-        char window[96], n[32], t_gpu[32], t_host[32];
+        char window[96], n[32], t_gpu[32], t_host[32], rate[32], n_h[32], n_d[32], b_h[32], b_d[32],
+            b_all[32];
         gw_rules_window_label(r, window, sizeof window);
         gw_rules_fmt_count((double)count, n, sizeof n);
+        gw_rules_fmt_per_step(r, c->pageable_per_step, rate, sizeof rate);
+        gw_rules_fmt_count((double)c->pageable_count[GW_COPY_HTOD], n_h, sizeof n_h);
+        gw_rules_fmt_count((double)c->pageable_count[GW_COPY_DTOH], n_d, sizeof n_d);
+        gw_rules_fmt_bytes(c->pageable_bytes[GW_COPY_HTOD], b_h, sizeof b_h);
+        gw_rules_fmt_bytes(c->pageable_bytes[GW_COPY_DTOH], b_d, sizeof b_d);
+        gw_rules_fmt_bytes(bytes, b_all, sizeof b_all);
         snprintf(f->title, sizeof f->title,
-                 "Copies from pageable memory: %s in %s (%.1f%s), %.0f%% of copied bytes", n, window,
-                 c->pageable_per_step, gw_rules_per_step_unit(r), c->pageable_share_bytes * 100.0);
-        gw_finding_evidence(f, "%s pageable copies, %.1f%s: HtoD %zu (%.1f MB), DtoH %zu (%.1f MB)",
-                            n, c->pageable_per_step, gw_rules_per_step_unit(r),
-                            c->pageable_count[GW_COPY_HTOD], c->pageable_bytes[GW_COPY_HTOD] / 1e6,
-                            c->pageable_count[GW_COPY_DTOH], c->pageable_bytes[GW_COPY_DTOH] / 1e6);
-        gw_finding_evidence(f, "%.1f%% of host<->device bytes go through pageable memory (%.1f MB)",
-                            c->pageable_share_bytes * 100.0, bytes / 1e6);
+                 "Copies from pageable memory: %s in %.80s%s, %.0f%% of copied bytes", n, window, rate,
+                 c->pageable_share_bytes * 100.0);
+        gw_finding_evidence(f, "%s pageable copies%s: HtoD %s (%s), DtoH %s (%s)", n, rate, n_h, b_h,
+                            n_d, b_d);
+        gw_finding_evidence(f, "%.1f%% of host<->device bytes go through pageable memory (%s)",
+                            c->pageable_share_bytes * 100.0, b_all);
         if (explained > 0) {
             gw_rules_fmt_duration(gpu_s, t_gpu, sizeof t_gpu);
             gw_rules_fmt_duration(host_s, t_host, sizeof t_host);
@@ -158,6 +163,53 @@ static void blocking_calls(const gw_trace *t, gw_ns start, gw_ns end, size_t *co
     }
 }
 
+/* A sync drains the GPU's queue, so the GPU idles until the host launches again; longer idle
+ * than this after a sync belongs to what the host did next (loading, its own work), which
+ * other findings count. */
+#define GW_SYNC_BUBBLE_CAP_S 1e-3
+
+/* 1 for a host call that blocks until the GPU is done (not a GPU-side stream wait). */
+static int is_blocking_sync(const gw_host_event *h)
+{
+    if (h->kind != GW_HOST_RUNTIME && h->kind != GW_HOST_DRIVER)
+        return 0;
+    if (h->flags & GW_HOST_F_BLOCKING_COPY)
+        return 1;
+    return h->api_class == GW_API_SYNC && h->sync_kind != GW_SYNC_STREAM_WAIT;
+}
+
+/* Sum of GPU idle from the end of each blocking sync in the window to the next GPU work on
+ * the device, each capped at GW_SYNC_BUBBLE_CAP_S. */
+static double sync_bubbles(const gw_trace *t, int32_t device, gw_ns start, gw_ns end, size_t *count)
+{
+    double total = 0;
+    *count = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!is_blocking_sync(h) || h->start < start || h->start >= end)
+            continue;
+        /* First GPU op starting at or after the sync's end (t->gpu is sorted by start). */
+        size_t lo = 0, hi = t->gpu_count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t->gpu[mid].start < h->end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < t->gpu_count; k++) {
+            const gw_gpu_event *g = &t->gpu[k];
+            if (g->device != device || g->kind == GW_GPU_SYNC)
+                continue;
+            double gap = (double)(g->start - h->end) * 1e-9;
+            total += gap < GW_SYNC_BUBBLE_CAP_S ? gap : GW_SYNC_BUBBLE_CAP_S;
+            (*count)++;
+            break;
+        }
+    }
+    return total;
+}
+
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -175,28 +227,44 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        /* The host's wait is step time lost; the idle it leaves on the GPU afterwards (queue
-         * drained) shows as sync-attributed idle. Take the larger: they overlap. */
-        double idle_share = tot.window_s > 0 ? tot.idle_by_cause_s[GW_IDLE_SYNC] / tot.window_s : 0;
-        double share = s->wait_share_of_step > idle_share ? s->wait_share_of_step : idle_share;
+        /* Three views of one cost, which overlap, so the largest counts: the host's wait, the
+         * idle attributed to syncs, and the bubbles after them (the queue was drained, so the
+         * GPU idles until the host launches again: the .item()-per-element pattern). */
         double window_len = r->window.end_ns > r->window.start_ns
                                 ? (double)(r->window.end_ns - r->window.start_ns) * 1e-9 : 0;
+        double idle_share = tot.window_s > 0 ? tot.idle_by_cause_s[GW_IDLE_SYNC] / tot.window_s : 0;
+        const gw_trace *t = gw_rules_trace(a, r);
+        size_t bubbles = 0;
+        double bubble_s = t && tot.main_device >= 0
+                              ? sync_bubbles(t, tot.main_device, r->window.start_ns, r->window.end_ns,
+                                             &bubbles) : 0;
+        double bubble_share = window_len > 0 ? bubble_s / window_len : 0;
+        double share = s->wait_share_of_step > idle_share ? s->wait_share_of_step : idle_share;
+        if (bubble_share > share)
+            share = bubble_share;
         gw_finding *f = gw_rules_finding(a, rule, r, -1, share, share * window_len);
         if (!f)
             return -1;
         f->confidence = 0.85;
-        char window[96], n[32], wait[32], per_wait[32];
+        char window[96], n[32], wait[32], per_wait[32], rate[32];
         gw_rules_window_label(r, window, sizeof window);
         gw_rules_fmt_count((double)s->count, n, sizeof n);
         gw_rules_fmt_duration(s->wait_s, wait, sizeof wait);
         gw_rules_fmt_duration(s->count ? s->wait_s / (double)s->count : 0, per_wait, sizeof per_wait);
-        snprintf(f->title, sizeof f->title,
-                 "Host blocks on the GPU: %s syncs in %s (%.1f%s), %.1f%% of step time waiting", n,
-                 window, s->per_step, gw_rules_per_step_unit(r), s->wait_share_of_step * 100.0);
-        gw_finding_evidence(f, "%s blocking sync calls in %s, %.1f%s, wait %s in total (%s each, "
-                               "%.1f%% of step time)",
-                            n, window, s->per_step, gw_rules_per_step_unit(r), wait, per_wait,
-                            s->wait_share_of_step * 100.0);
+        gw_rules_fmt_per_step(r, s->per_step, rate, sizeof rate);
+        snprintf(f->title, sizeof f->title, "Host blocks on the GPU: %s syncs in %.80s%s, %.1f%% of step time",
+                 n, window, rate, share * 100.0);
+        gw_finding_evidence(f, "%s blocking sync calls in %s%s, wait %s in total (%s each, %.1f%% of "
+                               "step time)",
+                            n, window, rate, wait, per_wait, s->wait_share_of_step * 100.0);
+        if (bubbles > 0) {
+            char b[32], nb[32];
+            gw_rules_fmt_duration(bubble_s, b, sizeof b);
+            gw_rules_fmt_count((double)bubbles, nb, sizeof nb);
+            gw_finding_evidence(f, "GPU idle right after them until the next GPU work: %s over %s syncs "
+                                   "(%.1f%% of the window; each counted up to %.0f ms)",
+                                b, nb, bubble_share * 100.0, GW_SYNC_BUBBLE_CAP_S * 1e3);
+        }
         for (size_t k = 0; k < s->source_count && k < 3; k++) {
             const gw_sync_source *src = &s->sources[k];
             char c[32], w[32];
@@ -209,7 +277,6 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu through the driver API (cuStreamSynchronize, cuCtxSynchronize "
                                    "...): nsys analyze's cuda_api_sync rule does not see these",
                                 s->via_driver);
-        const gw_trace *t = gw_rules_trace(a, r);
         if (t) {
             size_t copies, sets;
             blocking_calls(t, r->window.start_ns, r->window.end_ns, &copies, &sets);

@@ -12,25 +12,25 @@
 #define T GW_BASIS_TRACE
 
 static const gw_rule TABLE[] = {
-    {"util.low", "util", T, gw_rule_util_low, NULL},
-    {"util.healthy", "util", T, gw_rule_util_healthy, NULL},
-    {"data.none", "data", T, gw_rule_data_none, NULL},
-    {"data.loader_wait", "data", T, gw_rule_data_loader_wait, "waiting for data"},
-    {"pipe.no_workers", "pipe", T, gw_rule_pipe_no_workers, "data loading in the training process"},
-    {"pipe.pageable_copy", "pipe", T, gw_rule_pipe_pageable_copy, "copies from pageable memory"},
-    {"pipe.host_sync", "pipe", T, gw_rule_pipe_host_sync, "the host blocking on the GPU"},
-    {"pipe.cpu_bound", "pipe", T, gw_rule_pipe_cpu_bound, "the host busy in its own work"},
-    {"kernel.launch_bound", "kernel", T, gw_rule_kernel_launch_bound, "launch overhead of many tiny kernels"},
-    {"kernel.low_occupancy", "kernel", T, gw_rule_kernel_low_occupancy, "kernels too small to fill the GPU"},
-    {"kernel.fp32_math", "kernel", T, gw_rule_kernel_fp32_math, "matrix work in FP32"},
-    {"kernel.hot", "kernel", T, gw_rule_kernel_hot, NULL},
-    {"kernel.cudnn_autotune", "kernel", T, gw_rule_kernel_cudnn_autotune, "cuDNN algorithm search in every step"},
-    {"mem.near_full", "mem", T, gw_rule_mem_near_full, "device memory near full"},
-    {"mem.alloc_churn", "mem", T, gw_rule_mem_alloc_churn, "allocator calls in every step"},
-    {"mem.zero_grad_memset", "mem", T, gw_rule_mem_zero_grad_memset, "gradient zeroing memsets"},
-    {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL},
-    {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication"},
-    {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank"},
+    {"util.low", "util", T, gw_rule_util_low, NULL, 0},
+    {"util.healthy", "util", T, gw_rule_util_healthy, NULL, 0},
+    {"data.none", "data", T, gw_rule_data_none, NULL, 0},
+    {"data.loader_wait", "data", T, gw_rule_data_loader_wait, "waiting for data", 1},
+    {"pipe.no_workers", "pipe", T, gw_rule_pipe_no_workers, "data loading in the training process", 1},
+    {"pipe.pageable_copy", "pipe", T, gw_rule_pipe_pageable_copy, "copies from pageable memory", 1},
+    {"pipe.host_sync", "pipe", T, gw_rule_pipe_host_sync, "the host blocking on the GPU", 1},
+    {"pipe.cpu_bound", "pipe", T, gw_rule_pipe_cpu_bound, "the host busy in its own work", 1},
+    {"kernel.launch_bound", "kernel", T, gw_rule_kernel_launch_bound, "launch overhead of many tiny kernels", 1},
+    {"kernel.low_occupancy", "kernel", T, gw_rule_kernel_low_occupancy, "kernels too small to fill the GPU", 0},
+    {"kernel.fp32_math", "kernel", T, gw_rule_kernel_fp32_math, "matrix work in FP32", 0},
+    {"kernel.hot", "kernel", T, gw_rule_kernel_hot, NULL, 0},
+    {"kernel.cudnn_autotune", "kernel", T, gw_rule_kernel_cudnn_autotune, "cuDNN algorithm search in every step", 1},
+    {"mem.near_full", "mem", T, gw_rule_mem_near_full, "device memory near full", 0},
+    {"mem.alloc_churn", "mem", T, gw_rule_mem_alloc_churn, "allocator calls in every step", 1},
+    {"mem.zero_grad_memset", "mem", T, gw_rule_mem_zero_grad_memset, "gradient zeroing memsets", 0},
+    {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL, 0},
+    {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication", 1},
+    {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank", 1},
 };
 
 #undef T
@@ -100,12 +100,18 @@ static void write_verdict(gw_analysis *a)
     char busy[200];
     describe_busy(a, busy, sizeof busy);
 
-    const gw_finding *cause = NULL;
+    /* The main cause is what keeps the GPU idle; slower GPU work (FP32 math ...) is named
+     * as the biggest saving when it outranks every idle cause. */
+    const gw_finding *cause = NULL, *saving = NULL;
     for (size_t i = 0; i < a->findings.count && !cause; i++) {
         const gw_finding *f = &a->findings.items[i];
         const gw_rule *rule = rule_by_id(f->id);
-        if (rule && rule->cause && f->severity >= GW_SEV_MINOR)
+        if (!rule || !rule->cause || f->severity < GW_SEV_MINOR)
+            continue;
+        if (rule->explains_idle)
             cause = f;
+        else if (!saving)
+            saving = f;
     }
     if (cause) {
         snprintf(a->verdict, sizeof a->verdict, "%s; main cause: %s (%s, %.0f%% of step time)",
@@ -118,6 +124,11 @@ static void write_verdict(gw_analysis *a)
                  "%s; healthy: the time is in the kernels themselves (see kernel.hot)", busy);
     } else {
         snprintf(a->verdict, sizeof a->verdict, "%s; no major bottleneck found", busy);
+    }
+    if (saving) {
+        size_t used = strlen(a->verdict);
+        snprintf(a->verdict + used, sizeof a->verdict - used, "; biggest saving: %s (%s, %.0f%%)",
+                 rule_by_id(saving->id)->cause, saving->id, saving->share * 100.0);
     }
     if (with_gpu < a->rank_count) {
         size_t used = strlen(a->verdict);

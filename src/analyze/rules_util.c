@@ -126,6 +126,29 @@ static void gap_evidence(gw_analysis *a, gw_finding *f, const gw_rank_stats *r,
                             g.low_chunks, g.chunks, th->v[GW_T_NSYS_UTIL_PCT], g.low_chunks_in_window);
 }
 
+/* Idle time that cause findings explain beyond what the attribution gave their cause: the
+ * bubbles after syncs (attributed to the host's work), pageable copies and cuDNN searches
+ * (the host is inside a CUDA call). Counting it again here would explain it twice. */
+static double unattributed_cause_s(const gw_analysis *a, const gw_rank_stats *r,
+                                   const gw_device_stats *d)
+{
+    double extra_share = 0;
+    for (size_t i = 0; i < a->findings.count; i++) {
+        const gw_finding *f = &a->findings.items[i];
+        if (f->rank != r->rank)
+            continue;
+        if (strcmp(f->id, "pipe.host_sync") == 0) {
+            double claimed = d->window_s > 0 ? d->idle_by_cause_s[GW_IDLE_SYNC] / d->window_s : 0;
+            if (f->share > claimed)
+                extra_share += f->share - claimed;
+        } else if (strcmp(f->id, "pipe.pageable_copy") == 0 ||
+                   strcmp(f->id, "kernel.cudnn_autotune") == 0) {
+            extra_share += f->share;
+        }
+    }
+    return extra_share * d->window_s;
+}
+
 int gw_rule_util_low(gw_analysis *a, const gw_rule *rule)
 {
     const double threshold = a->thresholds.v[GW_T_UTIL_LOW_BUSY];
@@ -150,6 +173,9 @@ int gw_rule_util_low(gw_analysis *a, const gw_rule *rule)
         }
         if (attributed <= 0)
             residual = d->idle_s;
+        residual -= unattributed_cause_s(a, r, d);
+        if (residual < 0)
+            residual = 0;
         gw_finding *f = gw_rules_finding(a, rule, r, d->device, residual / d->window_s, residual);
         if (!f)
             return -1;

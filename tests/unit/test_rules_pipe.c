@@ -30,7 +30,7 @@ static void pageable_copy_triggers(void **state)
     assert_float_equal(f->explained_s, 0.016, 1e-9); /* 16 of 20 copies' 20 ms */
     assert_float_equal(f->share, 0.02, 1e-9);
     assert_int_equal(f->severity, GW_SEV_INFO);
-    assert_true(fx_evidence_has(f, "16 pageable copies, 2.0/step: HtoD 16 (64.0 MB), DtoH 0 (0.0 MB)"));
+    assert_true(fx_evidence_has(f, "16 pageable copies, 2.0/step: HtoD 16 (64.0 MB), DtoH 0 (0 B)"));
     assert_true(fx_evidence_has(f, "80.0% of host<->device bytes"));
     assert_true(fx_evidence_has(f, "4 issued through the driver API (cuMemcpy*)"));
     assert_non_null(strstr(f->fix, "pin_memory=True"));
@@ -118,6 +118,46 @@ static void host_sync_triggers_with_count_and_source(void **state)
     fx_free(a);
 }
 
+/* 100 x (2 µs copy, stream sync until it ends, 20 µs of host work, next copy): the GPU idles
+ * 20 µs after every sync although each wait is short, the .cpu()-per-element pattern. */
+static void host_sync_counts_the_bubbles_after_syncs(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("d2h.json", "kineto");
+    assert_non_null(t);
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS;
+    for (int i = 0; i < 100; i++) {
+        gw_ns base = (gw_ns)i * 24000;
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        g->kind = GW_GPU_MEMCPY;
+        g->device = 0;
+        g->start = base;
+        g->end = base + 2000;
+        g->copy_dir = GW_COPY_DTOH;
+        g->name_id = gw_trace_intern(t, "Memcpy DtoH (Device -> Pageable)", 32);
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        h->kind = GW_HOST_RUNTIME;
+        h->start = base + 500;
+        h->end = base + 2000;
+        h->name_id = gw_trace_intern(t, "cudaStreamSynchronize", 21);
+    }
+    gw_job *job = fx_job(t);
+    gw_analysis *a = syncing();
+    a->job = job;
+    a->ranks[0].window.end_ns = 2400000; /* 2.4 ms: the 100 iterations */
+    a->ranks[0].syncs.wait_share_of_step = 0.0625;
+    a->ranks[0].syncs.wait_s = 0.00015;
+    const gw_finding *f = fx_run(a, "pipe.host_sync");
+    assert_non_null(f);
+    /* 99 bubbles of 22 µs (the last sync has no GPU work after it) over 2.4 ms. */
+    assert_float_equal(f->share, 99 * 22e-6 / 2.4e-3, 1e-9);
+    assert_true(fx_evidence_has(f, "GPU idle right after them until the next GPU work: 2.2 ms over 99 syncs (90.8% of the window"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
 static void host_sync_names_driver_api_syncs(void **state)
 {
     (void)state;
@@ -195,6 +235,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_twin_below_both_thresholds),
         cmocka_unit_test(pageable_copy_times_from_the_model),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
+        cmocka_unit_test(host_sync_counts_the_bubbles_after_syncs),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
         cmocka_unit_test(host_sync_twin_below_both_thresholds),
         cmocka_unit_test(host_sync_not_evaluated_for_gpu_only_input),
