@@ -417,12 +417,13 @@ static int read_files(csv_file *files, size_t n, gw_trace *t, gw_error *err)
         gw_trace_note(t, "a cuda_gpu_trace CSV alone has no host side: diagnoses that need CUDA API "
                          "calls could not be evaluated (give the cuda_api_trace CSV too, or the .sqlite)");
     }
-    if (stats.tiny_copies > stats.recovered)
-        gw_trace_note(t, "%zu copies smaller than 1 kB show as 0.000 MB in this CSV: byte totals are lower "
-                         "bounds", stats.tiny_copies - stats.recovered);
+    size_t lost = stats.tiny_copies - stats.recovered;
+    if (lost)
+        gw_trace_note(t, "%zu %s smaller than 1 kB show as 0.000 MB in this CSV: byte totals are lower "
+                         "bounds", lost, lost == 1 ? "copy" : "copies");
     if (stats.recovered)
-        gw_trace_note(t, "%zu copies smaller than 1 kB show as 0.000 MB in this CSV; their sizes were "
-                         "recovered from the Throughput column", stats.recovered);
+        gw_trace_note(t, "%zu %s smaller than 1 kB show as 0.000 MB in this CSV; sizes recovered from the "
+                         "Throughput column", stats.recovered, stats.recovered == 1 ? "copy" : "copies");
     return 0;
 }
 
