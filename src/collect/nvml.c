@@ -13,8 +13,13 @@
 #include "collect/nvml_abi.h"
 #include "util/grow.h"
 
-/* GPM needs more than 100 ms between its two samples (NVML's internal refresh). */
-#define GPM_MIN_GAP_NS 100000000LL
+/* GPM needs more than 100 ms between its two samples (NVML's internal refresh); 1 ms of
+ * margin covers the time the sample call itself takes. */
+#define GPM_MIN_GAP_NS 101000000LL
+/* GPM samples kept per GPU. At a 100 ms tick the previous sample is sometimes a hair
+ * under 100 ms old; the one before it then serves as the window's start (DCGM's "newest
+ * sample at least one interval older"), so every tick still gets GPM values. */
+#define GPM_RING 4
 
 /* Process-list element sizes by export version. */
 enum { PROC_ABI_NONE = 0, PROC_ABI_V1, PROC_ABI_V2 };
@@ -25,9 +30,8 @@ typedef struct gpu_state {
     int lost;
     /* Per-process utilisation: only samples newer than this are accepted (nvtop's filter). */
     unsigned long long last_util_timestamp;
-    nvmlGpmSample_t gpm_prev;     /* owned (nvmlGpmSampleFree) */
-    nvmlGpmSample_t gpm_cur;
-    long long gpm_prev_ns;        /* CLOCK_MONOTONIC of gpm_prev, 0 = none yet */
+    nvmlGpmSample_t gpm[GPM_RING];  /* owned (nvmlGpmSampleFree) */
+    long long gpm_ns[GPM_RING];     /* CLOCK_MONOTONIC when taken, 0 = empty */
     gw_gpu_process *processes;    /* owned, reused across samples */
     size_t process_cap;
     void *raw_procs;              /* owned scratch for the NVML process list */
@@ -264,11 +268,16 @@ static void read_static(gw_nvml *nv, gpu_state *g)
     if (nv->gpm_support && nv->gpm_alloc && nv->gpm_free && nv->gpm_get && nv->gpm_metrics) {
         nvmlGpmSupport_t sup = {.version = GW_NVML_GPM_VERSION, .isSupportedDevice = 0};
         if (nv->gpm_support(g->handle, &sup) == NVML_SUCCESS && sup.isSupportedDevice) {
-            if (nv->gpm_alloc(&g->gpm_prev) == NVML_SUCCESS) {
-                if (nv->gpm_alloc(&g->gpm_cur) == NVML_SUCCESS)
-                    info->gpm_supported = 1;
-                else
-                    nv->gpm_free(g->gpm_prev), g->gpm_prev = NULL;
+            int allocated = 0;
+            while (allocated < GPM_RING && nv->gpm_alloc(&g->gpm[allocated]) == NVML_SUCCESS)
+                allocated++;
+            if (allocated == GPM_RING) {
+                info->gpm_supported = 1;
+            } else {
+                while (allocated-- > 0) {
+                    nv->gpm_free(g->gpm[allocated]);
+                    g->gpm[allocated] = NULL;
+                }
             }
         }
     }
@@ -377,10 +386,9 @@ void gw_nvml_close(gw_nvml *nv)
     if (nv->gpus) {
         for (unsigned i = 0; i < nv->gpu_count; i++) {
             gpu_state *g = &nv->gpus[i];
-            if (g->gpm_prev)
-                nv->gpm_free(g->gpm_prev);
-            if (g->gpm_cur)
-                nv->gpm_free(g->gpm_cur);
+            for (int k = 0; k < GPM_RING; k++)
+                if (g->gpm[k])
+                    nv->gpm_free(g->gpm[k]);
             free(g->processes);
             free(g->raw_procs);
             free(g->util_samples);
@@ -511,25 +519,33 @@ static int read_process_util(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
 static void read_gpm(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
 {
     long long now = monotonic_ns();
-    if (g->gpm_prev_ns && now - g->gpm_prev_ns < GPM_MIN_GAP_NS)
-        return;   /* too early: NVML would compute over a stale window */
-    nvmlReturn_t rc = nv->gpm_get(g->handle, g->gpm_cur);
+    int newest = -1, slot = 0;
+    for (int k = 0; k < GPM_RING; k++) {
+        if (g->gpm_ns[k] && (newest < 0 || g->gpm_ns[k] > g->gpm_ns[newest]))
+            newest = k;
+        if (g->gpm_ns[k] < g->gpm_ns[slot])
+            slot = k;
+    }
+    /* Faster ticks than half the GPM window would only churn the ring. */
+    if (newest >= 0 && now - g->gpm_ns[newest] < GPM_MIN_GAP_NS / 2)
+        return;
+    nvmlReturn_t rc = nv->gpm_get(g->handle, g->gpm[slot]);
     if (!check(nv, g, out, "nvmlGpmSampleGet", rc))
         return;
-    int have_prev = g->gpm_prev_ns != 0;
-    /* Swap so gpm_prev always holds the newest sample for the next window. */
-    nvmlGpmSample_t older = g->gpm_prev;
-    g->gpm_prev = g->gpm_cur;
-    g->gpm_cur = older;
-    g->gpm_prev_ns = now;
-    if (!have_prev)
+    g->gpm_ns[slot] = now;
+    int base = -1;
+    for (int k = 0; k < GPM_RING; k++)
+        if (k != slot && g->gpm_ns[k] && now - g->gpm_ns[k] >= GPM_MIN_GAP_NS &&
+            (base < 0 || g->gpm_ns[k] > g->gpm_ns[base]))
+            base = k;
+    if (base < 0)
         return;
     nvmlGpmMetricsGet_t *req = &nv->gpm_request;
     memset(req, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + 4 * sizeof req->metrics[0]);
     req->version = GW_NVML_GPM_VERSION;
     req->numMetrics = 4;
-    req->sample1 = older;
-    req->sample2 = g->gpm_prev;
+    req->sample1 = g->gpm[base];
+    req->sample2 = g->gpm[slot];
     req->metrics[0].metricId = GW_NVML_GPM_METRIC_SM_UTIL;
     req->metrics[1].metricId = GW_NVML_GPM_METRIC_SM_OCCUPANCY;
     req->metrics[2].metricId = GW_NVML_GPM_METRIC_ANY_TENSOR_UTIL;

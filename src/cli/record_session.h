@@ -1,0 +1,47 @@
+/* What `gpuwhy run` and `gpuwhy attach` share: option values (durations), the recording
+ * session around a job (sampler, status line on a TTY, signals), and the end-of-recording
+ * summary. The job always comes first: a recording that cannot start or that fails midway
+ * is reported on stderr and the job is left alone. */
+#ifndef GW_CLI_RECORD_SESSION_H
+#define GW_CLI_RECORD_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* "100ms", "0.5s", "2m", "1h", "30" (seconds) → ns; -1 when malformed or not positive. */
+int64_t gw_parse_duration_ns(const char *text);
+
+/* "gpuwhy-YYYYmmdd-HHMMSS.db" in the current directory, into buf. */
+void gw_default_recording_path(char *buf, size_t size);
+
+typedef struct gw_record_session {
+    const char *command;        /* "run" or "attach", for messages and meta */
+    const char *output_path;
+    int64_t interval_ns;
+    int64_t duration_ns;        /* 0: until the job ends */
+    pid_t job_pid;
+    int job_is_child;           /* run: reap it and report its exit status */
+    const char *command_line;   /* recorded in meta */
+} gw_record_session;
+
+/* Signals: SIGINT, SIGTERM and SIGHUP sent to gpuwhy by a process are forwarded to the job
+ * (a terminal's Ctrl-C already reaches the job through its process group, so it is not
+ * sent twice). Call before fork so no signal is lost; job_pid 0 until known. */
+void gw_record_signals_install(void);
+void gw_record_signals_set_job(pid_t job_pid);
+/* attach: a signal to gpuwhy ends the recording instead of reaching the job. */
+void gw_record_signals_stop_only(void);
+
+/* Records until the job ends (run: reaped; attach: its tree is gone) or the duration is
+ * over, then prints the summary. For run, *job_status receives the wait status. Returns
+ * 0 when the recording is complete, 1 when recording failed or never started (already
+ * reported on stderr; the job ran on untouched). */
+int gw_record_session_run(const gw_record_session *rs, int *job_status);
+
+/* The end-of-recording report on out: today a summary of the recording (duration,
+ * samples, GPUs and mean utilisation, job CPU, busiest disk, notes). The single call to
+ * swap for the sampled-metrics diagnosis when it lands. Returns 0 or -1 (message printed). */
+int gw_record_print_outcome(FILE *out, const char *recording_path);
+
+#endif

@@ -1,0 +1,709 @@
+/* Recording reader; see reader.h. Rates come from the pure helpers of collect/host.h, so
+ * the live status line, `top` and this reader agree to the last digit; a counter that
+ * went backwards (device removed, reboot, a process replaced under the same pid) gives
+ * NaN for that interval instead of a huge number. */
+#include "record/reader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/host.h"
+#include "record/host_tables.h"
+#include "record/recording_format.h"
+#include "util/grow.h"
+
+struct gw_recording_reader {
+    sqlite3 *db;      /* owned */
+    char *path;       /* owned */
+};
+
+static int bad(gw_error *err, const char *path, const char *what, sqlite3 *db)
+{
+    return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: %s%s%s", path, what, db ? ": " : "", db ? sqlite3_errmsg(db) : "");
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, int *value)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *value = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+gw_recording_reader *gw_recording_reader_open(const char *path, gw_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char magic[16] = {0};
+    size_t got = fread(magic, 1, sizeof magic, fp);
+    fclose(fp);
+    if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0) {
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: not a gpuwhy recording (not an SQLite database)", path);
+        return NULL;
+    }
+    gw_recording_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+        return NULL;
+    }
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        bad(err, path, "cannot open the recording", r->db);
+        gw_recording_reader_close(r);
+        return NULL;
+    }
+    sqlite3_busy_timeout(r->db, 2000);
+    int app = 0, version = 0;
+    if (pragma_int(r->db, "PRAGMA application_id", &app) != 0 ||
+        pragma_int(r->db, "PRAGMA user_version", &version) != 0) {
+        bad(err, path, "cannot read the recording header", r->db);
+        gw_recording_reader_close(r);
+        return NULL;
+    }
+    if (app != GW_RECORDING_APPLICATION_ID) {
+        gw_fail(err, GW_EXIT_BAD_INPUT,
+                "%s: byte 68: not a gpuwhy recording (SQLite application_id 0x%08x, expected 0x%08x)",
+                path, (unsigned)app, (unsigned)GW_RECORDING_APPLICATION_ID);
+        gw_recording_reader_close(r);
+        return NULL;
+    }
+    if (version > GW_RECORDING_USER_VERSION || version < 1) {
+        gw_fail(err, GW_EXIT_BAD_INPUT,
+                "%s: byte 60: recording format version %d; this gpuwhy reads version %d%s", path, version,
+                GW_RECORDING_USER_VERSION, version > GW_RECORDING_USER_VERSION ? " (written by a newer gpuwhy: upgrade)" : "");
+        gw_recording_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+sqlite3 *gw_recording_reader_db(gw_recording_reader *r) { return r->db; }
+
+int gw_recording_reader_meta(gw_recording_reader *r, const char *key, char *buf, size_t size)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (size)
+        buf[0] = '\0';
+    if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *v = sqlite3_column_text(st, 0);
+        snprintf(buf, size, "%s", v ? (const char *)v : "");
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+void gw_recording_reader_close(gw_recording_reader *r)
+{
+    if (!r)
+        return;
+    if (r->db)
+        sqlite3_close(r->db);
+    free(r->path);
+    free(r);
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+typedef struct sample_row {
+    int64_t id, mono_ns, real_ns;
+} sample_row;
+
+typedef struct disk_cell {
+    size_t interval, disk;
+    gw_disk_interval rates;
+} disk_cell;
+
+typedef struct load_ctx {
+    gw_recording_reader *r;
+    gw_samples *s;
+    sample_row *rows;
+    size_t row_count, row_cap;
+    size_t proc_cap, job_proc_cap, gpu_proc_cap, event_cap, note_cap, disk_name_cap;
+    disk_cell *cells;
+    size_t cell_count, cell_cap;
+    uint64_t *job_start_ticks;    /* parallel to s->job_processes */
+    size_t start_ticks_cap;
+    long ticks_per_s;
+    long page_kb;
+} load_ctx;
+
+static char *dup_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static double col_or_nan(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+static int oom(gw_error *err, const char *path)
+{
+    return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+}
+
+static int load_meta(load_ctx *c, gw_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, "SELECT key, value FROM meta ORDER BY key", -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table meta", c->r->db);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 0);
+        if (!key)
+            continue;
+        if (strcmp(key, "command_line") == 0)
+            c->s->command_line = dup_text(st, 1);
+        else if (strcmp(key, "hostname") == 0)
+            c->s->hostname = dup_text(st, 1);
+        else if (strcmp(key, "interval_ns") == 0)
+            c->s->interval_ns = sqlite3_column_int64(st, 1);
+        else if (strcmp(key, "clock_ticks_per_s") == 0)
+            c->ticks_per_s = (long)sqlite3_column_int64(st, 1);
+        else if (strncmp(key, "note.", 5) == 0) {
+            if (gw_grow((void **)&c->s->notes, &c->note_cap, c->s->note_count + 1, sizeof *c->s->notes) != 0)
+                break;
+            char *note = dup_text(st, 1);
+            if (note)
+                c->s->notes[c->s->note_count++] = note;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return rc == SQLITE_ROW ? oom(err, c->r->path) : bad(err, c->r->path, "table meta", c->r->db);
+    if (c->ticks_per_s <= 0)
+        c->ticks_per_s = gw_clock_ticks_per_s();
+    return 0;
+}
+
+static int load_rows(load_ctx *c, gw_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, "SELECT id, mono_ns, real_ns FROM samples ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table samples", c->r->db);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (gw_grow((void **)&c->rows, &c->row_cap, c->row_count + 1, sizeof *c->rows) != 0) {
+            sqlite3_finalize(st);
+            return oom(err, c->r->path);
+        }
+        sample_row *row = &c->rows[c->row_count++];
+        row->id = sqlite3_column_int64(st, 0);
+        row->mono_ns = sqlite3_column_int64(st, 1);
+        row->real_ns = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return bad(err, c->r->path, "table samples", c->r->db);
+    c->s->sample_count = c->row_count;
+    c->s->interval_count = c->row_count > 1 ? c->row_count - 1 : 0;
+    return 0;
+}
+
+/* Index of a sample id among the rows (ids ascend), or -1. */
+static long row_index(const load_ctx *c, int64_t id)
+{
+    size_t lo = 0, hi = c->row_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->rows[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->row_count && c->rows[lo].id == id ? (long)lo : -1;
+}
+
+static int load_gpus(load_ctx *c, gw_error *err)
+{
+    gw_samples *s = c->s;
+    sqlite3_stmt *st = NULL;
+    static const char sql[] =
+        "SELECT gpu, name, uuid, pci_bus_id, memory_total_bytes, max_sm_clock_mhz, max_mem_clock_mhz,"
+        " power_limit_mw, pcie_max_gen, pcie_max_width, numa_node, gpm_supported FROM gpu ORDER BY gpu";
+    if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table gpu", c->r->db);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_int(st, 0) != (int)s->gpu_count) {
+            sqlite3_finalize(st);
+            return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: table gpu: GPU indexes are not 0..N-1", c->r->path);
+        }
+        if (gw_grow((void **)&s->gpus, &cap, s->gpu_count + 1, sizeof *s->gpus) != 0) {
+            sqlite3_finalize(st);
+            return oom(err, c->r->path);
+        }
+        gw_gpu_desc *g = &s->gpus[s->gpu_count++];
+        memset(g, 0, sizeof *g);
+        g->name = dup_text(st, 1);
+        g->uuid = dup_text(st, 2);
+        g->pci_bus_id = dup_text(st, 3);
+        g->memory_total_bytes = col_or_nan(st, 4);
+        g->max_sm_clock_mhz = col_or_nan(st, 5);
+        g->max_mem_clock_mhz = col_or_nan(st, 6);
+        g->power_limit_w = col_or_nan(st, 7) / 1000.0;
+        g->pcie_max_gen = (unsigned)sqlite3_column_int(st, 8);
+        g->pcie_max_width = (unsigned)sqlite3_column_int(st, 9);
+        g->numa_node = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 10);
+        g->gpm_supported = sqlite3_column_int(st, 11);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return bad(err, c->r->path, "table gpu", c->r->db);
+    if (s->interval_count && s->gpu_count) {
+        s->gpu = calloc(s->interval_count * s->gpu_count, sizeof *s->gpu);
+        if (!s->gpu)
+            return oom(err, c->r->path);
+    }
+    return 0;
+}
+
+static int load_gpu_samples(load_ctx *c, gw_error *err)
+{
+    gw_samples *s = c->s;
+    if (!s->gpu)
+        return 0;
+    static const char sql[] =
+        "SELECT sample_id, gpu, gpu_util_pct, mem_util_pct, memory_used_bytes, sm_clock_mhz, mem_clock_mhz,"
+        " clock_event_reasons, temperature_c, power_mw, pcie_tx_kbps, pcie_rx_kbps, pcie_gen, pcie_width,"
+        " sm_active_pct, sm_occupancy_pct, tensor_active_pct, dram_bw_pct, lost, error_code"
+        " FROM gpu_sample ORDER BY sample_id, gpu";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table gpu_sample", c->r->db);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        long idx = row_index(c, sqlite3_column_int64(st, 0));
+        int gpu = sqlite3_column_int(st, 1);
+        /* A GPU sample closes the interval that ends at its sample; the first sample
+         * opens the recording and closes nothing. */
+        if (idx < 1 || gpu < 0 || (size_t)gpu >= s->gpu_count)
+            continue;
+        gw_gpu_interval *g = &s->gpu[(size_t)(idx - 1) * s->gpu_count + (size_t)gpu];
+        int null[20];
+        for (int i = 0; i < 20; i++)
+            null[i] = sqlite3_column_type(st, i) == SQLITE_NULL;
+        if (!null[2] && !null[3]) {
+            g->valid |= GW_GPUI_UTIL;
+            g->gpu_util_pct = sqlite3_column_double(st, 2);
+            g->mem_util_pct = sqlite3_column_double(st, 3);
+        }
+        if (!null[4]) {
+            g->valid |= GW_GPUI_MEMORY;
+            g->memory_used_bytes = sqlite3_column_double(st, 4);
+        }
+        if (!null[5] && !null[6]) {
+            g->valid |= GW_GPUI_CLOCKS;
+            g->sm_clock_mhz = sqlite3_column_double(st, 5);
+            g->mem_clock_mhz = sqlite3_column_double(st, 6);
+        }
+        if (!null[7]) {
+            g->valid |= GW_GPUI_REASONS;
+            g->clock_event_reasons = (uint64_t)sqlite3_column_int64(st, 7);
+        }
+        if (!null[8]) {
+            g->valid |= GW_GPUI_TEMP;
+            g->temperature_c = sqlite3_column_double(st, 8);
+        }
+        if (!null[9]) {
+            g->valid |= GW_GPUI_POWER;
+            g->power_w = sqlite3_column_double(st, 9) / 1000.0;
+        }
+        if (!null[10] && !null[11]) {
+            /* NVML reports KB/s (1 KB = 1024 B) over a 20 ms window. */
+            g->valid |= GW_GPUI_PCIE_TPUT;
+            g->pcie_tx_bytes_per_s = sqlite3_column_double(st, 10) * 1024.0;
+            g->pcie_rx_bytes_per_s = sqlite3_column_double(st, 11) * 1024.0;
+        }
+        if (!null[12] && !null[13]) {
+            g->valid |= GW_GPUI_PCIE_LINK;
+            g->pcie_gen = (unsigned)sqlite3_column_int(st, 12);
+            g->pcie_width = (unsigned)sqlite3_column_int(st, 13);
+        }
+        if (!null[14] && !null[15] && !null[16] && !null[17]) {
+            g->valid |= GW_GPUI_GPM;
+            g->sm_active_pct = sqlite3_column_double(st, 14);
+            g->sm_occupancy_pct = sqlite3_column_double(st, 15);
+            g->tensor_active_pct = sqlite3_column_double(st, 16);
+            g->dram_bw_pct = sqlite3_column_double(st, 17);
+        }
+        g->lost = sqlite3_column_int(st, 18);
+        g->error_code = sqlite3_column_int(st, 19);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return bad(err, c->r->path, "table gpu_sample", c->r->db);
+    /* Unset fields read as NaN, never as a measured 0. */
+    for (size_t i = 0; i < s->interval_count * s->gpu_count; i++) {
+        gw_gpu_interval *g = &s->gpu[i];
+        if (!(g->valid & GW_GPUI_UTIL)) g->gpu_util_pct = g->mem_util_pct = NAN;
+        if (!(g->valid & GW_GPUI_MEMORY)) g->memory_used_bytes = NAN;
+        if (!(g->valid & GW_GPUI_CLOCKS)) g->sm_clock_mhz = g->mem_clock_mhz = NAN;
+        if (!(g->valid & GW_GPUI_TEMP)) g->temperature_c = NAN;
+        if (!(g->valid & GW_GPUI_POWER)) g->power_w = NAN;
+        if (!(g->valid & GW_GPUI_PCIE_TPUT)) g->pcie_tx_bytes_per_s = g->pcie_rx_bytes_per_s = NAN;
+        if (!(g->valid & GW_GPUI_GPM))
+            g->sm_active_pct = g->sm_occupancy_pct = g->tensor_active_pct = g->dram_bw_pct = NAN;
+    }
+    return 0;
+}
+
+static int load_gpu_processes(load_ctx *c, gw_error *err)
+{
+    gw_samples *s = c->s;
+    static const char sql[] =
+        "SELECT sample_id, gpu, pid, used_memory_bytes, sm_util_pct, mem_util_pct FROM gpu_process"
+        " ORDER BY sample_id, gpu, pid";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table gpu_process", c->r->db);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        long idx = row_index(c, sqlite3_column_int64(st, 0));
+        if (idx < 1)
+            continue;
+        if (gw_grow((void **)&s->gpu_procs, &c->gpu_proc_cap, s->gpu_proc_count + 1, sizeof *s->gpu_procs) != 0) {
+            sqlite3_finalize(st);
+            return oom(err, c->r->path);
+        }
+        gw_gpu_proc_interval *p = &s->gpu_procs[s->gpu_proc_count++];
+        p->interval = (size_t)idx - 1;
+        p->gpu = (unsigned)sqlite3_column_int(st, 1);
+        p->pid = sqlite3_column_int(st, 2);
+        p->used_memory_bytes = col_or_nan(st, 3);
+        p->sm_util_pct = col_or_nan(st, 4);
+        p->mem_util_pct = col_or_nan(st, 5);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return bad(err, c->r->path, "table gpu_process", c->r->db);
+    return 0;
+}
+
+static int load_events(load_ctx *c, gw_error *err)
+{
+    gw_samples *s = c->s;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, "SELECT sample_id, gpu, kind, code, message FROM gpu_event ORDER BY rowid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, "table gpu_event", c->r->db);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        long idx = row_index(c, sqlite3_column_int64(st, 0));
+        if (idx < 0)
+            continue;
+        if (gw_grow((void **)&s->events, &c->event_cap, s->event_count + 1, sizeof *s->events) != 0) {
+            sqlite3_finalize(st);
+            return oom(err, c->r->path);
+        }
+        gw_gpu_event_rec *e = &s->events[s->event_count++];
+        e->mono_ns = c->rows[idx].mono_ns;
+        e->gpu = (unsigned)sqlite3_column_int(st, 1);
+        e->kind = dup_text(st, 2);
+        e->code = sqlite3_column_int64(st, 3);
+        e->message = dup_text(st, 4);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return bad(err, c->r->path, "table gpu_event", c->r->db);
+    return 0;
+}
+
+/* ---- host rates ------------------------------------------------------------------ */
+
+static double counter_rate(uint64_t prev, uint64_t cur, double interval_s)
+{
+    uint64_t d = 0;
+    if (gw_counter_delta(prev, cur, false, &d) != GW_RATE_OK)
+        return NAN;
+    return (double)d / interval_s;
+}
+
+static double pressure(const gw_pressure_resource *a, const gw_pressure_resource *b, bool full, double interval_s)
+{
+    double pct = NAN;
+    return gw_pressure_pct(a, b, full, interval_s, &pct) == GW_RATE_OK ? pct : NAN;
+}
+
+static long disk_index(load_ctx *c, const char *name)
+{
+    gw_samples *s = c->s;
+    for (size_t i = 0; i < s->disk_count; i++)
+        if (strcmp(s->disk_names[i], name) == 0)
+            return (long)i;
+    if (gw_grow((void **)&s->disk_names, &c->disk_name_cap, s->disk_count + 1, sizeof *s->disk_names) != 0)
+        return -1;
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    s->disk_names[s->disk_count] = copy;
+    return (long)s->disk_count++;
+}
+
+static int add_disks(load_ctx *c, size_t interval, const gw_host_sample *a, const gw_host_sample *b, double interval_s)
+{
+    for (size_t i = 0; i < b->disk_count; i++) {
+        const gw_disk_counters *cur = &b->disks[i];
+        const gw_disk_counters *prev = NULL;
+        for (size_t k = 0; k < a->disk_count && !prev; k++)
+            if (a->disks[k].major == cur->major && a->disks[k].minor == cur->minor && strcmp(a->disks[k].name, cur->name) == 0)
+                prev = &a->disks[k];
+        long d = disk_index(c, cur->name);
+        if (d < 0 || gw_grow((void **)&c->cells, &c->cell_cap, c->cell_count + 1, sizeof *c->cells) != 0)
+            return -1;
+        disk_cell *cell = &c->cells[c->cell_count++];
+        memset(cell, 0, sizeof *cell);
+        cell->interval = interval;
+        cell->disk = (size_t)d;
+        gw_disk_rates r;
+        if (prev && gw_disk_rates_compute(prev, cur, interval_s, &r) == GW_RATE_OK) {
+            cell->rates.valid = 1;
+            cell->rates.r_per_s = r.r_per_s;
+            cell->rates.w_per_s = r.w_per_s;
+            cell->rates.rkb_per_s = r.rkb_per_s;
+            cell->rates.wkb_per_s = r.wkb_per_s;
+            cell->rates.r_await_ms = r.r_await_ms;
+            cell->rates.w_await_ms = r.w_await_ms;
+            cell->rates.aqu_sz = r.aqu_sz;
+            cell->rates.util_pct = r.util_pct;
+        }
+    }
+    return 0;
+}
+
+static int note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
+{
+    gw_samples *s = c->s;
+    for (size_t i = s->job_process_count; i-- > 0;) {
+        gw_job_process *j = &s->job_processes[i];
+        if (j->pid == p->pid && c->job_start_ticks[i] == p->start_ticks) {
+            j->last_interval = interval;
+            if (!j->cmdline && p->cmdline)
+                j->cmdline = strdup(p->cmdline);
+            return 0;
+        }
+    }
+    if (gw_grow((void **)&s->job_processes, &c->job_proc_cap, s->job_process_count + 1, sizeof *s->job_processes) != 0 ||
+        gw_grow((void **)&c->job_start_ticks, &c->start_ticks_cap, s->job_process_count + 1, sizeof *c->job_start_ticks) != 0)
+        return -1;
+    gw_job_process *j = &s->job_processes[s->job_process_count];
+    memset(j, 0, sizeof *j);
+    j->pid = p->pid;
+    j->ppid = p->ppid;
+    j->comm = strdup(p->comm);
+    j->cmdline = p->cmdline ? strdup(p->cmdline) : NULL;
+    j->first_interval = j->last_interval = interval;
+    c->job_start_ticks[s->job_process_count++] = p->start_ticks;
+    return j->comm ? 0 : -1;
+}
+
+/* Per-process and whole-job values of one interval. A process absent from the previous
+ * sample but started after it (a DataLoader worker) used all its CPU inside the interval;
+ * one absent without that proof (it joined the tree by re-parenting) has no rate. */
+static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, const gw_host_sample *b,
+                     double interval_s, gw_host_interval *h)
+{
+    gw_samples *s = c->s;
+    double cpu_sum = 0, rss = 0, rd = 0, wr = 0;
+    int io_known = 0;
+    for (size_t i = 0; i < b->proc_count; i++) {
+        const gw_job_proc *p = &b->procs[i];
+        const gw_job_proc *q = NULL;
+        for (size_t k = 0; k < a->proc_count && !q; k++)
+            if (a->procs[k].pid == p->pid && a->procs[k].start_ticks == p->start_ticks)
+                q = &a->procs[k];
+        if (gw_grow((void **)&s->procs, &c->proc_cap, s->proc_count + 1, sizeof *s->procs) != 0)
+            return -1;
+        gw_proc_interval *pi = &s->procs[s->proc_count++];
+        memset(pi, 0, sizeof *pi);
+        pi->interval = interval;
+        pi->pid = p->pid;
+        pi->ppid = p->ppid;
+        pi->state = p->task.state;
+        pi->last_cpu = p->task.last_cpu;
+        pi->rss_kb = (double)p->rss_kb;
+        pi->cpu_pct = NAN;
+        pi->read_bytes_per_s = pi->write_bytes_per_s = NAN;
+        if (q) {
+            double pct = 0;
+            if (gw_task_cpu_pct(&q->task, &p->task, c->ticks_per_s, interval_s, &pct) == GW_RATE_OK)
+                pi->cpu_pct = pct;
+            if (q->has_io && p->has_io) {
+                pi->read_bytes_per_s = counter_rate(q->read_bytes, p->read_bytes, interval_s);
+                pi->write_bytes_per_s = counter_rate(q->write_bytes, p->write_bytes, interval_s);
+            }
+        } else {
+            double started_ns = (double)p->start_ticks / (double)c->ticks_per_s * 1e9;
+            if (started_ns >= (double)a->mono_ns) {
+                pi->cpu_pct = (double)(p->task.utime_ticks + p->task.stime_ticks) / (double)c->ticks_per_s /
+                              interval_s * 100.0;
+                if (p->has_io) {
+                    pi->read_bytes_per_s = (double)p->read_bytes / interval_s;
+                    pi->write_bytes_per_s = (double)p->write_bytes / interval_s;
+                }
+            }
+        }
+        if (!isnan(pi->cpu_pct))
+            cpu_sum += pi->cpu_pct;
+        rss += pi->rss_kb;
+        if (!isnan(pi->read_bytes_per_s) && !isnan(pi->write_bytes_per_s)) {
+            rd += pi->read_bytes_per_s;
+            wr += pi->write_bytes_per_s;
+            io_known = 1;
+        }
+        if (note_job_process(c, interval, p) != 0)
+            return -1;
+    }
+    h->job_alive = b->job_alive;
+    h->job_process_count = (int)b->proc_count;
+    h->job_d_state_processes = b->procs_d_state;
+    h->job_d_state_threads = b->has_threads ? b->threads_d_state : -1;
+    h->job_cpu_pct = cpu_sum;
+    h->job_rss_kb = rss;
+    h->job_read_bytes_per_s = io_known ? rd : NAN;
+    h->job_write_bytes_per_s = io_known ? wr : NAN;
+    return 0;
+}
+
+static void host_values(const gw_host_sample *a, const gw_host_sample *b, double interval_s, gw_host_interval *h)
+{
+    h->cpu_busy_pct = h->cpu_user_pct = h->cpu_system_pct = h->cpu_iowait_pct = h->cpu_steal_pct = NAN;
+    if (a->cpu_count && b->cpu_count && a->cpus[0].cpu == -1 && b->cpus[0].cpu == -1) {
+        gw_cpu_pct pct;
+        if (gw_cpu_pct_compute(&a->cpus[0], &b->cpus[0], &pct) == GW_RATE_OK) {
+            h->cpu_busy_pct = pct.busy;
+            h->cpu_user_pct = pct.user + pct.nice;
+            h->cpu_system_pct = pct.system + pct.irq + pct.softirq;
+            h->cpu_iowait_pct = pct.iowait;
+            h->cpu_steal_pct = pct.steal;
+        }
+    }
+    h->cpu_count = b->cpu_count ? (int)b->cpu_count - 1 : 0;
+    h->mem_total_kb = (double)b->mem.mem_total_kb;
+    h->mem_available_kb = b->mem.has_mem_available ? (double)b->mem.mem_available_kb : NAN;
+    h->swap_used_kb = (double)(b->mem.swap_total_kb - (b->mem.swap_free_kb < b->mem.swap_total_kb ? b->mem.swap_free_kb : b->mem.swap_total_kb));
+    h->swap_in_pages_per_s = counter_rate(a->vm.pswpin, b->vm.pswpin, interval_s);
+    h->swap_out_pages_per_s = counter_rate(a->vm.pswpout, b->vm.pswpout, interval_s);
+    h->major_faults_per_s = counter_rate(a->vm.pgmajfault, b->vm.pgmajfault, interval_s);
+    h->psi_cpu_some_pct = pressure(&a->pressure.cpu, &b->pressure.cpu, false, interval_s);
+    h->psi_io_some_pct = pressure(&a->pressure.io, &b->pressure.io, false, interval_s);
+    h->psi_io_full_pct = pressure(&a->pressure.io, &b->pressure.io, true, interval_s);
+    h->psi_mem_some_pct = pressure(&a->pressure.memory, &b->pressure.memory, false, interval_s);
+    h->psi_mem_full_pct = pressure(&a->pressure.memory, &b->pressure.memory, true, interval_s);
+    h->procs_running = b->procs_running;
+    h->procs_blocked = b->procs_blocked;
+    double rx = 0, tx = 0;
+    int net_known = 0;
+    for (size_t i = 0; i < b->net_count; i++) {
+        if (strcmp(b->nets[i].name, "lo") == 0)
+            continue;
+        for (size_t k = 0; k < a->net_count; k++) {
+            gw_net_rates r;
+            if (strcmp(a->nets[k].name, b->nets[i].name) != 0)
+                continue;
+            if (gw_net_rates_compute(&a->nets[k], &b->nets[i], interval_s, &r) == GW_RATE_OK) {
+                rx += r.rx_bytes_per_s;
+                tx += r.tx_bytes_per_s;
+                net_known = 1;
+            }
+            break;
+        }
+    }
+    h->net_rx_bytes_per_s = net_known ? rx : NAN;
+    h->net_tx_bytes_per_s = net_known ? tx : NAN;
+}
+
+static int load_host(load_ctx *c, gw_error *err)
+{
+    gw_samples *s = c->s;
+    if (s->interval_count == 0)
+        return 0;
+    s->host = calloc(s->interval_count, sizeof *s->host);
+    if (!s->host)
+        return oom(err, c->r->path);
+    gw_host_sample hs[2];
+    gw_host_sample_init(&hs[0]);
+    gw_host_sample_init(&hs[1]);
+    int rc = 0;
+    for (size_t i = 0; i < c->row_count && rc == 0; i++) {
+        gw_host_sample *cur = &hs[i % 2];
+        const gw_host_sample *prev = &hs[(i + 1) % 2];
+        if (gw_host_sample_read(c->r->db, c->rows[i].id, cur, err) != 0) {
+            rc = -1;
+            break;
+        }
+        cur->mono_ns = c->rows[i].mono_ns;
+        cur->realtime_ns = c->rows[i].real_ns;
+        if (i == 0)
+            continue;
+        gw_host_interval *h = &s->host[i - 1];
+        h->start_mono_ns = c->rows[i - 1].mono_ns;
+        h->end_mono_ns = c->rows[i].mono_ns;
+        h->start_real_ns = c->rows[i - 1].real_ns;
+        h->end_real_ns = c->rows[i].real_ns;
+        h->duration_s = (double)(h->end_mono_ns - h->start_mono_ns) / 1e9;
+        if (h->duration_s <= 0) {
+            rc = gw_fail(err, GW_EXIT_BAD_INPUT, "%s: table samples: sample %lld is not later than the one before",
+                         c->r->path, (long long)c->rows[i].id);
+            break;
+        }
+        host_values(prev, cur, h->duration_s, h);
+        if (add_disks(c, i - 1, prev, cur, h->duration_s) != 0 ||
+            add_procs(c, i - 1, prev, cur, h->duration_s, h) != 0)
+            rc = oom(err, c->r->path);
+    }
+    gw_host_sample_free(&hs[0]);
+    gw_host_sample_free(&hs[1]);
+    if (rc != 0)
+        return -1;
+    if (s->disk_count) {
+        s->disks = calloc(s->interval_count * s->disk_count, sizeof *s->disks);
+        if (!s->disks)
+            return oom(err, c->r->path);
+        for (size_t i = 0; i < c->cell_count; i++)
+            s->disks[c->cells[i].interval * s->disk_count + c->cells[i].disk] = c->cells[i].rates;
+    }
+    return 0;
+}
+
+int gw_recording_reader_samples(gw_recording_reader *r, gw_samples **out, gw_error *err)
+{
+    *out = NULL;
+    load_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    c.s = calloc(1, sizeof *c.s);
+    if (!c.s)
+        return oom(err, r->path);
+    int rc = 0;
+    if (load_meta(&c, err) != 0 || load_rows(&c, err) != 0 || load_gpus(&c, err) != 0 ||
+        load_gpu_samples(&c, err) != 0 || load_gpu_processes(&c, err) != 0 || load_events(&c, err) != 0 ||
+        load_host(&c, err) != 0)
+        rc = -1;
+    free(c.rows);
+    free(c.cells);
+    free(c.job_start_ticks);
+    if (rc != 0) {
+        gw_samples_free(c.s);
+        return -1;
+    }
+    *out = c.s;
+    return 0;
+}

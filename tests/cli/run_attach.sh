@@ -1,0 +1,159 @@
+#!/bin/bash
+# gpuwhy run / attach with real processes: exit statuses (plain, by signal), signal
+# forwarding, workers forked by the job seen in the recording, attach following a process
+# until it exits, a recording that cannot be created leaving the job untouched, and the
+# recording's content checked with sqlite3 where it is installed.
+set -u
+BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
+FAKE=${GW_FAKE_NVML:-}
+WORK=$(mktemp -d /tmp/gw-run-attach-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+have_sqlite=0
+command -v sqlite3 >/dev/null && have_sqlite=1
+q() { sqlite3 "$1" "$2"; }
+
+# Two fake GPUs when the fake NVML is built, so GPU rows are checked too.
+if [ -n "$FAKE" ]; then
+    export GW_NVML_LIB=$FAKE
+    cat >scenario.txt <<'SCEN'
+gpus 2
+gpu 0 name Fake H100
+gpu 0 util 42 7
+gpu 1 util 13 2
+SCEN
+    export GW_FAKE_NVML_SCENARIO=$WORK/scenario.txt
+else
+    export GW_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+fi
+
+# 1. plain exit status
+"$BIN" run -o exit3.db -- sh -c 'sleep 0.3; exit 3' 2>run1.err
+rc=$?
+[ $rc -eq 3 ] || fail "run -- exit 3 gave $rc: $(cat run1.err)"
+grep -q "recorded" run1.err || fail "no summary after run: $(cat run1.err)"
+if [ $have_sqlite = 1 ]; then
+    n=$(q exit3.db "select count(*) from samples")
+    [ "$n" -ge 2 ] || fail "only $n samples in exit3.db"
+    [ "$(q exit3.db "select value from meta where key='job_exit_status'")" = 3 ] || fail "job_exit_status not 3"
+    [ "$(q exit3.db "pragma application_id")" = 1196447577 ] || fail "application_id wrong"
+    [ "$(q exit3.db "pragma journal_mode")" = delete ] || fail "finished recording still in WAL mode"
+    if [ -n "$FAKE" ]; then
+        [ "$(q exit3.db "select count(*) from gpu")" = 2 ] || fail "2 GPUs expected"
+        [ "$(q exit3.db "select count(*) from gpu_sample where gpu=0 and gpu_util_pct=42")" = "$n" ] ||
+            fail "GPU 0 util 42 not in every sample"
+    else
+        q exit3.db "select value from meta where key like 'note.%'" | grep -q "no NVML" ||
+            fail "host-only recording without its note"
+    fi
+fi
+[ ! -e exit3.db-wal ] || fail "exit3.db-wal left behind"
+
+# 2. a job killed by a signal: 128 + signal
+"$BIN" run -o term.db -- sh -c 'kill -TERM $$' 2>/dev/null
+rc=$?
+[ $rc -eq 143 ] || fail "run -- kill -TERM \$\$ gave $rc, want 143"
+
+# 3. SIGINT to gpuwhy reaches the job (which traps it and exits 7). Job control (set -m)
+# keeps SIGINT deliverable to a background job of this script.
+set -m
+"$BIN" run -o int.db -- sh -c 'trap "exit 7" INT; touch started; while :; do sleep 0.05; done' 2>int.err &
+gw=$!
+for _ in $(seq 100); do [ -e started ] && break; sleep 0.05; done
+sleep 0.2
+kill -INT $gw
+wait $gw
+rc=$?
+set +m
+[ $rc -eq 7 ] || fail "SIGINT forwarded: gpuwhy exited $rc, want 7 ($(cat int.err))"
+
+# 4. SIGTERM to gpuwhy: the job gets it, gpuwhy exits 143 like the job
+set -m
+"$BIN" run -o term2.db -- sh -c 'touch started2; while :; do sleep 0.05; done' 2>/dev/null &
+gw=$!
+for _ in $(seq 100); do [ -e started2 ] && break; sleep 0.05; done
+kill -TERM $gw
+wait $gw
+rc=$?
+set +m
+[ $rc -eq 143 ] || fail "SIGTERM forwarded: gpuwhy exited $rc, want 143"
+
+# 5. a job forking short-lived workers: the workers are in the recording
+"$BIN" run -o workers.db -- sh -c '
+  for round in 1 2 3; do
+    for w in 1 2 3; do sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" & done
+    wait
+    sleep 0.3
+  done' 2>workers.err
+rc=$?
+[ $rc -eq 0 ] || fail "workers job exited $rc"
+seen=$(sed -n 's/.*job: \([0-9]*\) processes seen.*/\1/p' workers.err)
+[ -n "$seen" ] && [ "$seen" -ge 4 ] || fail "short-lived workers not seen (summary says '${seen}'): $(cat workers.err)"
+if [ $have_sqlite = 1 ]; then
+    root=$(q workers.db "select value from meta where key='job_pid'")
+    kids=$(q workers.db "select count(distinct pid) from job_proc where pid <> $root")
+    [ "$kids" -ge 3 ] || fail "only $kids child pids in job_proc"
+fi
+
+# 6. attach to a background process: records and stops when it exits
+sleep 1.5 &
+target=$!
+"$BIN" attach -o attach.db $target 2>attach.err
+rc=$?
+wait $target 2>/dev/null
+[ $rc -eq 0 ] || fail "attach exited $rc: $(cat attach.err)"
+kill -0 $target 2>/dev/null && fail "attach returned before its target exited"
+if [ $have_sqlite = 1 ]; then
+    n=$(q attach.db "select count(*) from samples")
+    [ "$n" -ge 5 ] || fail "attach recorded only $n samples over ~1.5 s"
+    [ "$(q attach.db "select value from meta where key='mode'")" = attach ] || fail "mode not attach"
+fi
+
+# 7. attach --duration stops on time while the target lives on
+sleep 30 &
+target=$!
+"$BIN" attach --duration 0.5s -o dur.db $target 2>dur.err
+rc=$?
+alive=0
+kill -0 $target 2>/dev/null && alive=1
+kill $target 2>/dev/null
+wait $target 2>/dev/null
+[ $rc -eq 0 ] || fail "attach --duration exited $rc"
+[ $alive = 1 ] || fail "attach --duration harmed its target"
+
+# 8. attach to nothing: exit 2 with a message
+"$BIN" attach 2147483 2>noproc.err
+rc=$?
+[ $rc -eq 2 ] || fail "attach to a missing pid gave $rc, want 2"
+grep -q "no process" noproc.err || fail "attach to a missing pid: message: $(cat noproc.err)"
+
+# 9. an unwritable output: the job still runs and its status is kept
+"$BIN" run -o /nonexistent-dir/x.db -- sh -c 'echo ran >ran.txt; exit 5' 2>unwritable.err
+rc=$?
+[ $rc -eq 5 ] || fail "unwritable -o: exit $rc, want 5"
+[ "$(cat ran.txt 2>/dev/null)" = ran ] || fail "unwritable -o: the job did not run"
+grep -q "not recording" unwritable.err || fail "unwritable -o: no explanation: $(cat unwritable.err)"
+grep -q "/nonexistent-dir/x.db" unwritable.err || fail "unwritable -o: message does not name the file"
+
+# 10. a command that does not exist: 127, like a shell
+"$BIN" run -o none.db -- /nonexistent/command 2>/dev/null
+rc=$?
+[ $rc -eq 127 ] || fail "missing command gave $rc, want 127"
+
+# 11. usage errors and help
+"$BIN" run -o x.db 2>/dev/null; [ $? -eq 64 ] || fail "run without a command is not a usage error"
+"$BIN" run --interval fast -- true 2>/dev/null; [ $? -eq 64 ] || fail "bad --interval accepted"
+"$BIN" run --help | grep -q "Example" || fail "run --help has no example"
+"$BIN" attach --help | grep -q "Example" || fail "attach --help has no example"
+
+# 12. the job's stdout is its own: gpuwhy writes nothing there
+out=$("$BIN" run -o quiet.db -- echo hello 2>/dev/null)
+[ "$out" = hello ] || fail "job stdout polluted: '$out'"
+
+if [ $failures -ne 0 ]; then
+    echo "$failures failure(s)"
+    exit 1
+fi
+echo "run/attach: all checks passed"
