@@ -25,7 +25,7 @@
 typedef enum gw_idle_cause {
     GW_IDLE_DATALOADER = 0,  /* waiting for the next batch (DataLoader __next__) */
     GW_IDLE_SYNC,            /* blocked in a synchronising call (stream/device/event sync,
-                                blocking copy) */
+                                blocking copy, async copy into pageable host memory) */
     GW_IDLE_ALLOCATOR,       /* inside cudaMalloc/cudaFree and friends */
     GW_IDLE_LAUNCH,          /* short gaps between back-to-back launches on the stream */
     GW_IDLE_HOST_BUSY,       /* the host is in its own work (ops, Python) */

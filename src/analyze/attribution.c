@@ -110,12 +110,27 @@ void gw_feeder_activity_free(gw_feeder_activity *fa)
         gw_ivset_free(&fa->level[k]);
 }
 
+/* An "async" copy from the device into pageable host memory returns only once the copy
+ * has completed (CUDA runtime API, "API synchronization behavior"), so the host waits for
+ * everything queued before it: the .cpu() / .item() pattern. */
+static int is_pageable_dtoh_copy(const gw_trace *t, const gw_host_event *h)
+{
+    if (!is_api(h) || h->api_class != GW_API_MEMCPY || h->correlation == GW_NO_CORRELATION)
+        return 0;
+    size_t n = 0;
+    long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
+    if (pos < 0 || n == 0)
+        return 0;
+    const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[pos]];
+    return g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_DTOH && g->dst_mem == GW_MEM_PAGEABLE;
+}
+
 /* Which level a feeder event contributes to; -1 none. */
-static int event_level(const gw_host_event *h)
+static int event_level(const gw_trace *t, const gw_host_event *h)
 {
     if (h->flags & GW_HOST_F_DATALOADER)
         return 0;
-    if (gw_host_blocks_on_gpu(h))
+    if (gw_host_blocks_on_gpu(h) || is_pageable_dtoh_copy(t, h))
         return 1;
     if (gw_host_is_allocator(h))
         return 2;
@@ -140,7 +155,7 @@ int gw_feeder_activity_build(const gw_trace *t, uint32_t thread, gw_feeder_activ
         gw_thread_host_range(t, thread, &lo, &hi);
         for (size_t i = lo; i < hi; i++) {
             const gw_host_event *h = &t->host[i];
-            int level = event_level(h);
+            int level = event_level(t, h);
             if (level >= 0 && gw_ival_list_add(&raw[level], h->start, h->end) != 0)
                 goto out;
         }

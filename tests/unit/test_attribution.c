@@ -250,6 +250,29 @@ static void step_boundary_keeps_launch_gap(void **state)
     fx_done(a, job);
 }
 
+/* .cpu() on a pageable tensor: cudaMemcpyAsync into pageable memory waits for the GPU, so
+ * it is sync time; the same call into pinned memory is ordinary host work. */
+static void pageable_dtoh_async_copy_is_sync(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 1);
+    fx_kernel(t, 0, 7, 10, 20, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", 20, 100, 2);
+    fx_copy(t, 0, 95, 100, 2, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, 4);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", 100, 150, 3);
+    fx_copy(t, 0, 195, 200, 3, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, 4);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_s, 75 + 95);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 75);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 50);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 45);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
 /* ---- Random timelines against a per-microsecond oracle --------------------------- */
 
 #define SPAN 600
@@ -333,6 +356,7 @@ int main(void)
         cmocka_unit_test(feeder_is_the_launching_thread),
         cmocka_unit_test(per_step_rows),
         cmocka_unit_test(step_boundary_keeps_launch_gap),
+        cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
         cmocka_unit_test(random_timelines_match_oracle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
