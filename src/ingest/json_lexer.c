@@ -354,6 +354,8 @@ static int lex_string(gw_json_lexer *lx)
     }
 }
 
+static int lex_literal(gw_json_lexer *lx, const char *word);
+
 static int is_number_byte(unsigned char c)
 {
     return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
@@ -447,6 +449,15 @@ static int lex_number(gw_json_lexer *lx)
         lx->skipping = saved_skipping;
         lx->text = lx->scratch;
         lx->text_len = lx->scratch_len;
+    }
+    /* Python's json writes NaN/Infinity/-Infinity; accepted so such traces load (their
+     * text converts to nothing: the helpers refuse non-finite values). */
+    if (lx->text_len == 1 && lx->text[0] == '-' && peek_byte(lx) == 'I') {
+        if (lex_literal(lx, "Infinity") != 0)
+            return -1;
+        lx->text = "-Infinity";
+        lx->text_len = 9;
+        return 0;
     }
     size_t ok = number_valid_prefix(lx->text, lx->text_len);
     /* A JSON number always ends in a digit: "-", "1." and "1e" are incomplete. */
@@ -542,6 +553,16 @@ static gw_json_tok lex_value(gw_json_lexer *lx, int c)
             return GW_JSON_ERROR;
         after_value(lx);
         return lx->tok = GW_JSON_NULL;
+    case 'N':
+    case 'I': {
+        const char *word = c == 'N' ? "NaN" : "Infinity";
+        if (lex_literal(lx, word) != 0)
+            return GW_JSON_ERROR;
+        lx->text = word;
+        lx->text_len = strlen(word);
+        after_value(lx);
+        return lx->tok = GW_JSON_NUMBER;
+    }
     default:
         if (c == '-' || (c >= '0' && c <= '9')) {
             if (lex_number(lx) != 0)
@@ -568,8 +589,32 @@ static gw_json_tok end_container(gw_json_lexer *lx, gw_json_tok tok)
     return lx->tok = tok;
 }
 
+/* A UTF-8 byte-order mark before the value is not JSON, but editors write it. */
+static int skip_bom(gw_json_lexer *lx)
+{
+    static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
+    if (peek_byte(lx) != BOM[0])
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        int c = peek_byte(lx);
+        if (c == IO_FAIL)
+            return -1;
+        if (c != BOM[i]) {
+            fail_found(lx, "a value (the file starts like a byte-order mark, but is not one)", c);
+            return -1;
+        }
+        lx->pos++;
+    }
+    return 0;
+}
+
 gw_json_tok gw_json_next(gw_json_lexer *lx)
 {
+    if (!lx->started) {
+        lx->started = 1;
+        if (skip_bom(lx) != 0)
+            return GW_JSON_ERROR;
+    }
     for (;;) {
         if (lx->state == ST_STOPPED)
             return lx->tok;
@@ -696,7 +741,7 @@ int gw_json_number_double(const char *text, size_t len, double *out)
     char *end;
     errno = 0;
     double v = strtod(tmp, &end);
-    if (end != tmp + len || (errno == ERANGE && isinf(v)))
+    if (end != tmp + len || !isfinite(v))
         return -1;
     *out = v;
     return 0;

@@ -9,7 +9,8 @@
  *
  * Tolerances that real traces need: invalid UTF-8 and raw control characters inside
  * strings are accepted as bytes; numbers of any size are accepted (their text is given;
- * helpers convert when they fit). Everything else that is not JSON is an error carrying
+ * helpers convert when they fit); Python's NaN/Infinity/-Infinity are NUMBER tokens that
+ * no helper converts; a leading UTF-8 byte-order mark is skipped. Everything else that is not JSON is an error carrying
  * the byte offset of the offending byte in the stream.
  */
 #ifndef GW_INGEST_JSON_LEXER_H
@@ -66,6 +67,7 @@ typedef struct gw_json_lexer {
     size_t stack_cap;
     int state;               /* what the grammar expects next (json_lexer.c) */
     int skipping;            /* inside gw_json_skip: do not decode text */
+    int started;             /* the byte-order-mark check is done */
 } gw_json_lexer;
 
 /* buf_cap: bytes read per call of read (0 picks 256 KiB). Returns 0, or -1 when out of

@@ -382,6 +382,32 @@ static void test_chunk_boundaries_at_every_position(void **state)
     free(reference);
 }
 
+static void test_python_nonfinite_and_bom(void **state)
+{
+    (void)state;
+    const char doc[] = "\xef\xbb\xbf[NaN, Infinity, -Infinity, -1]";
+    char *d = dump_mem(doc, sizeof doc - 1);
+    assert_string_equal(d, "[ N:NaN N:Infinity N:-Infinity N:-1 ] EOF ");
+    free(d);
+    /* Same across refills of one byte. */
+    gw_json_lexer lx;
+    chunk_src src = {doc, sizeof doc - 1, 0, 1, 0, 0};
+    assert_int_equal(gw_json_init(&lx, chunk_read, &src, 1), 0);
+    d = token_dump(&lx);
+    assert_string_equal(d, "[ N:NaN N:Infinity N:-Infinity N:-1 ] EOF ");
+    free(d);
+    gw_json_free(&lx);
+    double v;
+    int64_t ns;
+    assert_int_equal(gw_json_number_double("NaN", 3, &v), -1);
+    assert_int_equal(gw_json_number_double("-Infinity", 9, &v), -1);
+    assert_int_equal(gw_json_number_us_to_ns("Infinity", 8, &ns), -1);
+    char msg[160];
+    assert_int_equal(error_offset_of("\xef\xbb[1]", msg, sizeof msg), 2);
+    assert_int_equal(error_offset_of("[-Inf]", msg, sizeof msg), 2);
+    assert_int_equal(error_offset_of("[Nab]", msg, sizeof msg), 1);
+}
+
 static void test_read_error_is_reported(void **state)
 {
     (void)state;
@@ -411,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_grammar_errors_with_offsets),
         cmocka_unit_test(test_truncation_at_every_byte),
         cmocka_unit_test(test_chunk_boundaries_at_every_position),
+        cmocka_unit_test(test_python_nonfinite_and_bom),
         cmocka_unit_test(test_read_error_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
