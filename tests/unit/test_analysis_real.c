@@ -1,0 +1,247 @@
+/* The analysis on real traces (../shared/traces/kineto): figures recomputed here in the
+ * simplest possible way (sort and merge, names matched as text) must equal the pipeline's,
+ * and the idle parts must add up, per device and per step. */
+#include "analysis_fixture.h"
+
+#include <stdlib.h>
+
+#include "ingest/ingest.h"
+
+#define SAMPLES GW_SHARED_DIR "/traces/kineto/kineto/tb_plugin/samples/"
+#define NW0 SAMPLES "resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz"
+#define NW4 SAMPLES "resnet50_num_workers_4/worker0.1623213129365.pt.trace.json.gz"
+#define HTA GW_SHARED_DIR "/traces/kineto/HolisticTraceAnalysis/tests/data/"
+#define MULTI_STREAM HTA "negative_queue_length_values_check/rank0.json.gz"
+#define NCCL HTA "nccl_parser_config/nccl_data.json.gz"
+
+typedef struct span {
+    gw_ns s, e;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Length of the union of spans clipped to [lo, hi), by sorting and merging. */
+static gw_ns union_in(span *v, size_t n, gw_ns lo, gw_ns hi)
+{
+    qsort(v, n, sizeof *v, cmp_span);
+    gw_ns total = 0, cs = 0, ce = 0;
+    int open = 0;
+    for (size_t i = 0; i < n; i++) {
+        gw_ns s = v[i].s < lo ? lo : v[i].s, e = v[i].e > hi ? hi : v[i].e;
+        if (e <= s)
+            continue;
+        if (open && s <= ce) {
+            if (e > ce)
+                ce = e;
+            continue;
+        }
+        if (open)
+            total += ce - cs;
+        cs = s;
+        ce = e;
+        open = 1;
+    }
+    if (open)
+        total += ce - cs;
+    return total;
+}
+
+static gw_analysis *analyze_file(const char *path, gw_job **job_out)
+{
+    gw_trace *t = NULL;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_ingest_options opt = {0};
+    if (gw_kineto_read(path, &opt, &t, &err) != 0)
+        fail_msg("%s", err.message);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    assert_int_equal(gw_job_add(job, t), 0);
+    gw_analysis *a = gw_analyze(job, NULL, &err);
+    assert_non_null(a);
+    *job_out = job;
+    return a;
+}
+
+static void check_device_consistency(const gw_analysis *a)
+{
+    for (size_t d = 0; d < a->device_count; d++) {
+        const gw_device_stats *ds = &a->devices[d];
+        const gw_trace *t = a->job->traces[ds->trace_index];
+        const gw_window *w = &a->ranks[ds->trace_index].window;
+        /* Busy: union of this device's kernels, copies and sets in the window. */
+        span *v = malloc((t->gpu_count + 1) * sizeof *v);
+        assert_non_null(v);
+        size_t n = 0;
+        for (size_t i = 0; i < t->gpu_count; i++)
+            if (t->gpu[i].device == ds->device && t->gpu[i].kind != GW_GPU_SYNC)
+                v[n++] = (span){t->gpu[i].start, t->gpu[i].end};
+        gw_ns busy = union_in(v, n, w->start_ns, w->end_ns);
+        free(v);
+        assert_true(fabs(ds->busy_s - (double)busy * 1e-9) < 1e-12);
+        double parts = 0;
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
+            assert_true(ds->idle_by_cause_s[c] >= 0);
+            parts += ds->idle_by_cause_s[c];
+        }
+        assert_true(fabs(parts - ds->idle_s) < 1e-9);
+        assert_true(fabs(ds->idle_s + ds->busy_s - ds->window_s) < 1e-9);
+        assert_true(fabs(ds->compute_s + ds->comm_s + ds->copy_s + ds->set_s - ds->busy_s) < 1e-9);
+        /* Steady step rows add up to the window when steps tile it. */
+        double steady_idle[GW_IDLE_CAUSE_COUNT] = {0}, steady_len = 0;
+        for (size_t s = 0; s < a->step_count; s++) {
+            const gw_step_stats *r = &a->steps[s];
+            if (r->device != ds->device || r->rank != ds->rank || !r->steady)
+                continue;
+            steady_len += r->duration_s;
+            double row = 0;
+            for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
+                steady_idle[c] += r->idle_by_cause_s[c];
+                row += r->idle_by_cause_s[c];
+            }
+            assert_true(fabs(row + r->busy_s - r->duration_s) < 1e-9);
+        }
+        if (fabs(steady_len - ds->window_s) < 1e-9)
+            for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+                assert_true(fabs(steady_idle[c] - ds->idle_by_cause_s[c]) < 1e-6);
+    }
+}
+
+/* DataLoader share of the window recomputed from span names on every thread. */
+static double dataloader_share_by_name(const gw_trace *t, const gw_window *w)
+{
+    span *v = malloc((t->host_count + 1) * sizeof *v);
+    assert_non_null(v);
+    size_t n = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const char *name = gw_trace_str(t, t->host[i].name_id);
+        if (name && strncmp(name, "enumerate(DataLoader)", 21) == 0 && strstr(name, "__next__"))
+            v[n++] = (span){t->host[i].start, t->host[i].end};
+    }
+    gw_ns dl = union_in(v, n, w->start_ns, w->end_ns);
+    free(v);
+    return (double)dl / (double)(w->end_ns - w->start_ns);
+}
+
+static void resnet50_single_process_loader(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(NW0, &job);
+    const gw_rank_stats *r = &a->ranks[0];
+    const gw_trace *t = job->traces[0];
+    assert_int_equal(r->window.steps, 6);
+    assert_int_equal(r->window.steady_steps, 5);
+    assert_int_equal(r->window.first_step_number, 17);
+    assert_int_equal(r->window.last_step_number, 21);
+    assert_true(r->has_gpu_data);
+    assert_true(r->single_process_loader);
+    double want = dataloader_share_by_name(t, &r->window);
+    assert_true(want > 0.2); /* the trace's known pathology */
+    assert_true(fabs(r->dataloader_share - want) < 1e-9);
+    assert_int_equal(a->device_count, 1);
+    const gw_device_stats *d = &a->devices[0];
+    /* The GPU drains soon after the loader starts: most loader time is GPU idle time, and
+     * never more than the loader time itself. */
+    assert_true(d->idle_by_cause_s[GW_IDLE_DATALOADER] <= r->dataloader_s + 1e-12);
+    assert_true(d->idle_by_cause_s[GW_IDLE_DATALOADER] > 0.5 * r->dataloader_s);
+    assert_int_equal(a->step_count, 6);
+    /* The window runs from the first steady step's start to the last one's end: the step
+     * rows plus the short gaps between ProfilerSteps (~70 µs here) make it up. */
+    double steady_len = 0, between = 0;
+    for (size_t i = 0; i < a->step_count; i++)
+        if (a->steps[i].steady) {
+            steady_len += a->steps[i].duration_s;
+            if (i + 1 < t->step_count)
+                between += (double)(t->steps[i + 1].start - t->steps[i].end) * 1e-9;
+        }
+    assert_true(between > 0 && between < 1e-3);
+    assert_true(fabs(steady_len + between - d->window_s) < 1e-9);
+    check_device_consistency(a);
+    /* Kernels in the window, counted by start. */
+    size_t kernels = 0;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_KERNEL && t->gpu[i].start >= r->window.start_ns &&
+            t->gpu[i].start < r->window.end_ns)
+            kernels++;
+    assert_int_equal(r->kernels.count, kernels);
+    assert_int_equal(d->kernel_count, kernels);
+    fx_done(a, job);
+}
+
+static void resnet50_worker_processes(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(NW4, &job);
+    const gw_rank_stats *r = &a->ranks[0];
+    assert_false(r->single_process_loader);
+    double want = dataloader_share_by_name(job->traces[0], &r->window);
+    assert_true(fabs(r->dataloader_share - want) < 1e-9);
+    /* The fixed twin: the loader no longer holds up the GPU. */
+    assert_true(r->dataloader_share < 0.05);
+    assert_true(a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER] < 0.05 * a->devices[0].window_s);
+    check_device_consistency(a);
+    fx_done(a, job);
+}
+
+/* Six streams of one device: busy is their union, syncs are found with their ops. */
+static void multi_stream_with_item_syncs(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(MULTI_STREAM, &job);
+    check_device_consistency(a);
+    const gw_sync_stats *s = &a->ranks[0].syncs;
+    const gw_trace *t = job->traces[0];
+    const gw_window *w = &a->ranks[0].window;
+    static const char *const sync_apis[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize",
+                                            "cudaEventSynchronize"};
+    size_t syncs = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const char *name = gw_trace_str(t, t->host[i].name_id);
+        for (size_t k = 0; k < 3; k++)
+            if (name && strcmp(name, sync_apis[k]) == 0 && t->host[i].start >= w->start_ns &&
+                t->host[i].start < w->end_ns)
+                syncs++;
+    }
+    assert_true(syncs > 0);
+    assert_int_equal(s->count, syncs);
+    /* They come from .to() on the GPU tensor (aten::to > aten::_to_copy > aten::copy_). */
+    assert_true(s->source_count > 0);
+    assert_string_equal(s->sources[0].op, "aten::to");
+    assert_string_equal(s->sources[0].api, "cudaStreamSynchronize");
+    double sum_kernels = 0;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_KERNEL && t->gpu[i].start >= w->start_ns && t->gpu[i].start < w->end_ns)
+            sum_kernels += (double)(t->gpu[i].end - t->gpu[i].start) * 1e-9;
+    assert_true(fabs(a->ranks[0].kernels.total_s - sum_kernels) < 1e-9);
+    fx_done(a, job);
+}
+
+static void nccl_comm_split(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(NCCL, &job);
+    check_device_consistency(a);
+    const gw_device_stats *d = &a->devices[0];
+    assert_true(d->comm_total_s > 0);
+    assert_true(d->comm_exposed_s <= d->comm_total_s + 1e-12);
+    fx_done(a, job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resnet50_single_process_loader),
+        cmocka_unit_test(resnet50_worker_processes),
+        cmocka_unit_test(multi_stream_with_item_syncs),
+        cmocka_unit_test(nccl_comm_split),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
