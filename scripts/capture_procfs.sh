@@ -2,7 +2,8 @@
 # Snapshots the procfs/sysfs files the host collectors read, from THIS machine, into a
 # fixture tree (OUT/snapN/{proc,sys}) that unit tests replay through the collector's
 # configurable root. Several snapshots a few seconds apart, while a small "job" runs (a
-# bash root with a CPU burner and a direct-IO disk reader as children), so that CPU time,
+# bash root with a CPU burner child and a subshell whose child, a grandchild of the root,
+# keeps running a direct-IO disk reader), so that CPU time,
 # disk counters and per-process counters move between snapshots. Only the files the
 # collector reads are copied, and only for the job's processes and one idle process outside
 # the job, to keep the fixture small (and free of unrelated processes' details).
@@ -34,7 +35,7 @@ sync
 
 bash -c '
     (while :; do :; done) &
-    (while :; do dd if="$1" of=/dev/null bs=4k iflag=direct status=none; done) &
+    (sh -c "while :; do dd if=\"\$0\" of=/dev/null bs=4k iflag=direct status=none; done" "$1"; true) &
     exec 3<"$1"
     wait
 ' gw-job "$work/data.bin" </dev/null >/dev/null 2>&1 &
@@ -67,9 +68,15 @@ copy() {   # copy SRC DST: procfs files report size 0, so cat instead of cp
 copy_process() {   # copy_process PID SNAPDIR
     local pid=$1 dst=$2/proc/$1
     [ -d "/proc/$pid" ] || return 0
-    for f in stat status io schedstat cmdline mountinfo; do
+    for f in stat status io schedstat cmdline; do
         copy "/proc/$pid/$f" "$dst/$f"
     done
+    # The collector reads the job root's mountinfo only. Deeply nested mounts (container
+    # and sandbox plumbing) are left out: they hold no data files and only bloat the tree.
+    if [ "$pid" = "$job_pid" ]; then
+        awk '{ n = split($5, parts, "/"); if ($5 == "/" || n <= 3) print }' \
+            "/proc/$pid/mountinfo" >"$dst/mountinfo"
+    fi
     for task in /proc/"$pid"/task/*; do
         local tid=${task##*/}
         for f in stat status schedstat; do

@@ -197,6 +197,20 @@ static int read_mounts(gw_host_collector *c, pid_t pid, gw_mount **mounts, size_
     return 0;
 }
 
+/* Device nodes (/dev/null, /dev/nvidia0) and kernel interfaces are open files but not
+ * data; in fixture trees, where the file type cannot be checked, this is what tells them
+ * apart. */
+static bool holds_data(const gw_mount *m)
+{
+    static const char *const pseudo[] = {"devtmpfs", "devpts", "proc", "sysfs", "cgroup",
+                                         "cgroup2", "debugfs", "tracefs", "securityfs",
+                                         "bpf", "mqueue", "nsfs", "pipefs", "sockfs", NULL};
+    for (size_t i = 0; pseudo[i] != NULL; i++)
+        if (strcmp(m->fs_type, pseudo[i]) == 0)
+            return false;
+    return true;
+}
+
 /* Counts one open file of mount index m into out->fs. */
 static int count_file(gw_host_collector *c, const gw_mount *m, gw_host_sample *out)
 {
@@ -272,7 +286,7 @@ int gw_collect_job_fs(gw_host_collector *c, gw_host_sample *out, gw_error *err)
             } else {
                 m = find_mount(mounts, mount_count, target, false, 0, 0);
             }
-            if (m >= 0 && count_file(c, &mounts[m], out) != 0) {
+            if (m >= 0 && holds_data(&mounts[m]) && count_file(c, &mounts[m], out) != 0) {
                 status = gw_fail(err, GW_EXIT_INTERNAL, "out of memory counting open files");
                 break;
             }
