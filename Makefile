@@ -14,7 +14,8 @@ deps:
 	@scripts/deps.sh build
 
 deps-test:
-	@scripts/deps.sh test
+	@scripts/deps.sh browser
+	@test -d tests/browser/node_modules/playwright-core || (cd tests/browser && npm ci --no-audit --no-fund)
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null

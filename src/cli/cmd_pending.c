@@ -11,7 +11,6 @@ static int pending(const char *name)
     return GW_EXIT_INTERNAL;
 }
 
-int gw_cmd_report(int argc, char **argv) { (void)argc; (void)argv; return pending("report"); }
 int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
 int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }
 int gw_cmd_doctor(int argc, char **argv) { (void)argc; (void)argv; return pending("doctor"); }
