@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/record_session.h"
+#include "cli/run_trace.h"  /* --trace (CUDA activity tracing) */
 #include "util/error.h"
 
 static void run_usage(FILE *out)
@@ -30,7 +31,9 @@ static void run_usage(FILE *out)
             "Options:\n"
             "  -o, --output FILE    the recording (default gpuwhy-YYYYmmdd-HHMMSS.db here)\n"
             "  --interval DURATION  sampling period, e.g. 100ms (default), 0.5s, 1s\n"
-            "  -h, --help           this help\n"
+            "  -h, --help           this help\n");
+    gw_run_trace_usage(out);
+    fprintf(out,
             "\n"
             "Example:\n"
             "  gpuwhy run -o train.db -- python train.py --epochs 1\n"
@@ -107,8 +110,14 @@ int gw_cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {"help", no_argument, NULL, 'h'},
+        /* --trace options: cli/run_trace.c */
+        {"trace", no_argument, NULL, GW_RUN_OPT_TRACE},
+        {"trace-delay", required_argument, NULL, GW_RUN_OPT_TRACE_DELAY},
+        {"trace-duration", required_argument, NULL, GW_RUN_OPT_TRACE_DURATION},
         {NULL, 0, NULL, 0},
     };
+    gw_run_trace trace;
+    gw_run_trace_init(&trace);
     gw_record_session rs;
     memset(&rs, 0, sizeof rs);
     rs.command = "run";
@@ -127,6 +136,12 @@ int gw_cmd_run(int argc, char **argv)
             }
             break;
         case 'h': run_usage(stdout); return GW_EXIT_OK;
+        case GW_RUN_OPT_TRACE:
+        case GW_RUN_OPT_TRACE_DELAY:
+        case GW_RUN_OPT_TRACE_DURATION:
+            if (gw_run_trace_option(&trace, c, optarg) != 0)
+                return GW_EXIT_USAGE;
+            break;
         default: run_usage(stderr); return GW_EXIT_USAGE;
         }
     }
@@ -144,17 +159,20 @@ int gw_cmd_run(int argc, char **argv)
     rs.command_line = command_line;
 
     gw_record_signals_install();
+    gw_run_trace_before_job(&trace, rs.output_path);
     int exec_errno = 0;
     pid_t pid = start_job(job_argv, &exec_errno);
     if (pid < 0) {
         fprintf(stderr, "gpuwhy run: cannot run '%s': %s\n", job_argv[0], strerror(exec_errno));
         free(command_line);
+        gw_run_trace_discard(&trace);
         return exec_errno == ENOENT ? 127 : 126;
     }
     gw_record_signals_set_job(pid);
     rs.job_pid = pid;
     int status = 0;
     gw_record_session_run(&rs, &status);
+    gw_run_trace_after_job(&trace, rs.output_path);
     free(command_line);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
