@@ -22,6 +22,8 @@ typedef struct gw_rule {
 
 /* The table, in the seed's order along the data flow. */
 const gw_rule *gw_rules_table(size_t *count);
+/* The rule with this id, NULL when none. */
+const gw_rule *gw_rules_find(const char *id);
 
 /* Runs every rule, ranks the findings, writes a->verdict and a->not_evaluated.
  * Returns 0, or -1 on out-of-memory. */

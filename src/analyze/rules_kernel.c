@@ -259,6 +259,11 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
             gw_rules_not_evaluated(a, rule->id, "the input has no host side (cuDNN search calls)");
             continue;
         }
+        if (r->window.steady_steps == 0 || r->window.whole_window) {
+            gw_rules_not_evaluated(a, rule->id, "no step markers: the first searches cannot be told "
+                                                "apart from steady state");
+            continue;
+        }
         size_t count = 0;
         double search_s = 0;
         /* Nested spans (cudnnFind inside cudnn_convolution_find) count once: outermost only. */

@@ -79,6 +79,13 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
             gw_rules_not_evaluated(a, rule->id, "the input has no host API calls");
             continue;
         }
+        /* Without steps the first calls (context creation, model load) cannot be told apart
+         * from calls inside the training loop. */
+        if (r->window.steady_steps == 0 || r->window.whole_window) {
+            gw_rules_not_evaluated(a, rule->id, "no step markers: set-up allocations cannot be told "
+                                                "apart from the training loop");
+            continue;
+        }
         const gw_memory_stats *m = &r->memory;
         if (m->alloc_calls == 0 || m->alloc_calls_per_step < per_step_thr)
             continue;

@@ -221,10 +221,15 @@ int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule)
         gw_rank_totals_compute(a, r, &tot);
         if (tot.device_count == 0 || tot.busy_min_share < threshold)
             continue;
+        /* Healthy is about the GPU being fed: savings inside the kernels (FP32 math ...) may
+         * still be listed next to it. */
         int alarming = 0;
-        for (size_t k = 0; k < a->findings.count; k++)
-            if (a->findings.items[k].rank == r->rank && a->findings.items[k].severity > GW_SEV_MINOR)
+        for (size_t k = 0; k < a->findings.count; k++) {
+            const gw_finding *f = &a->findings.items[k];
+            const gw_rule *cause = gw_rules_find(f->id);
+            if (f->rank == r->rank && f->severity > GW_SEV_MINOR && cause && cause->explains_idle)
                 alarming = 1;
+        }
         if (alarming)
             continue;
         gw_finding *f = gw_rules_finding(a, rule, r, tot.device_count == 1 ? tot.main_device : -1,
@@ -242,7 +247,7 @@ int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule)
             snprintf(f->title, sizeof f->title, "%zu GPUs busy %.0f-%.0f%% of %s: the time is in the kernels",
                      tot.device_count, tot.busy_min_share * 100.0, tot.busy_max_share * 100.0, window);
         gw_finding_evidence(f, "busy %.1f%% (compute %.1f%%, communication %.1f%%, copies %.1f%%); "
-                               "no finding above minor",
+                               "no cause of idle time above minor",
                             tot.busy_s / tot.window_s * 100.0, tot.compute_s / tot.window_s * 100.0,
                             tot.comm_s / tot.window_s * 100.0, tot.copy_s / tot.window_s * 100.0);
         for (size_t k = 0; k < r->kernels.top_count && k < 3; k++)

@@ -74,6 +74,20 @@ static void alloc_churn_twin(void **state)
     fx_free(a);
 }
 
+static void alloc_churn_not_evaluated_without_steps(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->ranks[0].window.steady_steps = 0;
+    a->ranks[0].window.whole_window = 1;
+    a->ranks[0].memory.alloc_calls = 3;
+    a->ranks[0].memory.alloc_calls_per_step = 3;
+    a->ranks[0].memory.alloc_wait_s = 0.7; /* the first cudaMalloc creates the context */
+    assert_null(fx_run(a, "mem.alloc_churn"));
+    assert_non_null(strstr(a->not_evaluated, "mem.alloc_churn: no step markers"));
+    fx_free(a);
+}
+
 static void zero_grad_memset_triggers_and_twin(void **state)
 {
     (void)state;
@@ -129,6 +143,7 @@ int main(void)
         cmocka_unit_test(near_full_twin_and_not_evaluated),
         cmocka_unit_test(alloc_churn_triggers),
         cmocka_unit_test(alloc_churn_twin),
+        cmocka_unit_test(alloc_churn_not_evaluated_without_steps),
         cmocka_unit_test(zero_grad_memset_triggers_and_twin),
         cmocka_unit_test(batch_headroom_triggers_and_twins),
     };
