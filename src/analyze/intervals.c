@@ -48,7 +48,13 @@ size_t gw_ivals_normalize(gw_ival *iv, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(iv, n, sizeof *iv, cmp_ival);
+    /* Events come from arrays already sorted by start (GPU work, one thread's host
+     * events): checking is one pass, sorting is n log n. Merging only needs start order. */
+    size_t unsorted = 0;
+    for (size_t i = 1; i < n && !unsorted; i++)
+        unsorted = iv[i].start < iv[i - 1].start;
+    if (unsorted)
+        qsort(iv, n, sizeof *iv, cmp_ival);
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (iv[i].end <= iv[i].start)
