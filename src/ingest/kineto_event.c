@@ -28,28 +28,32 @@ typedef enum cat_kind {
     CAT_INSTANT
 } cat_kind;
 
+#define CAT(text, kind) {text, sizeof text - 1, kind}
 static const struct {
     const char *name;
+    size_t len;
     cat_kind kind;
 } CATEGORIES[] = {
-    {"kernel", CAT_KERNEL},                 /* "Kernel" in 2021 and in some mixed files */
-    {"gpu_memcpy", CAT_MEMCPY}, {"Memcpy", CAT_MEMCPY},
-    {"gpu_memset", CAT_MEMSET}, {"Memset", CAT_MEMSET},
-    {"cuda_sync", CAT_SYNC},
-    {"cuda_runtime", CAT_RUNTIME}, {"Runtime", CAT_RUNTIME},
-    {"cuda_driver", CAT_DRIVER},
-    {"cpu_op", CAT_CPU_OP}, {"Operator", CAT_CPU_OP},
-    {"user_annotation", CAT_ANNOTATION},
-    {"gpu_user_annotation", CAT_GPU_ANNOTATION},
-    {"python_function", CAT_PYTHON},
-    {"cuda_profiler_range", CAT_PROFILER_RANGE},
-    {"cpu_instant_event", CAT_INSTANT},
+    CAT("kernel", CAT_KERNEL),                 /* "Kernel" in 2021 and in some mixed files */
+    CAT("gpu_memcpy", CAT_MEMCPY), CAT("Memcpy", CAT_MEMCPY),
+    CAT("gpu_memset", CAT_MEMSET), CAT("Memset", CAT_MEMSET),
+    CAT("cuda_sync", CAT_SYNC),
+    CAT("cuda_runtime", CAT_RUNTIME), CAT("Runtime", CAT_RUNTIME),
+    CAT("cuda_driver", CAT_DRIVER),
+    CAT("cpu_op", CAT_CPU_OP), CAT("Operator", CAT_CPU_OP),
+    CAT("user_annotation", CAT_ANNOTATION),
+    CAT("gpu_user_annotation", CAT_GPU_ANNOTATION),
+    CAT("python_function", CAT_PYTHON),
+    CAT("cuda_profiler_range", CAT_PROFILER_RANGE),
+    CAT("cpu_instant_event", CAT_INSTANT),
 };
+
+#undef CAT
 
 static cat_kind classify_cat(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof CATEGORIES / sizeof CATEGORIES[0]; i++)
-        if (strlen(CATEGORIES[i].name) == n && strncasecmp(CATEGORIES[i].name, s, n) == 0)
+        if (CATEGORIES[i].len == n && strncasecmp(CATEGORIES[i].name, s, n) == 0)
             return CATEGORIES[i].kind;
     return CAT_OTHER;
 }
@@ -313,6 +317,15 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
     }
 }
 
+/* 1 when what is known so far already rules the event out (see gw_kineto_event). */
+static int event_is_dropped(const event_fields *f)
+{
+    if (f->ph == 's' || f->ph == 'f' || f->ph == 'C')
+        return 1;
+    return f->ph == 'X' && (f->cat == CAT_OTHER || f->cat == CAT_GPU_ANNOTATION ||
+                            f->cat == CAT_PROFILER_RANGE);
+}
+
 static int parse_fields(gw_kineto_state *st, event_fields *f)
 {
     gw_json_lexer *lx = st->lx;
@@ -346,7 +359,9 @@ static int parse_fields(gw_kineto_state *st, event_fields *f)
                 f->cat = classify_cat(lx->text, lx->text_len);
             break;
         case 'n':
-            if (t == GW_JSON_STRING) {
+            /* Most events name their phase and category first: a flow or an ignored
+             * category needs no copy of its (often long) name. */
+            if (t == GW_JSON_STRING && !event_is_dropped(f)) {
                 if (gw_kineto_copy_text(lx, &st->name, &st->name_len, &st->name_cap) != 0) {
                     st->out_of_memory = 1;
                     return -1;
