@@ -20,20 +20,26 @@ static const char *const CAUSE_RULE[GW_IDLE_CAUSE_COUNT] = {
 
 static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
+    /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
+     * the most specific reason, and the verdict quotes the first line. */
+    for (size_t i = 0; t && i < t->note_count; i++)
+        if (strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU"))
+            gw_finding_evidence(f, "the input says: %s", t->notes[i].text);
     size_t api_calls = 0;
     for (size_t i = 0; t && i < t->host_count; i++)
         if (t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER)
             api_calls++;
     char calls[32];
     gw_rules_fmt_count((double)api_calls, calls, sizeof calls);
+    int kineto = t && t->format && strcmp(t->format, "kineto") == 0;
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
-        gw_finding_evidence(f,
-                            "the trace lists %zu GPU(s) but recorded no kernel, copy or set: GPU "
-                            "activity tracing failed or was off (a CUPTI range-profiler trace "
-                            "records counters, not kernels)",
-                            t->device_count);
+        gw_finding_evidence(f, "the trace lists %zu GPU(s) but recorded no kernel, copy or set: %s",
+                            t->device_count,
+                            kineto ? "GPU activity tracing failed or was off (a CUPTI range-profiler "
+                                     "trace records counters, not kernels)"
+                                   : "CUDA tracing failed or was not enabled");
     } else if (api_calls > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: GPU-side tracing failed", file);
         gw_finding_evidence(f, "the host made %s CUDA API calls but no kernel, copy or set was "
@@ -43,10 +49,6 @@ static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fi
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
                                "GPU listed; the job did not use a GPU or CUDA was not traced");
     }
-    /* Readers record what the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...). */
-    for (size_t i = 0; t && i < t->note_count; i++)
-        if (strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU"))
-            gw_finding_evidence(f, "the input says: %s", t->notes[i].text);
 }
 
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)

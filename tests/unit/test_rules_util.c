@@ -164,6 +164,8 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     assert_non_null(f);
     assert_non_null(strstr(f->title, "although it lists 1 GPU(s)"));
     assert_true(fx_evidence_has(f, "the input says: 77 cuda_profiler_range"));
+    assert_true(fx_evidence_has(f, "a CUPTI range-profiler trace records counters"));
+    assert_non_null(strstr(a->verdict, "No GPU activity in the input: the input says: 77 cuda_profiler_range"));
     fx_free(a);
     gw_job_free(job);
 }
