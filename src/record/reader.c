@@ -596,12 +596,19 @@ static void host_values(const gw_host_sample *a, const gw_host_sample *b, double
         }
     }
     h->cpu_count = b->cpu_count ? (int)b->cpu_count - 1 : 0;
-    h->mem_total_kb = (double)b->mem.mem_total_kb;
-    h->mem_available_kb = b->mem.has_mem_available ? (double)b->mem.mem_available_kb : NAN;
-    h->swap_used_kb = (double)(b->mem.swap_total_kb - (b->mem.swap_free_kb < b->mem.swap_total_kb ? b->mem.swap_free_kb : b->mem.swap_total_kb));
-    h->swap_in_pages_per_s = counter_rate(a->vm.pswpin, b->vm.pswpin, interval_s);
-    h->swap_out_pages_per_s = counter_rate(a->vm.pswpout, b->vm.pswpout, interval_s);
-    h->major_faults_per_s = counter_rate(a->vm.pgmajfault, b->vm.pgmajfault, interval_s);
+    h->mem_total_kb = h->mem_available_kb = h->swap_used_kb = NAN;
+    if (b->has_meminfo) {
+        h->mem_total_kb = (double)b->mem.mem_total_kb;
+        h->mem_available_kb = b->mem.has_mem_available ? (double)b->mem.mem_available_kb : NAN;
+        h->swap_used_kb = (double)(b->mem.swap_total_kb -
+                                   (b->mem.swap_free_kb < b->mem.swap_total_kb ? b->mem.swap_free_kb : b->mem.swap_total_kb));
+    }
+    h->swap_in_pages_per_s = h->swap_out_pages_per_s = h->major_faults_per_s = NAN;
+    if (a->has_vmstat && b->has_vmstat) {
+        h->swap_in_pages_per_s = counter_rate(a->vm.pswpin, b->vm.pswpin, interval_s);
+        h->swap_out_pages_per_s = counter_rate(a->vm.pswpout, b->vm.pswpout, interval_s);
+        h->major_faults_per_s = counter_rate(a->vm.pgmajfault, b->vm.pgmajfault, interval_s);
+    }
     h->psi_cpu_some_pct = pressure(&a->pressure.cpu, &b->pressure.cpu, false, interval_s);
     h->psi_io_some_pct = pressure(&a->pressure.io, &b->pressure.io, false, interval_s);
     h->psi_io_full_pct = pressure(&a->pressure.io, &b->pressure.io, true, interval_s);

@@ -124,6 +124,7 @@ fail:
 
 const char *gw_sampler_notes(const gw_sampler *s) { return s ? s->notes : ""; }
 int64_t gw_sampler_sample_count(const gw_sampler *s) { return s ? s->sample_count : 0; }
+sqlite3 *gw_sampler_db(gw_sampler *s) { return gw_recording_writer_db(s->writer); }
 
 static const char *event_kind(uint64_t type)
 {

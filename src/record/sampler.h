@@ -6,6 +6,7 @@
 #ifndef GW_RECORD_SAMPLER_H
 #define GW_RECORD_SAMPLER_H
 
+#include <sqlite3.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -57,6 +58,9 @@ int gw_sampler_run(gw_sampler *s, gw_error *err);
  * borrowed, "" when none. */
 const char *gw_sampler_notes(const gw_sampler *s);
 int64_t gw_sampler_sample_count(const gw_sampler *s);
+/* The recording's connection, borrowed, for adding other tables before the close (the
+ * CUDA trace of `run --trace`); never inside a tick. */
+sqlite3 *gw_sampler_db(gw_sampler *s);
 
 /* Writes the closing meta (end time, stop reason, the job's exit status when >= 0) and
  * closes the recording. Returns 0 or -1 with err; the sampler is freed either way. NULL
