@@ -92,19 +92,27 @@ static void upper(char *dst, size_t size, const char *src)
     dst[i] = '\0';
 }
 
-static void print_finding(gw_term *t, const gw_finding *f)
+/* "data.loader_wait", plus " rank 1 GPU 0" when the input has several of them. */
+static void finding_label(char *buf, size_t size, const gw_term *t, const gw_finding *f)
 {
-    char tag[16], share[16], where[48] = "", prefix[160], id[48];
+    char id[48];
+    gw_text_fit(id, sizeof id, f->id, 32, 0);
+    snprintf(buf, size, "%s", id);
+    if (f->rank >= 0 && t->a->rank_count > 1)
+        snprintf(buf + strlen(buf), size - strlen(buf), " rank %d", f->rank);
+    if (f->device >= 0 && t->a->device_count > 1)
+        snprintf(buf + strlen(buf), size - strlen(buf), " GPU %d", (int)f->device);
+}
+
+static void print_finding(gw_term *t, const gw_finding *f, int label_width)
+{
+    char tag[16], share[16], label[96], prefix[200];
     upper(tag, sizeof tag, gw_severity_name(f->severity));
     /* shares are 0..1 by contract; a rule's slip must not print "170%" */
     gw_fmt_pct(share, sizeof share, f->share > 1 ? 1 : (f->share >= 0 ? f->share : 0));
-    if (f->rank >= 0 && t->a->rank_count > 1)
-        snprintf(where, sizeof where, " rank %d", f->rank);
-    if (f->device >= 0 && t->a->device_count > 1)
-        snprintf(where + strlen(where), sizeof where - strlen(where), " GPU %d", (int)f->device);
-    gw_text_fit(id, sizeof id, f->id, 32, 0);
-    snprintf(prefix, sizeof prefix, "  %s%-8s%s %s%-18s%s%s  %6s  ", severity_color(t, f->severity), tag,
-             gw_term_reset(t), gw_term_bold(t), id, gw_term_reset(t), where, share);
+    finding_label(label, sizeof label, t, f);
+    snprintf(prefix, sizeof prefix, "  %s%-8s%s %s%-*s%s  %6s  ", severity_color(t, f->severity), tag,
+             gw_term_reset(t), gw_term_bold(t), label_width, label, gw_term_reset(t), share);
     gw_term_wrap(t, prefix, f->title[0] ? f->title : "(no title)");
     for (size_t i = 0; i < f->evidence_count && i < GW_MAX_EVIDENCE; i++)
         gw_term_wrap(t, "      - ", f->evidence[i]);
@@ -129,6 +137,16 @@ static void print_findings(gw_term *t)
         gw_term_printf(t, "  No findings.\n");
         return;
     }
+    /* one label width for the block so that the titles line up */
+    int label_width = 18;
+    for (size_t i = 0; i < l->count; i++) {
+        char label[96];
+        finding_label(label, sizeof label, t, &l->items[i]);
+        if ((int)strlen(label) > label_width)
+            label_width = (int)strlen(label);
+    }
+    if (label_width > 40)
+        label_width = 40;
     size_t info_shown = 0, hidden = 0;
     for (size_t i = 0; i < l->count; i++) {
         const gw_finding *f = &l->items[i];
@@ -140,7 +158,7 @@ static void print_findings(gw_term *t)
             info_shown++;
         if (i > 0)
             gw_term_printf(t, "\n");
-        print_finding(t, f);
+        print_finding(t, f, label_width);
     }
     if (hidden)
         gw_term_printf(t, "\n  %s(%zu more info finding%s: -v shows them)%s\n", gw_term_dim(t), hidden,

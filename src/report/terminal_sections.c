@@ -66,15 +66,18 @@ static void idle_table(gw_term *t, const gw_device_stats *d)
     char label[160], b[8][32];
     gw_term_heading(t, "Where the idle time went: %s", device_label(label, sizeof label, t, d));
     char summary[400];
-    snprintf(summary, sizeof summary,
-             "window %s: busy %s (compute %s, comm %s, copy %s, memset %s), idle %s = %s",
-             gw_fmt_seconds(b[0], 32, d->window_s), gw_fmt_pct(b[1], 32, ratio(d->busy_s, d->window_s)),
+    /* two lines rather than one long one: wrapping would split "682.6" from "ms" */
+    snprintf(summary, sizeof summary, "busy %s of %s: compute %s, comm %s, copy %s, memset %s",
+             gw_fmt_pct(b[1], 32, ratio(d->busy_s, d->window_s)), gw_fmt_seconds(b[0], 32, d->window_s),
              gw_fmt_pct(b[2], 32, ratio(d->compute_s, d->window_s)),
              gw_fmt_pct(b[3], 32, ratio(d->comm_s, d->window_s)),
              gw_fmt_pct(b[4], 32, ratio(d->copy_s, d->window_s)),
-             gw_fmt_pct(b[5], 32, ratio(d->set_s, d->window_s)),
-             gw_fmt_pct(b[6], 32, ratio(d->idle_s, d->window_s)), gw_fmt_seconds(b[7], 32, d->idle_s));
+             gw_fmt_pct(b[5], 32, ratio(d->set_s, d->window_s)));
     gw_term_wrap(t, "  ", summary);
+    snprintf(summary, sizeof summary, "idle %s = %s, by what the host thread feeding the GPU was doing:",
+             gw_fmt_pct(b[6], 32, ratio(d->idle_s, d->window_s)), gw_fmt_seconds(b[7], 32, d->idle_s));
+    if (d->idle_s > 0)
+        gw_term_wrap(t, "  ", summary);
     if (!(d->idle_s > 0)) {
         gw_term_printf(t, "  No idle time in the window.\n");
         return;
@@ -369,6 +372,10 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
         gw_term_wrap(t, "  ", line);
     } else {
         gw_term_printf(t, "  No allocator ([memory]) events: peak memory unknown.\n");
+    }
+    if (m->alloc_calls == 0 && m->free_calls == 0) {
+        gw_term_printf(t, "  No cudaMalloc/cudaFree-type calls in the window.\n");
+        return;
     }
     snprintf(line, sizeof line, "%s allocation and %s free calls (%.1f per step), %s inside them",
              gw_fmt_count(b[0], 32, m->alloc_calls), gw_fmt_count(b[1], 32, m->free_calls),

@@ -211,8 +211,8 @@ static void test_report_content(void **state)
     assert_true(strstr(text, "data.loader_wait") < strstr(text, "pipe.pageable_copy"));
     /* idle attribution: seconds, share of idle, share of window; zero rows hidden */
     assert_contains(text, "Where the idle time went: GPU 0 (Tesla V100-DGXS-32GB)");
-    assert_contains(text, "window 2.50 s: busy 40.0% (compute 32.0%, comm 0.0%, copy 6.0%, memset 2.0%), "
-                          "idle 60.0% = 1.50 s");
+    assert_contains(text, "\n  busy 40.0% of 2.50 s: compute 32.0%, comm 0.0%, copy 6.0%, memset 2.0%\n"
+                          "  idle 60.0% = 1.50 s, by what the host thread feeding the GPU was doing:\n");
     assert_contains(line_with(text, "  waiting for data (DataLoader)  ", line, sizeof line),
                     "1,050.0    70.0%      42.0%");
     assert_contains(line_with(text, "  blocked in a sync  ", line, sizeof line), "200.0    13.3%       8.0%");
@@ -329,6 +329,7 @@ static void test_no_gpu_data(void **state)
     assert_null(strstr(text, "Where the idle time went"));
     assert_null(strstr(text, "Kernels"));
     assert_contains(text, "No allocator ([memory]) events: peak memory unknown.");
+    assert_contains(text, "No cudaMalloc/cudaFree-type calls in the window.");
     assert_null(strstr(text, "0.0%")); /* no made-up utilisation */
     assert_lines_fit(text, 100);
     free(text);
