@@ -180,13 +180,35 @@ void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double
 
 void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason)
 {
-    char item[200];
-    snprintf(item, sizeof item, "%s: %s", id, reason);
-    if (strstr(a->not_evaluated, item))
+    char *text = a->not_evaluated;
+    size_t cap = sizeof a->not_evaluated, used = strlen(text);
+    char head[200];
+    snprintf(head, sizeof head, "%s: ", reason);
+    char *group = strstr(text, head);
+    if (!group) {
+        snprintf(text + used, cap - used, "%s%s%s", used ? "; " : "", head, id);
         return;
-    size_t used = strlen(a->not_evaluated);
-    snprintf(a->not_evaluated + used, sizeof a->not_evaluated - used, "%s%s",
-             used ? "; " : "", item);
+    }
+    /* Same reason already listed: add the id to its group (once), keeping one line per
+     * reason however many ranks or rules share it. */
+    char *ids = group + strlen(head);
+    char *end = strstr(ids, "; ");
+    size_t ids_len = end ? (size_t)(end - ids) : strlen(ids);
+    size_t id_len = strlen(id);
+    for (const char *p = ids; p < ids + ids_len;) {
+        const char *comma = memchr(p, ',', (size_t)(ids + ids_len - p));
+        size_t n = comma ? (size_t)(comma - p) : (size_t)(ids + ids_len - p);
+        if (n == id_len && memcmp(p, id, n) == 0)
+            return;
+        p = comma ? comma + 2 : ids + ids_len;
+    }
+    size_t add = id_len + 2;
+    if (used + add + 1 > cap)
+        return; /* full: the rest stays unlisted rather than cut mid-word */
+    char *at = ids + ids_len;
+    memmove(at + add, at, strlen(at) + 1);
+    memcpy(at, ", ", 2);
+    memcpy(at + 2, id, id_len);
 }
 
 int gw_rules_has_finding(const gw_analysis *a, const char *id, int rank)

@@ -68,7 +68,8 @@ gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_
 void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac,
                    double hi_frac);
 
-/* Appends "id: reason" to a->not_evaluated unless the same text is already there. */
+/* Lists id under reason in a->not_evaluated, one group per reason:
+ * "the input has no host API calls: pipe.host_sync, mem.alloc_churn; ...". */
 void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason);
 
 /* 1 when a finding with this id exists for rank r (any device). */

@@ -38,7 +38,7 @@ int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule)
         if (!gw_rules_rank_has_gpu(a, r))
             continue;
         if (!(gw_rules_has(a, r) & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
-            gw_rules_not_evaluated(a, rule->id, "the input has no host side (no DataLoader spans)");
+            gw_rules_not_evaluated(a, rule->id, "the input has no host side");
             continue;
         }
         if (r->dataloader_share < threshold)

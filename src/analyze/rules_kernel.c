@@ -256,7 +256,7 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
         if (!gw_rules_rank_has_gpu(a, r) || !t)
             continue;
         if (!(t->has & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
-            gw_rules_not_evaluated(a, rule->id, "the input has no host side (cuDNN search calls)");
+            gw_rules_not_evaluated(a, rule->id, "the input has no host side");
             continue;
         }
         if (r->window.steady_steps == 0 || r->window.whole_window) {

@@ -74,7 +74,7 @@ static void loader_wait_not_evaluated_without_host_side(void **state)
     gw_analysis *a = loader_bound();
     a->job = job;
     assert_null(fx_run(a, "data.loader_wait"));
-    assert_non_null(strstr(a->not_evaluated, "data.loader_wait: the input has no host side"));
+    assert_non_null(strstr(a->not_evaluated, "the input has no host side: data.loader_wait"));
     fx_free(a);
     gw_job_free(job);
 }

@@ -216,8 +216,7 @@ static void host_sync_not_evaluated_for_gpu_only_input(void **state)
     gw_analysis *a = syncing();
     a->job = job;
     assert_null(fx_run(a, "pipe.host_sync"));
-    assert_non_null(strstr(a->not_evaluated, "pipe.host_sync: the input has no host API calls"));
-    assert_non_null(strstr(a->not_evaluated, "mem.alloc_churn: the input has no host API calls"));
+    assert_non_null(strstr(a->not_evaluated, "the input has no host API calls: pipe.host_sync, mem.alloc_churn"));
     fx_free(a);
     gw_job_free(job);
 }

@@ -1,0 +1,166 @@
+/* Tests of the table as a whole (rules_table.c, rules_common.c): severity from share at the
+ * named boundaries, ranking of several findings, the verdict's main cause and biggest saving,
+ * the not-evaluated list of a host-less input, and that the table and docs/diagnoses.md agree. */
+#include "test_rules_fixture.h"
+
+#include <stdio.h>
+
+#include "analyze/rules_common.h"
+
+static void severity_boundaries(void **state)
+{
+    (void)state;
+    assert_int_equal(gw_rules_severity(GW_SHARE_CRITICAL), GW_SEV_CRITICAL);
+    assert_int_equal(gw_rules_severity(0.2499), GW_SEV_MAJOR);
+    assert_int_equal(gw_rules_severity(GW_SHARE_MAJOR), GW_SEV_MAJOR);
+    assert_int_equal(gw_rules_severity(0.0999), GW_SEV_MINOR);
+    assert_int_equal(gw_rules_severity(GW_SHARE_MINOR), GW_SEV_MINOR);
+    assert_int_equal(gw_rules_severity(0.0299), GW_SEV_INFO);
+    assert_int_equal(gw_rules_severity(0.0), GW_SEV_INFO);
+}
+
+static void findings_rank_by_severity_then_share(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    /* busy 50%: loader 0.30 s, syncs 0.06 s, host work 0.04 s of idle */
+    fx_busy(a, 0, 0.50, GW_IDLE_DATALOADER);
+    a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER] = 0.30;
+    a->devices[0].idle_by_cause_s[GW_IDLE_SYNC] = 0.06;
+    a->devices[0].idle_by_cause_s[GW_IDLE_HOST_BUSY] = 0.04;
+    a->ranks[0].dataloader_s = 0.30;
+    a->ranks[0].dataloader_share = 0.375;
+    a->ranks[0].syncs.count = 16;
+    a->ranks[0].syncs.per_step = 2;
+    a->ranks[0].syncs.wait_s = 0.01;
+    a->ranks[0].syncs.wait_share_of_step = 0.0125;
+    a->ranks[0].kernels.count = 100;
+    a->ranks[0].kernels.total_s = 0.4;
+    a->ranks[0].kernels.fp32_gemm_share = 0.5; /* saving 0.1 s = 12.5% */
+    a->ranks[0].kernels.top_count = 1;
+    snprintf(a->ranks[0].kernels.top[0].name, sizeof a->ranks[0].kernels.top[0].name, "sgemm");
+    a->ranks[0].kernels.top[0].total_s = 0.2;
+    assert_int_equal(gw_rules_evaluate(a), 0);
+    const char *expected[] = {"data.loader_wait", "kernel.fp32_math", "pipe.host_sync", "util.low",
+                              "kernel.hot"};
+    assert_int_equal(a->findings.count, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(a->findings.items[i].id, expected[i]);
+    for (size_t i = 1; i < a->findings.count; i++) {
+        const gw_finding *p = &a->findings.items[i - 1], *q = &a->findings.items[i];
+        assert_true(p->severity > q->severity || (p->severity == q->severity && p->share >= q->share));
+    }
+    /* util.low keeps only the host-work part no finding claims: 0.04 s of 0.8 s. */
+    assert_float_equal(gw_findings_get(&a->findings, "util.low")->share, 0.05, 1e-9);
+    /* The FP32 saving ranks below the main cause: the verdict names the cause only. */
+    assert_string_equal(a->verdict, "GPU 0 busy 50% of steps #2-#9; main cause: waiting for data "
+                                    "(data.loader_wait, 38% of step time)");
+    fx_free(a);
+}
+
+static void savings_stay_below_idle_causes_and_healthy_still_said(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->ranks[0].kernels.count = 100;
+    a->ranks[0].kernels.total_s = 0.7;
+    a->ranks[0].kernels.fp32_gemm_share = 0.8; /* saving 0.28 s = 35% */
+    const gw_finding *f = fx_run(a, "kernel.fp32_math");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.35, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MAJOR); /* capped: not why the GPU idles */
+    assert_non_null(gw_findings_get(&a->findings, "util.healthy"));
+    assert_non_null(strstr(a->verdict, "healthy: the time is in the kernels themselves"));
+    assert_non_null(strstr(a->verdict, "biggest saving: matrix work in FP32 (kernel.fp32_math, 35%)"));
+    fx_free(a);
+}
+
+static void host_less_input_lists_what_was_not_evaluated_once(void **state)
+{
+    (void)state;
+    const gw_ns spans[][2] = {{0, 1000}};
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    for (int i = 0; i < 2; i++) {
+        gw_trace *t = fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE);
+        assert_int_equal(gw_trace_finish(t), 0);
+        assert_int_equal(gw_job_add(job, t), 0);
+    }
+    gw_analysis *a = fx_analysis(2, job);
+    a->ranks[0].kernels.count = a->ranks[1].kernels.count = 10;
+    assert_int_equal(gw_rules_evaluate(a), 0);
+    /* One group per reason, each rule once although both ranks lack the data. */
+    assert_string_equal(a->not_evaluated,
+                        "the input has no host side: data.loader_wait, pipe.cpu_bound, "
+                        "kernel.cudnn_autotune; the input has no host API calls: pipe.host_sync, "
+                        "mem.alloc_churn; the input has no device properties (SM count): "
+                        "kernel.low_occupancy; the input has no compute capability: "
+                        "kernel.fp32_math; the input has no allocator ([memory]) events: "
+                        "mem.near_full, mem.batch_headroom");
+    fx_free(a);
+    gw_job_free(job);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void table_ids_are_unique_and_documented(void **state)
+{
+    (void)state;
+    size_t n;
+    const gw_rule *table = gw_rules_table(&n);
+    assert_int_equal(n, 19);
+    char *doc = read_text(GW_SOURCE_DIR "/docs/diagnoses.md");
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(table[i].evaluate);
+        assert_ptr_equal(gw_rules_find(table[i].id), &table[i]);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "| `%s` |", table[i].id);
+        if (!strstr(doc, quoted))
+            fail_msg("%s is not documented in docs/diagnoses.md", table[i].id);
+    }
+    /* Every threshold the trace rules read is documented with its default. */
+    const gw_threshold_info *th = gw_threshold_table();
+    const gw_threshold_id used[] = {
+        GW_T_UTIL_LOW_BUSY, GW_T_UTIL_HEALTHY_BUSY, GW_T_LOADER_WAIT_SHARE, GW_T_PAGEABLE_PER_STEP,
+        GW_T_PAGEABLE_BYTES_SHARE, GW_T_SYNC_PER_STEP, GW_T_SYNC_WAIT_SHARE, GW_T_CPU_BOUND_HOST_BUSY,
+        GW_T_CPU_BOUND_MIN_IDLE, GW_T_TINY_KERNEL_US, GW_T_TINY_KERNEL_SHARE, GW_T_LAUNCH_GAP_RATIO,
+        GW_T_LOW_OCC_BLOCKS_PER_SM, GW_T_FP32_MATH_SHARE, GW_T_FP32_MIN_CC, GW_T_HOT_KERNELS,
+        GW_T_MEM_NEAR_FULL, GW_T_ALLOC_PER_STEP, GW_T_MEMSET_SHARE, GW_T_HEADROOM_BUSY,
+        GW_T_HEADROOM_MEM, GW_T_COMM_SHARE, GW_T_COMM_EXPOSED_SHARE, GW_T_STRAGGLER_SPREAD_PTS,
+        GW_T_STRAGGLER_SLOW_SHARE, GW_T_GAP_NOISE_US, GW_T_NSYS_GAP_MS, GW_T_NSYS_UTIL_CHUNKS,
+        GW_T_NSYS_UTIL_PCT, GW_T_CUDNN_FIND_COUNT,
+    };
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++) {
+        char entry[96];
+        snprintf(entry, sizeof entry, "`%s` = %g", th[used[i]].name, th[used[i]].default_value);
+        if (!strstr(doc, entry))
+            fail_msg("docs/diagnoses.md lacks %s", entry);
+    }
+    free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(severity_boundaries),
+        cmocka_unit_test(findings_rank_by_severity_then_share),
+        cmocka_unit_test(savings_stay_below_idle_causes_and_healthy_still_said),
+        cmocka_unit_test(host_less_input_lists_what_was_not_evaluated_once),
+        cmocka_unit_test(table_ids_are_unique_and_documented),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
