@@ -78,7 +78,7 @@ double gw_rules_steps(const gw_rank_stats *r)
 void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size)
 {
     if (r->window.steady_steps == 0 || r->window.whole_window)
-        snprintf(buf, size, "the whole trace (no step markers)");
+        snprintf(buf, size, "the span of GPU activity (no step markers)");
     else if (r->window.first_step_number == r->window.last_step_number)
         snprintf(buf, size, "step #%lld", (long long)r->window.first_step_number);
     else

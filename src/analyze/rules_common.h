@@ -43,7 +43,7 @@ int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r);
 
 /* Steady steps, at least 1 (the whole window counts as one). */
 double gw_rules_steps(const gw_rank_stats *r);
-/* "steps #2-#9" or "the whole trace (no step markers)". */
+/* "steps #2-#9" or "the span of GPU activity (no step markers)". */
 void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size);
 /* "ms/step" or "ms in the window": the unit for per-step figures. */
 const char *gw_rules_per_step_unit(const gw_rank_stats *r);

@@ -287,6 +287,17 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                                    "...): nsys analyze's cuda_api_sync rule does not see these",
                                 s->via_driver);
         if (t) {
+            /* nsys cuda_api_sync lists every call of the capture; say how many lie outside the
+             * window so the two counts can be reconciled. */
+            size_t outside = 0;
+            for (size_t k = 0; k < t->host_count; k++) {
+                const gw_host_event *h = &t->host[k];
+                if (is_blocking_sync(h) && (h->start < r->window.start_ns || h->start >= r->window.end_ns))
+                    outside++;
+            }
+            if (outside > 0)
+                gw_finding_evidence(f, "%zu more outside the window (set-up, warm-up or teardown), not "
+                                       "counted here", outside);
             size_t copies, sets;
             blocking_calls(t, r->window.start_ns, r->window.end_ns, &copies, &sets);
             if (copies > 0 || sets > 0)

@@ -1,0 +1,236 @@
+/* The diagnosis table on the real traces of ../shared/traces (read, analysed, evaluated end to
+ * end): the resnet50 num_workers 0/4 pair, the d2h_sync puzzle, healthy and GPU-less traces,
+ * and the Nsight Systems exports against what NVIDIA's own nsys analyze flagged for them
+ * (../shared/traces/nsys/derived). Figures the rules must match are recomputed here from the
+ * model, not taken from the statistics code. */
+#include "test_rules_fixture.h"
+
+#include <stdio.h>
+
+#include "analyze/rules_common.h"
+#include "ingest/ingest.h"
+
+#define KINETO GW_SHARED_DIR "/traces/kineto/"
+#define NSYS GW_SHARED_DIR "/traces/nsys/"
+
+typedef struct loaded {
+    gw_job *job;
+    gw_analysis *a;
+} loaded;
+
+static loaded load(const char *path)
+{
+    loaded l;
+    gw_error err;
+    gw_error_clear(&err);
+    l.job = gw_job_new();
+    assert_non_null(l.job);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {path};
+    if (gw_ingest_files(paths, 1, &opt, l.job, &err) != 0)
+        fail_msg("%s: %s", path, err.message);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    l.a = gw_analyze(l.job, &th, &err);
+    if (!l.a)
+        fail_msg("%s: %s", path, err.message);
+    return l;
+}
+
+static void unload(loaded *l)
+{
+    gw_analysis_free(l->a);
+    gw_job_free(l->job);
+}
+
+static int rank_of_id(const gw_analysis *a, const char *id)
+{
+    for (size_t i = 0; i < a->findings.count; i++)
+        if (strcmp(a->findings.items[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Union of DataLoader host spans inside the window, over the window: computed here from the
+ * model, independently of the statistics code. */
+static double loader_share_from_model(const gw_trace *t, gw_ns start, gw_ns end)
+{
+    gw_ns covered = 0, cur_s = 0, cur_e = 0;
+    int open = 0;
+    for (size_t i = 0; i < t->host_count; i++) { /* sorted by start */
+        const gw_host_event *h = &t->host[i];
+        if (!(h->flags & GW_HOST_F_DATALOADER))
+            continue;
+        gw_ns s = h->start > start ? h->start : start, e = h->end < end ? h->end : end;
+        if (e <= s)
+            continue;
+        if (open && s <= cur_e) {
+            if (e > cur_e)
+                cur_e = e;
+            continue;
+        }
+        if (open)
+            covered += cur_e - cur_s;
+        cur_s = s;
+        cur_e = e;
+        open = 1;
+    }
+    if (open)
+        covered += cur_e - cur_s;
+    return (double)covered / (double)(end - start);
+}
+
+static void resnet50_num_workers_0_ranks_loader_wait_first(void **state)
+{
+    (void)state;
+    loaded l = load(KINETO "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz");
+    const gw_analysis *a = l.a;
+    assert_true(a->findings.count >= 2);
+    assert_string_equal(a->findings.items[0].id, "data.loader_wait");
+    assert_string_equal(a->findings.items[1].id, "pipe.no_workers");
+    const gw_finding *f = &a->findings.items[0];
+    double want = loader_share_from_model(l.job->traces[0], a->ranks[0].window.start_ns,
+                                          a->ranks[0].window.end_ns);
+    assert_true(want > 0.2);
+    assert_float_equal(f->share, want, 0.03);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_non_null(strstr(a->verdict, "main cause: waiting for data (data.loader_wait"));
+    unload(&l);
+}
+
+static void resnet50_num_workers_4_has_no_loader_wait(void **state)
+{
+    (void)state;
+    loaded l = load(KINETO "kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.1623213129365.pt.trace.json.gz");
+    assert_int_equal(rank_of_id(l.a, "data.loader_wait"), -1);
+    assert_int_equal(rank_of_id(l.a, "pipe.no_workers"), -1);
+    for (size_t i = 0; i < l.a->findings.count; i++)
+        assert_true(l.a->findings.items[i].severity < GW_SEV_CRITICAL);
+    unload(&l);
+}
+
+static void d2h_sync_is_a_host_sync_with_its_count(void **state)
+{
+    (void)state;
+    loaded l = load(KINETO "GPUPuzzlers/d2h_sync/addition_d2h_sync_final.json.gz");
+    const gw_analysis *a = l.a;
+    const gw_trace *t = l.job->traces[0];
+    size_t syncs = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        const char *name = gw_trace_str(t, h->name_id);
+        if (h->start >= a->ranks[0].window.start_ns && h->start < a->ranks[0].window.end_ns &&
+            (h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && name &&
+            strstr(name, "Synchronize"))
+            syncs++;
+    }
+    assert_true(syncs >= 4096);
+    const gw_finding *f = gw_findings_get(&a->findings, "pipe.host_sync");
+    assert_non_null(f);
+    assert_true(f->severity >= GW_SEV_MAJOR);
+    char count[32], line[64];
+    gw_rules_fmt_count((double)syncs, count, sizeof count);
+    snprintf(line, sizeof line, "%s blocking sync calls", count);
+    assert_true(fx_evidence_has(f, line));
+    assert_true(fx_evidence_has(f, "cudaStreamSynchronize from aten::to"));
+    unload(&l);
+}
+
+static void gpu_less_traces_are_data_none_only(void **state)
+{
+    (void)state;
+    loaded l = load(KINETO "HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+    assert_int_equal(l.a->findings.count, 1);
+    assert_string_equal(l.a->findings.items[0].id, "data.none");
+    assert_true(fx_evidence_has(&l.a->findings.items[0], "CPU-only trace"));
+    assert_null(strstr(l.a->verdict, "0%"));
+    unload(&l);
+
+    l = load(KINETO "HolisticTraceAnalysis/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz");
+    assert_int_equal(l.a->findings.count, 1);
+    assert_true(fx_evidence_has(&l.a->findings.items[0], "lists 8 GPU(s) but recorded no kernel"));
+    unload(&l);
+
+    l = load(NSYS "CO18326__uvmTorch/report1.sqlite");
+    assert_int_equal(l.a->findings.count, 1);
+    assert_string_equal(l.a->findings.items[0].id, "data.none");
+    assert_non_null(strstr(l.a->verdict, "No CUDA events collected"));
+    unload(&l);
+}
+
+/* Busy traces: nothing about idle time above minor, and util.healthy says so. */
+static void healthy_traces_raise_no_alarm(void **state)
+{
+    (void)state;
+    const char *paths[] = {
+        KINETO "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+        KINETO "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    };
+    for (size_t p = 0; p < 2; p++) {
+        loaded l = load(paths[p]);
+        assert_non_null(gw_findings_get(&l.a->findings, "util.healthy"));
+        for (size_t i = 0; i < l.a->findings.count; i++) {
+            const gw_finding *f = &l.a->findings.items[i];
+            const gw_rule *rule = gw_rules_find(f->id);
+            assert_non_null(rule);
+            if (rule->explains_idle && f->severity > GW_SEV_MINOR)
+                fail_msg("%s: %s is %s", paths[p], f->id, gw_severity_name(f->severity));
+            assert_true(f->severity <= GW_SEV_MAJOR);
+        }
+        assert_non_null(strstr(l.a->verdict, "healthy"));
+        unload(&l);
+    }
+}
+
+/* nsys analyze 2023.4 on this export flagged 11 pageable async copies, 13 sync API calls
+ * (11 stream, 2 device) and one low-utilisation range (7.2% in use). */
+static void nsys_dlprof_flags_cover_nsys_analyze(void **state)
+{
+    (void)state;
+    loaded l = load(NSYS "MohanadOdema__DLProf/nsys_profile.sqlite");
+    const gw_finding *pageable = gw_findings_get(&l.a->findings, "pipe.pageable_copy");
+    assert_non_null(pageable);
+    assert_true(fx_evidence_has(pageable, "12 pageable copies")); /* 11 async + 1 synchronous */
+    const gw_finding *sync = gw_findings_get(&l.a->findings, "pipe.host_sync");
+    assert_non_null(sync);
+    assert_true(fx_evidence_has(sync, "10× cudaStreamSynchronize"));
+    assert_true(fx_evidence_has(sync, "1× cudaDeviceSynchronize"));
+    assert_true(fx_evidence_has(sync, "2 more outside the window")); /* 11 + 2 = nsys's 13 */
+    assert_true(fx_evidence_has(sync, "15× cudaEventSynchronize")); /* nsys's rule misses these */
+    const gw_finding *low = gw_findings_get(&l.a->findings, "util.low");
+    assert_non_null(low);
+    assert_true(fx_evidence_has(low, "nsys gpu_time_util view: 30 of 30 chunks"));
+    assert_true(fx_evidence_has(low, "none reaches nsys gpu_gaps' threshold")); /* nsys: no gap */
+    unload(&l);
+}
+
+/* nsys analyze 2023.4: 2 pageable async copies, 3 sync calls, 3 gaps over 500 ms. */
+static void nsys_fuser_flags_cover_nsys_analyze(void **state)
+{
+    (void)state;
+    loaded l = load(NSYS "NVIDIA__Fuser/ee4fcf30/report1.sqlite");
+    const gw_finding *low = gw_findings_get(&l.a->findings, "util.low");
+    assert_non_null(low);
+    assert_true(fx_evidence_has(low, "3 idle gap(s) over 500 ms (what nsys gpu_gaps flags)"));
+    const gw_finding *pageable = gw_findings_get(&l.a->findings, "pipe.pageable_copy");
+    assert_non_null(pageable);
+    assert_true(fx_evidence_has(pageable, "2 pageable copies"));
+    const gw_finding *sync = gw_findings_get(&l.a->findings, "pipe.host_sync");
+    assert_non_null(sync);
+    assert_true(fx_evidence_has(sync, "3 blocking sync calls"));
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resnet50_num_workers_0_ranks_loader_wait_first),
+        cmocka_unit_test(resnet50_num_workers_4_has_no_loader_wait),
+        cmocka_unit_test(d2h_sync_is_a_host_sync_with_its_count),
+        cmocka_unit_test(gpu_less_traces_are_data_none_only),
+        cmocka_unit_test(healthy_traces_raise_no_alarm),
+        cmocka_unit_test(nsys_dlprof_flags_cover_nsys_analyze),
+        cmocka_unit_test(nsys_fuser_flags_cover_nsys_analyze),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
