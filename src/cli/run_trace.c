@@ -82,11 +82,14 @@ int gw_run_trace_after_job(gw_run_trace *t, const char *recording_path)
     if (rc == 0) {
         if (sqlite3_open_v2(recording_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
             rc = gw_fail(&err, GW_EXIT_INTERNAL, "%s: cannot open the recording to add the CUDA trace", recording_path);
-        else
-            sqlite3_busy_timeout(db, 5000);
+        else if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK ||
+                 sqlite3_exec(db, GW_TRACE_MERGE_PRAGMAS, NULL, NULL, NULL) != SQLITE_OK)
+            rc = gw_fail(&err, GW_EXIT_INTERNAL, "%s: %s", recording_path, sqlite3_errmsg(db));
     }
     if (rc == 0)
         rc = gw_trace_session_merge(t->session, db, &err);
+    if (rc == 0 && sqlite3_exec(db, GW_TRACE_MERGE_DONE, NULL, NULL, NULL) != SQLITE_OK)
+        rc = gw_fail(&err, GW_EXIT_INTERNAL, "%s: %s", recording_path, sqlite3_errmsg(db));
     sqlite3_close(db);
     gw_trace_summary s;
     gw_trace_session_summary(t->session, &s);

@@ -10,6 +10,9 @@
 /* One transaction per this many rows: large enough that commits cost nothing measurable,
  * small enough that a crash of gpuwhy loses at most a fraction of a second of trace. */
 #define STORE_ROWS_PER_TRANSACTION 500000u
+/* Rows per multi-row INSERT: amortises statement execution; 64 x 19 kernel columns stays
+ * far below SQLite's variable limit. */
+#define STORE_BATCH 64
 
 static const char *const SCHEMA =
     "CREATE TABLE IF NOT EXISTS cuda_kernels(pid INTEGER, start_ns INTEGER, end_ns INTEGER,"
@@ -135,6 +138,9 @@ struct gw_cuda_store {
     sqlite3 *db;                       /* borrowed */
     const gw_cuda_decoder *decoder;    /* borrowed: names of the records */
     sqlite3_stmt *stmt[ST__N];         /* owned */
+    sqlite3_stmt *batch_stmt[GW_CREC_KIND_COUNT];          /* owned: STORE_BATCH rows each */
+    gw_cuda_record batch[GW_CREC_KIND_COUNT][STORE_BATCH]; /* records waiting for a full batch */
+    size_t batch_count[GW_CREC_KIND_COUNT];
     uint32_t strings_written;          /* decoder string ids [0, this) are in cuda_strings */
     uint32_t rows_in_transaction;
     int in_transaction;
@@ -171,6 +177,37 @@ static void finalize_all(gw_cuda_store *s)
 {
     for (int i = 0; i < ST__N; i++)
         sqlite3_finalize(s->stmt[i]);
+    for (int i = 0; i < GW_CREC_KIND_COUNT; i++)
+        sqlite3_finalize(s->batch_stmt[i]);
+}
+
+/* "INSERT INTO t VALUES(?,..),(?,..)..." with STORE_BATCH rows, from the one-row statement
+ * text of the same kind (record kinds and ST_ ids share their order). */
+static int prepare_batch(gw_cuda_store *s, int kind, gw_error *err)
+{
+    const char *one = STATEMENTS[kind];
+    const char *values = strstr(one, "VALUES");
+    if (!values)
+        return gw_fail(err, GW_EXIT_INTERNAL, "CUDA trace writer: bad statement");
+    size_t head = (size_t)(values - one) + 6, row = strlen(values + 6);
+    size_t len = head + STORE_BATCH * (row + 1) + 1;
+    char *sql = malloc(len);
+    if (!sql)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    memcpy(sql, one, head);
+    size_t pos = head;
+    for (int i = 0; i < STORE_BATCH; i++) {
+        if (i)
+            sql[pos++] = ',';
+        memcpy(sql + pos, values + 6, row);
+        pos += row;
+    }
+    sql[pos] = '\0';
+    int rc = sqlite3_prepare_v3(s->db, sql, (int)pos, SQLITE_PREPARE_PERSISTENT, &s->batch_stmt[kind], NULL);
+    free(sql);
+    if (rc != SQLITE_OK)
+        return gw_fail(err, GW_EXIT_INTERNAL, "preparing the CUDA trace writer: %s", sqlite3_errmsg(s->db));
+    return 0;
 }
 
 gw_cuda_store *gw_cuda_store_open(sqlite3 *db, const gw_cuda_decoder *decoder, gw_error *err)
@@ -187,6 +224,13 @@ gw_cuda_store *gw_cuda_store_open(sqlite3 *db, const gw_cuda_decoder *decoder, g
     for (int i = 0; i < ST__N; i++) {
         if (sqlite3_prepare_v3(db, STATEMENTS[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL) != SQLITE_OK) {
             gw_fail(err, GW_EXIT_INTERNAL, "preparing the CUDA trace writer: %s", sqlite3_errmsg(db));
+            finalize_all(s);
+            free(s);
+            return NULL;
+        }
+    }
+    for (int k = 0; k < GW_CREC_KIND_COUNT; k++) {
+        if (prepare_batch(s, k, err) != 0) {
             finalize_all(s);
             free(s);
             return NULL;
@@ -225,16 +269,12 @@ static void bind_u(sqlite3_stmt *st, int col, uint64_t v)
     sqlite3_bind_int64(st, col, (sqlite3_int64)v);
 }
 
-int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
+/* Binds one record's columns from column c on; returns the next column, or -1 for a kind
+ * that has no table. */
+static int bind_record(sqlite3_stmt *st, int c, const gw_cuda_record *r)
 {
-    if ((r->name_id >= s->strings_written || r->domain_id >= s->strings_written) &&
-        write_new_strings(s, err) != 0)
-        return -1;
-    sqlite3_stmt *st;
-    int c = 1;
     switch (r->kind) {
     case GW_CREC_KERNEL:
-        st = s->stmt[ST_KERNEL];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -254,9 +294,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         sqlite3_bind_int(st, c++, r->dynamic_smem);
         bind_u(st, c++, r->graph_id);
         bind_u(st, c++, r->graph_node_id);
-        break;
+        return c;
     case GW_CREC_MEMCPY:
-        st = s->stmt[ST_COPY];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -272,9 +311,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->src_device);
         bind_u(st, c++, r->dst_device);
         bind_u(st, c++, r->graph_id);
-        break;
+        return c;
     case GW_CREC_MEMSET:
-        st = s->stmt[ST_SET];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -287,9 +325,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->mem_kind);
         bind_u(st, c++, r->flags);
         bind_u(st, c++, r->graph_id);
-        break;
+        return c;
     case GW_CREC_API:
-        st = s->stmt[ST_API];
         bind_u(st, c++, r->pid);
         bind_u(st, c++, r->tid);
         sqlite3_bind_int64(st, c++, r->start);
@@ -299,9 +336,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->cbid);
         bind_u(st, c++, r->name_id);
         bind_u(st, c++, r->return_value);
-        break;
+        return c;
     case GW_CREC_SYNC:
-        st = s->stmt[ST_SYNC];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -311,9 +347,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->op_type);
         bind_u(st, c++, r->event_id);
         bind_u(st, c++, r->return_value);
-        break;
+        return c;
     case GW_CREC_MEMORY:
-        st = s->stmt[ST_MEMORY];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         bind_u(st, c++, r->op_type);
@@ -326,9 +361,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->bytes);
         bind_u(st, c++, r->name_id);
         bind_u(st, c++, r->flags);
-        break;
+        return c;
     case GW_CREC_MARKER:
-        st = s->stmt[ST_MARKER];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         bind_u(st, c++, r->event_id);
@@ -339,9 +373,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->stream);
         bind_u(st, c++, r->name_id);
         bind_u(st, c++, r->domain_id);
-        break;
+        return c;
     case GW_CREC_OVERHEAD:
-        st = s->stmt[ST_OVERHEAD];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -350,9 +383,8 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->tid);
         bind_u(st, c++, r->device);
         bind_u(st, c++, r->correlation);
-        break;
+        return c;
     case GW_CREC_GRAPH:
-        st = s->stmt[ST_GRAPH];
         bind_u(st, c++, r->pid);
         sqlite3_bind_int64(st, c++, r->start);
         sqlite3_bind_int64(st, c++, r->end);
@@ -361,11 +393,51 @@ int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
         bind_u(st, c++, r->stream);
         bind_u(st, c++, r->graph_id);
         bind_u(st, c++, r->correlation);
-        break;
+        return c;
     default:
-        return gw_fail(err, GW_EXIT_INTERNAL, "CUDA trace writer: record kind %u is not a table", r->kind);
+        return -1;
     }
-    if (step_reset(s, st, err) != 0)
+}
+
+/* Writes the batched records of one kind: full batches through the multi-row statement
+ * (one VDBE run per STORE_BATCH rows instead of per row), a partial one row by row. */
+static int flush_kind(gw_cuda_store *s, int kind, gw_error *err)
+{
+    size_t n = s->batch_count[kind];
+    s->batch_count[kind] = 0;
+    if (n == STORE_BATCH) {
+        sqlite3_stmt *st = s->batch_stmt[kind];
+        int c = 1;
+        for (size_t i = 0; i < n; i++)
+            c = bind_record(st, c, &s->batch[kind][i]);
+        return step_reset(s, st, err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (bind_record(s->stmt[kind], 1, &s->batch[kind][i]) < 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "CUDA trace writer: record kind %d is not a table", kind);
+        if (step_reset(s, s->stmt[kind], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int flush_all_kinds(gw_cuda_store *s, gw_error *err)
+{
+    for (int k = 0; k < GW_CREC_KIND_COUNT; k++)
+        if (flush_kind(s, k, err) != 0)
+            return -1;
+    return 0;
+}
+
+int gw_cuda_store_add(gw_cuda_store *s, const gw_cuda_record *r, gw_error *err)
+{
+    if ((r->name_id >= s->strings_written || r->domain_id >= s->strings_written) &&
+        write_new_strings(s, err) != 0)
+        return -1;
+    if (r->kind >= GW_CREC_KIND_COUNT)
+        return gw_fail(err, GW_EXIT_INTERNAL, "CUDA trace writer: record kind %u is not a table", r->kind);
+    s->batch[r->kind][s->batch_count[r->kind]++] = *r;
+    if (s->batch_count[r->kind] == STORE_BATCH && flush_kind(s, r->kind, err) != 0)
         return -1;
     s->rows++;
     if (++s->rows_in_transaction >= STORE_ROWS_PER_TRANSACTION)
@@ -381,7 +453,7 @@ int gw_cuda_store_emit(void *sink, const gw_cuda_record *rec)
 
 int gw_cuda_store_checkpoint(gw_cuda_store *s, gw_error *err)
 {
-    if (commit(s, err) != 0)
+    if (flush_all_kinds(s, err) != 0 || commit(s, err) != 0)
         return -1;
     return begin(s, err);
 }
@@ -430,6 +502,8 @@ int gw_cuda_store_close(gw_cuda_store *s, gw_error *err)
         return 0;
     const gw_cuda_decode_stats *ds = &s->decoder->stats;
     int rc = write_new_strings(s, err);
+    if (rc == 0)
+        rc = flush_all_kinds(s, err);
     if (rc == 0)
         rc = write_count(s, "unknown_kind", ds->unknown_kind, err);
     if (rc == 0)

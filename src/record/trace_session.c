@@ -234,7 +234,7 @@ static int open_side_db(gw_trace_session *s, gw_error *err)
                        s->side_db ? sqlite3_errmsg(s->side_db) : "out of memory");
     /* A scratch file merged at the end: durability would only slow the receiver down. */
     char *msg = NULL;
-    if (sqlite3_exec(s->side_db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
+    if (sqlite3_exec(s->side_db, "PRAGMA page_size=65536; PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
                      NULL, NULL, &msg) != SQLITE_OK) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: %s", s->side_path, msg ? msg : "cannot configure");
         sqlite3_free(msg);

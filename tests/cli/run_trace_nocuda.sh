@@ -52,6 +52,8 @@ check "scratch trace file removed" [ ! -e "$tmp/plain.db.cuda-trace.tmp" ]
 check "says nothing was traced" grep -q "no process of the job initialised CUDA" "$tmp/plain.err"
 tables=$(sqlite3 "$tmp/plain.db" "SELECT count(*) FROM sqlite_master WHERE name LIKE 'cuda_%' AND type='table'" 2>&1)
 check "CUDA trace tables in the recording (13, got $tables)" [ "$tables" = "13" ]
+mode=$(sqlite3 "$tmp/plain.db" "PRAGMA journal_mode" 2>&1)
+check "recording left in the writer's WAL mode (got $mode)" [ "$mode" = "wal" ]
 
 # 2. The library loaded the driver's way inside a job under --trace, with a fork.
 timeout 60 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/inj.db" -- python3 "$tmp/driver_like.py" "" fork \
