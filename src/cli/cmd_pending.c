@@ -13,4 +13,3 @@ static int pending(const char *name)
 
 int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
 int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }
-int gw_cmd_doctor(int argc, char **argv) { (void)argc; (void)argv; return pending("doctor"); }
