@@ -32,6 +32,8 @@ typedef struct gpu_state {
     unsigned long long last_util_timestamp;
     nvmlGpmSample_t gpm[GPM_RING];  /* owned (nvmlGpmSampleFree) */
     long long gpm_ns[GPM_RING];     /* CLOCK_MONOTONIC when taken, 0 = empty */
+    unsigned long samples_taken;  /* for the slow-field cadence */
+    gw_gpu_sample slow;           /* last slow fields read; its processes point into ours */
     gw_gpu_process *processes;    /* owned, reused across samples */
     size_t process_cap;
     void *raw_procs;              /* owned scratch for the NVML process list */
@@ -48,6 +50,7 @@ struct gw_nvml {
     nvmlEventSet_t events;        /* NULL when events are unsupported */
     int proc_abi;
     int event_wait_v2;
+    unsigned slow_every;
     /* resolved entry points */
     gw_nvml_void_fn init;
     gw_nvml_void_fn shutdown;
@@ -320,6 +323,7 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
         snprintf(note, note_size, "no NVML: host-only recording (out of memory)");
         return NULL;
     }
+    nv->slow_every = GW_NVML_DEFAULT_SLOW_EVERY;
     nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
     if (!nv->lib) {
         const char *why = dlerror();
@@ -403,6 +407,12 @@ void gw_nvml_close(gw_nvml *nv)
 }
 
 unsigned gw_nvml_gpu_count(const gw_nvml *nv) { return nv ? nv->gpu_count : 0; }
+
+void gw_nvml_set_slow_every(gw_nvml *nv, unsigned slow_every)
+{
+    if (nv)
+        nv->slow_every = slow_every ? slow_every : 1;
+}
 
 const gw_gpu_static *gw_nvml_gpu_static(const gw_nvml *nv, unsigned gpu)
 {
@@ -563,30 +573,10 @@ static void read_gpm(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
     out->valid |= GW_GPU_HAS_GPM;
 }
 
-int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
+/* The slow fields (see gw_nvml_set_slow_every) into out. */
+static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!nv || gpu >= nv->gpu_count)
-        return 0;
-    gpu_state *g = &nv->gpus[gpu];
-    if (g->lost) {
-        out->lost = 1;
-        return 0;
-    }
     nvmlDevice_t h = g->handle;
-    nvmlReturn_t rc;
-    if (nv->utilization) {
-        nvmlUtilization_t u = {0, 0};
-        rc = nv->utilization(h, &u);
-        if (check(nv, g, out, "nvmlDeviceGetUtilizationRates", rc)) {
-            out->gpu_util_pct = u.gpu;
-            out->mem_util_pct = u.memory;
-            out->valid |= GW_GPU_HAS_UTIL;
-        }
-    }
-    /* Once lost, every further call would fail the same way: stop here. */
-    if (g->lost)
-        goto lost;
     if (nv->memory_v2) {
         nvmlMemory_v2_t m;
         memset(&m, 0, sizeof m);
@@ -603,6 +593,75 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
             out->valid |= GW_GPU_HAS_MEMORY;
         }
     }
+    if (nv->temperature) {
+        unsigned t = 0;
+        if (check(nv, g, out, "nvmlDeviceGetTemperature", nv->temperature(h, NVML_TEMPERATURE_GPU, &t))) {
+            out->temperature_c = t;
+            out->valid |= GW_GPU_HAS_TEMP;
+        }
+    }
+    if (nv->power) {
+        unsigned mw = 0;
+        if (check(nv, g, out, "nvmlDeviceGetPowerUsage", nv->power(h, &mw))) {
+            out->power_mw = mw;
+            out->valid |= GW_GPU_HAS_POWER;
+        }
+    }
+    if (nv->pcie_gen && nv->pcie_width) {
+        unsigned gen = 0, width = 0;
+        if (check(nv, g, out, "nvmlDeviceGetCurrPcieLinkGeneration", nv->pcie_gen(h, &gen)) &&
+            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width))) {
+            out->pcie_gen = gen;
+            out->pcie_width = width;
+            out->valid |= GW_GPU_HAS_PCIE_LINK;
+        }
+    }
+    if (g->lost)
+        return 0;
+    if (nv->processes && read_processes(nv, g, out) != 0)
+        return -1;
+    return read_process_util(nv, g, out);
+}
+
+enum {
+    SLOW_BITS = GW_GPU_HAS_MEMORY | GW_GPU_HAS_TEMP | GW_GPU_HAS_POWER | GW_GPU_HAS_PCIE_LINK | GW_GPU_HAS_PROCESSES
+};
+
+static void repeat_slow(const gw_gpu_sample *from, gw_gpu_sample *out)
+{
+    out->valid |= from->valid & SLOW_BITS;
+    out->memory_used_bytes = from->memory_used_bytes;
+    out->temperature_c = from->temperature_c;
+    out->power_mw = from->power_mw;
+    out->pcie_gen = from->pcie_gen;
+    out->pcie_width = from->pcie_width;
+    out->processes = from->processes;
+    out->process_count = from->process_count;
+}
+
+int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!nv || gpu >= nv->gpu_count)
+        return 0;
+    gpu_state *g = &nv->gpus[gpu];
+    if (g->lost) {
+        out->lost = 1;
+        return 0;
+    }
+    nvmlDevice_t h = g->handle;
+    int slow_due = g->samples_taken++ % nv->slow_every == 0;
+    if (nv->utilization) {
+        nvmlUtilization_t u = {0, 0};
+        if (check(nv, g, out, "nvmlDeviceGetUtilizationRates", nv->utilization(h, &u))) {
+            out->gpu_util_pct = u.gpu;
+            out->mem_util_pct = u.memory;
+            out->valid |= GW_GPU_HAS_UTIL;
+        }
+    }
+    /* Once lost, every further call would fail the same way: stop here. */
+    if (g->lost)
+        goto lost;
     if (nv->clock) {
         unsigned sm = 0, mem = 0;
         if (check(nv, g, out, "nvmlDeviceGetClockInfo", nv->clock(h, NVML_CLOCK_SM, &sm)) &&
@@ -619,20 +678,6 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
             out->valid |= GW_GPU_HAS_REASONS;
         }
     }
-    if (nv->temperature) {
-        unsigned t = 0;
-        if (check(nv, g, out, "nvmlDeviceGetTemperature", nv->temperature(h, NVML_TEMPERATURE_GPU, &t))) {
-            out->temperature_c = t;
-            out->valid |= GW_GPU_HAS_TEMP;
-        }
-    }
-    if (nv->power) {
-        unsigned mw = 0;
-        if (check(nv, g, out, "nvmlDeviceGetPowerUsage", nv->power(h, &mw))) {
-            out->power_mw = mw;
-            out->valid |= GW_GPU_HAS_POWER;
-        }
-    }
     if (nv->pcie_throughput) {
         unsigned tx = 0, rx = 0;
         if (check(nv, g, out, "nvmlDeviceGetPcieThroughput", nv->pcie_throughput(h, NVML_PCIE_UTIL_TX_BYTES, &tx)) &&
@@ -642,21 +687,17 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
             out->valid |= GW_GPU_HAS_PCIE_TPUT;
         }
     }
-    if (nv->pcie_gen && nv->pcie_width) {
-        unsigned gen = 0, width = 0;
-        if (check(nv, g, out, "nvmlDeviceGetCurrPcieLinkGeneration", nv->pcie_gen(h, &gen)) &&
-            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width))) {
-            out->pcie_gen = gen;
-            out->pcie_width = width;
-            out->valid |= GW_GPU_HAS_PCIE_LINK;
-        }
-    }
     if (g->lost)
         goto lost;
-    if (nv->processes && read_processes(nv, g, out) != 0)
-        return -1;
-    if (read_process_util(nv, g, out) != 0)
-        return -1;
+    if (slow_due) {
+        if (read_slow(nv, g, out) != 0)
+            return -1;
+        out->slow_fresh = 1;
+        memset(&g->slow, 0, sizeof g->slow);
+        repeat_slow(out, &g->slow);
+    } else {
+        repeat_slow(&g->slow, out);
+    }
     if (g->info.gpm_supported && !g->lost)
         read_gpm(nv, g, out);
 lost:

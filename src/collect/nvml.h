@@ -65,6 +65,7 @@ typedef struct gw_gpu_sample {
     double dram_bw_pct;
     gw_gpu_process *processes;    /* owned by the gw_nvml; valid until the next sample of this GPU */
     size_t process_count;
+    int slow_fresh;               /* 1 when the slow fields were read in this sample */
     int lost;                     /* 1 once NVML said GPU_IS_LOST: later samples are skipped */
     int error_code;               /* first NVML error of this sample other than NOT_SUPPORTED, or 0 */
     char error[160];              /* "nvmlDeviceGetPowerUsage: GPU is lost" */
@@ -87,6 +88,16 @@ unsigned gw_nvml_gpu_count(const gw_nvml *nv);
 const gw_gpu_static *gw_nvml_gpu_static(const gw_nvml *nv, unsigned gpu);
 /* Driver version string ("" when unknown); borrowed. */
 const char *gw_nvml_driver_version(const gw_nvml *nv);
+
+/* NVML calls are not free (a real driver takes tens of µs each) and several values move
+ * slowly or are already averaged by the driver over about a second: memory used, power,
+ * temperature, PCIe link generation/width, the compute-process list and per-process
+ * utilisation. Those are read every slow_every-th sample of a GPU (the first one included)
+ * and repeated in between; utilisation, clocks, clock event reasons, PCIe throughput and
+ * GPM are read every sample. Default GW_NVML_DEFAULT_SLOW_EVERY (1 s at 100 ms); 1 reads
+ * everything every time. */
+#define GW_NVML_DEFAULT_SLOW_EVERY 10
+void gw_nvml_set_slow_every(gw_nvml *nv, unsigned slow_every);
 
 /* Reads one GPU now. Always returns 0 and fills *out (errors go into out->error_code);
  * returns -1 only when memory is exhausted. */

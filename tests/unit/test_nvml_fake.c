@@ -68,6 +68,7 @@ static fixture *open_variant(const char *variant, const char *scenario)
     f->nv = gw_nvml_open(lib, note, sizeof note);
     if (!f->nv)
         fail_msg("gw_nvml_open(%s): %s", lib, note);
+    gw_nvml_set_slow_every(f->nv, 1);
     return f;
 }
 
@@ -275,6 +276,39 @@ static void test_old_driver(void **state)
     close_fixture(f);
 }
 
+/* Slow fields are read on samples 0, 3, 6 ... with slow_every 3 and repeated in between:
+ * the power change scripted for sample 1 only shows on sample 3. */
+static void test_slow_fields_cadence(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full",
+                              "gpus 1\nclock calls\n"
+                              "gpu 0 util 10 1\ngpu 0 power 250000\ngpu 0 procs 7:100\n"
+                              "at 1 gpu 0 util 20 1\nat 1 gpu 0 power 111000\nat 1 gpu 0 procs 7:100,8:200\n");
+    if (!f)
+        skip();
+    gw_nvml_set_slow_every(f->nv, 3);
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.slow_fresh, 1);
+    assert_int_equal(s.power_mw, 250000);
+    assert_int_equal(s.process_count, 1);
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);   /* sample 1: fast fields move */
+    assert_int_equal(s.slow_fresh, 0);
+    assert_int_equal(s.gpu_util_pct, 20);
+    assert_true(s.valid & GW_GPU_HAS_POWER);             /* repeated, still known */
+    assert_int_equal(s.power_mw, 250000);
+    assert_int_equal(s.process_count, 1);
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);   /* sample 2 */
+    assert_int_equal(s.power_mw, 250000);
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);   /* sample 3: read again */
+    assert_int_equal(s.slow_fresh, 1);
+    assert_int_equal(s.power_mw, 111000);
+    assert_int_equal(s.process_count, 2);
+    assert_int_equal(s.processes[1].pid, 8);
+    close_fixture(f);
+}
+
 static void test_no_library_is_a_note(void **state)
 {
     (void)state;
@@ -329,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_errors_lost_and_xid),
         cmocka_unit_test(test_no_v3_falls_back_to_v2),
         cmocka_unit_test(test_old_driver),
+        cmocka_unit_test(test_slow_fields_cadence),
         cmocka_unit_test(test_no_library_is_a_note),
         cmocka_unit_test(test_no_driver_is_a_note),
         cmocka_unit_test(test_env_selects_library),
