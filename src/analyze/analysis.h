@@ -20,7 +20,7 @@
 #include "util/error.h"
 #include "model/model.h"
 
-/* What the host thread feeding a device was doing while the device was idle. Ordered by
+/* What the host threads feeding a device were doing while the device was idle. Ordered by
  * priority: when several apply at one instant, the first in this list wins. */
 typedef enum gw_idle_cause {
     GW_IDLE_DATALOADER = 0,  /* waiting for the next batch (DataLoader __next__) */
@@ -63,13 +63,17 @@ typedef struct gw_device_stats {
     double comm_exposed_s;       /* communication not overlapped by compute */
     double idle_s;               /* window_s - busy_s */
     double idle_by_cause_s[GW_IDLE_CAUSE_COUNT]; /* adds up to idle_s */
-    uint32_t feeder_thread;      /* index into the trace's threads; UINT32_MAX unknown */
+    uint32_t feeder_thread;      /* index into the trace's threads of the thread that issued
+                                    most of the device's work; UINT32_MAX unknown */
     size_t kernel_count, copy_count, set_count;
     double peak_reserved_bytes;  /* from [memory] events; <0 unknown */
     double peak_allocated_bytes; /* <0 unknown */
     double total_mem_bytes;      /* device capacity; <=0 unknown */
     double comm_total_s;         /* all communication kernel time, overlapped with compute
                                     or not (comm_s and comm_exposed_s are the exposed part) */
+    size_t feeder_thread_count;  /* threads whose activity explains idle time: every thread
+                                    that issued >= 10% of the device's work (the training
+                                    loop and the autograd thread, typically) */
 } gw_device_stats;
 
 /* ---- Per step ---------------------------------------------------------------------- */

@@ -59,10 +59,15 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     const gw_window *w = &r->window;
     gw_device_work dw;
     gw_feeder_activity fa;
-    uint32_t feeder;
+    gw_feeders feeders;
     if (gw_device_work_build(t, device, &dw) != 0)
         return -1;
-    if (gw_feeder_thread(t, &dw, &feeder) != 0 || gw_feeder_activity_build(t, feeder, &fa) != 0) {
+    if (gw_feeder_threads(t, &dw, &feeders) != 0) {
+        gw_device_work_free(&dw);
+        return -1;
+    }
+    if (gw_feeder_activity_build(t, &feeders, &fa) != 0) {
+        gw_feeders_free(&feeders);
         gw_device_work_free(&dw);
         return -1;
     }
@@ -78,7 +83,8 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     const char *name = props ? gw_trace_str(t, props->name_id) : NULL;
     snprintf(ds->name, sizeof ds->name, "%s", name ? name : "");
     ds->total_mem_bytes = props && props->total_mem_bytes ? (double)props->total_mem_bytes : -1;
-    ds->feeder_thread = feeder;
+    ds->feeder_thread = feeders.main;
+    ds->feeder_thread_count = feeders.count;
     gw_device_busy_fill(t, &dw, w->start_ns, w->end_ns, ds);
     gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
     gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
@@ -87,8 +93,8 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
     gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
-    /* The rank's DataLoader figure is the first fed device's feeder: the training loop. */
-    if (!*dataloader_set && feeder != UINT32_MAX) {
+    /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
+    if (!*dataloader_set && feeders.count > 0) {
         *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.level[0], w->start_ns, w->end_ns));
         *dataloader_set = 1;
     }
@@ -98,6 +104,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     rc = 0;
 out:
     gw_feeder_activity_free(&fa);
+    gw_feeders_free(&feeders);
     gw_device_work_free(&dw);
     return rc;
 }

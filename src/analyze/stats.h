@@ -45,7 +45,7 @@ void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_ns lo, g
 
 /* ---- attribution.c: what the feeding host thread did while a device idled ---------- */
 
-/* The feeder's host activity as cumulative interval sets, one per cause in priority
+/* The feeders' host activity as cumulative interval sets, one per cause in priority
  * order: level[k] covers causes 0..k (dataloader; + sync; + allocator; + any host work),
  * so the exclusive time of cause k in a range is covered(level[k]) - covered(level[k-1]). */
 #define GW_FEEDER_LEVELS 4
@@ -55,15 +55,25 @@ typedef struct gw_feeder_activity {
 
 /* Host events of one thread are contiguous in t->host (sorted by thread): [*lo, *hi). */
 void gw_thread_host_range(const gw_trace *t, uint32_t thread, size_t *lo, size_t *hi);
-/* *thread = the thread that issued most of the device's work (by correlation); falls back
- * to the thread with most launches; UINT32_MAX when the trace has no host side.
- * Returns 0, or -1 on out-of-memory. */
-int gw_feeder_thread(const gw_trace *t, const gw_device_work *w, uint32_t *thread);
+/* The threads that feed a device: those that issued at least GW_FEEDER_MIN_SHARE of its
+ * correlated work. main is the one that issued most (falls back to the thread with most
+ * launches, then with most host events, when nothing is correlated; then it is the only
+ * feeder); UINT32_MAX and no threads when the trace has no host side. */
+#define GW_FEEDER_MIN_SHARE 0.10
+typedef struct gw_feeders {
+    uint32_t main;
+    uint32_t *threads;         /* owned, count of them, in thread order */
+    size_t count;
+} gw_feeders;
+/* Returns 0, or -1 on out-of-memory. */
+int gw_feeder_threads(const gw_trace *t, const gw_device_work *w, gw_feeders *f);
+void gw_feeders_free(gw_feeders *f);
 /* 1 when the call blocks the host until GPU work completes (sync APIs, blocking copies). */
 int gw_host_blocks_on_gpu(const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
-/* Builds the feeder's activity (all sets empty for UINT32_MAX). 0, or -1 on OOM. */
-int gw_feeder_activity_build(const gw_trace *t, uint32_t thread, gw_feeder_activity *fa);
+/* Builds the feeders' activity, all feeding threads together (sets empty when there are
+ * none). Returns 0, or -1 on out-of-memory. */
+int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_activity *fa);
 void gw_feeder_activity_free(gw_feeder_activity *fa);
 /* Splits the idle time of [lo, hi) (range minus busy) over the causes; out_ns[c] receive
  * nanoseconds, adding up exactly to the return value (the idle time). A gap between two

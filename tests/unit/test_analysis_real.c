@@ -13,6 +13,7 @@
 #define HTA GW_SHARED_DIR "/traces/kineto/HolisticTraceAnalysis/tests/data/"
 #define MULTI_STREAM HTA "negative_queue_length_values_check/rank0.json.gz"
 #define NCCL HTA "nccl_parser_config/nccl_data.json.gz"
+#define CONTROL HTA "trace_diff/control/control.json.gz"
 
 typedef struct span {
     gw_ns s, e;
@@ -235,6 +236,27 @@ static void nccl_comm_split(void **state)
     fx_done(a, job);
 }
 
+/* The autograd thread launched most kernels (6,126 vs 3,324) but the DataLoader waits are
+ * on the training loop's thread: both feed the device, so the waits are still found. */
+static void two_feeding_threads(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(CONTROL, &job);
+    const gw_trace *t = job->traces[0];
+    const gw_rank_stats *r = &a->ranks[0];
+    assert_int_equal(a->device_count, 1);
+    const gw_device_stats *d = &a->devices[0];
+    assert_int_equal(d->feeder_thread_count, 2);
+    double want = dataloader_share_by_name(t, &r->window);
+    assert_true(want > 0);
+    assert_true(fabs(r->dataloader_share - want) < 1e-9);
+    assert_true(d->idle_by_cause_s[GW_IDLE_DATALOADER] > 0);
+    assert_true(d->idle_by_cause_s[GW_IDLE_DATALOADER] <= r->dataloader_s + 1e-12);
+    check_device_consistency(a);
+    fx_done(a, job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +264,7 @@ int main(void)
         cmocka_unit_test(resnet50_worker_processes),
         cmocka_unit_test(multi_stream_with_item_syncs),
         cmocka_unit_test(nccl_comm_split),
+        cmocka_unit_test(two_feeding_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

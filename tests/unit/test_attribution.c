@@ -148,31 +148,76 @@ static void overlap_and_split(void **state)
     fx_done(a, job);
 }
 
-/* The feeder is the thread that launched most of the device's work, not a busier
- * thread elsewhere: a worker thread's DataLoader spans do not explain the GPU's idle. */
+/* Feeders are the threads that launched the device's work, not a busy thread elsewhere:
+ * another thread's DataLoader spans (it feeds device 1) do not explain device 0's idle. */
 static void feeder_is_the_launching_thread(void **state)
 {
     (void)state;
     gw_trace *t = fx_trace();
-    const int64_t worker = 200;
+    const int64_t other = 200;
     for (int i = 0; i < 3; i++)
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", i, i + 0.5, (uint64_t)i + 1);
-    fx_host(t, worker, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 4);
+    fx_host(t, other, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 4);
     fx_kernel(t, 0, 7, 10, 20, 1, "k1");
     fx_kernel(t, 0, 7, 120, 130, 2, "k2");
     fx_kernel(t, 0, 7, 230, 240, 3, "k3");
-    fx_kernel(t, 0, 7, 240, 250, 4, "k4");
+    fx_kernel(t, 1, 7, 240, 250, 4, "k4");
     for (int i = 0; i < 20; i++)
-        fx_host(t, worker, GW_HOST_ANNOTATION, DL_NAME, 20 + i * 10, 25 + i * 10, 0);
+        fx_host(t, other, GW_HOST_ANNOTATION, DL_NAME, 20 + i * 10, 25 + i * 10, 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::conv2d", 20, 120, 0);
     gw_job *job;
     gw_analysis *a = fx_analyze(t, &job);
-    const gw_device_stats *d = only_device(a);
+    assert_int_equal(a->device_count, 2);
+    const gw_device_stats *d = &a->devices[0];
     assert_int_equal(d->feeder_thread, gw_trace_thread(t, 1, FX_MAIN_TID));
+    assert_int_equal(d->feeder_thread_count, 1);
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 0);
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 100);
-    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 100 + 10);
     assert_parts_add_up(d);
+    assert_int_equal(a->devices[1].feeder_thread, gw_trace_thread(t, 1, other));
+    fx_done(a, job);
+}
+
+/* The training loop (DataLoader waits, forward launches) and the autograd thread
+ * (backward launches, more of them) both feed the device: the loop's DataLoader wait is
+ * still found although the autograd thread issued most of the work. A thread with a
+ * negligible share (under 10%) is not a feeder. */
+static void autograd_thread_and_loop_both_feed(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    const int64_t autograd = 300, stray = 400;
+    uint64_t corr = 1;
+    /* step: DataLoader [0,100), forward kernels [100,200) from the loop, backward kernels
+     * [300,500) from autograd (idle [200,300), autograd in an op for half of it). */
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, 0, 100, 0);
+    for (int i = 0; i < 10; i++) {
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 100 + i * 10, 101 + i * 10, corr);
+        fx_kernel(t, 0, 7, 100 + i * 10, 110 + i * 10, corr++, "fwd");
+    }
+    fx_host(t, autograd, GW_HOST_CPU_OP, "autograd::engine::evaluate_function: AddmmBackward0", 200, 250, 0);
+    for (int i = 0; i < 20; i++) {
+        fx_host(t, autograd, GW_HOST_RUNTIME, "cudaLaunchKernel", 300 + i * 10, 301 + i * 10, corr);
+        fx_kernel(t, 0, 7, 300 + i * 10, 310 + i * 10, corr++, "bwd");
+    }
+    /* A stray thread with one launch of 31 (3%), busy all along. */
+    fx_host(t, stray, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, corr);
+    fx_kernel(t, 0, 8, 0, 1, corr++, "stray");
+    fx_host(t, stray, GW_HOST_PYTHON, "logger.py(5): poll", 1, 500, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    assert_int_equal(d->feeder_thread, gw_trace_thread(t, 1, autograd));
+    assert_int_equal(d->feeder_thread_count, 2);
+    fx_assert_s(d->window_s, 500);
+    fx_assert_s(d->idle_s, 99 + 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 99);
+    /* [250,300): only the stray thread is busy, and it is not a feeder. */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 50);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 50);
+    assert_parts_add_up(d);
+    fx_assert_s(a->ranks[0].dataloader_s, 100);
     fx_done(a, job);
 }
 
@@ -354,6 +399,7 @@ int main(void)
         cmocka_unit_test(launch_gaps),
         cmocka_unit_test(overlap_and_split),
         cmocka_unit_test(feeder_is_the_launching_thread),
+        cmocka_unit_test(autograd_thread_and_loop_both_feed),
         cmocka_unit_test(per_step_rows),
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
