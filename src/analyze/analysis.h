@@ -45,7 +45,8 @@ typedef struct gw_window {
     size_t first_step_index;     /* index into trace->steps of the first steady step */
     size_t warmup_steps_skipped; /* leading steps left out as warm-up */
     int64_t first_step_number, last_step_number; /* N of ProfilerStep#N, steady range */
-    int whole_window;            /* 1 when there are no steps: the span of all events */
+    int whole_window;            /* 1 when there are no steps: the span of GPU activity (of all
+                                    events when there is none) */
     char description[160];       /* "steps 3-9 (ProfilerStep#3..#9), warm-up steps 1-2 left out" */
 } gw_window;
 
@@ -193,12 +194,13 @@ typedef struct gw_rank_stats {
     double step_median_s, step_p90_s; /* over steady steps; whole window when none */
     double busy_share;           /* mean over its devices */
     double compute_s;            /* summed over devices, steady window */
-    double comm_s;
+    double comm_s;               /* all communication kernel time (comm_total_s), summed */
     gw_kernel_stats kernels;
     gw_copy_stats copies;
     gw_sync_stats syncs;
     gw_memory_stats memory;
-    double dataloader_s;         /* host time in DataLoader spans, steady window */
+    double dataloader_s;         /* union of DataLoader spans on the first device's feeding
+                                    threads (all threads without GPU work), steady window */
     double dataloader_share;     /* of steady window */
     int single_process_loader;   /* saw _SingleProcessDataLoaderIter */
     int has_gpu_data;            /* any kernel/copy/set */
@@ -213,7 +215,8 @@ typedef struct gw_analysis {
     size_t rank_count;
     gw_device_stats *devices;    /* owned, every (rank, device) with GPU activity */
     size_t device_count;
-    gw_step_stats *steps;        /* owned, per (rank, device, step) */
+    gw_step_stats *steps;        /* owned, per (rank, device, step), warm-up steps included
+                                    (steady = 0); none for a trace without steps */
     size_t step_count;
     gw_finding_list findings;    /* owned, ranked most important first */
     char verdict[320];           /* one line: how busy and the main reason */
