@@ -73,22 +73,35 @@ static double occupancy_pct(const gw_gpu_event *g, const gw_device *dev)
     return pct > 100.0 ? 100.0 : pct;
 }
 
-/* 1 when the kernel was launched from inside Optimizer.zero_grad and fills or zeroes. */
+/* 1 when the kernel was launched from inside Optimizer.zero_grad and fills or zeroes. The
+ * launch's ancestry is checked first: only the few kernels under zero_grad pay for the
+ * name search. */
 static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
 {
-    const char *name = gw_trace_str(t, g->name_id);
-    if (!name || (!strstr(name, "fill") && !strstr(name, "Fill") && !strstr(name, "zero")))
-        return 0;
     if (g->correlation == GW_NO_CORRELATION)
         return 0;
     long h = gw_trace_host_by_corr(t, g->correlation);
+    int under_zero_grad = 0;
     /* Nesting is bounded by the depth field; the counter guards malformed parent links. */
     for (int guard = 0; h >= 0 && (size_t)h < t->host_count && guard < 4096; guard++) {
-        if (t->host[h].flags & GW_HOST_F_ZERO_GRAD)
-            return 1;
+        if (t->host[h].flags & GW_HOST_F_ZERO_GRAD) {
+            under_zero_grad = 1;
+            break;
+        }
         uint32_t p = t->host[h].parent;
         h = p == UINT32_MAX ? -1 : (long)p;
     }
+    if (!under_zero_grad)
+        return 0;
+    const char *name = gw_trace_str(t, g->name_id);
+    return name && (strstr(name, "fill") || strstr(name, "Fill") || strstr(name, "zero"));
+}
+
+static int trace_has_zero_grad(const gw_trace *t)
+{
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].flags & GW_HOST_F_ZERO_GRAD)
+            return 1;
     return 0;
 }
 
@@ -218,6 +231,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0;
     double tiny_us = th->v[GW_T_TINY_KERNEL_US];
     size_t tiny = 0, k = 0;
+    int zero_grad = trace_has_zero_grad(t);
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->start < w->start_ns || g->start >= w->end_ns)
@@ -252,7 +266,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
             occ_weighted += occ * (double)len;
             occ_time += (double)len;
         }
-        if (is_zero_grad_fill(t, g)) {
+        if (zero_grad && is_zero_grad_fill(t, g)) {
             ks->zero_fill_kernels++;
             zero_fill += len;
         }
