@@ -21,8 +21,9 @@ other_pid=
 cleanup() {
     [ -n "$other_pid" ] && kill -TERM "$other_pid" 2>/dev/null || true
     if [ -n "$job_pid" ]; then
-        pkill -TERM -P "$job_pid" 2>/dev/null || true
-        kill -TERM "$job_pid" 2>/dev/null || true
+        # The job runs in its own process group (setsid below), so this ends the
+        # grandchild reader and its dd too, not only the job's root.
+        kill -TERM -- "-$job_pid" 2>/dev/null || true
         wait "$job_pid" 2>/dev/null || true
     fi
     rm -rf "$work"
@@ -33,7 +34,7 @@ trap cleanup EXIT
 dd if=/dev/urandom of="$work/data.bin" bs=1M count=32 status=none
 sync
 
-bash -c '
+setsid bash -c '
     (while :; do :; done) &
     (sh -c "while :; do dd if=\"\$0\" of=/dev/null bs=4k iflag=direct status=none; done" "$1"; true) &
     exec 3<"$1"

@@ -1,0 +1,211 @@
+/* The host collector on this machine's real /proc: the test process forks three children
+ * (one of which forks a grandchild) named with spaces and ')', starts two threads, and
+ * opens a file; the collector must see exactly that tree, then stop seeing the children
+ * once they have exited. A churn test forks and reaps short-lived children while sampling,
+ * so processes vanish mid-read: sampling must never fail. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/host.h"
+
+static const gw_job_proc *find_proc(const gw_host_sample *s, pid_t pid)
+{
+    for (size_t i = 0; i < s->proc_count; i++)
+        if (s->procs[i].pid == pid)
+            return &s->procs[i];
+    return NULL;
+}
+
+static size_t count_comm(const gw_host_sample *s, const char *comm)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->proc_count; i++)
+        if (strcmp(s->procs[i].comm, comm) == 0)
+            n++;
+    return n;
+}
+
+/* Names the calling process, tells the test its pid, and sleeps until killed. The
+ * parent-death signal makes sure no test process outlives its parent, even when the test
+ * fails half-way: an orphan would keep ctest's output pipe open. Never returns. */
+static void sleep_named(int ready_fd, const char *name)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+    pid_t self = getpid();
+    if (write(ready_fd, &self, sizeof self) != (ssize_t)sizeof self)
+        _exit(1);
+    for (;;)
+        pause();
+}
+
+static void child_main(int ready_fd, bool with_grandchild)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (with_grandchild) {
+        pid_t g = fork();
+        if (g == 0)
+            sleep_named(ready_fd, "gw grand)");
+        if (g < 0)
+            _exit(1);
+    }
+    sleep_named(ready_fd, "gw child) x");
+}
+
+static pthread_mutex_t hold = PTHREAD_MUTEX_INITIALIZER;
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&hold);   /* blocks until the test releases it */
+    pthread_mutex_unlock(&hold);
+    return NULL;
+}
+
+static void sees_children_then_loses_them(void **state)
+{
+    (void)state;
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t kids[3];
+    for (int i = 0; i < 3; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            close(pipefd[0]);
+            child_main(pipefd[1], i == 0);
+        }
+    }
+    close(pipefd[1]);
+    pid_t ready[4];   /* three children and one grandchild, in any order */
+    size_t got = 0;
+    while (got < sizeof ready) {
+        ssize_t n = read(pipefd[0], (char *)ready + got, sizeof ready - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    close(pipefd[0]);
+    pid_t grandchild = 0;
+    for (int i = 0; i < 4; i++)
+        if (ready[i] != kids[0] && ready[i] != kids[1] && ready[i] != kids[2])
+            grandchild = ready[i];
+    assert_true(grandchild > 0);
+    pthread_mutex_lock(&hold);
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, thread_main, NULL), 0);
+    FILE *data = tmpfile();
+    assert_non_null(data);
+
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.thread_every_n = opts.fds_every_n = 1;
+    gw_host_collector *c = gw_host_collector_new("/", getpid(), &opts, &err);
+    assert_non_null(c);
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(s.job_alive);
+    assert_int_equal(s.procs[0].pid, getpid());
+    assert_int_equal(s.proc_count, 5);   /* this process, 3 children, 1 grandchild */
+    assert_int_equal(count_comm(&s, "gw child) x"), 3);
+    assert_int_equal(count_comm(&s, "gw grand)"), 1);
+    for (int i = 0; i < 3; i++) {
+        const gw_job_proc *kid = find_proc(&s, kids[i]);
+        assert_non_null(kid);
+        assert_int_equal(kid->ppid, getpid());
+        assert_true(kid->task.state == 'S');
+        assert_non_null(kid->cmdline);
+        assert_true(kid->task.has_ctxt);
+    }
+    const gw_job_proc *self = &s.procs[0];
+    assert_int_equal(self->num_threads, 3);
+    assert_int_equal(self->thread_count, 3);
+    assert_true(self->rss_kb > 0);
+    assert_true(self->task.last_cpu >= 0);
+    assert_true(s.has_threads);
+    assert_int_equal(s.thread_count, 3 + 3 + 1);
+    assert_true(s.has_fs);
+    assert_true(s.fs_count >= 1);   /* at least the tmpfile's filesystem */
+    assert_true(s.cpu_count >= 2);
+    assert_true(s.has_meminfo && s.mem.mem_total_kb > 0);
+
+    const gw_job_proc *grand = find_proc(&s, grandchild);
+    assert_non_null(grand);
+    assert_int_equal(grand->ppid, kids[0]);
+    assert_string_equal(grand->comm, "gw grand)");
+    assert_int_equal(kill(grandchild, SIGKILL), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(kill(kids[i], SIGKILL), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    for (int i = 0; i < 3; i++)
+        assert_null(find_proc(&s, kids[i]));
+    assert_int_equal(count_comm(&s, "gw child) x"), 0);
+    assert_int_equal(count_comm(&s, "gw grand)"), 0);
+    assert_int_equal(s.proc_count, 1);
+    pthread_mutex_unlock(&hold);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+    assert_int_equal(fclose(data), 0);
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
+static void sampling_survives_process_churn(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.thread_every_n = opts.fds_every_n = 1;
+    gw_host_collector *c = gw_host_collector_new("/", getpid(), &opts, &err);
+    assert_non_null(c);
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    for (int round = 0; round < 20; round++) {
+        pid_t kids[4];
+        for (int i = 0; i < 4; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0) {
+                usleep((useconds_t)(500 * (i + 1)));
+                _exit(0);
+            }
+        }
+        assert_int_equal(gw_host_collect(c, &s, &err), 0);
+        assert_true(s.proc_count >= 1 && s.proc_count <= 5);
+        assert_int_equal(s.procs[0].pid, getpid());
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
+    }
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_int_equal(s.proc_count, 1);
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sees_children_then_loses_them),
+        cmocka_unit_test(sampling_survives_process_churn),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
