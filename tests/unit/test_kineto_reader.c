@@ -407,6 +407,59 @@ static void test_real_malformed_and_foreign_refused(void **state)
     assert_non_null(strstr(msg, "uncompressed byte 1: not a Kineto trace"));
 }
 
+/* Damage at every byte of a fixture: truncation and single-byte replacements must give a
+ * trace or a clean refusal naming the file and a byte offset, never a crash (ASan run). */
+static void test_every_truncation_and_mutation_is_clean(void **state)
+{
+    (void)state;
+    size_t len;
+    char *doc = read_whole(FIXTURES "era2023_object.json", &len);
+    char *copy = malloc(len);
+    assert_non_null(copy);
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/damaged.json", dir);
+    size_t refused = 0, runs = 0;
+    /* A quote shifts string boundaries, a brace the nesting: together they reach every
+     * error path of the grammar. */
+    static const char replacements[] = {'"', '{'};
+    for (size_t pos = 0; pos < len; pos++) {
+        for (size_t r = 0; r <= sizeof replacements; r++) {
+            size_t n = len;
+            memcpy(copy, doc, len);
+            if (r == sizeof replacements)
+                n = pos;                      /* truncation */
+            else if (copy[pos] != replacements[r])
+                copy[pos] = replacements[r];
+            else
+                continue;
+            write_whole(path, copy, n);
+            gw_error err;
+            gw_error_clear(&err);
+            gw_trace *t = NULL;
+            int rc = gw_kineto_read(path, NULL, &t, &err);
+            runs++;
+            if (rc == 0) {
+                assert_non_null(t);
+                gw_trace_free(t);
+                continue;
+            }
+            refused++;
+            assert_null(t);
+            if (err.code != GW_EXIT_BAD_INPUT || !strstr(err.message, path) || !strstr(err.message, "byte "))
+                fail_msg("pos %zu repl %zu: %d %s", pos, r, err.code, err.message);
+        }
+    }
+    /* Every truncation is refused; most replacements break the JSON. */
+    assert_true(refused >= len);
+    assert_true(runs > 2 * len);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    free(copy);
+    free(doc);
+}
+
 /* ---- progress ------------------------------------------------------------------------ */
 
 typedef struct progress_log {
@@ -601,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_missing_file_refused),
         cmocka_unit_test(test_truncated_gzip_refused),
         cmocka_unit_test(test_real_malformed_and_foreign_refused),
+        cmocka_unit_test(test_every_truncation_and_mutation_is_clean),
         cmocka_unit_test(test_progress_reported),
         cmocka_unit_test(test_every_real_trace),
         cmocka_unit_test(test_real_folder_fully_covered),
