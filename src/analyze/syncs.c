@@ -108,7 +108,8 @@ static int cmp_group(const void *a, const void *b)
         return x->count > y->count ? -1 : 1;
     if (x->wait != y->wait)
         return x->wait > y->wait ? -1 : 1;
-    return 0;
+    /* qsort is not stable: ties fall back to the key so the output never varies. */
+    return cmp_ref(&x->key, &y->key);
 }
 
 static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
