@@ -251,13 +251,6 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
     wait_job(&c);
     if (job_status)
         *job_status = c.job_status;
-    if (s && rs->before_close) {
-        gw_error_clear(&err);
-        if (rs->before_close(rs->hook_ctx, gw_sampler_db(s), &err) != 0) {
-            fprintf(stderr, "gpuwhy %s: %s\n", rs->command, err.message);
-            failed = 1;
-        }
-    }
     if (s) {
         const char *reason = g_stop_requested ? "signal" : failed ? "recording failed"
                              : c.job_done || !rs->job_is_child ? "job ended or duration reached" : "stopped";

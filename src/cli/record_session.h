@@ -5,12 +5,9 @@
 #ifndef GW_CLI_RECORD_SESSION_H
 #define GW_CLI_RECORD_SESSION_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-#include "util/error.h"
 
 /* "100ms", "0.5s", "2m", "1h", "30" (seconds) → ns; -1 when malformed or not positive. */
 int64_t gw_parse_duration_ns(const char *text);
@@ -26,11 +23,6 @@ typedef struct gw_record_session {
     pid_t job_pid;
     int job_is_child;           /* run: reap it and report its exit status */
     const char *command_line;   /* recorded in meta */
-    /* Called once the job has ended, with the recording still open (not called when the
-     * recording never started): `run --trace` moves the CUDA trace in here. Returns 0, or
-     * -1 with err set (reported; the recording is still closed properly). May be NULL. */
-    int (*before_close)(void *ctx, sqlite3 *recording, gw_error *err);
-    void *hook_ctx;
 } gw_record_session;
 
 /* Signals: SIGINT, SIGTERM and SIGHUP sent to gpuwhy by a process are forwarded to the job

@@ -26,7 +26,6 @@ struct gw_sampler {
     int cur;                       /* index of the newest in samples[] */
     int have_prev;
     int *last_error;               /* per GPU: last NVML error written as an event */
-    int *lost_written;             /* per GPU */
     int64_t start_mono_ns;
     int64_t sample_count;
     long ticks_per_s;
@@ -107,8 +106,7 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
         add_note(s, note);
     unsigned gpus = gw_nvml_gpu_count(s->nvml);
     s->last_error = calloc(gpus ? gpus : 1, sizeof *s->last_error);
-    s->lost_written = calloc(gpus ? gpus : 1, sizeof *s->lost_written);
-    if (!s->last_error || !s->lost_written) {
+    if (!s->last_error) {
         gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
         goto fail;
     }
@@ -220,7 +218,8 @@ static void host_status(gw_sampler *s, gw_sampler_status *st)
 
 int gw_sampler_tick(gw_sampler *s, gw_error *err)
 {
-    int next = s->have_prev || s->sample_count ? !s->cur : s->cur;
+    /* Fill the older buffer, keeping the newest as "previous" for the status rates. */
+    int next = s->sample_count ? !s->cur : s->cur;
     gw_host_sample *hs = &s->samples[next];
     if (gw_host_collect(s->host, hs, err) != 0)
         return -1;
@@ -305,7 +304,6 @@ int gw_sampler_close(gw_sampler *s, const char *stop_reason, int job_exit_status
     gw_host_sample_free(&s->samples[0]);
     gw_host_sample_free(&s->samples[1]);
     free(s->last_error);
-    free(s->lost_written);
     free(s);
     return rc ? -1 : 0;
 }
