@@ -82,6 +82,8 @@ static size_t describe_busy(const gw_analysis *a, char *buf, size_t size)
         return (size_t)snprintf(buf, size, "GPU %d busy %.0f%% of %s", only->device, sum * 100.0,
                                 window);
     }
+    if ((int)(lo * 100.0 + 0.5) == (int)(hi * 100.0 + 0.5))
+        return (size_t)snprintf(buf, size, "%zu GPUs busy %.0f%% of %s", gpus, hi * 100.0, window);
     return (size_t)snprintf(buf, size, "%zu GPUs busy %.0f-%.0f%% (mean %.0f%%) of %s", gpus,
                             lo * 100.0, hi * 100.0, sum / (double)gpus * 100.0, window);
 }
@@ -149,6 +151,56 @@ static void cap_savings(gw_analysis *a)
     }
 }
 
+/* One finding per cause: the same id found on several ranks or GPUs becomes the worst one
+ * (highest share, its numbers kept) with a line saying where else and how much. */
+static void merge_across_ranks(gw_analysis *a)
+{
+    gw_finding_list *l = &a->findings;
+    for (size_t i = 0; i < l->count; i++) {
+        size_t worst = i, places = 1;
+        double lo = l->items[i].share, hi = l->items[i].share;
+        int same_rank = 1, same_device = 1;
+        for (size_t k = i + 1; k < l->count; k++) {
+            const gw_finding *f = &l->items[k];
+            if (strcmp(f->id, l->items[i].id) != 0)
+                continue;
+            places++;
+            lo = f->share < lo ? f->share : lo;
+            hi = f->share > hi ? f->share : hi;
+            same_rank &= f->rank == l->items[i].rank;
+            same_device &= f->device == l->items[i].device;
+            if (f->severity > l->items[worst].severity ||
+                (f->severity == l->items[worst].severity && f->share > l->items[worst].share))
+                worst = k;
+        }
+        if (places == 1)
+            continue;
+        gw_finding merged = l->items[worst];
+        char line[256];
+        if (same_rank)
+            snprintf(line, sizeof line, "found on %zu GPUs of rank %d: %.1f-%.1f%% of step time; the "
+                     "numbers above are GPU %d's (the worst)", places, merged.rank, lo * 100.0,
+                     hi * 100.0, merged.device);
+        else
+            snprintf(line, sizeof line, "found on %zu ranks: %.1f-%.1f%% of step time; the numbers "
+                     "above are rank %d's (the worst)", places, lo * 100.0, hi * 100.0, merged.rank);
+        if (merged.evidence_count == GW_MAX_EVIDENCE)
+            merged.evidence_count--;
+        gw_finding_evidence(&merged, "%s", line);
+        if (!same_rank)
+            merged.rank = -1;
+        if (!same_rank || !same_device)
+            merged.device = -1;
+        l->items[i] = merged;
+        /* Drop the others with this id, keeping the order of the rest. */
+        size_t out = i + 1;
+        for (size_t k = i + 1; k < l->count; k++)
+            if (strcmp(l->items[k].id, merged.id) != 0)
+                l->items[out++] = l->items[k];
+        l->count = out;
+    }
+}
+
 int gw_rules_evaluate(gw_analysis *a)
 {
     /* Causes first: util.low's share is the idle time no cause explains and util.healthy
@@ -164,6 +216,7 @@ int gw_rules_evaluate(gw_analysis *a)
         if (pass == 0)
             cap_savings(a);
     }
+    merge_across_ranks(a);
     gw_findings_sort(&a->findings);
     write_verdict(a);
     return 0;

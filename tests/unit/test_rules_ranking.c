@@ -101,6 +101,31 @@ static void host_less_input_lists_what_was_not_evaluated_once(void **state)
     gw_job_free(job);
 }
 
+static void one_finding_per_cause_across_ranks(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(3, NULL);
+    const double shares[3] = {0.2, 0.4, 0.3};
+    for (size_t i = 0; i < 3; i++) {
+        fx_busy(a, i, 0.5, GW_IDLE_DATALOADER);
+        a->ranks[i].dataloader_share = shares[i];
+        a->ranks[i].dataloader_s = shares[i] * 0.8;
+    }
+    assert_int_equal(gw_rules_evaluate(a), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < a->findings.count; i++)
+        n += strcmp(a->findings.items[i].id, "data.loader_wait") == 0;
+    assert_int_equal(n, 1);
+    const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_float_equal(f->share, 0.4, 1e-9);
+    assert_int_equal(f->rank, -1);
+    assert_true(fx_evidence_has(f, "found on 3 ranks: 20.0-40.0% of step time; the numbers above are "
+                                   "rank 1's (the worst)"));
+    assert_true(fx_evidence_has(f, "DataLoader wait 40.0% of step time"));
+    assert_non_null(strstr(a->verdict, "3 GPUs busy 50% of steps #2-#9"));
+    fx_free(a);
+}
+
 static char *read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -160,6 +185,7 @@ int main(void)
         cmocka_unit_test(findings_rank_by_severity_then_share),
         cmocka_unit_test(savings_stay_below_idle_causes_and_healthy_still_said),
         cmocka_unit_test(host_less_input_lists_what_was_not_evaluated_once),
+        cmocka_unit_test(one_finding_per_cause_across_ranks),
         cmocka_unit_test(table_ids_are_unique_and_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
