@@ -38,6 +38,9 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), exposed %.1f%% (%s%s)",
                             comm * 100.0, label, per_step, gw_rules_per_step_unit(r),
                             exposed * 100.0, exp_step, gw_rules_per_step_unit(r));
+        if (a->rank_count > 1 || r->window.steady_steps > 0)
+            gw_finding_evidence(f, "collective kernels also run while they wait for the other ranks: "
+                                   "a slow rank shows here as communication (see comm.straggler)");
         for (size_t k = 0; k < r->kernels.top_count; k++)
             if (r->kernels.top[k].comm) {
                 gw_finding_evidence(f, "largest: %.120s, %.1f%% of kernel time, %zu calls",

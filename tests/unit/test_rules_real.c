@@ -221,6 +221,35 @@ static void nsys_fuser_flags_cover_nsys_analyze(void **state)
     unload(&l);
 }
 
+/* Two ranks of one 128-rank job: each cause once, marked as found on both. */
+static void two_ranks_give_one_finding_per_cause(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {KINETO "HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz",
+                           KINETO "HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-1.json.gz"};
+    if (gw_ingest_files(paths, 2, &opt, job, &err) != 0)
+        fail_msg("%s", err.message);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    assert_non_null(a);
+    for (size_t i = 0; i < a->findings.count; i++)
+        for (size_t k = i + 1; k < a->findings.count; k++)
+            assert_string_not_equal(a->findings.items[i].id, a->findings.items[k].id);
+    const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_int_equal(f->rank, -1);
+    assert_true(fx_evidence_has(f, "found on 2 ranks"));
+    assert_non_null(strstr(a->verdict, "2 GPUs busy"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +260,7 @@ int main(void)
         cmocka_unit_test(healthy_traces_raise_no_alarm),
         cmocka_unit_test(nsys_dlprof_flags_cover_nsys_analyze),
         cmocka_unit_test(nsys_fuser_flags_cover_nsys_analyze),
+        cmocka_unit_test(two_ranks_give_one_finding_per_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
