@@ -229,9 +229,12 @@ static int read_events(reader *r)
         if (lx->tok == GW_JSON_END_ARRAY)
             return 0;
         if (lx->tok != GW_JSON_BEGIN_OBJECT) {
-            char what[160];
-            snprintf(what, sizeof what, "element %llu of the event array is %s, not an event object",
-                     (unsigned long long)index, gw_json_tok_describe(lx->tok));
+            char what[200];
+            /* torch.profiler's export_memory_timeline_raw writes a list of number arrays. */
+            snprintf(what, sizeof what, "element %llu of the event array is %s, not an event object%s",
+                     (unsigned long long)index, gw_json_tok_describe(lx->tok),
+                     index == 0 && lx->tok == GW_JSON_BEGIN_ARRAY
+                         ? " (a list of arrays, like a torch.profiler memory-timeline export)" : "");
             return not_a_trace(r, lx->tok_offset, what);
         }
         if (gw_kineto_event(&r->st) != 0)

@@ -405,6 +405,7 @@ static void test_real_malformed_and_foreign_refused(void **state)
     assert_non_null(strstr(msg, "uncompressed byte 6: expected a string key, found '{'"));
     msg = load_refused(REAL "HolisticTraceAnalysis/tests/data/memory_analysis/memory_timeline.raw.gz");
     assert_non_null(strstr(msg, "uncompressed byte 1: not a Kineto trace"));
+    assert_non_null(strstr(msg, "memory-timeline export"));
 }
 
 /* Damage at every byte of a fixture: truncation and single-byte replacements must give a
