@@ -308,17 +308,16 @@ int gw_record_print_outcome(FILE *out, const char *recording_path)
             fprintf(out, "%s\n", lost ? " (GPU lost during the recording)" : "");
         }
     }
-    double cpu = 0, cpu_peak = 0;
-    size_t cpu_n = 0;
+    double cpu_s = 0, cpu_peak = 0;
     for (size_t i = 0; i < s->interval_count; i++) {
-        cpu += s->host[i].job_cpu_pct;
-        cpu_n++;
+        cpu_s += s->host[i].job_cpu_pct / 100.0 * s->host[i].duration_s;
         if (s->host[i].job_cpu_pct > cpu_peak)
             cpu_peak = s->host[i].job_cpu_pct;
     }
     fprintf(out, "  job: %zu processes seen", s->job_process_count);
-    if (cpu_n)
-        fprintf(out, ", mean CPU %.1f%% of one core (peak %.1f%%)", cpu / (double)cpu_n, cpu_peak);
+    if (duration > 0)
+        fprintf(out, ", %.2f s of CPU, mean %.1f%% of one core (peak %.1f%%)", cpu_s, cpu_s / duration * 100.0,
+                cpu_peak);
     fprintf(out, "\n");
     long best = -1;
     double best_util = -1, best_peak = 0;

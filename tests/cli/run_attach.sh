@@ -152,6 +152,27 @@ rc=$?
 out=$("$BIN" run -o quiet.db -- echo hello 2>/dev/null)
 [ "$out" = hello ] || fail "job stdout polluted: '$out'"
 
+# 13. a CPU burner: the recorded CPU time matches what the job itself measured (bash's
+# `times`), less the slice before the first sample and after the last one. A fixed amount
+# of work (about 1 s of CPU), not of wall time, so a loaded machine only makes it slower.
+"$BIN" run -o burn.db -- bash -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; times >burn.times' 2>burn.err
+rc=$?
+[ $rc -eq 0 ] || fail "burner exited $rc"
+own=$(awk 'NR == 1 { split($1, u, /[ms]/); split($2, y, /[ms]/); print u[1] * 60 + u[2] + y[1] * 60 + y[2] }' burn.times)
+rec=$(sed -n 's/.*job: [0-9]* processes seen, \([0-9.]*\) s of CPU.*/\1/p' burn.err)
+if [ -z "$own" ] || [ -z "$rec" ]; then
+    fail "burner: no CPU figures (job '$own', recorded '$rec'): $(cat burn.err)"
+elif ! awk -v o="$own" -v r="$rec" 'BEGIN { exit !(o > 0.3 && r >= 0.6 * o && r <= 1.1 * o) }'; then
+    fail "burner: recorded $rec s of CPU, the job measured $own s"
+fi
+
+# 14. a disk reader (O_DIRECT, so the page cache cannot hide it): its bytes are recorded
+if dd if=/dev/urandom of=data.bin bs=1M count=16 status=none 2>/dev/null && [ $have_sqlite = 1 ]; then
+    "$BIN" run -o disk.db -- sh -c 'dd if=data.bin of=/dev/null bs=4k iflag=direct status=none || cat data.bin >/dev/null; sleep 0.3' 2>/dev/null
+    got=$(q disk.db "select max(read_bytes) from job_proc")
+    [ -n "$got" ] && [ "$got" -ge 8388608 ] || fail "disk reader: max read_bytes '$got', want >= 8 MiB of 16"
+fi
+
 if [ $failures -ne 0 ]; then
     echo "$failures failure(s)"
     exit 1
