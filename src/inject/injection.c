@@ -41,6 +41,7 @@
 #define INJ_FLUSH_EVERY_MS 1000
 /* How long the exit handler waits for the last buffers to be sent. */
 #define INJ_EXIT_WAIT_MS 5000
+#define INJ_EXIT_QUIET_MS 300
 
 /* The kinds we trace. MEMCPY2 = peer-to-peer copies. GRAPH_TRACE is NOT enabled: it
  * replaces per-kernel records of graph launches by one record per graph, and we want the
@@ -217,6 +218,8 @@ static void send_buffer(const gw_ready_buffer *rb)
 
 static void report_dropped(void)
 {
+    if (!gw_ho_writer_ok(&G.writer))
+        return;  /* nobody to tell; the missing BYE tells gpuwhy the trace is incomplete */
     size_t cupti_dropped = 0;
     /* Never under one of our locks: CUPTI may call our callbacks from inside (ABBA). */
     if (cuptiActivityGetNumDroppedRecords(NULL, 0, &cupti_dropped) != CUPTI_SUCCESS)
@@ -227,7 +230,7 @@ static void report_dropped(void)
     if (gw_ho_write_frame(&G.writer, GW_HO_DROPPED, &d, sizeof d, NULL, 0) == 0)
         G.dropped_handover = 0;
     else
-        say("%zu activity records were dropped and could not be reported", cupti_dropped);
+        say("lost the connection to gpuwhy; %zu dropped activity records could not be reported", cupti_dropped);
 }
 
 static void send_window(int active)
@@ -293,12 +296,16 @@ static void *sender_main(void *arg)
         }
         report_dropped();
     }
-    /* Exit: the exit handler forced a flush; send what arrives, then say goodbye. */
-    int64_t deadline = now_ms() + INJ_EXIT_WAIT_MS;
-    while (!gw_pool_all_free(&G.pool) && now_ms() < deadline) {
+    /* Exit: the exit handler forced a flush; send what arrives, then say goodbye. CUPTI may
+     * keep an empty buffer it was given, so "all buffers back" is not awaited for long: a
+     * quiet spell after the flush ends the wait, so a job's exit is never held for long. */
+    int64_t deadline = now_ms() + INJ_EXIT_WAIT_MS, last_buffer = now_ms();
+    while (!gw_pool_all_free(&G.pool) && now_ms() < deadline && now_ms() - last_buffer < INJ_EXIT_QUIET_MS) {
         gw_ready_buffer rb;
-        if (gw_pool_wait_ready(&G.pool, &rb, INJ_POLL_MS))
+        if (gw_pool_wait_ready(&G.pool, &rb, INJ_POLL_MS)) {
             send_buffer(&rb);
+            last_buffer = now_ms();
+        }
     }
     if (G.tracing)
         send_window(0);

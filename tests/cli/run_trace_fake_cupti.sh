@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The injection library's in-job logic, for real, without a GPU: `gpuwhy run --trace` runs a
+# Python job that loads libgpuwhy-cupti.so the driver's way, while LD_LIBRARY_PATH gives it
+# the stand-in libcupti.so.13 of tests/fake_cupti, which emits real CUDA 13 activity records
+# when the job calls fake_cupti_launch(n). Checked in the recording: every launch arrives
+# (kernels, names, runtime calls) through the pool, the sender thread, the exit flush and
+# the hand-over; noisy getters are switched off at the source; the trace window holds only
+# what ran inside it; dropped records are reported; a fork child changes nothing; a CUPTI
+# subscriber already taken means "untraced" with the holder's name in the recording.
+set -u
+: "${GW_BIN:?GW_BIN must name the gpuwhy binary}" "${GW_BINARY_DIR:?GW_BINARY_DIR must name the build}"
+fake_dir="$GW_BINARY_DIR/fake_cupti"
+if [ -z "${GW_CUPTI_LIB:-}" ] || [ ! -f "$fake_dir/libcupti.so.13" ]; then
+  echo "SKIP: libgpuwhy-cupti.so or the fake libcupti was not built (no CUDA headers)"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1" >&2; echo "FAIL - $1"; }
+check() { # DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+q() { sqlite3 "$1" "$2" 2>&1; }
+
+# The job: InitializeInjection as the driver would, then bursts of launches.
+# argv: BURSTS LAUNCHES_PER_BURST PAUSE_S [fork]
+cat >"$tmp/job.py" <<'EOF'
+import ctypes, os, sys, time
+inj = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+assert inj.InitializeInjection() == 1
+cupti = ctypes.CDLL("libcupti.so.13")  # the fake, already loaded by the library
+bursts, per_burst, pause = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+for b in range(bursts):
+    cupti.fake_cupti_launch(per_burst)
+    if b == 0 and len(sys.argv) > 4:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)  # a DataLoader-like worker leaving
+        os.waitpid(pid, 0)
+    time.sleep(pause)
+print("job done", flush=True)
+sys.exit(3)
+EOF
+export LD_LIBRARY_PATH="$fake_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# 1. Whole run traced: 20 bursts x 5000 launches, a fork after the first burst.
+timeout 120 "$GW_BIN" run --trace --trace-delay 0 --trace-duration 0 -o "$tmp/all.db" -- \
+  python3 "$tmp/job.py" 20 5000 0.01 fork >"$tmp/all.out" 2>"$tmp/all.err" </dev/null
+rc=$?
+check "job exit code kept (3)" [ "$rc" -eq 3 ]
+check "job output kept" grep -qx "job done" "$tmp/all.out"
+k=$(q "$tmp/all.db" "SELECT count(*) FROM cuda_kernels")
+check "every kernel arrived (100000, got $k)" [ "$k" = "100000" ]
+a=$(q "$tmp/all.db" "SELECT count(*) FROM cuda_api a JOIN cuda_strings s ON s.id = a.name_id WHERE s.text = 'cudaLaunchKernel'")
+check "every cudaLaunchKernel arrived, named without _v7000 (100000, got $a)" [ "$a" = "100000" ]
+g=$(q "$tmp/all.db" "SELECT count(*) FROM cuda_api WHERE cbid = 3")
+check "the getter cudaGetDevice was switched off at the source (got $g)" [ "$g" = "0" ]
+n=$(q "$tmp/all.db" "SELECT count(DISTINCT s.text) FROM cuda_kernels k JOIN cuda_strings s ON s.id = k.name_id WHERE s.text LIKE 'fake_%_kernel'")
+check "kernel names resolved in gpuwhy (2, got $n)" [ "$n" = "2" ]
+row=$(q "$tmp/all.db" "SELECT ended_cleanly, records_sent = records_received, dropped_cupti + dropped_handover, lost_bytes, cupti_version FROM cuda_processes")
+check "one process, clean end, all records received, none dropped or lost ($row)" [ "$row" = "1|1|0|0|130001" ]
+corr=$(q "$tmp/all.db" "SELECT count(*) FROM cuda_kernels k JOIN cuda_api a ON a.correlation = k.correlation")
+check "kernels correlate with their launch calls (100000, got $corr)" [ "$corr" = "100000" ]
+check "summary line counts the kernels" grep -q "CUDA trace: 1 process, 100000 kernels" "$tmp/all.err"
+check "no message from the library when all is well" [ "$(grep -c 'gpuwhy-cupti' "$tmp/all.err")" -eq 0 ]
+
+# 2. A trace window: launches every 50 ms for ~2.5 s; trace from 0.8 s for 0.8 s.
+timeout 120 "$GW_BIN" run --trace --trace-delay 800ms --trace-duration 800ms -o "$tmp/win.db" -- \
+  python3 "$tmp/job.py" 50 100 0.05 >"$tmp/win.out" 2>"$tmp/win.err" </dev/null
+rc=$?
+check "windowed job exit code kept (3)" [ "$rc" -eq 3 ]
+k=$(q "$tmp/win.db" "SELECT count(*) FROM cuda_kernels")
+check "only the window's kernels (some, fewer than 5000: got $k)" [ "$k" -gt 500 ] && [ "$k" -lt 4000 ]
+w=$(q "$tmp/win.db" "SELECT (window_end_ns - window_start_ns) / 1000000 FROM cuda_processes")
+check "window recorded as ~800 ms (got ${w} ms)" [ "$w" -ge 700 ] && [ "$w" -le 1500 ]
+inside=$(q "$tmp/win.db" "SELECT count(*) FROM cuda_kernels, cuda_processes p WHERE start_ns >= p.window_start_ns - 10000000 AND end_ns <= p.window_end_ns + 10000000")
+check "every kernel lies inside the window ($inside of $k)" [ "$inside" = "$k" ]
+check "summary states the window" grep -q "s window" "$tmp/win.err"
+
+# 3. Dropped records are reported, in the recording and on the terminal.
+FAKE_CUPTI_DROPPED=4321 timeout 120 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/drop.db" -- \
+  python3 "$tmp/job.py" 3 100 0.2 >"$tmp/drop.out" 2>"$tmp/drop.err" </dev/null
+d=$(q "$tmp/drop.db" "SELECT dropped_cupti FROM cuda_processes")
+check "dropped count in the recording (4321, got $d)" [ "$d" = "4321" ]
+check "dropped count on the terminal" grep -q "4321 records DROPPED" "$tmp/drop.err"
+
+# 4. Another tool holds the CUPTI subscriber: untraced, the job unharmed, the reason kept.
+FAKE_CUPTI_BUSY="Nsight Systems" timeout 120 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/busy.db" -- \
+  python3 "$tmp/job.py" 2 100 0.01 >"$tmp/busy.out" 2>"$tmp/busy.err" </dev/null
+rc=$?
+check "busy subscriber: exit code kept (3)" [ "$rc" -eq 3 ]
+check "busy subscriber: said once on stderr" [ "$(grep -c 'already in use by Nsight Systems' "$tmp/busy.err")" -eq 1 ]
+k=$(q "$tmp/busy.db" "SELECT count(*) FROM cuda_kernels")
+check "busy subscriber: nothing traced (got $k)" [ "$k" = "0" ]
+note=$(q "$tmp/busy.db" "SELECT text FROM cuda_notes")
+check "busy subscriber: the holder is named in the recording" grep -q "Nsight Systems" <<<"$note"
+
+echo "run_trace_fake_cupti: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
