@@ -399,6 +399,13 @@ static void test_foreign_and_newer_files_refused(void **state)
     remove_db(path);
 
     expect_refused("/nonexistent/recording.db", "cannot open");
+
+    /* real files of the other formats gpuwhy reads: an Nsight Systems SQLite export (an
+     * SQLite file, but not ours) and a gzip'd Kineto trace */
+    expect_refused(GW_SHARED_DIR "/traces/nsys/CO18326__uvmTorch/report1.sqlite", "not a gpuwhy recording");
+    expect_refused(GW_SHARED_DIR "/traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/"
+                                 "worker0.1623143566756.pt.trace.json.gz",
+                   "not an SQLite database");
 }
 
 static void test_single_sample_has_no_interval(void **state)
