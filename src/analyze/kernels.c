@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
+
 /* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
 #define MAX_BLOCKS_PER_SM 32.0
 
@@ -19,16 +21,6 @@ typedef struct kernel_ref {
     gw_ns start, end;
     uint8_t flags, kclass;
 } kernel_ref;
-
-static int cmp_by_stream(const void *a, const void *b)
-{
-    const kernel_ref *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->stream != y->stream)
-        return x->stream < y->stream ? -1 : 1;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
 
 static int cmp_by_name_len(const void *a, const void *b)
 {
@@ -188,24 +180,52 @@ static int top_kernels(const gw_trace *t, kernel_ref *refs, size_t n, gw_ns tota
     return 0;
 }
 
-static int median_gap(kernel_ref *refs, size_t n, double *gap_us)
+/* Last kernel end per (device, stream), for the gaps: traces have a handful of streams
+ * (hundreds at most), so a linear table with the last hit first is enough. */
+typedef struct stream_end {
+    int32_t device, stream;
+    gw_ns end;
+} stream_end;
+
+/* refs are in start order (the order of t->gpu): the gap before a kernel is its start
+ * minus the end of the previous kernel on its stream (0 when they overlap). */
+static int median_gap(const kernel_ref *refs, size_t n, double *gap_us)
 {
     *gap_us = 0;
     if (n < 2)
         return 0;
-    qsort(refs, n, sizeof *refs, cmp_by_stream);
     double *gaps = malloc(n * sizeof *gaps);
+    stream_end *streams = NULL;
+    size_t nstreams = 0, cap = 0, ng = 0;
     if (!gaps)
         return -1;
-    size_t ng = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (refs[i].device != refs[i - 1].device || refs[i].stream != refs[i - 1].stream)
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < nstreams && (streams[k].device != refs[i].device || streams[k].stream != refs[i].stream))
+            k++;
+        if (k == nstreams) {
+            if (gw_grow((void **)&streams, &cap, nstreams + 1, sizeof *streams) != 0) {
+                free(gaps);
+                free(streams);
+                return -1;
+            }
+            streams[nstreams++] = (stream_end){refs[i].device, refs[i].stream, refs[i].end};
             continue;
-        gw_ns gap = refs[i].start - refs[i - 1].end;
+        }
+        gw_ns gap = refs[i].start - streams[k].end;
         gaps[ng++] = gap > 0 ? (double)gap / 1000.0 : 0.0;
+        if (refs[i].end > streams[k].end)
+            streams[k].end = refs[i].end;
+        if (k > 0) {
+            /* Move the hit to the front: consecutive kernels are mostly on one stream. */
+            stream_end hit = streams[k];
+            streams[k] = streams[0];
+            streams[0] = hit;
+        }
     }
     *gap_us = gw_quantile(gaps, ng, 0.5);
     free(gaps);
+    free(streams);
     return 0;
 }
 

@@ -108,7 +108,8 @@ int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, d
 
 /* ---- quantile.c -------------------------------------------------------------------- */
 
-/* p-quantile (0..1, linear interpolation) of v; sorts v in place. 0 when n == 0. */
+/* p-quantile (0..1, linear interpolation between order statistics) of v; reorders v.
+ * 0 when n == 0. */
 double gw_quantile(double *v, size_t n, double p);
 
 static inline double gw_ns_to_s(gw_ns ns) { return (double)ns * 1e-9; }

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "analyze/stats.h"
+
 static gw_analysis *analyze_with(gw_trace *t, const gw_thresholds *th, gw_job **job_out)
 {
     assert_int_equal(gw_trace_finish(t), 0);
@@ -352,6 +354,38 @@ static void two_ranks(void **state)
     fx_done(a, job);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Selection-based quantiles against a sort, on random data with many ties (kernel lengths
+ * are integer microseconds in older traces). */
+static void quantiles_match_sorting(void **state)
+{
+    (void)state;
+    unsigned seed = 4242;
+    static const double ps[] = {0.0, 0.1, 0.5, 0.9, 0.999, 1.0};
+    for (int round = 0; round < 500; round++) {
+        size_t n = 1 + (size_t)(rand_r(&seed) % 200);
+        int range = 1 + rand_r(&seed) % (round % 2 ? 5 : 100000);
+        double v[200], sorted[200];
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = v[i] = rand_r(&seed) % range;
+        qsort(sorted, n, sizeof *sorted, cmp_double);
+        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+            double pos = ps[k] * (double)(n - 1);
+            size_t i = (size_t)pos;
+            double want = i + 1 < n ? sorted[i] + (sorted[i + 1] - sorted[i]) * (pos - (double)i) : sorted[n - 1];
+            double copy[200];
+            memcpy(copy, v, n * sizeof *v);
+            assert_true(fabs(gw_quantile(copy, n, ps[k]) - want) < 1e-9);
+        }
+    }
+    assert_true(gw_quantile(NULL, 0, 0.5) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +399,7 @@ int main(void)
         cmocka_unit_test(sync_statistics),
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(two_ranks),
+        cmocka_unit_test(quantiles_match_sorting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
