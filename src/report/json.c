@@ -74,6 +74,24 @@ static void write_inputs(gw_json_writer *w, const gw_analysis *a)
     gw_jw_array_end(w);
 }
 
+/* The host thread that issued most of the device's work, as the trace names it. */
+static void write_feeder(gw_json_writer *w, const gw_analysis *a, const gw_device_stats *d)
+{
+    const gw_trace *t = a->job && d->trace_index < a->job->trace_count ? a->job->traces[d->trace_index] : NULL;
+    gw_jw_key(w, "feeder_thread");
+    if (!t || d->feeder_thread == UINT32_MAX || d->feeder_thread >= t->thread_count) {
+        gw_jw_null(w);
+        return;
+    }
+    const gw_thread *th = &t->threads[d->feeder_thread];
+    gw_jw_object_begin(w);
+    gw_jw_kint(w, "pid", th->pid);
+    gw_jw_kint(w, "tid", th->tid);
+    const char *name = th->name_id ? gw_trace_str(t, th->name_id) : NULL;
+    gw_jw_kstring(w, "name", name && name[0] ? name : NULL);
+    gw_jw_object_end(w);
+}
+
 static void write_devices(gw_json_writer *w, const gw_analysis *a)
 {
     gw_jw_key(w, "devices");
@@ -92,6 +110,7 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "copy", ratio(d->copy_s, d->window_s));
         gw_jw_kdouble(w, "set", ratio(d->set_s, d->window_s));
         gw_jw_kdouble(w, "comm_exposed", ratio(d->comm_exposed_s, d->window_s));
+        gw_jw_kdouble(w, "comm_total", ratio(d->comm_total_s, d->window_s));
         gw_jw_kdouble(w, "busy_s", d->busy_s);
         gw_jw_kdouble(w, "idle_s", d->idle_s);
         gw_jw_kuint(w, "kernel_count", d->kernel_count);
@@ -103,6 +122,8 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
             gw_jw_kdouble(w, "total_mem_bytes", d->total_mem_bytes);
         else
             gw_jw_knull(w, "total_mem_bytes");
+        write_feeder(w, a, d);
+        gw_jw_kuint(w, "feeder_thread_count", d->feeder_thread_count);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);

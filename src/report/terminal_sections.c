@@ -3,6 +3,7 @@
  * what gw_analysis holds; the only arithmetic here is turning seconds into shares of the
  * totals printed beside them. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,29 @@ void gw_term_rank_summary(gw_term *t)
     print_table(t, &tab, 2);
 }
 
+/* "python main, tid 4242": the thread whose activity the idle time is attributed to ("" when
+ * unknown). Kineto names threads "thread 4242 (pt_autograd_0)": no second tid then. */
+static void feeder_label(char *buf, size_t size, const gw_term *t, const gw_device_stats *d)
+{
+    buf[0] = '\0';
+    const gw_job *job = t->a->job;
+    if (!job || d->trace_index >= job->trace_count || d->feeder_thread == UINT32_MAX)
+        return;
+    const gw_trace *tr = job->traces[d->trace_index];
+    if (d->feeder_thread >= tr->thread_count)
+        return;
+    const gw_thread *th = &tr->threads[d->feeder_thread];
+    const char *name = th->name_id ? gw_trace_str(tr, th->name_id) : NULL;
+    char tid[32];
+    snprintf(tid, sizeof tid, "%lld", (long long)th->tid);
+    if (name && name[0] && strstr(name, tid))
+        snprintf(buf, size, "%s", name);
+    else if (name && name[0])
+        snprintf(buf, size, "%s, tid %s", name, tid);
+    else
+        snprintf(buf, size, "tid %s", tid);
+}
+
 static void idle_table(gw_term *t, const gw_device_stats *d)
 {
     char label[160], b[8][32];
@@ -74,10 +98,24 @@ static void idle_table(gw_term *t, const gw_device_stats *d)
              gw_fmt_pct(b[4], 32, ratio(d->copy_s, d->window_s)),
              gw_fmt_pct(b[5], 32, ratio(d->set_s, d->window_s)));
     gw_term_wrap(t, "  ", summary);
-    snprintf(summary, sizeof summary, "idle %s = %s, by what the host thread feeding the GPU was doing:",
-             gw_fmt_pct(b[6], 32, ratio(d->idle_s, d->window_s)), gw_fmt_seconds(b[7], 32, d->idle_s));
-    if (d->idle_s > 0)
+    /* comm above is what compute does not cover; the rest ran hidden under compute */
+    if (d->comm_total_s > d->comm_s + 1e-9) {
+        snprintf(summary, sizeof summary, "communication in all %s, of which %s overlapped with compute",
+                 gw_fmt_seconds(b[0], 32, d->comm_total_s), gw_fmt_seconds(b[1], 32, d->comm_total_s - d->comm_s));
         gw_term_wrap(t, "  ", summary);
+    }
+    snprintf(summary, sizeof summary, "idle %s = %s, by what the host thread feeding the GPU was doing",
+             gw_fmt_pct(b[6], 32, ratio(d->idle_s, d->window_s)), gw_fmt_seconds(b[7], 32, d->idle_s));
+    if (d->idle_s > 0) {
+        gw_term_wrap(t, "  ", summary);
+        char feeder[160];
+        feeder_label(feeder, sizeof feeder, t, d);
+        if (feeder[0] && d->feeder_thread_count > 1)
+            snprintf(feeder + strlen(feeder), sizeof feeder - strlen(feeder), ", and %zu more",
+                     d->feeder_thread_count - 1);
+        if (feeder[0])
+            gw_term_wrap(t, d->feeder_thread_count > 1 ? "  feeding threads: " : "  feeding thread: ", feeder);
+    }
     if (!(d->idle_s > 0)) {
         gw_term_printf(t, "  No idle time in the window.\n");
         return;

@@ -109,6 +109,11 @@ static void test_devices_and_idle_attribution(void **state)
     assert_near(num(doc, "devices.0.set"), 0.02, 1e-12);
     assert_int_equal(need(doc, "devices.0.peak_allocated_bytes", JV_NULL)->type, JV_NULL);
     assert_near(num(doc, "devices.0.total_mem_bytes"), 32.0 * 1073741824.0, 1);
+    assert_near(num(doc, "devices.0.comm_total"), 0.04, 1e-12);
+    assert_int_equal((int)num(doc, "devices.0.feeder_thread.pid"), 42);
+    assert_int_equal((int)num(doc, "devices.0.feeder_thread.tid"), 4242);
+    assert_string_equal(str(doc, "devices.0.feeder_thread.name"), "python main");
+    assert_int_equal((int)num(doc, "devices.0.feeder_thread_count"), 1);
 
     const jv *idle = need(doc, "idle_attribution", JV_ARR);
     assert_int_equal(idle->n, GW_IDLE_CAUSE_COUNT);
@@ -285,6 +290,7 @@ static void test_empty_analysis_is_valid(void **state)
     jv *doc = parse_or_fail(text);
     assert_int_equal(need(doc, "window", JV_NULL)->type, JV_NULL);
     assert_int_equal(need(doc, "inputs", JV_ARR)->n, 0);
+    assert_int_equal(need(doc, "ranks", JV_ARR)->n, 0);
     assert_string_equal(str(doc, "verdict"), "");
     jv_free(doc);
     free(text);

@@ -212,7 +212,9 @@ static void test_report_content(void **state)
     /* idle attribution: seconds, share of idle, share of window; zero rows hidden */
     assert_contains(text, "Where the idle time went: GPU 0 (Tesla V100-DGXS-32GB)");
     assert_contains(text, "\n  busy 40.0% of 2.50 s: compute 32.0%, comm 0.0%, copy 6.0%, memset 2.0%\n"
-                          "  idle 60.0% = 1.50 s, by what the host thread feeding the GPU was doing:\n");
+                          "  communication in all 100.0 ms, of which 100.0 ms overlapped with compute\n"
+                          "  idle 60.0% = 1.50 s, by what the host thread feeding the GPU was doing\n"
+                          "  feeding thread: python main, tid 4242\n");
     assert_contains(line_with(text, "  waiting for data (DataLoader)  ", line, sizeof line),
                     "1,050.0    70.0%      42.0%");
     assert_contains(line_with(text, "  blocked in a sync  ", line, sizeof line), "200.0    13.3%       8.0%");
