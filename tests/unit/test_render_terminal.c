@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -359,6 +361,33 @@ static void test_default_options_respect_no_color(void **state)
     assert_int_equal(o.color, 0); /* not a terminal */
     assert_int_equal(o.width, 100);
     assert_int_equal(o.verbose, 0);
+    int pipe_fds[2];
+    assert_int_equal(pipe(pipe_fds), 0);
+    assert_int_equal(unsetenv("NO_COLOR"), 0);
+    gw_render_options_default(&o, pipe_fds[1]);
+    assert_int_equal(o.color, 0); /* a pipe is not a terminal */
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+
+    /* a pseudo-terminal: colour unless NO_COLOR has a non-empty value (no-color.org) */
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0)
+        skip();
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+    assert_true(tty >= 0);
+    gw_render_options_default(&o, tty);
+    assert_int_equal(o.color, 1);
+    assert_int_equal(setenv("NO_COLOR", "1", 1), 0);
+    gw_render_options_default(&o, tty);
+    assert_int_equal(o.color, 0);
+    assert_int_equal(setenv("NO_COLOR", "", 1), 0);
+    gw_render_options_default(&o, tty);
+    assert_int_equal(o.color, 1);
+    assert_int_equal(unsetenv("NO_COLOR"), 0);
+    close(tty);
+    close(master);
 }
 
 int main(void)
