@@ -177,7 +177,6 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_a
 {
     *fa = (gw_feeder_activity){0};
     gw_ival_list raw[GW_FEEDER_LEVELS] = {{0}};
-    gw_ival_list merged = {0}, tmp = {0};
     int rc = -1;
     for (size_t k = 0; k < f->count; k++) {
         size_t lo, hi;
@@ -189,19 +188,15 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_a
                 goto out;
         }
     }
-    for (int k = 0; k < GW_FEEDER_LEVELS; k++) {
-        if (gw_ival_list_append(&merged, &raw[k]) != 0 || gw_ival_list_append(&tmp, &merged) != 0 ||
-            gw_ivset_build(&fa->level[k], &tmp) != 0)
+    if (gw_ivset_build(&fa->level[0], &raw[0]) != 0)
+        goto out;
+    for (int k = 1; k < GW_FEEDER_LEVELS; k++)
+        if (gw_ivset_build_union(&fa->level[k], &fa->level[k - 1], &raw[k]) != 0)
             goto out;
-        /* Keep the running union small: normalising merges what later levels repeat. */
-        merged.count = gw_ivals_normalize(merged.items, merged.count);
-    }
     rc = 0;
 out:
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
         gw_ival_list_free(&raw[k]);
-    gw_ival_list_free(&merged);
-    gw_ival_list_free(&tmp);
     if (rc != 0)
         gw_feeder_activity_free(fa);
     return rc;

@@ -72,7 +72,6 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w)
     w->device = device;
     enum { COMPUTE, COMM, COPY, SET, CLASSES };
     gw_ival_list raw[CLASSES] = {{0}};
-    gw_ival_list merged = {0};
     gw_ival_list tmp = {0};
     size_t cap = 0;
     int rc = -1;
@@ -89,27 +88,21 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w)
         if (gw_ival_list_add(&raw[cls], g->start, g->end) != 0)
             goto out;
     }
-    /* Each nested set is the previous one plus one class; building a set consumes its
-     * list, so the running union is copied first. */
-    if (gw_ival_list_append(&merged, &raw[COMPUTE]) != 0 ||
-        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->compute, &tmp) != 0)
+    /* Each nested set is the previous one plus one class, merged linearly. */
+    if (gw_ivset_build(&w->compute, &raw[COMPUTE]) != 0 || gw_ivset_build(&w->comm, &raw[COMM]) != 0)
         goto out;
-    if (gw_ival_list_append(&merged, &raw[COMM]) != 0 ||
-        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->compute_comm, &tmp) != 0)
-        goto out;
-    if (gw_ival_list_append(&merged, &raw[COPY]) != 0 ||
-        gw_ival_list_append(&tmp, &merged) != 0 || gw_ivset_build(&w->kernels_copies, &tmp) != 0)
-        goto out;
-    if (gw_ival_list_append(&merged, &raw[SET]) != 0 || gw_ivset_build(&w->busy, &merged) != 0)
-        goto out;
-    if (gw_ivset_build(&w->comm, &raw[COMM]) != 0)
+    for (size_t i = 0; i < w->comm.count; i++)
+        if (gw_ival_list_add(&tmp, w->comm.iv[i].start, w->comm.iv[i].end) != 0)
+            goto out;
+    if (gw_ivset_build_union(&w->compute_comm, &w->compute, &tmp) != 0 ||
+        gw_ivset_build_union(&w->kernels_copies, &w->compute_comm, &raw[COPY]) != 0 ||
+        gw_ivset_build_union(&w->busy, &w->kernels_copies, &raw[SET]) != 0)
         goto out;
     rc = 0;
 out:
     gw_ival_list_free(&tmp);
     for (int c = 0; c < CLASSES; c++)
         gw_ival_list_free(&raw[c]);
-    gw_ival_list_free(&merged);
     if (rc != 0)
         gw_device_work_free(w);
     return rc;

@@ -118,12 +118,23 @@ size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t n
     return n;
 }
 
-int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
+size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out)
 {
-    s->count = gw_ivals_normalize(raw->items, raw->count);
-    s->iv = raw->items;
-    raw->items = NULL;
-    raw->count = raw->cap = 0;
+    size_t i = 0, j = 0, n = 0;
+    while (i < na || j < nb) {
+        gw_ival next = (j >= nb || (i < na && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+        if (n > 0 && next.start <= out[n - 1].end) {
+            if (next.end > out[n - 1].end)
+                out[n - 1].end = next.end;
+        } else {
+            out[n++] = next;
+        }
+    }
+    return n;
+}
+
+static int fill_prefix(gw_ivset *s)
+{
     s->prefix = malloc((s->count + 1) * sizeof *s->prefix);
     if (!s->prefix) {
         free(s->iv);
@@ -135,6 +146,29 @@ int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
     for (size_t i = 0; i < s->count; i++)
         s->prefix[i + 1] = s->prefix[i] + (s->iv[i].end - s->iv[i].start);
     return 0;
+}
+
+int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
+{
+    *s = (gw_ivset){0};
+    size_t nraw = gw_ivals_normalize(raw->items, raw->count);
+    s->iv = malloc((base->count + nraw + 1) * sizeof *s->iv);
+    if (!s->iv) {
+        gw_ival_list_free(raw);
+        return -1;
+    }
+    s->count = gw_ivals_union(base->iv, base->count, raw->items, nraw, s->iv);
+    gw_ival_list_free(raw);
+    return fill_prefix(s);
+}
+
+int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
+{
+    s->count = gw_ivals_normalize(raw->items, raw->count);
+    s->iv = raw->items;
+    raw->items = NULL;
+    raw->count = raw->cap = 0;
+    return fill_prefix(s);
 }
 
 void gw_ivset_free(gw_ivset *s)

@@ -39,6 +39,7 @@ gw_ns gw_ivals_total(const gw_ival *iv, size_t n);
  * the number written (a normalised set). out may not alias the inputs. */
 size_t gw_ivals_intersect(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
 size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
+size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
 
 /* A normalised set with prefix sums for O(log n) coverage queries. */
 typedef struct gw_ivset {
@@ -50,6 +51,10 @@ typedef struct gw_ivset {
 /* Builds a set from a raw list; the list is consumed (left empty, its memory taken over).
  * Returns 0, or -1 on out-of-memory (the list is then freed too). */
 int gw_ivset_build(gw_ivset *s, gw_ival_list *raw);
+/* Builds the union of a set and a raw list (consumed as above) in one linear merge, for
+ * nested sets (compute; compute + comm; ...) without sorting their concatenation.
+ * Returns 0, or -1 on out-of-memory. */
+int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw);
 void gw_ivset_free(gw_ivset *s);
 
 /* Length of [lo, hi) covered by the set (0 when hi <= lo). */

@@ -156,6 +156,11 @@ static void random_sets_match_bitmap(void **state)
         for (int x = 0; x < DOMAIN; x++)
             assert_int_equal(got[x], ba[x] && !bb[x]);
 
+        n = gw_ivals_union(a, na, b, nb, out);
+        bitmap_of(out, n, got);
+        for (int x = 0; x < DOMAIN; x++)
+            assert_int_equal(got[x], ba[x] || bb[x]);
+
         gw_ival_list raw = {0};
         for (size_t i = 0; i < na; i++)
             assert_int_equal(gw_ival_list_add(&raw, a[i].start, a[i].end), 0);
@@ -166,6 +171,19 @@ static void random_sets_match_bitmap(void **state)
         for (gw_ns x = lo; x < hi; x++)
             want += ba[x];
         assert_int_equal(gw_ivset_covered(&s, lo, hi), want);
+
+        /* The same set extended by b's intervals, given unsorted, merged linearly. */
+        gw_ival_list more = {0};
+        for (size_t i = nb; i > 0; i--)
+            assert_int_equal(gw_ival_list_add(&more, b[i - 1].start, b[i - 1].end), 0);
+        gw_ivset u;
+        assert_int_equal(gw_ivset_build_union(&u, &s, &more), 0);
+        assert_int_equal(more.count, 0);
+        bitmap_of(u.iv, u.count, got);
+        for (int x = 0; x < DOMAIN; x++)
+            assert_int_equal(got[x], ba[x] || bb[x]);
+        assert_int_equal(u.prefix[u.count], gw_ivals_total(u.iv, u.count));
+        gw_ivset_free(&u);
         gw_ivset_free(&s);
     }
 }
