@@ -87,6 +87,16 @@ static size_t offset_after_cols(const char *s, size_t cols)
     return i;
 }
 
+/* Columns of the first n bytes of sanitised (valid UTF-8, no escape sequences) text. */
+static size_t cols_of(const char *s, size_t n)
+{
+    size_t cols = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_continuation((unsigned char)s[i]))
+            cols++;
+    return cols;
+}
+
 static void append(char *dst, size_t dst_size, size_t *o, const char *s, size_t n)
 {
     if (*o + n >= dst_size)
@@ -160,11 +170,7 @@ int gw_text_wrap(FILE *out, const char *first_prefix, const char *rest_prefix, c
             continue;
         }
         size_t wlen = strcspn(p, " \n");
-        char word[1024];
-        size_t copy = wlen < sizeof word - 1 ? wlen : sizeof word - 1;
-        memcpy(word, p, copy);
-        word[copy] = '\0';
-        size_t wcols = gw_text_width(word);
+        size_t wcols = cols_of(p, wlen);
         size_t need = col ? wcols + 1 : wcols;
         if (line_open && col + need > avail_total) {
             rc |= put(out, "\n", 1);
@@ -180,7 +186,7 @@ int gw_text_wrap(FILE *out, const char *first_prefix, const char *rest_prefix, c
         if (wcols > avail_total - col) {
             /* a word longer than a whole line: cut it */
             size_t take_cols = avail_total - col;
-            size_t take = offset_after_cols(word, take_cols);
+            size_t take = offset_after_cols(p, take_cols);
             rc |= put(out, p, take);
             p += take;
             col += take_cols;

@@ -48,8 +48,9 @@ void gw_table_init(gw_text_table *t, const gw_text_column *columns, size_t colum
 void gw_table_cell(gw_text_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t gw_table_rows(const gw_text_table *t);
 /* Prints the header and the rows, each line indented by indent spaces and at most width
- * columns wide. color: header in bold. Returns 0, or -1 on a write error or when a cell
- * could not be stored. */
+ * columns wide (flexible columns shrink first; a table that still does not fit is cut with
+ * an ellipsis). color: header in bold. At most 32 columns. Returns 0, or -1 on a write
+ * error or when a cell could not be stored. */
 int gw_table_print(const gw_text_table *t, FILE *out, int indent, int width, int color);
 void gw_table_free(gw_text_table *t);
 

@@ -156,6 +156,22 @@ static void test_text_wrap(void **state)
                              "* line one\n"
                              "  line two\n");
     free(buf);
+    /* a 2000-character word (a mangled name, a path) is cut into whole lines */
+    char *word = malloc(2001);
+    assert_non_null(word);
+    memset(word, 'x', 2000);
+    word[2000] = '\0';
+    f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    assert_int_equal(gw_text_wrap(f, "- ", "  ", word, 50), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_lines_fit(buf, 50);
+    size_t lines = 0;
+    for (const char *c = buf; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 42); /* 2000 / 48 columns per line, rounded up */
+    free(word);
+    free(buf);
 }
 
 static void test_table_layout(void **state)
