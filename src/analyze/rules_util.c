@@ -212,7 +212,57 @@ int gw_rule_util_low(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+static int util_healthy_only(gw_analysis *a, const gw_rule *rule);
+
+/* nsys analyze's gpu_gaps and gpu_time_util look at the whole capture, warm-up included.
+ * When util.low is silent for a rank, say on its summary finding what those rules would flag
+ * and why it is not flagged here, so every nsys hit is accounted for. */
+static void note_nsys_hits_outside_window(gw_analysis *a, const gw_rank_stats *r)
+{
+    const gw_trace *t = gw_rules_trace(a, r);
+    if (!t || gw_rules_has_finding(a, "util.low", r->rank))
+        return;
+    gw_rank_totals tot;
+    gw_rank_totals_compute(a, r, &tot);
+    /* Gaps over the whole capture as nsys sees them; chunks counted against the window. */
+    gw_gap_summary g, in_window;
+    if (tot.main_device < 0 ||
+        gw_rules_gaps(t, tot.main_device, t->first_ns, t->last_ns + 1, &a->thresholds, &g) != 0 ||
+        gw_rules_gaps(t, tot.main_device, r->window.start_ns, r->window.end_ns, &a->thresholds,
+                      &in_window) != 0)
+        return;
+    g.low_chunks_in_window = in_window.low_chunks_in_window;
+    if (g.long_count == 0 && g.low_chunks == 0)
+        return;
+    gw_finding *target = NULL;
+    for (size_t i = 0; i < a->findings.count && !target; i++)
+        if (a->findings.items[i].rank == r->rank && strcmp(a->findings.items[i].id, "util.healthy") == 0)
+            target = &a->findings.items[i];
+    for (size_t i = 0; i < a->findings.count && !target; i++)
+        if (a->findings.items[i].rank == r->rank && strcmp(a->findings.items[i].id, "kernel.hot") == 0)
+            target = &a->findings.items[i];
+    if (!target)
+        return;
+    char window[96];
+    gw_rules_window_label(r, window, sizeof window);
+    snprintf(target->note, sizeof target->note,
+             "nsys analyze would flag %zu of %zu chunks below %.0f%% (%zu in %.50s) and %zu gap(s) "
+             "over %.0f ms; not flagged: busy %.0f%% in that window is at or above util.low.busy",
+             g.low_chunks, g.chunks, a->thresholds.v[GW_T_NSYS_UTIL_PCT], g.low_chunks_in_window,
+             window, g.long_count, a->thresholds.v[GW_T_NSYS_GAP_MS],
+             tot.window_s > 0 ? tot.busy_s / tot.window_s * 100.0 : 0.0);
+}
+
 int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule)
+{
+    int rc = util_healthy_only(a, rule);
+    for (size_t i = 0; rc == 0 && i < a->rank_count; i++)
+        if (a->ranks[i].has_gpu_data)
+            note_nsys_hits_outside_window(a, &a->ranks[i]);
+    return rc;
+}
+
+static int util_healthy_only(gw_analysis *a, const gw_rule *rule)
 {
     const double threshold = a->thresholds.v[GW_T_UTIL_HEALTHY_BUSY];
     for (size_t i = 0; i < a->rank_count; i++) {

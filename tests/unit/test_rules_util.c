@@ -109,6 +109,22 @@ static void healthy_trace_has_no_alarm_and_says_healthy(void **state)
     fx_free(a);
 }
 
+/* A warm-up kernel 600 ms before a busy steady window: nsys would flag the gap and the empty
+ * chunks, the note on util.healthy says so and why it is not flagged. */
+static void healthy_notes_what_nsys_would_flag_outside_the_window(void **state)
+{
+    (void)state;
+    const gw_ns spans[][2] = {{-600000000, -599000000}, {0, 800000000}};
+    gw_job *job = fx_job(fx_trace_with_kernels(spans, 2, GW_HAS_GPU_TRACE));
+    gw_analysis *a = fx_analysis(1, job);
+    const gw_finding *f = fx_run(a, "util.healthy");
+    assert_non_null(f);
+    assert_non_null(strstr(f->note, "nsys analyze would flag 13 of 30 chunks below 50% (1 in steps "
+                                    "#2-#9) and 1 gap(s) over 500 ms; not flagged: busy 95%"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
 static void healthy_twin_just_below(void **state)
 {
     (void)state;
@@ -179,6 +195,7 @@ int main(void)
         cmocka_unit_test(util_low_gap_evidence_from_the_model),
         cmocka_unit_test(util_low_counts_gaps_nsys_would_flag),
         cmocka_unit_test(healthy_trace_has_no_alarm_and_says_healthy),
+        cmocka_unit_test(healthy_notes_what_nsys_would_flag_outside_the_window),
         cmocka_unit_test(healthy_twin_just_below),
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
