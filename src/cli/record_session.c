@@ -213,6 +213,10 @@ static int exit_code_of(int status)
 
 int gw_record_session_run(const gw_record_session *rs, int *job_status)
 {
+    /* Past a file size limit, write() then fails with EFBIG and the recording stops like
+     * on a full disk, instead of SIGXFSZ killing gpuwhy. Set here, after the job was
+     * forked, so the job keeps the default disposition. */
+    signal(SIGXFSZ, SIG_IGN);
     session_ctx c;
     memset(&c, 0, sizeof c);
     c.rs = rs;

@@ -100,9 +100,13 @@ gw_recording_writer *gw_recording_writer_create(const char *path, gw_error *err)
         gw_recording_writer_close(w);
         return NULL;
     }
+    /* 1 KiB pages: every interval's commit rewrites the last page of each table and index
+     * it touches, so the page size sets the write volume; 1 KiB instead of 4 KiB wrote 3.7
+     * times fewer bytes per second (165 kB/s vs 619 kB/s at 10 Hz, host-only) and left a
+     * smaller file. */
     char pragmas[256];
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA application_id=%d; PRAGMA user_version=%d;"
+             "PRAGMA page_size=1024; PRAGMA application_id=%d; PRAGMA user_version=%d;"
              "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
              GW_RECORDING_APPLICATION_ID, GW_RECORDING_USER_VERSION);
     if (exec(w, pragmas, err) != 0 || exec(w, "BEGIN", err) != 0 || exec(w, SCHEMA, err) != 0 ||

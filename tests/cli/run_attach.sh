@@ -137,6 +137,14 @@ rc=$?
 grep -q "not recording" unwritable.err || fail "unwritable -o: no explanation: $(cat unwritable.err)"
 grep -q "/nonexistent-dir/x.db" unwritable.err || fail "unwritable -o: message does not name the file"
 
+# 9b. the recording fails midway (a file size limit stands in for a full disk): gpuwhy says
+# why, the job runs to its end undisturbed and its status is kept
+( ulimit -f 128; exec "$BIN" run -o full.db -- sh -c 'sleep 2; echo done >full.txt; exit 4' ) 2>full.err
+rc=$?
+[ $rc -eq 4 ] || fail "recording failing midway: exit $rc, want 4 ($(cat full.err))"
+[ "$(cat full.txt 2>/dev/null)" = done ] || fail "recording failing midway: the job did not finish"
+grep -q "recording stopped" full.err || fail "recording failing midway: no explanation: $(cat full.err)"
+
 # 10. a command that does not exist: 127, like a shell
 "$BIN" run -o none.db -- /nonexistent/command 2>/dev/null
 rc=$?
