@@ -11,8 +11,9 @@
  *
  * How: the feeders' events become one interval set per priority level, each level the
  * union of itself and the levels above it. The exclusive time of a cause in an idle
- * stretch is then a difference of two coverage queries, each a binary search, so the
- * whole attribution is O((idle gaps + host events) log n) and the parts add up to the
+ * stretch is then a difference of two coverage queries; the gaps come in time order, so
+ * the queries sweep each set once and the attribution of a range is linear in its gaps and
+ * host events (after one binary search to find the range's start) and the parts add up to the
  * idle time exactly (integer nanoseconds, no double counting by construction). */
 #include "analyze/stats.h"
 
@@ -202,12 +203,34 @@ out:
     return rc;
 }
 
-static void attribute_piece(const gw_feeder_activity *fa, gw_ns a, gw_ns b, int launch_gap,
+/* Coverage queries over one set for increasing, disjoint ranges (the idle gaps in time
+ * order): a cursor that only moves forward, so a whole range's gaps cost one pass over the
+ * set instead of a binary search per gap and level. */
+typedef struct sweep {
+    const gw_ivset *set;
+    size_t next;               /* first interval that may still end after a query's start */
+} sweep;
+
+static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
+{
+    const gw_ivset *s = w->set;
+    while (w->next < s->count && s->iv[w->next].end <= a)
+        w->next++;
+    gw_ns covered = 0;
+    for (size_t j = w->next; j < s->count && s->iv[j].start < b; j++) {
+        gw_ns lo = s->iv[j].start > a ? s->iv[j].start : a;
+        gw_ns hi = s->iv[j].end < b ? s->iv[j].end : b;
+        covered += hi - lo;
+    }
+    return covered;
+}
+
+static void attribute_piece(sweep levels[GW_FEEDER_LEVELS], gw_ns a, gw_ns b, int launch_gap,
                             gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
 {
     gw_ns c[GW_FEEDER_LEVELS];
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        c[k] = gw_ivset_covered(&fa->level[k], a, b);
+        c[k] = sweep_covered(&levels[k], a, b);
     gw_ns len = b - a;
     out_ns[GW_IDLE_DATALOADER] += c[0];
     out_ns[GW_IDLE_SYNC] += c[1] - c[0];
@@ -231,6 +254,9 @@ gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_n
         return 0;
     size_t i = gw_ivset_first_ending_after(busy, lo);
     gw_ns cursor = lo, idle = 0;
+    sweep levels[GW_FEEDER_LEVELS];
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        levels[k] = (sweep){&fa->level[k], gw_ivset_first_ending_after(&fa->level[k], lo)};
     while (cursor < hi) {
         if (i < busy->count && busy->iv[i].start <= cursor) {
             cursor = busy->iv[i].end;
@@ -243,7 +269,7 @@ gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_n
          * "host busy" one. */
         int launch_gap = i > 0 && i < busy->count &&
                          busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
-        attribute_piece(fa, cursor, gap_end, launch_gap, out_ns);
+        attribute_piece(levels, cursor, gap_end, launch_gap, out_ns);
         idle += gap_end - cursor;
         cursor = gap_end;
     }

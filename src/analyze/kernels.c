@@ -22,15 +22,6 @@ typedef struct kernel_ref {
     uint8_t flags, kclass;
 } kernel_ref;
 
-static int cmp_by_name_len(const void *a, const void *b)
-{
-    const kernel_ref *x = a, *y = b;
-    if (x->name_id != y->name_id)
-        return x->name_id < y->name_id ? -1 : 1;
-    gw_ns dx = x->end - x->start, dy = y->end - y->start;
-    return dx < dy ? -1 : dx > dy;
-}
-
 /* Blocks per SM of one kernel: the trace's figure, else grid blocks over SM count. */
 static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
 {
@@ -119,7 +110,6 @@ typedef struct kernel_group {
     uint32_t name_id;
     size_t count;
     gw_ns total, min, max;
-    double median_us;
     uint8_t flags, kclass;
 } kernel_group;
 
@@ -131,34 +121,53 @@ static int cmp_group_total(const void *a, const void *b)
     return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
 }
 
-static int top_kernels(const gw_trace *t, kernel_ref *refs, size_t n, gw_ns total_ns,
+/* Median length (µs) of the kernels named name_id. Only the top kernels need one, so this
+ * is one pass per row rather than a sort of every kernel by name. */
+static int group_median_us(const kernel_ref *refs, size_t n, const kernel_group *g, double *median_us)
+{
+    double *lens = malloc(g->count * sizeof *lens);
+    if (!lens)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < g->count; i++)
+        if (refs[i].name_id == g->name_id)
+            lens[k++] = (double)(refs[i].end - refs[i].start);
+    *median_us = gw_quantile(lens, k, 0.5) / 1000.0;
+    free(lens);
+    return 0;
+}
+
+static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_ns total_ns,
                        gw_kernel_stats *ks)
 {
     ks->top_count = 0;
     if (n == 0)
         return 0;
-    qsort(refs, n, sizeof *refs, cmp_by_name_len);
-    kernel_group *groups = malloc(n * sizeof *groups);
-    if (!groups)
+    /* Group by name through a table indexed by string id: one pass, no sort of n items. */
+    uint32_t names = t->strings.count;
+    uint32_t *slot = malloc((size_t)names * sizeof *slot);
+    kernel_group *groups = NULL;
+    size_t ng = 0, cap = 0;
+    int rc = -1;
+    if (!slot)
         return -1;
-    size_t ng = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        gw_ns total = 0;
-        while (j < n && refs[j].name_id == refs[i].name_id) {
-            total += refs[j].end - refs[j].start;
-            j++;
+    for (uint32_t i = 0; i < names; i++)
+        slot[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = refs[i].name_id < names ? refs[i].name_id : 0;
+        gw_ns len = refs[i].end - refs[i].start;
+        if (slot[id] == UINT32_MAX) {
+            if (gw_grow((void **)&groups, &cap, ng + 1, sizeof *groups) != 0)
+                goto out;
+            slot[id] = (uint32_t)ng;
+            groups[ng++] = (kernel_group){.name_id = id, .min = len, .max = len,
+                                          .flags = refs[i].flags, .kclass = refs[i].kclass};
         }
-        size_t cnt = j - i;
-        /* Lengths are sorted within the group: min, max and median are positions. */
-        gw_ns mid_lo = refs[i + (cnt - 1) / 2].end - refs[i + (cnt - 1) / 2].start;
-        gw_ns mid_hi = refs[i + cnt / 2].end - refs[i + cnt / 2].start;
-        groups[ng++] = (kernel_group){
-            .name_id = refs[i].name_id, .count = cnt, .total = total,
-            .min = refs[i].end - refs[i].start, .max = refs[j - 1].end - refs[j - 1].start,
-            .median_us = (double)(mid_lo + mid_hi) / 2.0 / 1000.0,
-            .flags = refs[i].flags, .kclass = refs[i].kclass};
-        i = j;
+        kernel_group *g = &groups[slot[id]];
+        g->count++;
+        g->total += len;
+        if (len < g->min) g->min = len;
+        if (len > g->max) g->max = len;
     }
     qsort(groups, ng, sizeof *groups, cmp_group_total);
     ks->top_count = ng < GW_TOP_KERNELS ? ng : GW_TOP_KERNELS;
@@ -169,15 +178,19 @@ static int top_kernels(const gw_trace *t, kernel_ref *refs, size_t n, gw_ns tota
         row->count = groups[g].count;
         row->total_s = gw_ns_to_s(groups[g].total);
         row->mean_us = (double)groups[g].total / (double)groups[g].count / 1000.0;
-        row->median_us = groups[g].median_us;
+        if (group_median_us(refs, n, &groups[g], &row->median_us) != 0)
+            goto out;
         row->min_us = (double)groups[g].min / 1000.0;
         row->max_us = (double)groups[g].max / 1000.0;
         row->share = total_ns > 0 ? (double)groups[g].total / (double)total_ns : 0.0;
         row->tensor_core = (groups[g].flags & GW_GPU_F_TENSOR_CORE) != 0;
         row->comm = groups[g].kclass == GW_KCLASS_COMM;
     }
+    rc = 0;
+out:
+    free(slot);
     free(groups);
-    return 0;
+    return rc;
 }
 
 /* Last kernel end per (device, stream), for the gaps: traces have a handful of streams
