@@ -207,8 +207,22 @@ static int cmp_gpu_corr(const void *a, const void *b)
     return ex->start < ey->start ? -1 : ex->start > ey->start ? 1 : 0;
 }
 
-static void classify_unset(gw_trace *t)
+/* Name classification is by string: names repeat (a kernel runs thousands of times), so
+ * each distinct name is classified once and the result cached per string id. */
+#define NAME_DONE 0x80u
+#define NAME_COMM 0x01u
+#define NAME_TC 0x02u
+#define NAME_GEMM 0x04u
+
+static int classify_unset(gw_trace *t)
 {
+    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (!kernel_name || !host_name) {
+        free(kernel_name);
+        free(host_name);
+        return -1;
+    }
     for (size_t i = 0; i < t->host_count; i++) {
         gw_host_event *h = &t->host[i];
         const char *name = gw_trace_str(t, h->name_id);
@@ -221,21 +235,36 @@ static void classify_unset(gw_trace *t)
             if (blocking)
                 h->flags |= GW_HOST_F_BLOCKING_COPY;
         }
-        if (h->kind != GW_HOST_RUNTIME && h->kind != GW_HOST_DRIVER)
-            h->flags |= (uint8_t)gw_classify_host_name(name, (gw_host_kind)h->kind);
+        if ((h->kind == GW_HOST_CPU_OP || h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON) &&
+            h->name_id < t->strings.count) {
+            /* These three kinds classify alike, so one cache per name serves them all. */
+            uint8_t *c = &host_name[h->name_id];
+            if (!(*c & NAME_DONE))
+                *c = (uint8_t)(NAME_DONE | (gw_classify_host_name(name, (gw_host_kind)h->kind) & 0x7fu));
+            h->flags |= (uint8_t)(*c & 0x7fu);
+        }
     }
     for (size_t i = 0; i < t->gpu_count; i++) {
         gw_gpu_event *g = &t->gpu[i];
-        if (g->kind != GW_GPU_KERNEL)
+        if (g->kind != GW_GPU_KERNEL || g->name_id >= t->strings.count)
             continue;
-        const char *name = gw_trace_str(t, g->name_id);
-        if (g->kclass == GW_KCLASS_COMPUTE && gw_kernel_is_comm(name))
+        uint8_t *c = &kernel_name[g->name_id];
+        if (!(*c & NAME_DONE)) {
+            const char *name = gw_trace_str(t, g->name_id);
+            *c = (uint8_t)(NAME_DONE | (gw_kernel_is_comm(name) ? NAME_COMM : 0) |
+                           (gw_kernel_uses_tensor_cores(name) ? NAME_TC : 0) |
+                           (gw_kernel_is_gemm_like(name) ? NAME_GEMM : 0));
+        }
+        if (g->kclass == GW_KCLASS_COMPUTE && (*c & NAME_COMM))
             g->kclass = GW_KCLASS_COMM;
-        if (gw_kernel_uses_tensor_cores(name))
+        if (*c & NAME_TC)
             g->flags |= GW_GPU_F_TENSOR_CORE;
-        if (gw_kernel_is_gemm_like(name))
+        if (*c & NAME_GEMM)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
+    free(kernel_name);
+    free(host_name);
+    return 0;
 }
 
 static int build_nesting(gw_trace *t)
@@ -316,7 +345,8 @@ int gw_trace_finish(gw_trace *t)
         if (t->host[i].end < t->host[i].start)
             t->host[i].end = t->host[i].start;
 
-    classify_unset(t);
+    if (classify_unset(t) != 0)
+        return -1;
     /* qsort(NULL, 0, ...) is undefined behaviour (UBSan aborts): skip empty arrays. */
     if (t->gpu_count)
         qsort(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
