@@ -4,6 +4,7 @@
 #ifndef GW_COLLECT_COLLECTOR_INTERNAL_H
 #define GW_COLLECT_COLLECTOR_INTERNAL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,9 +38,40 @@ void gw_pid_table_put(gw_pid_table *t, const gw_pid_entry *e);
 const gw_pid_entry *gw_pid_table_get(const gw_pid_table *t, pid_t pid, uint64_t start_ticks);
 void gw_pid_table_free(gw_pid_table *t);
 
+/* Files of a task read through the fd cache (fd_cache.c). */
+enum { GW_TASK_STAT, GW_TASK_STATUS, GW_TASK_IO, GW_TASK_SCHEDSTAT, GW_TASK_FILE_COUNT };
+
+typedef struct gw_task_files {
+    pid_t pid, tid;              /* tid 0: the process's /proc/PID files; else its thread's */
+    int fd[GW_TASK_FILE_COUNT];  /* owned; -1 when not open */
+    uint64_t last_used_tick;
+} gw_task_files;
+
+typedef struct gw_fd_cache {
+    gw_task_files *entries;      /* owned */
+    size_t count, entry_cap;
+    uint32_t *slots;             /* owned: hash of entry index + 1 (0 = empty) */
+    size_t slot_cap;
+    size_t open_fds, max_fds;
+} gw_fd_cache;
+
+void gw_fd_cache_init(gw_fd_cache *cache);
+/* Reads file `which` of (pid, tid) into b, through a kept fd when possible. Returns 0, or
+ * -1 with errno (ENOENT/ESRCH: the task is gone). */
+int gw_fd_cache_read(gw_fd_cache *cache, int proc_dir_fd, pid_t pid, pid_t tid, int which,
+                     uint64_t tick, gw_readbuf *b);
+/* Closes the files of tasks not read since unused_since_tick. */
+void gw_fd_cache_sweep(gw_fd_cache *cache, uint64_t unused_since_tick);
+void gw_fd_cache_free(gw_fd_cache *cache);
+
+/* Host-wide files, kept open like the task files. */
+enum { GW_FILE_STAT, GW_FILE_MEMINFO, GW_FILE_VMSTAT, GW_FILE_PSI_CPU, GW_FILE_PSI_IO,
+       GW_FILE_PSI_MEMORY, GW_FILE_DISKSTATS, GW_FILE_NET_DEV, GW_GLOBAL_FILE_COUNT };
+
 /* One process seen by the /proc scan of this interval. */
 typedef struct gw_scanned_proc {
-    gw_pid_stat stat;
+    gw_pid_stat stat;            /* read this interval when fresh, else from an earlier one */
+    bool fresh;
     bool in_job;
     bool has_io;               /* /proc/PID/io readable (ptrace permission) */
     uint64_t rchar, wchar, read_bytes, write_bytes;
@@ -57,11 +89,17 @@ struct gw_host_collector {
     pid_t job_root_pid;
     gw_host_options opts;
     uint64_t tick;             /* samples taken so far */
+    uint64_t top_scans;        /* full scans done (the first has no deltas) */
     long page_kb;
     gw_readbuf buf;            /* scratch for whole-file reads */
+    DIR *proc_dir;             /* owned: root/proc, rewound each interval */
+    int global_fd[GW_GLOBAL_FILE_COUNT];   /* owned; -1 when not open */
+    gw_fd_cache fds;
 
-    gw_scanned_proc *scan;     /* every process of this interval */
+    gw_scanned_proc *scan;     /* every process of this interval, sorted by pid */
     size_t scan_count, scan_cap;
+    gw_scanned_proc *prev_scan;   /* the previous interval's scan, sorted by pid */
+    size_t prev_scan_count, prev_scan_cap;
     gw_ppid_link *links;       /* scratch: scan sorted by ppid (tree walk) */
     size_t links_cap;
     size_t *order;             /* scratch: job processes' scan indexes, root first */
@@ -72,9 +110,10 @@ struct gw_host_collector {
 };
 
 /* proc_tree.c: scans root/proc, marks the job tree and fills out->procs (and threads on
- * thread ticks). */
+ * thread ticks, with their status when read_thread_status). full_scan re-reads every process's stat and io (top-process ticks);
+ * otherwise only processes not seen before are read, to find new members of the job. */
 int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool read_threads,
-                         gw_error *err);
+                         bool read_thread_status, bool full_scan, gw_error *err);
 /* top_procs.c: fills out->top_cpu/top_io from the scan of this interval. */
 int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *err);
 /* proc_fds.c: fills out->fs from the job processes' open files. */

@@ -9,12 +9,17 @@
  * permission for /proc/PID/io), and the recording stores NULL for it.
  *
  * What is read how often (cost matters at 10 Hz; see bench/RESULTS.md "Host sampling cost"):
- *   every interval:  /proc/stat, meminfo, vmstat, pressure/{cpu,io,memory}, diskstats, net/dev,
- *                    /proc/PID/stat of every process (job tree discovery by ppid + top
- *                    processes), and for each job process status, io;
- *                    /proc/PID/io of other processes (for the top-IO list)
- *   every thread_every_n intervals: per-thread task/TID/{stat,status,schedstat} of the job
- *                    (and hence the per-process run-queue delay, the sum over its threads)
+ *   every interval:  /proc/stat, meminfo, vmstat, pressure/{cpu,io,memory}, diskstats,
+ *                    net/dev; the list of /proc (readdir) and /proc/PID/stat of pids not
+ *                    seen before (new members of the job tree, by ppid); stat, status and
+ *                    io of each job process. Files read every interval stay open and are
+ *                    re-read with pread (fd_cache.c).
+ *   every top_every_n intervals: stat and io of every process (top CPU/IO lists; also
+ *                    refreshes the ppid links of processes seen before)
+ *   every thread_every_n intervals: per-thread task/TID/{stat,schedstat} of the job (and
+ *                    hence the per-process run-queue delay, the sum over its threads)
+ *   every thread_status_every_n intervals: per-thread task/TID/status (context switches;
+ *                    12 µs per thread against 7 µs for stat and schedstat together)
  *   every fds_every_n intervals: /proc/PID/fd + mountinfo → filesystems of the open files
  *   every numa_every_n intervals: /sys/devices/system/node (NUMA layout rarely changes)
  *   once per process: /proc/PID/cmdline (the first sample that sees it)
@@ -199,6 +204,10 @@ typedef struct gw_host_sample {
     /* false when the file was missing or malformed in this sample: its fields are unknown
      * (an empty disk list with has_diskstats true means "no disks") */
     bool has_meminfo, has_vmstat, has_diskstats, has_net_dev;
+
+    /* top_cpu/top_io computed in this sample (top_every_n); their deltas then cover the
+     * time since the previous sample that had them */
+    bool has_top;
 } gw_host_sample;
 
 void gw_host_sample_init(gw_host_sample *s);
@@ -209,10 +218,16 @@ void gw_host_sample_clear(gw_host_sample *s);
 /* ---- the collector --------------------------------------------------------------- */
 
 typedef struct gw_host_options {
-    int thread_every_n;   /* per-thread detail every N intervals (1 = every one); default 10 */
+    int thread_every_n;   /* per-thread detail every N intervals (1 = every one); default 20 */
     int fds_every_n;      /* open-file filesystems every N intervals; default 50 */
     int numa_every_n;     /* NUMA layout every N intervals; default 600 */
     int top_n;            /* size of the top-CPU and top-IO lists; default 5 */
+    int top_every_n;      /* every process's stat+io re-read (top lists) every N intervals;
+                             default 20. In between only new pids are read, to find new
+                             members of the job. */
+    int thread_status_every_n;   /* per-thread status (context switches), the costliest
+                                    per-thread file, every N intervals (only on thread
+                                    intervals); default 100 */
 } gw_host_options;
 
 /* Fills opts with the defaults above. */

@@ -5,17 +5,23 @@
 #include "collect/collector_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
 void gw_host_options_default(gw_host_options *opts)
 {
-    opts->thread_every_n = 10;
+    /* Chosen so that 10 Hz sampling of a 1,000-thread job stays near 1 % of one core
+     * (bench/RESULTS.md "Host sampling cost"). */
+    opts->thread_every_n = 20;
     opts->fds_every_n = 50;
     opts->numa_every_n = 600;
     opts->top_n = 5;
+    opts->top_every_n = 20;
+    opts->thread_status_every_n = 100;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -93,16 +99,68 @@ static bool due(const gw_host_collector *c, int every_n)
     return every_n <= 1 || c->tick % (uint64_t)every_n == 0;
 }
 
+/* Full process scans fall half-way between thread ticks, so that no single interval pays
+ * for both; the first interval does everything. */
+static bool full_scan_due(const gw_host_collector *c)
+{
+    int n = c->opts.top_every_n;
+    return c->tick == 0 || n <= 1 || c->tick % (uint64_t)n == (uint64_t)n / 2;
+}
+
 /* Reads root/rel into c->buf; 0, or -1 (errno set). */
 static int read_rel(gw_host_collector *c, const char *rel)
 {
     return gw_procroot_read(&c->root, rel, &c->buf);
 }
 
+static const char *const global_files[GW_GLOBAL_FILE_COUNT] = {
+    [GW_FILE_STAT] = "proc/stat",           [GW_FILE_MEMINFO] = "proc/meminfo",
+    [GW_FILE_VMSTAT] = "proc/vmstat",       [GW_FILE_PSI_CPU] = "proc/pressure/cpu",
+    [GW_FILE_PSI_IO] = "proc/pressure/io",  [GW_FILE_PSI_MEMORY] = "proc/pressure/memory",
+    [GW_FILE_DISKSTATS] = "proc/diskstats", [GW_FILE_NET_DEV] = "proc/net/dev"};
+
+static void close_global_files(gw_host_collector *c)
+{
+    for (int i = 0; i < GW_GLOBAL_FILE_COUNT; i++) {
+        if (c->global_fd[i] >= 0)
+            close(c->global_fd[i]);
+        c->global_fd[i] = -1;
+    }
+}
+
+/* Reads a host-wide file into c->buf through a kept fd, opening it on first use (and
+ * again after a read error). Returns 0, or -1 with errno. */
+static int read_global(gw_host_collector *c, int which)
+{
+    if (c->global_fd[which] >= 0) {
+        if (gw_pread_all(c->global_fd[which], &c->buf) == 0)
+            return 0;
+        close(c->global_fd[which]);
+        c->global_fd[which] = -1;
+    }
+    char path[4096];
+    if (gw_procroot_path(&c->root, global_files[which], path, sizeof path) != 0)
+        return -1;
+    int fd;
+    do {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    if (gw_pread_all(fd, &c->buf) != 0) {
+        int error = errno;
+        close(fd);
+        errno = error;
+        return -1;
+    }
+    c->global_fd[which] = fd;
+    return 0;
+}
+
 static int read_proc_stat(gw_host_collector *c, gw_host_sample *out, gw_error *err)
 {
     int bad_line = 0;
-    if (read_rel(c, "proc/stat") != 0)
+    if (read_global(c, GW_FILE_STAT) != 0)
         return gw_fail(err, GW_EXIT_BAD_INPUT, "%s/proc/stat: cannot read: %s", c->root.root,
                        strerror(errno));
     if (gw_parse_proc_stat(c->buf.data, out, &bad_line) != 0)
@@ -114,25 +172,25 @@ static int read_proc_stat(gw_host_collector *c, gw_host_sample *out, gw_error *e
 static void read_optional_parts(gw_host_collector *c, gw_host_sample *out)
 {
     int bad_line = 0;
-    out->has_meminfo = read_rel(c, "proc/meminfo") == 0 &&
+    out->has_meminfo = read_global(c, GW_FILE_MEMINFO) == 0 &&
                        gw_parse_meminfo(c->buf.data, &out->mem, &bad_line) == 0;
-    out->has_vmstat = read_rel(c, "proc/vmstat") == 0 &&
+    out->has_vmstat = read_global(c, GW_FILE_VMSTAT) == 0 &&
                       gw_parse_vmstat(c->buf.data, &out->vm, &bad_line) == 0;
     struct {
-        const char *rel;
+        int file;
         gw_pressure_resource *dst;
-    } psi[] = {{"proc/pressure/cpu", &out->pressure.cpu},
-               {"proc/pressure/io", &out->pressure.io},
-               {"proc/pressure/memory", &out->pressure.memory}};
+    } psi[] = {{GW_FILE_PSI_CPU, &out->pressure.cpu},
+               {GW_FILE_PSI_IO, &out->pressure.io},
+               {GW_FILE_PSI_MEMORY, &out->pressure.memory}};
     for (size_t i = 0; i < 3; i++) {
-        if (read_rel(c, psi[i].rel) != 0 || gw_parse_pressure(c->buf.data, psi[i].dst, &bad_line) != 0)
+        if (read_global(c, psi[i].file) != 0 || gw_parse_pressure(c->buf.data, psi[i].dst, &bad_line) != 0)
             memset(psi[i].dst, 0, sizeof *psi[i].dst);   /* present = false: unknown */
     }
-    out->has_diskstats = read_rel(c, "proc/diskstats") == 0 &&
+    out->has_diskstats = read_global(c, GW_FILE_DISKSTATS) == 0 &&
                          gw_parse_diskstats(c->buf.data, out, &bad_line) == 0;
     if (!out->has_diskstats)
         out->disk_count = 0;
-    out->has_net_dev = read_rel(c, "proc/net/dev") == 0 &&
+    out->has_net_dev = read_global(c, GW_FILE_NET_DEV) == 0 &&
                        gw_parse_net_dev(c->buf.data, out, &bad_line) == 0;
     if (!out->has_net_dev)
         out->net_count = 0;
@@ -148,12 +206,18 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     read_optional_parts(c, out);
     if (due(c, c->opts.numa_every_n) && gw_collect_numa(c, out, err) != 0)
         return -1;
-    if (gw_collect_proc_tree(c, out, due(c, c->opts.thread_every_n), err) != 0)
+    bool full_scan = full_scan_due(c);
+    bool threads = due(c, c->opts.thread_every_n);
+    bool thread_status = threads && due(c, c->opts.thread_status_every_n);
+    if (gw_collect_proc_tree(c, out, threads, thread_status, full_scan, err) != 0)
         return -1;
-    if (gw_collect_top_procs(c, out, err) != 0)
+    if (full_scan && gw_collect_top_procs(c, out, err) != 0)
         return -1;
     if (due(c, c->opts.fds_every_n) && gw_collect_job_fs(c, out, err) != 0)
         return -1;
+    /* Keep the files of threads read on the last thread tick open until the next one. */
+    uint64_t keep = 2 * (uint64_t)(c->opts.thread_every_n > 1 ? c->opts.thread_every_n : 1) + 1;
+    gw_fd_cache_sweep(&c->fds, c->tick > keep ? c->tick - keep : 0);
     c->tick++;
     return 0;
 }
@@ -166,6 +230,12 @@ int gw_host_collector_set_root(gw_host_collector *c, const char *root, gw_error 
     gw_procroot_free(&c->root);
     c->root = fresh;
     c->live = c->root.root[0] == '\0';
+    /* kept files belong to the old tree */
+    close_global_files(c);
+    gw_fd_cache_free(&c->fds);
+    if (c->proc_dir != NULL)
+        closedir(c->proc_dir);
+    c->proc_dir = NULL;
     return 0;
 }
 
@@ -177,15 +247,17 @@ gw_host_collector *gw_host_collector_new(const char *root, pid_t job_root_pid,
         gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
         return NULL;
     }
+    for (int i = 0; i < GW_GLOBAL_FILE_COUNT; i++)
+        c->global_fd[i] = -1;
+    gw_fd_cache_init(&c->fds);
     if (gw_host_collector_set_root(c, root, err) != 0) {
         free(c);
         return NULL;
     }
     c->job_root_pid = job_root_pid;
+    gw_host_options_default(&c->opts);
     if (opts != NULL)
         c->opts = *opts;
-    else
-        gw_host_options_default(&c->opts);
     long page = sysconf(_SC_PAGESIZE);
     c->page_kb = page > 0 ? page / 1024 : 4;
     /* Fail early on a root that is not a procfs at all, rather than at the first sample. */
@@ -204,7 +276,12 @@ void gw_host_collector_free(gw_host_collector *c)
         return;
     gw_procroot_free(&c->root);
     gw_readbuf_free(&c->buf);
+    close_global_files(c);
+    gw_fd_cache_free(&c->fds);
+    if (c->proc_dir != NULL)
+        closedir(c->proc_dir);
     free(c->scan);
+    free(c->prev_scan);
     free(c->links);
     free(c->order);
     gw_pid_table_free(&c->prev_counters);

@@ -31,42 +31,84 @@ static bool all_digits(const char *s)
     return true;
 }
 
-/* Reads stat and io of every process under root/proc into c->scan. */
-static int scan_processes(gw_host_collector *c, gw_error *err)
+static int compare_scanned_pid(const void *a, const void *b)
 {
-    char path[4096];
+    pid_t pa = ((const gw_scanned_proc *)a)->stat.pid, pb = ((const gw_scanned_proc *)b)->stat.pid;
+    return (pa > pb) - (pa < pb);
+}
+
+/* The previous scan's entry for pid, or NULL. */
+static const gw_scanned_proc *previously_seen(const gw_host_collector *c, pid_t pid)
+{
+    gw_scanned_proc key;
+    key.stat.pid = pid;
+    return bsearch(&key, c->prev_scan, c->prev_scan_count, sizeof *c->prev_scan,
+                   compare_scanned_pid);
+}
+
+/* Lists root/proc into c->scan (sorted by pid). A full scan reads stat and io of every
+ * process; otherwise processes seen in the previous interval keep their earlier stat (a
+ * ppid link does not change while a process lives, except on reparenting, which the next
+ * full scan picks up) and only new pids are read. */
+static int scan_processes(gw_host_collector *c, bool full, gw_error *err)
+{
+    if (c->proc_dir == NULL) {
+        char path[4096];
+        if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "%s/proc: path too long", c->root.root);
+        c->proc_dir = opendir(path);
+        if (c->proc_dir == NULL)
+            return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot list processes: %s", path,
+                           strerror(errno));
+    } else {
+        rewinddir(c->proc_dir);
+    }
+    /* this interval's scan becomes the previous one; its buffer is reused */
+    gw_scanned_proc *tmp = c->prev_scan;
+    size_t tmp_cap = c->prev_scan_cap;
+    c->prev_scan = c->scan;
+    c->prev_scan_cap = c->scan_cap;
+    c->prev_scan_count = c->scan_count;
+    c->scan = tmp;
+    c->scan_cap = tmp_cap;
     c->scan_count = 0;
-    if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
-        return gw_fail(err, GW_EXIT_INTERNAL, "%s/proc: path too long", c->root.root);
-    DIR *dir = opendir(path);
-    if (dir == NULL)
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot list processes: %s", path,
-                       strerror(errno));
-    int dir_fd = dirfd(dir);
+    int dir_fd = dirfd(c->proc_dir);
     struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
+    while ((entry = readdir(c->proc_dir)) != NULL) {
         if (!all_digits(entry->d_name))
             continue;
-        char rel[64];
-        snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
-        if (gw_read_at(dir_fd, rel, &c->buf) != 0)
-            continue;   /* exited since readdir, or unreadable: not ours to report */
         gw_scanned_proc proc;
-        memset(&proc, 0, sizeof proc);
-        if (gw_parse_pid_stat(c->buf.data, &proc.stat) != 0)
-            continue;
-        snprintf(rel, sizeof rel, "%.20s/io", entry->d_name);
-        if (gw_read_at(dir_fd, rel, &c->buf) == 0 &&
-            gw_parse_pid_io(c->buf.data, &proc.rchar, &proc.wchar, &proc.read_bytes,
-                            &proc.write_bytes) == 0)
-            proc.has_io = true;
-        if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0) {
-            closedir(dir);
-            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory scanning processes");
+        const gw_scanned_proc *known = NULL;
+        if (!full) {
+            const char *p = entry->d_name;
+            uint64_t pid;
+            if (gw_next_u64(&p, &pid) && pid <= INT32_MAX)
+                known = previously_seen(c, (pid_t)pid);
         }
+        if (known != NULL) {
+            proc = *known;
+            proc.fresh = false;
+        } else {
+            char rel[64];
+            memset(&proc, 0, sizeof proc);
+            snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
+            if (gw_read_at(dir_fd, rel, &c->buf) != 0)
+                continue;   /* exited since readdir, or unreadable: not ours to report */
+            if (gw_parse_pid_stat(c->buf.data, &proc.stat) != 0)
+                continue;
+            proc.fresh = true;
+            snprintf(rel, sizeof rel, "%.20s/io", entry->d_name);
+            if (full && gw_read_at(dir_fd, rel, &c->buf) == 0 &&
+                gw_parse_pid_io(c->buf.data, &proc.rchar, &proc.wchar, &proc.read_bytes,
+                                &proc.write_bytes) == 0)
+                proc.has_io = true;
+        }
+        proc.in_job = false;
+        if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory scanning processes");
         c->scan[c->scan_count++] = proc;
     }
-    closedir(dir);
+    qsort(c->scan, c->scan_count, sizeof *c->scan, compare_scanned_pid);
     return 0;
 }
 
@@ -132,7 +174,7 @@ static void counters_from_stat(const gw_pid_stat *st, gw_task_counters *task)
 /* Reads the threads of one job process from PID/task; sums their schedstat into the
  * process. A process whose task directory is gone has exited: no threads, no error. */
 static int read_threads(gw_host_collector *c, int proc_dir_fd, gw_job_proc *proc,
-                        gw_host_sample *out, gw_error *err)
+                        bool with_status, gw_host_sample *out, gw_error *err)
 {
     char rel[64];
     snprintf(rel, sizeof rel, "%d/task", (int)proc->pid);
@@ -150,23 +192,25 @@ static int read_threads(gw_host_collector *c, int proc_dir_fd, gw_job_proc *proc
     bool any_schedstat = false;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
-        if (!all_digits(entry->d_name))
+        const char *p = entry->d_name;
+        uint64_t tid_number;
+        if (!all_digits(p) || !gw_next_u64(&p, &tid_number) || tid_number > INT32_MAX)
             continue;
+        pid_t tid = (pid_t)tid_number;
         gw_job_thread thread;
         gw_pid_stat st;
         memset(&thread, 0, sizeof thread);
-        snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
-        if (gw_read_at(task_fd, rel, &c->buf) != 0 || gw_parse_pid_stat(c->buf.data, &st) != 0)
+        if (gw_fd_cache_read(&c->fds, proc_dir_fd, proc->pid, tid, GW_TASK_STAT, c->tick, &c->buf) != 0 ||
+            gw_parse_pid_stat(c->buf.data, &st) != 0)
             continue;   /* thread exited */
         thread.pid = proc->pid;
         thread.tid = st.pid;
         memcpy(thread.comm, st.comm, sizeof thread.comm);
         counters_from_stat(&st, &thread.task);
-        snprintf(rel, sizeof rel, "%.20s/status", entry->d_name);
-        if (gw_read_at(task_fd, rel, &c->buf) == 0)
+        if (with_status &&
+            gw_fd_cache_read(&c->fds, proc_dir_fd, proc->pid, tid, GW_TASK_STATUS, c->tick, &c->buf) == 0)
             (void)gw_parse_status_ctxt(c->buf.data, &thread.task);   /* has_ctxt says */
-        snprintf(rel, sizeof rel, "%.20s/schedstat", entry->d_name);
-        if (gw_read_at(task_fd, rel, &c->buf) == 0 &&
+        if (gw_fd_cache_read(&c->fds, proc_dir_fd, proc->pid, tid, GW_TASK_SCHEDSTAT, c->tick, &c->buf) == 0 &&
             gw_parse_schedstat(c->buf.data, &thread.task) == 0) {
             any_schedstat = true;
             run_ns += thread.task.run_ns;
@@ -210,37 +254,41 @@ static char *read_cmdline(gw_host_collector *c, int proc_dir_fd, pid_t pid)
     return text;
 }
 
-/* Fills one job process; returns 1 when it vanished (skip it), 0, or -1 on ENOMEM. */
+/* Fills one job process from its own stat, status and io, read now through the fd cache
+ * (the scan's stat may be from an earlier interval). Returns 1 when it vanished (skip
+ * it), 0, or -1 on ENOMEM. */
 static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned_proc *scanned,
-                         bool with_threads, gw_job_proc *proc, gw_host_sample *out, gw_error *err)
+                         bool with_threads, bool thread_status, gw_job_proc *proc,
+                         gw_host_sample *out, gw_error *err)
 {
-    const gw_pid_stat *st = &scanned->stat;
-    char rel[64];
+    pid_t pid = scanned->stat.pid;
+    gw_pid_stat st;
     memset(proc, 0, sizeof *proc);
-    proc->pid = st->pid;
-    proc->ppid = st->ppid;
-    proc->start_ticks = st->start_ticks;
-    memcpy(proc->comm, st->comm, sizeof proc->comm);
-    counters_from_stat(st, &proc->task);
-    proc->num_threads = st->num_threads;
-    proc->rss_kb = st->rss_pages * (uint64_t)c->page_kb;
-    proc->has_io = scanned->has_io;
-    proc->rchar = scanned->rchar;
-    proc->wchar = scanned->wchar;
-    proc->read_bytes = scanned->read_bytes;
-    proc->write_bytes = scanned->write_bytes;
-    snprintf(rel, sizeof rel, "%d/status", (int)st->pid);
-    if (gw_read_at(proc_dir_fd, rel, &c->buf) != 0) {
+    if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STAT, c->tick, &c->buf) != 0 ||
+        gw_parse_pid_stat(c->buf.data, &st) != 0 || st.pid != pid)
+        return 1;
+    proc->pid = st.pid;
+    proc->ppid = st.ppid;
+    proc->start_ticks = st.start_ticks;
+    memcpy(proc->comm, st.comm, sizeof proc->comm);
+    counters_from_stat(&st, &proc->task);
+    proc->num_threads = st.num_threads;
+    proc->rss_kb = st.rss_pages * (uint64_t)c->page_kb;
+    if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STATUS, c->tick, &c->buf) != 0) {
         if (vanished(errno))
             return 1;
     } else {
         (void)gw_parse_status_ctxt(c->buf.data, &proc->task);   /* has_ctxt says */
     }
-    if (with_threads && read_threads(c, proc_dir_fd, proc, out, err) != 0)
+    if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_IO, c->tick, &c->buf) == 0 &&
+        gw_parse_pid_io(c->buf.data, &proc->rchar, &proc->wchar, &proc->read_bytes,
+                        &proc->write_bytes) == 0)
+        proc->has_io = true;
+    if (with_threads && read_threads(c, proc_dir_fd, proc, thread_status, out, err) != 0)
         return -1;
-    gw_pid_entry seen = {.pid = st->pid, .start_ticks = st->start_ticks};
-    if (gw_pid_table_get(&c->cmdline_seen, st->pid, st->start_ticks) == NULL) {
-        proc->cmdline = read_cmdline(c, proc_dir_fd, st->pid);
+    gw_pid_entry seen = {.pid = st.pid, .start_ticks = st.start_ticks};
+    if (gw_pid_table_get(&c->cmdline_seen, st.pid, st.start_ticks) == NULL) {
+        proc->cmdline = read_cmdline(c, proc_dir_fd, st.pid);
         if (proc->cmdline == NULL)
             return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading a command line");
     }
@@ -249,9 +297,9 @@ static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned
 }
 
 int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool with_threads,
-                         gw_error *err)
+                         bool thread_status, bool full_scan, gw_error *err)
 {
-    if (scan_processes(c, err) != 0)
+    if (scan_processes(c, full_scan, err) != 0)
         return -1;
     if (gw_grow((void **)&c->order, &c->order_cap, c->scan_count + 1, sizeof *c->order) != 0 ||
         gw_grow((void **)&c->links, &c->links_cap, c->scan_count + 1, sizeof *c->links) != 0)
@@ -265,19 +313,14 @@ int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool with_th
     if (gw_pid_table_reset(&c->next_cmdline_seen, job_count) != 0 ||
         gw_grow((void **)&out->procs, &out->proc_cap, job_count, sizeof *out->procs) != 0)
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory building the process tree");
-    char path[4096];
-    if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
-        return gw_fail(err, GW_EXIT_INTERNAL, "%s/proc: path too long", c->root.root);
-    int proc_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (proc_dir_fd < 0)
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: %s", path, strerror(errno));
+    int proc_dir_fd = dirfd(c->proc_dir);
     int status = 0;
     for (size_t k = 0; k < job_count; k++) {
         const gw_scanned_proc *scanned = &c->scan[job[k]];
         gw_job_proc *proc = &out->procs[out->proc_count];
         size_t threads_before = out->thread_count;
         int d_before = out->threads_d_state;
-        int got = read_job_proc(c, proc_dir_fd, scanned, with_threads, proc, out, err);
+        int got = read_job_proc(c, proc_dir_fd, scanned, with_threads, thread_status, proc, out, err);
         if (got < 0) {
             status = -1;
             break;
@@ -293,7 +336,6 @@ int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool with_th
         if (k == 0)
             out->job_alive = proc->task.state != 'Z' && proc->task.state != 'X';
     }
-    close(proc_dir_fd);
     if (status == 0) {
         gw_pid_table tmp = c->cmdline_seen;
         c->cmdline_seen = c->next_cmdline_seen;

@@ -104,3 +104,25 @@ int gw_procroot_read(const gw_procroot *pr, const char *rel, gw_readbuf *b)
         return -1;
     return gw_read_path(path, b);
 }
+
+int gw_pread_all(int fd, gw_readbuf *b)
+{
+    b->len = 0;
+    for (;;) {
+        if (b->cap - b->len < 2 && gw_grow((void **)&b->data, &b->cap, b->len + 4096, 1) != 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+        ssize_t got = pread(fd, b->data + b->len, b->cap - b->len - 1, (off_t)b->len);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (got == 0)
+            break;
+        b->len += (size_t)got;
+    }
+    b->data[b->len] = '\0';
+    return 0;
+}

@@ -39,4 +39,8 @@ int gw_read_at(int dir_fd, const char *rel, gw_readbuf *b);
 /* Same for an absolute path. */
 int gw_read_path(const char *path, gw_readbuf *b);
 
+/* Re-reads an already open procfs file from offset 0 (procfs regenerates it), without the
+ * path lookup, open and close. Returns 0, or -1 with errno (ESRCH: its task exited). */
+int gw_pread_all(int fd, gw_readbuf *b);
+
 #endif

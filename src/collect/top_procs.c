@@ -1,5 +1,5 @@
 /* The rest of the machine, compactly: the few processes outside the job that used the
- * most CPU and the most storage IO in the interval, so that contention (a backup, another
+ * most CPU and the most storage IO since the previous full scan (top_every_n intervals), so that contention (a backup, another
  * user's job, a log shipper) can be named later. Deltas come from the previous sample's
  * counters kept per (pid, start time); a process born within the interval counts from 0. */
 #include "collect/collector_internal.h"
@@ -38,7 +38,7 @@ static int offer(gw_top_proc **list, size_t *count, size_t *cap, size_t limit,
 int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *err)
 {
     size_t limit = c->opts.top_n > 0 ? (size_t)c->opts.top_n : 0;
-    bool have_previous = c->tick > 0;
+    bool have_previous = c->top_scans > 0;
     if (gw_pid_table_reset(&c->next_counters, c->scan_count) != 0)
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory tracking processes");
     for (size_t i = 0; i < c->scan_count; i++) {
@@ -71,5 +71,7 @@ int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *er
     gw_pid_table tmp = c->prev_counters;
     c->prev_counters = c->next_counters;
     c->next_counters = tmp;
+    c->top_scans++;
+    out->has_top = true;
     return 0;
 }

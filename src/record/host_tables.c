@@ -20,7 +20,8 @@ static const char *const schema_sql =
     " pswpin INTEGER, pswpout INTEGER, pgfault INTEGER, pgmajfault INTEGER, pgpgin INTEGER, pgpgout INTEGER,"
     " has_diskstats INTEGER NOT NULL, has_net_dev INTEGER NOT NULL, has_numa INTEGER NOT NULL,"
     " has_threads INTEGER NOT NULL, has_fs INTEGER NOT NULL,"
-    " job_alive INTEGER NOT NULL, procs_d_state INTEGER NOT NULL, threads_d_state INTEGER);"
+    " job_alive INTEGER NOT NULL, procs_d_state INTEGER NOT NULL, threads_d_state INTEGER,"
+    " has_top INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS host_cpu ("
     " sample_id INTEGER NOT NULL, cpu INTEGER NOT NULL, user INTEGER, nice INTEGER, system INTEGER,"
     " idle INTEGER, iowait INTEGER, irq INTEGER, softirq INTEGER, steal INTEGER, guest INTEGER,"
@@ -89,7 +90,7 @@ enum {
 };
 
 static const char *const insert_sql[INS_COUNT] = {
-    [INS_SYS] = "INSERT INTO host_sys VALUES (?,?,?,?,?, ?,?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?, ?,?,?)",
+    [INS_SYS] = "INSERT INTO host_sys VALUES (?,?,?,?,?, ?,?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?, ?,?,?,?)",
     [INS_CPU] = "INSERT INTO host_cpu VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [INS_PRESSURE] = "INSERT INTO host_pressure VALUES (?,?,?,?,?,?)",
     [INS_DISK] = "INSERT INTO host_disk VALUES (?,?,?,?,?, ?,?,?,?, ?,?,?,?, ?,?,?, ?,?,?,?, ?,?)",
@@ -244,6 +245,7 @@ static int insert_sys(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw
     bind_i64(&b, s->job_alive);
     bind_i64(&b, s->procs_d_state);
     bind_opt_u64(&b, s->threads_d_state >= 0, (uint64_t)(s->threads_d_state >= 0 ? s->threads_d_state : 0));
+    bind_i64(&b, s->has_top);
     return bind_run(&b, w, "host_sys", err);
 }
 

@@ -97,6 +97,8 @@ static int read_sys(reader *r, int64_t id, gw_host_sample *out)
     out->job_alive = col_u64(r, c++) != 0;
     out->procs_d_state = (int)sqlite3_column_int64(r->stmt, c++);
     out->threads_d_state = col_null(r, c) ? -1 : (int)sqlite3_column_int64(r->stmt, c);
+    c++;
+    out->has_top = col_u64(r, c) != 0;
     return 0;
 }
 

@@ -36,7 +36,8 @@ static int collect_snaps(void **state)
     gw_error_clear(&err);
     gw_host_options opts;
     gw_host_options_default(&opts);
-    opts.thread_every_n = opts.fds_every_n = opts.numa_every_n = 1;
+    opts.thread_every_n = opts.fds_every_n = opts.numa_every_n = opts.top_every_n =
+        opts.thread_status_every_n = 1;
     gw_host_collector *c = gw_host_collector_new(SNAP "0", JOB_PID, &opts, &err);
     if (c == NULL)
         return -1;
@@ -180,6 +181,7 @@ static void rates_between_snapshots(void **state)
     assert_int_equal(gw_cpu_pct_compute(&a->cpus[0], &b->cpus[0], &cpu), GW_RATE_OK);
     assert_near(cpu.steal, 9.0 / 682.0 * 100.0);
     /* outside the job only the idle sleep exists: nothing used CPU or IO */
+    assert_true(b->has_top);
     assert_int_equal(b->top_cpu_count, 0);
     assert_int_equal(b->top_io_count, 0);
 }

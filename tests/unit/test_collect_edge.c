@@ -30,6 +30,8 @@ static gw_host_options every_tick(void)
     o.fds_every_n = 1;
     o.numa_every_n = 1;
     o.top_n = 3;
+    o.top_every_n = 1;
+    o.thread_status_every_n = 1;
     return o;
 }
 
@@ -210,8 +212,9 @@ static void job_tree_children_grandchildren_threads(void **state)
 static void second_sample_follows_the_tree(void **state)
 {
     const gw_host_sample *s = &((two_samples *)*state)->t1;
-    assert_int_equal(s->proc_count, 2);   /* the grandchild exited */
+    assert_int_equal(s->proc_count, 3);   /* the grandchild exited, a new worker came */
     assert_null(find_proc(s, 300));
+    assert_string_equal(find_proc(s, 800)->cmdline, "python -c new");
     assert_null(find_proc(s, 100)->cmdline);   /* command lines only the first time */
     assert_null(find_proc(s, 200)->cmdline);
     assert_int_equal(s->procs_d_state, 0);
@@ -291,6 +294,65 @@ static void rates_between_the_samples(void **state)
     assert_int_equal(gw_task_cpu_pct(&find_proc(a, 100)->task, &find_proc(b, 100)->task, hz, 1.0, &pct),
                      GW_RATE_OK);
     assert_near(pct, 80.0 * 100 / (double)hz);   /* Δ(utime+stime) = 60 + 20 ticks */
+}
+
+/* With the default schedule the second interval is not a full scan: processes seen
+ * before keep their links, only new pids are read, yet the job's new child is found, the
+ * job's own counters are fresh, and no top lists are claimed. */
+static void partial_scan_between_top_ticks(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, NULL, &err);
+    assert_non_null(c);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(s.has_top);    /* the first interval reads everything */
+    assert_true(s.has_threads);
+    assert_true(s.has_fs);
+    assert_int_equal(gw_host_collector_set_root(c, EDGE "/t1", &err), 0);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_false(s.has_top);
+    assert_int_equal(s.top_cpu_count, 0);
+    assert_false(s.has_threads);
+    assert_int_equal(s.threads_d_state, -1);
+    assert_false(s.has_fs);
+    assert_int_equal(s.proc_count, 3);
+    assert_non_null(find_proc(&s, 800));
+    assert_null(find_proc(&s, 300));
+    assert_int_equal(find_proc(&s, 100)->task.utime_ticks, 560);   /* read now, not in t0 */
+    assert_int_equal(find_proc(&s, 100)->read_bytes, 1409600);
+    assert_false(find_proc(&s, 100)->task.has_schedstat);   /* only on thread ticks */
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
+/* Per-thread status (context switches) is read less often than the other thread files:
+ * in between, thread context switches are unknown, not zero. */
+static void thread_status_less_often(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.thread_every_n = 1;
+    opts.thread_status_every_n = 2;
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, &opts, &err);
+    assert_non_null(c);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(find_thread(&s, 101)->task.has_ctxt);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(s.has_threads);
+    assert_false(find_thread(&s, 101)->task.has_ctxt);
+    assert_true(find_thread(&s, 101)->task.has_schedstat);
+    assert_true(find_proc(&s, 100)->task.has_ctxt);   /* process status: every interval */
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
 }
 
 static void pci_numa_node(void **state)
@@ -375,6 +437,8 @@ int main(void)
         cmocka_unit_test(rates_between_the_samples),
     };
     const struct CMUnitTest standalone[] = {
+        cmocka_unit_test(partial_scan_between_top_ticks),
+        cmocka_unit_test(thread_status_less_often),
         cmocka_unit_test(pci_numa_node),
         cmocka_unit_test(vanished_job_root_and_host_only),
         cmocka_unit_test(bad_roots_are_clear_errors),

@@ -113,7 +113,7 @@ static void sees_children_then_loses_them(void **state)
     gw_error_clear(&err);
     gw_host_options opts;
     gw_host_options_default(&opts);
-    opts.thread_every_n = opts.fds_every_n = 1;
+    opts.thread_every_n = opts.fds_every_n = opts.thread_status_every_n = 1;
     gw_host_collector *c = gw_host_collector_new("/", getpid(), &opts, &err);
     assert_non_null(c);
     gw_host_sample s;

@@ -22,7 +22,8 @@ static void collect_edge(gw_host_sample *t0, gw_host_sample *t1)
     gw_error_clear(&err);
     gw_host_options opts;
     gw_host_options_default(&opts);
-    opts.thread_every_n = opts.fds_every_n = opts.numa_every_n = 1;
+    opts.thread_every_n = opts.fds_every_n = opts.numa_every_n = opts.top_every_n =
+        opts.thread_status_every_n = 1;
     gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, &opts, &err);
     assert_non_null(c);
     assert_int_equal(gw_host_collect(c, t0, &err), 0);
@@ -142,6 +143,7 @@ static void assert_same_sample(const gw_host_sample *a, const gw_host_sample *b)
         assert_string_equal(a->fs[i].block_device, b->fs[i].block_device);
         assert_int_equal(a->fs[i].open_files, b->fs[i].open_files);
     }
+    assert_int_equal(a->has_top, b->has_top);
     assert_int_equal(a->top_cpu_count, b->top_cpu_count);
     for (size_t i = 0; i < a->top_cpu_count; i++) {
         assert_int_equal(a->top_cpu[i].pid, b->top_cpu[i].pid);
@@ -207,7 +209,7 @@ static void round_trip(void **state)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM job_cmdline", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 3);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);   /* 100, 200, 300, and 800 in sample 2 */
     sqlite3_finalize(q);
 
     gw_host_writer_free(w);

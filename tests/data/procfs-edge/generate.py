@@ -3,7 +3,8 @@
 tests/unit/test_collect_*.c replay. Every number is chosen so the expected results can be
 worked out by hand; the tests state them. Edge cases: a process name with spaces and ')',
 a process that vanishes between its files (stat without status), D-state process and
-threads, a grandchild that exits, a process born within the interval, 14/18/20-field
+threads, a grandchild that exits, a job child and an outside process born within the
+interval, 14/18/20-field
 diskstats lines plus an old 7-field partition line and garbage, a 32-bit tick wrap, a disk
 re-registered between samples, a 64-bit counter going backwards, a CPU iowait counter
 going backwards, PSI without a memory file and without cpu "full", mountinfo with nfs4,
@@ -197,6 +198,9 @@ def t1(root):
             [(400, "other", "R", 1090, 0, 0, 1, 1, "1 1 1")], io_text=io(0, 0, 5000000, 0))
     process(root, 401, "idle", "S", 1, 3, 3, 60, 100, 1,
             [(401, "idle", "S", 3, 3, 1, 1, 1, "1 1 1")], io_text=io(0, 0, 0, 0))
+    process(root, 800, "new worker", "S", 100, 2, 1, 1450, 300, 0,
+            [(800, "new worker", "S", 2, 1, 0, 3, 0, "10 20 1")], io_text=io(0, 0, 0, 0),
+            cmdline="python\0-c\0new\0")
     process(root, 700, "newbie", "R", 1, 4, 1, 1400, 100, 1,
             [(700, "newbie", "R", 4, 1, 1, 1, 1, "1 1 1")], io_text=io(0, 0, 8192, 0))
     job_fds(root)

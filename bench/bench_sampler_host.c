@@ -1,0 +1,211 @@
+/* CPU cost of one host sample (src/collect: gw_host_collect on the real /proc) versus the
+ * size of the job's tree and the number of processes on the machine, for
+ * bench/RESULTS.md "Host sampling cost". The job is a child process holding N threads
+ * (blocked, as a DataLoader-heavy trainer's tree looks between bursts); the machine's
+ * process count is raised with idle processes outside the job. Cost = CPU time (user +
+ * system, CLOCK_PROCESS_CPUTIME_ID: the kernel's procfs work is charged to the reader) of
+ * SAMPLES back-to-back samples / SAMPLES; the median of RUNS runs is printed, and what it
+ * means at 10 Hz (% of one core). Two schedules: the defaults (gw_host_options_default:
+ * thread detail every 20th interval, thread status every 100th, all processes' stat+io for
+ * the top lists every 20th, open files every 50th) and everything every interval.
+ *
+ * Build: cmake --build BUILD --target gwcore &&
+ *        cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/bench_sampler_host.c BUILD/libgwcore.a \
+ *           -lsqlite3 -lz -lpthread -ldl -lm -o /tmp/bench_sampler_host
+ * Usage: bench_sampler_host [SAMPLES=40] [RUNS=5] [MAX_THREADS=10000] */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/host.h"
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *blocked_thread(void *arg)
+{
+    int fd = *(int *)arg;
+    char c;
+    while (read(fd, &c, 1) < 0) {
+    }
+    return NULL;
+}
+
+/* Forks the job: a process with `threads` threads in all, blocked until the job is
+ * killed. Returns its pid once all threads exist, or -1. */
+static pid_t spawn_job(int threads)
+{
+    int ready[2], hold[2];
+    if (pipe(ready) != 0 || pipe(hold) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        close(ready[0]);
+        close(hold[1]);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        for (int i = 1; i < threads; i++) {
+            pthread_t t;
+            if (pthread_create(&t, &attr, blocked_thread, &hold[0]) != 0)
+                _exit(2);
+        }
+        if (write(ready[1], "r", 1) != 1)
+            _exit(3);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char c;
+    ssize_t got = read(ready[0], &c, 1);
+    close(ready[0]);
+    if (got != 1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+static void end_process(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median CPU ms per sample. */
+static double measure(pid_t job, const gw_host_options *opts, int samples, int runs)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_collector *c = gw_host_collector_new("/", job, opts, &err);
+    if (c == NULL) {
+        fprintf(stderr, "%s\n", err.message);
+        exit(1);
+    }
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    double per_run[32];
+    if (runs > 32)
+        runs = 32;
+    for (int w = 0; w < 2; w++)
+        if (gw_host_collect(c, &s, &err) != 0) {
+            fprintf(stderr, "%s\n", err.message);
+            exit(1);
+        }
+    for (int r = 0; r < runs; r++) {
+        double start = cpu_seconds();
+        for (int i = 0; i < samples; i++)
+            if (gw_host_collect(c, &s, &err) != 0) {
+                fprintf(stderr, "%s\n", err.message);
+                exit(1);
+            }
+        per_run[r] = (cpu_seconds() - start) / samples * 1000.0;
+    }
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+    qsort(per_run, (size_t)runs, sizeof per_run[0], compare_double);
+    return per_run[runs / 2];
+}
+
+/* Processes on the machine now (numeric entries of /proc). */
+static int count_processes(void)
+{
+    FILE *p = popen("ls /proc | grep -c '^[0-9]'", "r");
+    int n = -1;
+    if (p != NULL) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+static void row(const char *label, pid_t job, int samples, int runs)
+{
+    gw_host_options defaults, every;
+    gw_host_options_default(&defaults);
+    every = defaults;
+    every.thread_every_n = every.fds_every_n = every.top_every_n = every.thread_status_every_n = 1;
+    double d = measure(job, &defaults, samples, runs);
+    double e = measure(job, &every, samples, runs);
+    printf("| %s | %d | %.3f ms | %.2f %% | %.3f ms | %.2f %% |\n", label, count_processes(), d,
+           d / 100.0 * 100.0, e, e / 100.0 * 100.0);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int samples = argc > 1 ? atoi(argv[1]) : 40;
+    int runs = argc > 2 ? atoi(argv[2]) : 5;
+    int max_threads = argc > 3 ? atoi(argv[3]) : 10000;
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &nofile);   /* best effort: cached fds need room */
+    }
+    printf("| job | processes on the machine | CPU per sample (defaults) | at 10 Hz | "
+           "CPU per sample (all every interval) | at 10 Hz |\n|---|---|---|---|---|---|\n");
+    const int sizes[] = {10, 100, 1000, 10000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && sizes[i] <= max_threads; i++) {
+        pid_t job = spawn_job(sizes[i]);
+        if (job < 0) {
+            fprintf(stderr, "cannot start a job of %d threads\n", sizes[i]);
+            return 1;
+        }
+        char label[64];
+        snprintf(label, sizeof label, "1 process, %d threads", sizes[i]);
+        row(label, job, samples, runs);
+        end_process(job);
+    }
+    /* Machine size: idle processes outside a 100-thread job. */
+    const int extra[] = {100, 1000};
+    pid_t job = spawn_job(100);
+    if (job < 0)
+        return 1;
+    pid_t *idle = calloc(1000, sizeof *idle);
+    int idle_count = 0;
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+        while (idle_count < extra[i]) {
+            pid_t p = fork();
+            if (p == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                for (;;)
+                    pause();
+            }
+            if (p < 0)
+                break;
+            idle[idle_count++] = p;
+        }
+        char label[64];
+        snprintf(label, sizeof label, "100 threads, +%d idle processes", idle_count);
+        row(label, job, samples, runs);
+    }
+    for (int i = 0; i < idle_count; i++)
+        end_process(idle[i]);
+    free(idle);
+    end_process(job);
+    return 0;
+}
