@@ -51,17 +51,26 @@ int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
-/* GPU time of pageable copies in the window and host time of the calls that issued them. */
+/* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
+#define GW_COPY_NOISE_NS 1000
+
+/* GPU time of pageable copies in the window, host time of the calls that issued them, and
+ * how many of them are sub-microsecond noise (with their bytes). */
 static void pageable_times(const gw_trace *t, gw_ns start, gw_ns end, double *gpu_s,
-                           double *host_s)
+                           double *host_s, size_t *noise, double *noise_bytes)
 {
-    *gpu_s = *host_s = 0;
+    *gpu_s = *host_s = *noise_bytes = 0;
+    *noise = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->kind != GW_GPU_MEMCPY || g->start < start || g->start >= end)
             continue;
         if (g->src_mem != GW_MEM_PAGEABLE && g->dst_mem != GW_MEM_PAGEABLE)
             continue;
+        if (g->end - g->start < GW_COPY_NOISE_NS) {
+            (*noise)++;
+            *noise_bytes += (double)g->bytes;
+        }
         *gpu_s += (double)(g->end - g->start) * 1e-9;
         long h = g->correlation ? gw_trace_host_by_corr(t, g->correlation) : -1;
         if (h >= 0)
@@ -91,10 +100,12 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        double gpu_s = 0, host_s = 0;
+        double gpu_s = 0, host_s = 0, noise_bytes = 0;
+        size_t noise = 0;
         const gw_trace *t = gw_rules_trace(a, r);
         if (t)
-            pageable_times(t, r->window.start_ns, r->window.end_ns, &gpu_s, &host_s);
+            pageable_times(t, r->window.start_ns, r->window.end_ns, &gpu_s, &host_s, &noise,
+                           &noise_bytes);
         else if (all_count > 0)
             gpu_s = all_seconds * (double)count / (double)all_count;
         /* The copies' own time is what pinning speeds up; the host time in the issuing calls
@@ -128,6 +139,13 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_rules_fmt_duration(host_s, t_host, sizeof t_host);
             gw_finding_evidence(f, "GPU time in them %s, host time in the issuing calls %s "
                                    "(%.1f%% of the window)", t_gpu, t_host, share * 100.0);
+        }
+        if (noise > 0) {
+            char nb[32], nn[32];
+            gw_rules_fmt_bytes(noise_bytes, nb, sizeof nb);
+            gw_rules_fmt_count((double)noise, nn, sizeof nn);
+            gw_finding_evidence(f, "%s of them shorter than 1 µs (%s in all): sub-microsecond noise, "
+                                   "one line here where nsys lists each", nn, nb);
         }
         if (c->gbps[GW_COPY_HTOD] > 0)
             gw_finding_evidence(f, "achieved HtoD bandwidth %.1f GB/s (pinned copies typically reach "

@@ -88,6 +88,15 @@ static size_t describe_busy(const gw_analysis *a, char *buf, size_t size)
                             lo * 100.0, hi * 100.0, sum / (double)gpus * 100.0, window);
 }
 
+/* 1 when some rank's input has host calls or ops, the side that explains idle time. */
+static int any_host_side(const gw_analysis *a)
+{
+    for (size_t i = 0; i < a->rank_count; i++)
+        if (gw_rules_has(a, &a->ranks[i]) & (GW_HAS_HOST_API | GW_HAS_CPU_OPS))
+            return 1;
+    return a->rank_count == 0;
+}
+
 static void write_verdict(gw_analysis *a)
 {
     size_t with_gpu = 0;
@@ -118,6 +127,10 @@ static void write_verdict(gw_analysis *a)
     if (cause) {
         snprintf(a->verdict, sizeof a->verdict, "%s; main cause: %s (%s, %.0f%% of step time)",
                  busy, gw_rules_find(cause->id)->cause, cause->id, cause->share * 100.0);
+    } else if (gw_findings_get(&a->findings, "util.low") && !any_host_side(a)) {
+        snprintf(a->verdict, sizeof a->verdict,
+                 "%s; the input has GPU activity only, no host side to say why (add the host "
+                 "calls: cuda_api_trace CSV or the SQLite export)", busy);
     } else if (gw_findings_get(&a->findings, "util.low")) {
         snprintf(a->verdict, sizeof a->verdict,
                  "%s; the idle time has no cause the trace can show (see util.low)", busy);

@@ -88,7 +88,11 @@ static void host_less_input_lists_what_was_not_evaluated_once(void **state)
     }
     gw_analysis *a = fx_analysis(2, job);
     a->ranks[0].kernels.count = a->ranks[1].kernels.count = 10;
+    fx_busy(a, 0, 0.5, GW_IDLE_UNKNOWN);
+    fx_busy(a, 1, 0.5, GW_IDLE_UNKNOWN);
     assert_int_equal(gw_rules_evaluate(a), 0);
+    if (!strstr(a->verdict, "the input has GPU activity only, no host side to say why"))
+        fail_msg("verdict: %s", a->verdict);
     /* One group per reason, each rule once although both ranks lack the data. */
     assert_string_equal(a->not_evaluated,
                         "the input has no host side: data.loader_wait, pipe.cpu_bound, "
