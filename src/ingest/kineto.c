@@ -1,62 +1,24 @@
-/* PyTorch profiler (Kineto) Chrome-trace reader: streams a plain or gzip JSON file through
- * zlib into the JSON pull parser, reads the top level (an object with traceEvents and
- * metadata keys in any order, or a bare array of events), hands each event to
- * kineto_event.c, and returns a finished trace, or refuses the file naming the byte offset
- * (of the uncompressed stream for gzip). Hazards and the mapping: docs/format-kineto.md. */
+/* PyTorch profiler (Kineto) Chrome-trace reader: streams a plain or gzip JSON file
+ * (kineto_source.c) into the JSON pull parser, reads the top level (an object with
+ * traceEvents and metadata keys in any order, or a bare array of events), hands each event
+ * to kineto_event.c, and returns a finished trace, or refuses the file naming the byte
+ * offset (of the uncompressed stream for gzip). Hazards and the mapping: docs/format-kineto.md. */
 #include "ingest/ingest.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <zlib.h>
 
 #include "ingest/json_lexer.h"
 #include "ingest/kineto_event.h"
+#include "ingest/kineto_source.h"
 
-/* zlib's own buffer; large reads amortise the per-call cost of inflate. */
-#define GZ_BUFFER_BYTES (256u * 1024u)
 #define LEXER_BUFFER_BYTES (256u * 1024u)
-#define PROGRESS_EVERY_BYTES (4u * 1024u * 1024u)
-
-typedef struct gz_source {
-    gzFile gz;
-    uint64_t out_bytes;          /* uncompressed bytes delivered so far */
-    uint64_t file_size;
-    uint64_t next_progress;
-    const gw_ingest_options *opt;/* borrowed, may be NULL */
-    int truncated;               /* the gzip stream ended before its end marker */
-    char zlib_message[128];      /* other read errors */
-} gz_source;
-
-static long gz_read(void *ctx, char *buf, size_t cap)
-{
-    gz_source *src = ctx;
-    int n = gzread(src->gz, buf, (unsigned)cap);
-    int errnum = Z_OK;
-    const char *msg = gzerror(src->gz, &errnum);
-    if (n < 0 || (n == 0 && errnum != Z_OK)) {
-        if (errnum == Z_BUF_ERROR)
-            src->truncated = 1;
-        else
-            snprintf(src->zlib_message, sizeof src->zlib_message, "%s",
-                     errnum == Z_ERRNO ? strerror(errno) : (msg ? msg : "unknown zlib error"));
-        return -1;
-    }
-    src->out_bytes += (uint64_t)n;
-    if (src->opt && src->opt->progress && src->out_bytes >= src->next_progress) {
-        src->next_progress = src->out_bytes + PROGRESS_EVERY_BYTES;
-        z_off_t done = gzoffset(src->gz);
-        src->opt->progress(src->opt->progress_ctx, done > 0 ? (uint64_t)done : 0, src->file_size);
-    }
-    return n;
-}
 
 typedef struct reader {
     const char *path;            /* borrowed */
     gw_json_lexer lx;
-    gz_source src;
+    gw_kineto_source *src;       /* owned */
     gw_kineto_state st;
     gw_trace *trace;             /* owned until handed to the caller */
     int amd_runtime;             /* roctracer/hip keys at top level: devices are AMD */
@@ -65,7 +27,7 @@ typedef struct reader {
 
 static const char *where_prefix(const reader *r)
 {
-    return gzdirect(r->src.gz) ? "byte" : "uncompressed byte";
+    return gw_kineto_source_is_gzip(r->src) ? "uncompressed byte" : "byte";
 }
 
 /* Turns the lexer's error state into the caller's error. */
@@ -74,12 +36,13 @@ static int lexer_failure(reader *r)
     gw_json_lexer *lx = &r->lx;
     if (lx->out_of_memory || r->st.out_of_memory)
         return gw_fail(r->err, GW_EXIT_INTERNAL, "%s: out of memory while reading the trace", r->path);
-    if (lx->io_failed && r->src.truncated)
+    uint64_t delivered = gw_kineto_source_delivered(r->src);
+    if (lx->io_failed && gw_kineto_source_truncated(r->src))
         return gw_fail(r->err, GW_EXIT_BAD_INPUT, "%s: truncated gzip stream at uncompressed byte %llu",
-                       r->path, (unsigned long long)r->src.out_bytes);
+                       r->path, (unsigned long long)delivered);
     if (lx->io_failed)
         return gw_fail(r->err, GW_EXIT_BAD_INPUT, "%s: read error at %s %llu: %s", r->path,
-                       where_prefix(r), (unsigned long long)r->src.out_bytes, r->src.zlib_message);
+                       where_prefix(r), (unsigned long long)delivered, gw_kineto_source_error(r->src));
     return gw_fail(r->err, GW_EXIT_BAD_INPUT, "%s: %s %llu: %s", r->path, where_prefix(r),
                    (unsigned long long)lx->error_offset, lx->error);
 }
@@ -332,24 +295,13 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     memset(&r, 0, sizeof r);
     r.path = path;
     r.err = err;
-    r.src.opt = opt;
-
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    r.src.file_size = (uint64_t)sb.st_size;
-    r.src.gz = gzopen(path, "rb");
-    if (!r.src.gz)
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path,
-                       errno ? strerror(errno) : "out of memory");
-    if (gzbuffer(r.src.gz, GZ_BUFFER_BYTES) != 0) {
-        gzclose(r.src.gz);
-        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot set the gzip buffer size", path);
-    }
+    r.src = gw_kineto_source_open(path, opt, err);
+    if (!r.src)
+        return -1;
     r.trace = gw_trace_new(path, "kineto");
-    if (!r.trace || gw_json_init(&r.lx, gz_read, &r.src, LEXER_BUFFER_BYTES) != 0) {
+    if (!r.trace || gw_json_init(&r.lx, gw_kineto_source_read, r.src, LEXER_BUFFER_BYTES) != 0) {
         gw_trace_free(r.trace);
-        gzclose(r.src.gz);
+        gw_kineto_source_close(r.src);
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     }
     r.st.trace = r.trace;
@@ -363,12 +315,14 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     if (rc == 0 && gw_trace_finish(r.trace) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-    if (rc == 0 && opt && opt->progress)
-        opt->progress(opt->progress_ctx, r.src.file_size, r.src.file_size);
+    if (rc == 0 && opt && opt->progress) {
+        uint64_t size = gw_kineto_source_file_size(r.src);
+        opt->progress(opt->progress_ctx, size, size);
+    }
 
     gw_kineto_state_free(&r.st);
     gw_json_free(&r.lx);
-    gzclose(r.src.gz);
+    gw_kineto_source_close(r.src);
     if (rc != 0) {
         gw_trace_free(r.trace);
         return -1;

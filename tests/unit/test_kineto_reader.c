@@ -398,6 +398,43 @@ static void test_truncated_gzip_refused(void **state)
     free(gz);
 }
 
+/* Files of 1 MiB and more are inflated by a helper thread: truncation must be caught there
+ * too, and a parse error must stop the thread (no hang, no leak under ASan). */
+static void test_truncated_large_gzip_refused(void **state)
+{
+    (void)state;
+    size_t len;
+    void *gz = read_whole(REAL "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", &len);
+    assert_true(len > 2u * 1024u * 1024u);
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/cut.json.gz", dir);
+    write_whole(path, gz, len - 100);
+    const char *msg = load_refused(path);
+    if (!strstr(msg, "truncated gzip stream at uncompressed byte "))
+        fail_msg("%s", msg);
+    /* Early parse error: a corrupt byte near the start of a large plain file. */
+    gzFile in = gzopen(REAL "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", "rb");
+    assert_non_null(in);
+    size_t plain_len = 3u * 1024u * 1024u;
+    char *plain = malloc(plain_len);
+    assert_non_null(plain);
+    assert_int_equal(gzread(in, plain, (unsigned)plain_len), (int)plain_len);
+    gzclose(in);
+    plain[100] = '{';
+    snprintf(path, sizeof path, "%s/corrupt.json", dir);
+    write_whole(path, plain, plain_len);
+    msg = load_refused(path);
+    assert_non_null(strstr(msg, ": byte 100: "));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/cut.json.gz", dir);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    free(plain);
+    free(gz);
+}
+
 static void test_real_malformed_and_foreign_refused(void **state)
 {
     (void)state;
@@ -654,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_damaged_fixtures_refused),
         cmocka_unit_test(test_missing_file_refused),
         cmocka_unit_test(test_truncated_gzip_refused),
+        cmocka_unit_test(test_truncated_large_gzip_refused),
         cmocka_unit_test(test_real_malformed_and_foreign_refused),
         cmocka_unit_test(test_every_truncation_and_mutation_is_clean),
         cmocka_unit_test(test_progress_reported),
