@@ -199,6 +199,34 @@ int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+static void kernel_base_name(const char *name, char *out, size_t size)
+{
+    const char *start = name, *end = name + strlen(name);
+    for (const char *p = name; *p; p++)
+        if (*p == '<' || *p == '(') {
+            end = p;
+            break;
+        }
+    for (const char *p = name; p < end; p++) {
+        if (*p == ' ')
+            start = p + 1; /* after the return type */
+        else if (p[0] == ':' && p[1] == ':')
+            start = p + 2;
+    }
+    size_t n = (size_t)(end - start);
+    if (n == 0) {
+        start = name;
+        n = strcspn(name, " '\"");
+    }
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, start, n);
+    out[n] = '\0';
+    for (char *p = out; *p; p++)
+        if (*p == '\'' || *p == '"' || *p == '\\')
+            *p = '_';
+}
+
 int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
 {
     size_t want = a->thresholds.v[GW_T_HOT_KERNELS] >= 1 ? (size_t)a->thresholds.v[GW_T_HOT_KERNELS] : 1;
@@ -232,11 +260,9 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
                                    "total %s%s", j + 1, row->name, row->share * 100.0, c,
                                 row->median_us, tot, row->tensor_core ? ", tensor cores" : "");
         }
+        /* ncu -k matches the function's base name: "void ns::kern<T>(args)" -> "kern". */
         char first[80];
-        snprintf(first, sizeof first, "%.60s", k->top[0].name);
-        for (char *p = first; *p; p++)
-            if (*p == '\'' || *p == '(' || *p == '<' || *p == ' ')
-                *p = '\0';
+        kernel_base_name(k->top[0].name, first, sizeof first);
         snprintf(f->fix, sizeof f->fix,
                  "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
                  "--launch-count 1 python train.py; SM busy with memory idle means compute-bound "

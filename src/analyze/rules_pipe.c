@@ -137,8 +137,8 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
         if (explained > 0) {
             gw_rules_fmt_duration(gpu_s, t_gpu, sizeof t_gpu);
             gw_rules_fmt_duration(host_s, t_host, sizeof t_host);
-            gw_finding_evidence(f, "GPU time in them %s, host time in the issuing calls %s "
-                                   "(%.1f%% of the window)", t_gpu, t_host, share * 100.0);
+            gw_finding_evidence(f, "GPU time in them %s (%.1f%% of the window); host time in the "
+                                   "issuing calls %s", t_gpu, share * 100.0, t_host);
         }
         if (noise > 0) {
             char nb[32], nn[32];

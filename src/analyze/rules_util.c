@@ -82,8 +82,8 @@ static void idle_breakdown(const gw_device_stats *d, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "idle by cause:");
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT && used < size; c++) {
-        if (d->idle_by_cause_s[c] <= 0)
-            continue;
+        if (d->idle_by_cause_s[c] < 0.0005 * d->window_s)
+            continue; /* under 0.05%: would print as 0.0% */
         used += (size_t)snprintf(buf + used, size - used, " %s %.1f%%,", gw_idle_cause_title(c),
                                  d->idle_by_cause_s[c] / d->window_s * 100.0);
     }

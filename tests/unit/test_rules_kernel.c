@@ -171,7 +171,7 @@ static void hot_names_the_top_kernels(void **state)
     k->total_s = 0.7;
     k->top_count = 7;
     for (int i = 0; i < 7; i++) {
-        snprintf(k->top[i].name, sizeof k->top[i].name, "kernel_%d", i);
+        snprintf(k->top[i].name, sizeof k->top[i].name, "void ns::kernel_%d<float, 4>(int, float*)", i);
         k->top[i].total_s = 0.1;
         k->top[i].share = 0.1 / 0.7;
         k->top[i].count = 100;
@@ -181,9 +181,9 @@ static void hot_names_the_top_kernels(void **state)
     assert_non_null(f);
     assert_int_equal(f->severity, GW_SEV_INFO);
     assert_int_equal(f->evidence_count, 5); /* kernel.hot.count */
-    assert_true(fx_evidence_has(f, "1. kernel_0: 14.3% of kernel time, 100 calls, median 1000.0 µs"));
+    assert_true(fx_evidence_has(f, "1. void ns::kernel_0<float, 4>(int, float*): 14.3% of kernel time, 100 calls, median 1000.0 µs"));
     assert_non_null(strstr(f->title, "Top 5 kernels take 71% of kernel time"));
-    assert_non_null(strstr(f->fix, "ncu --set full -k regex:'kernel_0'"));
+    assert_non_null(strstr(f->fix, "ncu --set full -k regex:'kernel_0' "));
     fx_free(a);
 }
 
