@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "ingest/ingest.h"
 #include "model/samples.h"
 #include "record/reader.h"
 #include "record/sampler.h"
@@ -275,6 +276,20 @@ static void test_sigkill_keeps_finished_intervals(void **state)
         assert_true(rec->host[i].job_alive);
     if (with_gpus)
         assert_true(fabs(gw_samples_gpu(rec, rec->interval_count - 1, 1)->gpu_util_pct - 13.0) < 1e-9);
+    /* and `gpuwhy analyze` takes it as it is, the WAL not yet folded in */
+    gw_error ierr;
+    gw_error_clear(&ierr);
+    assert_int_equal(gw_ingest_sniff(path, &ierr), GW_INPUT_RECORDING);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    const char *paths[1] = {path};
+    gw_ingest_options iopt;
+    memset(&iopt, 0, sizeof iopt);
+    if (gw_ingest_files(paths, 1, &iopt, job, &ierr) != 0)
+        fail_msg("%s", ierr.message);
+    assert_non_null(job->samples);
+    assert_int_equal(job->samples->sample_count, rec->sample_count);
+    gw_job_free(job);
     gw_samples_free(rec);
     remove_db(path);
     if (with_gpus)
