@@ -239,6 +239,45 @@ static const char *rank_suffix(char *buf, size_t size, const gw_term *t, const g
     return buf;
 }
 
+/* The non-empty bins of the kernel-duration histogram, with a bar scaled to the largest. */
+static void kernel_histogram(gw_term *t, const gw_kernel_stats *k)
+{
+    static const gw_text_column cols[] = {
+        {"duration", GW_ALIGN_LEFT, 0, 0},
+        {"kernels", GW_ALIGN_RIGHT, 0, 0},
+        {"of count", GW_ALIGN_RIGHT, 0, 0},
+        {"", GW_ALIGN_LEFT, 1, 0},
+    };
+    size_t bins = k->hist_bins < GW_KERNEL_HIST_BINS ? k->hist_bins : GW_KERNEL_HIST_BINS;
+    size_t largest = 0, total = 0;
+    for (size_t i = 0; i < bins; i++) {
+        total += k->hist_counts[i];
+        if (k->hist_counts[i] > largest)
+            largest = k->hist_counts[i];
+    }
+    if (largest == 0)
+        return;
+    gw_text_table tab;
+    gw_table_init(&tab, cols, ARRAY_LEN(cols));
+    for (size_t i = 0; i < bins; i++) {
+        if (k->hist_counts[i] == 0)
+            continue;
+        char lo[32], hi[32], n[32], pct[32], bar[41];
+        size_t len = (size_t)((double)k->hist_counts[i] * 40.0 / (double)largest + 0.5);
+        if (len == 0)
+            len = 1;
+        memset(bar, '#', len);
+        bar[len] = '\0';
+        gw_table_cell(&tab, "%s to %s", gw_fmt_seconds(lo, sizeof lo, k->hist_edges_us[i] / 1e6),
+                      gw_fmt_seconds(hi, sizeof hi, k->hist_edges_us[i + 1] / 1e6));
+        gw_table_cell(&tab, "%s", gw_fmt_count(n, sizeof n, k->hist_counts[i]));
+        gw_table_cell(&tab, "%s", gw_fmt_pct(pct, sizeof pct, (double)k->hist_counts[i] / (double)total));
+        gw_table_cell(&tab, "%s", bar);
+    }
+    gw_term_printf(t, "  kernel durations:\n");
+    print_table(t, &tab, 4);
+}
+
 void gw_term_kernels(gw_term *t, const gw_rank_stats *r)
 {
     const gw_kernel_stats *k = &r->kernels;
@@ -295,6 +334,8 @@ void gw_term_kernels(gw_term *t, const gw_rank_stats *r)
     if (rows < k->top_count)
         gw_term_printf(t, "  %s(top %zu of %zu listed: -v)%s\n", gw_term_dim(t), rows, k->top_count,
                        gw_term_reset(t));
+    if (t->verbose)
+        kernel_histogram(t, k);
 }
 
 static const char *copy_dir_name(int dir)

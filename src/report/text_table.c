@@ -269,6 +269,8 @@ static int print_row(FILE *out, const gw_text_table *t, const char *const *cells
         o += after;
         line[o] = '\0';
     }
+    while (o > 0 && line[o - 1] == ' ') /* an empty last cell leaves only padding */
+        line[--o] = '\0';
     char cut[4096];
     gw_text_fit(cut, sizeof cut, line, width > 0 ? (size_t)width : 0, 0);
     int rc = 0;

@@ -282,6 +282,11 @@ static void test_info_findings_folded_unless_verbose(void **state)
     assert_null(strstr(full, "more info finding"));
     assert_contains(full, "in the allocator"); /* zero rows shown when verbose */
     assert_contains(full, "stack 1: train.py(42): loss.item()");
+    assert_contains(full, "  kernel durations:\n"
+                          "    duration             kernels  of count\n"
+                          "    1.0 µs to 10.0 µs      1,000     23.0%  ############\n"
+                          "    10.0 µs to 100.0 µs    3,350     77.0%  ########################################\n");
+    assert_null(strstr(brief, "kernel durations:"));
     assert_lines_fit(full, 100);
     free(brief);
     free(full);
