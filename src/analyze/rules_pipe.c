@@ -220,10 +220,16 @@ static double sync_bubbles(const gw_trace *t, int32_t device, gw_ns start, gw_ns
         }
         for (size_t k = lo; k < t->gpu_count; k++) {
             const gw_gpu_event *g = &t->gpu[k];
+            double gap = (double)(g->start - h->end) * 1e-9;
+            if (gap >= GW_SYNC_BUBBLE_CAP_S) {
+                /* Capped anyway: stop scanning other devices' work (bounds the search). */
+                total += GW_SYNC_BUBBLE_CAP_S;
+                (*count)++;
+                break;
+            }
             if (g->device != device || g->kind == GW_GPU_SYNC)
                 continue;
-            double gap = (double)(g->start - h->end) * 1e-9;
-            total += gap < GW_SYNC_BUBBLE_CAP_S ? gap : GW_SYNC_BUBBLE_CAP_S;
+            total += gap;
             (*count)++;
             break;
         }
