@@ -237,6 +237,37 @@ static double sync_bubbles(const gw_trace *t, int32_t device, gw_ns start, gw_ns
     return total;
 }
 
+/* The first frame of a ';'-separated call stack that is the user's Python code
+ * ("train.py(41): step"), else the first frame: built-in method frames say nothing. */
+static void user_frame(const char *stack, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *pick = NULL;
+    size_t pick_len = 0;
+    for (const char *p = stack; *p;) {
+        size_t n = strcspn(p, ";");
+        if (n > 0 && !pick) {
+            pick = p;
+            pick_len = n;
+        }
+        const char *py = strstr(p, ".py(");
+        if (n > 0 && py && py < p + n) {
+            pick = p;
+            pick_len = n;
+            break;
+        }
+        p += n;
+        if (*p == ';')
+            p++;
+    }
+    if (!pick)
+        return;
+    if (pick_len >= size)
+        pick_len = size - 1;
+    memcpy(out, pick, pick_len);
+    out[pick_len] = '\0';
+}
+
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -303,8 +334,10 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             char c[32], w[32];
             gw_rules_fmt_count((double)src->count, c, sizeof c);
             gw_rules_fmt_duration(src->wait_s, w, sizeof w);
-            gw_finding_evidence(f, "%s× %.60s from %.80s (wait %s)%s%.60s", c, src->api, src->op, w,
-                                src->stack[0] ? " at " : "", src->stack);
+            char frame[96];
+            user_frame(src->stack, frame, sizeof frame);
+            gw_finding_evidence(f, "%s× %.60s from %.80s (wait %s)%s%s", c, src->api, src->op, w,
+                                frame[0] ? " at " : "", frame);
         }
         if (s->via_driver > 0)
             gw_finding_evidence(f, "%zu through the driver API (cuStreamSynchronize, cuCtxSynchronize "
