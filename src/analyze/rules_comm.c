@@ -43,9 +43,10 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                    "a slow rank shows here as communication (see comm.straggler)");
         for (size_t k = 0; k < r->kernels.top_count; k++)
             if (r->kernels.top[k].comm) {
-                gw_finding_evidence(f, "largest: %.120s, %.1f%% of kernel time, %zu calls",
-                                    r->kernels.top[k].name, r->kernels.top[k].share * 100.0,
-                                    r->kernels.top[k].count);
+                char calls[32];
+                gw_rules_fmt_count((double)r->kernels.top[k].count, calls, sizeof calls);
+                gw_finding_evidence(f, "largest: %.120s, %.1f%% of kernel time, %s calls",
+                                    r->kernels.top[k].name, r->kernels.top[k].share * 100.0, calls);
                 break;
             }
         snprintf(f->fix, sizeof f->fix,

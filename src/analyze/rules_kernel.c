@@ -261,8 +261,11 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
                                 row->median_us, tot, row->tensor_core ? ", tensor cores" : "");
         }
         /* ncu -k matches the function's base name: "void ns::kern<T>(args)" -> "kern". */
+        size_t target = 0; /* Nsight Compute says little about a collective: the top compute one */
+        while (target + 1 < k->top_count && k->top[target].comm)
+            target++;
         char first[80];
-        kernel_base_name(k->top[0].name, first, sizeof first);
+        kernel_base_name(k->top[target].name, first, sizeof first);
         snprintf(f->fix, sizeof f->fix,
                  "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
                  "--launch-count 1 python train.py; SM busy with memory idle means compute-bound "
