@@ -60,7 +60,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_device_work dw;
     gw_feeder_activity fa;
     gw_feeders feeders;
-    if (gw_device_work_build(t, device, &dw) != 0)
+    if (gw_device_work_build(t, device, w->start_ns, w->end_ns, &dw) != 0)
         return -1;
     if (gw_feeder_threads(t, &dw, &feeders) != 0) {
         gw_device_work_free(&dw);
@@ -85,7 +85,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     ds->total_mem_bytes = props && props->total_mem_bytes ? (double)props->total_mem_bytes : -1;
     ds->feeder_thread = feeders.main;
     ds->feeder_thread_count = feeders.count;
-    gw_device_busy_fill(t, &dw, w->start_ns, w->end_ns, ds);
+    gw_device_busy_fill(t, &dw, ds);
     gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
     gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
     gw_ns idle = gw_attribute_idle(&dw.busy, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns);

@@ -185,7 +185,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_a
         for (size_t i = lo; i < hi; i++) {
             const gw_host_event *h = &t->host[i];
             int level = event_level(t, h);
-            if (level >= 0 && gw_ival_list_add(&raw[level], h->start, h->end) != 0)
+            if (level >= 0 && gw_ival_list_add_merging(&raw[level], h->start, h->end) != 0)
                 goto out;
         }
     }

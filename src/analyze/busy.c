@@ -60,19 +60,29 @@ void gw_device_work_free(gw_device_work *w)
     w->events = NULL;
     w->event_count = 0;
     gw_ivset_free(&w->busy);
-    gw_ivset_free(&w->compute);
-    gw_ivset_free(&w->compute_comm);
-    gw_ivset_free(&w->kernels_copies);
-    gw_ivset_free(&w->comm);
 }
 
-int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w)
+/* Replaces *set by its union with raw (consumed), freeing the old set. */
+static int grow_set(gw_ivset *set, gw_ival_list *raw)
+{
+    gw_ivset bigger;
+    if (gw_ivset_build_union(&bigger, set, raw) != 0)
+        return -1;
+    gw_ivset_free(set);
+    *set = bigger;
+    return 0;
+}
+
+int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w)
 {
     *w = (gw_device_work){0};
     w->device = device;
+    w->window_lo = lo;
+    w->window_hi = hi;
     enum { COMPUTE, COMM, COPY, SET, CLASSES };
     gw_ival_list raw[CLASSES] = {{0}};
-    gw_ival_list tmp = {0};
+    gw_ival_list comm_list = {0};
+    gw_ivset comm = {0};
     size_t cap = 0;
     int rc = -1;
     for (size_t i = 0; i < t->gpu_count; i++) {
@@ -85,22 +95,31 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w)
         int cls = g->kind == GW_GPU_MEMCPY ? COPY
                 : g->kind == GW_GPU_MEMSET ? SET
                 : g->kclass == GW_KCLASS_COMM ? COMM : COMPUTE;
-        if (gw_ival_list_add(&raw[cls], g->start, g->end) != 0)
+        if (gw_ival_list_add_merging(&raw[cls], g->start, g->end) != 0)
             goto out;
     }
-    /* Each nested set is the previous one plus one class, merged linearly. */
-    if (gw_ivset_build(&w->compute, &raw[COMPUTE]) != 0 || gw_ivset_build(&w->comm, &raw[COMM]) != 0)
+    /* The busy set grows class by class (compute, + comm, + copies, + sets) by linear
+     * merges; the window's total is read at each stage. */
+    if (gw_ivset_build(&w->busy, &raw[COMPUTE]) != 0 || gw_ivset_build(&comm, &raw[COMM]) != 0)
         goto out;
-    for (size_t i = 0; i < w->comm.count; i++)
-        if (gw_ival_list_add(&tmp, w->comm.iv[i].start, w->comm.iv[i].end) != 0)
+    w->compute_ns = gw_ivset_covered(&w->busy, lo, hi);
+    w->comm_ns = gw_ivset_covered(&comm, lo, hi);
+    for (size_t i = 0; i < comm.count; i++)
+        if (gw_ival_list_add(&comm_list, comm.iv[i].start, comm.iv[i].end) != 0)
             goto out;
-    if (gw_ivset_build_union(&w->compute_comm, &w->compute, &tmp) != 0 ||
-        gw_ivset_build_union(&w->kernels_copies, &w->compute_comm, &raw[COPY]) != 0 ||
-        gw_ivset_build_union(&w->busy, &w->kernels_copies, &raw[SET]) != 0)
+    gw_ivset_free(&comm);
+    if (grow_set(&w->busy, &comm_list) != 0)
+        goto out;
+    w->compute_comm_ns = gw_ivset_covered(&w->busy, lo, hi);
+    if (grow_set(&w->busy, &raw[COPY]) != 0)
+        goto out;
+    w->kernels_copies_ns = gw_ivset_covered(&w->busy, lo, hi);
+    if (grow_set(&w->busy, &raw[SET]) != 0)
         goto out;
     rc = 0;
 out:
-    gw_ival_list_free(&tmp);
+    gw_ivset_free(&comm);
+    gw_ival_list_free(&comm_list);
     for (int c = 0; c < CLASSES; c++)
         gw_ival_list_free(&raw[c]);
     if (rc != 0)
@@ -108,23 +127,20 @@ out:
     return rc;
 }
 
-void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_ns lo, gw_ns hi,
-                         gw_device_stats *ds)
+void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_stats *ds)
 {
+    gw_ns lo = w->window_lo, hi = w->window_hi;
     gw_ns window = hi > lo ? hi - lo : 0;
     gw_ns busy = gw_ivset_covered(&w->busy, lo, hi);
-    gw_ns compute = gw_ivset_covered(&w->compute, lo, hi);
-    gw_ns compute_comm = gw_ivset_covered(&w->compute_comm, lo, hi);
-    gw_ns kernels_copies = gw_ivset_covered(&w->kernels_copies, lo, hi);
     ds->window_s = gw_ns_to_s(window);
     ds->busy_s = gw_ns_to_s(busy);
-    ds->compute_s = gw_ns_to_s(compute);
-    ds->comm_s = gw_ns_to_s(compute_comm - compute);
-    ds->copy_s = gw_ns_to_s(kernels_copies - compute_comm);
-    ds->set_s = gw_ns_to_s(busy - kernels_copies);
+    ds->compute_s = gw_ns_to_s(w->compute_ns);
+    ds->comm_s = gw_ns_to_s(w->compute_comm_ns - w->compute_ns);
+    ds->copy_s = gw_ns_to_s(w->kernels_copies_ns - w->compute_comm_ns);
+    ds->set_s = gw_ns_to_s(busy - w->kernels_copies_ns);
     /* Communication the compute work does not hide is exactly the exclusive comm part. */
     ds->comm_exposed_s = ds->comm_s;
-    ds->comm_total_s = gw_ns_to_s(gw_ivset_covered(&w->comm, lo, hi));
+    ds->comm_total_s = gw_ns_to_s(w->comm_ns);
     ds->idle_s = gw_ns_to_s(window - busy);
     ds->kernel_count = ds->copy_count = ds->set_count = 0;
     for (size_t k = 0; k < w->event_count; k++) {

@@ -18,6 +18,21 @@ int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end)
     return 0;
 }
 
+int gw_ival_list_add_merging(gw_ival_list *l, gw_ns start, gw_ns end)
+{
+    if (end <= start)
+        return 0;
+    if (l->count > 0) {
+        gw_ival *last = &l->items[l->count - 1];
+        if (start >= last->start && start <= last->end) {
+            if (end > last->end)
+                last->end = end;
+            return 0;
+        }
+    }
+    return gw_ival_list_add(l, start, end);
+}
+
 int gw_ival_list_append(gw_ival_list *l, const gw_ival_list *src)
 {
     if (src->count == 0)

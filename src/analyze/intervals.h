@@ -24,6 +24,10 @@ typedef struct gw_ival_list {
 
 /* Appends [start, end); ignored when end <= start. Returns 0, or -1 on out-of-memory. */
 int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end);
+/* Like gw_ival_list_add, but extends the last interval instead when [start, end) begins
+ * inside or right at its end: events added in start order (one thread's host events, a
+ * device's GPU work) then collapse as they come, and nested events cost nothing. */
+int gw_ival_list_add_merging(gw_ival_list *l, gw_ns start, gw_ns end);
 /* Appends every interval of src. Returns 0, or -1 on out-of-memory. */
 int gw_ival_list_append(gw_ival_list *l, const gw_ival_list *src);
 void gw_ival_list_free(gw_ival_list *l);

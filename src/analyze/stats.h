@@ -25,23 +25,26 @@ typedef struct gw_device_work {
                                   and sets (not sync records), in start order */
     size_t event_count;
     gw_ivset busy;             /* owned: union of all of them, over the whole trace */
-    /* Nested unions for the exclusive split compute > comm > copy > set. */
-    gw_ivset compute;          /* owned: compute kernels */
-    gw_ivset compute_comm;     /* owned: compute or comm kernels */
-    gw_ivset kernels_copies;   /* owned: any kernel or copy */
-    gw_ivset comm;             /* owned: comm kernels alone (overlap included) */
+    /* Inside the window given to gw_device_work_build: the nested unions of the exclusive
+     * split compute > comm > copy > set (kept as totals only: the sets themselves would
+     * quadruple the memory of the busy set). */
+    gw_ns window_lo, window_hi;
+    gw_ns compute_ns;          /* compute kernels */
+    gw_ns compute_comm_ns;     /* compute or comm kernels */
+    gw_ns kernels_copies_ns;   /* any kernel or copy */
+    gw_ns comm_ns;             /* comm kernels alone (overlap with compute included) */
 } gw_device_work;
 
 /* Sorted distinct ids of devices with kernels, copies or sets. *ids owned by the caller.
  * Returns 0, or -1 on out-of-memory. */
 int gw_busy_device_ids(const gw_trace *t, int32_t **ids, size_t *count);
-/* Returns 0, or -1 on out-of-memory (w is then freed). */
-int gw_device_work_build(const gw_trace *t, int32_t device, gw_device_work *w);
+/* Builds the device's work over the whole trace and its split inside [lo, hi).
+ * Returns 0, or -1 on out-of-memory (w is then freed). */
+int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w);
 void gw_device_work_free(gw_device_work *w);
 /* Fills busy_s, compute/comm/copy/set, comm_exposed_s, comm_total_s, idle_s and the counts
- * of ds for [lo, hi). */
-void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_ns lo, gw_ns hi,
-                         gw_device_stats *ds);
+ * of ds for the window the work was built with. */
+void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_stats *ds);
 
 /* ---- attribution.c: what the feeding host thread did while a device idled ---------- */
 

@@ -42,14 +42,22 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
 {
     if (t->step_count == 0)
         return 0;
-    /* Sorted start times of what the rows count, so each step is two binary searches. */
-    gw_ns *syncs = malloc((t->host_count + 1) * sizeof *syncs);
-    gw_ns *allocs = malloc((t->host_count + 1) * sizeof *allocs);
+    /* Sorted start times of what the rows count, so each step is two binary searches.
+     * Counted first: these are few, and the host side can hold millions of events. */
+    size_t nsync = 0, nalloc = 0, nkern = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        if (gw_host_is_counted_sync(t, &t->host[i]))
+            nsync++;
+        else if (gw_host_is_allocator(&t->host[i]))
+            nalloc++;
+    }
+    gw_ns *syncs = malloc((nsync + 1) * sizeof *syncs);
+    gw_ns *allocs = malloc((nalloc + 1) * sizeof *allocs);
     gw_ns *kernels = malloc((dw->event_count + 1) * sizeof *kernels);
     int rc = -1;
     if (!syncs || !allocs || !kernels)
         goto out;
-    size_t nsync = 0, nalloc = 0, nkern = 0;
+    nsync = nalloc = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
         if (gw_host_is_counted_sync(t, h))

@@ -99,6 +99,23 @@ static void ivset_coverage(void **state)
     assert_int_equal(gw_ivset_first_ending_after(&s, 40), 2);
     gw_ivset_free(&s);
 
+    /* Merging appends collapse nested and touching intervals that come in start order, and
+     * leave anything else for the set build to sort out. */
+    gw_ival_list m = {0};
+    assert_int_equal(gw_ival_list_add_merging(&m, 0, 100), 0);
+    assert_int_equal(gw_ival_list_add_merging(&m, 10, 20), 0);   /* nested */
+    assert_int_equal(gw_ival_list_add_merging(&m, 100, 120), 0);  /* touching */
+    assert_int_equal(gw_ival_list_add_merging(&m, 130, 130), 0);  /* empty */
+    assert_int_equal(gw_ival_list_add_merging(&m, 200, 210), 0);
+    assert_int_equal(gw_ival_list_add_merging(&m, 150, 205), 0);  /* out of order: kept */
+    assert_int_equal(m.count, 3);
+    assert_int_equal(m.items[0].end, 120);
+    gw_ivset ms;
+    assert_int_equal(gw_ivset_build(&ms, &m), 0);
+    assert_int_equal(ms.count, 2);
+    assert_int_equal(gw_ivset_covered(&ms, 0, 1000), 120 + 60);
+    gw_ivset_free(&ms);
+
     gw_ivset empty;
     gw_ival_list none = {0};
     assert_int_equal(gw_ivset_build(&empty, &none), 0);
