@@ -103,6 +103,13 @@ int gw_run_trace_after_job(gw_run_trace *t, const char *recording_path)
         fprintf(stderr, "gpuwhy run: CUDA trace: no process of the job initialised CUDA; nothing traced\n");
         return 0;
     }
+    if (s.windows_opened == 0) {
+        fprintf(stderr,
+                "gpuwhy run: CUDA trace: the job ended before the trace window opened (%.1f s after CUDA "
+                "started); nothing traced: use a shorter --trace-delay, e.g. --trace-delay 0\n",
+                (double)t->opt.delay_ms / 1000.0);
+        return 0;
+    }
     fprintf(stderr,
             "gpuwhy run: CUDA trace: %u process%s, %llu kernels, %llu copies, %llu sets, %llu syncs, %llu API calls",
             s.processes, s.processes == 1 ? "" : "es", (unsigned long long)s.kernels, (unsigned long long)s.copies,

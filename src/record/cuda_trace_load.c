@@ -615,8 +615,18 @@ int gw_cuda_trace_load(sqlite3 *db, const char *path, gw_trace **out, gw_error *
         gw_trace_free(L.t);
         return -1;
     }
-    if (processes || L.t->gpu_count || L.t->host_count)
+    int64_t opened = 0;
+    if (rc == 0 && query_int(&L, "SELECT count(*) FROM cuda_processes WHERE window_start_ns > 0", &opened) != 0) {
+        gw_trace_free(L.t);
+        return -1;
+    }
+    /* GPU data only when something could have been seen: a window that never opened, or a
+     * job that never initialised CUDA, is "no trace", not "an idle GPU". */
+    if (L.t->gpu_count || L.t->host_count || opened)
         L.t->has |= GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    else if (processes)
+        gw_trace_note(L.t, "run --trace recorded no CUDA activity: the job ended before the trace window opened, "
+                           "or tracing was unavailable (see the notes above); try --trace-delay 0");
     else
         gw_trace_note(L.t, "run --trace recorded no CUDA activity: the job never initialised CUDA, or tracing "
                            "was unavailable (see the notes above)");

@@ -343,6 +343,7 @@ static void add_counts(gw_trace_session *s)
     for (size_t i = 0; i < s->rx.proc_count; i++) {
         const gw_cuda_process_info *p = &s->rx.procs[i];
         m->lost_bytes += p->lost_bytes;
+        m->windows_opened += p->window_start_ns > 0;
         if (p->window_start_ns > 0 && p->window_end_ns > p->window_start_ns) {
             double w = (double)(p->window_end_ns - p->window_start_ns) / 1e9;
             if (w > m->window_s)

@@ -35,6 +35,7 @@ typedef struct gw_trace_summary {
     uint64_t dropped;          /* records lost in the job (buffers full / hand-over failed) */
     uint64_t lost_bytes;       /* partial frames of processes that died */
     double window_s;           /* longest traced window over the processes, 0 unknown */
+    uint32_t windows_opened;   /* processes whose trace window started (the delay passed) */
 } gw_trace_summary;
 
 typedef struct gw_trace_session gw_trace_session;

@@ -99,5 +99,12 @@ check "busy subscriber: nothing traced (got $k)" [ "$k" = "0" ]
 note=$(q "$tmp/busy.db" "SELECT text FROM cuda_notes")
 check "busy subscriber: the holder is named in the recording" grep -q "Nsight Systems" <<<"$note"
 
+# 5. The default window (10 s after CUDA starts) never opens in a 1 s job: said plainly.
+timeout 120 "$GW_BIN" run --trace -o "$tmp/short.db" -- python3 "$tmp/job.py" 5 100 0.2 \
+  >"$tmp/short.out" 2>"$tmp/short.err" </dev/null
+check "short job: says the window never opened" grep -q "ended before the trace window opened" "$tmp/short.err"
+k=$(q "$tmp/short.db" "SELECT count(*) FROM cuda_kernels")
+check "short job: nothing traced before the window (got $k)" [ "$k" = "0" ]
+
 echo "run_trace_fake_cupti: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -338,6 +338,17 @@ static void test_no_tables_means_no_trace(void **state)
     assert_false(t->has & GW_HAS_GPU_TRACE);
     assert_true(has_note(t, "recorded no CUDA activity"));
     gw_trace_free(t);
+
+    /* A process connected but its window never opened (short job, long --trace-delay). */
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO cuda_processes(pid, cupti_version, cupti_ns, realtime_ns, "
+                                      "window_start_ns) VALUES(7, 130001, 1000, 1100, 0);", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(gw_cuda_trace_load(db, "rec.gpuwhy", &t, &err), 0);
+    assert_non_null(t);
+    assert_false(t->has & GW_HAS_GPU_TRACE);
+    assert_true(has_note(t, "ended before the trace window opened"));
+    assert_true(has_note(t, "pid 7 did not finish its CUDA trace"));
+    gw_trace_free(t);
     sqlite3_close(db);
 }
 
