@@ -35,6 +35,11 @@ typedef struct gw_host_interval {
     double job_rss_kb;
     double job_read_bytes_per_s, job_write_bytes_per_s;   /* NaN when /proc/PID/io unreadable */
     double net_rx_bytes_per_s, net_tx_bytes_per_s;        /* all interfaces but lo */
+    /* Time the job's threads spent runnable but waiting for a CPU (schedstat), summed over
+     * its processes, in % of one core: 150 = on average 1.5 threads waiting. Thread detail
+     * is read every few samples, so this is the mean since the previous thread sample,
+     * reported at the interval that closes it; NaN in between. */
+    double job_runqueue_wait_pct;
 } gw_host_interval;
 
 /* iostat -x values of one disk over one interval. */

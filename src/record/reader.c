@@ -138,6 +138,9 @@ typedef struct load_ctx {
     size_t cell_count, cell_cap;
     uint64_t *job_start_ticks;    /* parallel to s->job_processes */
     size_t start_ticks_cap;
+    /* parallel to s->job_processes: the last schedstat seen (mono_ns 0 = none yet) */
+    struct sched_mark { uint64_t wait_ns; int64_t mono_ns; } *sched;
+    size_t sched_cap;
     long ticks_per_s;
     long page_kb;
 } load_ctx;
@@ -488,7 +491,8 @@ static int add_disks(load_ctx *c, size_t interval, const gw_host_sample *a, cons
     return 0;
 }
 
-static int note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
+/* Index of p among the job's processes (added when new), or -1 when out of memory. */
+static long note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
 {
     gw_samples *s = c->s;
     for (size_t i = s->job_process_count; i-- > 0;) {
@@ -497,21 +501,26 @@ static int note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
             j->last_interval = interval;
             if (!j->cmdline && p->cmdline)
                 j->cmdline = strdup(p->cmdline);
-            return 0;
+            return (long)i;
         }
     }
     if (gw_grow((void **)&s->job_processes, &c->job_proc_cap, s->job_process_count + 1, sizeof *s->job_processes) != 0 ||
-        gw_grow((void **)&c->job_start_ticks, &c->start_ticks_cap, s->job_process_count + 1, sizeof *c->job_start_ticks) != 0)
+        gw_grow((void **)&c->job_start_ticks, &c->start_ticks_cap, s->job_process_count + 1, sizeof *c->job_start_ticks) != 0 ||
+        gw_grow((void **)&c->sched, &c->sched_cap, s->job_process_count + 1, sizeof *c->sched) != 0)
         return -1;
-    gw_job_process *j = &s->job_processes[s->job_process_count];
+    size_t idx = s->job_process_count;
+    gw_job_process *j = &s->job_processes[idx];
     memset(j, 0, sizeof *j);
     j->pid = p->pid;
     j->ppid = p->ppid;
     j->comm = strdup(p->comm);
     j->cmdline = p->cmdline ? strdup(p->cmdline) : NULL;
     j->first_interval = j->last_interval = interval;
-    c->job_start_ticks[s->job_process_count++] = p->start_ticks;
-    return j->comm ? 0 : -1;
+    c->job_start_ticks[idx] = p->start_ticks;
+    c->sched[idx].wait_ns = 0;
+    c->sched[idx].mono_ns = 0;
+    s->job_process_count++;
+    return j->comm ? (long)idx : -1;
 }
 
 /* Per-process and whole-job values of one interval. A process absent from the previous
@@ -521,8 +530,8 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
                      double interval_s, gw_host_interval *h)
 {
     gw_samples *s = c->s;
-    double cpu_sum = 0, rss = 0, rd = 0, wr = 0;
-    int io_known = 0;
+    double cpu_sum = 0, rss = 0, rd = 0, wr = 0, wait_pct = 0;
+    int io_known = 0, wait_known = 0;
     for (size_t i = 0; i < b->proc_count; i++) {
         const gw_job_proc *p = &b->procs[i];
         const gw_job_proc *q = NULL;
@@ -568,9 +577,22 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
             wr += pi->write_bytes_per_s;
             io_known = 1;
         }
-        if (note_job_process(c, interval, p) != 0)
+        long idx = note_job_process(c, interval, p);
+        if (idx < 0)
             return -1;
+        if (p->task.has_schedstat) {
+            struct sched_mark *m = &c->sched[idx];
+            uint64_t waited = 0;
+            if (m->mono_ns && b->mono_ns > m->mono_ns &&
+                gw_counter_delta(m->wait_ns, p->task.runqueue_wait_ns, false, &waited) == GW_RATE_OK) {
+                wait_pct += (double)waited / (double)(b->mono_ns - m->mono_ns) * 100.0;
+                wait_known = 1;
+            }
+            m->wait_ns = p->task.runqueue_wait_ns;
+            m->mono_ns = b->mono_ns;
+        }
     }
+    h->job_runqueue_wait_pct = wait_known ? wait_pct : NAN;
     h->job_alive = b->job_alive;
     h->job_process_count = (int)b->proc_count;
     h->job_d_state_processes = b->procs_d_state;
@@ -658,8 +680,22 @@ static int load_host(load_ctx *c, gw_error *err)
         }
         cur->mono_ns = c->rows[i].mono_ns;
         cur->realtime_ns = c->rows[i].real_ns;
-        if (i == 0)
+        if (i == 0) {
+            /* the first sample opens no interval but is the baseline of run-queue waits */
+            for (size_t k = 0; k < cur->proc_count; k++) {
+                const gw_job_proc *p = &cur->procs[k];
+                long idx = note_job_process(c, 0, p);
+                if (idx < 0) {
+                    rc = oom(err, c->r->path);
+                    break;
+                }
+                if (p->task.has_schedstat) {
+                    c->sched[idx].wait_ns = p->task.runqueue_wait_ns;
+                    c->sched[idx].mono_ns = cur->mono_ns;
+                }
+            }
             continue;
+        }
         gw_host_interval *h = &s->host[i - 1];
         h->start_mono_ns = c->rows[i - 1].mono_ns;
         h->end_mono_ns = c->rows[i].mono_ns;
@@ -707,6 +743,7 @@ int gw_recording_reader_samples(gw_recording_reader *r, gw_samples **out, gw_err
     free(c.rows);
     free(c.cells);
     free(c.job_start_ticks);
+    free(c.sched);
     if (rc != 0) {
         gw_samples_free(c.s);
         return -1;

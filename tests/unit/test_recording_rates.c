@@ -114,6 +114,9 @@ static void fill_host(gw_host_sample *h, int step)
     p[0].has_io = true;
     p[0].read_bytes = (uint64_t)step * 1048576;
     p[0].cmdline = step == 0 ? "python train.py" : NULL;
+    /* thread detail (schedstat) in samples 0 and 2 only, as on thread ticks */
+    p[0].task.has_schedstat = step != 1;
+    p[0].task.runqueue_wait_ns = step == 2 ? 200000000 : 50000000;
     h->proc_count = 1;
     if (step >= 1) {
         /* a DataLoader worker born after sample 0 (start 1.2 s > 1.0 s) */
@@ -258,6 +261,9 @@ static void test_host_rates_exact(void **state)
     assert_int_equal(h->job_d_state_threads, -1);
     assert_true(fabs(h->job_rss_kb - 1500.0) < EPS);
     assert_true(fabs(h->job_read_bytes_per_s - 2097152.0) < EPS);  /* 1 MiB / 0.5 s */
+    /* run-queue wait: 150 ms more over the 1 s since the previous thread sample = 15 % */
+    assert_true(isnan(h->job_runqueue_wait_pct));
+    assert_true(fabs(s->host[1].job_runqueue_wait_pct - 15.0) < EPS);
     /* counters backwards in interval 1: no swap rate */
     assert_true(isnan(s->host[1].swap_in_pages_per_s));
     assert_true(fabs(s->host[1].major_faults_per_s - 20.0) < EPS);
