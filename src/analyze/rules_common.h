@@ -33,7 +33,8 @@ typedef struct gw_rank_totals {
 
 void gw_rank_totals_compute(const gw_analysis *a, const gw_rank_stats *r, gw_rank_totals *out);
 
-/* The rank's trace, or NULL when the analysis was built without a job (unit tests). */
+/* The rank's trace (borrowed from a->job), or NULL when the analysis was built without a
+ * job (unit tests). */
 const gw_trace *gw_rules_trace(const gw_analysis *a, const gw_rank_stats *r);
 /* The input kinds (GW_HAS_*) of the rank's trace; all bits when there is no trace. */
 unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r);

@@ -1,6 +1,6 @@
-/* The evaluate functions of every diagnosis, one family per file (rules_util.c,
- * rules_data.c, rules_pipe.c, rules_kernel.c, rules_mem.c, rules_comm.c), gathered into
- * the table by rules_table.c. Each has the gw_rule evaluate signature. */
+/* The evaluate functions of every diagnosis, one family per file (rules_util.c, rules_data.c,
+ * rules_pipe.c, rules_sync.c, rules_kernel.c, rules_mem.c, rules_comm.c), gathered into the
+ * table by rules_table.c. Each has the gw_rule evaluate signature. */
 #ifndef GW_ANALYZE_RULES_FAMILIES_H
 #define GW_ANALYZE_RULES_FAMILIES_H
 
@@ -12,7 +12,7 @@ int gw_rule_util_low(gw_analysis *a, const gw_rule *rule);
 int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule);
 /* §2 data supply (rules_data.c) */
 int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule);
-/* §3 pipeline (rules_pipe.c) */
+/* §3 pipeline (rules_pipe.c; pipe.host_sync in rules_sync.c) */
 int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule);
