@@ -149,6 +149,7 @@ static void row(const char *label, pid_t job, int samples, int runs)
     gw_host_options_default(&defaults);
     every = defaults;
     every.thread_every_n = every.fds_every_n = every.top_every_n = every.thread_status_every_n = 1;
+    every.threads_per_interval = 0;
     double d = measure(job, &defaults, samples, runs);
     double e = measure(job, &every, samples, runs);
     printf("| %s | %d | %.3f ms | %.2f %% | %.3f ms | %.2f %% |\n", label, count_processes(), d,

@@ -228,6 +228,10 @@ typedef struct gw_host_options {
     int thread_status_every_n;   /* per-thread status (context switches), the costliest
                                     per-thread file, every N intervals (only on thread
                                     intervals); default 100 */
+    int threads_per_interval;    /* cost cap for big jobs: thread detail comes at least
+                                    job_threads / threads_per_interval intervals apart
+                                    (10,000 threads, 50 → every 200th); 0 = no cap;
+                                    default 50 */
 } gw_host_options;
 
 /* Fills opts with the defaults above. */
@@ -238,7 +242,10 @@ typedef struct gw_host_collector gw_host_collector;
 /* root: "/" for this machine or a fixture tree holding proc/ and sys/ (copied).
  * job_root_pid: the job's top process; <= 0 for host-only sampling (top, serve).
  * opts: NULL for the defaults. Returns NULL with err set when root/proc/stat is unreadable
- * or memory is exhausted. The first gw_host_collect reads everything (all "every N" parts). */
+ * or memory is exhausted. The first gw_host_collect reads everything (all "every N" parts).
+ * The collector keeps up to (RLIMIT_NOFILE soft limit - 256) / 2 procfs files open (at most
+ * 16384; 3 per thread of the job): a caller sampling large jobs raises the soft limit
+ * first (and restores it for the job it starts). Not thread-safe: one thread samples. */
 gw_host_collector *gw_host_collector_new(const char *root, pid_t job_root_pid,
                                          const gw_host_options *opts, gw_error *err);
 

@@ -22,6 +22,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->top_n = 5;
     opts->top_every_n = 20;
     opts->thread_status_every_n = 100;
+    opts->threads_per_interval = 50;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -97,6 +98,21 @@ static int64_t clock_ns(clockid_t clock)
 static bool due(const gw_host_collector *c, int every_n)
 {
     return every_n <= 1 || c->tick % (uint64_t)every_n == 0;
+}
+
+/* Intervals between two reads of the job's threads: thread_every_n, stretched for big
+ * jobs so that on average no more than threads_per_interval threads are read per interval
+ * (each costs about 7-30 µs of kernel time, more in bigger thread groups). */
+static uint64_t thread_period(const gw_host_collector *c)
+{
+    uint64_t period = c->opts.thread_every_n > 1 ? (uint64_t)c->opts.thread_every_n : 1;
+    if (c->opts.threads_per_interval > 0) {
+        uint64_t per = (uint64_t)c->opts.threads_per_interval;
+        uint64_t needed = (c->job_threads + per - 1) / per;
+        if (needed > period)
+            period = needed;
+    }
+    return period;
 }
 
 /* Full process scans fall half-way between thread ticks, so that no single interval pays
@@ -207,16 +223,25 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     if (due(c, c->opts.numa_every_n) && gw_collect_numa(c, out, err) != 0)
         return -1;
     bool full_scan = full_scan_due(c);
-    bool threads = due(c, c->opts.thread_every_n);
-    bool thread_status = threads && due(c, c->opts.thread_status_every_n);
+    uint64_t period = thread_period(c);
+    bool threads = c->tick == 0 || c->tick - c->last_thread_tick >= period;
+    uint64_t status_period = c->opts.thread_status_every_n > 1 ? (uint64_t)c->opts.thread_status_every_n : 1;
+    bool thread_status = threads && (c->tick == 0 || c->tick - c->last_thread_status_tick >= status_period);
     if (gw_collect_proc_tree(c, out, threads, thread_status, full_scan, err) != 0)
         return -1;
     if (full_scan && gw_collect_top_procs(c, out, err) != 0)
         return -1;
     if (due(c, c->opts.fds_every_n) && gw_collect_job_fs(c, out, err) != 0)
         return -1;
+    if (threads)
+        c->last_thread_tick = c->tick;
+    if (thread_status)
+        c->last_thread_status_tick = c->tick;
+    c->job_threads = 0;
+    for (size_t i = 0; i < out->proc_count; i++)
+        c->job_threads += out->procs[i].num_threads > 0 ? (uint64_t)out->procs[i].num_threads : 1;
     /* Keep the files of threads read on the last thread tick open until the next one. */
-    uint64_t keep = 2 * (uint64_t)(c->opts.thread_every_n > 1 ? c->opts.thread_every_n : 1) + 1;
+    uint64_t keep = 2 * period + 1;
     gw_fd_cache_sweep(&c->fds, c->tick > keep ? c->tick - keep : 0);
     c->tick++;
     return 0;

@@ -355,6 +355,30 @@ static void thread_status_less_often(void **state)
     gw_host_collector_free(c);
 }
 
+/* Big jobs get thread detail less often: with a cap of 1 thread per interval, the edge
+ * job's 4 threads (2 + 1 + 1) are read every 4th interval. */
+static void thread_detail_spaced_by_job_size(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.thread_every_n = 1;
+    opts.threads_per_interval = 1;
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, &opts, &err);
+    assert_non_null(c);
+    const bool expected[6] = {true, false, false, false, true, false};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(gw_host_collect(c, &s, &err), 0);
+        assert_int_equal(s.has_threads, expected[i]);
+    }
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
 static void pci_numa_node(void **state)
 {
     (void)state;
@@ -439,6 +463,7 @@ int main(void)
     const struct CMUnitTest standalone[] = {
         cmocka_unit_test(partial_scan_between_top_ticks),
         cmocka_unit_test(thread_status_less_often),
+        cmocka_unit_test(thread_detail_spaced_by_job_size),
         cmocka_unit_test(pci_numa_node),
         cmocka_unit_test(vanished_job_root_and_host_only),
         cmocka_unit_test(bad_roots_are_clear_errors),
