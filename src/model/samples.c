@@ -50,5 +50,6 @@ void gw_samples_free(struct gw_samples *s)
         free(s->events[i].message);
     }
     free(s->events);
+    free(s->others);
     free(s);
 }

@@ -83,8 +83,9 @@ typedef struct gw_gpu_desc {
     double memory_total_bytes;            /* NaN unknown, like the fields below */
     double max_sm_clock_mhz, max_mem_clock_mhz, power_limit_w;
     unsigned pcie_max_gen, pcie_max_width;
-    int numa_node;                        /* -1 unknown */
+    int numa_node;                        /* NVML's: only where the GPU is a NUMA node; -1 unknown */
     int gpm_supported;
+    int pci_numa_node;                    /* the node its PCI slot hangs off (sysfs); -1 unknown */
 } gw_gpu_desc;
 
 /* One job process over one interval. */
@@ -114,6 +115,18 @@ typedef struct gw_gpu_proc_interval {
     double used_memory_bytes;             /* NaN unknown */
     double sm_util_pct, mem_util_pct;     /* NaN: no fresh per-process sample */
 } gw_gpu_proc_interval;
+
+/* A process OUTSIDE the job among the heaviest users of the machine in an interval
+ * (contention and periodic interference: backups, indexers, other jobs). */
+typedef struct gw_other_proc_interval {
+    size_t interval;
+    int by_io;                            /* 0: from the top-CPU list, 1: from the top-IO list */
+    int rank;                             /* 0 = heaviest */
+    int32_t pid;
+    char comm[64];
+    double cpu_pct;                       /* % of one core over the interval */
+    double io_bytes_per_s;                /* 0 also when its /proc/PID/io is unreadable */
+} gw_other_proc_interval;
 
 typedef struct gw_gpu_event_rec {
     int64_t mono_ns;                      /* of the sample that saw it */
@@ -151,6 +164,8 @@ typedef struct gw_samples {
     size_t gpu_proc_count;
     gw_gpu_event_rec *events;
     size_t event_count;
+    gw_other_proc_interval *others;       /* by interval, CPU list then IO list */
+    size_t other_count;
 } gw_samples;
 
 /* The GPU g of interval i; NULL when out of range. Borrowed. */

@@ -133,7 +133,7 @@ typedef struct load_ctx {
     gw_samples *s;
     sample_row *rows;
     size_t row_count, row_cap;
-    size_t proc_cap, job_proc_cap, gpu_proc_cap, event_cap, note_cap, disk_name_cap;
+    size_t proc_cap, job_proc_cap, gpu_proc_cap, event_cap, note_cap, disk_name_cap, other_cap;
     disk_cell *cells;
     size_t cell_count, cell_cap;
     uint64_t *job_start_ticks;    /* parallel to s->job_processes */
@@ -239,7 +239,7 @@ static int load_gpus(load_ctx *c, gw_error *err)
     sqlite3_stmt *st = NULL;
     static const char sql[] =
         "SELECT gpu, name, uuid, pci_bus_id, memory_total_bytes, max_sm_clock_mhz, max_mem_clock_mhz,"
-        " power_limit_mw, pcie_max_gen, pcie_max_width, numa_node, gpm_supported FROM gpu ORDER BY gpu";
+        " power_limit_mw, pcie_max_gen, pcie_max_width, numa_node, gpm_supported, pci_numa_node FROM gpu ORDER BY gpu";
     if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return bad(err, c->r->path, "table gpu", c->r->db);
     size_t cap = 0;
@@ -266,6 +266,7 @@ static int load_gpus(load_ctx *c, gw_error *err)
         g->pcie_max_width = (unsigned)sqlite3_column_int(st, 9);
         g->numa_node = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 10);
         g->gpm_supported = sqlite3_column_int(st, 11);
+        g->pci_numa_node = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 12);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
@@ -604,6 +605,29 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
     return 0;
 }
 
+static int add_others(load_ctx *c, size_t interval, const gw_host_sample *b, double interval_s)
+{
+    gw_samples *s = c->s;
+    for (int by_io = 0; by_io < 2; by_io++) {
+        const gw_top_proc *list = by_io ? b->top_io : b->top_cpu;
+        size_t n = by_io ? b->top_io_count : b->top_cpu_count;
+        for (size_t i = 0; i < n; i++) {
+            if (gw_grow((void **)&s->others, &c->other_cap, s->other_count + 1, sizeof *s->others) != 0)
+                return -1;
+            gw_other_proc_interval *o = &s->others[s->other_count++];
+            memset(o, 0, sizeof *o);
+            o->interval = interval;
+            o->by_io = by_io;
+            o->rank = (int)i;
+            o->pid = list[i].pid;
+            snprintf(o->comm, sizeof o->comm, "%s", list[i].comm);
+            o->cpu_pct = (double)list[i].cpu_ticks_delta / (double)c->ticks_per_s / interval_s * 100.0;
+            o->io_bytes_per_s = (double)list[i].io_bytes_delta / interval_s;
+        }
+    }
+    return 0;
+}
+
 static void host_values(const gw_host_sample *a, const gw_host_sample *b, double interval_s, gw_host_interval *h)
 {
     h->cpu_busy_pct = h->cpu_user_pct = h->cpu_system_pct = h->cpu_iowait_pct = h->cpu_steal_pct = NAN;
@@ -709,7 +733,8 @@ static int load_host(load_ctx *c, gw_error *err)
         }
         host_values(prev, cur, h->duration_s, h);
         if (add_disks(c, i - 1, prev, cur, h->duration_s) != 0 ||
-            add_procs(c, i - 1, prev, cur, h->duration_s, h) != 0)
+            add_procs(c, i - 1, prev, cur, h->duration_s, h) != 0 ||
+            add_others(c, i - 1, cur, h->duration_s) != 0)
             rc = oom(err, c->r->path);
     }
     gw_host_sample_free(&hs[0]);

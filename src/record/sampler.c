@@ -110,7 +110,7 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
         gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
         goto fail;
     }
-    if (write_opening_meta(s, err) != 0 || gw_recording_writer_gpus(s->writer, s->nvml, err) != 0)
+    if (write_opening_meta(s, err) != 0 || gw_recording_writer_gpus(s->writer, s->nvml, cfg->proc_root, err) != 0)
         goto fail;
     if (note[0] && gw_recording_writer_note(s->writer, note, err) != 0)
         goto fail;

@@ -19,7 +19,7 @@ static const char SCHEMA[] =
     "CREATE TABLE gpu(gpu INTEGER PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL,"
     " pci_bus_id TEXT NOT NULL, memory_total_bytes INTEGER, max_sm_clock_mhz INTEGER,"
     " max_mem_clock_mhz INTEGER, power_limit_mw INTEGER, pcie_max_gen INTEGER,"
-    " pcie_max_width INTEGER, numa_node INTEGER, gpm_supported INTEGER NOT NULL);"
+    " pcie_max_width INTEGER, numa_node INTEGER, gpm_supported INTEGER NOT NULL, pci_numa_node INTEGER);"
     "CREATE TABLE gpu_sample(sample_id INTEGER NOT NULL, gpu INTEGER NOT NULL,"
     " gpu_util_pct INTEGER, mem_util_pct INTEGER, memory_used_bytes INTEGER,"
     " sm_clock_mhz INTEGER, mem_clock_mhz INTEGER, clock_event_reasons INTEGER,"
@@ -165,9 +165,9 @@ static void bind_uint_or_null(sqlite3_stmt *st, int col, int valid, uint64_t v)
         sqlite3_bind_null(st, col);
 }
 
-int gw_recording_writer_gpus(gw_recording_writer *w, const gw_nvml *nv, gw_error *err)
+int gw_recording_writer_gpus(gw_recording_writer *w, const gw_nvml *nv, const char *root, gw_error *err)
 {
-    static const char sql[] = "INSERT INTO gpu VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
+    static const char sql[] = "INSERT INTO gpu VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(w, err, "preparing the gpu table insert");
@@ -189,6 +189,11 @@ int gw_recording_writer_gpus(gw_recording_writer *w, const gw_nvml *nv, gw_error
         else
             sqlite3_bind_null(st, 11);
         sqlite3_bind_int(st, 12, g->gpm_supported);
+        int node = g->pci_bus_id[0] ? gw_numa_node_of_pci(root ? root : "/", g->pci_bus_id) : -1;
+        if (node >= 0)
+            sqlite3_bind_int(st, 13, node);
+        else
+            sqlite3_bind_null(st, 13);
         rc = step_reset(w, st, err, "writing the gpu table");
     }
     sqlite3_finalize(st);

@@ -27,8 +27,9 @@ int gw_recording_writer_meta(gw_recording_writer *w, const char *key, const char
 /* Adds a note (meta key "note.N"): what the reader should know, e.g. "no NVML: ...". */
 int gw_recording_writer_note(gw_recording_writer *w, const char *text, gw_error *err);
 
-/* Writes the gpu table from the loaded NVML (nv may be NULL: no GPUs). */
-int gw_recording_writer_gpus(gw_recording_writer *w, const gw_nvml *nv, gw_error *err);
+/* Writes the gpu table from the loaded NVML (nv may be NULL: no GPUs); each GPU's NUMA
+ * node comes from sysfs under root ("/" or a fixture tree) by its PCI address. */
+int gw_recording_writer_gpus(gw_recording_writer *w, const gw_nvml *nv, const char *root, gw_error *err);
 
 /* Opens the interval's transaction and inserts its samples row; *sample_id receives the
  * id under which the parts below are written. */

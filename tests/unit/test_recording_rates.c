@@ -141,6 +141,19 @@ static void fill_host(gw_host_sample *h, int step)
     }
     h->procs = p;
     h->threads_d_state = -1;
+    /* another process of the machine, heavy in interval 0 */
+    static gw_top_proc top[1];
+    if (step == 1) {
+        memset(top, 0, sizeof top);
+        top[0].pid = 555;
+        snprintf(top[0].comm, sizeof top[0].comm, "backup");
+        top[0].cpu_ticks_delta = 25;
+        top[0].io_bytes_delta = 1048576;
+        h->top_cpu = top;
+        h->top_cpu_count = 1;
+        h->top_io = top;
+        h->top_io_count = 1;
+    }
 }
 
 static void write_recording(const char *path, int gpu_values)
@@ -157,7 +170,7 @@ static void write_recording(const char *path, int gpu_values)
     if (gpu_values) {
         assert_int_equal(sqlite3_exec(gw_recording_writer_db(w),
                                       "INSERT INTO gpu VALUES(0,'Test GPU','GPU-x','0000:07:00.0',"
-                                      "85520809984,1980,2619,700000,5,16,NULL,1)",
+                                      "85520809984,1980,2619,700000,5,16,NULL,1,1)",
                                       NULL, NULL, NULL),
                          SQLITE_OK);
     }
@@ -282,6 +295,15 @@ static void test_host_rates_exact(void **state)
     assert_true(fabs(d->aqu_sz - 0.6) < EPS);
     assert_int_equal(gw_samples_disk(s, 1, 0)->valid, 0);   /* went backwards */
 
+    /* other processes: 25 ticks in 0.5 s = 50 % of a core, 1 MiB in 0.5 s */
+    assert_int_equal(s->other_count, 2);
+    assert_int_equal(s->others[0].interval, 0);
+    assert_int_equal(s->others[0].by_io, 0);
+    assert_int_equal(s->others[0].pid, 555);
+    assert_string_equal(s->others[0].comm, "backup");
+    assert_true(fabs(s->others[0].cpu_pct - 50.0) < EPS);
+    assert_true(fabs(s->others[0].io_bytes_per_s - 2097152.0) < EPS);
+    assert_int_equal(s->others[1].by_io, 1);
     /* per process */
     size_t found = 0;
     for (size_t i = 0; i < s->proc_count; i++) {
@@ -330,6 +352,7 @@ static void test_gpu_values_and_unknowns(void **state)
     assert_true(fabs(s->gpus[0].power_limit_w - 700.0) < EPS);
     assert_int_equal(s->gpus[0].numa_node, -1);
     assert_int_equal(s->gpus[0].gpm_supported, 1);
+    assert_int_equal(s->gpus[0].pci_numa_node, 1);
     /* interval 0 ends at sample 1 and carries its GPU values */
     const gw_gpu_interval *g = gw_samples_gpu(s, 0, 0);
     assert_true(g->valid & GW_GPUI_UTIL);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <cmocka.h>
@@ -138,6 +139,62 @@ static void test_ticks_with_fake_gpus(void **state)
     gw_samples_free(rec);
     remove_db(path);
     unlink(scenario);
+}
+
+/* A GPU's NUMA node is its PCI device's in sysfs: a root whose proc/ is the real one and
+ * whose sys/ holds only that device. */
+static void test_gpu_numa_node_from_sysfs(void **state)
+{
+    (void)state;
+    char lib[1200], scenario[64], path[128], root[64], dir[256], file[320];
+    if (!fake_library("full", lib, sizeof lib))
+        skip();
+    assert_int_equal(fake_scenario("gpus 2\ngpu 0 pci 0 7 0\ngpu 1 pci 0 0x3b 0\n", scenario, sizeof scenario), 0);
+    snprintf(root, sizeof root, "/tmp/gw-sysroot-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    snprintf(file, sizeof file, "%s/proc", root);
+    assert_int_equal(symlink("/proc", file), 0);
+    const char *parts[] = {"sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices", "sys/bus/pci/devices/0000:07:00.0"};
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", root, parts[i]);
+        assert_int_equal(mkdir(dir, 0755), 0);
+    }
+    snprintf(file, sizeof file, "%s/numa_node", dir);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fputs("1\n", fp);
+    fclose(fp);
+
+    db_path(path, sizeof path, "numa");
+    gw_sampler_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output_path = path;
+    cfg.job_pid = getpid();
+    cfg.nvml_lib = lib;
+    cfg.proc_root = root;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_sampler *s = gw_sampler_open(&cfg, &err);
+    if (!s)
+        fail_msg("%s", err.message);
+    assert_int_equal(gw_sampler_tick(s, &err), 0);
+    assert_int_equal(gw_sampler_close(s, "test", -1, &err), 0);
+    gw_samples *rec = read_back(path);
+    assert_int_equal(rec->gpu_count, 2);
+    assert_string_equal(rec->gpus[0].pci_bus_id, "0000:07:00.0");
+    assert_int_equal(rec->gpus[0].pci_numa_node, 1);
+    assert_int_equal(rec->gpus[1].pci_numa_node, -1);
+    gw_samples_free(rec);
+    remove_db(path);
+    unlink(scenario);
+    unlink(file);
+    for (size_t i = 5; i-- > 0;) {
+        snprintf(dir, sizeof dir, "%s/%s", root, parts[i]);
+        rmdir(dir);
+    }
+    snprintf(file, sizeof file, "%s/proc", root);
+    unlink(file);
+    rmdir(root);
 }
 
 static void test_host_only_without_nvml(void **state)
@@ -300,6 +357,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ticks_with_fake_gpus),
+        cmocka_unit_test(test_gpu_numa_node_from_sysfs),
         cmocka_unit_test(test_host_only_without_nvml),
         cmocka_unit_test(test_run_stops_when_asked_and_on_duration),
         cmocka_unit_test(test_sigkill_keeps_finished_intervals),
