@@ -44,6 +44,15 @@ int gw_json_init(gw_json_lexer *lx, gw_json_read_fn read, void *read_ctx, size_t
     return 0;
 }
 
+int gw_json_init_borrow(gw_json_lexer *lx, gw_json_borrow_fn borrow, void *ctx)
+{
+    memset(lx, 0, sizeof *lx);
+    lx->borrow = borrow;
+    lx->read_ctx = ctx;
+    lx->state = ST_VALUE;
+    return 0;
+}
+
 int gw_json_init_mem(gw_json_lexer *lx, const char *data, size_t len)
 {
     memset(lx, 0, sizeof *lx);
@@ -98,9 +107,19 @@ static int refill(gw_json_lexer *lx)
         return 1;
     if (lx->at_eof)
         return 0;
-    long n = lx->read(lx->read_ctx, lx->buf, lx->buf_cap);
+    long n;
+    if (lx->borrow) {
+        const char *chunk = NULL;
+        n = lx->borrow(lx->read_ctx, &chunk);
+        /* Lent memory is only read; the cast lets one buffer pointer serve every mode. */
+        if (n > 0)
+            lx->buf = (char *)chunk;
+    } else {
+        n = lx->read(lx->read_ctx, lx->buf, lx->buf_cap);
+    }
     if (n < 0) {
         lx->io_failed = 1;
+        lx->at_eof = 1;   /* never ask a failed source again */
         fail_at(lx, here(lx), "read error");
         return -1;
     }

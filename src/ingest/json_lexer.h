@@ -39,6 +39,10 @@ typedef enum gw_json_tok {
  * owns the source knows what went wrong and says so). */
 typedef long (*gw_json_read_fn)(void *ctx, char *buf, size_t cap);
 
+/* Zero-copy alternative: sets *data to the next chunk of the source's own memory, valid
+ * until the next call, and returns its length (>0), 0 at end of input or -1 on error. */
+typedef long (*gw_json_borrow_fn)(void *ctx, const char **data);
+
 typedef struct gw_json_lexer {
     /* Current token (valid after gw_json_next until the next call). */
     gw_json_tok tok;
@@ -55,8 +59,9 @@ typedef struct gw_json_lexer {
 
     /* Private state below. */
     gw_json_read_fn read;
+    gw_json_borrow_fn borrow;
     void *read_ctx;
-    char *buf;               /* owned when buf_owned, else the caller's memory block */
+    char *buf;               /* owned when buf_owned, else the caller's block or lent chunk */
     int buf_owned;
     size_t buf_cap, buf_len, pos;
     uint64_t buf_base;       /* stream offset of buf[0] */
@@ -73,6 +78,8 @@ typedef struct gw_json_lexer {
 /* buf_cap: bytes read per call of read (0 picks 256 KiB). Returns 0, or -1 when out of
  * memory (nothing to free then). */
 int gw_json_init(gw_json_lexer *lx, gw_json_read_fn read, void *read_ctx, size_t buf_cap);
+/* Reads chunks the source lends (no copy into a buffer of the lexer's own). Returns 0. */
+int gw_json_init_borrow(gw_json_lexer *lx, gw_json_borrow_fn borrow, void *ctx);
 /* Lexes a memory block (borrowed for the lexer's lifetime). */
 int gw_json_init_mem(gw_json_lexer *lx, const char *data, size_t len);
 void gw_json_free(gw_json_lexer *lx);

@@ -13,8 +13,6 @@
 #include "ingest/kineto_event.h"
 #include "ingest/kineto_source.h"
 
-#define LEXER_BUFFER_BYTES (256u * 1024u)
-
 typedef struct reader {
     const char *path;            /* borrowed */
     gw_json_lexer lx;
@@ -299,7 +297,7 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     if (!r.src)
         return -1;
     r.trace = gw_trace_new(path, "kineto");
-    if (!r.trace || gw_json_init(&r.lx, gw_kineto_source_read, r.src, LEXER_BUFFER_BYTES) != 0) {
+    if (!r.trace || gw_json_init_borrow(&r.lx, gw_kineto_source_borrow, r.src) != 0) {
         gw_trace_free(r.trace);
         gw_kineto_source_close(r.src);
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);

@@ -1,6 +1,7 @@
 /* Byte source of the Kineto reader (see kineto_source.h): zlib reading, truncation
  * detection, progress, and for large files a decompression thread that fills a small ring
- * of slots while the caller's thread parses the previous ones. */
+ * of slots while the caller's thread parses the previous ones. Chunks are lent to the
+ * parser in place (gw_json_borrow_fn), so no byte is copied after zlib wrote it. */
 #include "ingest/kineto_source.h"
 
 #include <errno.h>
@@ -19,10 +20,11 @@
 #define THREAD_MIN_FILE_BYTES (1024u * 1024u)
 #define SLOT_COUNT 4u
 #define SLOT_BYTES (1024u * 1024u)
+#define SYNC_BUFFER_BYTES (256u * 1024u)
 
 typedef struct slot {
     char *data;                  /* owned: SLOT_BYTES */
-    size_t len, pos;
+    size_t len;
     uint64_t compressed_offset;  /* gzoffset once this slot was filled (for progress) */
     int status;                  /* 0 data, 1 end of input, -1 read error */
 } slot;
@@ -37,6 +39,7 @@ struct gw_kineto_source {
     int truncated;
     char error[160];
     int finished;                   /* the consumer saw the end: 1, or an error: -1 */
+    char *buf;                      /* owned: the chunk lent in single-thread mode */
 
     /* Threaded mode. The producer writes a slot only while it is not counted in
      * filled_count; the consumer reads a slot only while it is. */
@@ -96,7 +99,6 @@ static void *producer_main(void *arg)
 
         long n = read_chunk(src, s->data, SLOT_BYTES);
         s->len = n > 0 ? (size_t)n : 0;
-        s->pos = 0;
         s->status = n > 0 ? 0 : n == 0 ? 1 : -1;
         z_off_t off = gzoffset(src->gz);
         s->compressed_offset = off > 0 ? (uint64_t)off : 0;
@@ -111,48 +113,40 @@ static void *producer_main(void *arg)
     }
 }
 
-static long threaded_read(gw_kineto_source *src, char *buf, size_t cap)
+static long threaded_borrow(gw_kineto_source *src, const char **data)
 {
-    for (;;) {
-        slot *s = src->current;
-        if (s && s->pos < s->len) {
-            size_t n = s->len - s->pos;
-            if (n > cap)
-                n = cap;
-            memcpy(buf, s->data + s->pos, n);
-            s->pos += n;
-            src->delivered += n;
-            report_progress(src, s->compressed_offset);
-            return (long)n;
-        }
-        pthread_mutex_lock(&src->lock);
-        if (s) {
-            src->head = (src->head + 1) % SLOT_COUNT;
-            src->filled_count--;
-            pthread_cond_signal(&src->freed_cv);
-            src->current = NULL;
-        }
-        while (src->filled_count == 0)
-            pthread_cond_wait(&src->filled_cv, &src->lock);
-        s = src->current = &src->slots[src->head];
-        pthread_mutex_unlock(&src->lock);
-        if (s->status != 0) {
-            /* The producer has exited after this slot; its error fields are visible
-             * since the mutex handed the slot over. */
-            src->finished = s->status == 1 ? 1 : -1;
-            return s->status == 1 ? 0 : -1;
-        }
+    pthread_mutex_lock(&src->lock);
+    if (src->current) {
+        /* The parser is done with the previous chunk: hand its slot back. */
+        src->head = (src->head + 1) % SLOT_COUNT;
+        src->filled_count--;
+        pthread_cond_signal(&src->freed_cv);
+        src->current = NULL;
     }
+    while (src->filled_count == 0)
+        pthread_cond_wait(&src->filled_cv, &src->lock);
+    slot *s = src->current = &src->slots[src->head];
+    pthread_mutex_unlock(&src->lock);
+    if (s->status != 0) {
+        /* The producer has exited after this slot; its error fields are visible since the
+         * mutex handed the slot over. */
+        src->finished = s->status == 1 ? 1 : -1;
+        return s->status == 1 ? 0 : -1;
+    }
+    src->delivered += s->len;
+    report_progress(src, s->compressed_offset);
+    *data = s->data;
+    return (long)s->len;
 }
 
-long gw_kineto_source_read(void *ctx, char *buf, size_t cap)
+long gw_kineto_source_borrow(void *ctx, const char **data)
 {
     gw_kineto_source *src = ctx;
     if (src->finished)
         return src->finished > 0 ? 0 : -1;
     if (src->threaded)
-        return threaded_read(src, buf, cap);
-    long n = read_chunk(src, buf, cap);
+        return threaded_borrow(src, data);
+    long n = read_chunk(src, src->buf, SYNC_BUFFER_BYTES);
     if (n <= 0) {
         src->finished = n == 0 ? 1 : -1;
         return n;
@@ -162,6 +156,7 @@ long gw_kineto_source_read(void *ctx, char *buf, size_t cap)
         z_off_t off = gzoffset(src->gz);
         report_progress(src, off > 0 ? (uint64_t)off : 0);
     }
+    *data = src->buf;
     return n;
 }
 
@@ -230,6 +225,14 @@ gw_kineto_source *gw_kineto_source_open(const char *path, const gw_ingest_option
             src->slots[i].data = NULL;
         }
     }
+    if (!src->threaded) {
+        src->buf = malloc(SYNC_BUFFER_BYTES);
+        if (!src->buf) {
+            gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+            gw_kineto_source_close(src);
+            return NULL;
+        }
+    }
     return src;
 }
 
@@ -274,6 +277,7 @@ void gw_kineto_source_close(gw_kineto_source *src)
     }
     for (unsigned i = 0; i < SLOT_COUNT; i++)
         free(src->slots[i].data);
+    free(src->buf);
     if (src->gz)
         gzclose(src->gz);
     free(src);

@@ -17,8 +17,9 @@ typedef struct gw_kineto_source gw_kineto_source;
  * always called on the caller's thread. */
 gw_kineto_source *gw_kineto_source_open(const char *path, const gw_ingest_options *opt, gw_error *err);
 
-/* gw_json_read_fn: ctx is the source. -1 on a read error or a truncated gzip stream. */
-long gw_kineto_source_read(void *ctx, char *buf, size_t cap);
+/* gw_json_borrow_fn: ctx is the source; *data is valid until the next call. Returns the
+ * chunk length, 0 at the end, -1 on a read error or a truncated gzip stream. */
+long gw_kineto_source_borrow(void *ctx, const char **data);
 
 int gw_kineto_source_is_gzip(const gw_kineto_source *src);
 uint64_t gw_kineto_source_file_size(const gw_kineto_source *src);

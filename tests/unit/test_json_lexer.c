@@ -408,6 +408,49 @@ static void test_python_nonfinite_and_bom(void **state)
     assert_int_equal(error_offset_of("[Nab]", msg, sizeof msg), 1);
 }
 
+/* Zero-copy sources lend their own chunks: the previous chunk is invalid after each call. */
+typedef struct lend_src {
+    const char *data;
+    size_t len, pos, split;
+    char *lent;        /* a fresh copy per call, freed on the next: ASan sees stale reads */
+} lend_src;
+
+static long lend_chunk(void *ctx, const char **out)
+{
+    lend_src *s = ctx;
+    free(s->lent);
+    s->lent = NULL;
+    if (s->pos >= s->len)
+        return 0;
+    size_t end = s->pos < s->split ? s->split : s->len;
+    size_t n = end - s->pos;
+    s->lent = malloc(n);
+    assert_non_null(s->lent);
+    memcpy(s->lent, s->data + s->pos, n);
+    s->pos = end;
+    *out = s->lent;
+    return (long)n;
+}
+
+static void test_borrowed_chunks_split_at_every_position(void **state)
+{
+    (void)state;
+    size_t n = strlen(SAMPLE);
+    char *reference = dump_mem(SAMPLE, n);
+    for (size_t split = 1; split < n; split++) {
+        lend_src src = {SAMPLE, n, 0, split, NULL};
+        gw_json_lexer lx;
+        assert_int_equal(gw_json_init_borrow(&lx, lend_chunk, &src), 0);
+        char *d = token_dump(&lx);
+        if (strcmp(d, reference) != 0)
+            fail_msg("lent split at %zu:\n%s\nvs\n%s", split, d, reference);
+        free(d);
+        gw_json_free(&lx);
+        free(src.lent);
+    }
+    free(reference);
+}
+
 static void test_read_error_is_reported(void **state)
 {
     (void)state;
@@ -437,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_grammar_errors_with_offsets),
         cmocka_unit_test(test_truncation_at_every_byte),
         cmocka_unit_test(test_chunk_boundaries_at_every_position),
+        cmocka_unit_test(test_borrowed_chunks_split_at_every_position),
         cmocka_unit_test(test_python_nonfinite_and_bom),
         cmocka_unit_test(test_read_error_is_reported),
     };
