@@ -181,6 +181,15 @@ if dd if=/dev/urandom of=data.bin bs=1M count=16 status=none 2>/dev/null && [ $h
     [ -n "$got" ] && [ "$got" -ge 8388608 ] || fail "disk reader: max read_bytes '$got', want >= 8 MiB of 16"
 fi
 
+# 15. on a terminal: one status line, redrawn in place (\r), with GPU and job CPU; none
+# without a terminal (checked in 1: stderr there is a file)
+if command -v script >/dev/null; then
+    script -qec "$BIN run -o tty.db -- sleep 0.6" /dev/null >tty.out 2>&1
+    tr '\r' '\n' <tty.out | grep -aq '^.*\[gpuwhy run\] .*GPU .* job CPU ' || fail "no status line on a TTY: $(head -c 300 tty.out)"
+    grep -aq "$(printf '\r')" tty.out || fail "status line not redrawn in place"
+fi
+grep -q "gpuwhy run\]" run1.err && fail "status line written although stderr is not a TTY"
+
 if [ $failures -ne 0 ]; then
     echo "$failures failure(s)"
     exit 1
