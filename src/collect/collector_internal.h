@@ -90,6 +90,7 @@ struct gw_host_collector {
     gw_host_options opts;
     uint64_t tick;             /* samples taken so far */
     uint64_t top_scans;        /* full scans done (the first has no deltas) */
+    int64_t last_top_mono_ns;  /* mono_ns of the sample of the last full scan */
     uint64_t last_thread_tick, last_thread_status_tick;   /* when threads were last read */
     uint64_t job_threads;      /* threads of the job at the last sample (sum of num_threads) */
     long page_kb;

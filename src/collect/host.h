@@ -206,8 +206,10 @@ typedef struct gw_host_sample {
     bool has_meminfo, has_vmstat, has_diskstats, has_net_dev;
 
     /* top_cpu/top_io computed in this sample (top_every_n); their deltas then cover the
-     * time since the previous sample that had them */
+     * time since the previous sample that had them: top_span_ns (CLOCK_MONOTONIC), which
+     * is what a rate divides by, NOT this sample's own interval (0 on the first) */
     bool has_top;
+    int64_t top_span_ns;
 } gw_host_sample;
 
 void gw_host_sample_init(gw_host_sample *s);

@@ -73,5 +73,7 @@ int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *er
     c->next_counters = tmp;
     c->top_scans++;
     out->has_top = true;
+    out->top_span_ns = have_previous ? out->mono_ns - c->last_top_mono_ns : 0;
+    c->last_top_mono_ns = out->mono_ns;
     return 0;
 }

@@ -21,7 +21,7 @@ static const char *const schema_sql =
     " has_diskstats INTEGER NOT NULL, has_net_dev INTEGER NOT NULL, has_numa INTEGER NOT NULL,"
     " has_threads INTEGER NOT NULL, has_fs INTEGER NOT NULL,"
     " job_alive INTEGER NOT NULL, procs_d_state INTEGER NOT NULL, threads_d_state INTEGER,"
-    " has_top INTEGER NOT NULL);"
+    " has_top INTEGER NOT NULL, top_span_ns INTEGER);"
     "CREATE TABLE IF NOT EXISTS host_cpu ("
     " sample_id INTEGER NOT NULL, cpu INTEGER NOT NULL, user INTEGER, nice INTEGER, system INTEGER,"
     " idle INTEGER, iowait INTEGER, irq INTEGER, softirq INTEGER, steal INTEGER, guest INTEGER,"
@@ -90,7 +90,7 @@ enum {
 };
 
 static const char *const insert_sql[INS_COUNT] = {
-    [INS_SYS] = "INSERT INTO host_sys VALUES (?,?,?,?,?, ?,?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?, ?,?,?,?)",
+    [INS_SYS] = "INSERT INTO host_sys VALUES (?,?,?,?,?, ?,?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?)",
     [INS_CPU] = "INSERT INTO host_cpu VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [INS_PRESSURE] = "INSERT INTO host_pressure VALUES (?,?,?,?,?,?)",
     [INS_DISK] = "INSERT INTO host_disk VALUES (?,?,?,?,?, ?,?,?,?, ?,?,?,?, ?,?,?, ?,?,?,?, ?,?)",
@@ -143,15 +143,15 @@ typedef struct binder {
     int rc;
 } binder;
 
+/* Resets stmt and binds sample_id as the first parameter; a negative sample_id binds
+ * nothing (job_cmdline is keyed by process, not by sample). */
 static binder bind_start(sqlite3_stmt *stmt, int64_t sample_id)
 {
     binder b = {stmt, 1, SQLITE_OK};
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
-    if (sample_id >= 0)
-        b.rc = sqlite3_bind_int64(stmt, b.next, sample_id);
-    if (sample_id >= 0)
-        b.next++;
+    sqlite3_reset(stmt);   /* its result is the previous step's, already checked */
+    b.rc = sqlite3_clear_bindings(stmt);
+    if (sample_id >= 0 && b.rc == SQLITE_OK)
+        b.rc = sqlite3_bind_int64(stmt, b.next++, sample_id);
     return b;
 }
 
@@ -246,6 +246,7 @@ static int insert_sys(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw
     bind_i64(&b, s->procs_d_state);
     bind_opt_u64(&b, s->threads_d_state >= 0, (uint64_t)(s->threads_d_state >= 0 ? s->threads_d_state : 0));
     bind_i64(&b, s->has_top);
+    bind_opt_u64(&b, s->has_top, (uint64_t)s->top_span_ns);
     return bind_run(&b, w, "host_sys", err);
 }
 

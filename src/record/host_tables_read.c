@@ -99,6 +99,8 @@ static int read_sys(reader *r, int64_t id, gw_host_sample *out)
     out->threads_d_state = col_null(r, c) ? -1 : (int)sqlite3_column_int64(r->stmt, c);
     c++;
     out->has_top = col_u64(r, c) != 0;
+    c++;
+    out->top_span_ns = (int64_t)col_u64(r, c);
     return 0;
 }
 

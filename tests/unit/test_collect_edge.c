@@ -221,6 +221,8 @@ static void second_sample_follows_the_tree(void **state)
     assert_int_equal(s->threads_d_state, 0);
     assert_int_equal(find_thread(s, 101)->task.state, 'R');
     /* outside the job: 400 used 90 ticks, 700 was born with 5; init and 401 used none */
+    assert_true(s->has_top);
+    assert_true(s->top_span_ns > 0);   /* the deltas span t0 → t1 */
     assert_int_equal(s->top_cpu_count, 2);
     assert_int_equal(s->top_cpu[0].pid, 400);
     assert_int_equal(s->top_cpu[0].cpu_ticks_delta, 90);
@@ -310,6 +312,7 @@ static void partial_scan_between_top_ticks(void **state)
     assert_non_null(c);
     assert_int_equal(gw_host_collect(c, &s, &err), 0);
     assert_true(s.has_top);    /* the first interval reads everything */
+    assert_int_equal(s.top_span_ns, 0);   /* nothing before it to take deltas from */
     assert_true(s.has_threads);
     assert_true(s.has_fs);
     assert_int_equal(gw_host_collector_set_root(c, EDGE "/t1", &err), 0);

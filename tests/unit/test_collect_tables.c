@@ -144,6 +144,7 @@ static void assert_same_sample(const gw_host_sample *a, const gw_host_sample *b)
         assert_int_equal(a->fs[i].open_files, b->fs[i].open_files);
     }
     assert_int_equal(a->has_top, b->has_top);
+    assert_int_equal(a->top_span_ns, b->top_span_ns);
     assert_int_equal(a->top_cpu_count, b->top_cpu_count);
     for (size_t i = 0; i < a->top_cpu_count; i++) {
         assert_int_equal(a->top_cpu[i].pid, b->top_cpu[i].pid);
