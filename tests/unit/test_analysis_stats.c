@@ -354,6 +354,30 @@ static void two_ranks(void **state)
     fx_done(a, job);
 }
 
+/* An empty job and a trace without events are analysed, not crashed on. */
+static void empty_inputs(void **state)
+{
+    (void)state;
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *a = gw_analyze(job, NULL, &err);
+    assert_non_null(a);
+    assert_int_equal(a->rank_count, 0);
+    assert_int_equal(a->device_count, 0);
+    fx_done(a, job);
+
+    gw_trace *t = fx_trace();
+    a = fx_analyze(t, &job);
+    assert_int_equal(a->rank_count, 1);
+    assert_false(a->ranks[0].has_gpu_data);
+    assert_int_equal(a->ranks[0].window.end_ns - a->ranks[0].window.start_ns, 0);
+    assert_true(a->ranks[0].dataloader_share == 0.0);
+    assert_true(a->ranks[0].syncs.wait_share_of_step == 0.0);
+    fx_done(a, job);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -400,6 +424,7 @@ int main(void)
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
+        cmocka_unit_test(empty_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
