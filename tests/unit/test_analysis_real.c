@@ -14,6 +14,7 @@
 #define MULTI_STREAM HTA "negative_queue_length_values_check/rank0.json.gz"
 #define NCCL HTA "nccl_parser_config/nccl_data.json.gz"
 #define CONTROL HTA "trace_diff/control/control.json.gz"
+#define D2H GW_SHARED_DIR "/traces/kineto/GPUPuzzlers/d2h_sync/addition_d2h_sync_final.json.gz"
 
 typedef struct span {
     gw_ns s, e;
@@ -264,6 +265,43 @@ static void two_feeding_threads(void **state)
     fx_done(a, job);
 }
 
+/* .cpu() per element: each is a cudaMemcpyAsync into pageable memory (the host waits for
+ * the GPU inside it) then a cudaStreamSynchronize. The syncs are counted by name, traced
+ * to aten::to, and the time inside the pageable copies is sync time, not host work. */
+static void cpu_per_element_syncs(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(D2H, &job);
+    const gw_trace *t = job->traces[0];
+    const gw_window *w = &a->ranks[0].window;
+    size_t by_name = 0;
+    gw_ns in_pageable_copies = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        const char *name = gw_trace_str(t, h->name_id);
+        if (h->start < w->start_ns || h->start >= w->end_ns || !name)
+            continue;
+        if (strcmp(name, "cudaStreamSynchronize") == 0)
+            by_name++;
+        if (strcmp(name, "cudaMemcpyAsync") == 0)
+            in_pageable_copies += h->end - h->start;
+    }
+    const gw_sync_stats *s = &a->ranks[0].syncs;
+    assert_true(by_name >= 4096);
+    assert_int_equal(s->count, by_name);
+    assert_string_equal(s->sources[0].op, "aten::to");
+    assert_string_equal(s->sources[0].api, "cudaStreamSynchronize");
+    assert_true(s->sources[0].count >= 4096);
+    const gw_device_stats *d = &a->devices[0];
+    /* Sync idle covers most of the copy calls' host time (the rest overlaps the copies
+     * themselves, when the GPU is busy) and far more than the sync calls' own waits. */
+    assert_true(d->idle_by_cause_s[GW_IDLE_SYNC] > 0.5 * (double)in_pageable_copies * 1e-9);
+    assert_true(d->idle_by_cause_s[GW_IDLE_SYNC] > 5 * s->wait_s);
+    check_device_consistency(a);
+    fx_done(a, job);
+}
+
 /* Over the whole span of GPU activity, busy must match the figures of the format
  * reference (../shared/reference/kineto-format.md B.13, merged GPU-event intervals
  * computed outside this project): 35.6%, 44.8%, 47.1%, and a median inter-kernel gap of
@@ -302,6 +340,7 @@ int main(void)
         cmocka_unit_test(multi_stream_with_item_syncs),
         cmocka_unit_test(nccl_comm_split),
         cmocka_unit_test(two_feeding_threads),
+        cmocka_unit_test(cpu_per_element_syncs),
         cmocka_unit_test(whole_span_busy_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
