@@ -7,6 +7,7 @@
  * runtime API record and one kernel, plus copies, sets and syncs.
  *
  * Usage: bench_trace_store [MILLION_RECORDS] [DIR]   (default 4, /tmp)
+ *        bench_trace_store inproc [MILLION_RECORDS] [DIR]  (decoder + store only)
  * Prints records/s for receive+decode+store, for the merge, and for both together. */
 #include <setjmp.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 
 #include "inject/gw_handover.h"
 #include "inject/handover_writer.c"
+#include "record/cuda_decode.h"
+#include "record/cuda_trace_store.h"
 #include "record/trace_session.h"
 
 #define BUFFER_BYTES (4u * 1024u * 1024u)
@@ -149,8 +152,60 @@ static void job(const char *sock, uint64_t records)
     _exit(0);
 }
 
+/* "inproc": decode + store only, buffers from memory, no socket and no child: a stable
+ * figure for comparing changes to the decoder and the store (e.g. under perf stat). */
+static int run_inproc(uint64_t records, const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench_trace_inproc_%d.db", dir, (int)getpid());
+    unlink(path);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA page_size=65536; PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=OFF;"
+                         " PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK)
+        return 1;
+    gw_cuda_decoder d;
+    gw_error err;
+    gw_error_clear(&err);
+    if (gw_cuda_decoder_init(&d) != 0)
+        return 1;
+    for (int i = 0; i < 8; i++)
+        gw_cuda_decoder_add_string(&d, 1, (uint64_t)(uintptr_t)KERNEL_NAMES[i], KERNEL_NAMES[i], strlen(KERNEL_NAMES[i]));
+    gw_cuda_decoder_add_api_name(&d, 1, CUPTI_ACTIVITY_KIND_RUNTIME, 211, "cudaLaunchKernel_v7000", 22);
+    gw_cuda_store *st = gw_cuda_store_open(db, &d, &err);
+    uint8_t *buf = aligned_alloc(8, BUFFER_BYTES);
+    uint32_t *offsets = malloc(BUFFER_BYTES / 8 * sizeof *offsets);
+    if (!st || !buf || !offsets)
+        return 1;
+    gw_cuda_store_sink sink = {.store = st, .err = &err};
+    uint64_t seq = 0, done = 0;
+    double cpu_fill = 0, c0 = cpu_s();
+    while (done < records) {
+        double f0 = cpu_s();
+        uint32_t count;
+        size_t len = fill_buffer(buf, offsets, &count, &seq);
+        cpu_fill += cpu_s() - f0;
+        if (gw_cuda_decode_buffer(&d, 1, buf, len, offsets, count, gw_cuda_store_emit, &sink, &err) != 0)
+            return 1;
+        done += count;
+    }
+    if (gw_cuda_store_close(st, &err) != 0)
+        return 1;
+    double cpu = cpu_s() - c0 - cpu_fill;
+    printf("in-process decode+store: %llu records, %.2f CPU-s, %.2f M records/CPU-s\n", (unsigned long long)done, cpu,
+           (double)done / cpu / 1e6);
+    sqlite3_close(db);
+    gw_cuda_decoder_free(&d);
+    free(buf);
+    free(offsets);
+    unlink(path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "inproc") == 0)
+        return run_inproc((uint64_t)((argc > 2 ? atof(argv[2]) : 4.0) * 1e6), argc > 3 ? argv[3] : "/tmp");
     double millions = argc > 1 ? atof(argv[1]) : 4.0;
     const char *dir = argc > 2 ? argv[2] : "/tmp";
     uint64_t records = (uint64_t)(millions * 1e6);
