@@ -8,10 +8,13 @@
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "util/grow.h"
 
 /* ---- helpers shared by the table-group files --------------------------------------- */
 
@@ -48,6 +51,19 @@ const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, co
     else
         snprintf(buf, buf_len, "%s", fallback);
     return buf;
+}
+
+int64_t gw_nsys_row_estimate(gw_nsys_db *d, const char *table)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    /* WITHOUT ROWID tables or absurd values: no estimate, arrays grow as they go. */
+    return n > 0 && n < ((int64_t)1 << 32) ? n : 0;
 }
 
 sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql)
@@ -391,29 +407,128 @@ static void decide_correlation(gw_nsys_db *d)
         d->corr_per_process = 0;
 }
 
+static int reserve_events(gw_nsys_db *d)
+{
+    static const char *const GPU[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                      "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
+    static const char *const HOST[] = {"CUPTI_ACTIVITY_KIND_RUNTIME", "OSRT_API", "NVTX_EVENTS"};
+    int64_t gpu = 0, host = 0;
+    for (size_t i = 0; i < sizeof GPU / sizeof GPU[0]; i++)
+        if (gw_nsys_has_table(d, GPU[i]))
+            gpu += gw_nsys_row_estimate(d, GPU[i]);
+    for (size_t i = 0; i < sizeof HOST / sizeof HOST[0]; i++)
+        if (gw_nsys_has_table(d, HOST[i]))
+            host += gw_nsys_row_estimate(d, HOST[i]);
+    gw_trace *t = d->trace;
+    if ((gpu && gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu) != 0) ||
+        (host && gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host) != 0))
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld GPU and %lld host events", d->path,
+                       (long long)gpu, (long long)host);
+    return 0;
+}
+
 static void report_progress(const gw_ingest_options *opt, uint64_t file_size, int phase, int phases)
 {
     if (opt && opt->progress)
         opt->progress(opt->progress_ctx, file_size * (uint64_t)phase / (uint64_t)phases, file_size);
 }
 
-static int read_all(gw_nsys_db *d, const gw_ingest_options *opt, uint64_t file_size)
+/* The kernel table is read on a second thread: on multi-million-row exports the
+ * kernel and CUDA API tables are most of the reading time, and each needs one core. */
+typedef struct kernel_job {
+    gw_nsys_db view;     /* copy of the reader state, with its own err */
+    gw_error err;
+    long rows;
+} kernel_job;
+
+static void *kernel_thread(void *arg)
+{
+    kernel_job *job = arg;
+    job->rows = gw_nsys_read_kernels(&job->view);
+    return NULL;
+}
+
+/* Kernels read with deferred names: raw StringIds ids → interned names. */
+static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
+{
+    for (size_t i = first; i < end; i++) {
+        gw_gpu_event *e = &d->trace->gpu[i];
+        uint32_t name = e->name_id == UINT32_MAX ? 0 : gw_nsys_string(d, e->name_id);
+        if (name == UINT32_MAX)
+            return -1;
+        e->name_id = name;
+    }
+    return 0;
+}
+
+static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
+{
+    typedef long (*table_reader)(gw_nsys_db *);
+    /* GPU tables other than kernels first: they intern names and append to t->gpu, which
+     * the kernel thread then owns until it is joined. */
+    static const table_reader GPU_READERS[] = {gw_nsys_read_memcpy, gw_nsys_read_memset, gw_nsys_read_sync};
+    static const table_reader HOST_READERS[] = {gw_nsys_read_api, gw_nsys_read_osrt, gw_nsys_read_nvtx};
+    const int phases = 8;
+    int phase = 0;
+    for (size_t i = 0; i < sizeof GPU_READERS / sizeof GPU_READERS[0]; i++) {
+        if (GPU_READERS[i](d) < 0)
+            return -1;
+        report_progress(opt, file_size, ++phase, phases);
+    }
+
+    /* The thread works on a copy of the reader state with its own connection and error,
+     * and touches only the GPU array of the trace (the host tables below fill the host
+     * arrays and the string table). */
+    kernel_job job;
+    memset(&job, 0, sizeof job);
+    job.view = *d;
+    job.view.err = &job.err;
+    job.view.db = NULL;
+    job.view.string_stmt = NULL;
+    job.view.defer_kernel_names = 1;
+    size_t first_kernel = d->trace->gpu_count;
+    pthread_t thread;
+    int threaded = 0;
+    if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL")) {
+        if (sqlite3_open_v2(path, &job.view.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+            threaded = pthread_create(&thread, NULL, kernel_thread, &job) == 0;
+        if (!threaded) {
+            /* No second connection or thread: the kernels are read here afterwards. */
+            sqlite3_close(job.view.db);
+            job.view.db = d->db;
+        }
+    }
+    int rc = 0;
+    for (size_t i = 0; i < sizeof HOST_READERS / sizeof HOST_READERS[0] && rc == 0; i++) {
+        if (HOST_READERS[i](d) < 0)
+            rc = -1;
+        else
+            report_progress(opt, file_size, ++phase, phases);
+    }
+    if (threaded) {
+        pthread_join(thread, NULL);
+        sqlite3_close(job.view.db);
+    } else if (rc == 0 && job.view.db) {
+        kernel_thread(&job);
+    }
+    if (rc != 0)
+        return -1;
+    if (job.rows < 0)
+        return gw_fail(d->err, job.err.code ? job.err.code : GW_EXIT_INTERNAL, "%s", job.err.message);
+    if (resolve_kernel_names(d, first_kernel, d->trace->gpu_count) != 0)
+        return -1;
+    report_progress(opt, file_size, ++phase, phases);
+    return 0;
+}
+
+static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
 {
     if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
         return -1;
     read_session_start(d);
     decide_correlation(d);
-
-    typedef long (*table_reader)(gw_nsys_db *);
-    static const table_reader READERS[] = {gw_nsys_read_api,    gw_nsys_read_osrt,   gw_nsys_read_nvtx,
-                                           gw_nsys_read_kernels, gw_nsys_read_memcpy, gw_nsys_read_memset,
-                                           gw_nsys_read_sync};
-    const int phases = (int)(sizeof READERS / sizeof READERS[0]) + 1;
-    for (int i = 0; i < phases - 1; i++) {
-        if (READERS[i](d) < 0)
-            return -1;
-        report_progress(opt, file_size, i + 1, phases);
-    }
+    if (reserve_events(d) != 0 || read_events(d, path, opt, file_size) != 0)
+        return -1;
     if (gw_nsys_read_thread_names(d) != 0)
         return -1;
 
@@ -437,7 +552,7 @@ static int read_all(gw_nsys_db *d, const gw_ingest_options *opt, uint64_t file_s
     if (gw_trace_finish(t) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
     gw_nsys_link_api(t);
-    report_progress(opt, file_size, phases, phases);
+    report_progress(opt, file_size, 8, 8);
     return 0;
 }
 
@@ -453,13 +568,16 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
     d.err = err;
     int rc = -1;
     /* Read-only and never creating: a wrong path must not leave an empty database behind. */
-    if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    /* NOMUTEX: the connection never leaves this thread, and per-call locking costs ~10%
+     * of reading time on multi-million-row tables. */
+    if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
                 d.db ? sqlite3_errmsg(d.db) : "cannot open");
         goto done;
     }
     /* The first read of the schema is where a file that is not SQLite, or is truncated in
-     * its first pages, fails. mmap makes multi-GB exports cheaper to scan. */
+     * its first pages, fails. (mmap is left off: measured on a 600 MB export it cost 14%
+     * more CPU and doubled peak RSS, see bench/RESULTS.md.) */
     sqlite3_stmt *probe = NULL;
     if (sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL) != SQLITE_OK ||
         sqlite3_step(probe) != SQLITE_ROW) {
@@ -483,15 +601,12 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
                 "%lld)", path, (long long)(pages * page_size), (long long)sb.st_size);
         goto done;
     }
-    if (sqlite3_exec(d.db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK) {
-        /* Not fatal: reads go through the page cache instead. */
-    }
     d.trace = gw_trace_new(path, "nsys-sqlite");
     if (!d.trace) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         goto done;
     }
-    rc = read_all(&d, opt, (uint64_t)sb.st_size);
+    rc = read_all(&d, path, opt, (uint64_t)sb.st_size);
 
 done:
     sqlite3_finalize(d.string_stmt);

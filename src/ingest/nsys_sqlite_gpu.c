@@ -97,14 +97,18 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
         if (!e)
             return oom(d, st);
         fill_common(d, st, e, GW_GPU_KERNEL);
-        uint32_t name = sqlite3_column_type(st, K_NAME) == SQLITE_NULL
-                            ? 0
-                            : gw_nsys_string(d, sqlite3_column_int64(st, K_NAME));
-        if (name == UINT32_MAX) {
-            sqlite3_finalize(st);
-            return -1;
+        int null_name = sqlite3_column_type(st, K_NAME) == SQLITE_NULL;
+        int64_t raw_name = sqlite3_column_int64(st, K_NAME);
+        if (d->defer_kernel_names) {
+            e->name_id = null_name || raw_name < 0 || raw_name >= UINT32_MAX ? UINT32_MAX : (uint32_t)raw_name;
+        } else {
+            uint32_t name = null_name ? 0 : gw_nsys_string(d, raw_name);
+            if (name == UINT32_MAX) {
+                sqlite3_finalize(st);
+                return -1;
+            }
+            e->name_id = name;
         }
-        e->name_id = name;
         uint64_t grid = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_GX)) *
                         clamp_u32(sqlite3_column_int64(st, K_GY)) * clamp_u32(sqlite3_column_int64(st, K_GZ));
         uint64_t block = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_BX)) *

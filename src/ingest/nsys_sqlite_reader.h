@@ -33,6 +33,11 @@ typedef struct gw_nsys_db {
     /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
      * processes' identical CUPTI correlation ids never join (ids are per process). */
     int corr_per_process;
+    /* Kernel rows are read on a second thread, through a copy of this struct with its own
+     * connection in db, while this one reads the host tables (see nsys_sqlite.c). That
+     * thread must not intern strings: with defer_kernel_names it stores the raw StringIds
+     * id in name_id (UINT32_MAX for NULL) and the main thread resolves names after joining. */
+    int defer_kernel_names;
 } gw_nsys_db;
 
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
@@ -49,6 +54,11 @@ const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, co
  * so names match Kineto's and nsys stats'. UINT32_MAX on failure (err set). */
 uint32_t gw_nsys_string(gw_nsys_db *d, int64_t id);
 uint32_t gw_nsys_api_string(gw_nsys_db *d, int64_t id);
+
+/* Upper bound of a table's row count in O(log n) (max(rowid): exports never delete), so
+ * event arrays are sized once instead of doubling through multi-GB reallocations. 0 when
+ * unknown. */
+int64_t gw_nsys_row_estimate(gw_nsys_db *d, const char *table);
 
 /* Prepares sql; on failure sets err naming the file and returns NULL. */
 sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql);
