@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Benchmark of `gpuwhy analyze` on Nsight Systems SQLite exports (issue 3 target: at least
+# 2 million kernel rows per second end to end). Builds a large export by replicating the
+# kernel rows (and their launch calls) of a real export (bench/nsys_replicate.py), then
+# times `gpuwhy analyze` on it and on every real export in ../shared/traces/nsys: wall,
+# CPU (user+sys) and peak RSS from /usr/bin/time, median of RUNS runs.
+# Results: bench/out/nsys-*.txt; summarised by hand in bench/RESULTS.md.
+# Usage: bench/bench_nsys.sh [BUILD_DIR] [KERNEL_ROWS]   (default: build 5000000)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${1:-$root/build}
+rows=${2:-5000000}
+bin=$build/gpuwhy
+shared=${GW_SHARED_DIR:-$root/../shared}
+src=$shared/traces/nsys/MohanadOdema__DLProf/nsys_profile.sqlite
+work=${BENCH_WORK:-/tmp/gpuwhy-bench}
+out=$root/bench/out
+runs=${RUNS:-3}
+mkdir -p "$work" "$out"
+report=$out/nsys-$(date +%Y%m%d-%H%M%S).txt
+{
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "gpuwhy: $("$bin" --version)  runs per figure: $runs (median)"
+} | tee "$report"
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# measure FILE KERNEL_ROWS LABEL: median wall, CPU and RSS of `gpuwhy analyze FILE`
+measure() {
+  local file=$1 kernels=$2 label=$3 walls=() cpus=() rss=()
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$bin" analyze --json --no-progress -o /dev/null "$file" \
+      >/dev/null 2>"$work/stderr.txt" || { cat "$work/stderr.txt" >&2; return 1; }
+    read -r w u s m < "$work/time.txt"
+    walls+=("$w") cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')") rss+=("$m")
+  done
+  local w c m
+  w=$(printf '%s\n' "${walls[@]}" | median)
+  c=$(printf '%s\n' "${cpus[@]}" | median)
+  m=$(printf '%s\n' "${rss[@]}" | median)
+  awk -v l="$label" -v k="$kernels" -v w="$w" -v c="$c" -v m="$m" -v b="$(stat -c %s "$file")" 'BEGIN {
+    printf "%-48s %9d kernel rows %6.0f MB: wall %7.2f s (%5.2f M rows/s), CPU %7.2f s (%5.2f M rows/s), peak RSS %6.0f MB\n",
+      l, k, b / 1e6, w, (w > 0 ? k / w / 1e6 : 0), c, (c > 0 ? k / c / 1e6 : 0), m / 1024 }' | tee -a "$report"
+}
+
+big=$work/nsys-${rows}-kernels.sqlite
+[ -f "$big" ] || python3 "$here/nsys_replicate.py" "$src" "$big" "$rows" | tee -a "$report"
+kernels=$(sqlite3 "$big" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+measure "$big" "$kernels" "replicated DLProf ($rows+ kernels + launches)"
+
+while IFS= read -r f; do
+  k=$(sqlite3 "$f" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL" 2>/dev/null || echo 0)
+  case "$f" in */amir-ghz__DynamicViT/*) continue ;; esac  # refused: empty export
+  measure "$f" "$k" "${f#"$shared/traces/nsys/"}"
+done < <(find "$shared/traces/nsys" -name '*.sqlite' | sort)
+echo "report: $report"
