@@ -326,6 +326,31 @@ static void test_era2022_pretty_printed(void **state)
     gw_trace_free(t);
 }
 
+/* pid/tid as negative numbers and as non-numeric strings (hashed to a stable number). */
+static void test_string_and_negative_ids(void **state)
+{
+    (void)state;
+    gw_trace *t = load_ok(FIXTURES "string_ids.json");
+    assert_int_equal(t->thread_count, 3);
+    const gw_host_event *a = find_host(t, "op_a");
+    const gw_host_event *b = find_host(t, "op_b");
+    const gw_host_event *c = find_host(t, "op_c");
+    assert_int_equal(a->thread, b->thread);
+    assert_true(a->thread != c->thread);
+    const gw_thread *ta = &t->threads[a->thread];
+    assert_true(ta->pid == -5);
+    assert_true(ta->tid >= ((int64_t)1 << 62));
+    assert_true(t->threads[c->thread].tid == -7);
+    const gw_thread *ts = &t->threads[find_host(t, "span")->thread];
+    assert_true(ts->pid >= ((int64_t)1 << 62) && ts->tid >= ((int64_t)1 << 62) && ts->pid != ts->tid);
+    /* A GPU event whose pid/tid are not numbers: device 0, no stream, still kept. */
+    const gw_gpu_event *k = find_gpu(t, "k");
+    assert_int_equal(k->device, 0);
+    assert_int_equal(k->stream, GW_NO_STREAM);
+    assert_int_equal(k->correlation, 9);
+    gw_trace_free(t);
+}
+
 static void test_empty_event_arrays_are_valid(void **state)
 {
     (void)state;
@@ -687,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_era2023_object),
         cmocka_unit_test(test_gzip_equals_plain),
         cmocka_unit_test(test_era2022_pretty_printed),
+        cmocka_unit_test(test_string_and_negative_ids),
         cmocka_unit_test(test_empty_event_arrays_are_valid),
         cmocka_unit_test(test_damaged_fixtures_refused),
         cmocka_unit_test(test_missing_file_refused),
