@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The injection library's in-job logic, for real, without a GPU: `gpuwhy run --trace` runs a
-# Python job that loads libgpuwhy-cupti.so the driver's way, while LD_LIBRARY_PATH gives it
+# job (tests/fake_cupti/inject_loader) that loads libgpuwhy-cupti.so the driver's way and
+# "trains"; LD_LIBRARY_PATH gives the library
 # the stand-in libcupti.so.13 of tests/fake_cupti, which emits real CUDA 13 activity records
 # when the job calls fake_cupti_launch(n). Checked in the recording: every launch arrives
 # (kernels, names, runtime calls) through the pool, the sender thread, the exit flush and
@@ -26,30 +27,15 @@ check() { # DESCRIPTION COMMAND...
 }
 q() { sqlite3 "$1" "$2" 2>&1; }
 
-# The job: InitializeInjection as the driver would, then bursts of launches.
-# argv: BURSTS LAUNCHES_PER_BURST PAUSE_S [fork]
-cat >"$tmp/job.py" <<'EOF'
-import ctypes, os, sys, time
-inj = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
-assert inj.InitializeInjection() == 1
-cupti = ctypes.CDLL("libcupti.so.13")  # the fake, already loaded by the library
-bursts, per_burst, pause = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-for b in range(bursts):
-    cupti.fake_cupti_launch(per_burst)
-    if b == 0 and len(sys.argv) > 4:
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)  # a DataLoader-like worker leaving
-        os.waitpid(pid, 0)
-    time.sleep(pause)
-print("job done", flush=True)
-sys.exit(3)
-EOF
+# The job: InitializeInjection as the driver would, then bursts of launches, exit 3.
+# argv: LIB_OR_EMPTY BURSTS LAUNCHES_PER_BURST PAUSE_MS [fork]
+job="$fake_dir/inject_loader"
+[ -x "$job" ] || { echo "FAIL - $job was not built"; exit 1; }
 export LD_LIBRARY_PATH="$fake_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # 1. Whole run traced: 20 bursts x 5000 launches, a fork after the first burst.
 timeout 120 "$GW_BIN" run --trace --trace-delay 0 --trace-duration 0 -o "$tmp/all.db" -- \
-  python3 "$tmp/job.py" 20 5000 0.01 fork >"$tmp/all.out" 2>"$tmp/all.err" </dev/null
+  "$job" "" 20 5000 10 fork >"$tmp/all.out" 2>"$tmp/all.err" </dev/null
 rc=$?
 check "job exit code kept (3)" [ "$rc" -eq 3 ]
 check "job output kept" grep -qx "job done" "$tmp/all.out"
@@ -70,7 +56,7 @@ check "no message from the library when all is well" [ "$(grep -c 'gpuwhy-cupti'
 
 # 2. A trace window: launches every 50 ms for ~2.5 s; trace from 0.8 s for 0.8 s.
 timeout 120 "$GW_BIN" run --trace --trace-delay 800ms --trace-duration 800ms -o "$tmp/win.db" -- \
-  python3 "$tmp/job.py" 50 100 0.05 >"$tmp/win.out" 2>"$tmp/win.err" </dev/null
+  "$job" "" 50 100 50 >"$tmp/win.out" 2>"$tmp/win.err" </dev/null
 rc=$?
 check "windowed job exit code kept (3)" [ "$rc" -eq 3 ]
 k=$(q "$tmp/win.db" "SELECT count(*) FROM cuda_kernels")
@@ -83,14 +69,14 @@ check "summary states the window" grep -q "s window" "$tmp/win.err"
 
 # 3. Dropped records are reported, in the recording and on the terminal.
 FAKE_CUPTI_DROPPED=4321 timeout 120 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/drop.db" -- \
-  python3 "$tmp/job.py" 3 100 0.2 >"$tmp/drop.out" 2>"$tmp/drop.err" </dev/null
+  "$job" "" 3 100 200 >"$tmp/drop.out" 2>"$tmp/drop.err" </dev/null
 d=$(q "$tmp/drop.db" "SELECT dropped_cupti FROM cuda_processes")
 check "dropped count in the recording (4321, got $d)" [ "$d" = "4321" ]
 check "dropped count on the terminal" grep -q "4321 records DROPPED" "$tmp/drop.err"
 
 # 4. Another tool holds the CUPTI subscriber: untraced, the job unharmed, the reason kept.
 FAKE_CUPTI_BUSY="Nsight Systems" timeout 120 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/busy.db" -- \
-  python3 "$tmp/job.py" 2 100 0.01 >"$tmp/busy.out" 2>"$tmp/busy.err" </dev/null
+  "$job" "" 2 100 10 >"$tmp/busy.out" 2>"$tmp/busy.err" </dev/null
 rc=$?
 check "busy subscriber: exit code kept (3)" [ "$rc" -eq 3 ]
 check "busy subscriber: said once on stderr" [ "$(grep -c 'already in use by Nsight Systems' "$tmp/busy.err")" -eq 1 ]
@@ -100,7 +86,7 @@ note=$(q "$tmp/busy.db" "SELECT text FROM cuda_notes")
 check "busy subscriber: the holder is named in the recording" grep -q "Nsight Systems" <<<"$note"
 
 # 5. The default window (10 s after CUDA starts) never opens in a 1 s job: said plainly.
-timeout 120 "$GW_BIN" run --trace -o "$tmp/short.db" -- python3 "$tmp/job.py" 5 100 0.2 \
+timeout 120 "$GW_BIN" run --trace -o "$tmp/short.db" -- "$job" "" 5 100 200 \
   >"$tmp/short.out" 2>"$tmp/short.err" </dev/null
 check "short job: says the window never opened" grep -q "ended before the trace window opened" "$tmp/short.err"
 k=$(q "$tmp/short.db" "SELECT count(*) FROM cuda_kernels")

@@ -23,19 +23,9 @@ check() { # DESCRIPTION COMMAND...
 }
 
 # What the CUDA driver does with CUDA_INJECTION64_PATH: dlopen, call InitializeInjection
-# (twice: it must be idempotent), then optionally fork a DataLoader-like child.
-cat >"$tmp/driver_like.py" <<'EOF'
-import ctypes, os, sys
-lib = ctypes.CDLL(os.environ.get("CUDA_INJECTION64_PATH") or sys.argv[1], mode=os.RTLD_LOCAL)
-print("init", lib.InitializeInjection(), lib.InitializeInjection(), flush=True)
-if len(sys.argv) > 2 and sys.argv[2] == "fork":
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)  # a worker: its exit must not touch CUPTI or the socket
-    os.waitpid(pid, 0)
-    print("forked", flush=True)
-sys.exit(5)
-EOF
+# (twice: it must be idempotent), then a fork (a DataLoader worker); the helper exits 3.
+loader="${GW_BINARY_DIR:?GW_BINARY_DIR must name the build}/fake_cupti/inject_loader"
+[ -x "$loader" ] || { echo "FAIL - $loader was not built"; exit 1; }
 
 # 1. A job without CUDA, under --trace: unharmed.
 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/plain.db" -- \
@@ -56,10 +46,10 @@ mode=$(sqlite3 "$tmp/plain.db" "PRAGMA journal_mode" 2>&1)
 check "recording left in the writer's WAL mode (got $mode)" [ "$mode" = "wal" ]
 
 # 2. The library loaded the driver's way inside a job under --trace, with a fork.
-timeout 60 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/inj.db" -- python3 "$tmp/driver_like.py" "" fork \
+timeout 60 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/inj.db" -- "$loader" "" 1 0 0 fork \
   >"$tmp/inj.out" 2>"$tmp/inj.err" </dev/null
 rc=$?
-check "injected job exit code kept (5)" [ "$rc" -eq 5 ]
+check "injected job exit code kept (3)" [ "$rc" -eq 3 ]
 check "InitializeInjection returns 1, twice" grep -qx "init 1 1" "$tmp/inj.out"
 check "fork child and parent finish" grep -qx "forked" "$tmp/inj.out"
 check "one message on stderr about running untraced" \
@@ -70,18 +60,18 @@ note=$(sqlite3 "$tmp/inj.db" "SELECT text FROM cuda_notes" 2>&1)
 check "its reason is in the recording ($note)" grep -q "CUPTI" <<<"$note"
 
 # 3. Loaded without gpuwhy (no socket in the environment): still returns 1, job unharmed.
-env -u GW_TRACE_SOCKET -u CUDA_INJECTION64_PATH timeout 30 python3 "$tmp/driver_like.py" "$GW_CUPTI_LIB" \
+env -u GW_TRACE_SOCKET -u CUDA_INJECTION64_PATH timeout 30 "$loader" "$GW_CUPTI_LIB" 1 0 0 \
   >"$tmp/alone.out" 2>"$tmp/alone.err" </dev/null
 rc=$?
-check "without gpuwhy: exit code kept (5)" [ "$rc" -eq 5 ]
+check "without gpuwhy: exit code kept (3)" [ "$rc" -eq 3 ]
 check "without gpuwhy: returns 1" grep -qx "init 1 1" "$tmp/alone.out"
 check "without gpuwhy: says why, once" [ "$(grep -c 'GW_TRACE_SOCKET is not set' "$tmp/alone.err")" -eq 1 ]
 
 # 4. gpuwhy gone: a socket path nobody listens on.
-GW_TRACE_SOCKET="$tmp/nobody.sock" timeout 30 python3 "$tmp/driver_like.py" "$GW_CUPTI_LIB" fork \
+GW_TRACE_SOCKET="$tmp/nobody.sock" timeout 30 "$loader" "$GW_CUPTI_LIB" 1 0 0 fork \
   >"$tmp/gone.out" 2>"$tmp/gone.err" </dev/null
 rc=$?
-check "gpuwhy not listening: exit code kept (5)" [ "$rc" -eq 5 ]
+check "gpuwhy not listening: exit code kept (3)" [ "$rc" -eq 3 ]
 check "gpuwhy not listening: fork still fine" grep -qx "forked" "$tmp/gone.out"
 
 # 5. Wrong window options are usage errors before anything runs.
