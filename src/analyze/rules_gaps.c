@@ -83,9 +83,9 @@ int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
 
     /* nsys sums overlaps (concurrent streams can exceed 100%) over fixed chunks of the
      * device's whole active range, warm-up included: reproduce that, not our union. */
-    size_t n = th->v[GW_T_NSYS_UTIL_CHUNKS] >= 1 ? (size_t)th->v[GW_T_NSYS_UTIL_CHUNKS] : 1;
-    if (n > 1000)
-        n = 1000;
+    /* nsys allows 1..1000 chunks; clamp before converting (a huge double is UB as size_t). */
+    double want = th->v[GW_T_NSYS_UTIL_CHUNKS];
+    size_t n = want >= 1000 ? 1000 : want >= 1 ? (size_t)want : 1;
     gw_ns span = last - first;
     gw_ns chunk = (span + (gw_ns)n - 1) / (gw_ns)n;
     if (chunk <= 0)

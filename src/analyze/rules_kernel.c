@@ -229,9 +229,9 @@ static void kernel_base_name(const char *name, char *out, size_t size)
 
 int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
 {
-    size_t want = a->thresholds.v[GW_T_HOT_KERNELS] >= 1 ? (size_t)a->thresholds.v[GW_T_HOT_KERNELS] : 1;
-    if (want > GW_MAX_EVIDENCE - 1)
-        want = GW_MAX_EVIDENCE - 1;
+    /* Clamp before converting: a huge double is UB as size_t. */
+    double asked = a->thresholds.v[GW_T_HOT_KERNELS];
+    size_t want = asked >= GW_MAX_EVIDENCE - 1 ? GW_MAX_EVIDENCE - 1 : asked >= 1 ? (size_t)asked : 1;
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
         const gw_kernel_stats *k = &r->kernels;

@@ -185,6 +185,17 @@ static void hot_names_the_top_kernels(void **state)
     assert_true(fx_evidence_has(f, "1. void ns::kernel_0<float, 4>(int, float*): 14.3% of kernel time, 100 calls, median 1000.0 µs"));
     assert_non_null(strstr(f->title, "Top 5 kernels take 71% of kernel time"));
     assert_non_null(strstr(f->fix, "ncu --set full -k regex:'kernel_1' "));
+    gw_kernel_stats saved = *k;
+    fx_free(a);
+
+    /* An absurd --threshold is clamped, not converted out of range (UB under UBSan). */
+    a = fx_analysis(1, NULL);
+    a->ranks[0].kernels = saved;
+    a->thresholds.v[GW_T_HOT_KERNELS] = 1e300;
+    a->thresholds.v[GW_T_NSYS_UTIL_CHUNKS] = 1e300;
+    f = fx_run(a, "kernel.hot");
+    assert_non_null(f);
+    assert_int_equal(f->evidence_count, 7); /* all 7 kernels, one line each */
     fx_free(a);
 }
 
