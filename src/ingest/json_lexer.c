@@ -15,6 +15,8 @@
 /* Real traces nest a few levels; a limit turns a hostile "[[[[..." into an error instead of
  * unbounded growth. */
 #define MAX_DEPTH 10000
+/* Numbers are copied only when they straddle a refill; real ones are < 40 characters. */
+#define MAX_NUMBER_TEXT 4096
 
 enum {
     ST_VALUE = 0,            /* a value must come (top level, after ':' or ',' in an array) */
@@ -437,6 +439,11 @@ static int lex_number(gw_json_lexer *lx)
         lx->skipping = 0;
         lx->scratch_len = 0;
         for (;;) {
+            if (lx->scratch_len + n > MAX_NUMBER_TEXT) {
+                lx->skipping = saved_skipping;
+                fail_at(lx, start_offset, "number longer than %d characters", MAX_NUMBER_TEXT);
+                return -1;
+            }
             if (scratch_append(lx, p, n) != 0) {
                 lx->skipping = saved_skipping;
                 return -1;

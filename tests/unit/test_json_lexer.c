@@ -451,6 +451,28 @@ static void test_borrowed_chunks_split_at_every_position(void **state)
     free(reference);
 }
 
+/* A runaway number across refills is refused instead of growing without bound. */
+static void test_overlong_number_refused(void **state)
+{
+    (void)state;
+    size_t n = 10000;
+    char *doc = malloc(n + 3);
+    assert_non_null(doc);
+    doc[0] = '[';
+    memset(doc + 1, '7', n);
+    doc[n + 1] = ']';
+    doc[n + 2] = '\0';
+    chunk_src src = {doc, n + 2, 0, 0, 0, 0};
+    gw_json_lexer lx;
+    assert_int_equal(gw_json_init(&lx, chunk_read, &src, 64), 0);
+    assert_int_equal(gw_json_next(&lx), GW_JSON_BEGIN_ARRAY);
+    assert_int_equal(gw_json_next(&lx), GW_JSON_ERROR);
+    assert_int_equal(lx.error_offset, 1);
+    assert_non_null(strstr(lx.error, "number longer than"));
+    gw_json_free(&lx);
+    free(doc);
+}
+
 static void test_read_error_is_reported(void **state)
 {
     (void)state;
@@ -482,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_chunk_boundaries_at_every_position),
         cmocka_unit_test(test_borrowed_chunks_split_at_every_position),
         cmocka_unit_test(test_python_nonfinite_and_bom),
+        cmocka_unit_test(test_overlong_number_refused),
         cmocka_unit_test(test_read_error_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
