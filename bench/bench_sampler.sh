@@ -145,7 +145,7 @@ cat <<MD
 
 \`bench/bench_sampler.sh $BUILD $SECONDS_RUN $THREADS $GPUS\` on $(nproc) CPUs ($(uname -r)), $(date -u +%Y-%m-%d).
 Job: $THREADS sleeping threads; $GPUS fake GPUs (tests/fake_nvml: utilisation, clocks, reasons,
-PCIe throughput and GPM every tick, the slow values and processes every 10th); interval 100 ms.
+PCIe throughput and GPM every tick, the slow values and processes once a second); interval 100 ms.
 
 | way | CPU, % of one core | CPU per sample | samples/s achieved |
 |---|---|---|---|

@@ -32,7 +32,7 @@ typedef struct gpu_state {
     unsigned long long last_util_timestamp;
     nvmlGpmSample_t gpm[GPM_RING];  /* owned (nvmlGpmSampleFree) */
     long long gpm_ns[GPM_RING];     /* CLOCK_MONOTONIC when taken, 0 = empty */
-    unsigned long samples_taken;  /* for the slow-field cadence */
+    long long slow_read_ns;       /* CLOCK_MONOTONIC of the last slow read, 0 = never */
     gw_gpu_sample slow;           /* last slow fields read; its processes point into ours */
     gw_gpu_process *processes;    /* owned, reused across samples */
     size_t process_cap;
@@ -50,7 +50,7 @@ struct gw_nvml {
     nvmlEventSet_t events;        /* NULL when events are unsupported */
     int proc_abi;
     int event_wait_v2;
-    unsigned slow_every;
+    long long slow_period_ns;
     /* resolved entry points */
     gw_nvml_void_fn init;
     gw_nvml_void_fn shutdown;
@@ -323,7 +323,7 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
         snprintf(note, note_size, "no NVML: host-only recording (out of memory)");
         return NULL;
     }
-    nv->slow_every = GW_NVML_DEFAULT_SLOW_EVERY;
+    nv->slow_period_ns = GW_NVML_DEFAULT_SLOW_PERIOD_NS;
     nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
     if (!nv->lib) {
         const char *why = dlerror();
@@ -408,10 +408,10 @@ void gw_nvml_close(gw_nvml *nv)
 
 unsigned gw_nvml_gpu_count(const gw_nvml *nv) { return nv ? nv->gpu_count : 0; }
 
-void gw_nvml_set_slow_every(gw_nvml *nv, unsigned slow_every)
+void gw_nvml_set_slow_period_ns(gw_nvml *nv, long long period_ns)
 {
     if (nv)
-        nv->slow_every = slow_every ? slow_every : 1;
+        nv->slow_period_ns = period_ns > 0 ? period_ns : 0;
 }
 
 const gw_gpu_static *gw_nvml_gpu_static(const gw_nvml *nv, unsigned gpu)
@@ -573,7 +573,7 @@ static void read_gpm(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
     out->valid |= GW_GPU_HAS_GPM;
 }
 
-/* The slow fields (see gw_nvml_set_slow_every) into out. */
+/* The slow fields (see gw_nvml_set_slow_period_ns) into out. */
 static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
 {
     nvmlDevice_t h = g->handle;
@@ -650,7 +650,8 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
         return 0;
     }
     nvmlDevice_t h = g->handle;
-    int slow_due = g->samples_taken++ % nv->slow_every == 0;
+    long long now = monotonic_ns();
+    int slow_due = !g->slow_read_ns || now - g->slow_read_ns >= nv->slow_period_ns - nv->slow_period_ns / 20;
     if (nv->utilization) {
         nvmlUtilization_t u = {0, 0};
         if (check(nv, g, out, "nvmlDeviceGetUtilizationRates", nv->utilization(h, &u))) {
@@ -693,6 +694,7 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
         if (read_slow(nv, g, out) != 0)
             return -1;
         out->slow_fresh = 1;
+        g->slow_read_ns = now;
         memset(&g->slow, 0, sizeof g->slow);
         repeat_slow(out, &g->slow);
     } else {

@@ -92,12 +92,13 @@ const char *gw_nvml_driver_version(const gw_nvml *nv);
 /* NVML calls are not free (a real driver takes tens of µs each) and several values move
  * slowly or are already averaged by the driver over about a second: memory used, power,
  * temperature, PCIe link generation/width, the compute-process list and per-process
- * utilisation. Those are read every slow_every-th sample of a GPU (the first one included)
- * and repeated in between; utilisation, clocks, clock event reasons, PCIe throughput and
- * GPM are read every sample. Default GW_NVML_DEFAULT_SLOW_EVERY (1 s at 100 ms); 1 reads
- * everything every time. */
-#define GW_NVML_DEFAULT_SLOW_EVERY 10
-void gw_nvml_set_slow_every(gw_nvml *nv, unsigned slow_every);
+ * utilisation. Those are read at most once per slow period (the first sample included;
+ * a sample due within 5 % of the period counts as due) and repeated in between;
+ * utilisation, clocks, clock event reasons, PCIe throughput and GPM are read every sample.
+ * Time-based, so a caller sampling at 1 Hz reads everything every time and one at 10 Hz
+ * every 10th sample. Default GW_NVML_DEFAULT_SLOW_PERIOD_NS; 0 reads everything always. */
+#define GW_NVML_DEFAULT_SLOW_PERIOD_NS 1000000000LL
+void gw_nvml_set_slow_period_ns(gw_nvml *nv, long long period_ns);
 
 /* Reads one GPU now. Always returns 0 and fills *out (errors go into out->error_code);
  * returns -1 only when memory is exhausted. */
