@@ -124,9 +124,16 @@ static void write_verdict(gw_analysis *a)
         else if (!saving)
             saving = f;
     }
+    const gw_finding *low = gw_findings_get(&a->findings, "util.low");
     if (cause) {
         snprintf(a->verdict, sizeof a->verdict, "%s; main cause: %s (%s, %.0f%% of step time)",
                  busy, gw_rules_find(cause->id)->cause, cause->id, cause->share * 100.0);
+        /* Do not let the main cause hide a larger idle share that no single cause explains. */
+        if (low && low->share > cause->share) {
+            size_t used = strlen(a->verdict);
+            snprintf(a->verdict + used, sizeof a->verdict - used,
+                     "; more idle time (%.0f%%) has no single cause (util.low)", low->share * 100.0);
+        }
     } else if (gw_findings_get(&a->findings, "util.low") && !any_host_side(a)) {
         snprintf(a->verdict, sizeof a->verdict,
                  "%s; the input has GPU activity only, no host side to say why (add the host "

@@ -58,6 +58,23 @@ static void findings_rank_by_severity_then_share(void **state)
     fx_free(a);
 }
 
+static void verdict_says_when_more_idle_has_no_single_cause(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
+    a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER] = 0.08;
+    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.32;
+    a->ranks[0].dataloader_s = 0.084;
+    a->ranks[0].dataloader_share = 0.105;
+    assert_int_equal(gw_rules_evaluate(a), 0);
+    assert_string_equal(a->findings.items[0].id, "util.low");
+    assert_string_equal(a->verdict, "GPU 0 busy 50% of steps #2-#9; main cause: waiting for data "
+                                    "(data.loader_wait, 10% of step time); more idle time (40%) has "
+                                    "no single cause (util.low)");
+    fx_free(a);
+}
+
 static void savings_stay_below_idle_causes_and_healthy_still_said(void **state)
 {
     (void)state;
@@ -187,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(severity_boundaries),
         cmocka_unit_test(findings_rank_by_severity_then_share),
+        cmocka_unit_test(verdict_says_when_more_idle_has_no_single_cause),
         cmocka_unit_test(savings_stay_below_idle_causes_and_healthy_still_said),
         cmocka_unit_test(host_less_input_lists_what_was_not_evaluated_once),
         cmocka_unit_test(one_finding_per_cause_across_ranks),
