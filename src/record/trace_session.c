@@ -17,7 +17,7 @@ int64_t gw_trace_parse_duration_ms(const char *text)
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || v < 0)
+    if (errno || end == text || !(v >= 0))  /* also refuses NaN */
         return -1;
     double scale = 1000.0;
     if (*end == '\0' || strcmp(end, "s") == 0)

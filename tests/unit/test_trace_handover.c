@@ -409,6 +409,27 @@ static void test_session_end_to_end(void **state)
     unsetenv("GW_TRACE_SOCKET");
 }
 
+/* The --trace-delay / --trace-duration syntax. */
+static void test_window_durations(void **state)
+{
+    (void)state;
+    assert_int_equal(gw_trace_parse_duration_ms("30s"), 30000);
+    assert_int_equal(gw_trace_parse_duration_ms("1500ms"), 1500);
+    assert_int_equal(gw_trace_parse_duration_ms("2m"), 120000);
+    assert_int_equal(gw_trace_parse_duration_ms("1h"), 3600000);
+    assert_int_equal(gw_trace_parse_duration_ms("45"), 45000);
+    assert_int_equal(gw_trace_parse_duration_ms("0.25s"), 250);
+    assert_int_equal(gw_trace_parse_duration_ms("0"), 0);
+    assert_int_equal(gw_trace_parse_duration_ms(""), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("soon"), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("-1s"), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("5x"), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("1e30h"), -1);
+    assert_int_equal(gw_trace_parse_duration_ms(NULL), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("nan"), -1);
+    assert_int_equal(gw_trace_parse_duration_ms("inf"), -1);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);  /* the pipe test's writer falls back to write() */
@@ -419,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_stream),
         cmocka_unit_test(test_buffer_pool_bounds),
         cmocka_unit_test(test_session_end_to_end),
+        cmocka_unit_test(test_window_durations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
