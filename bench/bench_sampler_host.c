@@ -12,7 +12,10 @@
  * Build: cmake --build BUILD --target gwcore &&
  *        cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/bench_sampler_host.c BUILD/libgwcore.a \
  *           -lsqlite3 -lz -lpthread -ldl -lm -o /tmp/bench_sampler_host
- * Usage: bench_sampler_host [SAMPLES=40] [RUNS=5] [MAX_THREADS=10000] */
+ * Usage: bench_sampler_host [SAMPLES=40] [RUNS=5] [MAX_THREADS=10000]
+ *        bench_sampler_host --files   (CPU per procfs file read: kept fd vs reopened) */
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -157,8 +160,102 @@ static void row(const char *label, pid_t job, int samples, int runs)
     fflush(stdout);
 }
 
+/* CPU µs to read one procfs file: re-read through a kept fd (pread at 0) versus
+ * open/read/close. */
+static void file_cost(const char *path, int reps)
+{
+    char buf[8192];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    double start = cpu_seconds();
+    for (int i = 0; i < reps; i++)
+        if (pread(fd, buf, sizeof buf, 0) < 0)
+            break;
+    double kept = (cpu_seconds() - start) / reps * 1e6;
+    close(fd);
+    start = cpu_seconds();
+    for (int i = 0; i < reps; i++) {
+        int f = open(path, O_RDONLY);
+        if (f < 0)
+            break;
+        if (read(f, buf, sizeof buf) < 0) {
+            close(f);
+            break;
+        }
+        close(f);
+    }
+    double reopened = (cpu_seconds() - start) / reps * 1e6;
+    printf("| %s | %.1f µs | %.1f µs |\n", path, kept, reopened);
+}
+
+/* Per-file costs: host-wide files, and the three per-thread files of a thread in a
+ * 1,000-thread job (the inputs of the collector's schedule). */
+static int files_mode(void)
+{
+    printf("| file | kept fd, pread | open/read/close |\n|---|---|---|\n");
+    const char *host_files[] = {"/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/diskstats",
+                                "/proc/net/dev", "/proc/pressure/io", "/proc/self/stat",
+                                "/proc/self/status", "/proc/self/io"};
+    for (size_t i = 0; i < sizeof host_files / sizeof host_files[0]; i++)
+        file_cost(host_files[i], 2000);
+    pid_t job = spawn_job(1000);
+    if (job < 0)
+        return 1;
+    const char *thread_files[] = {"stat", "status", "schedstat"};
+    char path[128];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)job, (int)job, thread_files[i]);
+        file_cost(path, 2000);
+    }
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)job);   /* sums over 1,000 threads */
+    file_cost(path, 500);
+    end_process(job);
+    /* What grows with the job: listing /proc walks every task of the machine, and the
+     * process-wide stat and io sum over every thread of the job. */
+    printf("\n| job threads | list /proc | job's /proc/PID/stat | job's /proc/PID/io |\n|---|---|---|---|\n");
+    const int sizes[] = {10, 1000, 10000};
+    for (size_t i = 0; i < 3; i++) {
+        job = spawn_job(sizes[i]);
+        if (job < 0)
+            return 1;
+        DIR *dir = opendir("/proc");
+        if (dir == NULL)
+            return 1;
+        double start = cpu_seconds();
+        for (int r = 0; r < 50; r++) {
+            rewinddir(dir);
+            while (readdir(dir) != NULL) {
+            }
+        }
+        double list_us = (cpu_seconds() - start) / 50 * 1e6;
+        closedir(dir);
+        double per_file[2];
+        const char *names[2] = {"stat", "io"};
+        for (int k = 0; k < 2; k++) {
+            char buf[8192];
+            snprintf(path, sizeof path, "/proc/%d/%s", (int)job, names[k]);
+            int fd = open(path, O_RDONLY);
+            per_file[k] = -1;
+            if (fd < 0)
+                continue;
+            start = cpu_seconds();
+            for (int r = 0; r < 50; r++)
+                if (pread(fd, buf, sizeof buf, 0) < 0)
+                    break;
+            per_file[k] = (cpu_seconds() - start) / 50 * 1e6;
+            close(fd);
+        }
+        printf("| %d | %.0f µs | %.1f µs | %.1f µs |\n", sizes[i], list_us, per_file[0], per_file[1]);
+        end_process(job);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--files") == 0)
+        return files_mode();
     int samples = argc > 1 ? atoi(argv[1]) : 40;
     int runs = argc > 2 ? atoi(argv[2]) : 5;
     int max_threads = argc > 3 ? atoi(argv[3]) : 10000;
