@@ -11,10 +11,11 @@
 /* CUPTI writes UINT32_MAX for "no stream" (context-wide syncs). */
 #define NSYS_NO_ID 4294967295LL
 
+/* Queries turn NULLs into sentinels in SQL (coalesce) so that each row costs one
+ * sqlite3_column_int64 per value and no sqlite3_column_type: that is most of the reading
+ * time on multi-million-row tables. NULL stream → -1. */
 static int32_t stream_of(sqlite3_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return GW_NO_STREAM;
     int64_t v = sqlite3_column_int64(st, col);
     return (v < 0 || v >= NSYS_NO_ID || v > INT32_MAX) ? GW_NO_STREAM : (int32_t)v;
 }
@@ -36,7 +37,7 @@ enum { C_START, C_END, C_DEVICE, C_STREAM, C_CORR, C_PID, C_FIRST_SPECIFIC };
 static int common_columns(gw_nsys_db *d, const char *table, char *buf, size_t len)
 {
     char c[4][48];
-    int n = snprintf(buf, len, "\"start\", \"end\", %s, %s, %s, %s",
+    int n = snprintf(buf, len, "\"start\", \"end\", %s, coalesce(%s, -1), %s, %s",
                      gw_nsys_col(d, table, "deviceId", "0", c[0], sizeof c[0]),
                      gw_nsys_col(d, table, "streamId", "NULL", c[1], sizeof c[1]),
                      gw_nsys_col(d, table, "correlationId", "NULL", c[2], sizeof c[2]),
@@ -55,10 +56,11 @@ static void fill_common(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e, uint8_
     e->kind = kind;
 }
 
-/* Graph-launched work has a graphNodeId; plain launches have NULL or 0. */
+/* Graph-launched work has a graphNodeId; plain launches have NULL or 0 (queries read it as
+ * coalesce(graphNodeId, 0)). */
 static int from_graph(sqlite3_stmt *st, int col)
 {
-    return sqlite3_column_type(st, col) != SQLITE_NULL && sqlite3_column_int64(st, col) != 0;
+    return sqlite3_column_int64(st, col) != 0;
 }
 
 long gw_nsys_read_kernels(gw_nsys_db *d)
@@ -73,23 +75,25 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
      * shortName is the fallback when an export has no demangled name. */
     int has_demangled = gw_nsys_has_column(d, T, "demangledName");
     int has_short = gw_nsys_has_column(d, T, "shortName");
-    const char *name_expr = has_demangled && has_short ? "coalesce(demangledName, shortName)"
-                            : has_demangled          ? "demangledName"
-                            : has_short              ? "shortName"
-                                                     : "NULL";
+    const char *name_expr = has_demangled && has_short ? "coalesce(demangledName, shortName, -1)"
+                            : has_demangled          ? "coalesce(demangledName, -1)"
+                            : has_short              ? "coalesce(shortName, -1)"
+                                                     : "-1";
     char common[256], c[8][48], sql[1024];
     if (common_columns(d, T, common, sizeof common) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
-    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM %s", common, name_expr,
-             gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]), gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]),
-             gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]), gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]),
-             gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]), gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
+    /* Grid and block sizes are multiplied in SQL: two values per row instead of six. */
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s * %s * %s, %s * %s * %s, %s, coalesce(%s, 0) FROM %s", common,
+             name_expr, gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]), gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]),
+             gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]), gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]),
+             gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
              gw_nsys_col(d, T, "registersPerThread", "0", c[6], sizeof c[6]),
              gw_nsys_col(d, T, "graphNodeId", "NULL", c[7], sizeof c[7]), T);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;
-    enum { K_NAME = C_FIRST_SPECIFIC, K_GX, K_GY, K_GZ, K_BX, K_BY, K_BZ, K_REGS, K_GRAPH };
+    enum { K_NAME = C_FIRST_SPECIFIC, K_GRID, K_BLOCK, K_REGS, K_GRAPH };
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -97,8 +101,8 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
         if (!e)
             return oom(d, st);
         fill_common(d, st, e, GW_GPU_KERNEL);
-        int null_name = sqlite3_column_type(st, K_NAME) == SQLITE_NULL;
         int64_t raw_name = sqlite3_column_int64(st, K_NAME);
+        int null_name = raw_name < 0;
         if (d->defer_kernel_names) {
             e->name_id = null_name || raw_name < 0 || raw_name >= UINT32_MAX ? UINT32_MAX : (uint32_t)raw_name;
         } else {
@@ -109,12 +113,8 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
             }
             e->name_id = name;
         }
-        uint64_t grid = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_GX)) *
-                        clamp_u32(sqlite3_column_int64(st, K_GY)) * clamp_u32(sqlite3_column_int64(st, K_GZ));
-        uint64_t block = (uint64_t)clamp_u32(sqlite3_column_int64(st, K_BX)) *
-                         clamp_u32(sqlite3_column_int64(st, K_BY)) * clamp_u32(sqlite3_column_int64(st, K_BZ));
-        e->grid_blocks = grid > UINT32_MAX ? UINT32_MAX : (uint32_t)grid;
-        e->block_threads = block > UINT32_MAX ? UINT32_MAX : (uint32_t)block;
+        e->grid_blocks = clamp_u32(sqlite3_column_int64(st, K_GRID));
+        e->block_threads = clamp_u32(sqlite3_column_int64(st, K_BLOCK));
         int64_t regs = sqlite3_column_int64(st, K_REGS);
         e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
         if (e->grid_blocks && e->block_threads)

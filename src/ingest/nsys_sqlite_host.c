@@ -46,7 +46,7 @@ long gw_nsys_read_api(gw_nsys_db *d)
     if (!gw_nsys_has_table(d, T))
         return 0;
     char c[3][48], sql[512];
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, %s FROM %s",
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, coalesce(%s, -1) FROM %s",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
              gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
              gw_nsys_col(d, T, "nameId", "NULL", c[2], sizeof c[2]), T);
@@ -54,12 +54,16 @@ long gw_nsys_read_api(gw_nsys_db *d)
     if (!st)
         return -1;
     thread_memo memo = {0};
+    /* Runtime vs driver per interned name, direct-mapped: a few dozen API names repeat
+     * over millions of rows. */
+    uint32_t kind_name[64];
+    uint8_t kind_of[64];
+    memset(kind_name, 0xFF, sizeof kind_name);
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t gtid = sqlite3_column_int64(st, 2);
-        uint32_t name = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0
-                                                                 : gw_nsys_api_string(d, sqlite3_column_int64(st, 4));
+        uint32_t name = gw_nsys_api_string(d, sqlite3_column_int64(st, 4));
         if (name == UINT32_MAX) {
             sqlite3_finalize(st);
             return -1;
@@ -73,7 +77,12 @@ long gw_nsys_read_api(gw_nsys_db *d)
         h->correlation = gw_nsys_corr(d, gw_nsys_pid(gtid), sqlite3_column_int64(st, 3));
         h->name_id = name;
         h->thread = thread;
-        h->kind = api_kind(gw_trace_str(d->trace, name));
+        uint32_t slot = name & 63u;
+        if (kind_name[slot] != name) {
+            kind_name[slot] = name;
+            kind_of[slot] = api_kind(gw_trace_str(d->trace, name));
+        }
+        h->kind = kind_of[slot];
         rows++;
     }
     sqlite3_finalize(st);
@@ -97,7 +106,7 @@ long gw_nsys_read_osrt(gw_nsys_db *d)
         else
             snprintf(filter, sizeof filter, " WHERE eventClass NOT IN (31, 32)");
     }
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s FROM %s%s",
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, coalesce(%s, -1) FROM %s%s",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
              gw_nsys_col(d, T, "nameId", "NULL", c[1], sizeof c[1]), T, filter);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
@@ -107,8 +116,7 @@ long gw_nsys_read_osrt(gw_nsys_db *d)
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint32_t name = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0
-                                                                 : gw_nsys_string(d, sqlite3_column_int64(st, 3));
+        uint32_t name = gw_nsys_string(d, sqlite3_column_int64(st, 3));
         if (name == UINT32_MAX) {
             sqlite3_finalize(st);
             return -1;
