@@ -252,7 +252,9 @@ static void test_run_stops_when_asked_and_on_duration(void **state)
     s = gw_sampler_open(&cfg, &err);
     assert_non_null(s);
     assert_int_equal(gw_sampler_run(s, &err), 0);
-    assert_true(gw_sampler_sample_count(s) >= 2);
+    /* at most one sample per deadline inside the 150 ms plus the closing one; a loaded
+     * machine may take fewer (the first sample reads everything), never more */
+    assert_true(gw_sampler_sample_count(s) >= 1);
     assert_true(gw_sampler_sample_count(s) <= 9);
     assert_int_equal(gw_sampler_close(s, "test", -1, &err), 0);
     gw_samples *rec = read_back(path);
