@@ -117,8 +117,9 @@ struct gw_host_collector {
  * otherwise only processes not seen before are read, to find new members of the job. */
 int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool read_threads,
                          bool read_thread_status, bool full_scan, gw_error *err);
-/* top_procs.c: fills out->top_cpu/top_io from the scan of this interval. */
-int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *err);
+/* top_procs.c: keeps this full scan's per-process counters for the next one and, when
+ * publish, fills out->top_cpu/top_io with the deltas since the previous full scan. */
+int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, bool publish, gw_error *err);
 /* proc_fds.c: fills out->fs from the job processes' open files. */
 int gw_collect_job_fs(gw_host_collector *c, gw_host_sample *out, gw_error *err);
 /* numa.c: fills out->numa_nodes; a machine without sys/devices/system/node leaves

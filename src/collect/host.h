@@ -14,8 +14,9 @@
  *                    seen before (new members of the job tree, by ppid); stat, status and
  *                    io of each job process. Files read every interval stay open and are
  *                    re-read with pread (fd_cache.c).
- *   every top_every_n intervals: stat and io of every process (top CPU/IO lists; also
- *                    refreshes the ppid links of processes seen before)
+ *   every top_every_n intervals, and the interval before: stat and io of every process
+ *                    (top CPU/IO lists with deltas over one interval; also refreshes the
+ *                    ppid links of processes seen before)
  *   every thread_every_n intervals: per-thread task/TID/{stat,schedstat} of the job (and
  *                    hence the per-process run-queue delay, the sum over its threads)
  *   every thread_status_every_n intervals: per-thread task/TID/status (context switches;
@@ -205,9 +206,9 @@ typedef struct gw_host_sample {
      * (an empty disk list with has_diskstats true means "no disks") */
     bool has_meminfo, has_vmstat, has_diskstats, has_net_dev;
 
-    /* top_cpu/top_io computed in this sample (top_every_n); their deltas then cover the
-     * time since the previous sample that had them: top_span_ns (CLOCK_MONOTONIC), which
-     * is what a rate divides by, NOT this sample's own interval (0 on the first) */
+    /* top_cpu/top_io computed in this sample (every top_every_n intervals); their deltas
+     * cover the time since the previous sample, top_span_ns (CLOCK_MONOTONIC; 0 on the
+     * first sample, which has no deltas) */
     bool has_top;
     int64_t top_span_ns;
 } gw_host_sample;
@@ -224,9 +225,9 @@ typedef struct gw_host_options {
     int fds_every_n;      /* open-file filesystems every N intervals; default 50 */
     int numa_every_n;     /* NUMA layout every N intervals; default 600 */
     int top_n;            /* size of the top-CPU and top-IO lists; default 5 */
-    int top_every_n;      /* every process's stat+io re-read (top lists) every N intervals;
-                             default 20. In between only new pids are read, to find new
-                             members of the job. */
+    int top_every_n;      /* top lists every N intervals (every process's stat+io read in
+                             that interval and the one before); default 20. In between only
+                             new pids are read, to find new members of the job. */
     int thread_status_every_n;   /* per-thread status (context switches), the costliest
                                     per-thread file, every N intervals (only on thread
                                     intervals); default 100 */

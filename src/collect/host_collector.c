@@ -115,12 +115,22 @@ static uint64_t thread_period(const gw_host_collector *c)
     return period;
 }
 
-/* Full process scans fall half-way between thread ticks, so that no single interval pays
- * for both; the first interval does everything. */
-static bool full_scan_due(const gw_host_collector *c)
+/* Top lists are published every top_every_n intervals, half-way between thread ticks so
+ * that no single interval pays for both; the first interval does everything. */
+static bool top_due(const gw_host_collector *c)
 {
     int n = c->opts.top_every_n;
     return c->tick == 0 || n <= 1 || c->tick % (uint64_t)n == (uint64_t)n / 2;
+}
+
+/* A full scan also runs the interval before each top interval, so that the published
+ * deltas cover exactly one interval ("since the previous sample"), as every other rate. */
+static bool full_scan_due(const gw_host_collector *c)
+{
+    int n = c->opts.top_every_n;
+    if (top_due(c))
+        return true;
+    return n >= 2 && c->tick % (uint64_t)n == (uint64_t)n / 2 - 1;
 }
 
 /* Reads root/rel into c->buf; 0, or -1 (errno set). */
@@ -229,7 +239,7 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     bool thread_status = threads && (c->tick == 0 || c->tick - c->last_thread_status_tick >= status_period);
     if (gw_collect_proc_tree(c, out, threads, thread_status, full_scan, err) != 0)
         return -1;
-    if (full_scan && gw_collect_top_procs(c, out, err) != 0)
+    if (full_scan && gw_collect_top_procs(c, out, top_due(c), err) != 0)
         return -1;
     if (due(c, c->opts.fds_every_n) && gw_collect_job_fs(c, out, err) != 0)
         return -1;

@@ -1,5 +1,6 @@
 /* The rest of the machine, compactly: the few processes outside the job that used the
- * most CPU and the most storage IO since the previous full scan (top_every_n intervals), so that contention (a backup, another
+ * most CPU and the most storage IO in the interval (published every top_every_n intervals,
+ * from a full scan in the interval before and one in that interval), so that contention (a backup, another
  * user's job, a log shipper) can be named later. Deltas come from the previous sample's
  * counters kept per (pid, start time); a process born within the interval counts from 0. */
 #include "collect/collector_internal.h"
@@ -35,10 +36,12 @@ static int offer(gw_top_proc **list, size_t *count, size_t *cap, size_t limit,
     return 0;
 }
 
-int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *err)
+int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, bool publish, gw_error *err)
 {
     size_t limit = c->opts.top_n > 0 ? (size_t)c->opts.top_n : 0;
     bool have_previous = c->top_scans > 0;
+    if (!publish)
+        limit = 0;   /* counters only: the next interval publishes */
     if (gw_pid_table_reset(&c->next_counters, c->scan_count) != 0)
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory tracking processes");
     for (size_t i = 0; i < c->scan_count; i++) {
@@ -72,8 +75,10 @@ int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, gw_error *er
     c->prev_counters = c->next_counters;
     c->next_counters = tmp;
     c->top_scans++;
-    out->has_top = true;
-    out->top_span_ns = have_previous ? out->mono_ns - c->last_top_mono_ns : 0;
+    if (publish) {
+        out->has_top = true;
+        out->top_span_ns = have_previous ? out->mono_ns - c->last_top_mono_ns : 0;
+    }
     c->last_top_mono_ns = out->mono_ns;
     return 0;
 }

@@ -382,6 +382,37 @@ static void thread_detail_spaced_by_job_size(void **state)
     gw_host_collector_free(c);
 }
 
+/* Top lists published every top_every_n intervals still hold deltas over ONE interval:
+ * the interval before is scanned too. With top_every_n 4: interval 0 publishes (no
+ * deltas), 1 scans t1, 2 publishes t1 → t1 = nothing moved, not the 90 ticks of t0 → t1. */
+static void top_lists_cover_one_interval(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.top_every_n = 4;
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, &opts, &err);
+    assert_non_null(c);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(s.has_top);
+    assert_int_equal(gw_host_collector_set_root(c, EDGE "/t1", &err), 0);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_false(s.has_top);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_true(s.has_top);
+    assert_true(s.top_span_ns > 0);
+    assert_int_equal(s.top_cpu_count, 0);
+    assert_int_equal(s.top_io_count, 0);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_false(s.has_top);
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
 static void pci_numa_node(void **state)
 {
     (void)state;
@@ -467,6 +498,7 @@ int main(void)
         cmocka_unit_test(partial_scan_between_top_ticks),
         cmocka_unit_test(thread_status_less_often),
         cmocka_unit_test(thread_detail_spaced_by_job_size),
+        cmocka_unit_test(top_lists_cover_one_interval),
         cmocka_unit_test(pci_numa_node),
         cmocka_unit_test(vanished_job_root_and_host_only),
         cmocka_unit_test(bad_roots_are_clear_errors),
