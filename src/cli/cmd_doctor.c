@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analyze/env_checks.h"
@@ -158,13 +159,34 @@ static void check_tracing(doctor *d)
         line(d, "warn", "CUDA tracing", "libgpuwhy-cupti.so not found: built only where CUDA headers exist; "
                                          "`run --trace` unavailable");
     } else {
-        void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
-        if (h) {
-            line(d, "ok", "CUDA tracing", "%s loads", lib);
-            dlclose(h);
-        } else {
-            line(d, "warn", "CUDA tracing", "%s does not load: %s", lib, dlerror());
+        /* Load it in a child: the library (and the libcupti it pulls in) should not stay
+         * mapped in the doctor, and a crash while loading must not take the doctor down. */
+        int pipefd[2];
+        char why[256] = "";
+        int loads = 0;
+        if (pipe(pipefd) == 0) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                close(pipefd[0]);
+                void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+                const char *msg = h ? "" : dlerror();
+                ssize_t wrote = write(pipefd[1], msg, strlen(msg));
+                (void)wrote;
+                _exit(h && dlsym(h, "InitializeInjection") ? 0 : 1);
+            }
+            close(pipefd[1]);
+            if (pid > 0) {
+                ssize_t n = read(pipefd[0], why, sizeof why - 1);
+                why[n > 0 ? n : 0] = '\0';
+                int status = 0;
+                loads = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+            }
+            close(pipefd[0]);
         }
+        if (loads)
+            line(d, "ok", "CUDA tracing", "%.50s loads (InitializeInjection)", lib);
+        else
+            line(d, "warn", "CUDA tracing", "%.40s does not load: %.30s", lib, why[0] ? why : "no InitializeInjection");
     }
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     if (inj && *inj)
