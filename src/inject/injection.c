@@ -97,7 +97,7 @@ static void untraced(const char *fmt, ...)
     va_end(ap);
     say("%s; this process runs untraced", line);
     if (gw_ho_writer_ok(&G.writer)) {
-        gw_ho_write_frame(&G.writer, GW_HO_NOTE, line, strlen(line), NULL, 0);
+        (void)gw_ho_write_frame(&G.writer, GW_HO_NOTE, line, strlen(line), NULL, 0);  /* last words */
         gw_ho_writer_close(&G.writer);
     }
 }
@@ -192,18 +192,18 @@ static void send_buffer(const gw_ready_buffer *rb)
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
             const char *name = ((const CUpti_ActivityKernel10 *)rec)->name;
-            gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)name, name, 1);
+            (void)gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)name, name, 1);  /* ok re-checked below */
             break;
         }
         case CUPTI_ACTIVITY_KIND_MARKER: {
             const CUpti_ActivityMarker2 *m = (const CUpti_ActivityMarker2 *)rec;
-            gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)m->name, m->name, 0);
-            gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)m->domain, m->domain, 1);
+            (void)gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)m->name, m->name, 0);
+            (void)gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)m->domain, m->domain, 1);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMORY2: {
             const char *name = ((const CUpti_ActivityMemory4 *)rec)->name;
-            gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)name, name, 1);
+            (void)gw_ho_write_string(&G.writer, (uint64_t)(uintptr_t)name, name, 1);
             break;
         }
         default:
@@ -239,7 +239,7 @@ static void send_window(int active)
     if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
         return;
     gw_ho_window w = {.active = (uint32_t)active, .cupti_ns = (int64_t)ts};
-    gw_ho_write_frame(&G.writer, GW_HO_WINDOW, &w, sizeof w, NULL, 0);
+    (void)gw_ho_write_frame(&G.writer, GW_HO_WINDOW, &w, sizeof w, NULL, 0);  /* a failure breaks the writer */
 }
 
 static void set_kinds(int enable)
@@ -253,7 +253,7 @@ static void set_kinds(int enable)
             char note[160];
             snprintf(note, sizeof note, "CUPTI refused activity kind %d: %s", (int)kind, cupti_error(r));
             say("%s", note);
-            gw_ho_write_frame(&G.writer, GW_HO_NOTE, note, strlen(note), NULL, 0);
+            (void)gw_ho_write_frame(&G.writer, GW_HO_NOTE, note, strlen(note), NULL, 0);
         }
     }
 }
@@ -272,7 +272,7 @@ static void stop_tracing(void)
     G.tracing = 0;
     G.window_done = 1;
     send_window(0);
-    cuptiActivityFlushAll(0);  /* hands back finished buffers; unfinished ones come at exit */
+    (void)cuptiActivityFlushAll(0);  /* hands back finished buffers; unfinished ones come at exit */
 }
 
 static void *sender_main(void *arg)
@@ -291,7 +291,7 @@ static void *sender_main(void *arg)
         if (G.tracing && G.duration_ms > 0 && now - G.enabled_ms >= G.duration_ms)
             stop_tracing();
         if (G.tracing && now - last_flush >= INJ_FLUSH_EVERY_MS) {
-            cuptiActivityFlushAll(0);  /* only complete buffers: never forced mid-run (§5) */
+            (void)cuptiActivityFlushAll(0);  /* only complete buffers: never forced mid-run (§5) */
             last_flush = now;
         }
         report_dropped();
@@ -311,7 +311,7 @@ static void *sender_main(void *arg)
         send_window(0);
     report_dropped();
     gw_ho_bye bye = {.records_sent = G.writer.records_sent, .buffers_sent = G.writer.buffers_sent};
-    gw_ho_write_frame(&G.writer, GW_HO_BYE, &bye, sizeof bye, NULL, 0);
+    (void)gw_ho_write_frame(&G.writer, GW_HO_BYE, &bye, sizeof bye, NULL, 0);  /* gpuwhy notes a missing BYE */
     return NULL;
 }
 
@@ -332,7 +332,7 @@ static void at_exit(void)
         return;
     if (G.tracing)
         set_kinds(0);
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  /* nothing better to do at exit */
     G.stopping = 1;
     gw_pool_wake(&G.pool);
     struct timespec until;
@@ -365,10 +365,11 @@ static void announce_api_names(void)
             if (cuptiGetCallbackName(domains[d].domain, cbid, &name) != CUPTI_SUCCESS || !name)
                 continue;
             if (is_noisy_getter(name)) {
+                /* best effort: a getter CUPTI keeps recording is dropped by the decoder */
                 if (domains[d].kind == CUPTI_ACTIVITY_KIND_RUNTIME)
-                    cuptiActivityEnableRuntimeApi(cbid, 0);
+                    (void)cuptiActivityEnableRuntimeApi(cbid, 0);
                 else
-                    cuptiActivityEnableDriverApi(cbid, 0);
+                    (void)cuptiActivityEnableDriverApi(cbid, 0);
                 continue;
             }
             uint32_t ids[2] = {(uint32_t)domains[d].kind, cbid};
@@ -469,7 +470,7 @@ static int setup(void)
         untraced("CUPTI is not usable here (%s)", cupti_error(r));
         return -1;
     }
-    cuptiUnsubscribe(sub);  /* keep the slot free for the job's own profiler */
+    (void)cuptiUnsubscribe(sub);  /* keep the slot free for the job's own profiler; nothing to do on failure */
 
     if (gw_pool_init(&G.pool, (size_t)buffers, INJ_BUFFER_BYTES) != 0) {
         untraced("cannot allocate %lld activity buffers", (long long)buffers);
@@ -479,7 +480,8 @@ static int setup(void)
      * unknown number of threads (reference §4, 13.0 default is per-thread). */
     uint8_t per_thread = 0;
     size_t attr_size = sizeof per_thread;
-    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &per_thread);
+    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &per_thread) != CUPTI_SUCCESS)
+        say("per-thread activity buffers stay on: with many CUDA threads the pool may run short (dropped records are counted)");
     r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
         untraced("cannot register CUPTI buffer callbacks (%s)", cupti_error(r));

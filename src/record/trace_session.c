@@ -190,9 +190,9 @@ static void *receiver_main(void *arg)
                 stopping = 1;
         }
         if (!stopping && (pfds[1].revents & POLLIN)) {
-            int fd = accept(s->listen_fd, NULL, NULL);
+            /* CLOEXEC: the job and anything else gpuwhy starts must not hold it */
+            int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
             if (fd >= 0 && nconns < SESSION_MAX_CONNS) {
-                fcntl(fd, F_SETFD, FD_CLOEXEC);  /* best effort: the fd is ours alone */
                 conns[nconns].fd = fd;
                 gw_trace_conn_init(&conns[nconns].conn);
                 nconns++;
@@ -418,12 +418,13 @@ void gw_trace_session_free(gw_trace_session *s)
     for (int i = 0; i < 2; i++)
         if (s->wake_pipe[i] >= 0)
             close(s->wake_pipe[i]);
+    /* Clean-up of our own scratch files: a failure leaves litter in /tmp, nothing worse. */
     if (s->sock_path[0])
-        unlink(s->sock_path);
+        (void)unlink(s->sock_path);
     if (s->dir[0])
-        rmdir(s->dir);
+        (void)rmdir(s->dir);
     if (s->side_path)
-        unlink(s->side_path);
+        (void)unlink(s->side_path);
     free(s->side_path);
     free(s);
 }
