@@ -184,7 +184,7 @@ static void check_tracing(doctor *d)
             close(pipefd[0]);
         }
         if (loads)
-            line(d, "ok", "CUDA tracing", "%.50s loads (InitializeInjection)", lib);
+            line(d, "ok", "CUDA tracing", "%.60s loads", lib);
         else
             line(d, "warn", "CUDA tracing", "%.40s does not load: %.30s", lib, why[0] ? why : "no InitializeInjection");
     }
