@@ -42,7 +42,7 @@ one() {
     trace)
       "$gw" run --trace --trace-delay 0 --trace-duration 0 -o "$work/$name.db" -- \
         "$py" "$here/workload.py" "$workload" --steps "$steps" "$@" >"$work/$name.json" 2>"$work/$name.err"
-      grep "CUDA trace" "$work/$name.err" || true ;;
+      grep -E "CUDA trace|gpuwhy-cupti" "$work/$name.err" || true ;;
     window)  # tracing stops after 5 s; steps are measured after 10 s: CUPTI attached, idle
       "$gw" run --trace --trace-delay 0 --trace-duration 5s -o "$work/$name.db" -- \
         "$py" "$here/workload.py" "$workload" --steps "$steps" --skip-seconds 10 "$@" >"$work/$name.json" 2>"$work/$name.err" ;;
