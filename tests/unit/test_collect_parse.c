@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -269,6 +271,71 @@ static void number_scanning_rejects_overflow(void **state)
     assert_int_equal(*p, 'x');
 }
 
+/* Reads a fixture file into a NUL-terminated heap buffer (caller frees). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *text = malloc(65536);
+    assert_non_null(text);
+    *len = fread(text, 1, 65535, f);
+    text[*len] = '\0';
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+/* Every parser on every prefix of real captured files, and on copies with bytes flipped:
+ * each must return 0 or -1 and never read out of bounds (ASan/UBSan run this too). */
+static void parsers_survive_truncation_and_corruption(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"proc/stat", "proc/meminfo", "proc/vmstat",
+                                        "proc/pressure/io", "proc/diskstats", "proc/net/dev",
+                                        "proc/13288/stat", "proc/13288/status", "proc/13293/io",
+                                        "proc/13293/schedstat", "proc/13288/mountinfo"};
+    unsigned seed = 12345;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/data/procfs/snap0/%s", GW_SOURCE_DIR, files[f]);
+        size_t len;
+        char *text = slurp(path, &len);
+        char *copy = malloc(len + 1);
+        assert_non_null(copy);
+        for (size_t cut = 0; cut <= len; cut++) {
+            for (int flip = 0; flip < 2; flip++) {
+                memcpy(copy, text, cut);
+                copy[cut] = '\0';
+                if (flip && cut > 0) {
+                    seed = seed * 1103515245u + 12345u;
+                    copy[(seed >> 8) % cut] = (char)(seed >> 16);   /* may cut short */
+                }
+                gw_host_sample s;
+                gw_host_sample_init(&s);
+                int bad = 0;
+                gw_meminfo m;
+                gw_vmstat v;
+                gw_pressure_resource r;
+                gw_pid_stat st;
+                gw_task_counters t;
+                gw_mount mount;
+                uint64_t a, b, c, d;
+                memset(&t, 0, sizeof t);
+                int rc[] = {gw_parse_proc_stat(copy, &s, &bad), gw_parse_meminfo(copy, &m, &bad),
+                            gw_parse_vmstat(copy, &v, &bad), gw_parse_pressure(copy, &r, &bad),
+                            gw_parse_diskstats(copy, &s, &bad), gw_parse_net_dev(copy, &s, &bad),
+                            gw_parse_pid_stat(copy, &st), gw_parse_status_ctxt(copy, &t),
+                            gw_parse_schedstat(copy, &t), gw_parse_pid_io(copy, &a, &b, &c, &d),
+                            gw_parse_mountinfo_line(copy, &mount)};
+                for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++)
+                    assert_true(rc[k] == 0 || rc[k] == -1);
+                gw_host_sample_free(&s);
+            }
+        }
+        free(copy);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +351,7 @@ int main(void)
         cmocka_unit_test(mountinfo_and_fs_classes),
         cmocka_unit_test(cpulists),
         cmocka_unit_test(number_scanning_rejects_overflow),
+        cmocka_unit_test(parsers_survive_truncation_and_corruption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
