@@ -221,6 +221,8 @@ typedef struct gw_analysis {
     gw_finding_list findings;    /* owned, ranked most important first */
     char verdict[320];           /* one line: how busy and the main reason */
     char not_evaluated[512];     /* diagnoses that the input cannot support, and why */
+    struct gw_sample_stats *sampled; /* owned: statistics of job->samples over the window
+                                        (analyze/sampled.h); NULL when nothing was sampled */
 } gw_analysis;
 
 /* Runs the whole pipeline. Returns NULL on out-of-memory (err set). The job must have

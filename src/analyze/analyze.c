@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 #include "analyze/rules.h"
+#include "analyze/sampled.h"
 #include "analyze/stats.h"
+#include "model/samples.h"
 #include "util/grow.h"
 
 const char *gw_idle_cause_name(gw_idle_cause c)
@@ -164,6 +166,26 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     return 0;
 }
 
+/* The sampled metrics over the first GPU-active trace's steady window when that trace can
+ * be put on the Unix clock, else over the recording's own GPU-active span. */
+static int analyze_samples(gw_analysis *a)
+{
+    int64_t start = 0, end = 0, offset = 0;
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_trace *t = a->job->traces[a->ranks[i].trace_index];
+        if (a->ranks[i].has_gpu_data && t->clock_offset_ns != 0) {
+            start = a->ranks[i].window.start_ns;
+            end = a->ranks[i].window.end_ns;
+            offset = t->clock_offset_ns;
+            break;
+        }
+    }
+    a->sampled = gw_sample_stats_compute(a->job->samples, start, end, offset,
+                                         a->thresholds.v[GW_T_STORAGE_UTIL_PCT],
+                                         a->thresholds.v[GW_T_WORKER_CPU_PCT]);
+    return a->sampled ? 0 : -1;
+}
+
 gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err)
 {
     gw_analysis *a = calloc(1, sizeof *a);
@@ -186,6 +208,8 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     for (size_t ti = 0; ti < job->trace_count; ti++)
         if (analyze_trace(a, ti, &gr) != 0)
             goto oom;
+    if (job->samples && analyze_samples(a) != 0)
+        goto oom;
     if (gw_rules_evaluate(a) != 0)
         goto oom;
     return a;
@@ -203,5 +227,6 @@ void gw_analysis_free(gw_analysis *a)
     free(a->devices);
     free(a->steps);
     gw_findings_free(&a->findings);
+    gw_sample_stats_free(a->sampled);
     free(a);
 }

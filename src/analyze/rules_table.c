@@ -8,6 +8,7 @@
 
 #include "analyze/rules_common.h"
 #include "analyze/rules_families.h"
+#include "analyze/rules_sampled.h"
 
 #define T GW_BASIS_TRACE
 
@@ -46,7 +47,7 @@ const gw_rule *gw_rules_find(const char *id)
     for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++)
         if (strcmp(TABLE[i].id, id) == 0)
             return &TABLE[i];
-    return NULL;
+    return gw_rules_sampled_find(id);
 }
 
 /* "GPU 0 busy 38% of steps #2-#9" or "8 GPUs busy 41-63% (mean 52%) of steps #2-#9". */
@@ -99,6 +100,10 @@ static int any_host_side(const gw_analysis *a)
 
 static void write_verdict(gw_analysis *a)
 {
+    if (a->rank_count == 0 && a->sampled) {
+        gw_rules_sampled_verdict(a);
+        return;
+    }
     size_t with_gpu = 0;
     for (size_t i = 0; i < a->rank_count; i++)
         with_gpu += a->ranks[i].has_gpu_data != 0;
@@ -233,6 +238,9 @@ int gw_rules_evaluate(gw_analysis *a)
             if (TABLE[i].evaluate(a, &TABLE[i]) != 0)
                 return -1;
         }
+        /* The samples after the trace: their findings join the trace's of the same cause. */
+        if (gw_rules_sampled_evaluate(a, pass) != 0)
+            return -1;
         if (pass == 0)
             cap_savings(a);
     }

@@ -1,0 +1,64 @@
+/* The S (sampled metrics) and E diagnoses of a recording, and what they share: their table
+ * (rules_sampled_table.c), the finding helper that joins a trace finding of the same cause
+ * instead of adding a second one (basis T|S), and the evaluate functions of each family:
+ * GPU side (rules_sampled.c), host and job (rules_sampled_host.c), recurring drops
+ * (rules_sampled_periodic.c). Every rule reads a->sampled (analyze/sampled.h) and does
+ * nothing when it is NULL. */
+#ifndef GW_ANALYZE_RULES_SAMPLED_H
+#define GW_ANALYZE_RULES_SAMPLED_H
+
+#include <stddef.h>
+
+#include "analyze/rules.h"
+#include "analyze/sampled.h"
+
+/* The sampled table; ids may repeat trace ids (util.low, mem.near_full ...): those rows
+ * join the trace's finding. */
+const gw_rule *gw_rules_sampled_table(size_t *count);
+/* The sampled row with this id, NULL when none (gw_rules_find looks here second). */
+const gw_rule *gw_rules_sampled_find(const char *id);
+
+/* Runs the sampled rules of one pass (summaries 0: causes, 1: the util family, which needs
+ * the causes). Returns 0, or -1 on out-of-memory; 0 without samples. */
+int gw_rules_sampled_evaluate(gw_analysis *a, int summaries);
+
+/* The one-line verdict of an analysis without a trace (recording only). */
+void gw_rules_sampled_verdict(gw_analysis *a);
+
+/* A finding for rule `id` from the samples. When the trace already produced a finding with
+ * `join_id` (the same cause seen in the trace; device -1 matches any), that finding is
+ * returned with the samples basis added and *joined = 1: the caller adds evidence only.
+ * Otherwise a new finding (basis S, rank -1, range = the sampled window, severity from
+ * share) with *joined = 0. NULL on out-of-memory. */
+gw_finding *gw_sampled_finding(gw_analysis *a, const char *id, const char *join_id,
+                               int32_t device, double share, int *joined);
+
+/* Mean GPU-Util of GPU g as a fraction (NaN unknown), and the mean over all GPUs. */
+double gw_sampled_util_share(const gw_sample_stats *st);
+/* 1 when the samples say the GPU(s) were under-used (mean GPU-Util below util.low.busy), or
+ * the trace found data.loader_wait: the condition the host causes need to matter. */
+int gw_sampled_gpu_waits(const gw_analysis *a);
+/* GPU idle share of the window (1 - mean GPU-Util), 0.5 when there is no GPU data. */
+double gw_sampled_idle_share(const gw_sample_stats *st);
+
+/* GPU side (rules_sampled.c) */
+int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_util_inflated(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_kernel_memory_bound(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_mem_near_full(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_comm_straggler(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_host_gpu_shared(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule);
+/* host and job (rules_sampled_host.c) */
+int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule);
+/* recurring drops (rules_sampled_periodic.c) */
+int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule);
+
+#endif

@@ -1,0 +1,278 @@
+/* The host and job side of the sampled diagnoses: data.storage_bound (iostat %util, await,
+ * aqu-sz, D-state), data.workers_cpu_bound and pipe.no_workers (the job's processes' CPU),
+ * pipe.oversubscribed and host.cpu_contention (run-queue wait: the job's own threads vs
+ * other processes), host.memory_pressure (swap-in, MemAvailable, PSI). Host causes only
+ * matter while the GPU waits, so most need the GPU under-used (or a trace's loader wait);
+ * when the trace found data.loader_wait, the sampled root cause joins that finding. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/rules_common.h"
+#include "analyze/rules_sampled.h"
+
+/* The finding to add evidence to: the trace's data.loader_wait when there is one (the
+ * samples say WHY the loader is slow: one cause, both bases), else a new one. */
+static gw_finding *loader_cause_finding(gw_analysis *a, const char *id, double share, int *joined)
+{
+    if (gw_findings_get(&a->findings, "data.loader_wait"))
+        return gw_sampled_finding(a, id, "data.loader_wait", -1, share, joined);
+    return gw_sampled_finding(a, id, NULL, -1, share, joined);
+}
+
+static void gpu_context(const gw_analysis *a, gw_finding *f)
+{
+    double util = gw_sampled_util_share(a->sampled);
+    if (!isnan(util))
+        gw_finding_evidence(f, "meanwhile GPU-Util %.0f%% on average", util * 100.0);
+    else
+        gw_finding_evidence(f, "no GPU utilisation in the recording: the share is of wall time");
+}
+
+int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double util_thr = a->thresholds.v[GW_T_STORAGE_UTIL_PCT];
+    double share_thr = a->thresholds.v[GW_T_STORAGE_WINDOW_SHARE];
+    if (st->disk < 0 || st->window_s <= 0 || st->disk_saturated_s / st->window_s < share_thr)
+        return 0;
+    double util = gw_sampled_util_share(st);
+    if (!isnan(util) && util >= a->thresholds.v[GW_T_UTIL_LOW_BUSY])
+        return 0; /* a busy disk under a busy GPU is not the bottleneck */
+    double share = st->disk_saturated_gpu_idle_s / st->window_s;
+    int joined;
+    gw_finding *f = loader_cause_finding(a, "data.storage_bound", share, &joined);
+    if (!f)
+        return -1;
+    const char *disk = st->samples->disk_names[st->disk];
+    gw_finding_evidence(f, "%sdisk %s at >= %.0f%% util for %.1f s of %.1f s (%.0f%%), mean %.0f%% util, "
+                           "await %.1f ms, aqu-sz %.1f, %.1f MB/s read",
+                        joined ? "samples: " : "", disk, util_thr, st->disk_saturated_s, st->window_s,
+                        st->disk_saturated_s / st->window_s * 100.0, st->disk_util_mean_pct,
+                        isnan(st->disk_await_mean_ms) ? 0.0 : st->disk_await_mean_ms,
+                        isnan(st->disk_aqu_mean) ? 0.0 : st->disk_aqu_mean,
+                        isnan(st->disk_rkb_per_s_mean) ? 0.0 : st->disk_rkb_per_s_mean / 1e3);
+    if (st->d_state_s > 0)
+        gw_finding_evidence(f, "job threads in D state (waiting on I/O) during %.1f s", st->d_state_s);
+    if (!isnan(st->cpu_iowait_mean_pct))
+        gw_finding_evidence(f, "CPU iowait %.1f%% of the machine", st->cpu_iowait_mean_pct);
+    if (joined)
+        return 0;
+    f->confidence = isnan(util) ? 0.5 : 0.8;
+    snprintf(f->title, sizeof f->title, "Storage saturated: %s at >= %.0f%% util %.0f%% of the window", disk,
+             util_thr, st->disk_saturated_s / st->window_s * 100.0);
+    gpu_context(a, f);
+    gw_finding_evidence(f, "over %s; triggers: %%util >= %.0f%% for >= %.0f%% of the window", st->window_description,
+                        util_thr, share_thr * 100.0);
+    snprintf(f->fix, sizeof f->fix,
+             "Read less or faster: put the dataset on local NVMe or tmpfs, pack small files into "
+             "shards (WebDataset, TFRecord), keep it in the page cache (enough free RAM), or "
+             "cache decoded samples; check with a synthetic-data run that the GPU then fills.");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time while the disk was saturated)",
+             share * 100.0);
+    return 0;
+}
+
+int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double thr = a->thresholds.v[GW_T_WORKER_CPU_PCT];
+    /* "each near 100%": most worker samples at the threshold, not one hot worker */
+    if (st->worker_count == 0 || isnan(st->worker_cpu_mean_pct) || st->worker_busy_share < 0.5 ||
+        !gw_sampled_gpu_waits(a))
+        return 0;
+    double share = gw_sampled_idle_share(st);
+    int joined;
+    gw_finding *f = loader_cause_finding(a, "data.workers_cpu_bound", share, &joined);
+    if (!f)
+        return -1;
+    gw_finding_evidence(f, "%s%zu worker process(es) of the job at %.0f%% of a core on average, %.0f%% of their "
+                           "samples >= %.0f%%", joined ? "samples: " : "", st->worker_count,
+                        st->worker_cpu_mean_pct, st->worker_busy_share * 100.0, thr);
+    if (joined)
+        return 0;
+    f->confidence = 0.7;
+    snprintf(f->title, sizeof f->title, "Data workers CPU-bound: %zu worker(s) at %.0f%% of a core while the GPU waits",
+             st->worker_count, st->worker_cpu_mean_pct);
+    gpu_context(a, f);
+    gw_finding_evidence(f, "machine: %d CPUs, %.0f%% busy; over %s", st->cpu_count,
+                        isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct, st->window_description);
+    snprintf(f->fix, sizeof f->fix,
+             "More DataLoader workers up to the physical cores (num_workers), cheaper transforms "
+             "(decode once and cache, smaller images), or GPU-side augmentation (DALI, torchvision v2 on GPU).");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
+    return 0;
+}
+
+int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double thr = a->thresholds.v[GW_T_WORKER_CPU_PCT];
+    if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) || st->main_cpu_mean_pct < thr ||
+        !gw_sampled_gpu_waits(a))
+        return 0;
+    double share = gw_sampled_idle_share(st);
+    int joined;
+    gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", NULL, -1, share, &joined);
+    if (!f)
+        return -1;
+    gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, no worker process over %s",
+                        joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct,
+                        st->window_description);
+    if (joined)
+        return 0;
+    /* One busy process could also be Python work other than loading: a trace tells. */
+    f->confidence = 0.5;
+    snprintf(f->title, sizeof f->title, "One busy process and no workers: %s at %.0f%% of a core while the GPU waits",
+             st->main_comm, st->main_cpu_mean_pct);
+    gpu_context(a, f);
+    snprintf(f->fix, sizeof f->fix,
+             "Load data in worker processes: DataLoader(num_workers=N, persistent_workers=True, "
+             "pin_memory=True); check the dataset pickles (no lambdas or open handles) and "
+             "worker_init_fn. Confirm with a trace (_SingleProcessDataLoaderIter).");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
+    return 0;
+}
+
+/* Run-queue wait per job process, as a share of wall time (NaN without schedstat). */
+static double wait_share_per_process(const gw_sample_stats *st)
+{
+    return st->job_runqueue_wait_mean_pct / 100.0 / (double)(1 + st->worker_count);
+}
+
+/* 1 when other processes, rather than the job itself, fill the CPUs. */
+static int foreign_dominates(const gw_sample_stats *st)
+{
+    double job_cores = isnan(st->job_cpu_mean_pct) ? 0 : st->job_cpu_mean_pct / 100.0;
+    return !isnan(st->foreign_cpu_mean_cores) && st->foreign_cpu_mean_cores > job_cores;
+}
+
+int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
+    double wait = wait_share_per_process(st);
+    if (isnan(wait) || wait < thr || foreign_dominates(st))
+        return 0;
+    double share = wait > 1 ? 1 : wait;
+    int joined;
+    gw_finding *f = gw_sampled_finding(a, "pipe.oversubscribed", NULL, -1, share, &joined);
+    if (!f)
+        return -1;
+    f->confidence = 0.6;
+    snprintf(f->title, sizeof f->title, "The job's threads wait for a CPU %.0f%% of the time: more runnable "
+             "threads than cores", wait * 100.0);
+    gw_finding_evidence(f, "run-queue wait (schedstat) %.0f%% of one core summed over the job's threads, %.0f%% "
+                           "per process (%zu processes), over %s", st->job_runqueue_wait_mean_pct, wait * 100.0,
+                        1 + st->worker_count, st->window_description);
+    gw_finding_evidence(f, "job CPU %.0f%% of one core on a %d-CPU machine %.0f%% busy; other processes %.1f cores",
+                        isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct, st->cpu_count,
+                        isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct,
+                        isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores);
+    gw_finding_evidence(f, "trigger: run delay >= %.0f%% of wall time", thr * 100.0);
+    snprintf(f->fix, sizeof f->fix,
+             "Fewer workers than cores (num_workers <= cores - 2), fewer intra-op threads per worker "
+             "(torch.set_num_threads(1) in worker_init_fn, OMP_NUM_THREADS), and pin the training "
+             "process to its own cores (taskset/numactl).");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the training thread's wall time", share * 100.0);
+    return 0;
+}
+
+int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double foreign_thr = a->thresholds.v[GW_T_FOREIGN_CPU_SHARE];
+    double steal_thr = a->thresholds.v[GW_T_STEAL_SHARE];
+    double wait = wait_share_per_process(st);
+    double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
+                               ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
+    double steal = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
+    /* Foreign load only counts when the job felt it: its threads waited for a CPU. */
+    int contended = foreign_share >= foreign_thr && !isnan(wait) &&
+                    wait >= a->thresholds.v[GW_T_RUN_DELAY_SHARE] && foreign_dominates(st);
+    if (!contended && steal < steal_thr)
+        return 0;
+    double share = contended ? (wait > 1 ? 1 : wait) : steal;
+    if (steal > share)
+        share = steal;
+    int joined;
+    gw_finding *f = gw_sampled_finding(a, "host.cpu_contention", NULL, -1, share, &joined);
+    if (!f)
+        return -1;
+    f->confidence = contended ? 0.7 : 0.8;
+    char who[200] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < st->foreign_top_count && used < sizeof who; i++)
+        used += (size_t)snprintf(who + used, sizeof who - used, "%s%s (pid %d, %.1f CPU-s)", i ? ", " : "",
+                                 st->foreign_top[i].comm, (int)st->foreign_top[i].pid,
+                                 st->foreign_top[i].cpu_core_s);
+    if (contended)
+        snprintf(f->title, sizeof f->title, "Other processes take %.1f of %d CPUs and the job waits for a CPU "
+                 "%.0f%% of the time%s%s", st->foreign_cpu_mean_cores, st->cpu_count, wait * 100.0,
+                 st->foreign_top_count ? ": " : "", st->foreign_top_count ? st->foreign_top[0].comm : "");
+    else
+        snprintf(f->title, sizeof f->title, "CPU steal %.1f%%: the hypervisor gives the VM's CPUs to others", steal * 100.0);
+    gw_finding_evidence(f, "CPU outside the job %.1f cores on average (%.0f%% of %d CPUs) over %s",
+                        isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores, foreign_share * 100.0,
+                        st->cpu_count, st->window_description);
+    if (who[0])
+        gw_finding_evidence(f, "heaviest other processes: %s", who);
+    if (!isnan(wait))
+        gw_finding_evidence(f, "the job's threads waited for a CPU %.0f%% of the time per process (schedstat)",
+                            wait * 100.0);
+    if (!isnan(st->cpu_steal_mean_pct))
+        gw_finding_evidence(f, "steal %.1f%%", st->cpu_steal_mean_pct);
+    gw_finding_evidence(f, "triggers: other CPU >= %.0f%% with the job waiting, or steal >= %.0f%%",
+                        foreign_thr * 100.0, steal_thr * 100.0);
+    snprintf(f->fix, sizeof f->fix,
+             "Isolate the job's cores: cpusets/cgroups for the other processes (systemd-run -p "
+             "AllowedCPUs=), taskset the job to cores nobody else uses, move or reschedule the "
+             "co-tenants%s.", contended ? "" : "; on a VM ask for dedicated vCPUs");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the job's wall time", share * 100.0);
+    return 0;
+}
+
+int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double psi_thr = a->thresholds.v[GW_T_PSI_MEMORY_SHARE];
+    double psi = isnan(st->psi_mem_some_mean_pct) ? 0 : st->psi_mem_some_mean_pct / 100.0;
+    if (st->swap_in_pages <= 0 && psi < psi_thr)
+        return 0;
+    double swap_share = st->window_s > 0 ? st->swap_in_s / st->window_s : 0;
+    double share = psi > swap_share ? psi : swap_share;
+    int joined;
+    gw_finding *f = gw_sampled_finding(a, "host.memory_pressure", NULL, -1, share, &joined);
+    if (!f)
+        return -1;
+    if (f->severity < GW_SEV_MINOR)
+        f->severity = GW_SEV_MINOR;
+    f->confidence = 0.8;
+    snprintf(f->title, sizeof f->title, "Host memory pressure: %s%s", st->swap_in_pages > 0 ? "swapping in" : "",
+             psi >= psi_thr ? (st->swap_in_pages > 0 ? ", memory stalls" : "tasks stalled on memory") : "");
+    if (st->swap_in_pages > 0)
+        gw_finding_evidence(f, "%.0f pages swapped in during %.1f s of %.1f s", st->swap_in_pages, st->swap_in_s,
+                            st->window_s);
+    if (!isnan(st->psi_mem_some_mean_pct))
+        gw_finding_evidence(f, "PSI memory some %.1f%% on average (peak %.1f%%)", st->psi_mem_some_mean_pct,
+                            st->psi_mem_some_max_pct);
+    if (!isnan(st->mem_available_min_kb) && st->mem_total_kb > 0)
+        gw_finding_evidence(f, "MemAvailable down to %.0f MB of %.0f MB (%.1f%%)", st->mem_available_min_kb / 1024.0,
+                            st->mem_total_kb / 1024.0, st->mem_available_min_kb / st->mem_total_kb * 100.0);
+    if (!isnan(st->major_faults_per_s_mean))
+        gw_finding_evidence(f, "%.0f major page faults/s", st->major_faults_per_s_mean);
+    gw_finding_evidence(f, "over %s; triggers: any swap-in, or PSI memory some >= %.0f%%", st->window_description,
+                        psi_thr * 100.0);
+    snprintf(f->fix, sizeof f->fix,
+             "Use less host memory: fewer DataLoader workers or a smaller prefetch_factor, datasets "
+             "memory-mapped instead of copied into each worker, no growing caches; or give the job "
+             "more RAM (a larger memory.max).");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window", share * 100.0);
+    return 0;
+}

@@ -1,0 +1,444 @@
+/* Sampled-metrics statistics over the analysed window (see sampled.h for the window and
+ * the figures). One pass per table of gw_samples; the rules only read the results. */
+#include "analyze/sampled.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Running duration-weighted mean that stays NaN until a value arrives. */
+typedef struct wmean {
+    double sum, weight;
+} wmean;
+
+static void wmean_add(wmean *m, double v, double w)
+{
+    if (isnan(v) || w <= 0)
+        return;
+    m->sum += v * w;
+    m->weight += w;
+}
+
+static double wmean_get(const wmean *m)
+{
+    return m->weight > 0 ? m->sum / m->weight : NAN;
+}
+
+double gw_sample_util_at(const gw_sample_stats *st, size_t interval)
+{
+    const gw_samples *s = st->samples;
+    double sum = 0;
+    size_t n = 0;
+    for (size_t g = 0; g < s->gpu_count; g++) {
+        const gw_gpu_interval *gi = gw_samples_gpu(s, interval, g);
+        if (gi && (gi->valid & GW_GPUI_UTIL) && !gi->lost) {
+            sum += gi->gpu_util_pct;
+            n++;
+        }
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+void gw_sample_range_label(const gw_sample_stats *st, size_t first, size_t end, char *buf,
+                           size_t size)
+{
+    const gw_samples *s = st->samples;
+    if (s->interval_count == 0 || first >= end || end > s->interval_count) {
+        snprintf(buf, size, "no interval");
+        return;
+    }
+    double t0 = (double)(s->host[first].start_mono_ns - s->host[0].start_mono_ns) / 1e9;
+    double t1 = (double)(s->host[end - 1].end_mono_ns - s->host[0].start_mono_ns) / 1e9;
+    snprintf(buf, size, "t=%.1f-%.1f s of the recording", t0, t1);
+}
+
+/* A GPU was used in interval i: some GPU-Util above 0 or a job process on a GPU. */
+static int gpu_used(const gw_samples *s, size_t i)
+{
+    for (size_t g = 0; g < s->gpu_count; g++) {
+        const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);
+        if (gi && (gi->valid & GW_GPUI_UTIL) && gi->gpu_util_pct > 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void choose_window(gw_sample_stats *st, int64_t trace_start_ns, int64_t trace_end_ns,
+                          int64_t clock_offset_ns)
+{
+    const gw_samples *s = st->samples;
+    size_t n = s->interval_count;
+    st->first_interval = 0;
+    st->end_interval = n;
+    if (clock_offset_ns != 0 && trace_end_ns > trace_start_ns) {
+        int64_t a = trace_start_ns + clock_offset_ns, b = trace_end_ns + clock_offset_ns;
+        size_t first = n, end = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t mid = s->host[i].start_real_ns / 2 + s->host[i].end_real_ns / 2;
+            if (mid >= a && mid < b) {
+                if (first == n)
+                    first = i;
+                end = i + 1;
+            }
+        }
+        if (first < end) {
+            st->first_interval = first;
+            st->end_interval = end;
+            st->from_trace = 1;
+            st->clock_offset_ns = clock_offset_ns;
+            return;
+        }
+    }
+    size_t first = n, end = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gpu_used(s, i)) {
+            if (first == n)
+                first = i;
+            end = i + 1;
+        }
+    if (first < end) {
+        st->first_interval = first;
+        st->end_interval = end;
+    }
+}
+
+static void describe_window(gw_sample_stats *st)
+{
+    char range[96];
+    gw_sample_range_label(st, st->first_interval, st->end_interval, range, sizeof range);
+    const char *what = st->from_trace ? "the trace's steady window"
+                       : st->has_gpu_util && (st->first_interval > 0 ||
+                                              st->end_interval < st->samples->interval_count)
+                           ? "the span the GPU was used"
+                           : "the whole recording";
+    snprintf(st->window_description, sizeof st->window_description, "%.1f s (%s, %s)",
+             st->window_s, range, what);
+}
+
+static int in_window(const gw_sample_stats *st, size_t interval)
+{
+    return interval >= st->first_interval && interval < st->end_interval;
+}
+
+static double interval_s(const gw_sample_stats *st, size_t interval)
+{
+    return st->samples->host[interval].duration_s;
+}
+
+static int job_pid(const gw_samples *s, int32_t pid)
+{
+    for (size_t i = 0; i < s->job_process_count; i++)
+        if (s->job_processes[i].pid == pid)
+            return 1;
+    return 0;
+}
+
+static void gpu_stats(gw_sample_stats *st, size_t g)
+{
+    const gw_samples *s = st->samples;
+    gw_sampled_gpu *out = &st->gpus[g];
+    const gw_gpu_desc *desc = &s->gpus[g];
+    out->index = (unsigned)g;
+    snprintf(out->name, sizeof out->name, "%s", desc->name ? desc->name : "");
+    out->memory_total_bytes = desc->memory_total_bytes;
+    out->max_sm_clock_mhz = desc->max_sm_clock_mhz;
+    out->power_limit_w = desc->power_limit_w;
+    out->numa_node = desc->pci_numa_node >= 0 ? desc->pci_numa_node : desc->numa_node;
+    out->util_min_pct = out->util_max_pct = NAN;
+    out->memory_used_max_bytes = out->temperature_max_c = NAN;
+    out->foreign_sm_mean_pct = NAN;
+    wmean util = {0}, sm = {0}, occ = {0}, dram = {0}, clock = {0}, power = {0}, fsm = {0};
+    for (size_t i = st->first_interval; i < st->end_interval; i++) {
+        const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);
+        double dt = interval_s(st, i);
+        if (!gi)
+            continue;
+        out->lost |= gi->lost;
+        if (gi->lost)
+            continue;
+        if (gi->valid & GW_GPUI_UTIL) {
+            wmean_add(&util, gi->gpu_util_pct, dt);
+            out->window_s += dt;
+            if (isnan(out->util_min_pct) || gi->gpu_util_pct < out->util_min_pct)
+                out->util_min_pct = gi->gpu_util_pct;
+            if (isnan(out->util_max_pct) || gi->gpu_util_pct > out->util_max_pct)
+                out->util_max_pct = gi->gpu_util_pct;
+            if (gi->gpu_util_pct > 0) {
+                out->busy_s += dt;
+                if ((gi->valid & GW_GPUI_REASONS) && (gi->clock_event_reasons & GW_THROTTLE_LIMIT_MASK)) {
+                    out->throttled_s += dt;
+                    out->throttle_reasons |= gi->clock_event_reasons & GW_THROTTLE_LIMIT_MASK;
+                    if (gi->valid & GW_GPUI_CLOCKS)
+                        wmean_add(&clock, gi->sm_clock_mhz, dt);
+                }
+            }
+        }
+        if (gi->valid & GW_GPUI_GPM) {
+            wmean_add(&sm, gi->sm_active_pct, dt);
+            wmean_add(&occ, gi->sm_occupancy_pct, dt);
+            wmean_add(&dram, gi->dram_bw_pct, dt);
+        }
+        if ((gi->valid & GW_GPUI_MEMORY) && (isnan(out->memory_used_max_bytes) ||
+                                             gi->memory_used_bytes > out->memory_used_max_bytes))
+            out->memory_used_max_bytes = gi->memory_used_bytes;
+        if ((gi->valid & GW_GPUI_TEMP) && (isnan(out->temperature_max_c) ||
+                                           gi->temperature_c > out->temperature_max_c))
+            out->temperature_max_c = gi->temperature_c;
+        if (gi->valid & GW_GPUI_POWER)
+            wmean_add(&power, gi->power_w, dt);
+    }
+    out->util_mean_pct = wmean_get(&util);
+    out->sm_active_mean_pct = wmean_get(&sm);
+    out->sm_occupancy_mean_pct = wmean_get(&occ);
+    out->dram_bw_mean_pct = wmean_get(&dram);
+    out->throttled_sm_clock_mhz = wmean_get(&clock);
+    out->power_mean_w = wmean_get(&power);
+    if (!isnan(out->util_mean_pct))
+        st->has_gpu_util = 1;
+
+    /* Errors count over the whole recording: an Xid before the window still broke the job. */
+    out->first_xid_code = -1;
+    for (size_t e = 0; e < s->event_count; e++) {
+        const gw_gpu_event_rec *ev = &s->events[e];
+        if (ev->gpu != g)
+            continue;
+        if (ev->kind && strcmp(ev->kind, "xid") == 0) {
+            if (out->xid_count++ == 0)
+                out->first_xid_code = ev->code;
+        } else {
+            out->error_event_count++;
+        }
+    }
+    for (size_t p = 0; p < s->gpu_proc_count; p++) {
+        const gw_gpu_proc_interval *gp = &s->gpu_procs[p];
+        if (gp->gpu != g || !in_window(st, gp->interval) || job_pid(s, gp->pid))
+            continue;
+        int known = 0;
+        for (size_t k = 0; k < out->foreign_pid_count && k < 4; k++)
+            known |= out->foreign_pids[k] == gp->pid;
+        if (!known) {
+            if (out->foreign_pid_count < 4)
+                out->foreign_pids[out->foreign_pid_count] = gp->pid;
+            out->foreign_pid_count++;
+        }
+        if (!isnan(gp->used_memory_bytes) && !(gp->used_memory_bytes <= out->foreign_memory_max_bytes))
+            out->foreign_memory_max_bytes = gp->used_memory_bytes;
+        wmean_add(&fsm, gp->sm_util_pct, interval_s(st, gp->interval));
+    }
+    out->foreign_sm_mean_pct = wmean_get(&fsm);
+}
+
+static void host_stats(gw_sample_stats *st)
+{
+    const gw_samples *s = st->samples;
+    wmean busy = {0}, iowait = {0}, steal = {0}, psi = {0}, faults = {0}, job = {0}, wait = {0},
+          foreign = {0};
+    st->mem_available_min_kb = st->mem_total_kb = st->psi_mem_some_max_pct = NAN;
+    for (size_t i = st->first_interval; i < st->end_interval; i++) {
+        const gw_host_interval *h = &s->host[i];
+        double dt = h->duration_s;
+        st->window_s += dt;
+        if (h->cpu_count > st->cpu_count)
+            st->cpu_count = h->cpu_count;
+        wmean_add(&busy, h->cpu_busy_pct, dt);
+        wmean_add(&iowait, h->cpu_iowait_pct, dt);
+        wmean_add(&steal, h->cpu_steal_pct, dt);
+        wmean_add(&psi, h->psi_mem_some_pct, dt);
+        wmean_add(&faults, h->major_faults_per_s, dt);
+        wmean_add(&job, h->job_cpu_pct, dt);
+        /* run-queue waits arrive every few intervals, each the mean since the last one */
+        wmean_add(&wait, h->job_runqueue_wait_pct, dt);
+        if (!isnan(h->psi_mem_some_pct) && !(h->psi_mem_some_pct <= st->psi_mem_some_max_pct))
+            st->psi_mem_some_max_pct = h->psi_mem_some_pct;
+        if (!isnan(h->swap_in_pages_per_s) && h->swap_in_pages_per_s > 0) {
+            st->swap_in_pages += h->swap_in_pages_per_s * dt;
+            st->swap_in_s += dt;
+        }
+        if (!isnan(h->mem_available_kb) && !(h->mem_available_kb >= st->mem_available_min_kb))
+            st->mem_available_min_kb = h->mem_available_kb;
+        if (!isnan(h->mem_total_kb))
+            st->mem_total_kb = h->mem_total_kb;
+        if (h->job_d_state_processes > 0 || h->job_d_state_threads > 0)
+            st->d_state_s += dt;
+        if (!isnan(h->cpu_busy_pct) && h->cpu_count > 0) {
+            double cores = h->cpu_busy_pct / 100.0 * h->cpu_count - h->job_cpu_pct / 100.0;
+            wmean_add(&foreign, cores > 0 ? cores : 0, dt);
+        }
+    }
+    st->cpu_busy_mean_pct = wmean_get(&busy);
+    st->cpu_iowait_mean_pct = wmean_get(&iowait);
+    st->cpu_steal_mean_pct = wmean_get(&steal);
+    st->psi_mem_some_mean_pct = wmean_get(&psi);
+    st->major_faults_per_s_mean = wmean_get(&faults);
+    st->job_cpu_mean_pct = wmean_get(&job);
+    st->job_runqueue_wait_mean_pct = wmean_get(&wait);
+    st->foreign_cpu_mean_cores = wmean_get(&foreign);
+}
+
+static void job_stats(gw_sample_stats *st, double worker_cpu_pct)
+{
+    const gw_samples *s = st->samples;
+    st->main_pid = s->job_process_count ? s->job_processes[0].pid : -1;
+    snprintf(st->main_comm, sizeof st->main_comm, "%s",
+             s->job_process_count && s->job_processes[0].comm ? s->job_processes[0].comm : "");
+    wmean main_cpu = {0};
+    double worker_sum = 0;
+    size_t worker_n = 0, worker_busy = 0;
+    for (size_t p = 0; p < s->proc_count; p++) {
+        const gw_proc_interval *pi = &s->procs[p];
+        if (!in_window(st, pi->interval))
+            continue;
+        if (pi->pid == st->main_pid) {
+            wmean_add(&main_cpu, pi->cpu_pct, interval_s(st, pi->interval));
+            continue;
+        }
+        if (isnan(pi->cpu_pct))
+            continue;
+        worker_sum += pi->cpu_pct;
+        worker_n++;
+        worker_busy += pi->cpu_pct >= worker_cpu_pct;
+    }
+    st->main_cpu_mean_pct = wmean_get(&main_cpu);
+    st->worker_cpu_mean_pct = worker_n ? worker_sum / (double)worker_n : NAN;
+    st->worker_busy_share = worker_n ? (double)worker_busy / (double)worker_n : 0;
+    for (size_t j = 1; j < s->job_process_count; j++) {
+        const gw_job_process *jp = &s->job_processes[j];
+        if (jp->last_interval >= st->first_interval && jp->first_interval < st->end_interval)
+            st->worker_count++;
+    }
+}
+
+/* The heaviest foreign processes by CPU seconds in the window (from the top-CPU lists). */
+static int foreign_top(gw_sample_stats *st)
+{
+    const gw_samples *s = st->samples;
+    gw_sampled_other *all = NULL;
+    size_t count = 0, cap = 0;
+    for (size_t o = 0; o < s->other_count; o++) {
+        const gw_other_proc_interval *op = &s->others[o];
+        if (op->by_io || !in_window(st, op->interval))
+            continue;
+        size_t k = 0;
+        while (k < count && !(all[k].pid == op->pid && strcmp(all[k].comm, op->comm) == 0))
+            k++;
+        if (k == count) {
+            if (count == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                gw_sampled_other *grown = realloc(all, ncap * sizeof *all);
+                if (!grown) {
+                    free(all);
+                    return -1;
+                }
+                all = grown;
+                cap = ncap;
+            }
+            memset(&all[count], 0, sizeof all[count]);
+            all[count].pid = op->pid;
+            snprintf(all[count].comm, sizeof all[count].comm, "%s", op->comm);
+            count++;
+        }
+        all[k].cpu_core_s += op->cpu_pct / 100.0 * interval_s(st, op->interval);
+    }
+    for (size_t n = 0; n < GW_SAMPLED_FOREIGN_TOP && n < count; n++) {
+        size_t best = n;
+        for (size_t k = n + 1; k < count; k++)
+            if (all[k].cpu_core_s > all[best].cpu_core_s)
+                best = k;
+        gw_sampled_other tmp = all[n];
+        all[n] = all[best];
+        all[best] = tmp;
+        st->foreign_top[st->foreign_top_count++] = all[n];
+    }
+    free(all);
+    return 0;
+}
+
+static void disk_stats(gw_sample_stats *st, double storage_util_pct)
+{
+    const gw_samples *s = st->samples;
+    st->disk = -1;
+    st->disk_util_mean_pct = NAN;
+    for (size_t d = 0; d < s->disk_count; d++) {
+        wmean util = {0};
+        for (size_t i = st->first_interval; i < st->end_interval; i++) {
+            const gw_disk_interval *di = gw_samples_disk(s, i, d);
+            if (di && di->valid)
+                wmean_add(&util, di->util_pct, interval_s(st, i));
+        }
+        double mean = wmean_get(&util);
+        if (!isnan(mean) && !(mean <= st->disk_util_mean_pct)) {
+            st->disk_util_mean_pct = mean;
+            st->disk = (long)d;
+        }
+    }
+    if (st->disk < 0)
+        return;
+    wmean await = {0}, aqu = {0}, rkb = {0};
+    for (size_t i = st->first_interval; i < st->end_interval; i++) {
+        const gw_disk_interval *di = gw_samples_disk(s, i, (size_t)st->disk);
+        double dt = interval_s(st, i);
+        if (!di || !di->valid)
+            continue;
+        wmean_add(&aqu, di->aqu_sz, dt);
+        wmean_add(&rkb, di->rkb_per_s, dt);
+        if (di->r_per_s + di->w_per_s > 0)
+            wmean_add(&await, (di->r_await_ms * di->r_per_s + di->w_await_ms * di->w_per_s) /
+                                  (di->r_per_s + di->w_per_s), dt);
+        if (di->util_pct >= storage_util_pct) {
+            st->disk_saturated_s += dt;
+            double util = gw_sample_util_at(st, i);
+            st->disk_saturated_gpu_idle_s += isnan(util) ? dt : dt * (1.0 - util / 100.0);
+        }
+    }
+    st->disk_await_mean_ms = wmean_get(&await);
+    st->disk_aqu_mean = wmean_get(&aqu);
+    st->disk_rkb_per_s_mean = wmean_get(&rkb);
+}
+
+gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_start_ns,
+                                         int64_t trace_end_ns, int64_t clock_offset_ns,
+                                         double storage_util_pct, double worker_cpu_pct)
+{
+    gw_sample_stats *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->samples = s;
+    choose_window(st, trace_start_ns, trace_end_ns, clock_offset_ns);
+    if (st->end_interval > st->first_interval) {
+        st->start_real_ns = s->host[st->first_interval].start_real_ns;
+        st->end_real_ns = s->host[st->end_interval - 1].end_real_ns;
+        st->interval_util_pct = calloc(st->end_interval - st->first_interval, sizeof *st->interval_util_pct);
+        if (!st->interval_util_pct)
+            goto oom;
+        for (size_t i = st->first_interval; i < st->end_interval; i++)
+            st->interval_util_pct[i - st->first_interval] = gw_sample_util_at(st, i);
+    }
+    st->gpu_count = s->gpu_count;
+    if (s->gpu_count) {
+        st->gpus = calloc(s->gpu_count, sizeof *st->gpus);
+        if (!st->gpus)
+            goto oom;
+    }
+    for (size_t g = 0; g < s->gpu_count; g++)
+        gpu_stats(st, g);
+    host_stats(st);
+    job_stats(st, worker_cpu_pct);
+    if (foreign_top(st) != 0)
+        goto oom;
+    disk_stats(st, storage_util_pct);
+    describe_window(st);
+    return st;
+oom:
+    gw_sample_stats_free(st);
+    return NULL;
+}
+
+void gw_sample_stats_free(gw_sample_stats *st)
+{
+    if (!st)
+        return;
+    free(st->interval_util_pct);
+    free(st->gpus);
+    free(st);
+}

@@ -1,0 +1,119 @@
+/* Statistics of a recording's sampled metrics (job->samples) over the analysed window, for
+ * the S diagnoses (rules_sampled*.c): per GPU means of GPU-Util, SM activity, DRAM bandwidth,
+ * memory peak, throttled share and errors; host CPU, steal, iowait, swap, MemAvailable, PSI;
+ * the job's main process and its workers; the busiest disk; GPU processes outside the job;
+ * foreign CPU. Computed once by gw_analyze, read by the rules, never by the reports directly.
+ *
+ * The window: when a merged trace has a steady window and a clock offset, the intervals whose
+ * middle falls inside it (trace ns + clock_offset_ns = Unix ns = samples' real_ns); otherwise
+ * the span from the first to the last interval in which a GPU was used (so that start-up and
+ * tear-down, which always show an idle GPU, do not read as under-use), or every interval of
+ * a recording without GPU activity. Means are weighted by interval duration; a value no
+ * interval knew is NaN, never 0. */
+#ifndef GW_ANALYZE_SAMPLED_H
+#define GW_ANALYZE_SAMPLED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/samples.h"
+
+/* NVML clock event reasons that mean the clocks were held down by a limit, not by an idle
+ * GPU or an application setting: SW power cap, HW slowdown, SW/HW thermal, power brake. */
+#define GW_THROTTLE_LIMIT_MASK 0xECull
+
+#define GW_SAMPLED_FOREIGN_TOP 3
+
+typedef struct gw_sampled_gpu {
+    unsigned index;
+    char name[96];
+    double window_s;             /* seconds of window with a utilisation sample */
+    double util_mean_pct, util_min_pct, util_max_pct;      /* NaN: no utilisation data */
+    double sm_active_mean_pct, sm_occupancy_mean_pct, dram_bw_mean_pct; /* NaN: no GPM */
+    double memory_used_max_bytes, memory_total_bytes;      /* NaN unknown */
+    double busy_s;               /* seconds with GPU-Util > 0 */
+    double throttled_s;          /* of which with a limit reason (GW_THROTTLE_LIMIT_MASK) */
+    uint64_t throttle_reasons;   /* limit reasons seen, OR-ed */
+    double throttled_sm_clock_mhz, max_sm_clock_mhz;       /* mean clock while throttled; NaN */
+    double temperature_max_c, power_mean_w, power_limit_w; /* NaN unknown */
+    size_t xid_count, error_event_count;
+    int64_t first_xid_code;
+    int lost;                    /* NVML said GPU_IS_LOST in some interval */
+    int numa_node;               /* the GPU's node (PCI slot), -1 unknown */
+    size_t foreign_pid_count;    /* processes outside the job seen on this GPU */
+    int32_t foreign_pids[4];
+    double foreign_memory_max_bytes;
+    double foreign_sm_mean_pct;  /* NaN: no per-process utilisation */
+} gw_sampled_gpu;
+
+typedef struct gw_sampled_other {
+    char comm[64];
+    int32_t pid;
+    double cpu_core_s;           /* CPU seconds over the window */
+} gw_sampled_other;
+
+typedef struct gw_sample_stats {
+    const gw_samples *samples;   /* borrowed from the job */
+    int64_t start_real_ns, end_real_ns;  /* the window on the Unix clock */
+    size_t first_interval, end_interval; /* [first, end) of samples->host */
+    double window_s;
+    char window_description[160]; /* "12.3 s of the recording (the span the GPU was used)" */
+    int from_trace;              /* 1: the window is the merged trace's steady window */
+    int64_t clock_offset_ns;     /* of that trace (0: ranges stay on the Unix clock) */
+
+    /* Per interval i of [first, end): the mean GPU-Util over GPUs (NaN none) */
+    double *interval_util_pct;   /* owned, [end_interval - first_interval] */
+
+    size_t gpu_count;
+    gw_sampled_gpu *gpus;        /* owned, [gpu_count] */
+    int has_gpu_util;            /* some GPU has a utilisation sample in the window */
+
+    /* host */
+    int cpu_count;
+    double cpu_busy_mean_pct, cpu_iowait_mean_pct, cpu_steal_mean_pct;
+    double swap_in_pages;        /* total pages swapped in over the window */
+    double swap_in_s;            /* seconds of intervals with swap-in */
+    double mem_available_min_kb, mem_total_kb;
+    double psi_mem_some_mean_pct, psi_mem_some_max_pct;    /* NaN without PSI */
+    double major_faults_per_s_mean;
+
+    /* the job */
+    int32_t main_pid;            /* the job's root process */
+    char main_comm[64];
+    double job_cpu_mean_pct;     /* % of one core, whole tree */
+    double main_cpu_mean_pct;    /* the root process alone */
+    double job_runqueue_wait_mean_pct; /* % of one core, NaN without schedstat */
+    size_t worker_count;         /* distinct other processes of the job in the window */
+    double worker_cpu_mean_pct;  /* mean over worker-intervals with a rate, % of one core */
+    double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct */
+    double d_state_s;            /* seconds with a job thread or process in D state */
+
+    /* foreign CPU: the machine's busy cores minus the job's */
+    double foreign_cpu_mean_cores;
+    size_t foreign_top_count;
+    gw_sampled_other foreign_top[GW_SAMPLED_FOREIGN_TOP];
+
+    /* the busiest disk by mean %util */
+    long disk;                   /* index into samples->disk_names, -1 none */
+    double disk_util_mean_pct, disk_saturated_s; /* seconds at or above storage_bound.util_pct */
+    double disk_saturated_gpu_idle_s;            /* GPU idle seconds inside those */
+    double disk_await_mean_ms, disk_aqu_mean, disk_rkb_per_s_mean;
+} gw_sample_stats;
+
+/* Computes the statistics; trace_start_ns/trace_end_ns/clock_offset_ns give the merged
+ * trace's steady window (offset 0: none). storage_util_pct and worker_cpu_pct are the
+ * thresholds the figures are counted against. Returns NULL on out-of-memory. */
+gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_start_ns,
+                                         int64_t trace_end_ns, int64_t clock_offset_ns,
+                                         double storage_util_pct, double worker_cpu_pct);
+void gw_sample_stats_free(gw_sample_stats *st);
+
+/* Mean GPU-Util over GPUs of interval i (absolute index); NaN none. */
+double gw_sample_util_at(const gw_sample_stats *st, size_t interval);
+
+/* "12:00:03-12:00:41" style range of intervals [first, end) as seconds from the recording
+ * start: "t=3.0-41.2 s". */
+void gw_sample_range_label(const gw_sample_stats *st, size_t first, size_t end, char *buf,
+                           size_t size);
+
+#endif
