@@ -140,7 +140,10 @@ int gw_fd_cache_read(gw_fd_cache *cache, int proc_dir_fd, pid_t pid, pid_t tid, 
         return -1;
     int status = gw_pread_all(fd, b);
     int error = errno;
-    if (status == 0 && e != NULL && cache->open_fds < cache->max_fds) {
+    /* A thread's status is read only every thread_status_every_n intervals: keeping its fd
+     * that long would spend the fd budget that stat and schedstat use far more often. */
+    bool worth_keeping = !(tid > 0 && which == GW_TASK_STATUS);
+    if (status == 0 && e != NULL && worth_keeping && cache->open_fds < cache->max_fds) {
         e->fd[which] = fd;
         cache->open_fds++;
     } else {

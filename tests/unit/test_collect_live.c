@@ -12,12 +12,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/collector_internal.h"
 #include "collect/host.h"
 
 static const gw_job_proc *find_proc(const gw_host_sample *s, pid_t pid)
@@ -201,11 +204,56 @@ static void sampling_survives_process_churn(void **state)
     gw_host_collector_free(c);
 }
 
+/* The fd cache (collector_internal.h): a kept file of an exited process fails with the
+ * process gone instead of reading stale or foreign data, its fds are given back, and the
+ * fd budget is respected while reads beyond it still succeed. */
+static void kept_files_follow_process_lifetime(void **state)
+{
+    (void)state;
+    int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY);
+    assert_true(proc_fd >= 0);
+    gw_fd_cache cache;
+    gw_fd_cache_init(&cache);
+    gw_readbuf buf = {0};
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        for (;;)
+            pause();
+    }
+    assert_int_equal(gw_fd_cache_read(&cache, proc_fd, child, 0, GW_TASK_STAT, 1, &buf), 0);
+    gw_pid_stat st;
+    assert_int_equal(gw_parse_pid_stat(buf.data, &st), 0);
+    assert_int_equal(st.pid, child);
+    assert_int_equal(cache.open_fds, 1);
+    assert_int_equal(gw_fd_cache_read(&cache, proc_fd, child, 0, GW_TASK_STAT, 2, &buf), 0);
+    assert_int_equal(cache.open_fds, 1);   /* re-read through the same fd */
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_int_equal(gw_fd_cache_read(&cache, proc_fd, child, 0, GW_TASK_STAT, 3, &buf), -1);
+    assert_true(errno == ESRCH || errno == ENOENT);
+    assert_int_equal(cache.open_fds, 0);
+
+    cache.max_fds = 2;
+    for (int which = GW_TASK_STAT; which <= GW_TASK_IO; which++)
+        assert_int_equal(gw_fd_cache_read(&cache, proc_fd, getpid(), 0, which, 4, &buf), 0);
+    assert_int_equal(cache.open_fds, 2);
+    assert_non_null(strstr(buf.data, "read_bytes"));   /* the third, read uncached */
+    gw_fd_cache_sweep(&cache, 5);   /* nothing used since tick 5: all closed */
+    assert_int_equal(cache.open_fds, 0);
+    assert_int_equal(cache.count, 0);
+    gw_fd_cache_free(&cache);
+    gw_readbuf_free(&buf);
+    close(proc_fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sees_children_then_loses_them),
         cmocka_unit_test(sampling_survives_process_churn),
+        cmocka_unit_test(kept_files_follow_process_lifetime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
