@@ -338,8 +338,8 @@ int gw_rule_s_host_gpu_shared(gw_analysis *a, const gw_rule *rule)
                  g->foreign_pid_count, pids);
         gw_finding_evidence(f, "NVML lists pid %s on GPU %zu, not in the job's process tree, over %s", pids, k,
                             st->window_description);
-        gw_finding_evidence(f, "their memory up to %s; their SM use %s", mem,
-                            uses_sm ? "" : "unknown or 0");
+        if (g->foreign_memory_max_bytes > 0)
+            gw_finding_evidence(f, "their GPU memory up to %s", mem);
         if (uses_sm)
             gw_finding_evidence(f, "their SM utilisation %.1f%% on average (NVML per-process samples)",
                                 g->foreign_sm_mean_pct);
@@ -397,7 +397,7 @@ int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule)
         if (!isnan(g->throttled_sm_clock_mhz) && g->max_sm_clock_mhz > 0)
             gw_finding_evidence(f, "SM clock %.0f MHz while throttled vs %.0f MHz max (%.0f%% lower)",
                                 g->throttled_sm_clock_mhz, g->max_sm_clock_mhz, loss * 100.0);
-        if (!isnan(g->temperature_max_c))
+        if (g->temperature_max_c > 0)
             gw_finding_evidence(f, "temperature up to %.0f °C", g->temperature_max_c);
         if (!isnan(g->power_mean_w) && g->power_limit_w > 0)
             gw_finding_evidence(f, "power %.0f W on average vs limit %.0f W", g->power_mean_w, g->power_limit_w);

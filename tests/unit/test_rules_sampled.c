@@ -1,0 +1,696 @@
+/* Tests of the sampled-metrics diagnoses (rules_sampled*.c, sampled.c) on hand-built
+ * recordings (gw_samples): a healthy job that raises nothing above info, then each rule
+ * pushed just over its threshold and a twin just under it, the window choice (GPU-active
+ * span, merged trace window), and a sampled cause joining the trace's data.loader_wait. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze/analysis.h"
+#include "analyze/rules.h"
+#include "analyze/rules_sampled.h"
+#include "analyze/sampled.h"
+#include "model/model.h"
+#include "model/samples.h"
+
+#define IV_NS 500000000LL /* 0.5 s intervals */
+#define T0_REAL 1700000000000000000LL
+
+/* A healthy single-job recording: n intervals, `gpus` GPUs at 95% GPU-Util with 40 of 80 GB
+ * used and full clocks; an 8-CPU host 20% busy; the job is one python process (pid 100) at
+ * 100% of a core, waiting 2% for a CPU; disk nvme0n1 at 10%. */
+static gw_samples *healthy(size_t n, size_t gpus)
+{
+    gw_samples *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    s->interval_ns = IV_NS;
+    s->sample_count = n + 1;
+    s->interval_count = n;
+    s->host = calloc(n, sizeof *s->host);
+    s->gpu_count = gpus;
+    s->gpus = calloc(gpus, sizeof *s->gpus);
+    s->gpu = calloc(n * gpus, sizeof *s->gpu);
+    s->disk_count = 1;
+    s->disk_names = calloc(1, sizeof *s->disk_names);
+    s->disk_names[0] = strdup("nvme0n1");
+    s->disks = calloc(n, sizeof *s->disks);
+    s->job_process_count = 1;
+    s->job_processes = calloc(1, sizeof *s->job_processes);
+    s->job_processes[0] = (gw_job_process){.pid = 100, .ppid = 1, .comm = strdup("python"),
+                                           .first_interval = 0, .last_interval = n - 1};
+    s->procs = calloc(n, sizeof *s->procs);
+    s->proc_count = n;
+    for (size_t g = 0; g < gpus; g++) {
+        char name[32];
+        snprintf(name, sizeof name, "Fake H100 %zu", g);
+        s->gpus[g] = (gw_gpu_desc){.name = strdup(name), .memory_total_bytes = 80e9, .max_sm_clock_mhz = 1980,
+                                   .max_mem_clock_mhz = 2619, .power_limit_w = 700, .numa_node = -1,
+                                   .pci_numa_node = -1};
+    }
+    for (size_t i = 0; i < n; i++) {
+        gw_host_interval *h = &s->host[i];
+        h->start_mono_ns = (int64_t)i * IV_NS;
+        h->end_mono_ns = (int64_t)(i + 1) * IV_NS;
+        h->start_real_ns = T0_REAL + h->start_mono_ns;
+        h->end_real_ns = T0_REAL + h->end_mono_ns;
+        h->duration_s = 0.5;
+        h->cpu_busy_pct = 20;
+        h->cpu_user_pct = 18;
+        h->cpu_system_pct = 2;
+        h->cpu_count = 8;
+        h->mem_total_kb = 64e6;
+        h->mem_available_kb = 32e6;
+        h->psi_mem_some_pct = 0;
+        h->psi_cpu_some_pct = h->psi_io_some_pct = h->psi_io_full_pct = h->psi_mem_full_pct = 0;
+        h->major_faults_per_s = 0;
+        h->job_alive = 1;
+        h->job_process_count = 1;
+        h->job_cpu_pct = 100;
+        h->job_runqueue_wait_pct = 2;
+        h->job_d_state_threads = 0;
+        s->disks[i] = (gw_disk_interval){.valid = 1, .r_per_s = 100, .rkb_per_s = 4000, .r_await_ms = 0.5,
+                                         .aqu_sz = 0.1, .util_pct = 10};
+        s->procs[i] = (gw_proc_interval){.interval = i, .pid = 100, .ppid = 1, .state = 'R', .cpu_pct = 100,
+                                         .last_cpu = 0};
+        for (size_t g = 0; g < gpus; g++) {
+            gw_gpu_interval *gi = &s->gpu[i * gpus + g];
+            gi->valid = GW_GPUI_UTIL | GW_GPUI_MEMORY | GW_GPUI_CLOCKS | GW_GPUI_REASONS | GW_GPUI_POWER;
+            gi->gpu_util_pct = 95;
+            gi->mem_util_pct = 40;
+            gi->memory_used_bytes = 40e9;
+            gi->sm_clock_mhz = 1980;
+            gi->mem_clock_mhz = 2619;
+            gi->power_w = 500;
+            gi->sm_active_pct = gi->sm_occupancy_pct = gi->tensor_active_pct = gi->dram_bw_pct = NAN;
+        }
+    }
+    return s;
+}
+
+static gw_gpu_interval *gpu_at(gw_samples *s, size_t i, size_t g)
+{
+    return &s->gpu[i * s->gpu_count + g];
+}
+
+static void set_util(gw_samples *s, size_t g, double util)
+{
+    for (size_t i = 0; i < s->interval_count; i++)
+        gpu_at(s, i, g)->gpu_util_pct = util;
+}
+
+/* Adds `count` worker processes (pids 200..) at cpu_pct in every interval. */
+static void add_workers(gw_samples *s, size_t count, double cpu_pct)
+{
+    size_t n = s->interval_count;
+    s->job_processes = realloc(s->job_processes, (1 + count) * sizeof *s->job_processes);
+    s->procs = realloc(s->procs, (n + n * count) * sizeof *s->procs);
+    assert_non_null(s->job_processes);
+    assert_non_null(s->procs);
+    for (size_t w = 0; w < count; w++) {
+        s->job_processes[1 + w] = (gw_job_process){.pid = (int32_t)(200 + w), .ppid = 100, .comm = strdup("pt_data_worker"),
+                                                   .first_interval = 0, .last_interval = n - 1};
+        for (size_t i = 0; i < n; i++)
+            s->procs[s->proc_count++] = (gw_proc_interval){.interval = i, .pid = (int32_t)(200 + w), .ppid = 100,
+                                                           .state = 'R', .cpu_pct = cpu_pct};
+    }
+    s->job_process_count = 1 + count;
+}
+
+static void add_other(gw_samples *s, size_t interval, int by_io, const char *comm, int32_t pid, double cpu_pct,
+                      double io_bytes_per_s)
+{
+    s->others = realloc(s->others, (s->other_count + 1) * sizeof *s->others);
+    assert_non_null(s->others);
+    gw_other_proc_interval *o = &s->others[s->other_count++];
+    memset(o, 0, sizeof *o);
+    o->interval = interval;
+    o->by_io = by_io;
+    o->pid = pid;
+    snprintf(o->comm, sizeof o->comm, "%s", comm);
+    o->cpu_pct = cpu_pct;
+    o->io_bytes_per_s = io_bytes_per_s;
+}
+
+typedef struct run {
+    gw_job *job;
+    gw_analysis *a;
+} run;
+
+static run analyse(gw_samples *s)
+{
+    run r;
+    r.job = gw_job_new();
+    assert_non_null(r.job);
+    r.job->samples = s;
+    gw_error err;
+    gw_error_clear(&err);
+    r.a = gw_analyze(r.job, NULL, &err);
+    assert_non_null(r.a);
+    return r;
+}
+
+static void done(run *r)
+{
+    gw_analysis_free(r->a);
+    gw_job_free(r->job);
+}
+
+static const gw_finding *find(const run *r, const char *id)
+{
+    return gw_findings_get(&r->a->findings, id);
+}
+
+static int evidence_has(const gw_finding *f, const char *text)
+{
+    for (size_t i = 0; i < f->evidence_count; i++)
+        if (strstr(f->evidence[i], text))
+            return 1;
+    return 0;
+}
+
+static void print_findings(const run *r)
+{
+    for (size_t i = 0; i < r->a->findings.count; i++) {
+        const gw_finding *f = &r->a->findings.items[i];
+        fprintf(stderr, "  %s %s %.3f %s\n", gw_severity_name(f->severity), f->id, f->share, f->title);
+    }
+}
+
+/* ---- healthy ------------------------------------------------------------------------ */
+
+static void healthy_raises_nothing(void **state)
+{
+    (void)state;
+    run r = analyse(healthy(20, 2));
+    for (size_t i = 0; i < r.a->findings.count; i++)
+        if (r.a->findings.items[i].severity > GW_SEV_INFO) {
+            print_findings(&r);
+            fail_msg("healthy recording raised %s", r.a->findings.items[i].id);
+        }
+    assert_non_null(strstr(r.a->verdict, "2 GPUs GPU-Util 95-95% (mean 95%) over 10.0 s"));
+    assert_non_null(strstr(r.a->verdict, "no finding above info"));
+    assert_float_equal(r.a->sampled->window_s, 10.0, 1e-9);
+    done(&r);
+}
+
+static void no_gpu_is_a_diagnosis(void **state)
+{
+    (void)state;
+    run r = analyse(healthy(10, 0));
+    const gw_finding *f = find(&r, "data.none");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_int_equal(f->basis, GW_BASIS_SAMPLES);
+    assert_non_null(strstr(r.a->verdict, "No GPU data in the recording"));
+    assert_null(find(&r, "util.low"));
+    done(&r);
+}
+
+/* ---- window ------------------------------------------------------------------------- */
+
+static void window_is_the_gpu_active_span(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    for (size_t i = 0; i < 4; i++)
+        gpu_at(s, i, 0)->gpu_util_pct = 0; /* start-up: imports, data loading */
+    gpu_at(s, 19, 0)->gpu_util_pct = 0;
+    run r = analyse(s);
+    assert_int_equal(r.a->sampled->first_interval, 4);
+    assert_int_equal(r.a->sampled->end_interval, 19);
+    assert_float_equal(r.a->sampled->gpus[0].util_mean_pct, 95, 1e-9);
+    assert_null(find(&r, "util.low"));
+    assert_non_null(strstr(r.a->sampled->window_description, "the span the GPU was used"));
+    done(&r);
+}
+
+static void window_follows_the_merged_trace(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    /* trace clock 0 = Unix T0_REAL + 2 s; steady window 1.0-4.0 s of the trace = intervals 6..11 */
+    gw_sample_stats *st = gw_sample_stats_compute(s, 1000000000LL, 4000000000LL, T0_REAL + 2000000000LL, 90, 90);
+    assert_non_null(st);
+    assert_int_equal(st->from_trace, 1);
+    assert_int_equal(st->first_interval, 6);
+    assert_int_equal(st->end_interval, 12);
+    assert_float_equal(st->window_s, 3.0, 1e-9);
+    gw_sample_stats_free(st);
+    gw_samples_free(s);
+}
+
+/* ---- GPU side ----------------------------------------------------------------------- */
+
+static void util_low_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 50);
+    add_workers(s, 2, 20); /* workers far from saturated: no cause, the idle time stays unexplained */
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "util.low");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.5, 1e-9);
+    assert_int_equal(f->basis, GW_BASIS_SAMPLES);
+    assert_true(evidence_has(f, "GPU-Util (NVML: share of time any kernel ran) 50.0% on average"));
+    /* job at 100% of a core with the GPU half idle: CPU dense, GPU sparse */
+    assert_true(evidence_has(f, "CPU side dense (job 100% of a core), GPU side sparse"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 80.5);
+    r = analyse(s);
+    assert_null(find(&r, "util.low"));
+    done(&r);
+}
+
+static void set_gpm(gw_samples *s, double sm, double dram)
+{
+    for (size_t i = 0; i < s->interval_count; i++) {
+        gw_gpu_interval *gi = gpu_at(s, i, 0);
+        gi->valid |= GW_GPUI_GPM;
+        gi->sm_active_pct = sm;
+        gi->sm_occupancy_pct = sm / 2;
+        gi->tensor_active_pct = 0;
+        gi->dram_bw_pct = dram;
+    }
+}
+
+static void util_inflated_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 90);
+    set_gpm(s, 40, 20);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "util.inflated");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.5, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_true(evidence_has(f, "GPU-Util 90.0% (time any kernel ran) vs SM activity 40.0%"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 90);
+    set_gpm(s, 50, 20);
+    r = analyse(s);
+    assert_null(find(&r, "util.inflated"));
+    done(&r);
+}
+
+static void memory_bound_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_gpm(s, 30, 85);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "kernel.memory_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.95 * 0.7 * 0.5, 1e-9);
+    assert_true(evidence_has(f, "DRAM bandwidth utilisation 85.0% (GPM) with SM activity 30.0%"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_gpm(s, 30, 79);
+    r = analyse(s);
+    assert_null(find(&r, "kernel.memory_bound"));
+    done(&r);
+}
+
+static void near_full_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    gpu_at(s, 7, 0)->memory_used_bytes = 76e9;
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "mem.near_full");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_true(evidence_has(f, "peaked at 76.00 GB of 80.00 GB (95.0%)"));
+    done(&r);
+
+    s = healthy(20, 1);
+    gpu_at(s, 7, 0)->memory_used_bytes = 75.9e9;
+    r = analyse(s);
+    assert_null(find(&r, "mem.near_full"));
+    done(&r);
+}
+
+static void straggler_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 2);
+    set_util(s, 1, 75);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "comm.straggler");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.20, 1e-9);
+    assert_true(evidence_has(f, "spreads 20 points: GPU 0 95.0% vs GPU 1 75.0%"));
+    done(&r);
+
+    s = healthy(20, 2);
+    set_util(s, 1, 81);
+    r = analyse(s);
+    assert_null(find(&r, "comm.straggler"));
+    done(&r);
+}
+
+static void gpu_shared_triggers_and_twin(void **state)
+{
+    (void)state;
+    for (int outside = 1; outside >= 0; outside--) {
+        gw_samples *s = healthy(20, 1);
+        s->gpu_procs = calloc(20, sizeof *s->gpu_procs);
+        s->gpu_proc_count = 20;
+        for (size_t i = 0; i < 20; i++)
+            s->gpu_procs[i] = (gw_gpu_proc_interval){.interval = i, .gpu = 0, .pid = outside ? 4242 : 100,
+                                                     .used_memory_bytes = 2e9, .sm_util_pct = 25, .mem_util_pct = 5};
+        run r = analyse(s);
+        const gw_finding *f = find(&r, "host.gpu_shared");
+        if (!outside) {
+            assert_null(f); /* the job's own process on its GPU */
+            done(&r);
+            continue;
+        }
+        assert_non_null(f);
+        assert_float_equal(f->share, 0.25, 1e-9);
+        assert_non_null(strstr(f->title, "pid 4242"));
+        assert_true(evidence_has(f, "their SM utilisation 25.0%"));
+        done(&r);
+    }
+}
+
+static void throttled_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    for (size_t i = 0; i < 2; i++) { /* 2 of 20 busy intervals: 10% */
+        gpu_at(s, i, 0)->clock_event_reasons = 0x4; /* SW power cap */
+        gpu_at(s, i, 0)->sm_clock_mhz = 1485;
+    }
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "gpu.throttled");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.1 * 0.25, 1e-9);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_non_null(strstr(f->title, "SW power cap"));
+    assert_true(evidence_has(f, "SM clock 1485 MHz while throttled vs 1980 MHz max (25% lower)"));
+    done(&r);
+
+    s = healthy(20, 1);
+    gpu_at(s, 0, 0)->clock_event_reasons = 0x4; /* 5% */
+    for (size_t i = 1; i < 20; i++)
+        gpu_at(s, i, 0)->clock_event_reasons = 0x1 | 0x2; /* idle, application clocks: not limits */
+    r = analyse(s);
+    assert_null(find(&r, "gpu.throttled"));
+    done(&r);
+}
+
+static void errors_trigger_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    s->events = calloc(1, sizeof *s->events);
+    s->event_count = 1;
+    s->events[0] = (gw_gpu_event_rec){.mono_ns = IV_NS * 3, .gpu = 0, .kind = strdup("xid"), .code = 79};
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "gpu.errors");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_true(evidence_has(f, "1 Xid event(s), the first Xid 79"));
+    assert_string_equal(r.a->findings.items[0].id, "gpu.errors");
+    done(&r);
+
+    r = analyse(healthy(20, 1));
+    assert_null(find(&r, "gpu.errors"));
+    done(&r);
+}
+
+/* ---- host and job ------------------------------------------------------------------- */
+
+static void storage_bound_triggers_and_twins(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 50);
+    for (size_t i = 0; i < 10; i++) { /* 50% of the window at 95% */
+        s->disks[i].util_pct = 95;
+        s->disks[i].r_await_ms = 12;
+        s->disks[i].aqu_sz = 8;
+        s->host[i].job_d_state_threads = 2;
+    }
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "data.storage_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.25, 1e-9); /* 5 s saturated x 50% GPU idle / 10 s */
+    assert_non_null(strstr(f->title, "nvme0n1"));
+    assert_true(evidence_has(f, "job threads in D state (waiting on I/O) during 5.0 s"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 50);
+    for (size_t i = 0; i < 9; i++)
+        s->disks[i].util_pct = 95; /* 45%: under the window share */
+    r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    done(&r);
+
+    s = healthy(20, 1); /* saturated disk under a busy GPU: not the bottleneck */
+    for (size_t i = 0; i < 20; i++)
+        s->disks[i].util_pct = 99;
+    r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    done(&r);
+}
+
+static void workers_cpu_bound_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 98);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "data.workers_cpu_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.6, 1e-9);
+    assert_true(evidence_has(f, "4 worker process(es) of the job at 98% of a core on average"));
+    assert_null(find(&r, "pipe.no_workers"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 85);
+    r = analyse(s);
+    assert_null(find(&r, "data.workers_cpu_bound"));
+    done(&r);
+}
+
+static void no_workers_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "pipe.no_workers");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "the job is one process (python, pid 100) at 100% of a core"));
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 40);
+    for (size_t i = 0; i < 20; i++)
+        s->procs[i].cpu_pct = 85;
+    r = analyse(s);
+    assert_null(find(&r, "pipe.no_workers"));
+    done(&r);
+}
+
+static void oversubscribed_triggers_and_twin(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].job_runqueue_wait_pct = 30;
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "pipe.oversubscribed");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.30, 1e-9);
+    assert_null(find(&r, "host.cpu_contention")); /* the machine is not busy with others */
+    done(&r);
+
+    s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].job_runqueue_wait_pct = 9;
+    r = analyse(s);
+    assert_null(find(&r, "pipe.oversubscribed"));
+    done(&r);
+}
+
+static void cpu_contention_triggers_and_twins(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 80; /* 6.4 cores, the job 1: 5.4 cores foreign */
+        s->host[i].job_runqueue_wait_pct = 30;
+        add_other(s, i, 0, "burner", 777, 500, 0);
+    }
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "host.cpu_contention");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.30, 1e-9);
+    assert_non_null(strstr(f->title, "burner"));
+    assert_true(evidence_has(f, "burner (pid 777, 50.0 CPU-s)"));
+    assert_null(find(&r, "pipe.oversubscribed")); /* others, not the job, fill the CPUs */
+    done(&r);
+
+    s = healthy(20, 1); /* the same load, but the job never waits for a CPU */
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 80;
+        add_other(s, i, 0, "burner", 777, 500, 0);
+    }
+    r = analyse(s);
+    assert_null(find(&r, "host.cpu_contention"));
+    done(&r);
+
+    s = healthy(20, 1); /* steal just over and just under 5% */
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].cpu_steal_pct = 5.5;
+    r = analyse(s);
+    assert_non_null(find(&r, "host.cpu_contention"));
+    done(&r);
+    s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].cpu_steal_pct = 4.5;
+    r = analyse(s);
+    assert_null(find(&r, "host.cpu_contention"));
+    done(&r);
+}
+
+static void memory_pressure_triggers_and_twins(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    s->host[5].swap_in_pages_per_s = 200;
+    s->host[5].mem_available_kb = 640e3;
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "host.memory_pressure");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_true(evidence_has(f, "100 pages swapped in during 0.5 s of 10.0 s"));
+    assert_true(evidence_has(f, "MemAvailable down to 625 MB"));
+    done(&r);
+
+    s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].psi_mem_some_pct = 4.9;
+    r = analyse(s);
+    assert_null(find(&r, "host.memory_pressure"));
+    done(&r);
+
+    s = healthy(20, 1);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].psi_mem_some_pct = 6;
+    r = analyse(s);
+    assert_non_null(find(&r, "host.memory_pressure"));
+    done(&r);
+}
+
+/* 40 intervals of 0.5 s; GPU-Util 95% but 40% at 5, 15, 25, 35 (every 5 s). */
+static gw_samples *periodic(int culprit_aligned, int regular)
+{
+    gw_samples *s = healthy(40, 1);
+    size_t drops[4] = {5, 15, 25, 35};
+    if (!regular)
+        drops[2] = 18;
+    for (size_t k = 0; k < 4; k++) {
+        gpu_at(s, drops[k], 0)->gpu_util_pct = 40;
+        add_other(s, culprit_aligned ? drops[k] : drops[k] + 4, 1, "backup.sh", 31337, 5, 80e6);
+    }
+    for (size_t i = 0; i < 40; i++)
+        add_other(s, i, 0, "sshd", 22, 1, 0); /* always there: never the culprit */
+    return s;
+}
+
+static void periodic_triggers_and_twins(void **state)
+{
+    (void)state;
+    run r = analyse(periodic(1, 1));
+    const gw_finding *f = find(&r, "host.periodic_interference");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "every 5.0 s"));
+    assert_non_null(strstr(f->title, "backup.sh (pid 31337)"));
+    assert_true(evidence_has(f, "burst in 4 of 4 drops"));
+    assert_float_equal(f->share, 4 * 0.55 * 0.5 / 20.0, 1e-9);
+    done(&r);
+
+    r = analyse(periodic(0, 1)); /* the process bursts, but not when the GPU drops */
+    assert_null(find(&r, "host.periodic_interference"));
+    done(&r);
+
+    r = analyse(periodic(1, 0)); /* drops without a period */
+    assert_null(find(&r, "host.periodic_interference"));
+    done(&r);
+}
+
+/* ---- joining the trace -------------------------------------------------------------- */
+
+static void sampled_cause_joins_trace_loader_wait(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 98);
+    gw_analysis *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    gw_thresholds_default(&a->thresholds);
+    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
+    assert_non_null(a->sampled);
+    gw_finding *t = gw_findings_add(&a->findings, "data.loader_wait");
+    assert_non_null(t);
+    t->basis = GW_BASIS_TRACE;
+    t->share = 0.41;
+    t->severity = GW_SEV_CRITICAL;
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    assert_null(gw_findings_get(&a->findings, "data.workers_cpu_bound"));
+    const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_int_equal(f->basis, GW_BASIS_TRACE | GW_BASIS_SAMPLES);
+    assert_float_equal(f->share, 0.41, 1e-12); /* the trace's measure of the time stays */
+    assert_true(evidence_has(f, "samples: 4 worker process(es) of the job at 98% of a core"));
+    gw_analysis_free(a);
+    gw_samples_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(healthy_raises_nothing),
+        cmocka_unit_test(no_gpu_is_a_diagnosis),
+        cmocka_unit_test(window_is_the_gpu_active_span),
+        cmocka_unit_test(window_follows_the_merged_trace),
+        cmocka_unit_test(util_low_triggers_and_twin),
+        cmocka_unit_test(util_inflated_triggers_and_twin),
+        cmocka_unit_test(memory_bound_triggers_and_twin),
+        cmocka_unit_test(near_full_triggers_and_twin),
+        cmocka_unit_test(straggler_triggers_and_twin),
+        cmocka_unit_test(gpu_shared_triggers_and_twin),
+        cmocka_unit_test(throttled_triggers_and_twin),
+        cmocka_unit_test(errors_trigger_and_twin),
+        cmocka_unit_test(storage_bound_triggers_and_twins),
+        cmocka_unit_test(workers_cpu_bound_triggers_and_twin),
+        cmocka_unit_test(no_workers_triggers_and_twin),
+        cmocka_unit_test(oversubscribed_triggers_and_twin),
+        cmocka_unit_test(cpu_contention_triggers_and_twins),
+        cmocka_unit_test(memory_pressure_triggers_and_twins),
+        cmocka_unit_test(periodic_triggers_and_twins),
+        cmocka_unit_test(sampled_cause_joins_trace_loader_wait),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
