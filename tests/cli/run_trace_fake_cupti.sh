@@ -4,8 +4,9 @@
 # "trains"; LD_LIBRARY_PATH gives the library
 # the stand-in libcupti.so.13 of tests/fake_cupti, which emits real CUDA 13 activity records
 # when the job calls fake_cupti_launch(n). Checked in the recording: every launch arrives
-# (kernels, names, runtime calls) through the pool, the sender thread, the exit flush and
-# the hand-over; noisy getters are switched off at the source; the trace window holds only
+# (kernels, names, runtime calls; NVTX ranges, copies, syncs, allocations) through the pool,
+# the sender thread, the exit flush and the hand-over, and `gpuwhy analyze` finds the steps;
+# noisy getters are switched off at the source; the trace window holds only
 # what ran inside it; dropped records are reported; a fork child changes nothing; a CUPTI
 # subscriber already taken means "untraced" with the holder's name in the recording.
 set -u
@@ -53,6 +54,27 @@ corr=$(q "$tmp/all.db" "SELECT count(*) FROM cuda_kernels k JOIN cuda_api a ON a
 check "kernels correlate with their launch calls (100000, got $corr)" [ "$corr" = "100000" ]
 check "summary line counts the kernels" grep -q "CUDA trace: 1 process, 100000 kernels" "$tmp/all.err"
 check "no message from the library when all is well" [ "$(grep -c 'gpuwhy-cupti' "$tmp/all.err")" -eq 0 ]
+
+# 1b. The other kinds: NVTX step ranges (GW_TRACE_NVTX=1), a pageable copy + stream sync
+# and a named allocation per step; then the usual diagnosis reads the recording.
+GW_TRACE_NVTX=1 timeout 120 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/kinds.db" -- \
+  "$job" "" 12 300 5 >"$tmp/kinds.out" 2>"$tmp/kinds.err" </dev/null
+rc=$?
+check "all kinds: exit code kept (3)" [ "$rc" -eq 3 ]
+m=$(q "$tmp/kinds.db" "SELECT count(DISTINCT s.text) FROM cuda_markers m JOIN cuda_strings s ON s.id = m.name_id WHERE s.text LIKE 'ProfilerStep#%'")
+check "12 distinct NVTX step names, each sent with its record ($m)" [ "$m" = "12" ]
+e=$(q "$tmp/kinds.db" "SELECT count(*) FROM cuda_markers WHERE flags = 4")
+check "12 range ends ($e)" [ "$e" = "12" ]
+c=$(q "$tmp/kinds.db" "SELECT count(*), min(copy_kind), min(dst_kind), max(bytes) FROM cuda_copies")
+check "12 pageable DtoH copies of 4 KiB ($c)" [ "$c" = "12|2|1|4096" ]
+y=$(q "$tmp/kinds.db" "SELECT count(*), min(sync_type) FROM cuda_syncs")
+check "12 stream syncs ($y)" [ "$y" = "12|3" ]
+a=$(q "$tmp/kinds.db" "SELECT count(*), min(s.text) FROM cuda_memory m JOIN cuda_strings s ON s.id = m.name_id")
+check "12 named allocations ($a)" [ "$a" = "12|fake_weights" ]
+"$GW_BIN" analyze --json "$tmp/kinds.db" >"$tmp/kinds.json" 2>"$tmp/kinds.aerr" </dev/null
+rc=$?
+check "gpuwhy analyze reads the traced recording (exit $rc)" [ "$rc" -eq 0 ]
+check "its 12 steps come from the NVTX ranges" grep -q "of 12 (ProfilerStep)" "$tmp/kinds.json"
 
 # 2. A trace window: launches every 50 ms for ~2.5 s; trace from 0.8 s for 0.8 s.
 timeout 120 "$GW_BIN" run --trace --trace-delay 800ms --trace-duration 800ms -o "$tmp/win.db" -- \

@@ -35,7 +35,14 @@ static uint64_t now_ns(void)
 
 static size_t record_size(uint32_t kind)
 {
-    return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? sizeof(CUpti_ActivityKernel10) : sizeof(CUpti_ActivityAPI);
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    default: return sizeof(CUpti_ActivityAPI);
+    }
 }
 
 /* Hands the current buffer back (lock held by the caller, released around the callback as
@@ -75,13 +82,85 @@ static void append(const void *rec, size_t size)
     cur_used += (size + 7) & ~(size_t)7;
 }
 
+/* The extra activity of one step, when its kinds are enabled: an NVTX range named
+ * "ProfilerStep#<step>" around it (its name in fresh memory per record, as CUPTI keeps
+ * marker names per record), a 4 KiB pageable device-to-host copy followed by a stream
+ * synchronisation (the .item() pattern), and a named 1 MiB allocation. */
+static void step_extras(uint64_t t0, uint64_t t1, int step)
+{
+    static uint32_t marker_id;
+    if (enabled[CUPTI_ACTIVITY_KIND_MARKER]) {
+        char *name = malloc(32);  /* never freed: stands for CUPTI-owned record memory */
+        if (name) {
+            snprintf(name, 32, "ProfilerStep#%d", step);
+            CUpti_ActivityMarker2 m;
+            memset(&m, 0, sizeof m);
+            m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+            m.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+            m.timestamp = t0;
+            m.id = ++marker_id;
+            m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+            m.objectId.pt.threadId = 1;
+            m.name = name;
+            append(&m, sizeof m);
+            m.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+            m.timestamp = t1;
+            m.name = NULL;
+            append(&m, sizeof m);
+        }
+    }
+    if (enabled[CUPTI_ACTIVITY_KIND_MEMCPY]) {
+        CUpti_ActivityMemcpy6 c;
+        memset(&c, 0, sizeof c);
+        c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+        c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+        c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+        c.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+        c.bytes = 4096;
+        c.start = t1 - 900;
+        c.end = t1 - 500;
+        c.streamId = 7;
+        c.correlationId = ++correlation;
+        append(&c, sizeof c);
+    }
+    if (enabled[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION]) {
+        CUpti_ActivitySynchronization2 y;
+        memset(&y, 0, sizeof y);
+        y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+        y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+        y.start = t1 - 1000;
+        y.end = t1 - 400;
+        y.streamId = 7;
+        y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+        append(&y, sizeof y);
+    }
+    if (enabled[CUPTI_ACTIVITY_KIND_MEMORY2]) {
+        static const char alloc_name[] = "fake_weights";
+        CUpti_ActivityMemory4 a;
+        memset(&a, 0, sizeof a);
+        a.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+        a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+        a.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+        a.bytes = 1 << 20;
+        a.address = 0x7000000000ULL + (uint64_t)step * (1 << 20);
+        a.timestamp = t0 + 10;
+        a.streamId = CUPTI_INVALID_STREAM_ID;
+        a.name = alloc_name;
+        append(&a, sizeof a);
+    }
+}
+
 /* n launches: one cudaLaunchKernel record, one cudaGetDevice record (a getter the library
- * should have switched off) and one kernel each, when those kinds are enabled. */
+ * should have switched off) and one kernel each, when those kinds are enabled; the call
+ * is one step (step_extras). */
 FAKE_EXPORT void fake_cupti_launch(int n);
 void fake_cupti_launch(int n)
 {
     static const char *const names[2] = {"fake_gemm_kernel", "fake_elementwise_kernel"};
+    static int step;
     pthread_mutex_lock(&lock);
+    uint64_t step_start = now_ns();
     for (int i = 0; i < n; i++) {
         uint64_t t = now_ns();
         uint32_t corr = ++correlation;
@@ -114,6 +193,7 @@ void fake_cupti_launch(int n)
             append(&k, sizeof k);
         }
     }
+    step_extras(step_start, now_ns() + 10000, step++);
     pthread_mutex_unlock(&lock);
 }
 
