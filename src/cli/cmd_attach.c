@@ -96,5 +96,8 @@ int gw_cmd_attach(int argc, char **argv)
     rs.job_pid = (pid_t)pid;
     gw_record_signals_stop_only();
     gw_record_signals_install();
-    return gw_record_session_run(&rs, NULL) == 0 ? GW_EXIT_OK : GW_EXIT_INTERNAL;
+    int failed = gw_record_session_run(&rs, NULL);
+    if (!failed)
+        (void)gw_record_print_diagnosis(stderr, rs.output_path);
+    return failed == 0 ? GW_EXIT_OK : GW_EXIT_INTERNAL;
 }

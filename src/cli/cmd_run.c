@@ -173,6 +173,9 @@ int gw_cmd_run(int argc, char **argv)
     int status = 0;
     gw_record_session_run(&rs, &status);
     gw_run_trace_after_job(&trace, rs.output_path);
+    /* After the trace merge, so a cause both saw is one finding; the job's status wins
+     * over a failed diagnosis (its message is printed). */
+    (void)gw_record_print_diagnosis(stderr, rs.output_path);
     free(command_line);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

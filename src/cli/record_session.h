@@ -44,4 +44,9 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status);
  * swap for the sampled-metrics diagnosis when it lands. Returns 0 or -1 (message printed). */
 int gw_record_print_outcome(FILE *out, const char *recording_path);
 
+/* The diagnosis of the finished recording (with a merged `run --trace` trace), rendered like
+ * `gpuwhy analyze FILE` (record_diagnosis.c). Printed after the summary, and after the trace
+ * merge, by run and attach. Returns 0 or -1 (message printed). */
+int gw_record_print_diagnosis(FILE *out, const char *recording_path);
+
 #endif

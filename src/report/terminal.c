@@ -214,7 +214,9 @@ int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options 
     print_findings(&t);
     if (a->rank_count > 1)
         gw_term_rank_summary(&t);
-    if (a->device_count == 0) {
+    if (a->device_count == 0 && a->sampled) {
+        gw_term_sampled(&t); /* a recording without a trace: the samples are the GPU activity */
+    } else if (a->device_count == 0) {
         gw_term_heading(&t, "GPU activity");
         gw_term_wrap(&t, "  ", "No GPU data: the input has no kernels, copies or memsets, so there is "
                                "no GPU busy or idle time to attribute.");
@@ -232,6 +234,8 @@ int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options 
         gw_term_syncs(&t, rs);
         gw_term_memory(&t, rs);
     }
+    if (a->device_count > 0 && a->sampled)
+        gw_term_sampled(&t);
     if (ranks_shown < a->rank_count)
         gw_term_printf(&t, "\n%s(kernel, copy, sync and memory tables of the other %zu ranks: -v)%s\n",
                        gw_term_dim(&t), a->rank_count - ranks_shown, gw_term_reset(&t));

@@ -44,5 +44,7 @@ void gw_term_kernels(gw_term *t, const gw_rank_stats *r);
 void gw_term_copies(gw_term *t, const gw_rank_stats *r);
 void gw_term_syncs(gw_term *t, const gw_rank_stats *r);
 void gw_term_memory(gw_term *t, const gw_rank_stats *r);
+/* The recording's sampled figures (terminal_sampled.c); nothing without samples. */
+void gw_term_sampled(gw_term *t);
 
 #endif
