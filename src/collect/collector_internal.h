@@ -93,6 +93,8 @@ struct gw_host_collector {
     int64_t last_top_mono_ns;  /* mono_ns of the sample of the last full scan */
     uint64_t last_thread_tick, last_thread_status_tick;   /* when threads were last read */
     uint64_t job_threads;      /* threads of the job at the last sample (sum of num_threads) */
+    uint64_t scanned_forks;    /* /proc/stat "processes" when /proc was last listed */
+    bool have_scan;            /* c->scan holds a listing of /proc */
     long page_kb;
     gw_readbuf buf;            /* scratch for whole-file reads */
     DIR *proc_dir;             /* owned: root/proc, rewound each interval */

@@ -10,8 +10,9 @@
  *
  * What is read how often (cost matters at 10 Hz; see bench/RESULTS.md "Host sampling cost"):
  *   every interval:  /proc/stat, meminfo, vmstat, pressure/{cpu,io,memory}, diskstats,
- *                    net/dev; the list of /proc (readdir) and /proc/PID/stat of pids not
- *                    seen before (new members of the job tree, by ppid); stat, status and
+ *                    net/dev; the list of /proc (readdir; skipped when /proc/stat's fork
+ *                    counter did not move) and /proc/PID/stat of pids not seen before
+ *                    (new members of the job tree, by ppid); stat, status and
  *                    io of each job process. Files read every interval stay open and are
  *                    re-read with pread (fd_cache.c).
  *   every top_every_n intervals, and the interval before: stat and io of every process

@@ -271,6 +271,7 @@ int gw_host_collector_set_root(gw_host_collector *c, const char *root, gw_error 
     if (c->proc_dir != NULL)
         closedir(c->proc_dir);
     c->proc_dir = NULL;
+    c->have_scan = false;   /* another tree: list it again */
     return 0;
 }
 

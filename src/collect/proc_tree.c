@@ -50,8 +50,16 @@ static const gw_scanned_proc *previously_seen(const gw_host_collector *c, pid_t 
  * process; otherwise processes seen in the previous interval keep their earlier stat (a
  * ppid link does not change while a process lives, except on reparenting, which the next
  * full scan picks up) and only new pids are read. */
-static int scan_processes(gw_host_collector *c, bool full, gw_error *err)
+static int scan_processes(gw_host_collector *c, bool full, uint64_t forks, gw_error *err)
 {
+    /* /proc/stat's "processes" counts every fork and clone since boot: unchanged means no
+     * task was born since the last listing, so the listing (which walks every task of the
+     * machine, 0.1-1 ms) can only have lost members. Those fail their own reads below. */
+    if (!full && c->have_scan && forks == c->scanned_forks) {
+        for (size_t i = 0; i < c->scan_count; i++)
+            c->scan[i].fresh = false;
+        return 0;
+    }
     if (c->proc_dir == NULL) {
         char path[4096];
         if (gw_procroot_path(&c->root, "proc", path, sizeof path) != 0)
@@ -109,6 +117,8 @@ static int scan_processes(gw_host_collector *c, bool full, gw_error *err)
         c->scan[c->scan_count++] = proc;
     }
     qsort(c->scan, c->scan_count, sizeof *c->scan, compare_scanned_pid);
+    c->have_scan = true;
+    c->scanned_forks = forks;
     return 0;
 }
 
@@ -267,6 +277,16 @@ static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned
     if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STAT, c->tick, &c->buf) != 0 ||
         gw_parse_pid_stat(c->buf.data, &st) != 0 || st.pid != pid)
         return 1;
+    if (st.ppid != scanned->stat.ppid && pid != c->job_root_pid) {
+        /* Reparented since the scan that placed it (its parent exited): it stays in the
+         * job only if its new parent is a job process already in this sample (a
+         * subreaper of the job; parents come first, breadth first). */
+        bool parent_in_job = false;
+        for (size_t i = 0; i < out->proc_count && !parent_in_job; i++)
+            parent_in_job = out->procs[i].pid == st.ppid;
+        if (!parent_in_job)
+            return 1;
+    }
     proc->pid = st.pid;
     proc->ppid = st.ppid;
     proc->start_ticks = st.start_ticks;
@@ -299,7 +319,7 @@ static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned
 int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool with_threads,
                          bool thread_status, bool full_scan, gw_error *err)
 {
-    if (scan_processes(c, full_scan, err) != 0)
+    if (scan_processes(c, full_scan, out->processes_forked, err) != 0)
         return -1;
     if (gw_grow((void **)&c->order, &c->order_cap, c->scan_count + 1, sizeof *c->order) != 0 ||
         gw_grow((void **)&c->links, &c->links_cap, c->scan_count + 1, sizeof *c->links) != 0)

@@ -413,6 +413,59 @@ static void top_lists_cover_one_interval(void **state)
     gw_host_collector_free(c);
 }
 
+/* /proc is listed again only when the fork counter of /proc/stat moved: a process that
+ * appears without it is not looked for; once the counter moves, it is found. */
+static void listing_follows_the_fork_counter(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gw-forks-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp -a '%s/t0/.' '%s/'", EDGE, dir);
+    assert_int_equal(system(cmd), 0);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(dir, 100, NULL, &err);
+    assert_non_null(c);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_int_equal(s.proc_count, 3);
+    /* a new child of the job appears, the fork counter stays */
+    snprintf(cmd, sizeof cmd, "cp -a '%s/proc/300' '%s/proc/900' && "
+             "sed -i 's/^300 (grand child) R 200 /900 (late) S 100 /' '%s/proc/900/stat'",
+             dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_int_equal(s.proc_count, 3);
+    /* the counter moves: /proc is listed and the newcomer found. The file is rewritten in
+     * place, as procfs changes under an open fd (sed -i would make a new file). */
+    char stat_path[256];
+    snprintf(stat_path, sizeof stat_path, "%s/proc/stat", dir);
+    FILE *f = fopen(stat_path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    assert_int_equal(fclose(f), 0);
+    char *counter = strstr(text, "processes 4242");
+    assert_non_null(counter);
+    counter[strlen("processes 424")] = '3';
+    f = fopen(stat_path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);
+    assert_int_equal(s.processes_forked, 4243);
+    assert_int_equal(s.proc_count, 4);
+    assert_non_null(find_proc(&s, 900));
+    assert_string_equal(find_proc(&s, 900)->comm, "late");
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void pci_numa_node(void **state)
 {
     (void)state;
@@ -499,6 +552,7 @@ int main(void)
         cmocka_unit_test(thread_status_less_often),
         cmocka_unit_test(thread_detail_spaced_by_job_size),
         cmocka_unit_test(top_lists_cover_one_interval),
+        cmocka_unit_test(listing_follows_the_fork_counter),
         cmocka_unit_test(pci_numa_node),
         cmocka_unit_test(vanished_job_root_and_host_only),
         cmocka_unit_test(bad_roots_are_clear_errors),
