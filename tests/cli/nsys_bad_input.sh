@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Bad Nsight Systems inputs through the binary: exit code 2, a message naming the file, and
+# no output file left behind (-o is all or nothing). Good ones next to them still work.
+set -u
+: "${GW_BIN:?}" "${GW_SHARED_DIR:?}" "${GW_SOURCE_DIR:?}"
+N="$GW_SHARED_DIR/traces/nsys"
+F="$GW_SOURCE_DIR/tests/data/nsys"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+
+# refused LABEL NEEDLE FILE...: exit 2, stderr names the first file and contains NEEDLE
+refused() {
+  local label=$1 needle=$2
+  shift 2
+  rm -f "$tmp/out.json"
+  "$GW_BIN" analyze --json --no-progress -o "$tmp/out.json" "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 2 ]; then bad "$label: exit $rc, expected 2 ($(cat "$tmp/err"))"; return; fi
+  if ! grep -qF "$1" "$tmp/err"; then bad "$label: message does not name $1: $(cat "$tmp/err")"; return; fi
+  if ! grep -qF "$needle" "$tmp/err"; then bad "$label: message lacks '$needle': $(cat "$tmp/err")"; return; fi
+  if [ -e "$tmp/out.json" ]; then bad "$label: left an output file"; return; fi
+  ok "$label"
+}
+
+cp "$N/MohanadOdema__DLProf/nsys_profile.sqlite" "$tmp/truncated.sqlite"
+chmod u+w "$tmp/truncated.sqlite"
+truncate -s 300000 "$tmp/truncated.sqlite"
+refused "truncated export" "SQLite" "$tmp/truncated.sqlite"
+cp "$N/MohanadOdema__DLProf/nsys_profile.sqlite" "$tmp/overwritten.sqlite"
+chmod u+w "$tmp/overwritten.sqlite"
+head -c 60000 /dev/zero | tr '\0' 'x' | dd of="$tmp/overwritten.sqlite" bs=1 seek=4096 conv=notrunc 2>/dev/null
+refused "overwritten pages" "not a usable SQLite database" "$tmp/overwritten.sqlite"
+refused "empty export (DynamicViT)" "holds no trace data" "$N/amir-ghz__DynamicViT/nsys_profile.sqlite"
+sqlite3 "$tmp/empty.sqlite" < "$F/empty_export.sql"
+refused "empty export (fixture)" "holds no trace data" "$tmp/empty.sqlite"
+refused "CSV bad number" "line 3" "$F/gputrace_bad_number.csv"
+refused "CSV bad quote" "line 4" "$F/gputrace_bad_quote.csv"
+refused "CSV summary, not a trace" "not a" "$N/derived/nsys-2023.4.4/dlprof_root/dlprof_root_cuda_gpu_kern_sum.csv"
+refused "api trace alone" "has no GPU activity" "$F/apitrace_variants.csv"
+
+# A failed CUDA capture is a diagnosis, not an error.
+if "$GW_BIN" analyze --json --no-progress -o "$tmp/uvm.json" "$N/CO18326__uvmTorch/report1.sqlite" 2>"$tmp/err" &&
+   grep -q '"data.none"' "$tmp/uvm.json" && grep -q 'No CUDA events collected' "$tmp/uvm.json"; then
+  ok "uvmTorch: exit 0, data.none with nsys's diagnostic text"
+else
+  bad "uvmTorch: $(cat "$tmp/err")"
+fi
+# --step-range picks the named NVTX range as the step.
+sqlite3 "$tmp/two.sqlite" < "$F/schema2_two_processes.sql"
+if "$GW_BIN" analyze --json --no-progress --step-range "iteration 7" -o "$tmp/two.json" "$tmp/two.sqlite" 2>"$tmp/err" &&
+   python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"]; sys.exit(0 if s and all(x["number"] == 7 for x in s) else 1)' "$tmp/two.json"; then
+  ok "--step-range: the range \"iteration 7\" is the step (number 7)"
+else
+  bad "--step-range: $(cat "$tmp/err")"
+fi
+
+echo "# $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
