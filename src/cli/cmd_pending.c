@@ -11,5 +11,4 @@ static int pending(const char *name)
     return GW_EXIT_INTERNAL;
 }
 
-int gw_cmd_top(int argc, char **argv) { (void)argc; (void)argv; return pending("top"); }
 int gw_cmd_serve(int argc, char **argv) { (void)argc; (void)argv; return pending("serve"); }
