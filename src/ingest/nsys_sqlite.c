@@ -407,7 +407,7 @@ static void decide_correlation(gw_nsys_db *d)
         d->corr_per_process = 0;
 }
 
-static int reserve_events(gw_nsys_db *d)
+static void reserve_events(gw_nsys_db *d)
 {
     static const char *const GPU[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                       "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
@@ -419,12 +419,13 @@ static int reserve_events(gw_nsys_db *d)
     for (size_t i = 0; i < sizeof HOST / sizeof HOST[0]; i++)
         if (gw_nsys_has_table(d, HOST[i]))
             host += gw_nsys_row_estimate(d, HOST[i]);
+    /* Only a hint: if the estimate cannot be had (sparse rowids, little memory), the arrays
+     * grow as rows arrive and a real shortage is reported there. */
     gw_trace *t = d->trace;
-    if ((gpu && gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu) != 0) ||
-        (host && gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host) != 0))
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld GPU and %lld host events", d->path,
-                       (long long)gpu, (long long)host);
-    return 0;
+    if (gpu)
+        (void)gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu);
+    if (host)
+        (void)gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host);
 }
 
 static void report_progress(const gw_ingest_options *opt, uint64_t file_size, int phase, int phases)
@@ -527,7 +528,8 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return -1;
     read_session_start(d);
     decide_correlation(d);
-    if (reserve_events(d) != 0 || read_events(d, path, opt, file_size) != 0)
+    reserve_events(d);
+    if (read_events(d, path, opt, file_size) != 0)
         return -1;
     if (gw_nsys_read_thread_names(d) != 0)
         return -1;

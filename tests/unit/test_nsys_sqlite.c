@@ -421,6 +421,36 @@ static void overwritten_copies_refused(void **state)
     assert_non_null(strstr(read_fails(path), "not a usable SQLite database"));
 }
 
+/* Garbage over the kernel table's root page only: the error comes from the thread that
+ * reads kernels, and must still name the file and the table. */
+static void broken_kernel_table_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/kernels_broken.sqlite", g_tmpdir);
+    copy_file(DLPROF_ROOT, path, -1);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM "
+                                            "sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long root = (long)sqlite3_column_int64(st, 0), page = (long)sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (root - 1) * page, SEEK_SET), 0);
+    assert_int_not_equal(fputc(0x0D, f), EOF); /* a leaf page header whose cells are garbage */
+    for (long k = 1; k < page; k++)
+        assert_int_not_equal(fputc(0xFF, f), EOF);
+    assert_int_equal(fclose(f), 0);
+    const char *msg = read_fails(path);
+    assert_non_null(strstr(msg, "not a usable SQLite database: reading CUPTI_ACTIVITY_KIND_KERNEL"));
+}
+
 static void missing_file_refused(void **state)
 {
     (void)state;
@@ -670,6 +700,7 @@ int main(void)
         cmocka_unit_test(dynamicvit_empty_export_refused),
         cmocka_unit_test(truncated_copies_refused),
         cmocka_unit_test(overwritten_copies_refused),
+        cmocka_unit_test(broken_kernel_table_refused),
         cmocka_unit_test(missing_file_refused),
         cmocka_unit_test(schema2_two_processes),
         cmocka_unit_test(step_range_names_the_range),
