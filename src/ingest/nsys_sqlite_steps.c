@@ -126,8 +126,18 @@ static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
         s->number = last_number(gw_trace_str(t, c[i].name_id), &number) ? number : ordinal;
         ordinal++;
     }
-    if (t->step_count)
+    if (t->step_count) {
         t->step_source = source;
+        /* Say where the steps came from: a wrong guess is then visible, and fixable with
+         * --step-range. */
+        const char *first = gw_trace_str(t, c[0].name_id);
+        if (source == GW_STEPS_USER_RANGE)
+            gw_trace_note(t, "%zu %s from the NVTX range \"%.120s\" (--step-range)", t->step_count,
+                          t->step_count == 1 ? "step" : "steps", first);
+        else
+            gw_trace_note(t, "%zu %s from NVTX ranges named like \"%.120s\" (--step-range NAME to choose "
+                             "another range)", t->step_count, t->step_count == 1 ? "step" : "steps", first);
+    }
     return 0;
 }
 

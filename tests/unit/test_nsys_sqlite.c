@@ -610,6 +610,7 @@ static void schema2_two_processes(void **state)
     assert_int_equal(t->steps[0].end, 6800);
     assert_int_equal(t->steps[1].start, 7000);
     assert_int_equal(t->steps[1].end, 9000);
+    assert_true(has_note(t, "2 steps from NVTX ranges named like \"train_step\""));
     gw_trace_free(t);
 }
 
@@ -622,6 +623,7 @@ static void step_range_names_the_range(void **state)
     assert_int_equal(t->steps[0].start, 100);
     assert_int_equal(t->steps[0].end, 200);
     assert_int_equal(t->steps[0].number, 7);
+    assert_true(has_note(t, "1 step from the NVTX range \"iteration 7\" (--step-range)"));
     gw_trace_free(t);
 
     t = read_ok_opt(build_fixture("schema2_two_processes"), "no such range");
