@@ -54,6 +54,7 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule);
 /* host and job (rules_sampled_host.c) */
 int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_data_network_fs(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule);

@@ -53,6 +53,9 @@ int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule)
                         isnan(st->disk_await_mean_ms) ? 0.0 : st->disk_await_mean_ms,
                         isnan(st->disk_aqu_mean) ? 0.0 : st->disk_aqu_mean,
                         isnan(st->disk_rkb_per_s_mean) ? 0.0 : st->disk_rkb_per_s_mean / 1e3);
+    if (st->disk_fs)
+        gw_finding_evidence(f, "it holds the job's open files: %.100s (%s, up to %u files)", st->disk_fs->mount_point,
+                            st->disk_fs->fs_type, st->disk_fs->open_files_max);
     if (st->d_state_s > 0)
         gw_finding_evidence(f, "job threads in D state (waiting on I/O) during %.1f s", st->d_state_s);
     if (!isnan(st->cpu_iowait_mean_pct))
@@ -137,6 +140,12 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+/* CPU waits cost GPU time only while the GPU waits; without GPU data they cost wall time. */
+static int gpu_waits_or_unknown(const gw_analysis *a)
+{
+    return isnan(gw_sampled_util_share(a->sampled)) || gw_sampled_gpu_waits(a);
+}
+
 /* Run-queue wait per job process, as a share of wall time (NaN without schedstat). */
 static double wait_share_per_process(const gw_sample_stats *st)
 {
@@ -156,7 +165,7 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
     double wait = wait_share_per_process(st);
-    if (isnan(wait) || wait < thr || foreign_dominates(st))
+    if (isnan(wait) || wait < thr || foreign_dominates(st) || !gpu_waits_or_unknown(a))
         return 0;
     double share = wait > 1 ? 1 : wait;
     int joined;
@@ -195,7 +204,7 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
     /* Foreign load only counts when the job felt it: its threads waited for a CPU. */
     int contended = foreign_share >= foreign_thr && !isnan(wait) &&
                     wait >= a->thresholds.v[GW_T_RUN_DELAY_SHARE] && foreign_dominates(st);
-    if (!contended && steal < steal_thr)
+    if ((!contended && steal < steal_thr) || !gpu_waits_or_unknown(a))
         return 0;
     double share = contended ? (wait > 1 ? 1 : wait) : steal;
     if (steal > share)
@@ -274,5 +283,38 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
              "memory-mapped instead of copied into each worker, no growing caches; or give the job "
              "more RAM (a larger memory.max).");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window", share * 100.0);
+    return 0;
+}
+
+int gw_rule_s_data_network_fs(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    const gw_job_filesystem *fs = st->network_fs;
+    if (!fs || !gw_sampled_gpu_waits(a))
+        return 0;
+    double share = gw_sampled_idle_share(st);
+    int joined;
+    gw_finding *f = loader_cause_finding(a, "data.network_fs", share, &joined);
+    if (!f)
+        return -1;
+    gw_finding_evidence(f, "%sthe job reads from %s on %.100s: up to %u open files", joined ? "samples: " : "",
+                        fs->fs_type, fs->mount_point, fs->open_files_max);
+    if (!isnan(st->job_read_bytes_per_s_mean) || !isnan(st->net_rx_bytes_per_s_mean))
+        gw_finding_evidence(f, "job storage reads %.1f MB/s, network receive %.1f MB/s on average",
+                            isnan(st->job_read_bytes_per_s_mean) ? 0.0 : st->job_read_bytes_per_s_mean / 1e6,
+                            isnan(st->net_rx_bytes_per_s_mean) ? 0.0 : st->net_rx_bytes_per_s_mean / 1e6);
+    if (joined)
+        return 0;
+    /* Open files on a network filesystem are a suspect, not proof the reads are slow. */
+    f->confidence = 0.5;
+    snprintf(f->title, sizeof f->title, "Dataset on a network filesystem (%s %.60s) while the GPU waits",
+             fs->fs_type, fs->mount_point);
+    gpu_context(a, f);
+    gw_finding_evidence(f, "over %s", st->window_description);
+    snprintf(f->fix, sizeof f->fix,
+             "Copy the dataset to local NVMe (or tmpfs) before training, or read it in large "
+             "sequential shards (WebDataset, TFRecord) with more loader workers to hide the latency.");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
     return 0;
 }

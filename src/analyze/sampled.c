@@ -229,10 +229,23 @@ static void gpu_stats(gw_sample_stats *st, size_t g)
     out->foreign_sm_mean_pct = wmean_get(&fsm);
 }
 
+static void network_fs(gw_sample_stats *st)
+{
+    const gw_samples *s = st->samples;
+    for (size_t f = 0; f < s->filesystem_count; f++) {
+        const gw_job_filesystem *fs = &s->filesystems[f];
+        if (fs->fs_class != 1 || fs->open_files_max == 0 || fs->last_interval < st->first_interval ||
+            fs->first_interval >= st->end_interval)
+            continue;
+        if (!st->network_fs || fs->open_files_max > st->network_fs->open_files_max)
+            st->network_fs = fs;
+    }
+}
+
 static void host_stats(gw_sample_stats *st)
 {
     const gw_samples *s = st->samples;
-    wmean busy = {0}, iowait = {0}, steal = {0}, psi = {0}, faults = {0}, job = {0}, wait = {0},
+    wmean busy = {0}, job_read = {0}, net_rx = {0}, iowait = {0}, steal = {0}, psi = {0}, faults = {0}, job = {0}, wait = {0},
           foreign = {0};
     st->mem_available_min_kb = st->mem_total_kb = st->psi_mem_some_max_pct = NAN;
     for (size_t i = st->first_interval; i < st->end_interval; i++) {
@@ -247,6 +260,8 @@ static void host_stats(gw_sample_stats *st)
         wmean_add(&psi, h->psi_mem_some_pct, dt);
         wmean_add(&faults, h->major_faults_per_s, dt);
         wmean_add(&job, h->job_cpu_pct, dt);
+        wmean_add(&job_read, h->job_read_bytes_per_s, dt);
+        wmean_add(&net_rx, h->net_rx_bytes_per_s, dt);
         /* run-queue waits arrive every few intervals, each the mean since the last one */
         wmean_add(&wait, h->job_runqueue_wait_pct, dt);
         if (!isnan(h->psi_mem_some_pct) && !(h->psi_mem_some_pct <= st->psi_mem_some_max_pct))
@@ -274,6 +289,8 @@ static void host_stats(gw_sample_stats *st)
     st->job_cpu_mean_pct = wmean_get(&job);
     st->job_runqueue_wait_mean_pct = wmean_get(&wait);
     st->foreign_cpu_mean_cores = wmean_get(&foreign);
+    st->job_read_bytes_per_s_mean = wmean_get(&job_read);
+    st->net_rx_bytes_per_s_mean = wmean_get(&net_rx);
 }
 
 static void job_stats(gw_sample_stats *st, double worker_cpu_pct)
@@ -359,7 +376,18 @@ static void disk_stats(gw_sample_stats *st, double storage_util_pct)
     const gw_samples *s = st->samples;
     st->disk = -1;
     st->disk_util_mean_pct = NAN;
+    /* Only the disks holding the job's files, when the recording knows them: another
+     * tenant's busy disk is not the job's bottleneck. */
+    int job_disks_known = 0;
+    for (size_t f = 0; f < s->filesystem_count; f++)
+        job_disks_known |= s->filesystems[f].block_device[0] != '\0';
     for (size_t d = 0; d < s->disk_count; d++) {
+        const gw_job_filesystem *fs = NULL;
+        for (size_t f = 0; f < s->filesystem_count && !fs; f++)
+            if (strcmp(s->filesystems[f].block_device, s->disk_names[d]) == 0)
+                fs = &s->filesystems[f];
+        if (job_disks_known && !fs)
+            continue;
         wmean util = {0};
         for (size_t i = st->first_interval; i < st->end_interval; i++) {
             const gw_disk_interval *di = gw_samples_disk(s, i, d);
@@ -370,6 +398,7 @@ static void disk_stats(gw_sample_stats *st, double storage_util_pct)
         if (!isnan(mean) && !(mean <= st->disk_util_mean_pct)) {
             st->disk_util_mean_pct = mean;
             st->disk = (long)d;
+            st->disk_fs = fs;
         }
     }
     if (st->disk < 0)
@@ -427,6 +456,7 @@ gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_star
     if (foreign_top(st) != 0)
         goto oom;
     disk_stats(st, storage_util_pct);
+    network_fs(st);
     describe_window(st);
     return st;
 oom:

@@ -98,6 +98,12 @@ typedef struct gw_sample_stats {
     double disk_util_mean_pct, disk_saturated_s; /* seconds at or above storage_bound.util_pct */
     double disk_saturated_gpu_idle_s;            /* GPU idle seconds inside those */
     double disk_await_mean_ms, disk_aqu_mean, disk_rkb_per_s_mean;
+    const gw_job_filesystem *disk_fs; /* borrowed: the job's filesystem on that disk; NULL when
+                                         the recording does not say where the job's files are
+                                         (then every disk was a candidate) */
+    /* the job's network or fuse filesystem with the most open files; NULL none */
+    const gw_job_filesystem *network_fs; /* borrowed from samples */
+    double job_read_bytes_per_s_mean, net_rx_bytes_per_s_mean; /* NaN unknown */
 } gw_sample_stats;
 
 /* Computes the statistics; trace_start_ns/trace_end_ns/clock_offset_ns give the merged

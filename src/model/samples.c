@@ -51,5 +51,7 @@ void gw_samples_free(struct gw_samples *s)
     }
     free(s->events);
     free(s->others);
+    free(s->filesystems);
+    free(s->numa_nodes);
     free(s);
 }

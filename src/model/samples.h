@@ -136,6 +136,24 @@ typedef struct gw_gpu_event_rec {
     char *message;                        /* owned, may be NULL */
 } gw_gpu_event_rec;
 
+/* A filesystem holding open regular files of the job at some point of the recording
+ * (from /proc/PID/fd and mountinfo, read every few samples). */
+typedef struct gw_job_filesystem {
+    int fs_class;                         /* 0 local disk, 1 network/fuse, 2 tmpfs, 3 other
+                                             (collect/host.h gw_fs_class) */
+    char fs_type[32];                     /* "ext4", "nfs4", "fuse.sshfs" */
+    char mount_point[256];
+    char block_device[32];                /* whole disk as in diskstats, "" none */
+    uint32_t open_files_max;              /* most of the job's files open on it at once */
+    size_t first_interval, last_interval; /* intervals in which it was seen */
+} gw_job_filesystem;
+
+/* A NUMA node and its CPUs as the kernel lists them ("0-15,32-47"). */
+typedef struct gw_numa_desc {
+    int node;
+    char cpulist[256];
+} gw_numa_desc;
+
 typedef struct gw_samples {
     /* meta */
     char *command_line;                   /* owned, may be NULL */
@@ -166,6 +184,11 @@ typedef struct gw_samples {
     size_t event_count;
     gw_other_proc_interval *others;       /* by interval, CPU list then IO list */
     size_t other_count;
+    gw_job_filesystem *filesystems;       /* owned: every filesystem the job had files open on */
+    size_t filesystem_count;
+    gw_numa_desc *numa_nodes;             /* owned: the last NUMA layout recorded; none on a
+                                             machine (or recording) without NUMA data */
+    size_t numa_node_count;
 } gw_samples;
 
 /* The GPU g of interval i; NULL when out of range. Borrowed. */

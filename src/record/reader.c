@@ -141,6 +141,7 @@ typedef struct load_ctx {
     /* parallel to s->job_processes: the last schedstat seen (mono_ns 0 = none yet) */
     struct sched_mark { uint64_t wait_ns; int64_t mono_ns; } *sched;
     size_t sched_cap;
+    size_t fs_cap;
     long ticks_per_s;
     long page_kb;
 } load_ctx;
@@ -628,6 +629,48 @@ static int add_others(load_ctx *c, size_t interval, const gw_host_sample *b, dou
     return 0;
 }
 
+/* The job's filesystems (union over the recording) and the latest NUMA layout, for the
+ * storage, network-filesystem and NUMA diagnoses. */
+static int note_fs_numa(load_ctx *c, size_t interval, const gw_host_sample *b)
+{
+    gw_samples *s = c->s;
+    for (size_t i = 0; b->has_fs && i < b->fs_count; i++) {
+        const gw_job_fs *fs = &b->fs[i];
+        gw_job_filesystem *known = NULL;
+        for (size_t k = 0; k < s->filesystem_count && !known; k++)
+            if (strcmp(s->filesystems[k].mount_point, fs->mount_point) == 0 &&
+                strcmp(s->filesystems[k].fs_type, fs->fs_type) == 0)
+                known = &s->filesystems[k];
+        if (!known) {
+            if (gw_grow((void **)&s->filesystems, &c->fs_cap, s->filesystem_count + 1, sizeof *s->filesystems) != 0)
+                return -1;
+            known = &s->filesystems[s->filesystem_count++];
+            memset(known, 0, sizeof *known);
+            known->fs_class = (int)fs->fs_class;
+            snprintf(known->fs_type, sizeof known->fs_type, "%s", fs->fs_type);
+            snprintf(known->mount_point, sizeof known->mount_point, "%s", fs->mount_point);
+            snprintf(known->block_device, sizeof known->block_device, "%s", fs->block_device);
+            known->first_interval = interval;
+        }
+        known->last_interval = interval;
+        if (fs->open_files > known->open_files_max)
+            known->open_files_max = fs->open_files;
+    }
+    if (b->has_numa && b->numa_count > 0) {
+        gw_numa_desc *nodes = calloc(b->numa_count, sizeof *nodes);
+        if (!nodes)
+            return -1;
+        for (size_t i = 0; i < b->numa_count; i++) {
+            nodes[i].node = b->numa_nodes[i].node;
+            snprintf(nodes[i].cpulist, sizeof nodes[i].cpulist, "%s", b->numa_nodes[i].cpulist);
+        }
+        free(s->numa_nodes);
+        s->numa_nodes = nodes;
+        s->numa_node_count = b->numa_count;
+    }
+    return 0;
+}
+
 static void host_values(const gw_host_sample *a, const gw_host_sample *b, double interval_s, gw_host_interval *h)
 {
     h->cpu_busy_pct = h->cpu_user_pct = h->cpu_system_pct = h->cpu_iowait_pct = h->cpu_steal_pct = NAN;
@@ -704,6 +747,10 @@ static int load_host(load_ctx *c, gw_error *err)
         }
         cur->mono_ns = c->rows[i].mono_ns;
         cur->realtime_ns = c->rows[i].real_ns;
+        if (note_fs_numa(c, i > 0 ? i - 1 : 0, cur) != 0) {
+            rc = oom(err, c->r->path);
+            break;
+        }
         if (i == 0) {
             /* the first sample opens no interval but is the baseline of run-queue waits */
             for (size_t k = 0; k < cur->proc_count; k++) {

@@ -470,6 +470,93 @@ static void storage_bound_triggers_and_twins(void **state)
     done(&r);
 }
 
+static void add_filesystem(gw_samples *s, int fs_class, const char *type, const char *mount, const char *disk)
+{
+    s->filesystems = realloc(s->filesystems, (s->filesystem_count + 1) * sizeof *s->filesystems);
+    assert_non_null(s->filesystems);
+    gw_job_filesystem *fs = &s->filesystems[s->filesystem_count++];
+    memset(fs, 0, sizeof *fs);
+    fs->fs_class = fs_class;
+    snprintf(fs->fs_type, sizeof fs->fs_type, "%s", type);
+    snprintf(fs->mount_point, sizeof fs->mount_point, "%s", mount);
+    snprintf(fs->block_device, sizeof fs->block_device, "%s", disk);
+    fs->open_files_max = 12;
+    fs->first_interval = 0;
+    fs->last_interval = s->interval_count - 1;
+}
+
+/* A second disk, sdb, saturated all along: another tenant's, unless the job's files are on it. */
+static void add_busy_second_disk(gw_samples *s)
+{
+    size_t n = s->interval_count;
+    gw_disk_interval *disks = calloc(n * 2, sizeof *disks);
+    assert_non_null(disks);
+    for (size_t i = 0; i < n; i++) {
+        disks[i * 2] = s->disks[i];
+        disks[i * 2 + 1] = (gw_disk_interval){.valid = 1, .r_per_s = 3000, .rkb_per_s = 300000, .r_await_ms = 9,
+                                              .aqu_sz = 30, .util_pct = 100};
+    }
+    free(s->disks);
+    s->disks = disks;
+    s->disk_names = realloc(s->disk_names, 2 * sizeof *s->disk_names);
+    s->disk_names[1] = strdup("sdb");
+    s->disk_count = 2;
+}
+
+static void storage_bound_only_on_the_jobs_disk(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 50);
+    add_busy_second_disk(s);
+    add_filesystem(s, 0, "ext4", "/", "nvme0n1");
+    run r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    assert_string_equal(s->disk_names[r.a->sampled->disk], "nvme0n1");
+    done(&r);
+
+    s = healthy(20, 1);
+    set_util(s, 0, 50);
+    add_busy_second_disk(s);
+    add_filesystem(s, 0, "ext4", "/", "nvme0n1");
+    add_filesystem(s, 0, "xfs", "/datasets", "sdb");
+    r = analyse(s);
+    const gw_finding *f = find(&r, "data.storage_bound");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "it holds the job's open files: /datasets (xfs, up to 12 files)"));
+    assert_true(evidence_has(f, "disk sdb at >= 90% util for 10.0 s of 10.0 s (100%)"));
+    done(&r);
+}
+
+static void network_fs_triggers_and_twins(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 50);
+    add_workers(s, 2, 30);
+    add_filesystem(s, 1, "nfs4", "/mnt/imagenet", "");
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "data.network_fs");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "nfs4 /mnt/imagenet"));
+    assert_true(evidence_has(f, "up to 12 open files"));
+    done(&r);
+
+    s = healthy(20, 1); /* the same files on a local disk */
+    set_util(s, 0, 50);
+    add_workers(s, 2, 30);
+    add_filesystem(s, 0, "ext4", "/mnt/imagenet", "nvme0n1");
+    r = analyse(s);
+    assert_null(find(&r, "data.network_fs"));
+    done(&r);
+
+    s = healthy(20, 1); /* on NFS, but the GPU is kept busy */
+    add_filesystem(s, 1, "nfs4", "/mnt/imagenet", "");
+    r = analyse(s);
+    assert_null(find(&r, "data.network_fs"));
+    done(&r);
+}
+
 static void workers_cpu_bound_triggers_and_twin(void **state)
 {
     (void)state;
@@ -516,8 +603,10 @@ static void oversubscribed_triggers_and_twin(void **state)
 {
     (void)state;
     gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 60);
+    add_workers(s, 1, 20);
     for (size_t i = 0; i < 20; i++)
-        s->host[i].job_runqueue_wait_pct = 30;
+        s->host[i].job_runqueue_wait_pct = 60; /* 30% per process */
     run r = analyse(s);
     const gw_finding *f = find(&r, "pipe.oversubscribed");
     assert_non_null(f);
@@ -526,8 +615,17 @@ static void oversubscribed_triggers_and_twin(void **state)
     done(&r);
 
     s = healthy(20, 1);
+    set_util(s, 0, 60);
+    add_workers(s, 1, 20);
     for (size_t i = 0; i < 20; i++)
-        s->host[i].job_runqueue_wait_pct = 9;
+        s->host[i].job_runqueue_wait_pct = 19; /* 9.5% per process */
+    r = analyse(s);
+    assert_null(find(&r, "pipe.oversubscribed"));
+    done(&r);
+
+    s = healthy(20, 1); /* waits, but the GPU is kept busy: costs nothing */
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].job_runqueue_wait_pct = 60;
     r = analyse(s);
     assert_null(find(&r, "pipe.oversubscribed"));
     done(&r);
@@ -537,6 +635,7 @@ static void cpu_contention_triggers_and_twins(void **state)
 {
     (void)state;
     gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 60);
     for (size_t i = 0; i < 20; i++) {
         s->host[i].cpu_busy_pct = 80; /* 6.4 cores, the job 1: 5.4 cores foreign */
         s->host[i].job_runqueue_wait_pct = 30;
@@ -551,7 +650,18 @@ static void cpu_contention_triggers_and_twins(void **state)
     assert_null(find(&r, "pipe.oversubscribed")); /* others, not the job, fill the CPUs */
     done(&r);
 
+    s = healthy(20, 1); /* the same, but the GPU is kept busy */
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 80;
+        s->host[i].job_runqueue_wait_pct = 30;
+        add_other(s, i, 0, "burner", 777, 500, 0);
+    }
+    r = analyse(s);
+    assert_null(find(&r, "host.cpu_contention"));
+    done(&r);
+
     s = healthy(20, 1); /* the same load, but the job never waits for a CPU */
+    set_util(s, 0, 60);
     for (size_t i = 0; i < 20; i++) {
         s->host[i].cpu_busy_pct = 80;
         add_other(s, i, 0, "burner", 777, 500, 0);
@@ -561,12 +671,14 @@ static void cpu_contention_triggers_and_twins(void **state)
     done(&r);
 
     s = healthy(20, 1); /* steal just over and just under 5% */
+    set_util(s, 0, 60);
     for (size_t i = 0; i < 20; i++)
         s->host[i].cpu_steal_pct = 5.5;
     r = analyse(s);
     assert_non_null(find(&r, "host.cpu_contention"));
     done(&r);
     s = healthy(20, 1);
+    set_util(s, 0, 60);
     for (size_t i = 0; i < 20; i++)
         s->host[i].cpu_steal_pct = 4.5;
     r = analyse(s);
@@ -684,6 +796,8 @@ int main(void)
         cmocka_unit_test(throttled_triggers_and_twin),
         cmocka_unit_test(errors_trigger_and_twin),
         cmocka_unit_test(storage_bound_triggers_and_twins),
+        cmocka_unit_test(storage_bound_only_on_the_jobs_disk),
+        cmocka_unit_test(network_fs_triggers_and_twins),
         cmocka_unit_test(workers_cpu_bound_triggers_and_twin),
         cmocka_unit_test(no_workers_triggers_and_twin),
         cmocka_unit_test(oversubscribed_triggers_and_twin),
