@@ -59,6 +59,7 @@ long gw_nsys_read_api(gw_nsys_db *d)
     uint32_t kind_name[64];
     uint8_t kind_of[64];
     memset(kind_name, 0xFF, sizeof kind_name);
+    memset(kind_of, 0, sizeof kind_of);
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

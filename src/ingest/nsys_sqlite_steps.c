@@ -110,6 +110,8 @@ static int cmp_candidate(const void *a, const void *b)
 /* Adds the outermost candidates (a step range nested in another is not a second step). */
 static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
 {
+    if (n == 0)
+        return 0;
     qsort(c, n, sizeof *c, cmp_candidate);
     gw_ns open_end = INT64_MIN;
     int64_t ordinal = 0;
