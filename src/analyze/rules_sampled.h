@@ -59,6 +59,7 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule);
 /* recurring drops (rules_sampled_periodic.c) */
 int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule);
 

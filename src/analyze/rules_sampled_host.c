@@ -318,3 +318,44 @@ int gw_rule_s_data_network_fs(gw_analysis *a, const gw_rule *rule)
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
     return 0;
 }
+
+int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    double thr = a->thresholds.v[GW_T_NUMA_REMOTE_SHARE];
+    if (st->numa_gpu_node < 0 || st->numa_job_cpu_s <= 0) {
+        if (st->samples->numa_node_count >= 2)
+            gw_rules_not_evaluated(a, "host.numa_remote", "the GPU's NUMA node is unknown");
+        return 0;
+    }
+    double remote = st->numa_remote_cpu_s / st->numa_job_cpu_s;
+    if (remote < thr || !gpu_waits_or_unknown(a))
+        return 0;
+    /* Remote memory costs a fraction of the host work, not all of it: a quarter of the
+     * GPU idle time in proportion to the remote share is a hedge, hence the low confidence. */
+    double share = gw_sampled_idle_share(st) * remote * 0.25;
+    int joined;
+    gw_finding *f = gw_sampled_finding(a, "host.numa_remote", NULL, st->numa_gpu, share, &joined);
+    if (!f)
+        return -1;
+    if (f->severity < GW_SEV_MINOR)
+        f->severity = GW_SEV_MINOR;
+    f->confidence = 0.5;
+    snprintf(f->title, sizeof f->title, "%.0f%% of the job's CPU time on NUMA node %d, away from GPU %d's node %d",
+             remote * 100.0, st->numa_remote_node, st->numa_gpu, st->numa_gpu_node);
+    gw_finding_evidence(f, "job CPU %.1f s of %.1f s ran on a node other than %d (GPU %d's PCI node), over %s",
+                        st->numa_remote_cpu_s, st->numa_job_cpu_s, st->numa_gpu_node, st->numa_gpu,
+                        st->window_description);
+    for (size_t n = 0; n < st->samples->numa_node_count; n++)
+        if (st->samples->numa_nodes[n].node == st->numa_gpu_node)
+            gw_finding_evidence(f, "node %d's CPUs: %.100s", st->numa_gpu_node, st->samples->numa_nodes[n].cpulist);
+    gpu_context(a, f);
+    gw_finding_evidence(f, "trigger: >= %.0f%% of job CPU time remote", thr * 100.0);
+    snprintf(f->fix, sizeof f->fix,
+             "Bind the training process and its loader workers to the GPU's node: numactl "
+             "--cpunodebind=%d --membind=%d python train.py (or taskset with that node's CPUs); "
+             "with several GPUs, one rank per node's GPUs.", st->numa_gpu_node, st->numa_gpu_node);
+    snprintf(f->gain, sizeof f->gain, "≈ %.0f%% of the window (estimate)", share * 100.0);
+    return 0;
+}

@@ -24,6 +24,7 @@ static const gw_rule TABLE[] = {
     {"comm.straggler", "comm", S, gw_rule_s_comm_straggler, "a straggling GPU", 1},
     {"host.gpu_shared", "host", S, gw_rule_s_host_gpu_shared, "another process on the job's GPU", 1},
     {"host.cpu_contention", "host", S, gw_rule_s_host_cpu_contention, "other processes taking the job's CPUs", 1},
+    {"host.numa_remote", "host", S, gw_rule_s_host_numa_remote, "job threads far from their GPU's NUMA node", 1},
     {"host.memory_pressure", "host", S, gw_rule_s_host_memory_pressure, "host memory pressure (swapping)", 1},
     {"host.periodic_interference", "host", S, gw_rule_s_host_periodic_interference, "a recurring burst of another process", 1},
     {"gpu.throttled", "gpu", S, gw_rule_s_gpu_throttled, "clocks held down by a power or thermal limit", 0},

@@ -425,6 +425,70 @@ static void disk_stats(gw_sample_stats *st, double storage_util_pct)
     st->disk_rkb_per_s_mean = wmean_get(&rkb);
 }
 
+int gw_sample_numa_node_of_cpu(const gw_samples *s, int cpu)
+{
+    for (size_t n = 0; n < s->numa_node_count && cpu >= 0; n++) {
+        const char *p = s->numa_nodes[n].cpulist;
+        while (*p) {
+            char *end;
+            long lo = strtol(p, &end, 10), hi;
+            if (end == p)
+                break;
+            hi = lo;
+            p = end;
+            if (*p == '-') {
+                hi = strtol(p + 1, &end, 10);
+                if (end == p + 1)
+                    break;
+                p = end;
+            }
+            if (cpu >= lo && cpu <= hi)
+                return s->numa_nodes[n].node;
+            while (*p == ',' || *p == ' ' || *p == '\n')
+                p++;
+        }
+    }
+    return -1;
+}
+
+static void numa_stats(gw_sample_stats *st)
+{
+    const gw_samples *s = st->samples;
+    st->numa_gpu = -1;
+    st->numa_gpu_node = -1;
+    st->numa_remote_node = -1;
+    if (s->numa_node_count < 2 || s->gpu_count == 0)
+        return;
+    st->numa_gpu = 0;
+    for (size_t p = 0; p < s->gpu_proc_count; p++)
+        if (job_pid(s, s->gpu_procs[p].pid)) {
+            st->numa_gpu = (int)s->gpu_procs[p].gpu;
+            break;
+        }
+    st->numa_gpu_node = st->gpus[st->numa_gpu].numa_node;
+    if (st->numa_gpu_node < 0)
+        return;
+    double by_node[64] = {0};
+    for (size_t p = 0; p < s->proc_count; p++) {
+        const gw_proc_interval *pi = &s->procs[p];
+        if (!in_window(st, pi->interval) || isnan(pi->cpu_pct))
+            continue;
+        int node = gw_sample_numa_node_of_cpu(s, pi->last_cpu);
+        if (node < 0)
+            continue;
+        double cpu_s = pi->cpu_pct / 100.0 * interval_s(st, pi->interval);
+        st->numa_job_cpu_s += cpu_s;
+        if (node != st->numa_gpu_node) {
+            st->numa_remote_cpu_s += cpu_s;
+            if (node < 64)
+                by_node[node] += cpu_s;
+        }
+    }
+    for (int n = 0; n < 64; n++)
+        if (by_node[n] > 0 && (st->numa_remote_node < 0 || by_node[n] > by_node[st->numa_remote_node]))
+            st->numa_remote_node = n;
+}
+
 gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_start_ns,
                                          int64_t trace_end_ns, int64_t clock_offset_ns,
                                          double storage_util_pct, double worker_cpu_pct)
@@ -457,6 +521,7 @@ gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_star
         goto oom;
     disk_stats(st, storage_util_pct);
     network_fs(st);
+    numa_stats(st);
     describe_window(st);
     return st;
 oom:

@@ -104,6 +104,13 @@ typedef struct gw_sample_stats {
     /* the job's network or fuse filesystem with the most open files; NULL none */
     const gw_job_filesystem *network_fs; /* borrowed from samples */
     double job_read_bytes_per_s_mean, net_rx_bytes_per_s_mean; /* NaN unknown */
+
+    /* NUMA placement (only with two nodes or more and a GPU whose node is known) */
+    int numa_gpu;                /* the job's GPU (it holds a job process; else GPU 0); -1 none */
+    int numa_gpu_node;           /* its node, -1 unknown */
+    double numa_job_cpu_s;       /* job CPU seconds whose CPU's node is known */
+    double numa_remote_cpu_s;    /* of which on a node other than the GPU's */
+    int numa_remote_node;        /* the node most of the remote time ran on */
 } gw_sample_stats;
 
 /* Computes the statistics; trace_start_ns/trace_end_ns/clock_offset_ns give the merged
@@ -113,6 +120,9 @@ gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_star
                                          int64_t trace_end_ns, int64_t clock_offset_ns,
                                          double storage_util_pct, double worker_cpu_pct);
 void gw_sample_stats_free(gw_sample_stats *st);
+
+/* The node whose cpulist ("0-15,32-47") holds cpu, -1 none. */
+int gw_sample_numa_node_of_cpu(const gw_samples *s, int cpu);
 
 /* Mean GPU-Util over GPUs of interval i (absolute index); NaN none. */
 double gw_sample_util_at(const gw_sample_stats *st, size_t interval);

@@ -557,6 +557,48 @@ static void network_fs_triggers_and_twins(void **state)
     done(&r);
 }
 
+/* Two nodes (CPUs 0-3, 4-7); GPU 0 on node 0; the job's process on CPU `cpu`. */
+static gw_samples *numa(int cpu)
+{
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 60);
+    add_workers(s, 1, 30);
+    s->numa_nodes = calloc(2, sizeof *s->numa_nodes);
+    s->numa_node_count = 2;
+    s->numa_nodes[0] = (gw_numa_desc){.node = 0, .cpulist = "0-3"};
+    s->numa_nodes[1] = (gw_numa_desc){.node = 1, .cpulist = "4-7"};
+    s->gpus[0].pci_numa_node = 0;
+    for (size_t p = 0; p < s->proc_count; p++)
+        s->procs[p].last_cpu = s->procs[p].pid == 100 ? cpu : 1;
+    return s;
+}
+
+static void numa_remote_triggers_and_twin(void **state)
+{
+    (void)state;
+    run r = analyse(numa(6)); /* main 100% on node 1, worker 30% on node 0: 77% remote */
+    const gw_finding *f = find(&r, "host.numa_remote");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "77% of the job's CPU time on NUMA node 1, away from GPU 0's node 0"));
+    assert_true(evidence_has(f, "node 0's CPUs: 0-3"));
+    done(&r);
+
+    r = analyse(numa(2));
+    assert_null(find(&r, "host.numa_remote"));
+    done(&r);
+
+    gw_samples *s = healthy(2, 1);
+    s->numa_nodes = calloc(3, sizeof *s->numa_nodes);
+    s->numa_node_count = 3;
+    s->numa_nodes[0] = (gw_numa_desc){.node = 0, .cpulist = "0-3,8-11"};
+    s->numa_nodes[1] = (gw_numa_desc){.node = 1, .cpulist = "4-7,12"};
+    s->numa_nodes[2] = (gw_numa_desc){.node = 2, .cpulist = ""};
+    assert_int_equal(gw_sample_numa_node_of_cpu(s, 9), 0);
+    assert_int_equal(gw_sample_numa_node_of_cpu(s, 12), 1);
+    assert_int_equal(gw_sample_numa_node_of_cpu(s, 13), -1);
+    gw_samples_free(s);
+}
+
 static void workers_cpu_bound_triggers_and_twin(void **state)
 {
     (void)state;
@@ -798,6 +840,7 @@ int main(void)
         cmocka_unit_test(storage_bound_triggers_and_twins),
         cmocka_unit_test(storage_bound_only_on_the_jobs_disk),
         cmocka_unit_test(network_fs_triggers_and_twins),
+        cmocka_unit_test(numa_remote_triggers_and_twin),
         cmocka_unit_test(workers_cpu_bound_triggers_and_twin),
         cmocka_unit_test(no_workers_triggers_and_twin),
         cmocka_unit_test(oversubscribed_triggers_and_twin),
