@@ -12,7 +12,7 @@
  * Build: cmake --build BUILD --target gwcore &&
  *        cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/bench_sampler_host.c BUILD/libgwcore.a \
  *           -lsqlite3 -lz -lpthread -ldl -lm -o /tmp/bench_sampler_host
- * Usage: bench_sampler_host [SAMPLES=40] [RUNS=5] [MAX_THREADS=10000]
+ * Usage: bench_sampler_host [SAMPLES=40] [RUNS=5] [MAX_THREADS=10000] [GAP_MS=20]
  *        bench_sampler_host --files   (CPU per procfs file read: kept fd vs reopened) */
 #include <dirent.h>
 #include <fcntl.h>
@@ -98,6 +98,11 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Pause between samples: back-to-back samples would let the collector skip listing /proc
+ * far more often than at a real interval (it skips when no fork happened since the last
+ * sample, and other users fork all the time on a shared machine). Sleeping costs no CPU. */
+static int gap_ms = 20;
+
 /* Median CPU ms per sample. */
 static double measure(pid_t job, const gw_host_options *opts, int samples, int runs)
 {
@@ -120,11 +125,14 @@ static double measure(pid_t job, const gw_host_options *opts, int samples, int r
         }
     for (int r = 0; r < runs; r++) {
         double start = cpu_seconds();
-        for (int i = 0; i < samples; i++)
+        for (int i = 0; i < samples; i++) {
             if (gw_host_collect(c, &s, &err) != 0) {
                 fprintf(stderr, "%s\n", err.message);
                 exit(1);
             }
+            if (gap_ms > 0)
+                usleep((useconds_t)gap_ms * 1000);
+        }
         per_run[r] = (cpu_seconds() - start) / samples * 1000.0;
     }
     gw_host_sample_free(&s);
@@ -259,6 +267,8 @@ int main(int argc, char **argv)
     int samples = argc > 1 ? atoi(argv[1]) : 40;
     int runs = argc > 2 ? atoi(argv[2]) : 5;
     int max_threads = argc > 3 ? atoi(argv[3]) : 10000;
+    if (argc > 4)
+        gap_ms = atoi(argv[4]);
     struct rlimit nofile;
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
         nofile.rlim_cur = nofile.rlim_max;
