@@ -101,7 +101,7 @@ FAKE_CUPTI_BUSY="Nsight Systems" timeout 120 "$GW_BIN" run --trace --trace-delay
   "$job" "" 2 100 10 >"$tmp/busy.out" 2>"$tmp/busy.err" </dev/null
 rc=$?
 check "busy subscriber: exit code kept (3)" [ "$rc" -eq 3 ]
-check "busy subscriber: said once on stderr" [ "$(grep -c 'already in use by Nsight Systems' "$tmp/busy.err")" -eq 1 ]
+check "busy subscriber: said once by the library" [ "$(grep -c '^gpuwhy-cupti\[.*already in use by Nsight Systems' "$tmp/busy.err")" -eq 1 ]
 k=$(q "$tmp/busy.db" "SELECT count(*) FROM cuda_kernels")
 check "busy subscriber: nothing traced (got $k)" [ "$k" = "0" ]
 note=$(q "$tmp/busy.db" "SELECT text FROM cuda_notes")
