@@ -65,14 +65,14 @@ static const char *num(char *buf, size_t size, double x, const char *fmt)
 
 static void render_gpu(view *v, const gw_live_gpu *g)
 {
-    char a[32], b[32], c[32], d[32], e[32], f[32];
+    char a[32], b[32], c[32], d[32], e[32], f[32], share[32];
     put_line(v, "GPU %u  %s  %s  %s%s", g->index, g->name, g->uuid, g->pci_bus_id, g->lost ? "  LOST" : "");
     double mem_share = g->memory_used_bytes / g->memory_total_bytes;
     put_line(v, "  util %s  mem-busy %s  SM active %s  tensor %s  memory %s / %s (%s)",
              pct(a, sizeof a, g->util_ratio), pct(b, sizeof b, g->memory_util_ratio),
              isnan(g->sm_active_ratio) ? "- (no GPM)" : pct(c, sizeof c, g->sm_active_ratio),
              pct(d, sizeof d, g->tensor_active_ratio), bytes(e, sizeof e, g->memory_used_bytes),
-             bytes(f, sizeof f, g->memory_total_bytes), pct(c, sizeof c, mem_share));
+             bytes(f, sizeof f, g->memory_total_bytes), pct(share, sizeof share, mem_share));
     char reasons[200] = "";
     if (!g->has_throttle_reasons) {
         snprintf(reasons, sizeof reasons, "unknown");
