@@ -222,16 +222,16 @@ void gw_host_sample_clear(gw_host_sample *s);
 /* ---- the collector --------------------------------------------------------------- */
 
 typedef struct gw_host_options {
-    int thread_every_n;   /* per-thread detail every N intervals (1 = every one); default 20 */
+    int thread_every_n;   /* per-thread detail every N intervals (1 = every one); default 50 */
     int fds_every_n;      /* open-file filesystems every N intervals; default 50 */
     int numa_every_n;     /* NUMA layout every N intervals; default 600 */
     int top_n;            /* size of the top-CPU and top-IO lists; default 5 */
     int top_every_n;      /* top lists every N intervals (every process's stat+io read in
-                             that interval and the one before); default 20. In between only
+                             that interval and the one before); default 50. In between only
                              new pids are read, to find new members of the job. */
     int thread_status_every_n;   /* per-thread status (context switches), the costliest
                                     per-thread file, every N intervals (only on thread
-                                    intervals); default 100 */
+                                    intervals); default 250 */
     int threads_per_interval;    /* cost cap for big jobs: thread detail comes at least
                                     job_threads / threads_per_interval intervals apart
                                     (10,000 threads, 50 → every 200th); 0 = no cap;

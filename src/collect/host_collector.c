@@ -16,12 +16,12 @@ void gw_host_options_default(gw_host_options *opts)
 {
     /* Chosen so that 10 Hz sampling of a 1,000-thread job stays near 1 % of one core
      * (bench/RESULTS.md "Host sampling cost"). */
-    opts->thread_every_n = 20;
+    opts->thread_every_n = 50;
     opts->fds_every_n = 50;
     opts->numa_every_n = 600;
     opts->top_n = 5;
-    opts->top_every_n = 20;
-    opts->thread_status_every_n = 100;
+    opts->top_every_n = 50;
+    opts->thread_status_every_n = 250;
     opts->threads_per_interval = 50;
 }
 
