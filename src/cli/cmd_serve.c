@@ -223,6 +223,18 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 
 static int serve(int listen_fd, const char *listen_text, int64_t interval_ns)
 {
+    /* Signals are taken by sigwait in this thread only: block them before any thread starts
+     * (the sampling and HTTP threads inherit the mask) and before the first sample, so a
+     * SIGTERM that arrives early still ends in a clean exit 0. */
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    if (pthread_sigmask(SIG_BLOCK, &stop_set, NULL) != 0) {
+        fprintf(stderr, "gpuwhy serve: cannot block signals\n");
+        (void)close(listen_fd);   /* exiting: nothing to do about a close error */
+        return GW_EXIT_INTERNAL;
+    }
     exporter ex;
     memset(&ex, 0, sizeof ex);
     ex.interval_ns = interval_ns;
@@ -241,16 +253,6 @@ static int serve(int listen_fd, const char *listen_text, int64_t interval_ns)
     if (!ex.latest->nvml_loaded)
         fprintf(stderr, "gpuwhy serve: no NVIDIA driver: host metrics only (%s)\n", ex.latest->nvml_note);
 
-    /* Signals are taken by sigwait in this thread only: block them before any thread starts
-     * so the sampling and HTTP threads inherit the mask. */
-    sigset_t stop_set;
-    sigemptyset(&stop_set);
-    sigaddset(&stop_set, SIGINT);
-    sigaddset(&stop_set, SIGTERM);
-    if (pthread_sigmask(SIG_BLOCK, &stop_set, NULL) != 0) {
-        fprintf(stderr, "gpuwhy serve: cannot block signals\n");
-        goto out_free;
-    }
     if (pthread_mutex_init(&ex.lock, NULL) != 0 || pthread_cond_init(&ex.wake, NULL) != 0) {
         fprintf(stderr, "gpuwhy serve: cannot create the sampling lock\n");
         goto out_free;
