@@ -14,12 +14,15 @@
 static const unsigned char GZIP_MAGIC[2] = {0x1f, 0x8b};
 static const char SQLITE_MAGIC[16] = "SQLite format 3";
 
-/* Application id stamped into gpuwhy recordings (see record/recording_format.h). */
-static int sqlite_app_id(const char *path, int *app_id)
+/* Application id stamped into gpuwhy recordings (see record/recording_format.h). On failure
+ * why receives SQLite's own message. */
+static int sqlite_app_id(const char *path, int *app_id, char *why, size_t why_size)
 {
     sqlite3 *db = NULL;
     *app_id = 0;
+    snprintf(why, why_size, "unknown error");
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(why, why_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return -1;
     }
@@ -29,6 +32,8 @@ static int sqlite_app_id(const char *path, int *app_id)
         sqlite3_step(st) == SQLITE_ROW) {
         *app_id = sqlite3_column_int(st, 0);
         rc = 0;
+    } else {
+        snprintf(why, why_size, "%s", sqlite3_errmsg(db));
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -83,8 +88,9 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     fclose(f);
     if (n == sizeof magic && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
         int app_id = 0;
-        if (sqlite_app_id(path, &app_id) != 0) {
-            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: SQLite file cannot be opened (corrupt?)", path);
+        char why[256];
+        if (sqlite_app_id(path, &app_id, why, sizeof why) != 0) {
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, why);
             return GW_INPUT_UNKNOWN;
         }
         return app_id == GW_RECORDING_APPLICATION_ID ? GW_INPUT_RECORDING : GW_INPUT_NSYS_SQLITE;
