@@ -134,22 +134,27 @@ static void render_host(view *v, const gw_live_sample *s)
              pct(e, sizeof e, s->cpu_steal_ratio), pct(f, sizeof f, s->cpu_irq_ratio));
     put_line(v, "  memory available %s of %s  swap used %s", bytes(a, sizeof a, s->memory_available_bytes),
              bytes(b, sizeof b, s->memory_total_bytes), bytes(c, sizeof c, s->swap_used_bytes));
-    if (isnan(s->psi_cpu_some_ratio) && isnan(s->psi_io_some_ratio) && isnan(s->psi_memory_some_ratio))
+    bool first = s->sample_number < 2;   /* no interval yet: rates are still unknown */
+    if (first)
+        put_line(v, "  pressure and disks: measuring (first sample)");
+    else if (isnan(s->psi_cpu_some_ratio) && isnan(s->psi_io_some_ratio) && isnan(s->psi_memory_some_ratio))
         put_line(v, "  pressure: unknown (no /proc/pressure)");
     else
         put_line(v, "  pressure: cpu some %s  io some %s full %s  memory some %s full %s",
                  pct(a, sizeof a, s->psi_cpu_some_ratio), pct(b, sizeof b, s->psi_io_some_ratio),
                  pct(c, sizeof c, s->psi_io_full_ratio), pct(d, sizeof d, s->psi_memory_some_ratio),
                  pct(e, sizeof e, s->psi_memory_full_ratio));
+    if (first)
+        return;
     int busiest = gw_live_busiest_disk(s);
     if (busiest < 0) {
         put_line(v, "  busiest disk: none");
-    } else {
-        const gw_live_disk *k = &s->disks[busiest];
-        put_line(v, "  busiest disk %s  util %s  await %s ms  read %s/s  write %s/s", k->name,
-                 pct(a, sizeof a, k->util_ratio), num(b, sizeof b, k->await_seconds * 1e3, "%.2f"),
-                 bytes(c, sizeof c, k->read_bytes_per_s), bytes(d, sizeof d, k->write_bytes_per_s));
+        return;
     }
+    const gw_live_disk *k = &s->disks[busiest];
+    put_line(v, "  busiest disk %s  util %s  await %s ms  read %s/s  write %s/s", k->name,
+             pct(a, sizeof a, k->util_ratio), num(b, sizeof b, k->await_seconds * 1e3, "%.2f"),
+             bytes(c, sizeof c, k->read_bytes_per_s), bytes(d, sizeof d, k->write_bytes_per_s));
 }
 
 static void render_job(view *v, const gw_live_sample *s)

@@ -194,7 +194,7 @@ import re, sys
 text = open(sys.argv[1]).read()
 assert text.endswith("\n")
 types, current = {}, None
-sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})? (-?[0-9.e+]+|[+-]Inf)$')
+sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})? (-?[0-9]+(\.[0-9]+)?(e[+-][0-9]+)?|[+-]Inf)$')
 for line in text.splitlines():
     m = re.match(r"# (HELP|TYPE) (\S+)", line)
     if m:
