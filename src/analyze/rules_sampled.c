@@ -419,8 +419,10 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule)
         const gw_sampled_gpu *g = &st->gpus[k];
         if (g->xid_count == 0 && g->error_event_count == 0 && !g->lost)
             continue;
+        /* The time from the first fault on is time with suspect results or no GPU. */
         int joined;
-        gw_finding *f = gw_sampled_finding(a, "gpu.errors", NULL, (int32_t)k, 0.0, &joined);
+        double share = st->window_s > 0 ? g->faulty_s / st->window_s : 0;
+        gw_finding *f = gw_sampled_finding(a, "gpu.errors", NULL, (int32_t)k, share, &joined);
         if (!f)
             return -1;
         /* A failing GPU outranks every tuning finding: the numbers around it are suspect. */
@@ -437,6 +439,7 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu other GPU error event(s)", g->error_event_count);
         if (g->lost)
             gw_finding_evidence(f, "NVML answered GPU_IS_LOST during the recording");
+        gw_finding_evidence(f, "%.1f s of the %.1f s window from the first fault on", g->faulty_s, st->window_s);
         snprintf(f->fix, sizeof f->fix,
                  "Drain the node and check the driver and hardware: dmesg | grep -i xid, nvidia-smi -q "
                  "-d ECC,PAGE_RETIREMENT; Xid 79 (fallen off the bus) and 48/63/64 (ECC) mean a "

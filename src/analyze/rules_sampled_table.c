@@ -151,15 +151,19 @@ void gw_rules_sampled_verdict(gw_analysis *a)
                  st->gpu_count, lo, hi, util * 100.0, st->window_s);
     }
     const gw_finding *cause = NULL;
+    const gw_rule *cause_rule = NULL;
     for (size_t i = 0; i < a->findings.count && !cause; i++) {
         const gw_finding *f = &a->findings.items[i];
-        const gw_rule *rule = gw_rules_find(f->id);
-        if (rule && rule->cause && f->severity >= GW_SEV_MINOR)
+        /* the samples' wording for a samples-only finding ("a straggling GPU", not rank) */
+        const gw_rule *rule = f->basis == GW_BASIS_SAMPLES ? gw_rules_sampled_find(f->id) : gw_rules_find(f->id);
+        if (rule && rule->cause && f->severity >= GW_SEV_MINOR) {
             cause = f;
+            cause_rule = rule;
+        }
     }
     if (cause)
         snprintf(a->verdict, sizeof a->verdict, "%s; main cause: %s (%s, %.0f%% of the window)", busy,
-                 gw_rules_find(cause->id)->cause, cause->id, cause->share * 100.0);
+                 cause_rule->cause, cause->id, cause->share * 100.0);
     else if (gw_findings_get(&a->findings, "util.low"))
         snprintf(a->verdict, sizeof a->verdict,
                  "%s; the samples show no cause of the idle time (see util.low; a trace would show "

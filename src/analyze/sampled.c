@@ -3,6 +3,7 @@
 #include "analyze/sampled.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,16 +200,31 @@ static void gpu_stats(gw_sample_stats *st, size_t g)
 
     /* Errors count over the whole recording: an Xid before the window still broke the job. */
     out->first_xid_code = -1;
+    int64_t first_fault = INT64_MAX;
+    for (size_t i = 0; i < s->interval_count; i++) {
+        const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);
+        if (gi && gi->lost) {
+            first_fault = s->host[i].start_mono_ns;
+            break;
+        }
+    }
     for (size_t e = 0; e < s->event_count; e++) {
         const gw_gpu_event_rec *ev = &s->events[e];
         if (ev->gpu != g)
             continue;
+        if (ev->mono_ns < first_fault)
+            first_fault = ev->mono_ns;
         if (ev->kind && strcmp(ev->kind, "xid") == 0) {
             if (out->xid_count++ == 0)
                 out->first_xid_code = ev->code;
         } else {
             out->error_event_count++;
         }
+    }
+    if (first_fault != INT64_MAX && st->end_interval > st->first_interval) {
+        int64_t start = s->host[st->first_interval].start_mono_ns, end = s->host[st->end_interval - 1].end_mono_ns;
+        int64_t from = first_fault > start ? first_fault : start;
+        out->faulty_s = from < end ? (double)(end - from) / 1e9 : 0;
     }
     for (size_t p = 0; p < s->gpu_proc_count; p++) {
         const gw_gpu_proc_interval *gp = &s->gpu_procs[p];

@@ -39,6 +39,7 @@ typedef struct gw_sampled_gpu {
     size_t xid_count, error_event_count;
     int64_t first_xid_code;
     int lost;                    /* NVML said GPU_IS_LOST in some interval */
+    double faulty_s;             /* window seconds from the first error or loss on */
     int numa_node;               /* the GPU's node (PCI slot), -1 unknown */
     size_t foreign_pid_count;    /* processes outside the job seen on this GPU */
     int32_t foreign_pids[4];

@@ -425,6 +425,7 @@ static void errors_trigger_and_twin(void **state)
     assert_non_null(f);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
     assert_true(evidence_has(f, "1 Xid event(s), the first Xid 79"));
+    assert_float_equal(f->share, 8.5 / 10.0, 1e-9); /* from t=1.5 s to the end */
     assert_string_equal(r.a->findings.items[0].id, "gpu.errors");
     done(&r);
 
