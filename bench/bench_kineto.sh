@@ -47,7 +47,7 @@ grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$build/CMakeCache.txt" 2>/dev/null |
 
 {
   echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
-  echo "gpuwhy: $("$bin" --version), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')  runs per figure: $runs ($runs_large at >= 1000 MB, $hta_runs for HTA), medians"
+  echo "gpuwhy: $("$bin" --version) (checkout at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "?"); the binary is whatever BUILD_DIR holds)  runs per figure: $runs ($runs_large at >= 1000 MB, $hta_runs for HTA), medians"
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 } | tee "$report"
 
@@ -55,13 +55,14 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # measure N LABEL CMD...: runs CMD N times; sets med_wall, med_cpu (user+sys), med_rss_kb and
-# appends one line per run to the report (so the spread is visible, not only the median).
+# appends one line per run to the report (so the spread is visible, not only the median). The
+# last run's standard output stays in $scratch/stdout.txt.
 measure() {
   local n=$1 label=$2
   shift 2
   local walls=() cpus=() rsss=() i w u s m
   for i in $(seq "$n"); do
-    if ! /usr/bin/time -f "%e %U %S %M" -o "$scratch/time.txt" "$@" >/dev/null 2>"$scratch/stderr.txt"; then
+    if ! /usr/bin/time -f "%e %U %S %M" -o "$scratch/time.txt" "$@" >"$scratch/stdout.txt" 2>"$scratch/stderr.txt"; then
       echo "bench_kineto: failed ($label): $*" >&2
       tail -5 "$scratch/stderr.txt" >&2
       return 1
@@ -119,6 +120,7 @@ EOF
     return 0
   fi
   local hw=$med_wall hc=$med_cpu hm=$med_rss_kb
+  mv "$scratch/stdout.txt" "$scratch/hta-answer.txt"
   measure "$runs" "gpuwhy $label" taskset -c 0 "$bin" analyze --json --no-progress -o "$scratch/gw.json" "$file"
   awk -v l="$label" -v hw="$hw" -v hc="$hc" -v hm="$hm" -v gw="$med_wall" -v gc="$med_cpu" -v gm="$med_rss_kb" \
       -v la="$load_before" -v lb="$(loadavg)" 'BEGIN {
@@ -126,7 +128,7 @@ EOF
       l, hw, hc, hm/1024, gw, gc, gm/1024, hc/gc, la, lb }' | tee -a "$report"
   {
     echo "  HTA get_idle_time_breakdown (whole trace, per stream, idle_time in us):"
-    "$sys_python" "$scratch/hta.py" "$HTA_SRC" "$dir" 2>/dev/null | sed 's/^/    /'
+    sed 's/^/    /' "$scratch/hta-answer.txt"
     echo "  gpuwhy idle attribution (same file):"
     "$sys_python" - "$scratch/gw.json" <<'EOF'
 import json, sys
