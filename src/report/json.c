@@ -434,6 +434,7 @@ int gw_render_json(FILE *out, const gw_analysis *a)
     else
         gw_jw_null(&w);
     gw_jw_kbool(&w, "has_gpu_data", a->device_count > 0);
+    gw_jw_kbool(&w, "has_samples", a->sampled != NULL);
     write_devices(&w, a);
     write_idle_attribution(&w, a);
     write_steps(&w, a);

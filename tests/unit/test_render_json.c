@@ -78,6 +78,7 @@ static void test_top_level_and_window(void **state)
     assert_near(num(doc, "window.duration_s"), 2.5, 1e-12);
     assert_string_equal(str(doc, "window.description"), a->ranks[0].window.description);
     assert_true(need(doc, "has_gpu_data", JV_BOOL)->boolean);
+    assert_false(need(doc, "has_samples", JV_BOOL)->boolean);
     assert_string_equal(str(doc, "not_evaluated"), a->not_evaluated);
     /* thresholds as used, by their command-line names (which contain dots) */
     const jv *th = need(doc, "thresholds", JV_OBJ);
