@@ -93,7 +93,8 @@ static int listen_on(const char *address, char *msg, size_t msg_size)
         snprintf(msg, msg_size, "--listen '%s': '%s' is not an IP address (%s)", address, host, gai_strerror(gai));
         return -1;
     }
-    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    /* Non-blocking: a client that resets between poll and accept must not stall the server. */
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, res->ai_protocol);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
@@ -276,6 +277,7 @@ static int serve(int listen_fd, const char *listen_text, int64_t interval_ns)
     struct MHD_Daemon *daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, &ex,
                                                  MHD_OPTION_LISTEN_SOCKET, listen_fd,
                                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
                                                  MHD_OPTION_END);
     if (!daemon) {
         fprintf(stderr, "gpuwhy serve: cannot start the HTTP server on %s\n", listen_text);
