@@ -75,6 +75,20 @@ gw_live_sampler *gw_live_sampler_new(const char *root, pid_t job_pid, const char
     return s;
 }
 
+int gw_live_sampler_set_root(gw_live_sampler *s, const char *root, gw_error *err)
+{
+    char *copy = strdup(root);
+    if (!copy)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    if (gw_host_collector_set_root(s->host, root, err) != 0) {
+        free(copy);
+        return -1;
+    }
+    free(s->root);
+    s->root = copy;
+    return 0;
+}
+
 void gw_live_sampler_free(gw_live_sampler *s)
 {
     if (!s)

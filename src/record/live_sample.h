@@ -111,6 +111,9 @@ gw_live_sampler *gw_live_sampler_new(const char *root, pid_t job_pid, const char
                                      int64_t interval_ns, gw_error *err);
 /* Reads everything now into *out; rates cover the time since the previous call. */
 int gw_live_sampler_take(gw_live_sampler *s, gw_live_sample *out, gw_error *err);
+/* Tests step through captured procfs snapshots (tests/data/procfs/snapN): the next take
+ * reads under root, with the previous sample kept for rates. */
+int gw_live_sampler_set_root(gw_live_sampler *s, const char *root, gw_error *err);
 void gw_live_sampler_free(gw_live_sampler *s);
 
 #endif
