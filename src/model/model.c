@@ -234,21 +234,36 @@ static int classify_unset(gw_trace *t)
 {
     uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
-    if (!kernel_name || !host_name) {
+    uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (!kernel_name || !host_name || !api_name || !api_blocking) {
         free(kernel_name);
         free(host_name);
+        free(api_name);
+        free(api_blocking);
         return -1;
     }
     for (size_t i = 0; i < t->host_count; i++) {
         gw_host_event *h = &t->host[i];
         const char *name = gw_trace_str(t, h->name_id);
-        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER) {
-            gw_sync_kind sk;
-            int blocking;
-            h->api_class = (uint8_t)gw_classify_api(name, &sk, &blocking);
-            if (h->api_class == GW_API_SYNC || sk == GW_SYNC_STREAM_WAIT)
-                h->sync_kind = (uint8_t)sk;
-            if (blocking)
+        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER &&
+            h->name_id < t->strings.count) {
+            /* api_name[id]: bit 7 done, bits 0-3 class, bits 4-6 sync kind; blocking copies
+             * get their own array so no bit is shared. */
+            uint8_t *c = &api_name[h->name_id];
+            if (!(*c & NAME_DONE)) {
+                gw_sync_kind sk;
+                int blocking;
+                gw_api_class cls = gw_classify_api(name, &sk, &blocking);
+                if (cls != GW_API_SYNC && sk != GW_SYNC_STREAM_WAIT)
+                    sk = GW_SYNC_UNKNOWN;
+                *c = (uint8_t)(NAME_DONE | ((unsigned)cls & 0x0fu) | (((unsigned)sk & 0x07u) << 4));
+                api_blocking[h->name_id] = (uint8_t)(blocking != 0);
+            }
+            h->api_class = (uint8_t)(*c & 0x0fu);
+            if ((*c >> 4) & 0x07u)
+                h->sync_kind = (uint8_t)((*c >> 4) & 0x07u);
+            if (api_blocking[h->name_id])
                 h->flags |= GW_HOST_F_BLOCKING_COPY;
         }
         if ((h->kind == GW_HOST_CPU_OP || h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON) &&
@@ -280,6 +295,8 @@ static int classify_unset(gw_trace *t)
     }
     free(kernel_name);
     free(host_name);
+    free(api_name);
+    free(api_blocking);
     return 0;
 }
 
