@@ -42,15 +42,18 @@ static void put_line(view *v, const char *fmt, ...)
 static const char *pct(char *buf, size_t size, double ratio)
 {
     if (isnan(ratio))
-        return snprintf(buf, size, "-"), buf;
-    snprintf(buf, size, "%.1f%%", ratio * 100.0);
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%.1f%%", ratio * 100.0);
     return buf;
 }
 
 static const char *bytes(char *buf, size_t size, double b)
 {
-    if (isnan(b))
-        return snprintf(buf, size, "-"), buf;
+    if (isnan(b)) {
+        snprintf(buf, size, "-");
+        return buf;
+    }
     return gw_fmt_bytes(buf, size, b);
 }
 

@@ -9,7 +9,7 @@ FAKE=${GW_FAKE_NVML:-}
 WORK=$(mktemp -d /tmp/gw-top-serve-XXXXXX)
 pids_to_kill=()
 cleanup() {
-    for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
