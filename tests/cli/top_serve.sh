@@ -72,6 +72,9 @@ check "top --help exits 0 with an example" test $? -eq 0 -a -n "$(grep -i exampl
 check "top --interval 1ms is a usage error" test $? -eq 64
 "$BIN" top --once --pid 0 >/dev/null 2>err.txt
 check "top --pid 0 is a usage error" test $? -eq 64
+"$BIN" top </dev/null >/dev/null 2>err.txt
+check "top without a terminal and without --once: exit 64, points to --once" \
+    test $? -eq 64 -a -n "$(grep -e "--once" err.txt)"
 gone=$(sh -c 'echo $$')
 "$BIN" top --once --pid "$gone" >/dev/null 2>err.txt
 check "top --pid of a process that is gone: exit 2, says so" test $? -eq 2 -a -n "$(grep "no process $gone" err.txt)"
