@@ -166,6 +166,9 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     return 0;
 }
 
+/* Trace times after this are already Unix ns (old Kineto traces: epoch µs, no offset). */
+#define UNIX_NS_2001 1000000000000000000LL
+
 /* The sampled metrics over the first GPU-active trace's steady window when that trace can
  * be put on the Unix clock, else over the recording's own GPU-active span. */
 static int analyze_samples(gw_analysis *a)
@@ -173,10 +176,11 @@ static int analyze_samples(gw_analysis *a)
     int64_t start = 0, end = 0, offset = 0;
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_trace *t = a->job->traces[a->ranks[i].trace_index];
-        if (a->ranks[i].has_gpu_data && t->clock_offset_ns != 0) {
-            start = a->ranks[i].window.start_ns;
-            end = a->ranks[i].window.end_ns;
+        const gw_window *w = &a->ranks[i].window;
+        if (a->ranks[i].has_gpu_data && (t->clock_offset_ns != 0 || w->start_ns > UNIX_NS_2001)) {
             offset = t->clock_offset_ns;
+            start = w->start_ns + offset;
+            end = w->end_ns + offset;
             break;
         }
     }

@@ -65,15 +65,13 @@ static int gpu_used(const gw_samples *s, size_t i)
     return 0;
 }
 
-static void choose_window(gw_sample_stats *st, int64_t trace_start_ns, int64_t trace_end_ns,
-                          int64_t clock_offset_ns)
+static void choose_window(gw_sample_stats *st, int64_t a, int64_t b, int64_t clock_offset_ns)
 {
     const gw_samples *s = st->samples;
     size_t n = s->interval_count;
     st->first_interval = 0;
     st->end_interval = n;
-    if (clock_offset_ns != 0 && trace_end_ns > trace_start_ns) {
-        int64_t a = trace_start_ns + clock_offset_ns, b = trace_end_ns + clock_offset_ns;
+    if (b > a) {
         size_t first = n, end = 0;
         for (size_t i = 0; i < n; i++) {
             int64_t mid = s->host[i].start_real_ns / 2 + s->host[i].end_real_ns / 2;
@@ -90,6 +88,7 @@ static void choose_window(gw_sample_stats *st, int64_t trace_start_ns, int64_t t
             st->clock_offset_ns = clock_offset_ns;
             return;
         }
+        st->trace_outside = 1;
     }
     size_t first = n, end = 0;
     for (size_t i = 0; i < n; i++)
@@ -113,8 +112,9 @@ static void describe_window(gw_sample_stats *st)
                                               st->end_interval < st->samples->interval_count)
                            ? "the span the GPU was used"
                            : "the whole recording";
-    snprintf(st->window_description, sizeof st->window_description, "%.1f s (%s, %s)",
-             st->window_s, range, what);
+    snprintf(st->window_description, sizeof st->window_description, "%.1f s (%s, %s%s)",
+             st->window_s, range, what,
+             st->trace_outside ? "; the trace's window lies outside the recording" : "");
 }
 
 static int in_window(const gw_sample_stats *st, size_t interval)
@@ -505,15 +505,15 @@ static void numa_stats(gw_sample_stats *st)
             st->numa_remote_node = n;
 }
 
-gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_start_ns,
-                                         int64_t trace_end_ns, int64_t clock_offset_ns,
+gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t window_start_unix_ns,
+                                         int64_t window_end_unix_ns, int64_t clock_offset_ns,
                                          double storage_util_pct, double worker_cpu_pct)
 {
     gw_sample_stats *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
     st->samples = s;
-    choose_window(st, trace_start_ns, trace_end_ns, clock_offset_ns);
+    choose_window(st, window_start_unix_ns, window_end_unix_ns, clock_offset_ns);
     if (st->end_interval > st->first_interval) {
         st->start_real_ns = s->host[st->first_interval].start_real_ns;
         st->end_real_ns = s->host[st->end_interval - 1].end_real_ns;

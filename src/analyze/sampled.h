@@ -58,8 +58,9 @@ typedef struct gw_sample_stats {
     int64_t start_real_ns, end_real_ns;  /* the window on the Unix clock */
     size_t first_interval, end_interval; /* [first, end) of samples->host */
     double window_s;
-    char window_description[160]; /* "12.3 s of the recording (the span the GPU was used)" */
+    char window_description[256]; /* "12.3 s of the recording (the span the GPU was used)" */
     int from_trace;              /* 1: the window is the merged trace's steady window */
+    int trace_outside;           /* 1: a trace window was given but no interval lies in it */
     int64_t clock_offset_ns;     /* of that trace (0: ranges stay on the Unix clock) */
 
     /* Per interval i of [first, end): the mean GPU-Util over GPUs (NaN none) */
@@ -114,11 +115,12 @@ typedef struct gw_sample_stats {
     int numa_remote_node;        /* the node most of the remote time ran on */
 } gw_sample_stats;
 
-/* Computes the statistics; trace_start_ns/trace_end_ns/clock_offset_ns give the merged
- * trace's steady window (offset 0: none). storage_util_pct and worker_cpu_pct are the
- * thresholds the figures are counted against. Returns NULL on out-of-memory. */
-gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t trace_start_ns,
-                                         int64_t trace_end_ns, int64_t clock_offset_ns,
+/* Computes the statistics. window_start/end_unix_ns: the merged trace's steady window on
+ * the Unix clock (end <= start: none); clock_offset_ns: that trace's offset, so finding
+ * ranges go back to its clock. storage_util_pct and worker_cpu_pct are the thresholds the
+ * figures are counted against. Returns NULL on out-of-memory. */
+gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t window_start_unix_ns,
+                                         int64_t window_end_unix_ns, int64_t clock_offset_ns,
                                          double storage_util_pct, double worker_cpu_pct);
 void gw_sample_stats_free(gw_sample_stats *st);
 

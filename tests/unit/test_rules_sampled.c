@@ -236,7 +236,8 @@ static void window_follows_the_merged_trace(void **state)
     (void)state;
     gw_samples *s = healthy(20, 1);
     /* trace clock 0 = Unix T0_REAL + 2 s; steady window 1.0-4.0 s of the trace = intervals 6..11 */
-    gw_sample_stats *st = gw_sample_stats_compute(s, 1000000000LL, 4000000000LL, T0_REAL + 2000000000LL, 90, 90);
+    gw_sample_stats *st = gw_sample_stats_compute(s, T0_REAL + 3000000000LL, T0_REAL + 6000000000LL,
+                                                  T0_REAL + 2000000000LL, 90, 90);
     assert_non_null(st);
     assert_int_equal(st->from_trace, 1);
     assert_int_equal(st->first_interval, 6);
