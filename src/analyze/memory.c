@@ -47,6 +47,14 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
             best_device = m->device;
         }
     }
+    if (best_device < 0) {
+        /* No allocator totals (2021 [memory] events carry none): the capacity is still
+         * known from the device properties of the GPU that ran the work. */
+        int32_t dev_id = t->gpu_count ? t->gpu[0].device : (t->device_count ? t->devices[0].id : -1);
+        const gw_device *dev = dev_id >= 0 ? gw_trace_device(t, dev_id) : NULL;
+        if (dev && dev->total_mem_bytes > 0)
+            ms->total_mem_bytes = (double)dev->total_mem_bytes;
+    }
     if (best_device >= 0) {
         gw_memory_device_peaks(t, best_device, &ms->peak_reserved_bytes, &ms->peak_allocated_bytes);
         const gw_device *dev = gw_trace_device(t, best_device);

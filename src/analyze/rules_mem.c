@@ -19,9 +19,9 @@ static int memory_known(gw_analysis *a, const gw_rule *rule, const gw_rank_stats
     if (r->memory.peak_reserved_share >= 0 && r->memory.total_mem_bytes > 0)
         return 1;
     gw_rules_not_evaluated(a, rule->id,
-                           r->memory.allocator_events == 0
-                               ? "the input has no allocator ([memory]) events"
-                               : "the input has no device memory size");
+                           r->memory.allocator_events == 0 ? "the input has no allocator ([memory]) events"
+                           : r->memory.total_mem_bytes > 0 ? "its [memory] events carry no allocator totals"
+                                                           : "the input has no device memory size");
     return 0;
 }
 
