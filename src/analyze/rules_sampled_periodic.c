@@ -55,11 +55,37 @@ static int bursts(const gw_samples *s, const char *comm, size_t i)
     return 0;
 }
 
-/* 1 when comm bursts in the episode or the interval on either side (sampling skew). */
+/* 1 when the top lists were taken in interval i (every top_every_n intervals only). */
+static int scanned(const gw_samples *s, size_t i)
+{
+    for (size_t o = 0; o < s->other_count; o++)
+        if (s->others[o].interval == i)
+            return 1;
+    return 0;
+}
+
+/* The episode with the interval on either side (sampling skew). */
+static void episode_span(const gw_sample_stats *st, const episode *e, size_t *lo, size_t *hi)
+{
+    *lo = e->first > st->first_interval ? e->first - 1 : e->first;
+    *hi = e->end < st->end_interval ? e->end + 1 : e->end;
+}
+
+static int episode_scanned(const gw_sample_stats *st, const episode *e)
+{
+    size_t lo, hi;
+    episode_span(st, e, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (scanned(st->samples, i))
+            return 1;
+    return 0;
+}
+
+/* 1 when comm bursts in the episode or the interval on either side. */
 static int bursts_near(const gw_sample_stats *st, const char *comm, const episode *e)
 {
-    size_t lo = e->first > st->first_interval ? e->first - 1 : e->first;
-    size_t hi = e->end < st->end_interval ? e->end + 1 : e->end;
+    size_t lo, hi;
+    episode_span(st, e, &lo, &hi);
     for (size_t i = lo; i < hi; i++)
         if (bursts(st->samples, comm, i))
             return 1;
@@ -69,6 +95,7 @@ static int bursts_near(const gw_sample_stats *st, const char *comm, const episod
 typedef struct culprit {
     char comm[64];
     int32_t pid;
+    size_t episodes_scanned;       /* episodes with a top-list scan in or next to them */
     size_t episodes_hit;
     double outside_share;          /* share of non-drop intervals it burst in */
     double io_bytes, cpu_s;        /* inside episodes */
@@ -91,16 +118,22 @@ static void find_culprit(const gw_sample_stats *st, const episode *eps, size_t n
                    s->others[k].interval < st->end_interval;
         if (seen)
             continue;
-        size_t hit = 0;
+        size_t hit = 0, seen_eps = 0;
         for (size_t e = 0; e < n; e++)
-            hit += (size_t)bursts_near(st, cand->comm, &eps[e]);
+            if (episode_scanned(st, &eps[e])) {
+                seen_eps++;
+                hit += (size_t)bursts_near(st, cand->comm, &eps[e]);
+            }
+        /* Outside the drops, only the intervals whose top lists were taken say anything. */
         size_t outside = 0, outside_n = 0;
         for (size_t i = st->first_interval; i < st->end_interval; i++)
-            if (!dropped[i - st->first_interval]) {
+            if (!dropped[i - st->first_interval] && scanned(s, i)) {
                 outside_n++;
                 outside += (size_t)bursts(s, cand->comm, i);
             }
-        double in_share = (double)hit / (double)n;
+        if (seen_eps == 0)
+            continue;
+        double in_share = (double)hit / (double)seen_eps;
         double out_share = outside_n ? (double)outside / (double)outside_n : 0;
         double score = in_share - out_share;
         if (score > best_score) {
@@ -108,6 +141,7 @@ static void find_culprit(const gw_sample_stats *st, const episode *eps, size_t n
             snprintf(best->comm, sizeof best->comm, "%s", cand->comm);
             best->pid = cand->pid;
             best->episodes_hit = hit;
+            best->episodes_scanned = seen_eps;
             best->outside_share = out_share;
         }
     }
@@ -186,7 +220,30 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     }
     culprit c;
     find_culprit(st, eps, ep_count, dropped, &c);
-    if (!c.comm[0] || c.episodes_hit < min_recur || (double)c.episodes_hit < 0.66 * (double)ep_count)
+    int named = c.comm[0] && c.episodes_hit >= 2 && (double)c.episodes_hit >= 0.66 * (double)c.episodes_scanned;
+    /* Between top-list scans the machine-wide counters still show another burst: CPU busy
+     * beyond the job's and iowait, higher in the drops than outside. */
+    double in_other = 0, out_other = 0, in_iowait = 0, out_iowait = 0, in_s = 0, out_s = 0;
+    for (size_t i = st->first_interval; i < st->end_interval; i++) {
+        const gw_host_interval *h = &st->samples->host[i];
+        if (isnan(h->cpu_busy_pct) || h->cpu_count <= 0)
+            continue;
+        double other = h->cpu_busy_pct / 100.0 * h->cpu_count - h->job_cpu_pct / 100.0;
+        double iowait = isnan(h->cpu_iowait_pct) ? 0 : h->cpu_iowait_pct;
+        if (dropped[i - st->first_interval]) {
+            in_other += other * h->duration_s;
+            in_iowait += iowait * h->duration_s;
+            in_s += h->duration_s;
+        } else {
+            out_other += other * h->duration_s;
+            out_iowait += iowait * h->duration_s;
+            out_s += h->duration_s;
+        }
+    }
+    double other_rise = in_s > 0 && out_s > 0 ? in_other / in_s - out_other / out_s : 0;
+    double iowait_rise = in_s > 0 && out_s > 0 ? in_iowait / in_s - out_iowait / out_s : 0;
+    int machine_burst = other_rise >= 0.3 || iowait_rise >= 5.0;
+    if (!named && !machine_burst)
         goto out;
     double share = st->window_s > 0 ? lost_s / st->window_s : 0;
     int joined;
@@ -197,17 +254,29 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     }
     if (f->severity < GW_SEV_MINOR)
         f->severity = GW_SEV_MINOR;
-    f->confidence = 0.7;
-    snprintf(f->title, sizeof f->title, "%s drops every %.1f s, each time %s (pid %d) bursts",
-             gpu ? "GPU-Util" : "Job CPU", period, c.comm, (int)c.pid);
+    f->confidence = named ? 0.7 : 0.4;
+    if (named)
+        snprintf(f->title, sizeof f->title, "%s drops every %.1f s, each time %s (pid %d) bursts",
+                 gpu ? "GPU-Util" : "Job CPU", period, c.comm, (int)c.pid);
+    else
+        snprintf(f->title, sizeof f->title, "%s drops every %.1f s while other work on the machine bursts",
+                 gpu ? "GPU-Util" : "Job CPU", period);
     gw_finding_evidence(f, "%zu drops of %s below %.0f%s (median %.0f%s), every %.1f s on average, over %s", ep_count,
                         gpu ? "GPU-Util" : "job CPU", drop_below, gpu ? "%" : "% of a core", median,
                         gpu ? "%" : "% of a core", period, st->window_description);
-    gw_finding_evidence(f, "%s (pid %d) burst in %zu of %zu drops and in %.0f%% of the other intervals", c.comm,
-                        (int)c.pid, c.episodes_hit, ep_count, c.outside_share * 100.0);
-    char io[32];
-    gw_rules_fmt_bytes(c.io_bytes, io, sizeof io);
-    gw_finding_evidence(f, "during the drops it did %s of IO and used %.1f CPU-s", io, c.cpu_s);
+    if (named) {
+        gw_finding_evidence(f, "%s (pid %d) burst in %zu of the %zu drops the top-process lists saw, and in %.0f%% "
+                               "of the other intervals they saw", c.comm, (int)c.pid, c.episodes_hit,
+                            c.episodes_scanned, c.outside_share * 100.0);
+        char io[32];
+        gw_rules_fmt_bytes(c.io_bytes, io, sizeof io);
+        gw_finding_evidence(f, "during the drops it did %s of IO and used %.1f CPU-s", io, c.cpu_s);
+    } else {
+        gw_finding_evidence(f, "no process named: the top-process lists (taken every few seconds) missed the "
+                               "bursts; record longer or look for what runs on that period");
+    }
+    gw_finding_evidence(f, "in the drops vs outside: CPU outside the job %+.1f cores, iowait %+.1f points",
+                        other_rise, iowait_rise);
     char range[96];
     gw_sample_range_label(st, eps[0].first, eps[0].end, range, sizeof range);
     gw_finding_evidence(f, "first drop %s", range);
@@ -215,7 +284,7 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     snprintf(f->fix, sizeof f->fix,
              "Find what schedules %s (crontab -l, systemctl list-timers, its parent process) and "
              "move it off the training hours or off this node, or lower its priority (ionice -c3, "
-             "nice -n19, a cgroup io.max).", c.comm);
+             "nice -n19, a cgroup io.max).", named ? c.comm : "the work recurring at that period");
     snprintf(f->gain, sizeof f->gain, "≈ %.0f%% of the window (the utilisation lost in the drops)", share * 100.0);
 out:
     free(values);

@@ -783,7 +783,7 @@ static void periodic_triggers_and_twins(void **state)
     assert_non_null(f);
     assert_non_null(strstr(f->title, "every 5.0 s"));
     assert_non_null(strstr(f->title, "backup.sh (pid 31337)"));
-    assert_true(evidence_has(f, "burst in 4 of 4 drops"));
+    assert_true(evidence_has(f, "burst in 4 of the 4 drops the top-process lists saw"));
     assert_float_equal(f->share, 4 * 0.55 * 0.5 / 20.0, 1e-9);
     done(&r);
 
@@ -793,6 +793,18 @@ static void periodic_triggers_and_twins(void **state)
 
     r = analyse(periodic(1, 0)); /* drops without a period */
     assert_null(find(&r, "host.periodic_interference"));
+    done(&r);
+
+    /* The top lists missed the bursts, but the machine's CPU rose 1.6 cores in every drop. */
+    gw_samples *s = periodic(0, 1);
+    for (size_t i = 5; i < 40; i += 10)
+        s->host[i].cpu_busy_pct = 40;
+    r = analyse(s);
+    f = find(&r, "host.periodic_interference");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "drops every 5.0 s while other work on the machine bursts"));
+    assert_true(evidence_has(f, "CPU outside the job +1.6 cores"));
+    assert_float_equal(f->confidence, 0.4, 1e-9);
     done(&r);
 }
 
