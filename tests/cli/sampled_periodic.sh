@@ -1,0 +1,80 @@
+#!/bin/bash
+# host.periodic_interference reproduced: a process outside the job ("gwcron") burns CPU for
+# 2 s every 4 s while the fake NVML's GPU-Util drops at those same times; the recording must
+# name gwcron and the 4 s period. Counterpart: the same drops with gwcron bursting in between
+# them must not raise it. The top-process lists are taken every 2 s at most (every 50
+# intervals of 20 ms or more): 2 s bursts hold one of them whatever its phase.
+set -u
+BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
+FAKE=${GW_FAKE_NVML:-}
+[ -n "$FAKE" ] || { echo "SKIP: no fake NVML"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+WORK=$(mktemp -d /tmp/gw-sampled-periodic-XXXXXX)
+BURSTER=
+cleanup() {
+    [ -n "$BURSTER" ] && kill "$BURSTER" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK" || exit 1
+export GW_NVML_LIB=$FAKE
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+# GPU-Util 95%, 30% during [1 s, 3 s), [5, 7), [9, 11) after nvmlInit.
+{
+    echo "gpus 1"
+    echo "gpu 0 name Fake H100"
+    echo "gpu 0 util 95 40"
+    for k in 0 1 2; do
+        echo "at $((1000 + 4000 * k)) gpu 0 util 30 10"
+        echo "at $((3000 + 4000 * k)) gpu 0 util 95 40"
+    done
+} >drops.txt
+
+cat >burster.py <<'PY'
+import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, b"gwcron", 0, 0, 0)  # PR_SET_NAME: the name the report must give
+ref, offset = float(sys.argv[1]), float(sys.argv[2])
+for k in range(3):
+    start = ref + offset + 4.0 * k
+    while time.time() < start:
+        time.sleep(0.01)
+    while time.time() < start + 2.0:
+        pass
+PY
+
+# record NAME OFFSET: bursts start OFFSET s after the reference taken just before gpuwhy starts
+record() {
+    local ref
+    ref=$(date +%s.%N)
+    "$PY" burster.py "$ref" "$2" &
+    BURSTER=$!
+    GW_FAKE_NVML_SCENARIO=$WORK/drops.txt "$BIN" run -o "$1.db" --interval 20ms -- sleep 12.5 2>"$1.run" ||
+        fail "$1: run failed: $(tail -3 "$1.run")"
+    wait "$BURSTER"
+    BURSTER=
+    "$BIN" analyze --json -o "$1.json" "$1.db" 2>"$1.err" || fail "$1: analyze failed: $(cat "$1.err")"
+}
+
+record aligned 1.0
+python3 - aligned.json <<'PY' || fail "aligned: periodic interference not named"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+f = next((f for f in doc["findings"] if f["id"] == "host.periodic_interference"), None)
+assert f is not None, [x["id"] for x in doc["findings"]]
+assert "gwcron" in f["title"], f["title"]
+assert "drops every 4.0 s" in f["title"], f["title"]
+assert f["severity"] != "info", f["severity"]
+PY
+
+record between 3.0
+python3 - between.json <<'PY' || fail "between: a burst between the drops raised periodic interference"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert all(f["id"] != "host.periodic_interference" for f in doc["findings"])
+PY
+
+[ $failures -eq 0 ] && echo "ok - periodic interference named with its period, not raised when unaligned"
+exit $((failures > 0))
