@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "report/json_sampled.h"
 #include "report/json_writer.h"
 
 static double ratio(double part, double whole)
@@ -466,6 +467,7 @@ int gw_render_json(FILE *out, const gw_analysis *a)
     write_findings(&w, a);
     gw_jw_kstring(&w, "not_evaluated", a->not_evaluated);
     write_thresholds(&w, a);
+    gw_json_write_sampled(&w, a);
     gw_jw_object_end(&w);
     int rc = gw_jw_finish(&w);
     if (fflush(out) != 0 || ferror(out))

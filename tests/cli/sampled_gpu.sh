@@ -106,6 +106,13 @@ assert "pid 1" in f["host.gpu_shared"]["title"], f["host.gpu_shared"]["title"]
 assert "(97.5%)" in ev("mem.near_full"), ev("mem.near_full")
 assert f["gpu.errors"]["basis"] == ["samples"] or "samples" in str(f["gpu.errors"].get("basis")), f["gpu.errors"]
 assert doc["findings"][0]["id"] == "gpu.errors", doc["findings"][0]["id"]
+# the figures behind them, in the additive "sampled" object
+assert doc["has_samples"] is True and doc["has_gpu_data"] is False
+g0, g1 = doc["sampled"]["gpus"]
+assert abs(g0["gpu_util_mean_pct"] - 90) < 1e-9 and abs(g1["gpu_util_mean_pct"] - 45) < 1e-9, (g0, g1)
+assert abs(g0["sm_active_mean_pct"] - 30) < 1e-9 and g1["sm_active_mean_pct"] is None, (g0, g1)
+assert g0["xid_count"] == 1 and g0["foreign_pids"] == [1] and g0["throttle_reasons"] == 0x20, g0
+assert doc["sampled"]["job"]["main_comm"] == "sleep", doc["sampled"]["job"]
 PY
 grep -q "gpu.errors" faulty.run || fail "faulty: the diagnosis printed by run lacks gpu.errors"
 
