@@ -14,6 +14,18 @@ int gw_outfile_open(gw_outfile *of, const char *path, gw_error *err)
         of->fp = stdout;
         return 0;
     }
+    /* Devices and pipes (/dev/null, /dev/stdout, a FIFO) are written in place: a rename
+     * would replace the device node with a regular file (as root, /dev/null itself). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return gw_fail(err, GW_EXIT_USAGE, "%s: is a directory, not an output file", path);
+        of->fp = fopen(path, "w");
+        if (!of->fp)
+            return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot open output: %s", path, strerror(errno));
+        of->direct = 1;
+        return 0;
+    }
     size_t len = strlen(path);
     of->final_path = strdup(path);
     of->tmp_path = malloc(len + 16);
@@ -58,6 +70,14 @@ int gw_outfile_commit(gw_outfile *of, gw_error *err)
             return gw_fail(err, GW_EXIT_INTERNAL, "writing standard output failed: %s", strerror(errno));
         return 0;
     }
+    if (of->direct) {
+        int bad = ferror(of->fp);
+        if (fclose(of->fp) != 0)
+            bad = 1;
+        of->fp = NULL;
+        of->direct = 0;
+        return bad ? gw_fail(err, GW_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno)) : 0;
+    }
     int bad = ferror(of->fp);
     if (fflush(of->fp) != 0)
         bad = 1;
@@ -83,6 +103,7 @@ void gw_outfile_abort(gw_outfile *of)
 {
     if (of->fp && of->fp != stdout)
         fclose(of->fp);
+    of->direct = 0;
     of->fp = NULL;
     if (of->tmp_path)
         unlink(of->tmp_path);

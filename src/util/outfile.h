@@ -1,6 +1,7 @@
 /* Output files that appear whole or not at all: writes go to a temporary file beside the
  * target, which is renamed over it on commit and removed on abort, so a failed command
- * never leaves a half-written report behind. "-" means standard output. */
+ * never leaves a half-written report behind. "-" means standard output; an existing device
+ * or pipe (/dev/null, a FIFO) is written in place, since renaming over it would replace it. */
 #ifndef GW_UTIL_OUTFILE_H
 #define GW_UTIL_OUTFILE_H
 
@@ -12,6 +13,7 @@ typedef struct gw_outfile {
     FILE *fp;            /* write here; owned until commit/abort */
     char *final_path;    /* owned; NULL for stdout */
     char *tmp_path;      /* owned; NULL for stdout */
+    int direct;          /* 1: an existing device or pipe, written in place (no rename) */
 } gw_outfile;
 
 /* Returns 0 and fills of, or -1 with err set. */
