@@ -9,7 +9,11 @@ if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
 fi
 if [ "$level" = browser ]; then
-  pkgs+=(chromium nodejs npm)
+  pkgs+=(chromium)
+  # Node.js may come from elsewhere than Debian (a newer nodejs package that bundles npm);
+  # Debian's npm conflicts with it, so only install Debian's when the commands are missing.
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+  command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
