@@ -88,6 +88,7 @@ gz_vs_zcat() {
   for i in $(seq "$n"); do
     measure 1 "gpuwhy $label" taskset -c 0 "$bin" analyze --json --no-progress -o /dev/null "$gz"
     gw_w+=("$med_wall") gw_c+=("$med_cpu")
+    # shellcheck disable=SC2016 # $1 is expanded by the inner sh, so the path needs no quoting games
     measure 1 "zcat $label" taskset -c 0 sh -c 'zcat "$1" >/dev/null' sh "$gz"
     zc_w+=("$med_wall") zc_c+=("$med_cpu")
   done
