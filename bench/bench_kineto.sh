@@ -95,7 +95,7 @@ gz_vs_zcat() {
   local gw gc zw zc
   gw=$(printf '%s\n' "${gw_w[@]}" | median) gc=$(printf '%s\n' "${gw_c[@]}" | median)
   zw=$(printf '%s\n' "${zc_w[@]}" | median) zc=$(printf '%s\n' "${zc_c[@]}" | median)
-  awk -v l="$label" -v c="$(stat -c %s "$gz")" -v r="$raw" -v gw="$gw" -v gc="$gc" -v zw="$zw" -v zc="$zc" \
+  awk -v l="$label" -v c="$(stat -L -c %s "$gz")" -v r="$raw" -v gw="$gw" -v gc="$gc" -v zw="$zw" -v zc="$zc" \
       -v la="$load_before" -v lb="$(loadavg)" 'BEGIN {
     printf "GZIP %-34s %6.1f MB -> %7.1f MB (ratio %4.1f): gpuwhy wall %.2f s cpu %.2f s | zcat wall %.2f s cpu %.2f s | gpuwhy/zcat wall %.2f cpu %.2f  [load %s -> %s]\n",
       l, c/1e6, r/1e6, r/c, gw, gc, zw, zc, gw/zw, gc/zc, la, lb }' | tee -a "$report"
@@ -156,7 +156,7 @@ for mb in "${sizes[@]}"; do
   json=$work/kineto-${mb}MB.json
   [ -f "$json" ] || python3 "$here/kineto_replicate.py" "$resnet" "$mb" "$json" >/dev/null
   [ -f "$json.gz" ] || gzip -6 -k "$json"
-  bytes=$(stat -c %s "$json")
+  bytes=$(stat -L -c %s "$json")
   n=$runs
   [ "$mb" -ge 1000 ] && n=$runs_large
   load_before=$(loadavg)
@@ -176,10 +176,10 @@ dfidx_json=$work/dfidx-100MB.json
 [ -f "$dfidx_json.gz" ] || gzip -6 -k "$dfidx_json"
 load_before=$(loadavg)
 measure "$runs" "plain dfidx" taskset -c 0 "$bin" analyze --json --no-progress -o /dev/null "$dfidx_json"
-awk -v b="$(stat -c %s "$dfidx_json")" -v w="$med_wall" -v c="$med_cpu" -v m="$med_rss_kb" -v la="$load_before" -v lb="$(loadavg)" 'BEGIN {
+awk -v b="$(stat -L -c %s "$dfidx_json")" -v w="$med_wall" -v c="$med_cpu" -v m="$med_rss_kb" -v la="$load_before" -v lb="$(loadavg)" 'BEGIN {
   printf "PLAIN replicated df_index_resolver (%d bytes): wall %.2f s = %.0f MB/s, cpu %.2f s = %.0f MB/s (%.2f ms CPU per MB), peak RSS %.0f MB (%.3f of input)  [load %s -> %s]\n",
     b, w, b/1e6/w, c, b/1e6/c, c*1e3/(b/1e6), m/1024, m*1024/b, la, lb }' | tee -a "$report"
-gz_vs_zcat "$runs" "replicated df_index_resolver $(($(stat -c %s "$dfidx_json") / 1000000))MB" "$dfidx_json.gz"
+gz_vs_zcat "$runs" "replicated df_index_resolver $(($(stat -L -c %s "$dfidx_json") / 1000000))MB" "$dfidx_json.gz"
 
 if [ -n "${HTA_SRC:-}" ]; then
   hta_vs_gpuwhy "resnet50-35MB" "$resnet"
