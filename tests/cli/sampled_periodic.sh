@@ -33,23 +33,28 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
     done
 } >drops.txt
 
+# The burster's clock starts when the recording file appears: gpuwhy creates it just before
+# loading NVML, whose init starts the fake's timeline (a slow start, e.g. under ASan, would
+# otherwise shift the drops against the bursts).
 cat >burster.py <<'PY'
-import ctypes, sys, time
+import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(15, b"gwcron", 0, 0, 0)  # PR_SET_NAME: the name the report must give
-ref, offset = float(sys.argv[1]), float(sys.argv[2])
+path, offset, length = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+give_up = time.time() + 20
+while not os.path.exists(path) and time.time() < give_up:
+    time.sleep(0.002)
+ref = time.time()
 for k in range(3):
     start = ref + offset + 4.0 * k
     while time.time() < start:
         time.sleep(0.01)
-    while time.time() < start + 2.0:
+    while time.time() < start + length:
         pass
 PY
 
-# record NAME OFFSET: bursts start OFFSET s after the reference taken just before gpuwhy starts
+# record NAME OFFSET LENGTH: bursts of LENGTH s start OFFSET s after the recording does
 record() {
-    local ref
-    ref=$(date +%s.%N)
-    "$PY" burster.py "$ref" "$2" &
+    "$PY" burster.py "$WORK/$1.db" "$2" "$3" &
     BURSTER=$!
     GW_FAKE_NVML_SCENARIO=$WORK/drops.txt "$BIN" run -o "$1.db" --interval 20ms -- sleep 12.5 2>"$1.run" ||
         fail "$1: run failed: $(tail -3 "$1.run")"
@@ -58,7 +63,7 @@ record() {
     "$BIN" analyze --json -o "$1.json" "$1.db" 2>"$1.err" || fail "$1: analyze failed: $(cat "$1.err")"
 }
 
-record aligned 1.0
+record aligned 1.0 2.0
 python3 - aligned.json <<'PY' || fail "aligned: periodic interference not named"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -69,7 +74,7 @@ assert "drops every 4.0 s" in f["title"], f["title"]
 assert f["severity"] != "info", f["severity"]
 PY
 
-record between 3.0
+record between 3.25 1.5
 python3 - between.json <<'PY' || fail "between: a burst between the drops raised periodic interference"
 import json, sys
 doc = json.load(open(sys.argv[1]))
