@@ -6,14 +6,26 @@
 
 #include "util/grow.h"
 
+/* Word-at-a-time multiplicative hash: names run to hundreds of bytes (demangled kernel
+ * signatures) and are hashed for every event, so 8 bytes per step instead of FNV's one
+ * matters (17% of a 1 GB trace's load was the byte loop). */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
+    const uint64_t mul = 0x9E3779B97F4A7C15ull;
+    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * mul;
+        h ^= h >> 29;
     }
-    return h;
+    uint64_t tail = 0;
+    memcpy(&tail, s + i, len - i);
+    h = (h ^ tail) * mul;
+    h ^= h >> 32;
+    h *= mul;
+    return (uint32_t)(h >> 32);
 }
 
 static size_t bounded_len(const char *s, size_t len)
