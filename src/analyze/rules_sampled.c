@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/env_checks.h"
 #include "analyze/rules_common.h"
 #include "analyze/rules_sampled.h"
 
@@ -446,5 +447,53 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule)
                  "hardware ticket, Xid 13/31/43 usually an application fault.");
         snprintf(f->gain, sizeof f->gain, "correct results and a job that does not crash");
     }
+    return 0;
+}
+
+/* comm.topology (E) from what the recording holds: each GPU's PCIe link, current vs max. An
+ * idle GPU lowers its link generation to save power, so the link counts at its best while
+ * the GPU was busy (any interval when it never was). */
+int gw_rule_s_comm_topology(gw_analysis *a, const gw_rule *rule)
+{
+    (void)rule;
+    const gw_sample_stats *st = a->sampled;
+    const gw_samples *s = st->samples;
+    gw_link_state links[64];
+    size_t n = 0;
+    for (size_t g = 0; g < s->gpu_count && n < 64; g++) {
+        unsigned busy_gen = 0, busy_width = 0, any_gen = 0, any_width = 0;
+        for (size_t i = 0; i < s->interval_count; i++) {
+            const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);
+            if (!gi || !(gi->valid & GW_GPUI_PCIE_LINK))
+                continue;
+            any_gen = gi->pcie_gen > any_gen ? gi->pcie_gen : any_gen;
+            any_width = gi->pcie_width > any_width ? gi->pcie_width : any_width;
+            if ((gi->valid & GW_GPUI_UTIL) && gi->gpu_util_pct > 0) {
+                busy_gen = gi->pcie_gen > busy_gen ? gi->pcie_gen : busy_gen;
+                busy_width = gi->pcie_width > busy_width ? gi->pcie_width : busy_width;
+            }
+        }
+        if (any_gen == 0 && any_width == 0)
+            continue;
+        gw_link_state *l = &links[n++];
+        memset(l, 0, sizeof *l);
+        l->gpu = (unsigned)g;
+        snprintf(l->name, sizeof l->name, "%s", s->gpus[g].name ? s->gpus[g].name : "");
+        l->gen = busy_gen ? busy_gen : any_gen;
+        l->width = busy_width ? busy_width : any_width;
+        l->max_gen = s->gpus[g].pcie_max_gen;
+        l->max_width = s->gpus[g].pcie_max_width;
+    }
+    if (n == 0)
+        return 0;
+    size_t before = a->findings.count;
+    if (gw_env_link_check(links, n, &a->findings) < 0)
+        return -1;
+    for (size_t i = before; i < a->findings.count; i++) {
+        gw_finding *f = &a->findings.items[i];
+        f->basis |= GW_BASIS_SAMPLES;
+        gw_finding_evidence(f, "links as recorded at their best while each GPU was busy, over the recording");
+    }
+    gw_rules_not_evaluated(a, "comm.nccl_env", "the recording does not hold the job's environment (gpuwhy doctor checks it)");
     return 0;
 }

@@ -51,6 +51,7 @@ int gw_rule_s_comm_straggler(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_gpu_shared(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule);
+int gw_rule_s_comm_topology(gw_analysis *a, const gw_rule *rule);
 /* host and job (rules_sampled_host.c) */
 int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule);

@@ -22,6 +22,7 @@ static const gw_rule TABLE[] = {
     {"kernel.memory_bound", "kernel", S, gw_rule_s_kernel_memory_bound, "memory-bandwidth-bound kernels", 0},
     {"mem.near_full", "mem", S, gw_rule_s_mem_near_full, "device memory near full", 0},
     {"comm.straggler", "comm", S, gw_rule_s_comm_straggler, "a straggling GPU", 1},
+    {"comm.topology", "comm", S | GW_BASIS_ENV, gw_rule_s_comm_topology, "a degraded GPU link", 0},
     {"host.gpu_shared", "host", S, gw_rule_s_host_gpu_shared, "another process on the job's GPU", 1},
     {"host.cpu_contention", "host", S, gw_rule_s_host_cpu_contention, "other processes taking the job's CPUs", 1},
     {"host.numa_remote", "host", S, gw_rule_s_host_numa_remote, "job threads far from their GPU's NUMA node", 1},

@@ -435,6 +435,40 @@ static void errors_trigger_and_twin(void **state)
     done(&r);
 }
 
+static void set_link(gw_samples *s, unsigned gen, unsigned width, unsigned idle_gen)
+{
+    s->gpus[0].pcie_max_gen = 5;
+    s->gpus[0].pcie_max_width = 16;
+    for (size_t i = 0; i < s->interval_count; i++) {
+        gw_gpu_interval *gi = gpu_at(s, i, 0);
+        gi->valid |= GW_GPUI_PCIE_LINK;
+        gi->pcie_gen = i < 5 ? idle_gen : gen; /* the first intervals idle at a low generation */
+        gi->pcie_width = width;
+        if (i < 5)
+            gi->gpu_util_pct = 0;
+    }
+}
+
+static void topology_from_recorded_links(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_link(s, 5, 8, 1); /* x8 in an x16 slot */
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "comm.topology");
+    assert_non_null(f);
+    assert_int_equal(f->basis, GW_BASIS_ENV | GW_BASIS_SAMPLES);
+    assert_int_equal(f->severity, GW_SEV_MAJOR);
+    assert_non_null(strstr(r.a->not_evaluated, "comm.nccl_env"));
+    done(&r);
+
+    s = healthy(20, 1); /* gen 1 only while idle (power saving): not degraded */
+    set_link(s, 5, 16, 1);
+    r = analyse(s);
+    assert_null(find(&r, "comm.topology"));
+    done(&r);
+}
+
 /* ---- host and job ------------------------------------------------------------------- */
 
 static void storage_bound_triggers_and_twins(void **state)
@@ -851,6 +885,7 @@ int main(void)
         cmocka_unit_test(gpu_shared_triggers_and_twin),
         cmocka_unit_test(throttled_triggers_and_twin),
         cmocka_unit_test(errors_trigger_and_twin),
+        cmocka_unit_test(topology_from_recorded_links),
         cmocka_unit_test(storage_bound_triggers_and_twins),
         cmocka_unit_test(storage_bound_only_on_the_jobs_disk),
         cmocka_unit_test(network_fs_triggers_and_twins),
