@@ -146,9 +146,13 @@ static int gpu_waits_or_unknown(const gw_analysis *a)
     return isnan(gw_sampled_util_share(a->sampled)) || gw_sampled_gpu_waits(a);
 }
 
-/* Run-queue wait per job process, as a share of wall time (NaN without schedstat). */
+/* The training process's run-queue wait as a share of wall time: the root process's own
+ * when the recording has it, else the job's summed over its processes, per process. NaN
+ * without schedstat. */
 static double wait_share_per_process(const gw_sample_stats *st)
 {
+    if (!isnan(st->main_runqueue_wait_mean_pct))
+        return st->main_runqueue_wait_mean_pct / 100.0;
     return st->job_runqueue_wait_mean_pct / 100.0 / (double)(1 + st->worker_count);
 }
 
@@ -175,9 +179,18 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     f->confidence = 0.6;
     snprintf(f->title, sizeof f->title, "The job's threads wait for a CPU %.0f%% of the time: more runnable "
              "threads than cores", wait * 100.0);
-    gw_finding_evidence(f, "run-queue wait (schedstat) %.0f%% of one core summed over the job's threads, %.0f%% "
-                           "per process (%zu processes), over %s", st->job_runqueue_wait_mean_pct, wait * 100.0,
-                        1 + st->worker_count, st->window_description);
+    if (!isnan(st->main_runqueue_wait_mean_pct))
+        gw_finding_evidence(f, "run-queue wait (schedstat) of the training process %s (pid %d): %.0f%% of wall time; "
+                               "%.0f%% of one core over all %zu job processes, over %s", st->main_comm,
+                            (int)st->main_pid, wait * 100.0, st->job_runqueue_wait_mean_pct, 1 + st->worker_count,
+                            st->window_description);
+    else
+        gw_finding_evidence(f, "run-queue wait (schedstat) %.0f%% of one core summed over the job's threads, %.0f%% "
+                               "per process (%zu processes), over %s", st->job_runqueue_wait_mean_pct, wait * 100.0,
+                            1 + st->worker_count, st->window_description);
+    if (!isnan(st->main_nonvoluntary_ctxt_per_s))
+        gw_finding_evidence(f, "%.0f involuntary context switches/s of the training process (preempted)",
+                            st->main_nonvoluntary_ctxt_per_s);
     gw_finding_evidence(f, "job CPU %.0f%% of one core on a %d-CPU machine %.0f%% busy; other processes %.1f cores",
                         isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct, st->cpu_count,
                         isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct,

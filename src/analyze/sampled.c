@@ -261,6 +261,7 @@ static void network_fs(gw_sample_stats *st)
 static void host_stats(gw_sample_stats *st)
 {
     const gw_samples *s = st->samples;
+    wmean main_wait = {0}, main_invol = {0};
     wmean busy = {0}, job_read = {0}, net_rx = {0}, iowait = {0}, steal = {0}, psi = {0}, faults = {0}, job = {0}, wait = {0},
           foreign = {0};
     st->mem_available_min_kb = st->mem_total_kb = st->psi_mem_some_max_pct = NAN;
@@ -280,6 +281,8 @@ static void host_stats(gw_sample_stats *st)
         wmean_add(&net_rx, h->net_rx_bytes_per_s, dt);
         /* run-queue waits arrive every few intervals, each the mean since the last one */
         wmean_add(&wait, h->job_runqueue_wait_pct, dt);
+        wmean_add(&main_wait, h->main_runqueue_wait_pct, dt);
+        wmean_add(&main_invol, h->main_nonvoluntary_ctxt_per_s, dt);
         if (!isnan(h->psi_mem_some_pct) && !(h->psi_mem_some_pct <= st->psi_mem_some_max_pct))
             st->psi_mem_some_max_pct = h->psi_mem_some_pct;
         if (!isnan(h->swap_in_pages_per_s) && h->swap_in_pages_per_s > 0) {
@@ -304,6 +307,8 @@ static void host_stats(gw_sample_stats *st)
     st->major_faults_per_s_mean = wmean_get(&faults);
     st->job_cpu_mean_pct = wmean_get(&job);
     st->job_runqueue_wait_mean_pct = wmean_get(&wait);
+    st->main_runqueue_wait_mean_pct = wmean_get(&main_wait);
+    st->main_nonvoluntary_ctxt_per_s = wmean_get(&main_invol);
     st->foreign_cpu_mean_cores = wmean_get(&foreign);
     st->job_read_bytes_per_s_mean = wmean_get(&job_read);
     st->net_rx_bytes_per_s_mean = wmean_get(&net_rx);

@@ -85,6 +85,8 @@ typedef struct gw_sample_stats {
     double job_cpu_mean_pct;     /* % of one core, whole tree */
     double main_cpu_mean_pct;    /* the root process alone */
     double job_runqueue_wait_mean_pct; /* % of one core, NaN without schedstat */
+    double main_runqueue_wait_mean_pct; /* the root process alone; NaN unknown */
+    double main_nonvoluntary_ctxt_per_s; /* its involuntary switches per second; NaN unknown */
     size_t worker_count;         /* distinct other processes of the job in the window */
     double worker_cpu_mean_pct;  /* mean over worker-intervals with a rate, % of one core */
     double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct */

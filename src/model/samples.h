@@ -40,6 +40,10 @@ typedef struct gw_host_interval {
      * is read every few samples, so this is the mean since the previous thread sample,
      * reported at the interval that closes it; NaN in between. */
     double job_runqueue_wait_pct;
+    /* The same for the job's root process alone (the training loop's process), NaN between
+     * thread samples; and its involuntary context switches per second (NaN unknown). */
+    double main_runqueue_wait_pct;
+    double main_nonvoluntary_ctxt_per_s;
 } gw_host_interval;
 
 /* iostat -x values of one disk over one interval. */

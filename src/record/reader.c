@@ -534,6 +534,7 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
     gw_samples *s = c->s;
     double cpu_sum = 0, rss = 0, rd = 0, wr = 0, wait_pct = 0;
     int io_known = 0, wait_known = 0;
+    h->main_runqueue_wait_pct = h->main_nonvoluntary_ctxt_per_s = NAN;
     for (size_t i = 0; i < b->proc_count; i++) {
         const gw_job_proc *p = &b->procs[i];
         const gw_job_proc *q = NULL;
@@ -560,6 +561,9 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
                 pi->read_bytes_per_s = counter_rate(q->read_bytes, p->read_bytes, interval_s);
                 pi->write_bytes_per_s = counter_rate(q->write_bytes, p->write_bytes, interval_s);
             }
+            if (i == 0 && b->job_alive && q->task.has_ctxt && p->task.has_ctxt)
+                h->main_nonvoluntary_ctxt_per_s =
+                    counter_rate(q->task.nonvoluntary_ctxt, p->task.nonvoluntary_ctxt, interval_s);
         } else {
             double started_ns = (double)p->start_ticks / (double)c->ticks_per_s * 1e9;
             if (started_ns >= (double)a->mono_ns) {
@@ -587,8 +591,11 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
             uint64_t waited = 0;
             if (m->mono_ns && b->mono_ns > m->mono_ns &&
                 gw_counter_delta(m->wait_ns, p->task.runqueue_wait_ns, false, &waited) == GW_RATE_OK) {
-                wait_pct += (double)waited / (double)(b->mono_ns - m->mono_ns) * 100.0;
+                double pct = (double)waited / (double)(b->mono_ns - m->mono_ns) * 100.0;
+                wait_pct += pct;
                 wait_known = 1;
+                if (i == 0 && b->job_alive)
+                    h->main_runqueue_wait_pct = pct;
             }
             m->wait_ns = p->task.runqueue_wait_ns;
             m->mono_ns = b->mono_ns;

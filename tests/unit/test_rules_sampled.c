@@ -74,6 +74,8 @@ static gw_samples *healthy(size_t n, size_t gpus)
         h->job_process_count = 1;
         h->job_cpu_pct = 100;
         h->job_runqueue_wait_pct = 2;
+        h->main_runqueue_wait_pct = NAN; /* the per-process split is tested on its own */
+        h->main_nonvoluntary_ctxt_per_s = NAN;
         h->job_d_state_threads = 0;
         s->disks[i] = (gw_disk_interval){.valid = 1, .r_per_s = 100, .rkb_per_s = 4000, .r_await_ms = 0.5,
                                          .aqu_sz = 0.1, .util_pct = 10};
@@ -699,6 +701,24 @@ static void oversubscribed_triggers_and_twin(void **state)
         s->host[i].job_runqueue_wait_pct = 19; /* 9.5% per process */
     r = analyse(s);
     assert_null(find(&r, "pipe.oversubscribed"));
+    done(&r);
+
+    /* The training process's own wait, when recorded, decides: 12% for it, though the job's
+     * sum (19% over two processes) would read as 9.5% per process. */
+    s = healthy(20, 1);
+    set_util(s, 0, 60);
+    add_workers(s, 1, 20);
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].job_runqueue_wait_pct = 19;
+        s->host[i].main_runqueue_wait_pct = 12;
+        s->host[i].main_nonvoluntary_ctxt_per_s = 350;
+    }
+    r = analyse(s);
+    f = find(&r, "pipe.oversubscribed");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.12, 1e-9);
+    assert_true(evidence_has(f, "run-queue wait (schedstat) of the training process python (pid 100): 12% of wall time"));
+    assert_true(evidence_has(f, "350 involuntary context switches/s"));
     done(&r);
 
     s = healthy(20, 1); /* waits, but the GPU is kept busy: costs nothing */
