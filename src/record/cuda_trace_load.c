@@ -192,7 +192,7 @@ static int load_kernels(loader *L)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint32_t name;
+        uint32_t name = 0;
         if (map_string(L, sqlite3_column_int64(st, 8), "cuda_kernels", sqlite3_column_int64(st, 0), &name) != 0)
             break;
         gw_gpu_event *g = gw_trace_add_gpu(L->t);
@@ -346,7 +346,7 @@ static int load_api(loader *L)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint32_t name;
+        uint32_t name = 0;
         if (map_string(L, sqlite3_column_int64(st, 7), "cuda_api", sqlite3_column_int64(st, 0), &name) != 0)
             break;
         uint32_t thread = gw_trace_thread(L->t, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
@@ -416,7 +416,7 @@ static int load_markers(loader *L)
         int64_t pid = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 2);
         int64_t id = sqlite3_column_int64(st, 3), flags = sqlite3_column_int64(st, 4);
         int64_t tid = sqlite3_column_int64(st, 5);
-        uint32_t name;
+        uint32_t name = 0;
         if (map_string(L, sqlite3_column_int64(st, 6), "cuda_markers", sqlite3_column_int64(st, 0), &name) != 0)
             break;
         int64_t start = ts;
