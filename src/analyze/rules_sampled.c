@@ -26,7 +26,9 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
 {
     (void)rule;
     const gw_sample_stats *st = a->sampled;
-    if (st->has_gpu_util)
+    /* A GPU that stayed at 0% with none of the job's processes on it was not used: saying
+     * "0% utilisation" would blame the GPU for a job that never reached it. */
+    if (st->has_gpu_util && st->gpu_ever_used)
         return 0;
     for (size_t i = 0; i < a->rank_count; i++)
         if (a->ranks[i].has_gpu_data)
@@ -42,7 +44,12 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
     f->severity = GW_SEV_CRITICAL;
     f->confidence = 1.0;
     const gw_samples *s = st->samples;
-    if (s->gpu_count == 0) {
+    if (st->has_gpu_util) {
+        snprintf(f->title, sizeof f->title, "The job never used the GPU: GPU-Util 0%% throughout");
+        gw_finding_evidence(f, "%zu GPU(s) at 0%% GPU-Util in every sample over %.1f s, and none of the job's "
+                               "processes on a GPU: the job ran on the CPU or failed before its CUDA work",
+                            s->gpu_count, st->window_s);
+    } else if (s->gpu_count == 0) {
         snprintf(f->title, sizeof f->title, "No GPU data in the recording: NVML found no GPU");
         gw_finding_evidence(f, "no GPU was recorded over %.1f s: NVML (libnvidia-ml.so.1) was missing, "
                                "failed or listed no device", st->window_s);
@@ -56,9 +63,15 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "recording note: %.200s", s->notes[i]);
     gw_finding_evidence(f, "job CPU %.0f%% of one core on average: the host side was recorded",
                         isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct);
-    snprintf(f->fix, sizeof f->fix,
-             "Check the driver (nvidia-smi), that the job runs where a GPU is visible "
-             "(CUDA_VISIBLE_DEVICES) and that libnvidia-ml.so.1 is on the loader path; then record again.");
+    if (st->has_gpu_util)
+        snprintf(f->fix, sizeof f->fix,
+                 "Check that the job puts its model and tensors on the GPU (torch.cuda.is_available(), "
+                 "model.to('cuda'), tensor.device) and that CUDA_VISIBLE_DEVICES names this GPU; read the "
+                 "job's log for CUDA errors.");
+    else
+        snprintf(f->fix, sizeof f->fix,
+                 "Check the driver (nvidia-smi), that the job runs where a GPU is visible "
+                 "(CUDA_VISIBLE_DEVICES) and that libnvidia-ml.so.1 is on the loader path; then record again.");
     snprintf(f->gain, sizeof f->gain, "none to estimate: no GPU time was measured");
     return 0;
 }
@@ -110,8 +123,8 @@ int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     long worst = least_used_gpu(st);
-    if (worst < 0)
-        return 0;
+    if (worst < 0 || !st->gpu_ever_used)
+        return 0; /* data.none says it */
     const gw_sampled_gpu *g = &st->gpus[worst];
     double threshold = a->thresholds.v[GW_T_UTIL_LOW_BUSY] * 100.0;
     if (g->util_mean_pct >= threshold)

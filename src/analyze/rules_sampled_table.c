@@ -131,8 +131,7 @@ void gw_rules_sampled_verdict(gw_analysis *a)
     const gw_sample_stats *st = a->sampled;
     const gw_finding *none = gw_findings_get(&a->findings, "data.none");
     if (none) {
-        snprintf(a->verdict, sizeof a->verdict, "No GPU data in the recording: %s (data.none)",
-                 none->evidence_count ? none->evidence[0] : "nothing to measure");
+        snprintf(a->verdict, sizeof a->verdict, "%s (data.none)", none->title);
         return;
     }
     char busy[160];

@@ -65,12 +65,18 @@ static int gpu_used(const gw_samples *s, size_t i)
     return 0;
 }
 
+static int job_pid(const gw_samples *s, int32_t pid);
+
 static void choose_window(gw_sample_stats *st, int64_t a, int64_t b, int64_t clock_offset_ns)
 {
     const gw_samples *s = st->samples;
     size_t n = s->interval_count;
     st->first_interval = 0;
     st->end_interval = n;
+    for (size_t p = 0; p < s->gpu_proc_count && !st->gpu_ever_used; p++)
+        st->gpu_ever_used = job_pid(s, s->gpu_procs[p].pid);
+    for (size_t i = 0; i < n && !st->gpu_ever_used; i++)
+        st->gpu_ever_used = gpu_used(s, i);
     if (b > a) {
         size_t first = n, end = 0;
         for (size_t i = 0; i < n; i++) {

@@ -69,6 +69,7 @@ typedef struct gw_sample_stats {
     size_t gpu_count;
     gw_sampled_gpu *gpus;        /* owned, [gpu_count] */
     int has_gpu_util;            /* some GPU has a utilisation sample in the window */
+    int gpu_ever_used;           /* some interval had GPU-Util > 0 or a job process on a GPU */
 
     /* host */
     int cpu_count;

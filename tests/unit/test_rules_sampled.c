@@ -210,8 +210,34 @@ static void no_gpu_is_a_diagnosis(void **state)
     assert_non_null(f);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
     assert_int_equal(f->basis, GW_BASIS_SAMPLES);
-    assert_non_null(strstr(r.a->verdict, "No GPU data in the recording"));
+    assert_non_null(strstr(r.a->verdict, "No GPU data in the recording: NVML found no GPU (data.none)"));
     assert_null(find(&r, "util.low"));
+    done(&r);
+}
+
+static void idle_gpu_is_not_used_not_low(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 0);
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "data.none");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "The job never used the GPU"));
+    assert_null(find(&r, "util.low"));
+    assert_non_null(strstr(r.a->verdict, "The job never used the GPU"));
+    done(&r);
+
+    /* 0% GPU-Util but a job process holds the GPU: used (badly), so util.low */
+    s = healthy(20, 1);
+    set_util(s, 0, 0);
+    s->gpu_procs = calloc(1, sizeof *s->gpu_procs);
+    s->gpu_proc_count = 1;
+    s->gpu_procs[0] = (gw_gpu_proc_interval){.interval = 3, .gpu = 0, .pid = 100, .used_memory_bytes = 1e9,
+                                             .sm_util_pct = NAN, .mem_util_pct = NAN};
+    r = analyse(s);
+    assert_null(find(&r, "data.none"));
+    assert_non_null(find(&r, "util.low"));
     done(&r);
 }
 
@@ -895,6 +921,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(healthy_raises_nothing),
         cmocka_unit_test(no_gpu_is_a_diagnosis),
+        cmocka_unit_test(idle_gpu_is_not_used_not_low),
         cmocka_unit_test(window_is_the_gpu_active_span),
         cmocka_unit_test(window_follows_the_merged_trace),
         cmocka_unit_test(util_low_triggers_and_twin),
