@@ -242,7 +242,22 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     }
     double other_rise = in_s > 0 && out_s > 0 ? in_other / in_s - out_other / out_s : 0;
     double iowait_rise = in_s > 0 && out_s > 0 ? in_iowait / in_s - out_iowait / out_s : 0;
-    int machine_burst = other_rise >= 0.3 || iowait_rise >= 5.0;
+    /* Unrelated load can rise in some drops by chance: without a name, every drop must show
+     * the rise on its own. */
+    int machine_burst = out_s > 0 && (other_rise >= 0.3 || iowait_rise >= 5.0);
+    for (size_t e = 0; e < ep_count && machine_burst; e++) {
+        double ep_other = 0, ep_iowait = 0, ep_s = 0;
+        for (size_t i = eps[e].first; i < eps[e].end; i++) {
+            const gw_host_interval *h = &st->samples->host[i];
+            if (isnan(h->cpu_busy_pct) || h->cpu_count <= 0)
+                continue;
+            ep_other += (h->cpu_busy_pct / 100.0 * h->cpu_count - h->job_cpu_pct / 100.0) * h->duration_s;
+            ep_iowait += (isnan(h->cpu_iowait_pct) ? 0 : h->cpu_iowait_pct) * h->duration_s;
+            ep_s += h->duration_s;
+        }
+        if (ep_s <= 0 || (ep_other / ep_s - out_other / out_s < 0.3 && ep_iowait / ep_s - out_iowait / out_s < 5.0))
+            machine_burst = 0;
+    }
     if (!named && !machine_burst)
         goto out;
     double share = st->window_s > 0 ? lost_s / st->window_s : 0;

@@ -78,7 +78,8 @@ record between 3.25 1.5
 python3 - between.json <<'PY' || fail "between: a burst between the drops raised periodic interference"
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert all(f["id"] != "host.periodic_interference" for f in doc["findings"])
+bad = [f["title"] + " | " + " | ".join(f["evidence"]) for f in doc["findings"] if f["id"] == "host.periodic_interference"]
+assert not bad, bad
 PY
 
 [ $failures -eq 0 ] && echo "ok - periodic interference named with its period, not raised when unaligned"
