@@ -19,6 +19,8 @@
 /* Drop: this many points below the median, and at least this share of the median. */
 #define DROP_POINTS 20.0
 #define DROP_SHARE 0.3
+/* A named culprit bursts in at most this share of the other intervals the lists saw. */
+#define MAX_OUTSIDE_SHARE 0.25
 /* Regular: every spacing within this share of the mean period. */
 #define PERIOD_TOLERANCE 0.35
 
@@ -220,7 +222,10 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     }
     culprit c;
     find_culprit(st, eps, ep_count, dropped, &c);
-    int named = c.comm[0] && c.episodes_hit >= 2 && (double)c.episodes_hit >= 0.66 * (double)c.episodes_scanned;
+    /* The culprit bursts in the drops and rarely outside them: a process busy all along
+     * (another job, a burner) is contention, not a periodic interference. */
+    int named = c.comm[0] && c.episodes_hit >= 2 && (double)c.episodes_hit >= 0.66 * (double)c.episodes_scanned &&
+                c.outside_share <= MAX_OUTSIDE_SHARE;
     /* Between top-list scans the machine-wide counters still show another burst: CPU busy
      * beyond the job's and iowait, higher in the drops than outside. */
     double in_other = 0, out_other = 0, in_iowait = 0, out_iowait = 0, in_s = 0, out_s = 0;

@@ -871,6 +871,13 @@ static void periodic_triggers_and_twins(void **state)
     assert_null(find(&r, "host.periodic_interference"));
     done(&r);
 
+    gw_samples *busy = periodic(1, 1); /* the same process busy all along: contention, not periodic */
+    for (size_t i = 0; i < 40; i += 2)
+        add_other(busy, i, 1, "backup.sh", 31337, 5, 80e6);
+    r = analyse(busy);
+    assert_null(find(&r, "host.periodic_interference"));
+    done(&r);
+
     r = analyse(periodic(1, 0)); /* drops without a period */
     assert_null(find(&r, "host.periodic_interference"));
     done(&r);
