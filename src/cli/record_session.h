@@ -39,9 +39,9 @@ void gw_record_signals_stop_only(void);
  * reported on stderr; the job ran on untouched). */
 int gw_record_session_run(const gw_record_session *rs, int *job_status);
 
-/* The end-of-recording report on out: today a summary of the recording (duration,
- * samples, GPUs and mean utilisation, job CPU, busiest disk, notes). The single call to
- * swap for the sampled-metrics diagnosis when it lands. Returns 0 or -1 (message printed). */
+/* The end-of-recording summary on out (duration, samples, GPUs and mean utilisation, job
+ * CPU, busiest disk, notes); the diagnosis follows it (gw_record_print_diagnosis, printed by
+ * run and attach once any trace is merged). Returns 0 or -1 (message printed). */
 int gw_record_print_outcome(FILE *out, const char *recording_path);
 
 /* The diagnosis of the finished recording (with a merged `run --trace` trace), rendered like

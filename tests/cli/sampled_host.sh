@@ -78,7 +78,7 @@ ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
 for t in ts: t.start()
 for t in ts: t.join()
 PY
-dd if=/dev/urandom of=data.bin bs=1M count=256 status=none conv=fsync || fail "cannot write data.bin"
+dd if=/dev/urandom of=data.bin bs=1M count=128 status=none conv=fsync || fail "cannot write data.bin"
 record storage gpu_waits.txt 100ms -- "$PY" reader.py data.bin 3 16
 expect storage data.storage_bound "it holds the job's open files"
 record storage_busy_gpu gpu_busy.txt 100ms -- "$PY" reader.py data.bin 3 16
