@@ -71,7 +71,8 @@ gpu 1 memory_used 40000000000
 SCEN
 
 for case in faulty healthy; do
-    GW_FAKE_NVML_SCENARIO=$WORK/$case.txt "$BIN" run -o $case.db --interval 100ms -- sleep 1.2 2>$case.run
+    # 2 s: enough intervals even when a loaded machine delays gpuwhy's start
+    GW_FAKE_NVML_SCENARIO=$WORK/$case.txt "$BIN" run -o $case.db --interval 100ms -- sleep 2 2>$case.run
     rc=$?
     [ $rc -eq 0 ] || fail "$case: run exited $rc: $(tail -3 $case.run)"
     grep -q "^Findings, most important first" $case.run || fail "$case: no diagnosis at the end of run"
@@ -80,6 +81,7 @@ for case in faulty healthy; do
     [ $rc -eq 0 ] || fail "$case: analyze exited $rc: $(cat $case.err)"
 done
 
+grep -q '"gpu.errors"' faulty.json || echo "faulty: verdict: $(grep -m1 '"verdict"' faulty.json); run: $(head -3 faulty.run)"
 check() { # id expected-severity-pattern
     local got
     got=$(severity faulty.json "$1")
