@@ -13,9 +13,10 @@
 #include "analyze/rules_sampled.h"
 
 #define MAX_EPISODES 256
-/* A process "bursts" in an interval when it is in the top-IO list with IO, or takes this
- * much of a core in the top-CPU list. */
+/* A process "bursts" in an interval when it is in the top-IO list with at least a MB/s, or
+ * takes this much of a core in the top-CPU list. */
 #define BURST_CPU_PCT 20.0
+#define BURST_IO_BYTES_PER_S 1e6  /* a build's or a logger's trickle is not a burst */
 /* Drop: this many points below the median, and at least this share of the median. */
 #define DROP_POINTS 20.0
 #define DROP_SHARE 0.3
@@ -51,7 +52,7 @@ static int bursts(const gw_samples *s, const char *comm, size_t i)
         const gw_other_proc_interval *op = &s->others[o];
         if (op->interval != i || strcmp(op->comm, comm) != 0)
             continue;
-        if ((op->by_io && op->io_bytes_per_s > 0) || (!op->by_io && op->cpu_pct >= BURST_CPU_PCT))
+        if ((op->by_io && op->io_bytes_per_s >= BURST_IO_BYTES_PER_S) || (!op->by_io && op->cpu_pct >= BURST_CPU_PCT))
             return 1;
     }
     return 0;
@@ -224,7 +225,7 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     find_culprit(st, eps, ep_count, dropped, &c);
     /* The culprit bursts in the drops and rarely outside them: a process busy all along
      * (another job, a burner) is contention, not a periodic interference. */
-    int named = c.comm[0] && c.episodes_hit >= 2 && (double)c.episodes_hit >= 0.66 * (double)c.episodes_scanned &&
+    int named = c.comm[0] && c.episodes_hit >= min_recur && (double)c.episodes_hit >= 0.66 * (double)c.episodes_scanned &&
                 c.outside_share <= MAX_OUTSIDE_SHARE;
     /* Between top-list scans the machine-wide counters still show another burst: CPU busy
      * beyond the job's and iowait, higher in the drops than outside. */
