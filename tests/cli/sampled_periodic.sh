@@ -2,8 +2,10 @@
 # host.periodic_interference reproduced: a process outside the job ("gwcron") burns CPU for
 # 2 s every 4 s while the fake NVML's GPU-Util drops at those same times; the recording must
 # name gwcron and the 4 s period. Counterpart: the same drops with gwcron bursting in between
-# them must not raise it. The top-process lists are taken every 2 s at most (every 50
-# intervals of 20 ms or more): 2 s bursts hold one of them whatever its phase.
+# them must not raise it. The top-process lists are taken every 2 s at most: 2 s bursts hold
+# one of them whatever its phase; 50 ms intervals give each list's one-interval CPU delta
+# enough clock ticks (10 ms) to see a burst on a loaded machine. Four drops: the process must
+# be in at least three (host.periodic_interference.recurrences).
 set -u
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
@@ -22,12 +24,12 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 PY=$(python3 -c 'import sys; print(sys.executable)')
 
-# GPU-Util 95%, 30% during [1 s, 3 s), [5, 7), [9, 11) after nvmlInit.
+# GPU-Util 95%, 30% during [1 s, 3 s), [5, 7), [9, 11), [13, 15) after nvmlInit.
 {
     echo "gpus 1"
     echo "gpu 0 name Fake H100"
     echo "gpu 0 util 95 40"
-    for k in 0 1 2; do
+    for k in 0 1 2 3; do
         echo "at $((1000 + 4000 * k)) gpu 0 util 30 10"
         echo "at $((3000 + 4000 * k)) gpu 0 util 95 40"
     done
@@ -44,7 +46,7 @@ give_up = time.time() + 20
 while not os.path.exists(path) and time.time() < give_up:
     time.sleep(0.002)
 ref = time.time()
-for k in range(3):
+for k in range(4):
     start = ref + offset + 4.0 * k
     while time.time() < start:
         time.sleep(0.01)
@@ -56,7 +58,7 @@ PY
 record() {
     "$PY" burster.py "$WORK/$1.db" "$2" "$3" &
     BURSTER=$!
-    GW_FAKE_NVML_SCENARIO=$WORK/drops.txt "$BIN" run -o "$1.db" --interval 20ms -- sleep 12.5 2>"$1.run" ||
+    GW_FAKE_NVML_SCENARIO=$WORK/drops.txt "$BIN" run -o "$1.db" --interval 50ms -- sleep 16.5 2>"$1.run" ||
         fail "$1: run failed: $(tail -3 "$1.run")"
     wait "$BURSTER"
     BURSTER=
