@@ -112,8 +112,9 @@ static void find_culprit(const gw_sample_stats *st, const episode *eps, size_t n
     double best_score = 0;
     for (size_t o = 0; o < s->other_count; o++) {
         const gw_other_proc_interval *cand = &s->others[o];
-        if (cand->interval < st->first_interval || cand->interval >= st->end_interval)
-            continue;
+        if (cand->interval < st->first_interval || cand->interval >= st->end_interval ||
+            cand->pid == st->recorder_pid)
+            continue; /* gpuwhy's own scans coincide with nothing but themselves */
         /* each name once: skip it when an earlier row had it */
         int seen = 0;
         for (size_t k = 0; k < o && !seen; k++)

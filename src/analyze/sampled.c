@@ -324,6 +324,7 @@ static void job_stats(gw_sample_stats *st, double worker_cpu_pct)
 {
     const gw_samples *s = st->samples;
     st->main_pid = s->job_process_count ? s->job_processes[0].pid : -1;
+    st->recorder_pid = s->job_process_count ? s->job_processes[0].ppid : -1;
     snprintf(st->main_comm, sizeof st->main_comm, "%s",
              s->job_process_count && s->job_processes[0].comm ? s->job_processes[0].comm : "");
     wmean main_cpu = {0};
@@ -361,7 +362,7 @@ static int foreign_top(gw_sample_stats *st)
     size_t count = 0, cap = 0;
     for (size_t o = 0; o < s->other_count; o++) {
         const gw_other_proc_interval *op = &s->others[o];
-        if (op->by_io || !in_window(st, op->interval))
+        if (op->by_io || !in_window(st, op->interval) || op->pid == st->recorder_pid)
             continue;
         size_t k = 0;
         while (k < count && !(all[k].pid == op->pid && strcmp(all[k].comm, op->comm) == 0))

@@ -82,6 +82,7 @@ typedef struct gw_sample_stats {
 
     /* the job */
     int32_t main_pid;            /* the job's root process */
+    int32_t recorder_pid;        /* its parent, gpuwhy itself under `run` (never a culprit) */
     char main_comm[64];
     double job_cpu_mean_pct;     /* % of one core, whole tree */
     double main_cpu_mean_pct;    /* the root process alone */
