@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "collect/nvml.h"
 #include "record/trace_session.h"
+#include "report/text_table.h"
 #include "util/error.h"
 
 extern char **environ;
@@ -43,29 +44,12 @@ static void line(doctor *d, const char *status, const char *check, const char *f
     printf("  %-4s  %-22s %s\n", status, check, detail);
 }
 
-/* Prints prefix + text wrapped at spaces so that no line passes 100 columns; continuation
- * lines are indented to the text column. */
+/* Evidence and fixes under a check, wrapped within 100 columns at the text column. */
 static void wrapped(const char *prefix, const char *text)
 {
-    const int width = 100, indent = 30;
-    int first = 1;
-    size_t len = strlen(text), pos = 0;
-    while (pos < len) {
-        int room = width - indent - (first ? (int)strlen(prefix) : 2);
-        size_t take = len - pos;
-        if ((int)take > room) {
-            take = (size_t)room;
-            while (take > 0 && text[pos + take] != ' ')
-                take--;
-            if (take == 0)
-                take = (size_t)room;
-        }
-        printf("%*s%s%.*s\n", indent, "", first ? prefix : "  ", (int)take, text + pos);
-        pos += take;
-        while (pos < len && text[pos] == ' ')
-            pos++;
-        first = 0;
-    }
+    char first[48];
+    snprintf(first, sizeof first, "%30s%s", "", prefix);
+    (void)gw_text_wrap(stdout, first, "                                ", text, 100);
 }
 
 static int readable(const doctor *d, const char *rel)

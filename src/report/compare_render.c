@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/json_writer.h"
+#include "report/text_table.h"
 
 static const char *change_colour(gw_change c, int color)
 {
@@ -27,34 +28,14 @@ static void ms_row(FILE *out, const char *label, double before_s, double after_s
         fprintf(out, "  %-34s %10.1f %10.1f %9s\n", label, before_s * 1e3, after_s * 1e3, "");
 }
 
-/* Prints text wrapped at spaces to width columns, continuation lines indented by two. */
-static void wrapped(FILE *out, const char *text, int width, const char *on, const char *off)
-{
-    size_t len = strlen(text), pos = 0;
-    int indent = 0;
-    while (pos < len) {
-        size_t room = (size_t)(width - indent);
-        size_t take = len - pos;
-        if (take > room) {
-            take = room;
-            while (take > 0 && text[pos + take] != ' ')
-                take--;
-            if (take == 0)
-                take = room;
-        }
-        fprintf(out, "%*s%s%.*s%s\n", indent, "", on, (int)take, text + pos, off);
-        pos += take;
-        while (pos < len && text[pos] == ' ')
-            pos++;
-        indent = 2;
-    }
-}
-
 int gw_render_compare_terminal(FILE *out, const gw_comparison *c, const char *before_name,
                                const char *after_name, const gw_render_options *o)
 {
     const char *bold = o->color ? "\033[1m" : "", *reset = o->color ? "\033[0m" : "";
-    wrapped(out, c->verdict, o->width > 20 ? o->width : 100, bold, reset);
+    fputs(bold, out);
+    if (gw_text_wrap(out, "", "  ", c->verdict, o->width > 20 ? o->width : 100) != 0)
+        return -1;
+    fputs(reset, out);
     fputc('\n', out);
     fprintf(out, "Before: %.90s\n        %.90s\n", before_name, c->before.window);
     fprintf(out, "After:  %.90s\n        %.90s\n\n", after_name, c->after.window);
