@@ -12,6 +12,7 @@
 #include "report/render.h"
 #include "util/error.h"
 #include "util/outfile.h"
+#include "util/phase_timer.h"
 
 static void analyze_usage(FILE *out)
 {
@@ -99,6 +100,7 @@ int gw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuwhy: out of memory\n");
         return GW_EXIT_INTERNAL;
     }
+    gw_phase_mark("start");
     int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
     gw_progress_done(&bar);
     if (rc != 0) {
@@ -106,7 +108,9 @@ int gw_cmd_analyze(int argc, char **argv)
         gw_job_free(job);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
+    gw_phase_mark("ingest (rest)");
     gw_analysis *a = gw_analyze(job, &th, &err);
+    gw_phase_mark("analysis");
     if (!a) {
         fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
         gw_job_free(job);
@@ -123,6 +127,7 @@ int gw_cmd_analyze(int argc, char **argv)
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
     ro.verbose = verbose;
     rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
+    gw_phase_mark("render");
     if (rc != 0) {
         gw_outfile_abort(&of);
         fprintf(stderr, "gpuwhy: writing the output failed\n");

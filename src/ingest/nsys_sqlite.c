@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "util/grow.h"
+#include "util/phase_timer.h"
 
 /* ---- helpers shared by the table-group files --------------------------------------- */
 
@@ -499,6 +500,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
             job.view.db = d->db;
         }
     }
+    gw_phase_mark("nsys: small GPU tables");
     int rc = 0;
     for (size_t i = 0; i < sizeof HOST_READERS / sizeof HOST_READERS[0] && rc == 0; i++) {
         if (HOST_READERS[i](d) < 0)
@@ -506,6 +508,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         else
             report_progress(opt, file_size, ++phase, phases);
     }
+    gw_phase_mark("nsys: host tables");
     if (threaded) {
         pthread_join(thread, NULL);
         sqlite3_close(job.view.db);
@@ -516,6 +519,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         return -1;
     if (job.rows < 0)
         return gw_fail(d->err, job.err.code ? job.err.code : GW_EXIT_INTERNAL, "%s", job.err.message);
+    gw_phase_mark("nsys: kernel table (joined)");
     if (resolve_kernel_names(d, first_kernel, d->trace->gpu_count) != 0)
         return -1;
     report_progress(opt, file_size, ++phase, phases);
@@ -551,9 +555,12 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return -1;
     if (gw_nsys_find_steps(t, opt ? opt->step_range : NULL) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+    gw_phase_mark("nsys: names, steps, notes");
     if (gw_trace_finish(t) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+    gw_phase_mark("model: gw_trace_finish");
     gw_nsys_link_api(t);
+    gw_phase_mark("nsys: link API");
     report_progress(opt, file_size, 8, 8);
     return 0;
 }

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "model/classify.h"
+#include "model/corr_index.h"
 #include "model/samples.h"
 #include "util/grow.h"
+#include "util/runsort.h"
 
 gw_trace *gw_trace_new(const char *path, const char *format)
 {
@@ -45,6 +47,8 @@ void gw_trace_free(gw_trace *t)
     free(t->notes);
     free(t->host_by_corr);
     free(t->gpu_by_corr);
+    free(t->host_corr.starts);
+    free(t->gpu_corr.starts);
     free(t);
 }
 
@@ -185,42 +189,6 @@ static int cmp_step(const void *a, const void *b)
 {
     const gw_step *x = a, *y = b;
     return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
-}
-
-/* Sorts unless the array is already in order: readers of exports that list rows by time
- * (nsys, CUPTI buffers) hand over sorted arrays, and an O(n) check saves an O(n log n)
- * sort of millions of rows. Empty arrays are skipped (qsort(NULL, 0) is undefined). */
-static void sort_if_needed(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *))
-{
-    if (count < 2)
-        return;
-    const char *p = base;
-    for (size_t i = 1; i < count; i++) {
-        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-            qsort(base, count, size, cmp);
-            return;
-        }
-    }
-}
-
-/* qsort_r is a GNU extension; correlation sorting uses a file-scope pointer instead.
- * gw_trace_finish is not reentrant across threads for that reason (documented). */
-static const gw_trace *g_sort_trace;
-
-static int cmp_host_corr(const void *a, const void *b)
-{
-    uint64_t x = g_sort_trace->host[*(const uint32_t *)a].correlation;
-    uint64_t y = g_sort_trace->host[*(const uint32_t *)b].correlation;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static int cmp_gpu_corr(const void *a, const void *b)
-{
-    const gw_gpu_event *ex = &g_sort_trace->gpu[*(const uint32_t *)a];
-    const gw_gpu_event *ey = &g_sort_trace->gpu[*(const uint32_t *)b];
-    if (ex->correlation != ey->correlation)
-        return ex->correlation < ey->correlation ? -1 : 1;
-    return ex->start < ey->start ? -1 : ex->start > ey->start ? 1 : 0;
 }
 
 /* Name classification is by string: names repeat (a kernel runs thousands of times), so
@@ -380,13 +348,13 @@ int gw_trace_finish(gw_trace *t)
 
     if (classify_unset(t) != 0)
         return -1;
-    sort_if_needed(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
-    sort_if_needed(t->host, t->host_count, sizeof *t->host, cmp_host);
-    sort_if_needed(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
+    gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
     if (build_nesting(t) != 0)
         return -1;
     derive_steps(t);
-    sort_if_needed(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+    gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
 
     t->first_ns = INT64_MAX;
     t->last_ns = INT64_MIN;
@@ -404,85 +372,21 @@ int gw_trace_finish(gw_trace *t)
     /* Threads: count launches so analyses can find each device's feeding thread. */
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
-    size_t api = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
         if (h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) {
-            api++;
             if ((h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY ||
                  h->api_class == GW_API_MEMSET) && h->thread < t->thread_count)
                 t->threads[h->thread].launches++;
         }
     }
 
-    free(t->host_by_corr);
-    free(t->gpu_by_corr);
-    t->host_by_corr = NULL;
-    t->gpu_by_corr = NULL;
-    t->host_by_corr_count = t->gpu_by_corr_count = 0;
-    if (api) {
-        t->host_by_corr = malloc(api * sizeof *t->host_by_corr);
-        if (!t->host_by_corr)
-            return -1;
-        for (size_t i = 0; i < t->host_count; i++) {
-            const gw_host_event *h = &t->host[i];
-            if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) &&
-                h->correlation != GW_NO_CORRELATION)
-                t->host_by_corr[t->host_by_corr_count++] = (uint32_t)i;
-        }
-        g_sort_trace = t;
-        qsort(t->host_by_corr, t->host_by_corr_count, sizeof *t->host_by_corr, cmp_host_corr);
-    }
-    if (t->gpu_count) {
-        t->gpu_by_corr = malloc(t->gpu_count * sizeof *t->gpu_by_corr);
-        if (!t->gpu_by_corr)
-            return -1;
-        for (size_t i = 0; i < t->gpu_count; i++)
-            if (t->gpu[i].correlation != GW_NO_CORRELATION)
-                t->gpu_by_corr[t->gpu_by_corr_count++] = (uint32_t)i;
-        g_sort_trace = t;
-        qsort(t->gpu_by_corr, t->gpu_by_corr_count, sizeof *t->gpu_by_corr, cmp_gpu_corr);
-    }
-    g_sort_trace = NULL;
+    if (gw_corr_index_build(t) != 0)
+        return -1;
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
     return 0;
-}
-
-long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation)
-{
-    size_t lo = 0, hi = t->host_by_corr_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        uint64_t c = t->host[t->host_by_corr[mid]].correlation;
-        if (c < correlation)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < t->host_by_corr_count && t->host[t->host_by_corr[lo]].correlation == correlation)
-        return (long)t->host_by_corr[lo];
-    return -1;
-}
-
-long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count)
-{
-    size_t lo = 0, hi = t->gpu_by_corr_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        uint64_t c = t->gpu[t->gpu_by_corr[mid]].correlation;
-        if (c < correlation)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t n = 0;
-    while (lo + n < t->gpu_by_corr_count && t->gpu[t->gpu_by_corr[lo + n]].correlation == correlation)
-        n++;
-    if (count)
-        *count = n;
-    return n ? (long)lo : -1;
 }
 
 gw_job *gw_job_new(void)

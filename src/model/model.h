@@ -194,6 +194,18 @@ typedef struct gw_step {
     int64_t number;            /* N of ProfilerStep#N, or ordinal */
 } gw_step;
 
+/* ---- Correlation look-up (model/corr_index.c) ----------------------------------- */
+
+/* Ids base + (b << shift) .. base + ((b + 1) << shift) - 1 lie at positions
+ * starts[b] .. starts[b + 1] - 1 of the index array, ascending. NULL starts: the index
+ * array is only sorted (binary search). */
+typedef struct gw_corr_dense {
+    uint32_t *starts;          /* owned, buckets + 1 entries, or NULL */
+    uint64_t base;
+    size_t buckets;
+    unsigned shift;
+} gw_corr_dense;
+
 /* ---- Readers' notes ----------------------------------------------------------------- */
 
 /* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
@@ -240,6 +252,9 @@ typedef struct gw_trace {
     size_t host_by_corr_count;
     uint32_t *gpu_by_corr;     /* owned: gpu indices sorted by correlation */
     size_t gpu_by_corr_count;
+    /* Bucket tables over the two index arrays (model/corr_index.c): every kernel looks its
+     * launch up several times, and ids are a per-process counter, so near-dense. */
+    gw_corr_dense host_corr, gpu_corr;
 } gw_trace;
 
 /* A job: all ranks given on one command line. Samples (sampled metrics) are attached by

@@ -3,6 +3,28 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define HUGE_ADVICE_MIN_BYTES (4u << 20)
+
+void gw_advise_huge(void *buf, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (!buf || bytes < HUGE_ADVICE_MIN_BYTES)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        return;
+    uintptr_t begin = ((uintptr_t)buf + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)buf + bytes) & ~((uintptr_t)page - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#else
+    (void)buf;
+    (void)bytes;
+#endif
+}
 
 int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
 {
@@ -21,6 +43,7 @@ int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
         return -1;
     *buf = p;
     *cap = new_cap;
+    gw_advise_huge(p, new_cap * elem_size);
     return 0;
 }
 

@@ -15,4 +15,10 @@ int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size);
  * Never fails: a failed realloc keeps the larger buffer. */
 void gw_shrink(void **buf, size_t *cap, size_t count, size_t elem_size);
 
+/* Asks the kernel to back a large array with transparent huge pages (madvise, when THP is
+ * in "madvise" mode as on Debian). First touch of a multi-hundred-MB event array otherwise
+ * takes one page fault per 4 KiB: measured as a third of `analyze`'s CPU time on a 5 M-kernel
+ * export. A no-op below 4 MiB and wherever the advice is refused. */
+void gw_advise_huge(void *buf, size_t bytes);
+
 #endif

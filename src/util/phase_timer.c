@@ -1,0 +1,36 @@
+/* GW_TIMING phase marks (see phase_timer.h). Not thread-safe by design: marks are placed
+ * on the main thread between phases. */
+#include "util/phase_timer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int g_enabled = -1;  /* -1: environment not looked at yet */
+static double g_last_wall_ms, g_last_cpu_ms;
+
+static double clock_ms(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void gw_phase_mark(const char *phase)
+{
+    if (g_enabled < 0) {
+        const char *v = getenv("GW_TIMING");
+        g_enabled = v && strcmp(v, "1") == 0;
+        g_last_wall_ms = clock_ms(CLOCK_MONOTONIC);
+        g_last_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+    }
+    if (!g_enabled)
+        return;
+    double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+    fprintf(stderr, "gpuwhy timing: %-28s wall %8.1f ms  cpu %8.1f ms\n", phase, wall - g_last_wall_ms,
+            cpu - g_last_cpu_ms);
+    g_last_wall_ms = wall;
+    g_last_cpu_ms = cpu;
+}

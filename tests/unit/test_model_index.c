@@ -1,0 +1,213 @@
+/* The model's post-load machinery that large inputs depend on: the run-merging sort
+ * (src/util/runsort.c) against qsort on random run layouts, with stability checked, and the
+ * correlation indexes (src/model/corr_index.c) against a brute-force scan for dense ids,
+ * sparse ids (bucketed), clustered ids (comparison-sort fallback), duplicates and misses. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "model/model.h"
+#include "util/runsort.h"
+
+typedef struct item {
+    int64_t key;
+    uint32_t origin; /* position before sorting: tells a stable sort from an unstable one */
+} item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : 0;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Builds `runs` ascending runs of random lengths with keys from a small range (so there
+ * are ties across runs), sorts, and compares with a stable reference. */
+static void check_runs(size_t runs, size_t max_len, int64_t key_range)
+{
+    size_t n = 0, cap = runs * max_len + 1;
+    item *a = malloc(cap * sizeof *a);
+    assert_non_null(a);
+    for (size_t r = 0; r < runs; r++) {
+        size_t len = 1 + rnd() % max_len;
+        int64_t k = (int64_t)(rnd() % (uint64_t)key_range);
+        for (size_t i = 0; i < len; i++) {
+            k += (int64_t)(rnd() % 3); /* ascending with repeats */
+            a[n].key = k;
+            a[n].origin = (uint32_t)n;
+            n++;
+        }
+    }
+    item *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    memcpy(want, a, n * sizeof *a);
+    /* Reference: insertion sort, stable by construction. */
+    for (size_t i = 1; i < n; i++) {
+        item v = want[i];
+        size_t j = i;
+        while (j > 0 && want[j - 1].key > v.key) {
+            want[j] = want[j - 1];
+            j--;
+        }
+        want[j] = v;
+    }
+    gw_sort_runs(a, n, sizeof *a, cmp_item);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(a[i].key, want[i].key);
+        if (runs <= GW_RUNSORT_MAX_RUNS) /* merges are stable; the qsort fallback is not */
+            assert_int_equal(a[i].origin, want[i].origin);
+    }
+    free(a);
+    free(want);
+}
+
+static void runsort_matches_reference(void **state)
+{
+    (void)state;
+    check_runs(1, 500, 100);          /* already sorted: nothing moves */
+    check_runs(2, 500, 100);          /* memcpy rows then kernel rows */
+    check_runs(2, 3, 5);
+    check_runs(7, 200, 50);
+    check_runs(GW_RUNSORT_MAX_RUNS, 40, 1000);
+    check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: qsort */
+    for (int round = 0; round < 50; round++)
+        check_runs(1 + rnd() % 20, 1 + rnd() % 300, 1 + (int64_t)(rnd() % 500));
+}
+
+static void runsort_small_left_and_small_right(void **state)
+{
+    (void)state;
+    /* Small run before a big one (forward merge) and after it (backward merge). */
+    item a[] = {{50, 0}, {100, 1}, {1, 2}, {2, 3}, {50, 4}, {60, 5}, {99, 6}, {100, 7}, {101, 8}};
+    gw_sort_runs(a, 9, sizeof a[0], cmp_item);
+    const int64_t keys[] = {1, 2, 50, 50, 60, 99, 100, 100, 101};
+    const uint32_t origins[] = {2, 3, 0, 4, 5, 6, 1, 7, 8};
+    for (int i = 0; i < 9; i++) {
+        assert_int_equal(a[i].key, keys[i]);
+        assert_int_equal(a[i].origin, origins[i]);
+    }
+    item b[] = {{1, 0}, {5, 1}, {9, 2}, {12, 3}, {20, 4}, {5, 5}, {12, 6}};
+    gw_sort_runs(b, 7, sizeof b[0], cmp_item);
+    const uint32_t origins_b[] = {0, 1, 5, 2, 3, 6, 4};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(b[i].origin, origins_b[i]);
+}
+
+/* A trace with n kernels and n launches whose correlation ids are corr(i); some launches
+ * launch two kernels (graph-like duplicates) and some kernels have no launch. */
+static gw_trace *trace_with_ids(size_t n, uint64_t (*corr)(size_t))
+{
+    gw_trace *t = gw_trace_new("test", "test");
+    assert_non_null(t);
+    uint32_t th = gw_trace_thread(t, 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        h->start = (gw_ns)i * 100;
+        h->end = h->start + 10;
+        h->kind = GW_HOST_RUNTIME;
+        h->thread = th;
+        h->correlation = corr(i);
+        h->name_id = gw_trace_intern(t, "cudaLaunchKernel", 16);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int copies = i % 11 == 3 ? 2 : 1;
+        for (int c = 0; c < copies; c++) {
+            gw_gpu_event *g = gw_trace_add_gpu(t);
+            assert_non_null(g);
+            g->start = (gw_ns)i * 100 + 20 + c * 5;
+            g->end = g->start + 4;
+            g->kind = GW_GPU_KERNEL;
+            /* Every 7th kernel's id is shuffled with its neighbour's: out of order. */
+            g->correlation = i % 7 == 5 && i + 1 < n ? corr(i + 1) : i % 7 == 6 ? corr(i - 1) : corr(i);
+        }
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    return t;
+}
+
+static void check_lookups(const gw_trace *t, uint64_t probe_lo, uint64_t probe_hi, uint64_t step)
+{
+    for (uint64_t c = probe_lo; c <= probe_hi; c += step) {
+        long want_host = -1;
+        for (size_t i = 0; i < t->host_count; i++)
+            if (t->host[i].correlation == c) {
+                want_host = (long)i;
+                break;
+            }
+        assert_int_equal(gw_trace_host_by_corr(t, c), want_host);
+        size_t want_n = 0;
+        gw_ns last_start = INT64_MIN;
+        for (size_t i = 0; i < t->gpu_count; i++)
+            if (t->gpu[i].correlation == c)
+                want_n++;
+        size_t n = 99;
+        long pos = gw_trace_gpu_by_corr(t, c, &n);
+        assert_int_equal(n, want_n);
+        assert_true((pos >= 0) == (want_n > 0));
+        for (size_t k = 0; k < n; k++) {
+            const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[(size_t)pos + k]];
+            assert_int_equal(g->correlation, c);
+            assert_true(g->start >= last_start); /* equal ids in start order */
+            last_start = g->start;
+        }
+    }
+}
+
+static uint64_t dense_ids(size_t i) { return 1000 + i; }
+static uint64_t sparse_ids(size_t i) { return 5 + i * 37; }          /* 1 in 37: bucketed */
+static uint64_t clustered_ids(size_t i) { return i % 2 ? (7ull << 32) + i : 3 + i; } /* two pids */
+
+static void corr_index_dense(void **state)
+{
+    (void)state;
+    gw_trace *t = trace_with_ids(3000, dense_ids);
+    assert_non_null(t->host_corr.starts);
+    assert_int_equal(t->host_corr.shift, 0);
+    check_lookups(t, 990, 4010, 1);
+    gw_trace_free(t);
+}
+
+static void corr_index_sparse_bucketed(void **state)
+{
+    (void)state;
+    gw_trace *t = trace_with_ids(1500, sparse_ids);
+    assert_non_null(t->gpu_corr.starts);
+    assert_true(t->gpu_corr.shift > 0);
+    check_lookups(t, 0, 5 + 1500 * 37 + 40, 1);
+    gw_trace_free(t);
+}
+
+static void corr_index_clustered_falls_back(void **state)
+{
+    (void)state;
+    gw_trace *t = trace_with_ids(3000, clustered_ids);
+    assert_null(t->host_corr.starts); /* two clusters 2^32 apart: binary search */
+    check_lookups(t, 0, 3010, 1);
+    check_lookups(t, (7ull << 32), (7ull << 32) + 3010, 1);
+    gw_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(runsort_matches_reference),
+        cmocka_unit_test(runsort_small_left_and_small_right),
+        cmocka_unit_test(corr_index_dense),
+        cmocka_unit_test(corr_index_sparse_bucketed),
+        cmocka_unit_test(corr_index_clustered_falls_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
