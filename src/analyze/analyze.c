@@ -5,6 +5,7 @@
  * syncs.c and memory.c (see stats.h); this file only sequences it. */
 #include "analyze/analysis.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +14,7 @@
 #include "analyze/stats.h"
 #include "model/samples.h"
 #include "util/grow.h"
+#include "util/phase_timer.h"
 
 const char *gw_idle_cause_name(gw_idle_cause c)
 {
@@ -64,15 +66,18 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_feeders feeders;
     if (gw_device_work_build(t, device, w->start_ns, w->end_ns, &dw) != 0)
         return -1;
+    gw_phase_mark("analysis: device work");
     if (gw_feeder_threads(t, &dw, &feeders) != 0) {
         gw_device_work_free(&dw);
         return -1;
     }
+    gw_phase_mark("analysis: feeder threads");
     if (gw_feeder_activity_build(t, &feeders, &fa) != 0) {
         gw_feeders_free(&feeders);
         gw_device_work_free(&dw);
         return -1;
     }
+    gw_phase_mark("analysis: feeder activity");
     int rc = -1;
     if (gw_grow((void **)&a->devices, &gr->device_cap, a->device_count + 1, sizeof *a->devices) != 0)
         goto out;
@@ -94,6 +99,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     ds->idle_s = gw_ns_to_s(idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
+    gw_phase_mark("analysis: idle attribution");
     gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {
@@ -103,12 +109,32 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     if (gw_step_rows_append(t, t->rank, w, &a->thresholds, &dw, &fa, &a->steps, &a->step_count,
                             &gr->step_cap) != 0)
         goto out;
+    gw_phase_mark("analysis: step rows");
     rc = 0;
 out:
     gw_feeder_activity_free(&fa);
     gw_feeders_free(&feeders);
     gw_device_work_free(&dw);
     return rc;
+}
+
+/* Kernel statistics read only the trace, so they are computed on a second thread while
+ * the devices' busy sets and idle attribution are built (on a 5 M-kernel export each side
+ * takes a few hundred ms). */
+typedef struct kernel_stats_job {
+    const gw_trace *trace;
+    const gw_window *window;
+    const gw_thresholds *thresholds;
+    gw_kernel_stats *out;
+    int rc;
+} kernel_stats_job;
+
+static void *kernel_stats_thread(void *arg)
+{
+    kernel_stats_job *job = arg;
+    /* busy_s is not known yet: memset_share is set once the devices are done. */
+    job->rc = gw_kernel_stats_compute(job->trace, job->window, job->thresholds, 0.0, job->out);
+    return NULL;
 }
 
 static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
@@ -129,12 +155,20 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     size_t first_row = a->device_count;
     double dataloader_s = 0;
     int dataloader_set = 0;
-    for (size_t k = 0; k < id_count; k++)
-        if (analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set) != 0) {
-            free(ids);
-            return -1;
-        }
+    kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
+    pthread_t kthread;
+    int threaded = pthread_create(&kthread, NULL, kernel_stats_thread, &kjob) == 0;
+    int device_rc = 0;
+    for (size_t k = 0; k < id_count && device_rc == 0; k++)
+        device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
     free(ids);
+    if (threaded)
+        pthread_join(kthread, NULL);
+    else
+        kernel_stats_thread(&kjob);
+    gw_phase_mark("analysis: devices + kernel stats (joined)");
+    if (device_rc != 0 || kjob.rc != 0)
+        return -1;
 
     double busy_s = 0, share_sum = 0;
     for (size_t d = first_row; d < a->device_count; d++) {
@@ -157,11 +191,11 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
             break;
         }
 
-    if (gw_kernel_stats_compute(t, &r->window, &a->thresholds, busy_s, &r->kernels) != 0)
-        return -1;
+    r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     gw_copy_stats_compute(t, &r->window, &r->copies);
     if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)
         return -1;
+    gw_phase_mark("analysis: copies, syncs");
     gw_memory_stats_compute(t, &r->window, &r->memory);
     return 0;
 }
@@ -214,8 +248,10 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
             goto oom;
     if (job->samples && analyze_samples(a) != 0)
         goto oom;
+    gw_phase_mark("analysis: memory, samples");
     if (gw_rules_evaluate(a) != 0)
         goto oom;
+    gw_phase_mark("analysis: rules");
     return a;
 oom:
     gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");

@@ -62,17 +62,6 @@ void gw_device_work_free(gw_device_work *w)
     gw_ivset_free(&w->busy);
 }
 
-/* Replaces *set by its union with raw (consumed), freeing the old set. */
-static int grow_set(gw_ivset *set, gw_ival_list *raw)
-{
-    gw_ivset bigger;
-    if (gw_ivset_build_union(&bigger, set, raw) != 0)
-        return -1;
-    gw_ivset_free(set);
-    *set = bigger;
-    return 0;
-}
-
 int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w)
 {
     *w = (gw_device_work){0};
@@ -108,13 +97,13 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
         if (gw_ival_list_add(&comm_list, comm.iv[i].start, comm.iv[i].end) != 0)
             goto out;
     gw_ivset_free(&comm);
-    if (grow_set(&w->busy, &comm_list) != 0)
+    if (gw_ivset_add(&w->busy, &comm_list) != 0)
         goto out;
     w->compute_comm_ns = gw_ivset_covered(&w->busy, lo, hi);
-    if (grow_set(&w->busy, &raw[COPY]) != 0)
+    if (gw_ivset_add(&w->busy, &raw[COPY]) != 0)
         goto out;
     w->kernels_copies_ns = gw_ivset_covered(&w->busy, lo, hi);
-    if (grow_set(&w->busy, &raw[SET]) != 0)
+    if (gw_ivset_add(&w->busy, &raw[SET]) != 0)
         goto out;
     rc = 0;
 out:

@@ -150,13 +150,17 @@ size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, 
 
 static int fill_prefix(gw_ivset *s)
 {
-    s->prefix = malloc((s->count + 1) * sizeof *s->prefix);
-    if (!s->prefix) {
+    /* realloc: gw_ivset_add refills the prefix of a grown set in the same memory. */
+    gw_ns *prefix = realloc(s->prefix, (s->count + 1) * sizeof *s->prefix);
+    if (!prefix) {
+        free(s->prefix);
+        s->prefix = NULL;
         free(s->iv);
         s->iv = NULL;
         s->count = 0;
         return -1;
     }
+    s->prefix = prefix;
     gw_advise_huge(s->prefix, (s->count + 1) * sizeof *s->prefix);
     s->prefix[0] = 0;
     for (size_t i = 0; i < s->count; i++)
@@ -164,10 +168,39 @@ static int fill_prefix(gw_ivset *s)
     return 0;
 }
 
+/* dst[0..n_dst) and src[0..n_src) are sorted by start; dst has room for n_dst + n_src.
+ * Merges src in by start from the back (no element of dst is overwritten before it is
+ * read) and coalesces overlaps; returns the new count. */
+static size_t merge_into(gw_ival *dst, size_t n_dst, const gw_ival *src, size_t n_src)
+{
+    size_t i = n_dst, j = n_src, out = n_dst + n_src;
+    while (j > 0) {
+        if (i > 0 && dst[i - 1].start > src[j - 1].start)
+            dst[--out] = dst[--i];
+        else
+            dst[--out] = src[--j];
+    }
+    return gw_ivals_normalize(dst, n_dst + n_src);
+}
+
 int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
 {
     *s = (gw_ivset){0};
     size_t nraw = gw_ivals_normalize(raw->items, raw->count);
+    if (nraw >= base->count) {
+        /* The list is the bigger side (a feeder thread's millions of launch calls over a
+         * few waits): its memory becomes the set and the base is merged into it. */
+        gw_ival *iv = realloc(raw->items, (nraw + base->count + 1) * sizeof *iv);
+        if (!iv) {
+            gw_ival_list_free(raw);
+            return -1;
+        }
+        raw->items = NULL;
+        raw->count = raw->cap = 0;
+        s->iv = iv;
+        s->count = merge_into(iv, nraw, base->iv, base->count);
+        return fill_prefix(s);
+    }
     s->iv = malloc((base->count + nraw + 1) * sizeof *s->iv);
     if (!s->iv) {
         gw_ival_list_free(raw);
@@ -179,8 +212,28 @@ int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
     return fill_prefix(s);
 }
 
+int gw_ivset_add(gw_ivset *s, gw_ival_list *raw)
+{
+    size_t nraw = gw_ivals_normalize(raw->items, raw->count);
+    if (nraw == 0) {
+        gw_ival_list_free(raw);
+        return 0;
+    }
+    gw_ival *iv = realloc(s->iv, (s->count + nraw + 1) * sizeof *iv);
+    if (!iv) {
+        gw_ival_list_free(raw);
+        gw_ivset_free(s);
+        return -1;
+    }
+    s->iv = iv;
+    s->count = merge_into(iv, s->count, raw->items, nraw);
+    gw_ival_list_free(raw);
+    return fill_prefix(s);
+}
+
 int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
 {
+    s->prefix = NULL;
     s->count = gw_ivals_normalize(raw->items, raw->count);
     s->iv = raw->items;
     raw->items = NULL;

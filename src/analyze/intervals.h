@@ -59,6 +59,11 @@ int gw_ivset_build(gw_ivset *s, gw_ival_list *raw);
  * nested sets (compute; compute + comm; ...) without sorting their concatenation.
  * Returns 0, or -1 on out-of-memory. */
 int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw);
+/* Adds a raw list (consumed) to the set in place: the set's arrays grow by the list's
+ * size and are merged from the back, so a big set that gains a few intervals is not
+ * copied (nothing at all happens for an empty list). Returns 0, or -1 on out-of-memory
+ * (the set is then freed too). */
+int gw_ivset_add(gw_ivset *s, gw_ival_list *raw);
 void gw_ivset_free(gw_ivset *s);
 
 /* Length of [lo, hi) covered by the set (0 when hi <= lo). */

@@ -15,12 +15,9 @@
 /* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
 #define MAX_BLOCKS_PER_SM 32.0
 
-typedef struct kernel_ref {
-    uint32_t name_id;
-    int32_t device, stream;
-    gw_ns start, end;
-    uint8_t flags, kclass;
-} kernel_ref;
+/* Kernels of the window are passed around as indices into t->gpu (4 bytes each, where a
+ * copy of their fields cost 40 bytes a kernel: 200 MB at 5 M kernels). */
+typedef uint32_t kernel_ref;
 
 /* Blocks per SM of one kernel: the trace's figure, else grid blocks over SM count. */
 static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
@@ -54,6 +51,42 @@ static double occupancy_pct(const gw_gpu_event *g, const gw_device *dev)
         resident = fmin(resident, ceil((double)g->grid_blocks / dev->num_sms));
     double pct = resident * warps_per_block / max_warps * 100.0;
     return pct > 100.0 ? 100.0 : pct;
+}
+
+/* Blocks per SM and occupancy depend only on the launch configuration, which repeats
+ * (a training step launches the same few hundred kernels every step): a direct-mapped memo
+ * saves the floating-point work per kernel (a fifth of kernel statistics at 5 M kernels). */
+#define LAUNCH_MEMO_SLOTS 256u
+
+typedef struct launch_memo {
+    int used;
+    int32_t device;
+    uint32_t grid_blocks, block_threads;
+    uint16_t registers;
+    double blocks_per_sm, occupancy_pct;
+} launch_memo;
+
+static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo *memo, double *bps, double *occ)
+{
+    /* Figures the trace itself gives are per kernel: not memoised. */
+    if (g->blocks_per_sm >= 0 || g->est_occupancy_pct >= 0) {
+        const gw_device *dev = gw_trace_device(t, g->device);
+        *bps = blocks_per_sm(g, dev);
+        *occ = occupancy_pct(g, dev);
+        return;
+    }
+    uint32_t h = (g->grid_blocks * 2654435761u) ^ (g->block_threads * 40503u) ^ ((uint32_t)g->registers << 7) ^
+                 (uint32_t)g->device;
+    launch_memo *m = &memo[(h ^ (h >> 16)) & (LAUNCH_MEMO_SLOTS - 1)];
+    if (!m->used || m->device != g->device || m->grid_blocks != g->grid_blocks ||
+        m->block_threads != g->block_threads || m->registers != g->registers) {
+        const gw_device *dev = gw_trace_device(t, g->device);
+        *m = (launch_memo){.used = 1, .device = g->device, .grid_blocks = g->grid_blocks,
+                           .block_threads = g->block_threads, .registers = g->registers,
+                           .blocks_per_sm = blocks_per_sm(g, dev), .occupancy_pct = occupancy_pct(g, dev)};
+    }
+    *bps = m->blocks_per_sm;
+    *occ = m->occupancy_pct;
 }
 
 /* 1 when the kernel was launched from inside Optimizer.zero_grad and fills or zeroes. The
@@ -121,20 +154,32 @@ static int cmp_group_total(const void *a, const void *b)
     return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
 }
 
-/* Median length (µs) of the kernels named name_id. Only the top kernels need one, so this
- * is one pass per row rather than a sort of every kernel by name. */
-static int group_median_us(const kernel_ref *refs, size_t n, const kernel_group *g, double *median_us)
+/* Median lengths (µs) of the top kernels, gathered in one pass over the window's kernels
+ * (a pass per top kernel was 10 passes over millions of rows). slot[name] holds the top
+ * rank of a name or UINT32_MAX. */
+static int top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, const kernel_group *groups, size_t top,
+                       const uint32_t *slot, uint32_t names, double *median_us)
 {
-    double *lens = malloc(g->count * sizeof *lens);
-    if (!lens)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < n && k < g->count; i++)
-        if (refs[i].name_id == g->name_id)
-            lens[k++] = (double)(refs[i].end - refs[i].start);
-    *median_us = gw_quantile(lens, k, 0.5) / 1000.0;
-    free(lens);
-    return 0;
+    double *lens[GW_TOP_KERNELS] = {0};
+    size_t filled[GW_TOP_KERNELS] = {0};
+    int rc = -1;
+    for (size_t g = 0; g < top; g++)
+        if (!(lens[g] = malloc(groups[g].count * sizeof *lens[g])))
+            goto out;
+    for (size_t i = 0; i < n; i++) {
+        const gw_gpu_event *e = &t->gpu[refs[i]];
+        uint32_t id = e->name_id < names ? e->name_id : 0;
+        uint32_t g = slot[id];
+        if (g < top && filled[g] < groups[g].count)
+            lens[g][filled[g]++] = (double)(e->end - e->start);
+    }
+    for (size_t g = 0; g < top; g++)
+        median_us[g] = gw_quantile(lens[g], filled[g], 0.5) / 1000.0;
+    rc = 0;
+out:
+    for (size_t g = 0; g < top; g++)
+        free(lens[g]);
+    return rc;
 }
 
 static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_ns total_ns,
@@ -154,14 +199,14 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
     for (uint32_t i = 0; i < names; i++)
         slot[i] = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        uint32_t id = refs[i].name_id < names ? refs[i].name_id : 0;
-        gw_ns len = refs[i].end - refs[i].start;
+        uint32_t id = t->gpu[refs[i]].name_id < names ? t->gpu[refs[i]].name_id : 0;
+        gw_ns len = t->gpu[refs[i]].end - t->gpu[refs[i]].start;
         if (slot[id] == UINT32_MAX) {
             if (gw_grow((void **)&groups, &cap, ng + 1, sizeof *groups) != 0)
                 goto out;
             slot[id] = (uint32_t)ng;
             groups[ng++] = (kernel_group){.name_id = id, .min = len, .max = len,
-                                          .flags = refs[i].flags, .kclass = refs[i].kclass};
+                                          .flags = t->gpu[refs[i]].flags, .kclass = t->gpu[refs[i]].kclass};
         }
         kernel_group *g = &groups[slot[id]];
         g->count++;
@@ -171,6 +216,12 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
     }
     qsort(groups, ng, sizeof *groups, cmp_group_total);
     ks->top_count = ng < GW_TOP_KERNELS ? ng : GW_TOP_KERNELS;
+    /* slot now maps a name to its rank among the top kernels. */
+    for (size_t g = 0; g < ng; g++)
+        slot[groups[g].name_id] = g < ks->top_count ? (uint32_t)g : UINT32_MAX;
+    double medians[GW_TOP_KERNELS];
+    if (top_medians(t, refs, n, groups, ks->top_count, slot, names, medians) != 0)
+        goto out;
     for (size_t g = 0; g < ks->top_count; g++) {
         gw_kernel_row *row = &ks->top[g];
         const char *name = gw_trace_str(t, groups[g].name_id);
@@ -178,8 +229,7 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
         row->count = groups[g].count;
         row->total_s = gw_ns_to_s(groups[g].total);
         row->mean_us = (double)groups[g].total / (double)groups[g].count / 1000.0;
-        if (group_median_us(refs, n, &groups[g], &row->median_us) != 0)
-            goto out;
+        row->median_us = medians[g];
         row->min_us = (double)groups[g].min / 1000.0;
         row->max_us = (double)groups[g].max / 1000.0;
         row->share = total_ns > 0 ? (double)groups[g].total / (double)total_ns : 0.0;
@@ -202,7 +252,7 @@ typedef struct stream_end {
 
 /* refs are in start order (the order of t->gpu): the gap before a kernel is its start
  * minus the end of the previous kernel on its stream (0 when they overlap). */
-static int median_gap(const kernel_ref *refs, size_t n, double *gap_us)
+static int median_gap(const gw_trace *t, const kernel_ref *refs, size_t n, double *gap_us)
 {
     *gap_us = 0;
     if (n < 2)
@@ -214,7 +264,7 @@ static int median_gap(const kernel_ref *refs, size_t n, double *gap_us)
         return -1;
     for (size_t i = 0; i < n; i++) {
         size_t k = 0;
-        while (k < nstreams && (streams[k].device != refs[i].device || streams[k].stream != refs[i].stream))
+        while (k < nstreams && (streams[k].device != t->gpu[refs[i]].device || streams[k].stream != t->gpu[refs[i]].stream))
             k++;
         if (k == nstreams) {
             if (gw_grow((void **)&streams, &cap, nstreams + 1, sizeof *streams) != 0) {
@@ -222,13 +272,13 @@ static int median_gap(const kernel_ref *refs, size_t n, double *gap_us)
                 free(streams);
                 return -1;
             }
-            streams[nstreams++] = (stream_end){refs[i].device, refs[i].stream, refs[i].end};
+            streams[nstreams++] = (stream_end){t->gpu[refs[i]].device, t->gpu[refs[i]].stream, t->gpu[refs[i]].end};
             continue;
         }
-        gw_ns gap = refs[i].start - streams[k].end;
+        gw_ns gap = t->gpu[refs[i]].start - streams[k].end;
         gaps[ng++] = gap > 0 ? (double)gap / 1000.0 : 0.0;
-        if (refs[i].end > streams[k].end)
-            streams[k].end = refs[i].end;
+        if (t->gpu[refs[i]].end > streams[k].end)
+            streams[k].end = t->gpu[refs[i]].end;
         if (k > 0) {
             /* Move the hit to the front: consecutive kernels are mostly on one stream. */
             stream_end hit = streams[k];
@@ -265,6 +315,8 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     double tiny_us = th->v[GW_T_TINY_KERNEL_US];
     size_t tiny = 0, k = 0;
     int zero_grad = trace_has_zero_grad(t);
+    launch_memo memo[LAUNCH_MEMO_SLOTS];
+    memset(memo, 0, sizeof memo);
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->start < w->start_ns || g->start >= w->end_ns)
@@ -277,7 +329,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         }
         if (g->kind != GW_GPU_KERNEL)
             continue;
-        refs[k] = (kernel_ref){g->name_id, g->device, g->stream, g->start, g->end, g->flags, g->kclass};
+        refs[k] = (kernel_ref)i;
         len_us[k] = (double)len / 1000.0;
         if (len_us[k] < tiny_us)
             tiny++;
@@ -288,13 +340,12 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
             if (g->flags & GW_GPU_F_TENSOR_CORE)
                 gemm_tc += len;
         }
-        const gw_device *dev = gw_trace_device(t, g->device);
-        double bps = blocks_per_sm(g, dev);
+        double bps, occ;
+        launch_figures(t, g, memo, &bps, &occ);
         if (bps >= 0) {
             bps_weighted += bps * (double)len;
             bps_time += (double)len;
         }
-        double occ = occupancy_pct(g, dev);
         if (occ >= 0) {
             occ_weighted += occ * (double)len;
             occ_time += (double)len;
@@ -318,7 +369,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     ks->zero_fill_s = gw_ns_to_s(zero_fill);
     histogram(ks, len_us, n);
     ks->median_us = gw_quantile(len_us, n, 0.5);
-    if (median_gap(refs, n, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, ks) != 0)
+    if (median_gap(t, refs, n, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, ks) != 0)
         goto out;
     rc = 0;
 out:

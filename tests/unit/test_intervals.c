@@ -1,6 +1,6 @@
 /* Interval arithmetic (src/analyze/intervals.c): union, intersection, subtraction and
  * coverage queries on their edge cases (touching, nested, zero-length, unsorted), and
- * against a brute-force bitmap on random sets. */
+ * against a brute-force bitmap on random sets (union both ways round, in-place add). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -200,6 +200,21 @@ static void random_sets_match_bitmap(void **state)
         for (int x = 0; x < DOMAIN; x++)
             assert_int_equal(got[x], ba[x] || bb[x]);
         assert_int_equal(u.prefix[u.count], gw_ivals_total(u.iv, u.count));
+
+        /* Both sides of the union (list bigger than the set, or not) and the in-place
+         * add give the same set, prefix sums included. */
+        gw_ival_list again = {0};
+        for (size_t i = 0; i < nb; i++)
+            assert_int_equal(gw_ival_list_add(&again, b[i].start, b[i].end), 0);
+        assert_int_equal(gw_ivset_add(&s, &again), 0);
+        assert_int_equal(again.count, 0);
+        assert_int_equal(s.count, u.count);
+        for (size_t i = 0; i < s.count; i++) {
+            assert_int_equal(s.iv[i].start, u.iv[i].start);
+            assert_int_equal(s.iv[i].end, u.iv[i].end);
+            assert_int_equal(s.prefix[i + 1], u.prefix[i + 1]);
+        }
+        assert_int_equal(gw_ivset_covered(&s, lo, hi), gw_ivset_covered(&u, lo, hi));
         gw_ivset_free(&u);
         gw_ivset_free(&s);
     }
