@@ -34,6 +34,10 @@ typedef struct gw_ingest_options {
     const char *step_range;   /* nsys: name of the NVTX range that marks a step; NULL auto */
     gw_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
+    /* nsys: rows per chunk of the kernel table and reader threads (0: defaults, sized
+     * from the table and the online CPUs). Tests set small values to exercise chunking. */
+    size_t nsys_chunk_rows;
+    unsigned nsys_threads;
 } gw_ingest_options;
 
 /* Looks at the first bytes (and, for SQLite, the tables) of path. Returns the kind, or

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/grow.h"
 #include "util/phase_timer.h"
@@ -41,6 +42,31 @@ int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
         found = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return found;
+}
+
+int gw_nsys_column_not_null(gw_nsys_db *d, const char *table, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    int not_null = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT \"notnull\" FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        not_null = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return not_null;
+}
+
+const char *gw_nsys_col_or(gw_nsys_db *d, const char *table, const char *column, const char *if_null, char *buf,
+                           size_t buf_len)
+{
+    if (!gw_nsys_has_column(d, table, column))
+        snprintf(buf, buf_len, "%s", if_null);
+    else if (gw_nsys_column_not_null(d, table, column))
+        snprintf(buf, buf_len, "\"%s\"", column);
+    else
+        snprintf(buf, buf_len, "coalesce(\"%s\", %s)", column, if_null);
+    return buf;
 }
 
 const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, const char *fallback,
@@ -435,39 +461,132 @@ static void report_progress(const gw_ingest_options *opt, uint64_t file_size, in
         opt->progress(opt->progress_ctx, file_size * (uint64_t)phase / (uint64_t)phases, file_size);
 }
 
-/* The kernel table is read on a second thread: on multi-million-row exports the
- * kernel and CUDA API tables are most of the reading time, and each needs one core. */
-typedef struct kernel_job {
-    gw_nsys_db view;     /* copy of the reader state, with its own err */
-    gw_error err;
-    long rows;
-} kernel_job;
+/* The kernel table is read in chunks of rowids by every CPU at once: on multi-million-row
+ * exports the kernel and CUDA API tables are most of the reading time, and SQLite decodes
+ * a row in about 0.2-0.4 µs on one core. Worker threads take chunks from a shared counter,
+ * each through its own read-only connection, and write each row at its rowid's place in the
+ * GPU array (so the result is in table order whoever read it). The main thread reads the
+ * host tables first, then takes chunks too. Rowids are dense in nsys exports (rows are
+ * never deleted); slots of missing rowids are marked and compacted away afterwards. */
+#define KERNEL_CHUNK_MIN_ROWS 4096
+#define KERNEL_CHUNKS_PER_THREAD 16
+#define READER_THREADS_MAX 8
 
-static void *kernel_thread(void *arg)
+typedef struct kernel_chunks {
+    pthread_mutex_t lock;
+    int64_t next;                /* first rowid not handed out yet */
+    int64_t last;                /* max(rowid) */
+    int64_t chunk_rows;
+    int64_t min_rowid;
+    gw_gpu_event *dst;           /* borrowed: slot of min_rowid in the trace's GPU array */
+    int failed;                  /* set by a worker on error: the others stop early */
+} kernel_chunks;
+
+typedef struct kernel_worker {
+    kernel_chunks *chunks;
+    gw_nsys_db view;             /* copy of the reader state with its own connection and err */
+    gw_error err;
+    const char *path;
+    const char *sql;
+    int own_connection;          /* 1: open (and close) a connection of its own */
+    long rows;                   /* rows read, or -1 */
+    pthread_t thread;
+    int started;
+} kernel_worker;
+
+static int take_chunk(kernel_chunks *c, int64_t *lo, int64_t *hi)
 {
-    kernel_job *job = arg;
-    job->rows = gw_nsys_read_kernels(&job->view);
+    int got = 0;
+    pthread_mutex_lock(&c->lock);
+    if (!c->failed && c->next <= c->last) {
+        *lo = c->next;
+        *hi = c->last - c->next + 1 > c->chunk_rows ? c->next + c->chunk_rows - 1 : c->last;
+        c->next = *hi + 1;
+        got = 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return got;
+}
+
+static void *kernel_worker_run(void *arg)
+{
+    kernel_worker *w = arg;
+    w->rows = -1;
+    if (w->own_connection &&
+        sqlite3_open_v2(w->path, &w->view.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        /* No connection of its own (no file descriptors left...): the others read its
+         * share; a real problem with the file shows on the main connection. */
+        w->rows = 0;
+        goto out;
+    }
+    sqlite3_stmt *st = gw_nsys_prepare(&w->view, w->sql);
+    if (!st)
+        goto out;
+    long rows = 0;
+    int64_t lo, hi;
+    while (take_chunk(w->chunks, &lo, &hi)) {
+        long n = gw_nsys_kernel_rows_at(&w->view, st, w->chunks->dst + (lo - w->chunks->min_rowid), lo, hi);
+        if (n < 0) {
+            rows = -1;
+            break;
+        }
+        rows += n;
+    }
+    sqlite3_finalize(st);
+    w->rows = rows;
+out:
+    if (w->rows < 0) {
+        pthread_mutex_lock(&w->chunks->lock);
+        w->chunks->failed = 1;
+        pthread_mutex_unlock(&w->chunks->lock);
+    }
+    if (w->own_connection) {
+        sqlite3_close(w->view.db);
+        w->view.db = NULL;
+    }
     return NULL;
 }
 
 /* Kernels read with deferred names: raw StringIds ids → interned names. */
 static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
 {
+    uint32_t last_raw = UINT32_MAX - 1, last_name = 0;
     for (size_t i = first; i < end; i++) {
         gw_gpu_event *e = &d->trace->gpu[i];
-        uint32_t name = e->name_id == UINT32_MAX ? 0 : gw_nsys_string(d, e->name_id);
-        if (name == UINT32_MAX)
-            return -1;
-        e->name_id = name;
+        if (e->name_id != last_raw) {
+            last_raw = e->name_id;
+            last_name = e->name_id == UINT32_MAX ? 0 : gw_nsys_string(d, e->name_id);
+            if (last_name == UINT32_MAX)
+                return -1;
+        }
+        e->name_id = last_name;
     }
     return 0;
+}
+
+/* Drops the slots of rowids that had no row, keeping order. */
+static size_t compact_holes(gw_gpu_event *e, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].kind != GW_NSYS_HOLE)
+            e[out++] = e[i];
+    return out;
+}
+
+static unsigned reader_threads(const gw_ingest_options *opt)
+{
+    if (opt && opt->nsys_threads)
+        return opt->nsys_threads > READER_THREADS_MAX ? READER_THREADS_MAX : opt->nsys_threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > READER_THREADS_MAX ? READER_THREADS_MAX : (unsigned)cpus;
 }
 
 static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
 {
     typedef long (*table_reader)(gw_nsys_db *);
-    /* GPU tables other than kernels first: they intern names and append to t->gpu, which
-     * the kernel thread then owns until it is joined. */
+    /* GPU tables other than kernels first: they append to t->gpu, whose tail the kernel
+     * workers then own until they are joined. */
     static const table_reader GPU_READERS[] = {gw_nsys_read_memcpy, gw_nsys_read_memset, gw_nsys_read_sync};
     static const table_reader HOST_READERS[] = {gw_nsys_read_api, gw_nsys_read_osrt, gw_nsys_read_nvtx};
     const int phases = 8;
@@ -477,30 +596,65 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
             return -1;
         report_progress(opt, file_size, ++phase, phases);
     }
+    gw_phase_mark("nsys: small GPU tables");
 
-    /* The thread works on a copy of the reader state with its own connection and error,
-     * and touches only the GPU array of the trace (the host tables below fill the host
-     * arrays and the string table). */
-    kernel_job job;
-    memset(&job, 0, sizeof job);
-    job.view = *d;
-    job.view.err = &job.err;
-    job.view.db = NULL;
-    job.view.string_stmt = NULL;
-    job.view.defer_kernel_names = 1;
-    size_t first_kernel = d->trace->gpu_count;
-    pthread_t thread;
-    int threaded = 0;
+    gw_trace *t = d->trace;
+    size_t first_kernel = t->gpu_count;
+    int64_t min_rowid = 0, max_rowid = -1;
     if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL")) {
-        if (sqlite3_open_v2(path, &job.view.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
-            threaded = pthread_create(&thread, NULL, kernel_thread, &job) == 0;
-        if (!threaded) {
-            /* No second connection or thread: the kernels are read here afterwards. */
-            sqlite3_close(job.view.db);
-            job.view.db = d->db;
+        sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT min(rowid), max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+        if (!st)
+            return -1;
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            min_rowid = sqlite3_column_int64(st, 0);
+            max_rowid = sqlite3_column_int64(st, 1);
+        } else if (rc != SQLITE_ROW) {
+            gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_KERNEL");
+            sqlite3_finalize(st);
+            return -1;
+        }
+        sqlite3_finalize(st);
+    }
+    int64_t span = max_rowid - min_rowid + 1;
+    if (span > 0 && (uint64_t)span > (uint64_t)UINT32_MAX - first_kernel)
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_KERNEL: rowids %lld..%lld are more than "
+                       "gpuwhy can hold", path, (long long)min_rowid, (long long)max_rowid);
+    char sql[1024];
+    kernel_chunks chunks = {.next = min_rowid, .last = max_rowid, .min_rowid = min_rowid};
+    kernel_worker workers[READER_THREADS_MAX];
+    unsigned nworkers = 0;
+    memset(workers, 0, sizeof workers);
+    if (span > 0) {
+        if (gw_nsys_kernel_sql(d, 1, sql, sizeof sql) != 0)
+            return -1;
+        if (gw_grow((void **)&t->gpu, &t->gpu_cap, first_kernel + (size_t)span, sizeof *t->gpu) != 0)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld kernel rows", path, (long long)span);
+        unsigned threads = reader_threads(opt);
+        int64_t chunk = span / ((int64_t)threads * KERNEL_CHUNKS_PER_THREAD);
+        chunks.chunk_rows = chunk < KERNEL_CHUNK_MIN_ROWS ? KERNEL_CHUNK_MIN_ROWS : chunk;
+        if (opt && opt->nsys_chunk_rows)
+            chunks.chunk_rows = (int64_t)opt->nsys_chunk_rows;
+        chunks.dst = t->gpu + first_kernel;
+        if (pthread_mutex_init(&chunks.lock, NULL) != 0)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: cannot create a lock", path);
+        /* workers[0] is the main thread (after the host tables), on the main connection. */
+        nworkers = threads;
+        for (unsigned k = 0; k < nworkers; k++) {
+            kernel_worker *w = &workers[k];
+            w->chunks = &chunks;
+            w->view = *d;
+            w->view.err = &w->err;
+            w->view.string_stmt = NULL;
+            w->view.defer_kernel_names = 1;
+            w->path = path;
+            w->sql = sql;
+            w->own_connection = k > 0;
+            w->view.db = k > 0 ? NULL : d->db;
+            if (k > 0)
+                w->started = pthread_create(&w->thread, NULL, kernel_worker_run, w) == 0;
         }
     }
-    gw_phase_mark("nsys: small GPU tables");
     int rc = 0;
     for (size_t i = 0; i < sizeof HOST_READERS / sizeof HOST_READERS[0] && rc == 0; i++) {
         if (HOST_READERS[i](d) < 0)
@@ -509,18 +663,36 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
             report_progress(opt, file_size, ++phase, phases);
     }
     gw_phase_mark("nsys: host tables");
-    if (threaded) {
-        pthread_join(thread, NULL);
-        sqlite3_close(job.view.db);
-    } else if (rc == 0 && job.view.db) {
-        kernel_thread(&job);
+    if (nworkers > 0) {
+        if (rc != 0) {
+            pthread_mutex_lock(&chunks.lock);
+            chunks.failed = 1;
+            pthread_mutex_unlock(&chunks.lock);
+        }
+        kernel_worker_run(&workers[0]);
+        for (unsigned k = 1; k < nworkers; k++)
+            if (workers[k].started)
+                pthread_join(workers[k].thread, NULL);
+        pthread_mutex_destroy(&chunks.lock);
     }
+    gw_phase_mark("nsys: kernel table (joined)");
     if (rc != 0)
         return -1;
-    if (job.rows < 0)
-        return gw_fail(d->err, job.err.code ? job.err.code : GW_EXIT_INTERNAL, "%s", job.err.message);
-    gw_phase_mark("nsys: kernel table (joined)");
-    if (resolve_kernel_names(d, first_kernel, d->trace->gpu_count) != 0)
+    long kernel_rows = 0;
+    for (unsigned k = 0; k < nworkers; k++) {
+        if (workers[k].rows < 0 && workers[k].err.code)
+            return gw_fail(d->err, workers[k].err.code, "%s", workers[k].err.message);
+        if (workers[k].rows < 0 && (workers[k].started || k == 0))
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: reading the kernel table failed", path);
+        if (workers[k].rows > 0)
+            kernel_rows += workers[k].rows;
+    }
+    if (span > 0) {
+        t->gpu_count = first_kernel + (size_t)span;
+        if (kernel_rows != span)
+            t->gpu_count = first_kernel + compact_holes(t->gpu + first_kernel, (size_t)span);
+    }
+    if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
         return -1;
     report_progress(opt, file_size, ++phase, phases);
     return 0;

@@ -11,9 +11,10 @@
 /* CUPTI writes UINT32_MAX for "no stream" (context-wide syncs). */
 #define NSYS_NO_ID 4294967295LL
 
-/* Queries turn NULLs into sentinels in SQL (coalesce) so that each row costs one
- * sqlite3_column_int64 per value and no sqlite3_column_type: that is most of the reading
- * time on multi-million-row tables. NULL stream → -1. */
+/* Queries turn NULLs into sentinels in SQL (coalesce, only for columns the schema lets be
+ * NULL) so that each row costs one sqlite3_column_int64 per value and no
+ * sqlite3_column_type: that is most of the reading time on multi-million-row tables.
+ * NULL stream → -1. */
 static int32_t stream_of(sqlite3_stmt *st, int col)
 {
     int64_t v = sqlite3_column_int64(st, col);
@@ -36,10 +37,10 @@ enum { C_START, C_END, C_DEVICE, C_STREAM, C_CORR, C_PID, C_FIRST_SPECIFIC };
 
 static int common_columns(gw_nsys_db *d, const char *table, char *buf, size_t len)
 {
-    char c[4][48];
-    int n = snprintf(buf, len, "\"start\", \"end\", %s, coalesce(%s, -1), %s, %s",
+    char c[4][64];
+    int n = snprintf(buf, len, "\"start\", \"end\", %s, %s, %s, %s",
                      gw_nsys_col(d, table, "deviceId", "0", c[0], sizeof c[0]),
-                     gw_nsys_col(d, table, "streamId", "NULL", c[1], sizeof c[1]),
+                     gw_nsys_col_or(d, table, "streamId", "-1", c[1], sizeof c[1]),
                      gw_nsys_col(d, table, "correlationId", "NULL", c[2], sizeof c[2]),
                      gw_nsys_col(d, table, "globalPid", "0", c[3], sizeof c[3]));
     return n > 0 && (size_t)n < len ? 0 : -1;
@@ -56,18 +57,15 @@ static void fill_common(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e, uint8_
     e->kind = kind;
 }
 
-/* Graph-launched work has a graphNodeId; plain launches have NULL or 0 (queries read it as
- * coalesce(graphNodeId, 0)). */
+/* Graph-launched work has a graphNodeId; plain launches have NULL or 0 (both read as 0). */
 static int from_graph(sqlite3_stmt *st, int col)
 {
     return sqlite3_column_int64(st, col) != 0;
 }
 
-long gw_nsys_read_kernels(gw_nsys_db *d)
+int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_KERNEL";
-    if (!gw_nsys_has_table(d, T))
-        return 0;
     /* Kernel names: the demangled name ("void at::native::vectorized_elementwise_kernel<4,
      * ...>(...)") is what nsys stats, the Nsight GUI and the PyTorch profiler all print, so
      * users find the same kernel under the same name everywhere, and template arguments
@@ -75,56 +73,84 @@ long gw_nsys_read_kernels(gw_nsys_db *d)
      * shortName is the fallback when an export has no demangled name. */
     int has_demangled = gw_nsys_has_column(d, T, "demangledName");
     int has_short = gw_nsys_has_column(d, T, "shortName");
-    const char *name_expr = has_demangled && has_short ? "coalesce(demangledName, shortName, -1)"
-                            : has_demangled          ? "coalesce(demangledName, -1)"
-                            : has_short              ? "coalesce(shortName, -1)"
-                                                     : "-1";
-    char common[256], c[8][48], sql[1024];
+    char short_expr[64];
+    const char *name_expr = has_demangled && gw_nsys_column_not_null(d, T, "demangledName") ? "demangledName"
+                            : has_demangled && has_short ? "coalesce(demangledName, shortName, -1)"
+                            : has_demangled              ? "coalesce(demangledName, -1)"
+                            : gw_nsys_col_or(d, T, "shortName", "-1", short_expr, sizeof short_expr);
+    char common[256], c[8][48];
     if (common_columns(d, T, common, sizeof common) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
-    /* Grid and block sizes are multiplied in SQL: two values per row instead of six. */
-    snprintf(sql, sizeof sql, "SELECT %s, %s, %s * %s * %s, %s * %s * %s, %s, coalesce(%s, 0) FROM %s", common,
-             name_expr, gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]),
-             gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]), gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]),
-             gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]), gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]),
-             gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
-             gw_nsys_col(d, T, "registersPerThread", "0", c[6], sizeof c[6]),
-             gw_nsys_col(d, T, "graphNodeId", "NULL", c[7], sizeof c[7]), T);
-    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
-    if (!st)
-        return -1;
-    enum { K_NAME = C_FIRST_SPECIFIC, K_GRID, K_BLOCK, K_REGS, K_GRAPH };
+    /* Grid and block sizes are multiplied in SQL: two values per row instead of six. The
+     * ranged form reads one chunk of rowids and returns the rowid last (K_ROWID). */
+    int n = snprintf(sql, len, "SELECT %s, %s, %s * %s * %s, %s * %s * %s, %s, %s%s FROM %s%s", common,
+                     name_expr, gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]),
+                     gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]), gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]),
+                     gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]),
+                     gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]),
+                     gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
+                     gw_nsys_col(d, T, "registersPerThread", "0", c[6], sizeof c[6]),
+                     gw_nsys_col(d, T, "graphNodeId", "0", c[7], sizeof c[7]), ranged ? ", rowid" : "", T,
+                     ranged ? " WHERE rowid >= ?1 AND rowid <= ?2" : "");
+    if (n < 0 || (size_t)n >= len)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    return 0;
+}
+
+enum { K_NAME = C_FIRST_SPECIFIC, K_GRID, K_BLOCK, K_REGS, K_GRAPH, K_ROWID };
+
+/* One kernel row into e (name as the raw StringIds id when names are deferred).
+ * 0, or -1 with err set. */
+static int fill_kernel(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e)
+{
+    *e = (gw_gpu_event){0};
+    e->blocks_per_sm = -1.0f;
+    e->est_occupancy_pct = -1.0f;
+    fill_common(d, st, e, GW_GPU_KERNEL);
+    int64_t raw_name = sqlite3_column_int64(st, K_NAME);
+    if (d->defer_kernel_names) {
+        e->name_id = raw_name < 0 || raw_name >= UINT32_MAX ? UINT32_MAX : (uint32_t)raw_name;
+    } else {
+        uint32_t name = raw_name < 0 ? 0 : gw_nsys_string(d, raw_name);
+        if (name == UINT32_MAX)
+            return -1;
+        e->name_id = name;
+    }
+    e->grid_blocks = clamp_u32(sqlite3_column_int64(st, K_GRID));
+    e->block_threads = clamp_u32(sqlite3_column_int64(st, K_BLOCK));
+    int64_t regs = sqlite3_column_int64(st, K_REGS);
+    e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
+    if (e->grid_blocks && e->block_threads)
+        e->flags |= GW_GPU_F_HAS_LAUNCH;
+    if (from_graph(st, K_GRAPH))
+        e->flags |= GW_GPU_F_GRAPH;
+    return 0;
+}
+
+long gw_nsys_kernel_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *dst, int64_t lo, int64_t hi)
+{
+    if (sqlite3_reset(st) != SQLITE_OK || sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
+        sqlite3_bind_int64(st, 2, hi) != SQLITE_OK)
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", d->path,
+                       sqlite3_errmsg(sqlite3_db_handle(st)));
     long rows = 0;
+    int64_t expected = lo;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gw_gpu_event *e = gw_trace_add_gpu(d->trace);
-        if (!e)
-            return oom(d, st);
-        fill_common(d, st, e, GW_GPU_KERNEL);
-        int64_t raw_name = sqlite3_column_int64(st, K_NAME);
-        int null_name = raw_name < 0;
-        if (d->defer_kernel_names) {
-            e->name_id = null_name || raw_name < 0 || raw_name >= UINT32_MAX ? UINT32_MAX : (uint32_t)raw_name;
-        } else {
-            uint32_t name = null_name ? 0 : gw_nsys_string(d, raw_name);
-            if (name == UINT32_MAX) {
-                sqlite3_finalize(st);
-                return -1;
-            }
-            e->name_id = name;
-        }
-        e->grid_blocks = clamp_u32(sqlite3_column_int64(st, K_GRID));
-        e->block_threads = clamp_u32(sqlite3_column_int64(st, K_BLOCK));
-        int64_t regs = sqlite3_column_int64(st, K_REGS);
-        e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
-        if (e->grid_blocks && e->block_threads)
-            e->flags |= GW_GPU_F_HAS_LAUNCH;
-        if (from_graph(st, K_GRAPH))
-            e->flags |= GW_GPU_F_GRAPH;
+        int64_t rowid = sqlite3_column_int64(st, K_ROWID);
+        if (rowid < expected || rowid > hi)
+            return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_KERNEL: rowid %lld out of order",
+                           d->path, (long long)rowid);
+        for (; expected < rowid; expected++)
+            dst[expected - lo].kind = GW_NSYS_HOLE;
+        if (fill_kernel(d, st, &dst[rowid - lo]) != 0)
+            return -1;
+        expected = rowid + 1;
         rows++;
     }
-    sqlite3_finalize(st);
-    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+    for (; expected <= hi; expected++)
+        dst[expected - lo].kind = GW_NSYS_HOLE;
+    return gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_KERNEL") == 0 ? rows : -1;
 }
 
 long gw_nsys_read_memcpy(gw_nsys_db *d)

@@ -46,10 +46,10 @@ long gw_nsys_read_api(gw_nsys_db *d)
     if (!gw_nsys_has_table(d, T))
         return 0;
     char c[3][48], sql[512];
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, coalesce(%s, -1) FROM %s",
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, %s FROM %s",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
              gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
-             gw_nsys_col(d, T, "nameId", "NULL", c[2], sizeof c[2]), T);
+             gw_nsys_col_or(d, T, "nameId", "-1", c[2], sizeof c[2]), T);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;
@@ -107,9 +107,9 @@ long gw_nsys_read_osrt(gw_nsys_db *d)
         else
             snprintf(filter, sizeof filter, " WHERE eventClass NOT IN (31, 32)");
     }
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, coalesce(%s, -1) FROM %s%s",
+    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s FROM %s%s",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
-             gw_nsys_col(d, T, "nameId", "NULL", c[1], sizeof c[1]), T, filter);
+             gw_nsys_col_or(d, T, "nameId", "-1", c[1], sizeof c[1]), T, filter);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;

@@ -33,12 +33,21 @@ typedef struct gw_nsys_db {
     /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
      * processes' identical CUPTI correlation ids never join (ids are per process). */
     int corr_per_process;
-    /* Kernel rows are read on a second thread, through a copy of this struct with its own
-     * connection in db, while this one reads the host tables (see nsys_sqlite.c). That
-     * thread must not intern strings: with defer_kernel_names it stores the raw StringIds
-     * id in name_id (UINT32_MAX for NULL) and the main thread resolves names after joining. */
+    /* Kernel rows are read by several threads, each through a copy of this struct with its
+     * own connection in db, while this one reads the host tables (see nsys_sqlite.c). They
+     * must not intern strings: with defer_kernel_names a row keeps the raw StringIds id in
+     * name_id (UINT32_MAX for NULL) and the main thread resolves names after joining. */
     int defer_kernel_names;
 } gw_nsys_db;
+
+/* Kernel table read in chunks of rowids by several connections (nsys_sqlite.c):
+ * gw_nsys_kernel_sql writes the kernel query (ranged: "WHERE rowid >= ?1 AND rowid <= ?2",
+ * rowid returned last); gw_nsys_kernel_rows_at runs it for [lo, hi] and writes the row
+ * with rowid r to dst[r - lo], marking slots without a row kind = GW_NSYS_HOLE. Rows read,
+ * or -1 with err set. */
+#define GW_NSYS_HOLE 0xFFu
+int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len);
+long gw_nsys_kernel_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *dst, int64_t lo, int64_t hi);
 
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
 int gw_nsys_has_table(gw_nsys_db *d, const char *table);
@@ -48,6 +57,14 @@ int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column);
  * "NULL" or "0"); returns buf. */
 const char *gw_nsys_col(gw_nsys_db *d, const char *table, const char *column, const char *fallback,
                         char *buf, size_t buf_len);
+
+/* 1 when the schema declares the column NOT NULL. */
+int gw_nsys_column_not_null(gw_nsys_db *d, const char *table, const char *column);
+/* SQL for a column that reads as if_null when NULL: the bare column when the schema
+ * declares it NOT NULL (a coalesce() per value costs ~20% of decoding a kernel row),
+ * coalesce(column, if_null) when it may be NULL, if_null when the column is absent. */
+const char *gw_nsys_col_or(gw_nsys_db *d, const char *table, const char *column, const char *if_null, char *buf,
+                           size_t buf_len);
 
 /* Interned id of StringIds value `id` (0 = "" when the id is NULL/absent); API names get
  * their trailing _vNNNN version suffix removed (cudaLaunchKernel_v7000 → cudaLaunchKernel)
@@ -80,7 +97,6 @@ static inline int64_t gw_nsys_pid(int64_t global_id) { return (global_id >> 24) 
 static inline int64_t gw_nsys_tid(int64_t global_id) { return global_id & 0xFFFFFF; }
 
 /* Table group readers; each returns the number of rows read, or -1 with err set. */
-long gw_nsys_read_kernels(gw_nsys_db *d);
 long gw_nsys_read_memcpy(gw_nsys_db *d);
 long gw_nsys_read_memset(gw_nsys_db *d);
 long gw_nsys_read_sync(gw_nsys_db *d);

@@ -546,7 +546,7 @@ static void test_progress_reported(void **state)
     (void)state;
     const char *path = REAL "HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz";
     progress_log log = {0, 0, 0, 0};
-    gw_ingest_options opt = {NULL, on_progress, &log};
+    gw_ingest_options opt = {.progress = on_progress, .progress_ctx = &log};
     gw_error err;
     gw_error_clear(&err);
     gw_trace *t = NULL;

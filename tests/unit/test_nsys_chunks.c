@@ -1,0 +1,202 @@
+/* The Nsight Systems reader's parallel kernel reading (src/ingest/nsys_sqlite.c: chunks of
+ * rowids, several connections and threads, rows placed by rowid, missing rowids compacted)
+ * must give exactly the trace a one-chunk read gives: checked on every real export with
+ * kernels for tiny chunks and several thread counts, on a copy with deleted kernel rows
+ * (rowid holes at the start, middle and end), and on a copy whose kernel table is damaged
+ * (a clear error, whichever thread meets it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/ingest.h"
+
+#define NSYS GW_SHARED_DIR "/traces/nsys/"
+static const char *const EXPORTS[] = {
+    NSYS "MohanadOdema__DLProf/nsys_profile.sqlite",
+    NSYS "MohanadOdema__DLProf/w_Relu/nsys_profile.sqlite",
+    NSYS "derived/nsys-2023.4.4/dlprof_root/dlprof_root_reexport_2023.4.sqlite",
+    NSYS "NVIDIA__Fuser/ee4fcf30/report1.sqlite",
+    NSYS "frasertajima__WeatherBench2/report1.sqlite",
+};
+
+static gw_trace *read_with(const char *path, size_t chunk_rows, unsigned threads)
+{
+    gw_ingest_options opt = {.nsys_chunk_rows = chunk_rows, .nsys_threads = threads};
+    gw_error err;
+    gw_error_clear(&err);
+    gw_trace *t = NULL;
+    if (gw_nsys_sqlite_read(path, &opt, &t, &err) != 0)
+        fail_msg("%s: %s", path, err.message);
+    return t;
+}
+
+static void assert_same_trace(const gw_trace *a, const gw_trace *b)
+{
+    assert_int_equal(a->gpu_count, b->gpu_count);
+    assert_int_equal(a->host_count, b->host_count);
+    for (size_t i = 0; i < a->gpu_count; i++) {
+        const gw_gpu_event *x = &a->gpu[i], *y = &b->gpu[i];
+        assert_int_equal(x->start, y->start);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->correlation, y->correlation);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->device, y->device);
+        assert_int_equal(x->stream, y->stream);
+        assert_int_equal(x->grid_blocks, y->grid_blocks);
+        assert_int_equal(x->block_threads, y->block_threads);
+        assert_int_equal(x->registers, y->registers);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->kclass, y->kclass);
+        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
+    }
+}
+
+static void chunked_reads_equal_whole_reads(void **state)
+{
+    (void)state;
+    static const size_t CHUNKS[] = {1, 2, 7, 64};
+    static const unsigned THREADS[] = {1, 2, 3, 8};
+    for (size_t f = 0; f < sizeof EXPORTS / sizeof EXPORTS[0]; f++) {
+        /* One chunk on one thread is the reference. */
+        gw_trace *whole = read_with(EXPORTS[f], (size_t)1 << 30, 1);
+        assert_true(whole->gpu_count > 0);
+        for (size_t c = 0; c < sizeof CHUNKS / sizeof CHUNKS[0]; c++)
+            for (size_t k = 0; k < sizeof THREADS / sizeof THREADS[0]; k++) {
+                gw_trace *t = read_with(EXPORTS[f], CHUNKS[c], THREADS[k]);
+                assert_same_trace(whole, t);
+                gw_trace_free(t);
+            }
+        gw_trace_free(whole);
+    }
+}
+
+static char g_tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw-nsys-chunks-XXXXXX");
+    return mkdtemp(g_tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void copy_export(const char *from, const char *to)
+{
+    sqlite3 *src = NULL, *dst = NULL;
+    assert_int_equal(sqlite3_open_v2(from, &src, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open(to, &dst), SQLITE_OK);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
+    assert_non_null(b);
+    assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
+    assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
+    sqlite3_close(src);
+    assert_int_equal(sqlite3_close(dst), SQLITE_OK);
+}
+
+static int64_t count_of(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static void rowid_holes_are_compacted(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/holes.sqlite", g_tmpdir);
+    copy_export(EXPORTS[0], path);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    /* Holes at both ends and a run of them in the middle, plus every third row. */
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 3 = 1 OR rowid BETWEEN 20 AND 30 "
+                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    int64_t kernels = count_of(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    int64_t sum_start = count_of(path, "SELECT sum(start) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    int64_t sum_end = count_of(path, "SELECT sum(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_true(kernels > 10);
+    gw_trace *whole = read_with(path, (size_t)1 << 30, 1);
+    for (size_t chunk = 1; chunk <= 5; chunk += 2) {
+        gw_trace *t = read_with(path, chunk, 3);
+        int64_t n = 0, starts = 0, ends = 0;
+        for (size_t i = 0; i < t->gpu_count; i++)
+            if (t->gpu[i].kind == GW_GPU_KERNEL) {
+                n++;
+                starts += t->gpu[i].start;
+                ends += t->gpu[i].end;
+            }
+        /* Exactly the rows left in the table: none lost, no hole read as a kernel. */
+        assert_int_equal(n, kernels);
+        assert_int_equal(starts, sum_start);
+        assert_int_equal(ends, sum_end);
+        assert_same_trace(whole, t);
+        gw_trace_free(t);
+    }
+    gw_trace_free(whole);
+}
+
+static void damaged_kernel_table_is_an_error_on_any_thread(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/damaged.sqlite", g_tmpdir);
+    copy_export(EXPORTS[0], path);
+    /* Overwrite the kernel table's last leaf page: the chunk that reaches it fails. */
+    int64_t page_size = count_of(path, "SELECT page_size FROM pragma_page_size");
+    int64_t last_page = count_of(path, "SELECT max(pageno) FROM dbstat WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL' "
+                                       "AND pagetype = 'leaf'");
+    assert_true(last_page > 1);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)((last_page - 1) * page_size), SEEK_SET), 0);
+    assert_int_not_equal(fputc(0x0D, f), EOF);
+    for (int64_t k = 1; k < page_size; k++)
+        assert_int_not_equal(fputc(0xFF, f), EOF);
+    assert_int_equal(fclose(f), 0);
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        gw_ingest_options opt = {.nsys_chunk_rows = 2, .nsys_threads = threads};
+        gw_error err;
+        gw_error_clear(&err);
+        gw_trace *t = NULL;
+        assert_int_equal(gw_nsys_sqlite_read(path, &opt, &t, &err), -1);
+        assert_null(t);
+        assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
+        assert_non_null(strstr(err.message, "not a usable SQLite database"));
+        assert_non_null(strstr(err.message, "damaged.sqlite"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(chunked_reads_equal_whole_reads),
+        cmocka_unit_test(rowid_holes_are_compacted),
+        cmocka_unit_test(damaged_kernel_table_is_an_error_on_any_thread),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
