@@ -7,6 +7,7 @@
  * several processes, hand-made traces) keep the comparison sort and the binary search. */
 #include "model/corr_index.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,9 +25,9 @@
 static uint64_t host_corr(const gw_trace *t, uint32_t i) { return t->host[i].correlation; }
 static uint64_t gpu_corr(const gw_trace *t, uint32_t i) { return t->gpu[i].correlation; }
 
-/* Comparison sort for sparse ids; qsort has no context argument, hence the file-scope
- * trace (gw_trace_finish is documented as not reentrant across threads). */
-static const gw_trace *g_sort_trace;
+/* Comparison sort for sparse ids; qsort has no context argument, hence a thread-local
+ * trace pointer (the host and GPU indexes are built on two threads). */
+static _Thread_local const gw_trace *g_sort_trace;
 
 static int cmp_host_corr(const void *a, const void *b)
 {
@@ -149,44 +150,77 @@ static void drop(gw_trace *t)
     t->host_corr = t->gpu_corr = (gw_corr_dense){0};
 }
 
-int gw_corr_index_build(gw_trace *t)
+static int build_host_index(gw_trace *t)
 {
-    drop(t);
     size_t api = 0;
     for (size_t i = 0; i < t->host_count; i++)
         if ((t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER) &&
             t->host[i].correlation != GW_NO_CORRELATION)
             api++;
-    if (api) {
-        t->host_by_corr = malloc(api * sizeof *t->host_by_corr);
-        if (!t->host_by_corr)
-            goto oom;
-        for (size_t i = 0; i < t->host_count; i++) {
-            const gw_host_event *h = &t->host[i];
-            if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->correlation != GW_NO_CORRELATION)
-                t->host_by_corr[t->host_by_corr_count++] = (uint32_t)i;
-        }
-        if (order_by_corr(t, t->host_by_corr, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr) != 0)
-            goto oom;
+    if (api == 0)
+        return 0;
+    t->host_by_corr = malloc(api * sizeof *t->host_by_corr);
+    if (!t->host_by_corr)
+        return -1;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->correlation != GW_NO_CORRELATION)
+            t->host_by_corr[t->host_by_corr_count++] = (uint32_t)i;
     }
+    return order_by_corr(t, t->host_by_corr, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr);
+}
+
+static int build_gpu_index(gw_trace *t)
+{
     size_t gpu = 0;
     for (size_t i = 0; i < t->gpu_count; i++)
         if (t->gpu[i].correlation != GW_NO_CORRELATION)
             gpu++;
-    if (gpu) {
-        t->gpu_by_corr = malloc(gpu * sizeof *t->gpu_by_corr);
-        if (!t->gpu_by_corr)
-            goto oom;
-        for (size_t i = 0; i < t->gpu_count; i++)
-            if (t->gpu[i].correlation != GW_NO_CORRELATION)
-                t->gpu_by_corr[t->gpu_by_corr_count++] = (uint32_t)i;
-        if (order_by_corr(t, t->gpu_by_corr, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr) != 0)
-            goto oom;
+    if (gpu == 0)
+        return 0;
+    t->gpu_by_corr = malloc(gpu * sizeof *t->gpu_by_corr);
+    if (!t->gpu_by_corr)
+        return -1;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].correlation != GW_NO_CORRELATION)
+            t->gpu_by_corr[t->gpu_by_corr_count++] = (uint32_t)i;
+    return order_by_corr(t, t->gpu_by_corr, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr);
+}
+
+typedef struct gpu_index_job {
+    gw_trace *trace;
+    int rc;
+} gpu_index_job;
+
+static void *gpu_index_thread(void *arg)
+{
+    gpu_index_job *job = arg;
+    job->rc = build_gpu_index(job->trace);
+    return NULL;
+}
+
+/* Below this many events a second thread costs more than it saves. */
+#define THREADED_INDEX_MIN_EVENTS 100000u
+
+int gw_corr_index_build(gw_trace *t)
+{
+    drop(t);
+    /* The two indexes touch disjoint fields of the trace: on big traces the GPU one is
+     * built on a second thread (each is a few passes over millions of events). */
+    gpu_index_job job = {t, -1};
+    pthread_t thread;
+    int threaded = t->gpu_count >= THREADED_INDEX_MIN_EVENTS && t->host_count >= THREADED_INDEX_MIN_EVENTS &&
+                   pthread_create(&thread, NULL, gpu_index_thread, &job) == 0;
+    int host_rc = build_host_index(t);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        gpu_index_thread(&job);
+    if (host_rc != 0 || job.rc != 0) {
+        drop(t);
+        return -1;
     }
     return 0;
-oom:
-    drop(t);
-    return -1;
 }
 
 /* Position range [*first, *first + *n) in the index array of one id via the bucket

@@ -200,6 +200,18 @@ static void corr_index_clustered_falls_back(void **state)
     gw_trace_free(t);
 }
 
+/* Big enough for the GPU index to be built on its own thread. */
+static void corr_index_threaded(void **state)
+{
+    (void)state;
+    gw_trace *t = trace_with_ids(120000, sparse_ids);
+    assert_non_null(t->host_corr.starts);
+    assert_non_null(t->gpu_corr.starts);
+    check_lookups(t, 0, 5 + 120000ull * 37, 4999);
+    check_lookups(t, 5 + 60000ull * 37 - 40, 5 + 60000ull * 37 + 40, 1);
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +220,7 @@ int main(void)
         cmocka_unit_test(corr_index_dense),
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),
+        cmocka_unit_test(corr_index_threaded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
