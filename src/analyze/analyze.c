@@ -55,6 +55,21 @@ static int dataloader_all_threads(const gw_trace *t, const gw_window *w, double 
 }
 
 /* One device of one trace: busy, idle attribution, memory peaks, step rows. */
+typedef struct device_work_job {
+    const gw_trace *trace;
+    int32_t device;
+    gw_ns lo, hi;
+    gw_device_work *out;
+    int rc;
+} device_work_job;
+
+static void *device_work_thread(void *arg)
+{
+    device_work_job *job = arg;
+    job->rc = gw_device_work_build(job->trace, job->device, job->lo, job->hi, job->out);
+    return NULL;
+}
+
 static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
                           double *dataloader_s, int *dataloader_set)
 {
@@ -64,20 +79,27 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_device_work dw;
     gw_feeder_activity fa;
     gw_feeders feeders;
-    if (gw_device_work_build(t, device, w->start_ns, w->end_ns, &dw) != 0)
-        return -1;
-    gw_phase_mark("analysis: device work");
-    if (gw_feeder_threads(t, &dw, &feeders) != 0) {
-        gw_device_work_free(&dw);
+    /* The device's busy set (its GPU events) and its feeders' activity (their host
+     * events) are independent: the first is built on a second thread. */
+    device_work_job job = {t, device, w->start_ns, w->end_ns, &dw, -1};
+    pthread_t thread;
+    int threaded = pthread_create(&thread, NULL, device_work_thread, &job) == 0;
+    int feeders_rc = gw_feeder_threads(t, device, &feeders);
+    int activity_rc = feeders_rc == 0 ? gw_feeder_activity_build(t, &feeders, &fa) : -1;
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        device_work_thread(&job);
+    gw_phase_mark("analysis: device work || feeders");
+    if (job.rc != 0 || feeders_rc != 0 || activity_rc != 0) {
+        if (activity_rc == 0)
+            gw_feeder_activity_free(&fa);
+        if (feeders_rc == 0)
+            gw_feeders_free(&feeders);
+        if (job.rc == 0)
+            gw_device_work_free(&dw);
         return -1;
     }
-    gw_phase_mark("analysis: feeder threads");
-    if (gw_feeder_activity_build(t, &feeders, &fa) != 0) {
-        gw_feeders_free(&feeders);
-        gw_device_work_free(&dw);
-        return -1;
-    }
-    gw_phase_mark("analysis: feeder activity");
     int rc = -1;
     if (gw_grow((void **)&a->devices, &gr->device_cap, a->device_count + 1, sizeof *a->devices) != 0)
         goto out;

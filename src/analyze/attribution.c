@@ -73,7 +73,7 @@ static uint32_t argmax(const size_t *counts, size_t n)
     return best;
 }
 
-int gw_feeder_threads(const gw_trace *t, const gw_device_work *w, gw_feeders *f)
+int gw_feeder_threads(const gw_trace *t, int32_t device, gw_feeders *f)
 {
     *f = (gw_feeders){.main = UINT32_MAX};
     if (t->thread_count == 0 || t->host_count == 0)
@@ -86,9 +86,11 @@ int gw_feeder_threads(const gw_trace *t, const gw_device_work *w, gw_feeders *f)
         return -1;
     }
     size_t total = 0;
-    for (size_t k = 0; k < w->event_count; k++) {
-        const gw_gpu_event *g = &t->gpu[w->events[k]];
-        if (g->correlation == GW_NO_CORRELATION)
+    /* The device's work straight from the trace (not from its gw_device_work), so the
+     * feeders can be found while the busy set is built on another thread. */
+    for (size_t k = 0; k < t->gpu_count; k++) {
+        const gw_gpu_event *g = &t->gpu[k];
+        if (g->device != device || !gw_gpu_is_work(g) || g->correlation == GW_NO_CORRELATION)
             continue;
         long h = gw_trace_host_by_corr(t, g->correlation);
         if (h >= 0 && t->host[h].thread < t->thread_count) {

@@ -7,7 +7,7 @@
 
 #include "util/grow.h"
 
-static int is_work(const gw_gpu_event *g)
+int gw_gpu_is_work(const gw_gpu_event *g)
 {
     return g->kind == GW_GPU_KERNEL || g->kind == GW_GPU_MEMCPY || g->kind == GW_GPU_MEMSET;
 }
@@ -26,7 +26,7 @@ int gw_busy_device_ids(const gw_trace *t, int32_t **ids, size_t *count)
     size_t n = 0, cap = 0;
     int32_t last = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
-        if (!is_work(&t->gpu[i]))
+        if (!gw_gpu_is_work(&t->gpu[i]))
             continue;
         int32_t d = t->gpu[i].device;
         /* Consecutive events are mostly on one device: skip the repeat cheaply. */
@@ -76,7 +76,7 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
     int rc = -1;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
-        if (!is_work(g) || g->device != device)
+        if (!gw_gpu_is_work(g) || g->device != device)
             continue;
         if (gw_grow((void **)&w->events, &cap, w->event_count + 1, sizeof *w->events) != 0)
             goto out;

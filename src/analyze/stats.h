@@ -38,6 +38,8 @@ typedef struct gw_device_work {
 /* Sorted distinct ids of devices with kernels, copies or sets. *ids owned by the caller.
  * Returns 0, or -1 on out-of-memory. */
 int gw_busy_device_ids(const gw_trace *t, int32_t **ids, size_t *count);
+/* 1 for events that make a device busy: kernels, copies and sets (not sync records). */
+int gw_gpu_is_work(const gw_gpu_event *g);
 /* Builds the device's work over the whole trace and its split inside [lo, hi).
  * Returns 0, or -1 on out-of-memory (w is then freed). */
 int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w);
@@ -69,7 +71,7 @@ typedef struct gw_feeders {
     size_t count;
 } gw_feeders;
 /* Returns 0, or -1 on out-of-memory. */
-int gw_feeder_threads(const gw_trace *t, const gw_device_work *w, gw_feeders *f);
+int gw_feeder_threads(const gw_trace *t, int32_t device, gw_feeders *f);
 void gw_feeders_free(gw_feeders *f);
 /* 1 when the call blocks the host until GPU work completes (sync APIs, blocking copies). */
 int gw_host_blocks_on_gpu(const gw_host_event *h);
