@@ -94,5 +94,26 @@ else
   bad "driver API fixture: $(cat "$tmp/err")"
 fi
 
+# The same run given as `nsys stats` CSVs (GPU trace + API trace) must reach the same
+# findings with the same shares as its SQLite export.
+csvdir="$D23/dlprof_root"
+if "$GW_BIN" analyze --json --no-progress -o "$tmp/csv.json" "$csvdir/dlprof_root_cuda_gpu_trace.csv" \
+     "$csvdir/dlprof_root_cuda_api_trace.csv" 2>"$tmp/err"; then
+  if python3 - "$tmp/dlprof_root_2023.4.json" "$tmp/csv.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+share = lambda d: {f["id"]: round(f["share"], 4) for f in d["findings"]}
+sa, sb = share(a), share(b)
+for fid in ("pipe.host_sync", "util.low"):
+    if fid not in sa or sa.get(fid) != sb.get(fid):
+        print(f"{fid}: sqlite {sa.get(fid)} csv {sb.get(fid)}")
+        sys.exit(1)
+PY
+  then ok "dlprof_root: CSV pair and SQLite export give the same pipe.host_sync and util.low shares"
+  else bad "dlprof_root: CSV pair and SQLite export disagree"; fi
+else
+  bad "dlprof_root CSV pair: $(cat "$tmp/err")"
+fi
+
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
