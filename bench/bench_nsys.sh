@@ -4,7 +4,9 @@
 # kernel rows (and their launch calls) of a real export (bench/nsys_replicate.py), then
 # times `gpuwhy analyze` on it and on every real export in ../shared/traces/nsys: wall,
 # CPU (user+sys) and peak RSS from /usr/bin/time, median of RUNS runs.
-# Results: bench/out/nsys-*.txt; summarised by hand in bench/RESULTS.md.
+# Side by side in the same run: SQLite's own shell summing the columns gpuwhy reads (the
+# cost of decoding the rows alone, one thread). GW_TIMING=1 gpuwhy ... prints where the
+# time goes by phase. Results: bench/out/nsys-*.txt; summarised by hand in bench/RESULTS.md.
 # Usage: bench/bench_nsys.sh [BUILD_DIR] [KERNEL_ROWS]   (default: build 5000000)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +50,24 @@ big=$work/nsys-${rows}-kernels.sqlite
 [ -f "$big" ] || python3 "$here/nsys_replicate.py" "$src" "$big" "$rows" | tee -a "$report"
 kernels=$(sqlite3 "$big" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
 measure "$big" "$kernels" "replicated DLProf ($rows+ kernels + launches)"
+
+# Anchor (no nsys CLI here to time `nsys stats`/`nsys analyze` against): SQLite's own shell
+# summing the very columns gpuwhy reads from the two big tables, on one thread: what merely
+# decoding those rows costs, before any model or analysis. Interleaved with gpuwhy runs.
+floor_sql="SELECT sum(start + \"end\" + deviceId + streamId + correlationId + globalPid + demangledName
+  + gridX * gridY * gridZ + blockX * blockY * blockZ + registersPerThread + coalesce(graphNodeId, 0))
+  FROM CUPTI_ACTIVITY_KIND_KERNEL; SELECT sum(start + \"end\" + globalTid + correlationId + nameId)
+  FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
+fw=() fc=() gw=() gc=()
+for _ in $(seq "$runs"); do
+  /usr/bin/time -f "%e %U %S" -o "$work/time.txt" sqlite3 "$big" "$floor_sql" >/dev/null
+  read -r w u s < "$work/time.txt"; fw+=("$w"); fc+=("$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')")
+  /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$bin" analyze --json --no-progress -o /dev/null "$big" >/dev/null
+  read -r w u s < "$work/time.txt"; gw+=("$w"); gc+=("$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')")
+done
+printf 'side by side, interleaved, median of %s: sqlite3 shell summing the columns read: wall %s s, CPU %s s | gpuwhy analyze end to end: wall %s s, CPU %s s\n' \
+  "$runs" "$(printf '%s\n' "${fw[@]}" | median)" "$(printf '%s\n' "${fc[@]}" | median)" \
+  "$(printf '%s\n' "${gw[@]}" | median)" "$(printf '%s\n' "${gc[@]}" | median)" | tee -a "$report"
 
 while IFS= read -r f; do
   k=$(sqlite3 "$f" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL" 2>/dev/null || echo 0)
