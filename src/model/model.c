@@ -198,7 +198,9 @@ static int cmp_step(const void *a, const void *b)
 #define NAME_TC 0x02u
 #define NAME_GEMM 0x04u
 
-static int classify_unset(gw_trace *t)
+/* The order-free pass over every event: negative durations clipped to zero, names
+ * classified where readers left them unset, the trace's span, launches per thread. */
+static int prepare_events(gw_trace *t)
 {
     uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
@@ -211,8 +213,18 @@ static int classify_unset(gw_trace *t)
         free(api_blocking);
         return -1;
     }
+    t->first_ns = INT64_MAX;
+    t->last_ns = INT64_MIN;
+    for (size_t i = 0; i < t->thread_count; i++)
+        t->threads[i].launches = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         gw_host_event *h = &t->host[i];
+        if (h->end < h->start)
+            h->end = h->start;
+        if (h->start < t->first_ns)
+            t->first_ns = h->start;
+        if (h->end > t->last_ns)
+            t->last_ns = h->end;
         const char *name = gw_trace_str(t, h->name_id);
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER &&
             h->name_id < t->strings.count) {
@@ -242,9 +254,20 @@ static int classify_unset(gw_trace *t)
                 *c = (uint8_t)(NAME_DONE | (gw_classify_host_name(name, (gw_host_kind)h->kind) & 0x7fu));
             h->flags |= (uint8_t)(*c & 0x7fu);
         }
+        /* Launches per thread: analyses find each device's feeding thread by them. */
+        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) &&
+            (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY || h->api_class == GW_API_MEMSET) &&
+            h->thread < t->thread_count)
+            t->threads[h->thread].launches++;
     }
     for (size_t i = 0; i < t->gpu_count; i++) {
         gw_gpu_event *g = &t->gpu[i];
+        if (g->end < g->start)
+            g->end = g->start;
+        if (g->start < t->first_ns)
+            t->first_ns = g->start;
+        if (g->end > t->last_ns)
+            t->last_ns = g->end;
         if (g->kind != GW_GPU_KERNEL || g->name_id >= t->strings.count)
             continue;
         uint8_t *c = &kernel_name[g->name_id];
@@ -339,14 +362,9 @@ static void derive_steps(gw_trace *t)
 
 int gw_trace_finish(gw_trace *t)
 {
-    for (size_t i = 0; i < t->gpu_count; i++)
-        if (t->gpu[i].end < t->gpu[i].start)
-            t->gpu[i].end = t->gpu[i].start;
-    for (size_t i = 0; i < t->host_count; i++)
-        if (t->host[i].end < t->host[i].start)
-            t->host[i].end = t->host[i].start;
-
-    if (classify_unset(t) != 0)
+    /* One pass per array does what needs no order (durations, names, span, launch
+     * counts): at millions of events each pass over the arrays costs tens of ms. */
+    if (prepare_events(t) != 0)
         return -1;
     gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
     gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
@@ -355,31 +373,8 @@ int gw_trace_finish(gw_trace *t)
         return -1;
     derive_steps(t);
     gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
-
-    t->first_ns = INT64_MAX;
-    t->last_ns = INT64_MIN;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        if (t->gpu[i].start < t->first_ns) t->first_ns = t->gpu[i].start;
-        if (t->gpu[i].end > t->last_ns) t->last_ns = t->gpu[i].end;
-    }
-    for (size_t i = 0; i < t->host_count; i++) {
-        if (t->host[i].start < t->first_ns) t->first_ns = t->host[i].start;
-        if (t->host[i].end > t->last_ns) t->last_ns = t->host[i].end;
-    }
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
-
-    /* Threads: count launches so analyses can find each device's feeding thread. */
-    for (size_t i = 0; i < t->thread_count; i++)
-        t->threads[i].launches = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if (h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) {
-            if ((h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY ||
-                 h->api_class == GW_API_MEMSET) && h->thread < t->thread_count)
-                t->threads[h->thread].launches++;
-        }
-    }
 
     if (gw_corr_index_build(t) != 0)
         return -1;
