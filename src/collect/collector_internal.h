@@ -38,8 +38,10 @@ void gw_pid_table_put(gw_pid_table *t, const gw_pid_entry *e);
 const gw_pid_entry *gw_pid_table_get(const gw_pid_table *t, pid_t pid, uint64_t start_ticks);
 void gw_pid_table_free(gw_pid_table *t);
 
-/* Files of a task read through the fd cache (fd_cache.c). */
-enum { GW_TASK_STAT, GW_TASK_STATUS, GW_TASK_IO, GW_TASK_SCHEDSTAT, GW_TASK_FILE_COUNT };
+/* Files of a task read through the fd cache (fd_cache.c). GW_TASK_CHILDREN is
+ * task/TID/children: the pids whose parent is that thread (CONFIG_PROC_CHILDREN). */
+enum { GW_TASK_STAT, GW_TASK_STATUS, GW_TASK_IO, GW_TASK_SCHEDSTAT, GW_TASK_CHILDREN,
+       GW_TASK_FILE_COUNT };
 
 typedef struct gw_task_files {
     pid_t pid, tid;              /* tid 0: the process's /proc/PID files; else its thread's */
@@ -72,7 +74,7 @@ enum { GW_FILE_STAT, GW_FILE_MEMINFO, GW_FILE_VMSTAT, GW_FILE_PSI_CPU, GW_FILE_P
 typedef struct gw_scanned_proc {
     gw_pid_stat stat;            /* read this interval when fresh, else from an earlier one */
     bool fresh;
-    bool in_job;
+    bool in_job;                 /* member of the job tree at the last marking */
     bool has_io;               /* /proc/PID/io readable (ptrace permission) */
     uint64_t rchar, wchar, read_bytes, write_bytes;
 } gw_scanned_proc;
@@ -94,7 +96,12 @@ struct gw_host_collector {
     uint64_t last_thread_tick, last_thread_status_tick;   /* when threads were last read */
     uint64_t job_threads;      /* threads of the job at the last sample (sum of num_threads) */
     uint64_t scanned_forks;    /* /proc/stat "processes" when /proc was last listed */
+    uint64_t children_forks;   /* ... when the job's children files were last read */
+    uint64_t last_listing_tick;
     bool have_scan;            /* c->scan holds a listing of /proc */
+    bool no_children_files;    /* task/PID/children absent (CONFIG_PROC_CHILDREN off) */
+    pid_t *child_pids;         /* scratch: one children file's pids */
+    size_t child_pids_cap;
     long page_kb;
     gw_readbuf buf;            /* scratch for whole-file reads */
     DIR *proc_dir;             /* owned: root/proc, rewound each interval */

@@ -17,7 +17,14 @@
 
 #include "util/grow.h"
 
-static const char *const task_file_names[GW_TASK_FILE_COUNT] = {"stat", "status", "io", "schedstat"};
+static const char *const task_file_names[GW_TASK_FILE_COUNT] = {"stat", "status", "io", "schedstat",
+                                                                 "children"};
+
+/* Every task file but children is one record: one read gets it whole (procroot.h). */
+static int read_task_file(int fd, int which, gw_readbuf *b)
+{
+    return which == GW_TASK_CHILDREN ? gw_pread_all(fd, b) : gw_pread_record(fd, b);
+}
 
 void gw_fd_cache_init(gw_fd_cache *cache)
 {
@@ -117,7 +124,7 @@ int gw_fd_cache_read(gw_fd_cache *cache, int proc_dir_fd, pid_t pid, pid_t tid, 
     if (e != NULL) {
         e->last_used_tick = tick;
         if (e->fd[which] >= 0) {
-            if (gw_pread_all(e->fd[which], b) == 0)
+            if (read_task_file(e->fd[which], which, b) == 0)
                 return 0;
             int error = errno;
             close_entry(cache, e);   /* the task is gone: every file of it is stale */
@@ -138,7 +145,7 @@ int gw_fd_cache_read(gw_fd_cache *cache, int proc_dir_fd, pid_t pid, pid_t tid, 
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return -1;
-    int status = gw_pread_all(fd, b);
+    int status = read_task_file(fd, which, b);
     int error = errno;
     /* A thread's status is read only every thread_status_every_n intervals: keeping its fd
      * that long would spend the fd budget that stat and schedstat use far more often. */

@@ -10,14 +10,19 @@
  *
  * What is read how often (cost matters at 10 Hz; see bench/RESULTS.md "Host sampling cost"):
  *   every interval:  /proc/stat, meminfo, vmstat, pressure/{cpu,io,memory}, diskstats,
- *                    net/dev; the list of /proc (readdir; skipped when /proc/stat's fork
- *                    counter did not move) and /proc/PID/stat of pids not seen before
- *                    (new members of the job tree, by ppid); stat, status and
- *                    io of each job process. Files read every interval stay open and are
- *                    re-read with pread (fd_cache.c).
- *   every top_every_n intervals, and the interval before: stat and io of every process
- *                    (top CPU/IO lists with deltas over one interval; also refreshes the
- *                    ppid links of processes seen before)
+ *                    net/dev; stat, status and io of each job process; when /proc/stat's
+ *                    fork counter moved, task/PID/children of each job process's main
+ *                    thread and /proc/PID/stat of the new children (new members of the
+ *                    job tree). Files read every interval stay open and are re-read with
+ *                    pread (fd_cache.c).
+ *   every list_every_n intervals (when the fork counter moved): the list of /proc
+ *                    (readdir, which walks every task of the machine) and /proc/PID/stat
+ *                    of pids not seen before: catches children forked by a job process's
+ *                    other threads, which only that thread's children file lists; every
+ *                    interval on kernels without children files
+ *   every top_every_n intervals, and the interval before: the list of /proc, stat and io
+ *                    of every process (top CPU/IO lists with deltas over one interval;
+ *                    also refreshes the ppid links of processes seen before)
  *   every thread_every_n intervals: per-thread task/TID/{stat,schedstat} of the job (and
  *                    hence the per-process run-queue delay, the sum over its threads)
  *   every thread_status_every_n intervals: per-thread task/TID/status (context switches;
@@ -236,6 +241,12 @@ typedef struct gw_host_options {
                                     job_threads / threads_per_interval intervals apart
                                     (10,000 threads, 50 → every 200th); 0 = no cap;
                                     default 50 */
+    int list_every_n;            /* list all of /proc (tree discovery) at most every N
+                                    intervals, when a fork happened since the last listing;
+                                    in between new members are found through the
+                                    task/PID/children files of the job's processes' main
+                                    threads (0 or 1 = list whenever a fork happened);
+                                    default 10 */
 } gw_host_options;
 
 /* Fills opts with the defaults above. */

@@ -23,6 +23,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->top_every_n = 50;
     opts->thread_status_every_n = 250;
     opts->threads_per_interval = 50;
+    opts->list_every_n = 10;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -250,9 +251,11 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     c->job_threads = 0;
     for (size_t i = 0; i < out->proc_count; i++)
         c->job_threads += out->procs[i].num_threads > 0 ? (uint64_t)out->procs[i].num_threads : 1;
-    /* Keep the files of threads read on the last thread tick open until the next one. */
+    /* Keep the files of threads read on the last thread tick open until the next one.
+     * The sweep walks every cached task, so it runs every 10th interval, not every one. */
     uint64_t keep = 2 * period + 1;
-    gw_fd_cache_sweep(&c->fds, c->tick > keep ? c->tick - keep : 0);
+    if (c->tick % 10 == 0)
+        gw_fd_cache_sweep(&c->fds, c->tick > keep ? c->tick - keep : 0);
     c->tick++;
     return 0;
 }
@@ -272,6 +275,7 @@ int gw_host_collector_set_root(gw_host_collector *c, const char *root, gw_error 
         closedir(c->proc_dir);
     c->proc_dir = NULL;
     c->have_scan = false;   /* another tree: list it again */
+    c->no_children_files = false;
     return 0;
 }
 
@@ -320,6 +324,7 @@ void gw_host_collector_free(gw_host_collector *c)
     free(c->prev_scan);
     free(c->links);
     free(c->order);
+    free(c->child_pids);
     gw_pid_table_free(&c->prev_counters);
     gw_pid_table_free(&c->next_counters);
     gw_pid_table_free(&c->cmdline_seen);

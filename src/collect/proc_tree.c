@@ -1,6 +1,7 @@
 /* The job's process tree, found anew every interval: DataLoader workers and compiler
- * subprocesses come and go, so the tree is rebuilt from the ppid links of a scan of every
- * /proc/PID/stat (the same scan feeds the top processes outside the job). For each job
+ * subprocesses come and go, so the tree is rebuilt from the ppid links of a scan of
+ * /proc/PID/stat (the same scan feeds the top processes outside the job), kept up to date
+ * between listings of /proc by the job's children files (see host.h). For each job
  * process: state, CPU time, context switches, IO bytes, RSS, last CPU, cmdline once; on
  * thread ticks the same per thread plus schedstat run-queue delay. A process that vanishes
  * between its files is dropped from the sample quietly: it exited, which is not an error. */
@@ -46,19 +47,134 @@ static const gw_scanned_proc *previously_seen(const gw_host_collector *c, pid_t 
                    compare_scanned_pid);
 }
 
-/* Lists root/proc into c->scan (sorted by pid). A full scan reads stat and io of every
- * process; otherwise processes seen in the previous interval keep their earlier stat (a
- * ppid link does not change while a process lives, except on reparenting, which the next
- * full scan picks up) and only new pids are read. */
+/* Reads the stat of a pid not in the scan yet into *proc (through the fd cache: a job
+ * member's stat is read again this interval). Returns 0, or -1 when it is gone or
+ * unreadable. */
+static int read_new_proc(gw_host_collector *c, int dir_fd, pid_t pid, bool with_io,
+                         gw_scanned_proc *proc)
+{
+    memset(proc, 0, sizeof *proc);
+    if (gw_fd_cache_read(&c->fds, dir_fd, pid, 0, GW_TASK_STAT, c->tick, &c->buf) != 0 ||
+        gw_parse_pid_stat(c->buf.data, &proc->stat) != 0 || proc->stat.pid != pid)
+        return -1;
+    proc->fresh = true;
+    if (with_io && gw_fd_cache_read(&c->fds, dir_fd, pid, 0, GW_TASK_IO, c->tick, &c->buf) == 0 &&
+        gw_parse_pid_io(c->buf.data, &proc->rchar, &proc->wchar, &proc->read_bytes,
+                        &proc->write_bytes) == 0)
+        proc->has_io = true;
+    return 0;
+}
+
+/* Whether pid is in the scan: bisection over the sorted first `sorted` entries, then a
+ * look at the few appended after them. */
+static bool in_scan(const gw_host_collector *c, size_t sorted, pid_t pid)
+{
+    gw_scanned_proc key;
+    key.stat.pid = pid;
+    if (bsearch(&key, c->scan, sorted, sizeof *c->scan, compare_scanned_pid) != NULL)
+        return true;
+    for (size_t i = sorted; i < c->scan_count; i++)
+        if (c->scan[i].stat.pid == pid)
+            return true;
+    return false;
+}
+
+/* Copies the pids of c->buf (a children file: "12 34 ") into c->child_pids. Returns the
+ * count, or -1 on ENOMEM. */
+static long parse_child_pids(gw_host_collector *c)
+{
+    const char *p = c->buf.data;
+    size_t n = 0;
+    uint64_t pid;
+    while (gw_next_u64(&p, &pid)) {
+        if (pid == 0 || pid > INT32_MAX)
+            continue;
+        if (gw_grow((void **)&c->child_pids, &c->child_pids_cap, n + 1, sizeof *c->child_pids) != 0)
+            return -1;
+        c->child_pids[n++] = (pid_t)pid;
+    }
+    return (long)n;
+}
+
+/* Finds new members of the job without listing /proc: the children files of the main
+ * threads of the job's processes (as marked in the previous interval), followed down to
+ * grandchildren. A child forked by another thread is only in that thread's file: the
+ * periodic listing catches it. Returns 0, 1 when the children files cannot be used (the
+ * caller lists /proc instead), or -1 on ENOMEM. */
+static int discover_children(gw_host_collector *c, gw_error *err)
+{
+    int dir_fd = dirfd(c->proc_dir);
+    size_t sorted = c->scan_count;
+    for (size_t i = 0; i < c->scan_count; i++) {
+        if (!c->scan[i].in_job)
+            continue;
+        pid_t pid = c->scan[i].stat.pid;
+        if (gw_fd_cache_read(&c->fds, dir_fd, pid, pid, GW_TASK_CHILDREN, c->tick, &c->buf) != 0) {
+            if (!vanished(errno))
+                return 1;
+            /* Gone, or a kernel without children files: the process's own stat tells. */
+            if (gw_fd_cache_read(&c->fds, dir_fd, pid, 0, GW_TASK_STAT, c->tick, &c->buf) == 0) {
+                c->no_children_files = true;
+                return 1;
+            }
+            continue;   /* exited: the next listing drops it */
+        }
+        long n = parse_child_pids(c);
+        if (n < 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading children");
+        for (long k = 0; k < n; k++) {
+            pid_t child = c->child_pids[k];
+            if (in_scan(c, sorted, child))
+                continue;
+            gw_scanned_proc proc;
+            if (read_new_proc(c, dir_fd, child, false, &proc) != 0)
+                continue;   /* exited already */
+            proc.in_job = true;   /* so that its own children are read in this loop */
+            if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0)
+                return gw_fail(err, GW_EXIT_INTERNAL, "out of memory scanning processes");
+            c->scan[c->scan_count++] = proc;
+        }
+    }
+    if (c->scan_count != sorted)
+        qsort(c->scan, c->scan_count, sizeof *c->scan, compare_scanned_pid);
+    return 0;
+}
+
+/* Whether this interval lists /proc. /proc/stat's "processes" counts every fork and clone
+ * since boot: unchanged means no task was born since the last listing, so a listing (which
+ * walks every task of the machine: 0.1-1 ms) could only find members gone, and those fail
+ * their own reads. When it moved, the children files find the job's new members and the
+ * listing waits for list_every_n intervals. */
+static bool listing_due(const gw_host_collector *c, bool full, uint64_t forks)
+{
+    if (full || !c->have_scan)
+        return true;
+    if (forks == c->scanned_forks || c->job_root_pid <= 0)
+        return false;   /* nothing new, or no job to find members of */
+    int every = c->opts.list_every_n;
+    return every <= 1 || c->no_children_files || c->tick - c->last_listing_tick >= (uint64_t)every;
+}
+
+/* Fills c->scan (sorted by pid) for this interval: a listing of root/proc, or the
+ * previous interval's scan plus the job's new children. A full scan reads stat and io of
+ * every process; otherwise processes seen in the previous interval keep their earlier
+ * stat (a ppid link does not change while a process lives, except on reparenting, which
+ * the next full scan picks up) and only new pids are read. */
 static int scan_processes(gw_host_collector *c, bool full, uint64_t forks, gw_error *err)
 {
-    /* /proc/stat's "processes" counts every fork and clone since boot: unchanged means no
-     * task was born since the last listing, so the listing (which walks every task of the
-     * machine, 0.1-1 ms) can only have lost members. Those fail their own reads below. */
-    if (!full && c->have_scan && forks == c->scanned_forks) {
+    if (!listing_due(c, full, forks)) {
         for (size_t i = 0; i < c->scan_count; i++)
             c->scan[i].fresh = false;
-        return 0;
+        if (c->job_root_pid <= 0 || forks == c->children_forks)
+            return 0;
+        int got = discover_children(c, err);
+        if (got < 0)
+            return -1;
+        if (got == 0) {
+            c->children_forks = forks;
+            return 0;
+        }
+        /* the children files failed us: list */
     }
     if (c->proc_dir == NULL) {
         char path[4096];
@@ -85,31 +201,17 @@ static int scan_processes(gw_host_collector *c, bool full, uint64_t forks, gw_er
     while ((entry = readdir(c->proc_dir)) != NULL) {
         if (!all_digits(entry->d_name))
             continue;
+        const char *p = entry->d_name;
+        uint64_t pid;
+        if (!gw_next_u64(&p, &pid) || pid == 0 || pid > INT32_MAX)
+            continue;
         gw_scanned_proc proc;
-        const gw_scanned_proc *known = NULL;
-        if (!full) {
-            const char *p = entry->d_name;
-            uint64_t pid;
-            if (gw_next_u64(&p, &pid) && pid <= INT32_MAX)
-                known = previously_seen(c, (pid_t)pid);
-        }
+        const gw_scanned_proc *known = full ? NULL : previously_seen(c, (pid_t)pid);
         if (known != NULL) {
             proc = *known;
             proc.fresh = false;
-        } else {
-            char rel[64];
-            memset(&proc, 0, sizeof proc);
-            snprintf(rel, sizeof rel, "%.20s/stat", entry->d_name);
-            if (gw_read_at(dir_fd, rel, &c->buf) != 0)
-                continue;   /* exited since readdir, or unreadable: not ours to report */
-            if (gw_parse_pid_stat(c->buf.data, &proc.stat) != 0)
-                continue;
-            proc.fresh = true;
-            snprintf(rel, sizeof rel, "%.20s/io", entry->d_name);
-            if (full && gw_read_at(dir_fd, rel, &c->buf) == 0 &&
-                gw_parse_pid_io(c->buf.data, &proc.rchar, &proc.wchar, &proc.read_bytes,
-                                &proc.write_bytes) == 0)
-                proc.has_io = true;
+        } else if (read_new_proc(c, dir_fd, (pid_t)pid, full, &proc) != 0) {
+            continue;   /* exited since readdir, or unreadable: not ours to report */
         }
         proc.in_job = false;
         if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0)
@@ -119,6 +221,8 @@ static int scan_processes(gw_host_collector *c, bool full, uint64_t forks, gw_er
     qsort(c->scan, c->scan_count, sizeof *c->scan, compare_scanned_pid);
     c->have_scan = true;
     c->scanned_forks = forks;
+    c->children_forks = forks;
+    c->last_listing_tick = c->tick;
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "collect/procroot.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,8 @@ int gw_procroot_read(const gw_procroot *pr, const char *rel, gw_readbuf *b)
     return gw_read_path(path, b);
 }
 
-int gw_pread_all(int fd, gw_readbuf *b)
+/* Reads fd from offset 0 into b; with one_record, a short read ends the file. */
+static int pread_file(int fd, gw_readbuf *b, bool one_record)
 {
     b->len = 0;
     for (;;) {
@@ -121,8 +123,21 @@ int gw_pread_all(int fd, gw_readbuf *b)
         }
         if (got == 0)
             break;
+        bool filled = (size_t)got == b->cap - b->len - 1;
         b->len += (size_t)got;
+        if (one_record && !filled)
+            break;
     }
     b->data[b->len] = '\0';
     return 0;
+}
+
+int gw_pread_all(int fd, gw_readbuf *b)
+{
+    return pread_file(fd, b, false);
+}
+
+int gw_pread_record(int fd, gw_readbuf *b)
+{
+    return pread_file(fd, b, true);
 }

@@ -43,4 +43,11 @@ int gw_read_path(const char *path, gw_readbuf *b);
  * path lookup, open and close. Returns 0, or -1 with errno (ESRCH: its task exited). */
 int gw_pread_all(int fd, gw_readbuf *b);
 
+/* Same, for a file the kernel generates as ONE record (a task's stat, status, io,
+ * schedstat) or a regular file: a read that does not fill the buffer returned all of it,
+ * so the extra read that would only confirm EOF is skipped. Files made of many records
+ * (diskstats, vmstat) can return less than asked at the kernel's page boundary before
+ * their end: they need gw_pread_all. */
+int gw_pread_record(int fd, gw_readbuf *b);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,21 @@ static int write_opening_meta(gw_sampler *s, gw_error *err)
     return rc ? -1 : 0;
 }
 
+/* The host collector keeps the job's procfs files open (3 per thread: a 1,000-thread job
+ * needs 2,000+) within a share of RLIMIT_NOFILE, whose soft limit is often 1,024: raise
+ * it to the hard limit, which needs no privilege. The job was forked before, so it keeps
+ * its own limits. Failure only means more files are reopened per read. */
+static void raise_open_file_limit(void)
+{
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur >= nofile.rlim_max)
+        return;
+    nofile.rlim_cur = nofile.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+        /* kept as it was */
+    }
+}
+
 gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
 {
     gw_sampler *s = calloc(1, sizeof *s);
@@ -97,6 +113,7 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
     s->writer = gw_recording_writer_create(cfg->output_path, err);
     if (!s->writer)
         goto fail;
+    raise_open_file_limit();
     s->host = gw_host_collector_new(cfg->proc_root ? cfg->proc_root : "/", cfg->job_pid, NULL, err);
     if (!s->host)
         goto fail;

@@ -34,7 +34,7 @@ static const char SCHEMA[] =
     "CREATE TABLE gpu_event(sample_id INTEGER NOT NULL, gpu INTEGER NOT NULL, kind TEXT NOT NULL,"
     " code INTEGER, message TEXT);";
 
-enum { ST_SAMPLE, ST_GPU_SAMPLE, ST_GPU_PROCESS, ST_GPU_EVENT, ST_META, ST_COUNT };
+enum { ST_SAMPLE, ST_GPU_SAMPLE, ST_GPU_PROCESS, ST_GPU_EVENT, ST_META, ST_BEGIN, ST_COMMIT, ST_COUNT };
 
 static const char *const STATEMENTS[ST_COUNT] = {
     "INSERT INTO samples(mono_ns, real_ns) VALUES(?1, ?2)",
@@ -42,6 +42,9 @@ static const char *const STATEMENTS[ST_COUNT] = {
     "INSERT INTO gpu_process VALUES(?1,?2,?3,?4,?5,?6)",
     "INSERT INTO gpu_event VALUES(?1,?2,?3,?4,?5)",
     "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
+    /* prepared too: sqlite3_exec would parse them again every interval */
+    "BEGIN",
+    "COMMIT",
 };
 
 struct gw_recording_writer {
@@ -205,7 +208,7 @@ int gw_recording_writer_begin(gw_recording_writer *w, int64_t mono_ns, int64_t r
 {
     if (w->in_sample)
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: an interval is already open", w->path);
-    if (exec(w, "BEGIN", err) != 0)
+    if (step_reset(w, w->st[ST_BEGIN], err, "beginning an interval") != 0)
         return -1;
     w->in_sample = 1;
     sqlite3_stmt *st = w->st[ST_SAMPLE];
@@ -288,8 +291,7 @@ int gw_recording_writer_commit(gw_recording_writer *w, gw_error *err)
 {
     if (!w->in_sample)
         return 0;
-    if (sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        db_fail(w, err, "committing an interval");
+    if (step_reset(w, w->st[ST_COMMIT], err, "committing an interval") != 0) {
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         w->in_sample = 0;
         return -1;
