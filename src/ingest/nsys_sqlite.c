@@ -461,84 +461,100 @@ static void report_progress(const gw_ingest_options *opt, uint64_t file_size, in
         opt->progress(opt->progress_ctx, file_size * (uint64_t)phase / (uint64_t)phases, file_size);
 }
 
-/* The kernel table is read in chunks of rowids by every CPU at once: on multi-million-row
- * exports the kernel and CUDA API tables are most of the reading time, and SQLite decodes
- * a row in about 0.2-0.4 µs on one core. Worker threads take chunks from a shared counter,
- * each through its own read-only connection, and write each row at its rowid's place in the
- * GPU array (so the result is in table order whoever read it). The main thread reads the
- * host tables first, then takes chunks too. Rowids are dense in nsys exports (rows are
- * never deleted); slots of missing rowids are marked and compacted away afterwards. */
-#define KERNEL_CHUNK_MIN_ROWS 4096
-#define KERNEL_CHUNKS_PER_THREAD 16
+/* The two big tables, kernels and CUDA API calls, are read in chunks of rowids by every CPU
+ * at once: on multi-million-row exports they are most of the reading time, and SQLite
+ * decodes a row in about 0.1-0.4 µs on one core. Threads take chunks from a shared queue
+ * (the kernel table's first, then the API table's), each through its own read-only
+ * connection, and write each row at its rowid's slot of the event array, so the result is
+ * in table order whoever read it. The main thread reads the small tables (copies, sets,
+ * syncs, OS runtime, NVTX) first, then takes chunks too. Rowids are dense in nsys exports
+ * (rows are never deleted); slots of missing rowids are marked and compacted away.
+ * Threads and names, which need the shared string and thread tables, are resolved on the
+ * main thread after the join. */
+#define CHUNK_MIN_ROWS 4096
+#define CHUNKS_PER_THREAD 16
 #define READER_THREADS_MAX 8
 
-typedef struct kernel_chunks {
-    pthread_mutex_t lock;
-    int64_t next;                /* first rowid not handed out yet */
-    int64_t last;                /* max(rowid) */
-    int64_t chunk_rows;
-    int64_t min_rowid;
-    gw_gpu_event *dst;           /* borrowed: slot of min_rowid in the trace's GPU array */
-    int failed;                  /* set by a worker on error: the others stop early */
-} kernel_chunks;
+enum { TABLE_KERNEL, TABLE_API, BIG_TABLES };
 
-typedef struct kernel_worker {
-    kernel_chunks *chunks;
-    gw_nsys_db view;             /* copy of the reader state with its own connection and err */
+typedef struct chunk_table {
+    const char *name;
+    char sql[1024];
+    int64_t min_rowid, last, next;  /* next: first rowid not handed out yet */
+    int64_t chunk_rows;
+    void *dst;                       /* borrowed: slot of min_rowid in the event array */
+    size_t elem_size;
+} chunk_table;
+
+typedef struct chunk_queue {
+    pthread_mutex_t lock;
+    chunk_table tables[BIG_TABLES];
+    int failed;                      /* set by a worker on error: the others stop early */
+} chunk_queue;
+
+typedef struct chunk_worker {
+    chunk_queue *queue;
+    gw_nsys_db view;                 /* copy of the reader state with its own connection and err */
     gw_error err;
     const char *path;
-    const char *sql;
-    int own_connection;          /* 1: open (and close) a connection of its own */
-    long rows;                   /* rows read, or -1 */
+    int own_connection;              /* 1: open (and close) a connection of its own */
+    long rows[BIG_TABLES];           /* rows read per table */
+    int ok;
     pthread_t thread;
     int started;
-} kernel_worker;
+} chunk_worker;
 
-static int take_chunk(kernel_chunks *c, int64_t *lo, int64_t *hi)
+static int take_chunk(chunk_queue *q, int *table, int64_t *lo, int64_t *hi)
 {
     int got = 0;
-    pthread_mutex_lock(&c->lock);
-    if (!c->failed && c->next <= c->last) {
-        *lo = c->next;
-        *hi = c->last - c->next + 1 > c->chunk_rows ? c->next + c->chunk_rows - 1 : c->last;
-        c->next = *hi + 1;
-        got = 1;
+    pthread_mutex_lock(&q->lock);
+    for (int k = 0; k < BIG_TABLES && !q->failed && !got; k++) {
+        chunk_table *c = &q->tables[k];
+        if (c->dst && c->next <= c->last) {
+            *table = k;
+            *lo = c->next;
+            *hi = c->last - c->next + 1 > c->chunk_rows ? c->next + c->chunk_rows - 1 : c->last;
+            c->next = *hi + 1;
+            got = 1;
+        }
     }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&q->lock);
     return got;
 }
 
-static void *kernel_worker_run(void *arg)
+static void *chunk_worker_run(void *arg)
 {
-    kernel_worker *w = arg;
-    w->rows = -1;
+    chunk_worker *w = arg;
+    sqlite3_stmt *st[BIG_TABLES] = {NULL};
+    w->ok = 0;
     if (w->own_connection &&
         sqlite3_open_v2(w->path, &w->view.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         /* No connection of its own (no file descriptors left...): the others read its
          * share; a real problem with the file shows on the main connection. */
-        w->rows = 0;
+        w->ok = 1;
         goto out;
     }
-    sqlite3_stmt *st = gw_nsys_prepare(&w->view, w->sql);
-    if (!st)
-        goto out;
-    long rows = 0;
+    int table;
     int64_t lo, hi;
-    while (take_chunk(w->chunks, &lo, &hi)) {
-        long n = gw_nsys_kernel_rows_at(&w->view, st, w->chunks->dst + (lo - w->chunks->min_rowid), lo, hi);
-        if (n < 0) {
-            rows = -1;
-            break;
-        }
-        rows += n;
+    while (take_chunk(w->queue, &table, &lo, &hi)) {
+        chunk_table *c = &w->queue->tables[table];
+        if (!st[table] && !(st[table] = gw_nsys_prepare(&w->view, c->sql)))
+            goto out;
+        char *dst = (char *)c->dst + (size_t)(lo - c->min_rowid) * c->elem_size;
+        long n = table == TABLE_KERNEL ? gw_nsys_kernel_rows_at(&w->view, st[table], (gw_gpu_event *)dst, lo, hi)
+                                       : gw_nsys_api_rows_at(&w->view, st[table], (gw_host_event *)dst, lo, hi);
+        if (n < 0)
+            goto out;
+        w->rows[table] += n;
     }
-    sqlite3_finalize(st);
-    w->rows = rows;
+    w->ok = 1;
 out:
-    if (w->rows < 0) {
-        pthread_mutex_lock(&w->chunks->lock);
-        w->chunks->failed = 1;
-        pthread_mutex_unlock(&w->chunks->lock);
+    for (int k = 0; k < BIG_TABLES; k++)
+        sqlite3_finalize(st[k]);
+    if (!w->ok) {
+        pthread_mutex_lock(&w->queue->lock);
+        w->queue->failed = 1;
+        pthread_mutex_unlock(&w->queue->lock);
     }
     if (w->own_connection) {
         sqlite3_close(w->view.db);
@@ -553,6 +569,8 @@ static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
     uint32_t last_raw = UINT32_MAX - 1, last_name = 0;
     for (size_t i = first; i < end; i++) {
         gw_gpu_event *e = &d->trace->gpu[i];
+        if (e->kind == GW_NSYS_HOLE)
+            continue;
         if (e->name_id != last_raw) {
             last_raw = e->name_id;
             last_name = e->name_id == UINT32_MAX ? 0 : gw_nsys_string(d, e->name_id);
@@ -564,8 +582,18 @@ static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
     return 0;
 }
 
-/* Drops the slots of rowids that had no row, keeping order. */
-static size_t compact_holes(gw_gpu_event *e, size_t n)
+/* Drops the slots of rowids that had no row (kind GW_NSYS_HOLE), keeping order; returns
+ * the new count. The kind byte sits at the same place for both event types' callers. */
+static size_t compact_gpu_holes(gw_gpu_event *e, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].kind != GW_NSYS_HOLE)
+            e[out++] = e[i];
+    return out;
+}
+
+static size_t compact_host_holes(gw_host_event *e, size_t n)
 {
     size_t out = 0;
     for (size_t i = 0; i < n; i++)
@@ -582,118 +610,130 @@ static unsigned reader_threads(const gw_ingest_options *opt)
     return cpus < 1 ? 1 : cpus > READER_THREADS_MAX ? READER_THREADS_MAX : (unsigned)cpus;
 }
 
+/* Rowid range of a table into c (dst left NULL when the table is absent or empty). */
+static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
+{
+    c->name = table;
+    c->next = 0;
+    c->last = -1;
+    if (!gw_nsys_has_table(d, table))
+        return 0;
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", table);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        c->min_rowid = c->next = sqlite3_column_int64(st, 0);
+        c->last = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return gw_nsys_step_done(d, rc, table);
+    return 0;
+}
+
+/* Makes room for table c's rowid span at the end of an event array and points c->dst
+ * there. 0, or -1 with err set. */
+static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *count, size_t *cap, size_t elem_size,
+                        const gw_ingest_options *opt, unsigned threads)
+{
+    int64_t span = c->last - c->min_rowid + 1;
+    if (span <= 0)
+        return 0;
+    if ((uint64_t)span > (uint64_t)UINT32_MAX - *count)
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: %s: rowids %lld..%lld are more than gpuwhy can hold", d->path,
+                       c->name, (long long)c->min_rowid, (long long)c->last);
+    if (gw_grow(array, cap, *count + (size_t)span, elem_size) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld rows of %s", d->path, (long long)span,
+                       c->name);
+    int64_t chunk = span / ((int64_t)threads * CHUNKS_PER_THREAD);
+    c->chunk_rows = chunk < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : chunk;
+    if (opt && opt->nsys_chunk_rows)
+        c->chunk_rows = (int64_t)opt->nsys_chunk_rows;
+    c->elem_size = elem_size;
+    c->dst = (char *)*array + *count * elem_size;
+    return 0;
+}
+
 static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
 {
     typedef long (*table_reader)(gw_nsys_db *);
-    /* GPU tables other than kernels first: they append to t->gpu, whose tail the kernel
-     * workers then own until they are joined. */
-    static const table_reader GPU_READERS[] = {gw_nsys_read_memcpy, gw_nsys_read_memset, gw_nsys_read_sync};
-    static const table_reader HOST_READERS[] = {gw_nsys_read_api, gw_nsys_read_osrt, gw_nsys_read_nvtx};
+    /* Small tables first, appended in the usual way; the big tables' slots go after them. */
+    static const table_reader SMALL_READERS[] = {gw_nsys_read_memcpy, gw_nsys_read_memset, gw_nsys_read_sync,
+                                                 gw_nsys_read_osrt, gw_nsys_read_nvtx};
     const int phases = 8;
     int phase = 0;
-    for (size_t i = 0; i < sizeof GPU_READERS / sizeof GPU_READERS[0]; i++) {
-        if (GPU_READERS[i](d) < 0)
+    for (size_t i = 0; i < sizeof SMALL_READERS / sizeof SMALL_READERS[0]; i++) {
+        if (SMALL_READERS[i](d) < 0)
             return -1;
         report_progress(opt, file_size, ++phase, phases);
     }
-    gw_phase_mark("nsys: small GPU tables");
+    gw_phase_mark("nsys: small tables");
 
     gw_trace *t = d->trace;
-    size_t first_kernel = t->gpu_count;
-    int64_t min_rowid = 0, max_rowid = -1;
-    if (gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL")) {
-        sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT min(rowid), max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL");
-        if (!st)
-            return -1;
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-            min_rowid = sqlite3_column_int64(st, 0);
-            max_rowid = sqlite3_column_int64(st, 1);
-        } else if (rc != SQLITE_ROW) {
-            gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_KERNEL");
-            sqlite3_finalize(st);
-            return -1;
-        }
-        sqlite3_finalize(st);
-    }
-    int64_t span = max_rowid - min_rowid + 1;
-    if (span > 0 && (uint64_t)span > (uint64_t)UINT32_MAX - first_kernel)
-        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_KERNEL: rowids %lld..%lld are more than "
-                       "gpuwhy can hold", path, (long long)min_rowid, (long long)max_rowid);
-    char sql[1024];
-    kernel_chunks chunks = {.next = min_rowid, .last = max_rowid, .min_rowid = min_rowid};
-    kernel_worker workers[READER_THREADS_MAX];
-    unsigned nworkers = 0;
+    unsigned threads = reader_threads(opt);
+    chunk_queue q;
+    memset(&q, 0, sizeof q);
+    chunk_table *kc = &q.tables[TABLE_KERNEL], *ac = &q.tables[TABLE_API];
+    if (rowid_range(d, "CUPTI_ACTIVITY_KIND_KERNEL", kc) != 0 || rowid_range(d, "CUPTI_ACTIVITY_KIND_RUNTIME", ac) != 0)
+        return -1;
+    size_t first_kernel = t->gpu_count, first_api = t->host_count;
+    if (reserve_span(d, kc, (void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *t->gpu, opt, threads) != 0 ||
+        reserve_span(d, ac, (void **)&t->host, &t->host_count, &t->host_cap, sizeof *t->host, opt, threads) != 0)
+        return -1;
+    if ((kc->dst && gw_nsys_kernel_sql(d, 1, kc->sql, sizeof kc->sql) != 0) ||
+        (ac->dst && gw_nsys_api_sql(d, ac->sql, sizeof ac->sql) != 0))
+        return -1;
+    if (pthread_mutex_init(&q.lock, NULL) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: cannot create a lock", path);
+    /* workers[0] is the main thread, on the main connection. */
+    chunk_worker workers[READER_THREADS_MAX];
     memset(workers, 0, sizeof workers);
-    if (span > 0) {
-        if (gw_nsys_kernel_sql(d, 1, sql, sizeof sql) != 0)
+    for (unsigned k = 0; k < threads; k++) {
+        chunk_worker *w = &workers[k];
+        w->queue = &q;
+        w->view = *d;
+        w->view.err = &w->err;
+        w->view.string_stmt = NULL;
+        w->view.defer_kernel_names = 1;
+        w->path = path;
+        w->own_connection = k > 0;
+        w->view.db = k > 0 ? NULL : d->db;
+        if (k > 0)
+            w->started = pthread_create(&w->thread, NULL, chunk_worker_run, w) == 0;
+    }
+    chunk_worker_run(&workers[0]);
+    for (unsigned k = 1; k < threads; k++)
+        if (workers[k].started)
+            pthread_join(workers[k].thread, NULL);
+    pthread_mutex_destroy(&q.lock);
+    gw_phase_mark("nsys: kernel and API tables");
+    long rows[BIG_TABLES] = {0, 0};
+    for (unsigned k = 0; k < threads; k++) {
+        if (!workers[k].ok && (workers[k].started || k == 0))
+            return gw_fail(d->err, workers[k].err.code ? workers[k].err.code : GW_EXIT_INTERNAL, "%s",
+                           workers[k].err.code ? workers[k].err.message : "reading the export failed");
+        for (int b = 0; b < BIG_TABLES; b++)
+            rows[b] += workers[k].rows[b];
+    }
+    if (kc->dst) {
+        size_t span = (size_t)(kc->last - kc->min_rowid + 1);
+        t->gpu_count = first_kernel + span;
+        if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
             return -1;
-        if (gw_grow((void **)&t->gpu, &t->gpu_cap, first_kernel + (size_t)span, sizeof *t->gpu) != 0)
-            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld kernel rows", path, (long long)span);
-        unsigned threads = reader_threads(opt);
-        int64_t chunk = span / ((int64_t)threads * KERNEL_CHUNKS_PER_THREAD);
-        chunks.chunk_rows = chunk < KERNEL_CHUNK_MIN_ROWS ? KERNEL_CHUNK_MIN_ROWS : chunk;
-        if (opt && opt->nsys_chunk_rows)
-            chunks.chunk_rows = (int64_t)opt->nsys_chunk_rows;
-        chunks.dst = t->gpu + first_kernel;
-        if (pthread_mutex_init(&chunks.lock, NULL) != 0)
-            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: cannot create a lock", path);
-        /* workers[0] is the main thread (after the host tables), on the main connection. */
-        nworkers = threads;
-        for (unsigned k = 0; k < nworkers; k++) {
-            kernel_worker *w = &workers[k];
-            w->chunks = &chunks;
-            w->view = *d;
-            w->view.err = &w->err;
-            w->view.string_stmt = NULL;
-            w->view.defer_kernel_names = 1;
-            w->path = path;
-            w->sql = sql;
-            w->own_connection = k > 0;
-            w->view.db = k > 0 ? NULL : d->db;
-            if (k > 0)
-                w->started = pthread_create(&w->thread, NULL, kernel_worker_run, w) == 0;
-        }
+        if ((size_t)rows[TABLE_KERNEL] != span)
+            t->gpu_count = first_kernel + compact_gpu_holes(t->gpu + first_kernel, span);
     }
-    int rc = 0;
-    for (size_t i = 0; i < sizeof HOST_READERS / sizeof HOST_READERS[0] && rc == 0; i++) {
-        if (HOST_READERS[i](d) < 0)
-            rc = -1;
-        else
-            report_progress(opt, file_size, ++phase, phases);
+    if (ac->dst) {
+        size_t span = (size_t)(ac->last - ac->min_rowid + 1);
+        t->host_count = first_api + span;
+        if (gw_nsys_api_resolve(d, first_api, t->host_count) != 0)
+            return -1;
+        if ((size_t)rows[TABLE_API] != span)
+            t->host_count = first_api + compact_host_holes(t->host + first_api, span);
     }
-    gw_phase_mark("nsys: host tables");
-    if (nworkers > 0) {
-        if (rc != 0) {
-            pthread_mutex_lock(&chunks.lock);
-            chunks.failed = 1;
-            pthread_mutex_unlock(&chunks.lock);
-        }
-        kernel_worker_run(&workers[0]);
-        for (unsigned k = 1; k < nworkers; k++)
-            if (workers[k].started)
-                pthread_join(workers[k].thread, NULL);
-        pthread_mutex_destroy(&chunks.lock);
-    }
-    gw_phase_mark("nsys: kernel table (joined)");
-    if (rc != 0)
-        return -1;
-    long kernel_rows = 0;
-    for (unsigned k = 0; k < nworkers; k++) {
-        if (workers[k].rows < 0 && workers[k].err.code)
-            return gw_fail(d->err, workers[k].err.code, "%s", workers[k].err.message);
-        if (workers[k].rows < 0 && (workers[k].started || k == 0))
-            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: reading the kernel table failed", path);
-        if (workers[k].rows > 0)
-            kernel_rows += workers[k].rows;
-    }
-    if (span > 0) {
-        t->gpu_count = first_kernel + (size_t)span;
-        if (kernel_rows != span)
-            t->gpu_count = first_kernel + compact_holes(t->gpu + first_kernel, (size_t)span);
-    }
-    if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
-        return -1;
     report_progress(opt, file_size, ++phase, phases);
     return 0;
 }

@@ -40,54 +40,89 @@ static uint8_t api_kind(const char *name)
                                                                                 : GW_HOST_RUNTIME;
 }
 
-long gw_nsys_read_api(gw_nsys_db *d)
+int gw_nsys_api_sql(gw_nsys_db *d, char *sql, size_t len)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    if (!gw_nsys_has_table(d, T))
-        return 0;
-    char c[3][48], sql[512];
-    snprintf(sql, sizeof sql, "SELECT \"start\", \"end\", %s, %s, %s FROM %s",
-             gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
-             gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
-             gw_nsys_col_or(d, T, "nameId", "-1", c[2], sizeof c[2]), T);
-    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
-    if (!st)
-        return -1;
+    char c[3][64];
+    int n = snprintf(sql, len, "SELECT \"start\", \"end\", %s, %s, %s, rowid FROM %s WHERE rowid >= ?1 AND rowid <= ?2",
+                     gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
+                     gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
+                     gw_nsys_col_or(d, T, "nameId", "-1", c[2], sizeof c[2]), T);
+    if (n < 0 || (size_t)n >= len)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
+    return 0;
+}
+
+long gw_nsys_api_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_host_event *dst, int64_t lo, int64_t hi)
+{
+    if (sqlite3_reset(st) != SQLITE_OK || sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
+        sqlite3_bind_int64(st, 2, hi) != SQLITE_OK)
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", d->path,
+                       sqlite3_errmsg(sqlite3_db_handle(st)));
+    long rows = 0;
+    int64_t expected = lo;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rowid = sqlite3_column_int64(st, 5);
+        if (rowid < expected || rowid > hi)
+            return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_RUNTIME: rowid %lld out of order",
+                           d->path, (long long)rowid);
+        for (; expected < rowid; expected++)
+            dst[expected - lo].kind = GW_NSYS_HOLE;
+        gw_host_event *h = &dst[rowid - lo];
+        int64_t gtid = sqlite3_column_int64(st, 2);
+        int64_t name = sqlite3_column_int64(st, 4);
+        /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the
+         * main thread): globalTid parked in external_id, StringIds id in name_id. */
+        *h = (gw_host_event){.start = sqlite3_column_int64(st, 0),
+                             .end = sqlite3_column_int64(st, 1),
+                             .correlation = gw_nsys_corr(d, gw_nsys_pid(gtid), sqlite3_column_int64(st, 3)),
+                             .external_id = gtid,
+                             .name_id = name < 0 || name >= UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                             .parent = UINT32_MAX,
+                             .kind = GW_HOST_RUNTIME};
+        expected = rowid + 1;
+        rows++;
+    }
+    for (; expected <= hi; expected++)
+        dst[expected - lo].kind = GW_NSYS_HOLE;
+    return gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_RUNTIME") == 0 ? rows : -1;
+}
+
+int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end)
+{
     thread_memo memo = {0};
     /* Runtime vs driver per interned name, direct-mapped: a few dozen API names repeat
-     * over millions of rows. */
+     * over millions of rows; the last raw name is remembered too. */
     uint32_t kind_name[64];
     uint8_t kind_of[64];
     memset(kind_name, 0xFF, sizeof kind_name);
     memset(kind_of, 0, sizeof kind_of);
-    long rows = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t gtid = sqlite3_column_int64(st, 2);
-        uint32_t name = gw_nsys_api_string(d, sqlite3_column_int64(st, 4));
-        if (name == UINT32_MAX) {
-            sqlite3_finalize(st);
-            return -1;
+    uint32_t last_raw = UINT32_MAX - 1, last_name = 0;
+    for (size_t i = first; i < end; i++) {
+        gw_host_event *h = &d->trace->host[i];
+        if (h->kind == GW_NSYS_HOLE)
+            continue;
+        if (h->name_id != last_raw) {
+            last_raw = h->name_id;
+            last_name = h->name_id == UINT32_MAX ? 0 : gw_nsys_api_string(d, h->name_id);
+            if (last_name == UINT32_MAX)
+                return -1;
         }
-        uint32_t thread = thread_of(d, &memo, gtid);
-        gw_host_event *h = thread == UINT32_MAX ? NULL : gw_trace_add_host(d->trace);
-        if (!h)
-            return oom(d, st);
-        h->start = sqlite3_column_int64(st, 0);
-        h->end = sqlite3_column_int64(st, 1);
-        h->correlation = gw_nsys_corr(d, gw_nsys_pid(gtid), sqlite3_column_int64(st, 3));
-        h->name_id = name;
+        uint32_t thread = thread_of(d, &memo, h->external_id);
+        if (thread == UINT32_MAX)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+        h->name_id = last_name;
         h->thread = thread;
-        uint32_t slot = name & 63u;
-        if (kind_name[slot] != name) {
-            kind_name[slot] = name;
-            kind_of[slot] = api_kind(gw_trace_str(d->trace, name));
+        h->external_id = 0;
+        uint32_t slot = last_name & 63u;
+        if (kind_name[slot] != last_name) {
+            kind_name[slot] = last_name;
+            kind_of[slot] = api_kind(gw_trace_str(d->trace, last_name));
         }
         h->kind = kind_of[slot];
-        rows++;
     }
-    sqlite3_finalize(st);
-    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+    return 0;
 }
 
 long gw_nsys_read_osrt(gw_nsys_db *d)

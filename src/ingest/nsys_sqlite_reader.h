@@ -49,6 +49,14 @@ typedef struct gw_nsys_db {
 int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len);
 long gw_nsys_kernel_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *dst, int64_t lo, int64_t hi);
 
+/* The CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME) is read in chunks the same way, into
+ * gw_host_event slots holding raw values (globalTid in external_id, StringIds id in name_id;
+ * holes kind = GW_NSYS_HOLE); gw_nsys_api_resolve then interns threads and names and sets
+ * runtime vs driver for host[first..end) on the main thread (0, or -1 with err set). */
+int gw_nsys_api_sql(gw_nsys_db *d, char *sql, size_t len);
+long gw_nsys_api_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_host_event *dst, int64_t lo, int64_t hi);
+int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end);
+
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
 int gw_nsys_has_table(gw_nsys_db *d, const char *table);
 int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column);
@@ -100,7 +108,6 @@ static inline int64_t gw_nsys_tid(int64_t global_id) { return global_id & 0xFFFF
 long gw_nsys_read_memcpy(gw_nsys_db *d);
 long gw_nsys_read_memset(gw_nsys_db *d);
 long gw_nsys_read_sync(gw_nsys_db *d);
-long gw_nsys_read_api(gw_nsys_db *d);
 long gw_nsys_read_osrt(gw_nsys_db *d);
 long gw_nsys_read_nvtx(gw_nsys_db *d);
 int gw_nsys_read_thread_names(gw_nsys_db *d);

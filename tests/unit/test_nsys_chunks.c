@@ -1,5 +1,6 @@
-/* The Nsight Systems reader's parallel kernel reading (src/ingest/nsys_sqlite.c: chunks of
- * rowids, several connections and threads, rows placed by rowid, missing rowids compacted)
+/* The Nsight Systems reader's parallel reading of the kernel and CUDA API tables
+ * (src/ingest/nsys_sqlite.c: chunks of rowids, several connections and threads, rows placed
+ * by rowid, threads and names resolved after the join, missing rowids compacted)
  * must give exactly the trace a one-chunk read gives: checked on every real export with
  * kernels for tiny chunks and several thread counts, on a copy with deleted kernel rows
  * (rowid holes at the start, middle and end), and on a copy whose kernel table is damaged
@@ -55,6 +56,21 @@ static void assert_same_trace(const gw_trace *a, const gw_trace *b)
         assert_int_equal(x->registers, y->registers);
         assert_int_equal(x->flags, y->flags);
         assert_int_equal(x->kclass, y->kclass);
+        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
+    }
+    for (size_t i = 0; i < a->host_count; i++) {
+        const gw_host_event *x = &a->host[i], *y = &b->host[i];
+        assert_int_equal(x->start, y->start);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->correlation, y->correlation);
+        assert_int_equal(x->external_id, y->external_id);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->api_class, y->api_class);
+        assert_int_equal(x->sync_kind, y->sync_kind);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->parent, y->parent);
+        assert_int_equal(a->threads[x->thread].pid, b->threads[y->thread].pid);
+        assert_int_equal(a->threads[x->thread].tid, b->threads[y->thread].tid);
         assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
     }
 }
@@ -129,17 +145,23 @@ static void rowid_holes_are_compacted(void **state)
     copy_export(EXPORTS[0], path);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    /* Holes at both ends and a run of them in the middle, plus every third row. */
+    /* Holes at both ends and a run of them in the middle, plus every third row, in both
+     * chunked tables. */
     assert_int_equal(sqlite3_exec(db,
                                   "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 3 = 1 OR rowid BETWEEN 20 AND 30 "
-                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)",
+                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);"
+                                  "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid % 4 = 1 OR rowid BETWEEN 100 AND 180 "
+                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME);",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_close(db), SQLITE_OK);
     int64_t kernels = count_of(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     int64_t sum_start = count_of(path, "SELECT sum(start) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     int64_t sum_end = count_of(path, "SELECT sum(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    int64_t calls = count_of(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+    int64_t sum_call_start = count_of(path, "SELECT sum(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME");
     assert_true(kernels > 10);
+    assert_true(calls > 100);
     gw_trace *whole = read_with(path, (size_t)1 << 30, 1);
     for (size_t chunk = 1; chunk <= 5; chunk += 2) {
         gw_trace *t = read_with(path, chunk, 3);
@@ -154,22 +176,31 @@ static void rowid_holes_are_compacted(void **state)
         assert_int_equal(n, kernels);
         assert_int_equal(starts, sum_start);
         assert_int_equal(ends, sum_end);
+        int64_t api = 0, api_starts = 0;
+        for (size_t i = 0; i < t->host_count; i++)
+            if (t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER) {
+                api++;
+                api_starts += t->host[i].start;
+                assert_int_equal(t->host[i].external_id, 0); /* the parked globalTid is cleared */
+            }
+        assert_int_equal(api, calls);
+        assert_int_equal(api_starts, sum_call_start);
         assert_same_trace(whole, t);
         gw_trace_free(t);
     }
     gw_trace_free(whole);
 }
 
-static void damaged_kernel_table_is_an_error_on_any_thread(void **state)
+/* Overwrites the last leaf page of table in a copy of the first export: the chunk that
+ * reaches it fails, whichever thread reads it. */
+static void check_damaged_table(const char *table)
 {
-    (void)state;
-    char path[128];
+    char path[128], sql[256];
     snprintf(path, sizeof path, "%s/damaged.sqlite", g_tmpdir);
     copy_export(EXPORTS[0], path);
-    /* Overwrite the kernel table's last leaf page: the chunk that reaches it fails. */
     int64_t page_size = count_of(path, "SELECT page_size FROM pragma_page_size");
-    int64_t last_page = count_of(path, "SELECT max(pageno) FROM dbstat WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL' "
-                                       "AND pagetype = 'leaf'");
+    snprintf(sql, sizeof sql, "SELECT max(pageno) FROM dbstat WHERE name = '%s' AND pagetype = 'leaf'", table);
+    int64_t last_page = count_of(path, sql);
     assert_true(last_page > 1);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
@@ -191,12 +222,19 @@ static void damaged_kernel_table_is_an_error_on_any_thread(void **state)
     }
 }
 
+static void damaged_tables_are_an_error_on_any_thread(void **state)
+{
+    (void)state;
+    check_damaged_table("CUPTI_ACTIVITY_KIND_KERNEL");
+    check_damaged_table("CUPTI_ACTIVITY_KIND_RUNTIME");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chunked_reads_equal_whole_reads),
         cmocka_unit_test(rowid_holes_are_compacted),
-        cmocka_unit_test(damaged_kernel_table_is_an_error_on_any_thread),
+        cmocka_unit_test(damaged_tables_are_an_error_on_any_thread),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
