@@ -161,7 +161,6 @@ static int fill_prefix(gw_ivset *s)
         return -1;
     }
     s->prefix = prefix;
-    gw_advise_huge(s->prefix, (s->count + 1) * sizeof *s->prefix);
     s->prefix[0] = 0;
     for (size_t i = 0; i < s->count; i++)
         s->prefix[i + 1] = s->prefix[i] + (s->iv[i].end - s->iv[i].start);
@@ -206,7 +205,6 @@ int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
         gw_ival_list_free(raw);
         return -1;
     }
-    gw_advise_huge(s->iv, (base->count + nraw + 1) * sizeof *s->iv);
     s->count = gw_ivals_union(base->iv, base->count, raw->items, nraw, s->iv);
     gw_ival_list_free(raw);
     return fill_prefix(s);

@@ -449,10 +449,10 @@ static void reserve_events(gw_nsys_db *d)
     /* Only a hint: if the estimate cannot be had (sparse rowids, little memory), the arrays
      * grow as rows arrive and a real shortage is reported there. */
     gw_trace *t = d->trace;
-    if (gpu)
-        (void)gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu);
-    if (host)
-        (void)gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host);
+    if (gpu && gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu) == 0)
+        gw_advise_huge(t->gpu, t->gpu_cap * sizeof *t->gpu);
+    if (host && gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host) == 0)
+        gw_advise_huge(t->host, t->host_cap * sizeof *t->host);
 }
 
 static void report_progress(const gw_ingest_options *opt, uint64_t file_size, int phase, int phases)
@@ -653,6 +653,7 @@ static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *cou
     if (opt && opt->nsys_chunk_rows)
         c->chunk_rows = (int64_t)opt->nsys_chunk_rows;
     c->elem_size = elem_size;
+    gw_advise_huge(*array, *cap * elem_size);
     c->dst = (char *)*array + *count * elem_size;
     return 0;
 }

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/grow.h"
 
 /* Bucket table: ids are grouped in buckets of 2^shift consecutive ids, with shift the
  * smallest that keeps the table at most BUCKETS_PER_EVENT slots per indexed event (4 bytes a
@@ -73,7 +72,6 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
     size_t buckets = (size_t)(((hi - lo) >> shift) + 1);
     uint32_t *starts = n < UINT32_MAX ? calloc(buckets + 1, sizeof *starts) : NULL;
     if (starts) {
-        gw_advise_huge(starts, (buckets + 1) * sizeof *starts);
         uint32_t fullest = 0;
         for (size_t k = 0; k < n; k++) {
             uint32_t *slot = &starts[(key(t, idx[k]) - lo) >> shift];

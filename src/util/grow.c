@@ -43,7 +43,6 @@ int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
         return -1;
     *buf = p;
     *cap = new_cap;
-    gw_advise_huge(p, new_cap * elem_size);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /* Phase timings for benchmarks: with GW_TIMING=1 in the environment, gw_phase_mark()
- * prints to stderr how much wall and process CPU time passed since the previous mark,
+ * prints to stderr how much wall and process CPU time passed, and how many page faults the
+ * process took, since the previous mark,
  * so bench/ can say where a run's time goes without a profiler. Silent otherwise. */
 #ifndef GW_UTIL_PHASE_TIMER_H
 #define GW_UTIL_PHASE_TIMER_H

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/grow.h"
 
 /* Merges the adjacent sorted ranges [a, a+na) and [a+na, a+na+nb) in place, copying the
  * smaller one to scratch (which holds at least min(na, nb) elements). Stable: on ties the
@@ -81,7 +80,6 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
         qsort(base, count, size, cmp);
         return;
     }
-    gw_advise_huge(scratch, scratch_n * size);
     /* Bottom-up: merge runs pairwise until one is left. */
     while (runs > 1) {
         size_t out = 0;
