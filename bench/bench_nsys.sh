@@ -54,9 +54,9 @@ measure "$big" "$kernels" "replicated DLProf ($rows+ kernels + launches)"
 # Anchor (no nsys CLI here to time `nsys stats`/`nsys analyze` against): SQLite's own shell
 # summing the very columns gpuwhy reads from the two big tables, on one thread: what merely
 # decoding those rows costs, before any model or analysis. Interleaved with gpuwhy runs.
-floor_sql="SELECT sum(start + \"end\" + deviceId + streamId + correlationId + globalPid + demangledName
+floor_sql="SELECT total(start + \"end\" + deviceId + streamId + correlationId + globalPid + demangledName
   + gridX * gridY * gridZ + blockX * blockY * blockZ + registersPerThread + coalesce(graphNodeId, 0))
-  FROM CUPTI_ACTIVITY_KIND_KERNEL; SELECT sum(start + \"end\" + globalTid + correlationId + nameId)
+  FROM CUPTI_ACTIVITY_KIND_KERNEL; SELECT total(start + \"end\" + globalTid + correlationId + nameId)
   FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
 fw=() fc=() gw=() gc=()
 for _ in $(seq "$runs"); do
