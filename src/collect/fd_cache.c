@@ -20,10 +20,11 @@
 static const char *const task_file_names[GW_TASK_FILE_COUNT] = {"stat", "status", "io", "schedstat",
                                                                  "children"};
 
-/* Every task file but children is one record: one read gets it whole (procroot.h). */
+/* Every task file but children is one record: one read gets it whole; children is
+ * short pid records (procroot.h). */
 static int read_task_file(int fd, int which, gw_readbuf *b)
 {
-    return which == GW_TASK_CHILDREN ? gw_pread_all(fd, b) : gw_pread_record(fd, b);
+    return which == GW_TASK_CHILDREN ? gw_pread_lines(fd, b) : gw_pread_record(fd, b);
 }
 
 void gw_fd_cache_init(gw_fd_cache *cache)

@@ -239,8 +239,8 @@ typedef struct gw_host_options {
                                     intervals); default 250 */
     int threads_per_interval;    /* cost cap for big jobs: thread detail comes at least
                                     job_threads / threads_per_interval intervals apart
-                                    (10,000 threads, 50 → every 200th); 0 = no cap;
-                                    default 50 */
+                                    (1,000 threads, 10 → every 100th; up to 500 threads
+                                    thread_every_n decides); 0 = no cap; default 10 */
     int list_every_n;            /* list all of /proc (tree discovery) at most every N
                                     intervals, when a fork happened since the last listing;
                                     in between new members are found through the

@@ -22,7 +22,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->top_n = 5;
     opts->top_every_n = 50;
     opts->thread_status_every_n = 250;
-    opts->threads_per_interval = 50;
+    opts->threads_per_interval = 10;
     opts->list_every_n = 10;
 }
 
@@ -160,7 +160,7 @@ static void close_global_files(gw_host_collector *c)
 static int read_global(gw_host_collector *c, int which)
 {
     if (c->global_fd[which] >= 0) {
-        if (gw_pread_all(c->global_fd[which], &c->buf) == 0)
+        if (gw_pread_lines(c->global_fd[which], &c->buf) == 0)
             return 0;
         close(c->global_fd[which]);
         c->global_fd[which] = -1;
@@ -174,7 +174,7 @@ static int read_global(gw_host_collector *c, int which)
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return -1;
-    if (gw_pread_all(fd, &c->buf) != 0) {
+    if (gw_pread_lines(fd, &c->buf) != 0) {
         int error = errno;
         close(fd);
         errno = error;

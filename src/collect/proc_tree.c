@@ -65,18 +65,17 @@ static int read_new_proc(gw_host_collector *c, int dir_fd, pid_t pid, bool with_
     return 0;
 }
 
-/* Whether pid is in the scan: bisection over the sorted first `sorted` entries, then a
- * look at the few appended after them. */
-static bool in_scan(const gw_host_collector *c, size_t sorted, pid_t pid)
+/* pid's entry in the scan, or NULL: bisection over the sorted first `sorted` entries,
+ * then a look at the few appended after them. */
+static gw_scanned_proc *in_scan(gw_host_collector *c, size_t sorted, pid_t pid)
 {
     gw_scanned_proc key;
     key.stat.pid = pid;
-    if (bsearch(&key, c->scan, sorted, sizeof *c->scan, compare_scanned_pid) != NULL)
-        return true;
-    for (size_t i = sorted; i < c->scan_count; i++)
+    gw_scanned_proc *found = bsearch(&key, c->scan, sorted, sizeof *c->scan, compare_scanned_pid);
+    for (size_t i = sorted; found == NULL && i < c->scan_count; i++)
         if (c->scan[i].stat.pid == pid)
-            return true;
-    return false;
+            found = &c->scan[i];
+    return found;
 }
 
 /* Copies the pids of c->buf (a children file: "12 34 ") into c->child_pids. Returns the
@@ -124,12 +123,19 @@ static int discover_children(gw_host_collector *c, gw_error *err)
             return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading children");
         for (long k = 0; k < n; k++) {
             pid_t child = c->child_pids[k];
-            if (in_scan(c, sorted, child))
+            gw_scanned_proc *known = in_scan(c, sorted, child);
+            if (known != NULL && known->in_job)
                 continue;
             gw_scanned_proc proc;
             if (read_new_proc(c, dir_fd, child, false, &proc) != 0)
                 continue;   /* exited already */
             proc.in_job = true;   /* so that its own children are read in this loop */
+            if (known != NULL) {
+                /* A pid the last listing saw outside the job: reused since by this child
+                 * (or reparented into the job). Same pid, so the order holds. */
+                *known = proc;
+                continue;
+            }
             if (gw_grow((void **)&c->scan, &c->scan_cap, c->scan_count + 1, sizeof *c->scan) != 0)
                 return gw_fail(err, GW_EXIT_INTERNAL, "out of memory scanning processes");
             c->scan[c->scan_count++] = proc;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +107,11 @@ int gw_procroot_read(const gw_procroot *pr, const char *rel, gw_readbuf *b)
     return gw_read_path(path, b);
 }
 
-/* Reads fd from offset 0 into b; with one_record, a short read ends the file. */
-static int pread_file(int fd, gw_readbuf *b, bool one_record)
+/* Reads fd from offset 0 into b. A read shorter than asked ends the file when it is at
+ * most eof_below bytes long: procfs stops a read early only where its next record would
+ * not fit the page it fills, so a short read well under a page is the end (a regular
+ * file's short read always is). */
+static int pread_file(int fd, gw_readbuf *b, size_t eof_below)
 {
     b->len = 0;
     for (;;) {
@@ -125,7 +129,7 @@ static int pread_file(int fd, gw_readbuf *b, bool one_record)
             break;
         bool filled = (size_t)got == b->cap - b->len - 1;
         b->len += (size_t)got;
-        if (one_record && !filled)
+        if (!filled && (size_t)got <= eof_below)
             break;
     }
     b->data[b->len] = '\0';
@@ -134,10 +138,15 @@ static int pread_file(int fd, gw_readbuf *b, bool one_record)
 
 int gw_pread_all(int fd, gw_readbuf *b)
 {
-    return pread_file(fd, b, false);
+    return pread_file(fd, b, 0);
 }
 
 int gw_pread_record(int fd, gw_readbuf *b)
 {
-    return pread_file(fd, b, true);
+    return pread_file(fd, b, SIZE_MAX);
+}
+
+int gw_pread_lines(int fd, gw_readbuf *b)
+{
+    return pread_file(fd, b, 2048);
 }

@@ -50,4 +50,10 @@ int gw_pread_all(int fd, gw_readbuf *b);
  * their end: they need gw_pread_all. */
 int gw_pread_record(int fd, gw_readbuf *b);
 
+/* Same for a procfs file of short records (lines under 2 KiB: diskstats, vmstat, net/dev,
+ * meminfo, stat, pressure): a read that returns at most 2 KiB without filling the buffer
+ * is its end, since the kernel only stops a read early when the next record would
+ * overflow the page it fills. Saves the read that confirms EOF. */
+int gw_pread_lines(int fd, gw_readbuf *b);
+
 #endif

@@ -113,7 +113,8 @@ static gw_host_options listing_every(int n)
 }
 
 /* The job root's children file names a new child and its own names a grandchild: both are
- * in the next sample and /proc was not listed for them. A child missing from the children
+ * in the next sample and /proc was not listed for them, nor for a child whose pid the last
+ * listing saw outside the job (pid reused). A child missing from the children
  * files (forked by another thread) waits for the listing, list_every_n intervals after
  * the last one. */
 static void children_files_find_new_members_without_listing(void **state)
@@ -122,6 +123,7 @@ static void children_files_find_new_members_without_listing(void **state)
     write_proc_stat(10);
     write_process(100, 1, "job", true);
     write_process(7, 1, "other", true);
+    write_process(104, 1, "old 104", true);   /* exits, and its pid is reused in the job */
     gw_error err;
     gw_error_clear(&err);
     gw_host_options opts = listing_every(3);
@@ -135,14 +137,15 @@ static void children_files_find_new_members_without_listing(void **state)
 
     write_proc_stat(13);
     write_process(101, 100, "worker", true);
-    write_file("proc/100/task/100/children", "101 ");
+    write_file("proc/100/task/100/children", "101 104 ");
+    write_process(104, 100, "new 104", true);
     write_process(102, 101, "grandchild", true);
     write_file("proc/101/task/101/children", "102 ");
     write_process(103, 100, "thread's child", true);   /* in no children file read */
     assert_int_equal(gw_host_collect(c, &s, &err), 0);   /* interval 1 */
     assert_int_equal(c->last_listing_tick, 0);
-    assert_int_equal(s.proc_count, 3);
-    assert_true(has_pid(&s, 100) && has_pid(&s, 101) && has_pid(&s, 102));
+    assert_int_equal(s.proc_count, 4);
+    assert_true(has_pid(&s, 100) && has_pid(&s, 101) && has_pid(&s, 102) && has_pid(&s, 104));
     assert_false(has_pid(&s, 103));
     assert_non_null(s.procs[1].cmdline);   /* a new member's command line is read at once */
 
@@ -150,7 +153,7 @@ static void children_files_find_new_members_without_listing(void **state)
     assert_false(has_pid(&s, 103));
     assert_int_equal(gw_host_collect(c, &s, &err), 0);   /* interval 3: lists /proc */
     assert_int_equal(c->last_listing_tick, 3);
-    assert_int_equal(s.proc_count, 4);
+    assert_int_equal(s.proc_count, 5);
     assert_true(has_pid(&s, 103));
     assert_false(has_pid(&s, 7));
     assert_false(c->no_children_files);
