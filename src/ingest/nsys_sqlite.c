@@ -495,6 +495,7 @@ typedef struct chunk_queue {
 typedef struct chunk_worker {
     chunk_queue *queue;
     gw_nsys_db view;                 /* copy of the reader state with its own connection and err */
+    gw_nsys_sink sink;               /* state of the row functions on view.db */
     gw_error err;
     const char *path;
     int own_connection;              /* 1: open (and close) a connection of its own */
@@ -534,6 +535,12 @@ static void *chunk_worker_run(void *arg)
         w->ok = 1;
         goto out;
     }
+    w->sink.d = &w->view;
+    if (gw_nsys_register_row_functions(w->view.db, &w->sink) != 0) {
+        gw_fail(&w->err, GW_EXIT_INTERNAL, "%s: cannot register the row functions: %s", w->path,
+                sqlite3_errmsg(w->view.db));
+        goto out;
+    }
     int table;
     int64_t lo, hi;
     while (take_chunk(w->queue, &table, &lo, &hi)) {
@@ -541,8 +548,7 @@ static void *chunk_worker_run(void *arg)
         if (!st[table] && !(st[table] = gw_nsys_prepare(&w->view, c->sql)))
             goto out;
         char *dst = (char *)c->dst + (size_t)(lo - c->min_rowid) * c->elem_size;
-        long n = table == TABLE_KERNEL ? gw_nsys_kernel_rows_at(&w->view, st[table], (gw_gpu_event *)dst, lo, hi)
-                                       : gw_nsys_api_rows_at(&w->view, st[table], (gw_host_event *)dst, lo, hi);
+        long n = gw_nsys_chunk_read(&w->sink, st[table], c->name, table == TABLE_API, dst, lo, hi);
         if (n < 0)
             goto out;
         w->rows[table] += n;
@@ -559,6 +565,8 @@ out:
     if (w->own_connection) {
         sqlite3_close(w->view.db);
         w->view.db = NULL;
+    } else {
+        gw_nsys_unregister_row_functions(w->view.db);
     }
     return NULL;
 }
@@ -684,7 +692,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
     if (reserve_span(d, kc, (void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *t->gpu, opt, threads) != 0 ||
         reserve_span(d, ac, (void **)&t->host, &t->host_count, &t->host_cap, sizeof *t->host, opt, threads) != 0)
         return -1;
-    if ((kc->dst && gw_nsys_kernel_sql(d, 1, kc->sql, sizeof kc->sql) != 0) ||
+    if ((kc->dst && gw_nsys_kernel_sql(d, kc->sql, sizeof kc->sql) != 0) ||
         (ac->dst && gw_nsys_api_sql(d, ac->sql, sizeof ac->sql) != 0))
         return -1;
     if (pthread_mutex_init(&q.lock, NULL) != 0)
@@ -698,7 +706,6 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         w->view = *d;
         w->view.err = &w->err;
         w->view.string_stmt = NULL;
-        w->view.defer_kernel_names = 1;
         w->path = path;
         w->own_connection = k > 0;
         w->view.db = k > 0 ? NULL : d->db;

@@ -15,10 +15,14 @@
  * NULL) so that each row costs one sqlite3_column_int64 per value and no
  * sqlite3_column_type: that is most of the reading time on multi-million-row tables.
  * NULL stream → -1. */
+static int32_t stream_id(int64_t v)
+{
+    return (v < 0 || v >= NSYS_NO_ID || v > INT32_MAX) ? GW_NO_STREAM : (int32_t)v;
+}
+
 static int32_t stream_of(sqlite3_stmt *st, int col)
 {
-    int64_t v = sqlite3_column_int64(st, col);
-    return (v < 0 || v >= NSYS_NO_ID || v > INT32_MAX) ? GW_NO_STREAM : (int32_t)v;
+    return stream_id(sqlite3_column_int64(st, col));
 }
 
 static uint32_t clamp_u32(int64_t v)
@@ -63,7 +67,7 @@ static int from_graph(sqlite3_stmt *st, int col)
     return sqlite3_column_int64(st, col) != 0;
 }
 
-int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len)
+int gw_nsys_kernel_sql(gw_nsys_db *d, char *sql, size_t len)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_KERNEL";
     /* Kernel names: the demangled name ("void at::native::vectorized_elementwise_kernel<4,
@@ -82,75 +86,157 @@ int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len)
     if (common_columns(d, T, common, sizeof common) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
     /* Grid and block sizes are multiplied in SQL: two values per row instead of six. The
-     * ranged form reads one chunk of rowids and returns the rowid last (K_ROWID). */
-    int n = snprintf(sql, len, "SELECT %s, %s, %s * %s * %s, %s * %s * %s, %s, %s%s FROM %s%s", common,
-                     name_expr, gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]),
+     * row goes to gw_kernel_row() (see gw_nsys_chunk_read): one call per row instead of a
+     * sqlite3_step and a dozen sqlite3_column_int64 calls. */
+    int n = snprintf(sql, len,
+                     "SELECT count(gw_kernel_row(%s, %s, %s * %s * %s, %s * %s * %s, %s, %s, rowid)) FROM %s "
+                     "WHERE rowid >= ?1 AND rowid <= ?2",
+                     common, name_expr, gw_nsys_col(d, T, "gridX", "0", c[0], sizeof c[0]),
                      gw_nsys_col(d, T, "gridY", "1", c[1], sizeof c[1]), gw_nsys_col(d, T, "gridZ", "1", c[2], sizeof c[2]),
                      gw_nsys_col(d, T, "blockX", "0", c[3], sizeof c[3]),
                      gw_nsys_col(d, T, "blockY", "1", c[4], sizeof c[4]),
                      gw_nsys_col(d, T, "blockZ", "1", c[5], sizeof c[5]),
                      gw_nsys_col(d, T, "registersPerThread", "0", c[6], sizeof c[6]),
-                     gw_nsys_col(d, T, "graphNodeId", "0", c[7], sizeof c[7]), ranged ? ", rowid" : "", T,
-                     ranged ? " WHERE rowid >= ?1 AND rowid <= ?2" : "");
+                     gw_nsys_col(d, T, "graphNodeId", "0", c[7], sizeof c[7]), T);
     if (n < 0 || (size_t)n >= len)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
     return 0;
 }
 
-enum { K_NAME = C_FIRST_SPECIFIC, K_GRID, K_BLOCK, K_REGS, K_GRAPH, K_ROWID };
+/* gw_kernel_row's arguments, in order. */
+enum { KR_START, KR_END, KR_DEVICE, KR_STREAM, KR_CORR, KR_PID, KR_NAME, KR_GRID, KR_BLOCK, KR_REGS, KR_GRAPH, KR_ROWID,
+       KR_COUNT };
 
-/* One kernel row into e (name as the raw StringIds id when names are deferred).
- * 0, or -1 with err set. */
-static int fill_kernel(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e)
+/* One kernel row into e, the name as the raw StringIds id (UINT32_MAX for none): threads
+ * must not intern strings; the main thread resolves names after the join. */
+static void fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
 {
     *e = (gw_gpu_event){0};
     e->blocks_per_sm = -1.0f;
     e->est_occupancy_pct = -1.0f;
-    fill_common(d, st, e, GW_GPU_KERNEL);
-    int64_t raw_name = sqlite3_column_int64(st, K_NAME);
-    if (d->defer_kernel_names) {
-        e->name_id = raw_name < 0 || raw_name >= UINT32_MAX ? UINT32_MAX : (uint32_t)raw_name;
-    } else {
-        uint32_t name = raw_name < 0 ? 0 : gw_nsys_string(d, raw_name);
-        if (name == UINT32_MAX)
-            return -1;
-        e->name_id = name;
-    }
-    e->grid_blocks = clamp_u32(sqlite3_column_int64(st, K_GRID));
-    e->block_threads = clamp_u32(sqlite3_column_int64(st, K_BLOCK));
-    int64_t regs = sqlite3_column_int64(st, K_REGS);
-    e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
+    e->start = v[KR_START];
+    e->end = v[KR_END];
+    e->device = (int32_t)v[KR_DEVICE];
+    e->stream = stream_id(v[KR_STREAM]);
+    e->correlation = gw_nsys_corr(d, gw_nsys_pid(v[KR_PID]), v[KR_CORR]);
+    e->kind = GW_GPU_KERNEL;
+    e->name_id = v[KR_NAME] < 0 || v[KR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[KR_NAME];
+    e->grid_blocks = clamp_u32(v[KR_GRID]);
+    e->block_threads = clamp_u32(v[KR_BLOCK]);
+    e->registers = (uint16_t)(v[KR_REGS] < 0 ? 0 : v[KR_REGS] > UINT16_MAX ? UINT16_MAX : v[KR_REGS]);
     if (e->grid_blocks && e->block_threads)
         e->flags |= GW_GPU_F_HAS_LAUNCH;
-    if (from_graph(st, K_GRAPH))
+    if (v[KR_GRAPH] != 0)
         e->flags |= GW_GPU_F_GRAPH;
+}
+
+/* Marks the slots of rowids [sink->expected, upto) as holes. */
+static void mark_holes(gw_nsys_sink *sink, int64_t upto)
+{
+    for (; sink->expected < upto; sink->expected++) {
+        if (sink->is_api)
+            ((gw_host_event *)sink->dst)[sink->expected - sink->lo].kind = GW_NSYS_HOLE;
+        else
+            ((gw_gpu_event *)sink->dst)[sink->expected - sink->lo].kind = GW_NSYS_HOLE;
+    }
+}
+
+/* Checks a row's rowid against the chunk and marks the holes before it; 0, or -1 with an
+ * SQL error raised. */
+static int place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
+{
+    if (rowid < sink->expected || rowid > sink->hi) {
+        sqlite3_result_error(ctx, "rowid out of order", -1);
+        return -1;
+    }
+    mark_holes(sink, rowid);
+    sink->expected = rowid + 1;
+    sink->rows++;
     return 0;
 }
 
-long gw_nsys_kernel_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *dst, int64_t lo, int64_t hi)
+static void kernel_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
+    gw_nsys_sink *sink = sqlite3_user_data(ctx);
+    if (argc != KR_COUNT || !sink->dst || sink->is_api) {
+        sqlite3_result_error(ctx, "gw_kernel_row: called outside a kernel chunk", -1);
+        return;
+    }
+    int64_t v[KR_COUNT];
+    for (int i = 0; i < KR_COUNT; i++)
+        v[i] = sqlite3_value_int64(argv[i]);
+    if (place_row(ctx, sink, v[KR_ROWID]) != 0)
+        return;
+    fill_kernel(sink->d, v, &((gw_gpu_event *)sink->dst)[v[KR_ROWID] - sink->lo]);
+}
+
+/* gw_api_row's arguments, in order (see gw_nsys_api_sql). */
+enum { AR_START, AR_END, AR_TID, AR_CORR, AR_NAME, AR_ROWID, AR_COUNT };
+
+static void api_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    gw_nsys_sink *sink = sqlite3_user_data(ctx);
+    if (argc != AR_COUNT || !sink->dst || !sink->is_api) {
+        sqlite3_result_error(ctx, "gw_api_row: called outside an API chunk", -1);
+        return;
+    }
+    int64_t v[AR_COUNT];
+    for (int i = 0; i < AR_COUNT; i++)
+        v[i] = sqlite3_value_int64(argv[i]);
+    if (place_row(ctx, sink, v[AR_ROWID]) != 0)
+        return;
+    /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the main
+     * thread): globalTid parked in external_id, StringIds id in name_id. */
+    ((gw_host_event *)sink->dst)[v[AR_ROWID] - sink->lo] = (gw_host_event){
+        .start = v[AR_START],
+        .end = v[AR_END],
+        .correlation = gw_nsys_corr(sink->d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
+        .external_id = v[AR_TID],
+        .name_id = v[AR_NAME] < 0 || v[AR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[AR_NAME],
+        .parent = UINT32_MAX,
+        .kind = GW_HOST_RUNTIME};
+}
+
+int gw_nsys_register_row_functions(sqlite3 *db, gw_nsys_sink *sink)
+{
+    /* DIRECTONLY: only our own top-level queries may call them, never a view or trigger of
+     * the file being read. */
+    int flags = SQLITE_UTF8 | SQLITE_DIRECTONLY;
+    if (sqlite3_create_function(db, "gw_kernel_row", KR_COUNT, flags, sink, kernel_row_fn, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db, "gw_api_row", AR_COUNT, flags, sink, api_row_fn, NULL, NULL) != SQLITE_OK)
+        return -1;
+    return 0;
+}
+
+void gw_nsys_unregister_row_functions(sqlite3 *db)
+{
+    /* A NULL implementation deletes the function; failure leaves a function nothing calls. */
+    (void)sqlite3_create_function(db, "gw_kernel_row", KR_COUNT, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    (void)sqlite3_create_function(db, "gw_api_row", AR_COUNT, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+}
+
+long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
+                        int64_t hi)
+{
+    gw_nsys_db *d = sink->d;
+    sink->dst = dst;
+    sink->is_api = is_api;
+    sink->lo = sink->expected = lo;
+    sink->hi = hi;
+    sink->rows = 0;
+    int rc = SQLITE_OK;
     if (sqlite3_reset(st) != SQLITE_OK || sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
         sqlite3_bind_int64(st, 2, hi) != SQLITE_OK)
-        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", d->path,
-                       sqlite3_errmsg(sqlite3_db_handle(st)));
-    long rows = 0;
-    int64_t expected = lo;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rowid = sqlite3_column_int64(st, K_ROWID);
-        if (rowid < expected || rowid > hi)
-            return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_KERNEL: rowid %lld out of order",
-                           d->path, (long long)rowid);
-        for (; expected < rowid; expected++)
-            dst[expected - lo].kind = GW_NSYS_HOLE;
-        if (fill_kernel(d, st, &dst[rowid - lo]) != 0)
-            return -1;
-        expected = rowid + 1;
-        rows++;
-    }
-    for (; expected <= hi; expected++)
-        dst[expected - lo].kind = GW_NSYS_HOLE;
-    return gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_KERNEL") == 0 ? rows : -1;
+        rc = SQLITE_ERROR;
+    else if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        rc = sqlite3_step(st);
+    sink->dst = NULL;
+    if (gw_nsys_step_done(d, rc, table) != 0)
+        return -1;
+    sink->dst = dst;
+    mark_holes(sink, hi + 1);
+    sink->dst = NULL;
+    return sink->rows;
 }
 
 long gw_nsys_read_memcpy(gw_nsys_db *d)

@@ -44,49 +44,16 @@ int gw_nsys_api_sql(gw_nsys_db *d, char *sql, size_t len)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
     char c[3][64];
-    int n = snprintf(sql, len, "SELECT \"start\", \"end\", %s, %s, %s, rowid FROM %s WHERE rowid >= ?1 AND rowid <= ?2",
+    /* Rows go to gw_api_row() (nsys_sqlite_gpu.c, see gw_nsys_chunk_read). */
+    int n = snprintf(sql, len,
+                     "SELECT count(gw_api_row(\"start\", \"end\", %s, %s, %s, rowid)) FROM %s "
+                     "WHERE rowid >= ?1 AND rowid <= ?2",
                      gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
                      gw_nsys_col(d, T, "correlationId", "NULL", c[1], sizeof c[1]),
                      gw_nsys_col_or(d, T, "nameId", "-1", c[2], sizeof c[2]), T);
     if (n < 0 || (size_t)n >= len)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
     return 0;
-}
-
-long gw_nsys_api_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_host_event *dst, int64_t lo, int64_t hi)
-{
-    if (sqlite3_reset(st) != SQLITE_OK || sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 2, hi) != SQLITE_OK)
-        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", d->path,
-                       sqlite3_errmsg(sqlite3_db_handle(st)));
-    long rows = 0;
-    int64_t expected = lo;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rowid = sqlite3_column_int64(st, 5);
-        if (rowid < expected || rowid > hi)
-            return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: CUPTI_ACTIVITY_KIND_RUNTIME: rowid %lld out of order",
-                           d->path, (long long)rowid);
-        for (; expected < rowid; expected++)
-            dst[expected - lo].kind = GW_NSYS_HOLE;
-        gw_host_event *h = &dst[rowid - lo];
-        int64_t gtid = sqlite3_column_int64(st, 2);
-        int64_t name = sqlite3_column_int64(st, 4);
-        /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the
-         * main thread): globalTid parked in external_id, StringIds id in name_id. */
-        *h = (gw_host_event){.start = sqlite3_column_int64(st, 0),
-                             .end = sqlite3_column_int64(st, 1),
-                             .correlation = gw_nsys_corr(d, gw_nsys_pid(gtid), sqlite3_column_int64(st, 3)),
-                             .external_id = gtid,
-                             .name_id = name < 0 || name >= UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                             .parent = UINT32_MAX,
-                             .kind = GW_HOST_RUNTIME};
-        expected = rowid + 1;
-        rows++;
-    }
-    for (; expected <= hi; expected++)
-        dst[expected - lo].kind = GW_NSYS_HOLE;
-    return gw_nsys_step_done(d, rc, "CUPTI_ACTIVITY_KIND_RUNTIME") == 0 ? rows : -1;
 }
 
 int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end)

@@ -33,28 +33,37 @@ typedef struct gw_nsys_db {
     /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
      * processes' identical CUPTI correlation ids never join (ids are per process). */
     int corr_per_process;
-    /* Kernel rows are read by several threads, each through a copy of this struct with its
-     * own connection in db, while this one reads the host tables (see nsys_sqlite.c). They
-     * must not intern strings: with defer_kernel_names a row keeps the raw StringIds id in
-     * name_id (UINT32_MAX for NULL) and the main thread resolves names after joining. */
-    int defer_kernel_names;
 } gw_nsys_db;
 
-/* Kernel table read in chunks of rowids by several connections (nsys_sqlite.c):
- * gw_nsys_kernel_sql writes the kernel query (ranged: "WHERE rowid >= ?1 AND rowid <= ?2",
- * rowid returned last); gw_nsys_kernel_rows_at runs it for [lo, hi] and writes the row
- * with rowid r to dst[r - lo], marking slots without a row kind = GW_NSYS_HOLE. Rows read,
- * or -1 with err set. */
+/* The kernel and CUDA API tables are read in chunks of rowids by several connections
+ * (nsys_sqlite.c). Each row is handed to an application-defined SQL function,
+ * gw_kernel_row() / gw_api_row(), which writes it at its rowid's slot of the chunk's
+ * destination (one call per row: cheaper than a sqlite3_step and a dozen
+ * sqlite3_column_int64 calls). Slots of rowids without a row get kind GW_NSYS_HOLE. API rows
+ * hold raw values (globalTid in external_id, StringIds id in name_id) until
+ * gw_nsys_api_resolve interns threads and names and sets runtime vs driver on the main
+ * thread; kernel rows hold the raw StringIds id of their name (UINT32_MAX for none). */
 #define GW_NSYS_HOLE 0xFFu
-int gw_nsys_kernel_sql(gw_nsys_db *d, int ranged, char *sql, size_t len);
-long gw_nsys_kernel_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *dst, int64_t lo, int64_t hi);
 
-/* The CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME) is read in chunks the same way, into
- * gw_host_event slots holding raw values (globalTid in external_id, StringIds id in name_id;
- * holes kind = GW_NSYS_HOLE); gw_nsys_api_resolve then interns threads and names and sets
- * runtime vs driver for host[first..end) on the main thread (0, or -1 with err set). */
+typedef struct gw_nsys_sink {
+    gw_nsys_db *d;              /* borrowed: the connection's reader state (corr_per_process) */
+    void *dst;                  /* borrowed: slot of rowid lo; NULL outside a chunk */
+    int is_api;                 /* dst holds gw_host_event (API) or gw_gpu_event (kernels) */
+    int64_t lo, hi, expected;   /* the chunk's rowids; next rowid expected */
+    long rows;
+} gw_nsys_sink;
+
+/* Registers both row functions on db with sink as their state. 0 or -1. */
+int gw_nsys_register_row_functions(sqlite3 *db, gw_nsys_sink *sink);
+/* Removes them again (the main connection outlives the sink). */
+void gw_nsys_unregister_row_functions(sqlite3 *db);
+/* Queries (rowid range as ?1, ?2): */
+int gw_nsys_kernel_sql(gw_nsys_db *d, char *sql, size_t len);
 int gw_nsys_api_sql(gw_nsys_db *d, char *sql, size_t len);
-long gw_nsys_api_rows_at(gw_nsys_db *d, sqlite3_stmt *st, gw_host_event *dst, int64_t lo, int64_t hi);
+/* Runs a prepared chunk query for rowids [lo, hi] into dst. Rows read, or -1 with
+ * sink->d->err set. */
+long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
+                        int64_t hi);
 int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end);
 
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
