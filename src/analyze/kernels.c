@@ -157,15 +157,17 @@ static int cmp_group_total(const void *a, const void *b)
 /* Median lengths (µs) of the top kernels, gathered in one pass over the window's kernels
  * (a pass per top kernel was 10 passes over millions of rows). slot[name] holds the top
  * rank of a name or UINT32_MAX. */
-static int top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, const kernel_group *groups, size_t top,
-                       const uint32_t *slot, uint32_t names, double *median_us)
+static void top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, const kernel_group *groups, size_t top,
+                        const uint32_t *slot, uint32_t names, double *scratch, double *median_us)
 {
-    double *lens[GW_TOP_KERNELS] = {0};
-    size_t filled[GW_TOP_KERNELS] = {0};
-    int rc = -1;
-    for (size_t g = 0; g < top; g++)
-        if (!(lens[g] = malloc(groups[g].count * sizeof *lens[g])))
-            goto out;
+    /* The top kernels' lengths side by side in scratch (n doubles: their counts add up to
+     * at most n), instead of an allocation per kernel: fresh memory is what costs. */
+    double *lens[GW_TOP_KERNELS];
+    size_t filled[GW_TOP_KERNELS] = {0}, offset = 0;
+    for (size_t g = 0; g < top; g++) {
+        lens[g] = scratch + offset;
+        offset += groups[g].count;
+    }
     for (size_t i = 0; i < n; i++) {
         const gw_gpu_event *e = &t->gpu[refs[i]];
         uint32_t id = e->name_id < names ? e->name_id : 0;
@@ -175,14 +177,10 @@ static int top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, cons
     }
     for (size_t g = 0; g < top; g++)
         median_us[g] = gw_quantile(lens[g], filled[g], 0.5) / 1000.0;
-    rc = 0;
-out:
-    for (size_t g = 0; g < top; g++)
-        free(lens[g]);
-    return rc;
 }
 
-static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_ns total_ns,
+/* scratch: n doubles the caller no longer needs. */
+static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_ns total_ns, double *scratch,
                        gw_kernel_stats *ks)
 {
     ks->top_count = 0;
@@ -220,8 +218,7 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
     for (size_t g = 0; g < ng; g++)
         slot[groups[g].name_id] = g < ks->top_count ? (uint32_t)g : UINT32_MAX;
     double medians[GW_TOP_KERNELS];
-    if (top_medians(t, refs, n, groups, ks->top_count, slot, names, medians) != 0)
-        goto out;
+    top_medians(t, refs, n, groups, ks->top_count, slot, names, scratch, medians);
     for (size_t g = 0; g < ks->top_count; g++) {
         gw_kernel_row *row = &ks->top[g];
         const char *name = gw_trace_str(t, groups[g].name_id);
@@ -252,23 +249,20 @@ typedef struct stream_end {
 
 /* refs are in start order (the order of t->gpu): the gap before a kernel is its start
  * minus the end of the previous kernel on its stream (0 when they overlap). */
-static int median_gap(const gw_trace *t, const kernel_ref *refs, size_t n, double *gap_us)
+/* gaps: n doubles of scratch the caller no longer needs. */
+static int median_gap(const gw_trace *t, const kernel_ref *refs, size_t n, double *gaps, double *gap_us)
 {
     *gap_us = 0;
     if (n < 2)
         return 0;
-    double *gaps = malloc(n * sizeof *gaps);
     stream_end *streams = NULL;
     size_t nstreams = 0, cap = 0, ng = 0;
-    if (!gaps)
-        return -1;
     for (size_t i = 0; i < n; i++) {
         size_t k = 0;
         while (k < nstreams && (streams[k].device != t->gpu[refs[i]].device || streams[k].stream != t->gpu[refs[i]].stream))
             k++;
         if (k == nstreams) {
             if (gw_grow((void **)&streams, &cap, nstreams + 1, sizeof *streams) != 0) {
-                free(gaps);
                 free(streams);
                 return -1;
             }
@@ -287,7 +281,6 @@ static int median_gap(const gw_trace *t, const kernel_ref *refs, size_t n, doubl
         }
     }
     *gap_us = gw_quantile(gaps, ng, 0.5);
-    free(gaps);
     free(streams);
     return 0;
 }
@@ -369,7 +362,8 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     ks->zero_fill_s = gw_ns_to_s(zero_fill);
     histogram(ks, len_us, n);
     ks->median_us = gw_quantile(len_us, n, 0.5);
-    if (median_gap(t, refs, n, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, ks) != 0)
+    /* From here len_us is scratch for the gaps, then for the top kernels' lengths. */
+    if (median_gap(t, refs, n, len_us, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, len_us, ks) != 0)
         goto out;
     rc = 0;
 out:
