@@ -5,9 +5,8 @@
  * process count is raised with idle processes outside the job. Cost = CPU time (user +
  * system, CLOCK_PROCESS_CPUTIME_ID: the kernel's procfs work is charged to the reader) of
  * SAMPLES back-to-back samples / SAMPLES; the median of RUNS runs is printed, and what it
- * means at 10 Hz (% of one core). Two schedules: the defaults (gw_host_options_default:
- * thread detail every 20th interval, thread status every 100th, all processes' stat+io for
- * the top lists every 20th, open files every 50th) and everything every interval.
+ * means at 10 Hz (% of one core). Two schedules: the defaults (gw_host_options_default;
+ * host.h says what is read how often) and everything every interval.
  *
  * Build: cmake --build BUILD --target gwcore &&
  *        cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/bench_sampler_host.c BUILD/libgwcore.a \

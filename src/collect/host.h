@@ -236,7 +236,8 @@ typedef struct gw_host_options {
                              new pids are read, to find new members of the job. */
     int thread_status_every_n;   /* per-thread status (context switches), the costliest
                                     per-thread file, every N intervals (only on thread
-                                    intervals); default 250 */
+                                    intervals; stretched like them for big jobs, see
+                                    threads_per_interval); default 250 */
     int threads_per_interval;    /* cost cap for big jobs: thread detail comes at least
                                     job_threads / threads_per_interval intervals apart
                                     (1,000 threads, 10 → every 100th; up to 500 threads

@@ -221,6 +221,42 @@ static void host_only_sampling_lists_only_for_top_lists(void **state)
     gw_host_collector_free(c);
 }
 
+/* A job whose thread count stretches the thread spacing (threads_per_interval) has its
+ * thread status (context switches) stretched alike: 25 threads, 5 per interval → threads
+ * every 5th interval instead of every 2nd, status every 8th (4 × 5 / 2) instead of 4th. */
+static void thread_status_spacing_follows_thread_spacing(void **state)
+{
+    (void)state;
+    write_proc_stat(10);
+    write_process(100, 1, "job", true);
+    /* num_threads 25 (field 20) in the process's stat */
+    write_file("proc/100/stat",
+               "100 (job) S 1 100 100 0 -1 4194304 100 0 2 0 1 1 0 0 20 0 25 0 1100 1000000 10 "
+               "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    write_file("proc/100/task/100/status", "Name:\tjob\nvoluntary_ctxt_switches:\t7\nnonvoluntary_ctxt_switches:\t3\n");
+    write_file("proc/100/task/100/schedstat", "1000 2000 3\n");
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts = listing_every(10);
+    opts.thread_every_n = 2;
+    opts.threads_per_interval = 5;
+    opts.thread_status_every_n = 4;
+    gw_host_collector *c = gw_host_collector_new(tree, 100, &opts, &err);
+    assert_non_null(c);
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    char threads[32] = "", status[32] = "";
+    for (int tick = 0; tick < 21; tick++) {
+        assert_int_equal(gw_host_collect(c, &s, &err), 0);
+        threads[tick] = s.has_threads ? 'T' : '.';
+        status[tick] = s.has_threads && s.thread_count == 1 && s.threads[0].task.has_ctxt ? 'S' : '.';
+    }
+    assert_string_equal(threads, "T....T....T....T....T");
+    assert_string_equal(status, "S.........S.........S");
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
 /* On the live kernel: a child and its grandchild forked after the first sample are in
  * the next one, found through the children files (no listing in between). */
 static void live_children_found_without_listing(void **state)
@@ -282,6 +318,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(children_files_find_new_members_without_listing, make_tree, remove_tree),
         cmocka_unit_test_setup_teardown(no_children_files_lists_every_interval, make_tree, remove_tree),
         cmocka_unit_test_setup_teardown(host_only_sampling_lists_only_for_top_lists, make_tree, remove_tree),
+        cmocka_unit_test_setup_teardown(thread_status_spacing_follows_thread_spacing, make_tree, remove_tree),
         cmocka_unit_test(live_children_found_without_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
