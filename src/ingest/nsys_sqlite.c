@@ -484,6 +484,8 @@ typedef struct chunk_table {
     int64_t chunk_rows;
     void *dst;                       /* borrowed: slot of min_rowid in the event array */
     size_t elem_size;
+    size_t slots;                    /* slots reserved at dst: the rowid span, or the row count */
+    int sparse;                      /* rowids too sparse for a slot each: one chunk, rows packed */
 } chunk_table;
 
 typedef struct chunk_queue {
@@ -548,7 +550,8 @@ static void *chunk_worker_run(void *arg)
         if (!st[table] && !(st[table] = gw_nsys_prepare(&w->view, c->sql)))
             goto out;
         char *dst = (char *)c->dst + (size_t)(lo - c->min_rowid) * c->elem_size;
-        long n = gw_nsys_chunk_read(&w->sink, st[table], c->name, table == TABLE_API, dst, lo, hi);
+        long n = gw_nsys_chunk_read(&w->sink, st[table], c->name, table == TABLE_API, dst, lo, hi, c->sparse,
+                                    c->slots);
         if (n < 0)
             goto out;
         w->rows[table] += n;
@@ -642,24 +645,49 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     return 0;
 }
 
-/* Makes room for table c's rowid span at the end of an event array and points c->dst
- * there. 0, or -1 with err set. */
+/* A row of these tables takes more than this many bytes in the file, so a rowid span
+ * larger than file size / this cannot be dense (a hand-made or converted export whose
+ * rowids are, say, correlation ids): a slot per rowid would waste memory. */
+#define MIN_ROW_BYTES 16
+
+/* Makes room for table c's rows at the end of an event array and points c->dst there:
+ * a slot per rowid normally, one per row (counted) when rowids are sparse. 0, or -1 with
+ * err set. */
 static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *count, size_t *cap, size_t elem_size,
-                        const gw_ingest_options *opt, unsigned threads)
+                        const gw_ingest_options *opt, unsigned threads, uint64_t file_size)
 {
     int64_t span = c->last - c->min_rowid + 1;
     if (span <= 0)
         return 0;
-    if ((uint64_t)span > (uint64_t)UINT32_MAX - *count)
-        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: %s: rowids %lld..%lld are more than gpuwhy can hold", d->path,
-                       c->name, (long long)c->min_rowid, (long long)c->last);
-    if (gw_grow(array, cap, *count + (size_t)span, elem_size) != 0)
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld rows of %s", d->path, (long long)span,
+    int64_t slots = span;
+    if ((uint64_t)span > file_size / MIN_ROW_BYTES + CHUNK_MIN_ROWS) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", c->name);
+        sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+        if (!st)
+            return -1;
+        int rc = sqlite3_step(st);
+        slots = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW)
+            return gw_nsys_step_done(d, rc, c->name);
+        c->sparse = 1;
+        if (slots <= 0)
+            return 0;
+    }
+    if ((uint64_t)slots > (uint64_t)UINT32_MAX - *count)
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: %s: %lld rows are more than gpuwhy can hold", d->path, c->name,
+                       (long long)slots);
+    if (gw_grow(array, cap, *count + (size_t)slots, elem_size) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld rows of %s", d->path, (long long)slots,
                        c->name);
     int64_t chunk = span / ((int64_t)threads * CHUNKS_PER_THREAD);
     c->chunk_rows = chunk < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : chunk;
     if (opt && opt->nsys_chunk_rows)
         c->chunk_rows = (int64_t)opt->nsys_chunk_rows;
+    if (c->sparse)
+        c->chunk_rows = span; /* packed rows need one reader in rowid order */
+    c->slots = (size_t)slots;
     c->elem_size = elem_size;
     gw_advise_huge(*array, *cap * elem_size);
     c->dst = (char *)*array + *count * elem_size;
@@ -689,8 +717,9 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
     if (rowid_range(d, "CUPTI_ACTIVITY_KIND_KERNEL", kc) != 0 || rowid_range(d, "CUPTI_ACTIVITY_KIND_RUNTIME", ac) != 0)
         return -1;
     size_t first_kernel = t->gpu_count, first_api = t->host_count;
-    if (reserve_span(d, kc, (void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *t->gpu, opt, threads) != 0 ||
-        reserve_span(d, ac, (void **)&t->host, &t->host_count, &t->host_cap, sizeof *t->host, opt, threads) != 0)
+    if (reserve_span(d, kc, (void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *t->gpu, opt, threads, file_size) != 0 ||
+        reserve_span(d, ac, (void **)&t->host, &t->host_count, &t->host_cap, sizeof *t->host, opt, threads, file_size) !=
+            0)
         return -1;
     if ((kc->dst && gw_nsys_kernel_sql(d, kc->sql, sizeof kc->sql) != 0) ||
         (ac->dst && gw_nsys_api_sql(d, ac->sql, sizeof ac->sql) != 0))
@@ -726,21 +755,22 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         for (int b = 0; b < BIG_TABLES; b++)
             rows[b] += workers[k].rows[b];
     }
+    /* Packed (sparse) tables fill exactly the rows read; dense ones a slot per rowid. */
     if (kc->dst) {
-        size_t span = (size_t)(kc->last - kc->min_rowid + 1);
-        t->gpu_count = first_kernel + span;
+        size_t slots = kc->sparse ? (size_t)rows[TABLE_KERNEL] : kc->slots;
+        t->gpu_count = first_kernel + slots;
         if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
             return -1;
-        if ((size_t)rows[TABLE_KERNEL] != span)
-            t->gpu_count = first_kernel + compact_gpu_holes(t->gpu + first_kernel, span);
+        if ((size_t)rows[TABLE_KERNEL] != slots)
+            t->gpu_count = first_kernel + compact_gpu_holes(t->gpu + first_kernel, slots);
     }
     if (ac->dst) {
-        size_t span = (size_t)(ac->last - ac->min_rowid + 1);
-        t->host_count = first_api + span;
+        size_t slots = ac->sparse ? (size_t)rows[TABLE_API] : ac->slots;
+        t->host_count = first_api + slots;
         if (gw_nsys_api_resolve(d, first_api, t->host_count) != 0)
             return -1;
-        if ((size_t)rows[TABLE_API] != span)
-            t->host_count = first_api + compact_host_holes(t->host + first_api, span);
+        if ((size_t)rows[TABLE_API] != slots)
+            t->host_count = first_api + compact_host_holes(t->host + first_api, slots);
     }
     report_progress(opt, file_size, ++phase, phases);
     return 0;

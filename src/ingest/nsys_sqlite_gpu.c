@@ -141,18 +141,28 @@ static void mark_holes(gw_nsys_sink *sink, int64_t upto)
     }
 }
 
-/* Checks a row's rowid against the chunk and marks the holes before it; 0, or -1 with an
- * SQL error raised. */
-static int place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
+/* Checks a row's rowid against the chunk, marks the holes before it and returns the slot
+ * the row goes to; -1 with an SQL error raised. */
+static long place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
 {
     if (rowid < sink->expected || rowid > sink->hi) {
         sqlite3_result_error(ctx, "rowid out of order", -1);
         return -1;
     }
-    mark_holes(sink, rowid);
+    long slot;
+    if (sink->sparse) {
+        if ((size_t)sink->rows >= sink->slots) {
+            sqlite3_result_error(ctx, "more rows than counted", -1);
+            return -1;
+        }
+        slot = sink->rows;
+    } else {
+        mark_holes(sink, rowid);
+        slot = (long)(rowid - sink->lo);
+    }
     sink->expected = rowid + 1;
     sink->rows++;
-    return 0;
+    return slot;
 }
 
 static void kernel_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -165,9 +175,10 @@ static void kernel_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int64_t v[KR_COUNT];
     for (int i = 0; i < KR_COUNT; i++)
         v[i] = sqlite3_value_int64(argv[i]);
-    if (place_row(ctx, sink, v[KR_ROWID]) != 0)
+    long slot = place_row(ctx, sink, v[KR_ROWID]);
+    if (slot < 0)
         return;
-    fill_kernel(sink->d, v, &((gw_gpu_event *)sink->dst)[v[KR_ROWID] - sink->lo]);
+    fill_kernel(sink->d, v, &((gw_gpu_event *)sink->dst)[slot]);
 }
 
 /* gw_api_row's arguments, in order (see gw_nsys_api_sql). */
@@ -183,11 +194,12 @@ static void api_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int64_t v[AR_COUNT];
     for (int i = 0; i < AR_COUNT; i++)
         v[i] = sqlite3_value_int64(argv[i]);
-    if (place_row(ctx, sink, v[AR_ROWID]) != 0)
+    long slot = place_row(ctx, sink, v[AR_ROWID]);
+    if (slot < 0)
         return;
     /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the main
      * thread): globalTid parked in external_id, StringIds id in name_id. */
-    ((gw_host_event *)sink->dst)[v[AR_ROWID] - sink->lo] = (gw_host_event){
+    ((gw_host_event *)sink->dst)[slot] = (gw_host_event){
         .start = v[AR_START],
         .end = v[AR_END],
         .correlation = gw_nsys_corr(sink->d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
@@ -216,11 +228,13 @@ void gw_nsys_unregister_row_functions(sqlite3 *db)
 }
 
 long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
-                        int64_t hi)
+                        int64_t hi, int sparse, size_t slots)
 {
     gw_nsys_db *d = sink->d;
     sink->dst = dst;
     sink->is_api = is_api;
+    sink->sparse = sparse;
+    sink->slots = slots;
     sink->lo = sink->expected = lo;
     sink->hi = hi;
     sink->rows = 0;
@@ -233,9 +247,11 @@ long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table,
     sink->dst = NULL;
     if (gw_nsys_step_done(d, rc, table) != 0)
         return -1;
-    sink->dst = dst;
-    mark_holes(sink, hi + 1);
-    sink->dst = NULL;
+    if (!sparse) {
+        sink->dst = dst;
+        mark_holes(sink, hi + 1);
+        sink->dst = NULL;
+    }
     return sink->rows;
 }
 

@@ -49,6 +49,9 @@ typedef struct gw_nsys_sink {
     gw_nsys_db *d;              /* borrowed: the connection's reader state (corr_per_process) */
     void *dst;                  /* borrowed: slot of rowid lo; NULL outside a chunk */
     int is_api;                 /* dst holds gw_host_event (API) or gw_gpu_event (kernels) */
+    int sparse;                 /* 1: rows are placed one after the other (rowids too sparse
+                                   for a slot each; the chunk is the whole table) */
+    size_t slots;               /* room in dst (sparse) */
     int64_t lo, hi, expected;   /* the chunk's rowids; next rowid expected */
     long rows;
 } gw_nsys_sink;
@@ -63,7 +66,7 @@ int gw_nsys_api_sql(gw_nsys_db *d, char *sql, size_t len);
 /* Runs a prepared chunk query for rowids [lo, hi] into dst. Rows read, or -1 with
  * sink->d->err set. */
 long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
-                        int64_t hi);
+                        int64_t hi, int sparse, size_t slots);
 int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end);
 
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */

@@ -3,7 +3,8 @@
  * by rowid, threads and names resolved after the join, missing rowids compacted)
  * must give exactly the trace a one-chunk read gives: checked on every real export with
  * kernels for tiny chunks and several thread counts, on a copy with deleted kernel rows
- * (rowid holes at the start, middle and end), and on a copy whose kernel table is damaged
+ * (rowid holes at the start, middle and end), on a copy whose rowids are far apart (rows
+ * packed, not a slot per rowid), and on copies whose kernel or API table is damaged
  * (a clear error, whichever thread meets it). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,6 +192,31 @@ static void rowid_holes_are_compacted(void **state)
     gw_trace_free(whole);
 }
 
+/* Rowids far apart (as in an export whose rows were keyed by correlation id): a slot per
+ * rowid would need terabytes; the rows are counted and packed instead, same events. */
+static void sparse_rowids_are_packed(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/sparse.sqlite", g_tmpdir);
+    copy_export(EXPORTS[0], path);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = rowid * 1000000007;"
+                                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = rowid * 999999937;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    gw_trace *want = read_with(EXPORTS[0], 0, 2);
+    for (unsigned threads = 1; threads <= 3; threads += 2) {
+        gw_trace *t = read_with(path, 0, threads);
+        assert_same_trace(want, t);
+        gw_trace_free(t);
+    }
+    gw_trace_free(want);
+}
+
 /* Overwrites the last leaf page of table in a copy of the first export: the chunk that
  * reaches it fails, whichever thread reads it. */
 static void check_damaged_table(const char *table)
@@ -234,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chunked_reads_equal_whole_reads),
         cmocka_unit_test(rowid_holes_are_compacted),
+        cmocka_unit_test(sparse_rowids_are_packed),
         cmocka_unit_test(damaged_tables_are_an_error_on_any_thread),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
