@@ -41,10 +41,15 @@ static void put_line(view *v, const char *fmt, ...)
 /* A ratio as "42.0%", "-" when unknown. */
 static const char *pct(char *buf, size_t size, double ratio)
 {
-    if (isnan(ratio))
+    if (isnan(ratio)) {
         snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, "%.1f%%", ratio * 100.0);
+        return buf;
+    }
+    /* A busy share computed as 100 - idle can come out as -1e-14: never print "-0.0%". */
+    double percent = ratio * 100.0;
+    if (fabs(percent) < 0.05)
+        percent = 0.0;
+    snprintf(buf, size, "%.1f%%", percent);
     return buf;
 }
 

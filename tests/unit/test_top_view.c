@@ -176,12 +176,27 @@ static void test_width_limit(void **state)
     free(s);
 }
 
+/* A busy share computed as 100 - idle may come out a hair below zero on an idle machine. */
+static void test_no_negative_zero(void **state)
+{
+    (void)state;
+    gw_live_sample *s = blank_sample();
+    s->cpu_busy_ratio = -1e-15;
+    s->cpu_user_ratio = 0.25;
+    char *text = render(s, 120);
+    assert_non_null(strstr(text, "busy 0.0%  user 25.0%"));
+    assert_null(strstr(text, "-0.0"));
+    free(text);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_only),
         cmocka_unit_test(test_gpu_values_and_words),
         cmocka_unit_test(test_width_limit),
+        cmocka_unit_test(test_no_negative_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
