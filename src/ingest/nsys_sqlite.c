@@ -8,6 +8,7 @@
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,9 +437,11 @@ static void decide_correlation(gw_nsys_db *d)
 
 static void reserve_events(gw_nsys_db *d)
 {
-    static const char *const GPU[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                                      "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
-    static const char *const HOST[] = {"CUPTI_ACTIVITY_KIND_RUNTIME", "OSRT_API", "NVTX_EVENTS"};
+    /* The small tables only: the kernel and API tables get their room from reserve_span,
+     * after these are read. */
+    static const char *const GPU[] = {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                                      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
+    static const char *const HOST[] = {"OSRT_API", "NVTX_EVENTS"};
     int64_t gpu = 0, host = 0;
     for (size_t i = 0; i < sizeof GPU / sizeof GPU[0]; i++)
         if (gw_nsys_has_table(d, GPU[i]))
@@ -449,10 +452,10 @@ static void reserve_events(gw_nsys_db *d)
     /* Only a hint: if the estimate cannot be had (sparse rowids, little memory), the arrays
      * grow as rows arrive and a real shortage is reported there. */
     gw_trace *t = d->trace;
-    if (gpu && gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu) == 0)
-        gw_advise_huge(t->gpu, t->gpu_cap * sizeof *t->gpu);
-    if (host && gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host) == 0)
-        gw_advise_huge(t->host, t->host_cap * sizeof *t->host);
+    if (gpu)
+        (void)gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu);
+    if (host)
+        (void)gw_grow((void **)&t->host, &t->host_cap, (size_t)host, sizeof *t->host);
 }
 
 static void report_progress(const gw_ingest_options *opt, uint64_t file_size, int phase, int phases)
@@ -593,23 +596,19 @@ static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
     return 0;
 }
 
-/* Drops the slots of rowids that had no row (kind GW_NSYS_HOLE), keeping order; returns
- * the new count. The kind byte sits at the same place for both event types' callers. */
-static size_t compact_gpu_holes(gw_gpu_event *e, size_t n)
+/* Drops the slots of rowids that had no row (kind GW_NSYS_HOLE) from n events of size
+ * bytes whose kind byte is at kind_offset, keeping order; returns the new count. */
+static size_t compact_holes(void *events, size_t n, size_t size, size_t kind_offset)
 {
+    char *base = events;
     size_t out = 0;
-    for (size_t i = 0; i < n; i++)
-        if (e[i].kind != GW_NSYS_HOLE)
-            e[out++] = e[i];
-    return out;
-}
-
-static size_t compact_host_holes(gw_host_event *e, size_t n)
-{
-    size_t out = 0;
-    for (size_t i = 0; i < n; i++)
-        if (e[i].kind != GW_NSYS_HOLE)
-            e[out++] = e[i];
+    for (size_t i = 0; i < n; i++) {
+        if ((uint8_t)base[i * size + kind_offset] == GW_NSYS_HOLE)
+            continue;
+        if (out != i)
+            memcpy(base + out * size, base + i * size, size);
+        out++;
+    }
     return out;
 }
 
@@ -762,7 +761,8 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
             return -1;
         if ((size_t)rows[TABLE_KERNEL] != slots)
-            t->gpu_count = first_kernel + compact_gpu_holes(t->gpu + first_kernel, slots);
+            t->gpu_count = first_kernel + compact_holes(t->gpu + first_kernel, slots, sizeof *t->gpu,
+                                                        offsetof(gw_gpu_event, kind));
     }
     if (ac->dst) {
         size_t slots = ac->sparse ? (size_t)rows[TABLE_API] : ac->slots;
@@ -770,7 +770,8 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         if (gw_nsys_api_resolve(d, first_api, t->host_count) != 0)
             return -1;
         if ((size_t)rows[TABLE_API] != slots)
-            t->host_count = first_api + compact_host_holes(t->host + first_api, slots);
+            t->host_count = first_api + compact_holes(t->host + first_api, slots, sizeof *t->host,
+                                                      offsetof(gw_host_event, kind));
     }
     report_progress(opt, file_size, ++phase, phases);
     return 0;
