@@ -13,6 +13,7 @@
 #   BUILD_DIR holds gpuwhy and tests/fake_nvml/full/libnvidia-ml.so.1 (a normal, not a
 #   sanitizer, build). Prints a Markdown block to paste into bench/RESULTS.md.
 set -euo pipefail
+. "$(dirname "$0")/sampler_job.sh"
 BUILD=${1:?usage: bench_sampler.sh BUILD_DIR [SECONDS] [THREADS] [GPUS]}
 SECONDS_RUN=${2:-30}
 THREADS=${3:-1000}
@@ -34,47 +35,8 @@ WORK=$(mktemp -d /tmp/gw-bench-sampler-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 TICKS=$(getconf CLK_TCK)
 
-# The job: THREADS threads that sleep, as a DataLoader-heavy trainer's tree looks between
-# bursts; it lives SECONDS_RUN + 1 seconds.
-cat >"$WORK/thread_job.c" <<'C'
-#include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
-static void *idle(void *arg) { (void)arg; for (;;) pause(); return NULL; }
-int main(int argc, char **argv)
-{
-    int n = atoi(argv[1]), secs = atoi(argv[2]);
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setstacksize(&a, 64 * 1024);
-    for (int i = 1; i < n; i++) {
-        pthread_t t;
-        if (pthread_create(&t, &a, idle, NULL) != 0)
-            return 1;
-    }
-    sleep((unsigned)secs);
-    return 0;
-}
-C
-cc -O2 -pthread -o "$WORK/thread_job" "$WORK/thread_job.c"
-
-{
-    echo "gpus $GPUS"
-    for g in $(seq 0 $((GPUS - 1))); do
-        echo "gpu $g name Fake H100 80GB HBM3"
-        echo "gpu $g gpm 1"
-        echo "gpu $g util 35 12"
-        echo "gpu $g memory_used 4294967296"
-        echo "gpu $g clocks 1410 2619"
-        echo "gpu $g temp 60"
-        echo "gpu $g power 300000"
-        echo "gpu $g pcie_tput 1000 2000"
-        echo "gpu $g pcie_link 5 16"
-        echo "gpu $g procs 1000:1073741824,1001:1073741824"
-        echo "gpu $g putil 1000:30:10,1001:20:5"
-        echo "gpu $g gpm 45 30 10 20"
-    done
-} >"$WORK/scenario.txt"
+make_thread_job "$WORK"
+write_gpu_scenario "$GPUS" "$WORK/scenario.txt"
 
 cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
 

@@ -9,6 +9,7 @@
 # Usage: bench/bench_sampler_ab.sh BUILD_A BUILD_B [ROUNDS=5] [SECONDS=20] [THREADS=1000] [GPUS=8]
 #   each BUILD holds gpuwhy and tests/fake_nvml/full/libnvidia-ml.so.1 (Release builds).
 set -euo pipefail
+. "$(dirname "$0")/sampler_job.sh"
 A=${1:?usage: bench_sampler_ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS] [THREADS] [GPUS]}
 B=${2:?usage: bench_sampler_ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS] [THREADS] [GPUS]}
 ROUNDS=${3:-5}
@@ -22,44 +23,8 @@ done
 WORK=$(mktemp -d /tmp/gw-bench-ab-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-cat >"$WORK/thread_job.c" <<'C'
-#include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
-static void *idle(void *arg) { (void)arg; for (;;) pause(); return NULL; }
-int main(int argc, char **argv)
-{
-    int n = atoi(argv[1]), secs = atoi(argv[2]);
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setstacksize(&a, 64 * 1024);
-    for (int i = 1; i < n; i++) {
-        pthread_t t;
-        if (pthread_create(&t, &a, idle, NULL) != 0)
-            return 1;
-    }
-    sleep((unsigned)secs);
-    return 0;
-}
-C
-cc -O2 -pthread -o "$WORK/thread_job" "$WORK/thread_job.c"
-{
-    echo "gpus $GPUS"
-    for g in $(seq 0 $((GPUS - 1))); do
-        echo "gpu $g name Fake H100 80GB HBM3"
-        echo "gpu $g gpm 1"
-        echo "gpu $g util 35 12"
-        echo "gpu $g memory_used 4294967296"
-        echo "gpu $g clocks 1410 2619"
-        echo "gpu $g temp 60"
-        echo "gpu $g power 300000"
-        echo "gpu $g pcie_tput 1000 2000"
-        echo "gpu $g pcie_link 5 16"
-        echo "gpu $g procs 1000:1073741824,1001:1073741824"
-        echo "gpu $g putil 1000:30:10,1001:20:5"
-        echo "gpu $g gpm 45 30 10 20"
-    done
-} >"$WORK/scenario.txt"
+make_thread_job "$WORK"
+write_gpu_scenario "$GPUS" "$WORK/scenario.txt"
 
 # on-CPU ns of all threads of a process
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
