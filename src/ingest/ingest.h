@@ -38,6 +38,12 @@ typedef struct gw_ingest_options {
      * from the table and the online CPUs). Tests set small values to exercise chunking. */
     size_t nsys_chunk_rows;
     unsigned nsys_threads;
+    /* nsys: the kernel and API tables are read straight from the file's pages when the file
+     * allows it (see src/ingest/sqlite_btree.h), else through SQLite. Tests compare the two
+     * ways: sql_only forces SQLite; require_direct makes "not possible" an error naming
+     * the reason instead of a silent fallback. */
+    int nsys_sql_only;
+    int nsys_require_direct;
 } gw_ingest_options;
 
 /* Looks at the first bytes (and, for SQLite, the tables) of path. Returns the kind, or

@@ -629,7 +629,9 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     if (!gw_nsys_has_table(d, table))
         return 0;
     char sql[160];
-    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", table);
+    /* Two subqueries: SQLite answers a lone min() or max() from the B-tree's ends, but
+     * "SELECT min(rowid), max(rowid)" scans the whole table. */
+    snprintf(sql, sizeof sql, "SELECT (SELECT min(rowid) FROM %s), (SELECT max(rowid) FROM %s)", table, table);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;
@@ -693,6 +695,74 @@ static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *cou
     return 0;
 }
 
+/* The big tables through SQLite, in chunks of rowids by `threads` connections. 0, or -1
+ * with err set. rows: rows read per table. */
+static int read_chunked(gw_nsys_db *d, chunk_queue *qp, unsigned threads, const char *path, long *rows)
+{
+    chunk_queue q = *qp;
+    if (pthread_mutex_init(&q.lock, NULL) != 0)
+        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: cannot create a lock", path);
+    /* workers[0] is the main thread, on the main connection. */
+    chunk_worker workers[READER_THREADS_MAX];
+    memset(workers, 0, sizeof workers);
+    for (unsigned k = 0; k < threads; k++) {
+        chunk_worker *w = &workers[k];
+        w->queue = &q;
+        w->view = *d;
+        w->view.err = &w->err;
+        w->view.string_stmt = NULL;
+        w->path = path;
+        w->own_connection = k > 0;
+        w->view.db = k > 0 ? NULL : d->db;
+        if (k > 0)
+            w->started = pthread_create(&w->thread, NULL, chunk_worker_run, w) == 0;
+    }
+    chunk_worker_run(&workers[0]);
+    for (unsigned k = 1; k < threads; k++)
+        if (workers[k].started)
+            pthread_join(workers[k].thread, NULL);
+    pthread_mutex_destroy(&q.lock);
+    gw_phase_mark("nsys: kernel and API tables (SQLite)");
+    for (unsigned k = 0; k < threads; k++) {
+        if (!workers[k].ok && (workers[k].started || k == 0))
+            return gw_fail(d->err, workers[k].err.code ? workers[k].err.code : GW_EXIT_INTERNAL, "%s",
+                           workers[k].err.code ? workers[k].err.message : "reading the export failed");
+        for (int b = 0; b < BIG_TABLES; b++)
+            rows[b] += workers[k].rows[b];
+    }
+    return 0;
+}
+
+/* The big tables straight from the file's pages when possible (nsys_sqlite_direct.c).
+ * 1 done, 0 not possible (the SQLite path follows), -1 with err set (required but not
+ * possible). */
+static int read_direct(gw_nsys_db *d, chunk_queue *q, unsigned threads, const gw_ingest_options *opt, long *rows)
+{
+    if (opt && opt->nsys_sql_only)
+        return 0;
+    gw_nsys_direct_table tables[BIG_TABLES];
+    memset(tables, 0, sizeof tables);
+    for (int k = 0; k < BIG_TABLES; k++) {
+        chunk_table *c = &q->tables[k];
+        tables[k] = (gw_nsys_direct_table){.name = c->name, .is_api = k == TABLE_API, .dst = c->dst,
+                                           .elem_size = c->elem_size, .min_rowid = c->min_rowid, .last = c->last,
+                                           .slots = c->slots, .sparse = c->sparse};
+    }
+    const char *why = NULL;
+    int done = gw_nsys_direct_read(d, tables, BIG_TABLES, threads, &why);
+    if (!done) {
+        gw_phase_mark("nsys: direct page read given up");
+        if (opt && opt->nsys_require_direct)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: the kernel and API tables cannot be read directly: %s",
+                           d->path, why ? why : "unknown reason");
+        return 0;
+    }
+    for (int k = 0; k < BIG_TABLES; k++)
+        rows[k] = tables[k].rows;
+    gw_phase_mark("nsys: kernel and API tables (direct)");
+    return 1;
+}
+
 static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
 {
     typedef long (*table_reader)(gw_nsys_db *);
@@ -723,37 +793,12 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
     if ((kc->dst && gw_nsys_kernel_sql(d, kc->sql, sizeof kc->sql) != 0) ||
         (ac->dst && gw_nsys_api_sql(d, ac->sql, sizeof ac->sql) != 0))
         return -1;
-    if (pthread_mutex_init(&q.lock, NULL) != 0)
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: cannot create a lock", path);
-    /* workers[0] is the main thread, on the main connection. */
-    chunk_worker workers[READER_THREADS_MAX];
-    memset(workers, 0, sizeof workers);
-    for (unsigned k = 0; k < threads; k++) {
-        chunk_worker *w = &workers[k];
-        w->queue = &q;
-        w->view = *d;
-        w->view.err = &w->err;
-        w->view.string_stmt = NULL;
-        w->path = path;
-        w->own_connection = k > 0;
-        w->view.db = k > 0 ? NULL : d->db;
-        if (k > 0)
-            w->started = pthread_create(&w->thread, NULL, chunk_worker_run, w) == 0;
-    }
-    chunk_worker_run(&workers[0]);
-    for (unsigned k = 1; k < threads; k++)
-        if (workers[k].started)
-            pthread_join(workers[k].thread, NULL);
-    pthread_mutex_destroy(&q.lock);
-    gw_phase_mark("nsys: kernel and API tables");
     long rows[BIG_TABLES] = {0, 0};
-    for (unsigned k = 0; k < threads; k++) {
-        if (!workers[k].ok && (workers[k].started || k == 0))
-            return gw_fail(d->err, workers[k].err.code ? workers[k].err.code : GW_EXIT_INTERNAL, "%s",
-                           workers[k].err.code ? workers[k].err.message : "reading the export failed");
-        for (int b = 0; b < BIG_TABLES; b++)
-            rows[b] += workers[k].rows[b];
-    }
+    int direct = read_direct(d, &q, threads, opt, rows);
+    if (direct < 0)
+        return -1;
+    if (!direct && read_chunked(d, &q, threads, path, rows) != 0)
+        return -1;
     /* Packed (sparse) tables fill exactly the rows read; dense ones a slot per rowid. */
     if (kc->dst) {
         size_t slots = kc->sparse ? (size_t)rows[TABLE_KERNEL] : kc->slots;

@@ -103,13 +103,7 @@ int gw_nsys_kernel_sql(gw_nsys_db *d, char *sql, size_t len)
     return 0;
 }
 
-/* gw_kernel_row's arguments, in order. */
-enum { KR_START, KR_END, KR_DEVICE, KR_STREAM, KR_CORR, KR_PID, KR_NAME, KR_GRID, KR_BLOCK, KR_REGS, KR_GRAPH, KR_ROWID,
-       KR_COUNT };
-
-/* One kernel row into e, the name as the raw StringIds id (UINT32_MAX for none): threads
- * must not intern strings; the main thread resolves names after the join. */
-static void fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
+void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
 {
     *e = (gw_gpu_event){0};
     e->blocks_per_sm = -1.0f;
@@ -141,18 +135,16 @@ static void mark_holes(gw_nsys_sink *sink, int64_t upto)
     }
 }
 
-/* Checks a row's rowid against the chunk, marks the holes before it and returns the slot
- * the row goes to; -1 with an SQL error raised. */
-static long place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
+long gw_nsys_sink_place(gw_nsys_sink *sink, int64_t rowid, const char **why)
 {
     if (rowid < sink->expected || rowid > sink->hi) {
-        sqlite3_result_error(ctx, "rowid out of order", -1);
+        *why = "rowid out of order";
         return -1;
     }
     long slot;
     if (sink->sparse) {
         if ((size_t)sink->rows >= sink->slots) {
-            sqlite3_result_error(ctx, "more rows than counted", -1);
+            *why = "more rows than counted";
             return -1;
         }
         slot = sink->rows;
@@ -162,6 +154,16 @@ static long place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
     }
     sink->expected = rowid + 1;
     sink->rows++;
+    return slot;
+}
+
+/* gw_nsys_sink_place for the row functions: -1 with an SQL error raised. */
+static long place_row(sqlite3_context *ctx, gw_nsys_sink *sink, int64_t rowid)
+{
+    const char *why = NULL;
+    long slot = gw_nsys_sink_place(sink, rowid, &why);
+    if (slot < 0)
+        sqlite3_result_error(ctx, why, -1);
     return slot;
 }
 
@@ -178,11 +180,22 @@ static void kernel_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     long slot = place_row(ctx, sink, v[KR_ROWID]);
     if (slot < 0)
         return;
-    fill_kernel(sink->d, v, &((gw_gpu_event *)sink->dst)[slot]);
+    gw_nsys_fill_kernel(sink->d, v, &((gw_gpu_event *)sink->dst)[slot]);
 }
 
-/* gw_api_row's arguments, in order (see gw_nsys_api_sql). */
-enum { AR_START, AR_END, AR_TID, AR_CORR, AR_NAME, AR_ROWID, AR_COUNT };
+void gw_nsys_fill_api(const gw_nsys_db *d, const int64_t *v, gw_host_event *h)
+{
+    /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the main
+     * thread): globalTid parked in external_id, StringIds id in name_id. */
+    *h = (gw_host_event){
+        .start = v[AR_START],
+        .end = v[AR_END],
+        .correlation = gw_nsys_corr(d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
+        .external_id = v[AR_TID],
+        .name_id = v[AR_NAME] < 0 || v[AR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[AR_NAME],
+        .parent = UINT32_MAX,
+        .kind = GW_HOST_RUNTIME};
+}
 
 static void api_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -197,16 +210,7 @@ static void api_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     long slot = place_row(ctx, sink, v[AR_ROWID]);
     if (slot < 0)
         return;
-    /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the main
-     * thread): globalTid parked in external_id, StringIds id in name_id. */
-    ((gw_host_event *)sink->dst)[slot] = (gw_host_event){
-        .start = v[AR_START],
-        .end = v[AR_END],
-        .correlation = gw_nsys_corr(sink->d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
-        .external_id = v[AR_TID],
-        .name_id = v[AR_NAME] < 0 || v[AR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[AR_NAME],
-        .parent = UINT32_MAX,
-        .kind = GW_HOST_RUNTIME};
+    gw_nsys_fill_api(sink->d, v, &((gw_host_event *)sink->dst)[slot]);
 }
 
 int gw_nsys_register_row_functions(sqlite3 *db, gw_nsys_sink *sink)
@@ -227,10 +231,8 @@ void gw_nsys_unregister_row_functions(sqlite3 *db)
     (void)sqlite3_create_function(db, "gw_api_row", AR_COUNT, SQLITE_UTF8, NULL, NULL, NULL, NULL);
 }
 
-long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
-                        int64_t hi, int sparse, size_t slots)
+void gw_nsys_sink_begin(gw_nsys_sink *sink, void *dst, int is_api, int64_t lo, int64_t hi, int sparse, size_t slots)
 {
-    gw_nsys_db *d = sink->d;
     sink->dst = dst;
     sink->is_api = is_api;
     sink->sparse = sparse;
@@ -238,6 +240,20 @@ long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table,
     sink->lo = sink->expected = lo;
     sink->hi = hi;
     sink->rows = 0;
+}
+
+void gw_nsys_sink_end(gw_nsys_sink *sink)
+{
+    if (!sink->sparse)
+        mark_holes(sink, sink->hi + 1);
+    sink->dst = NULL;
+}
+
+long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table, int is_api, void *dst, int64_t lo,
+                        int64_t hi, int sparse, size_t slots)
+{
+    gw_nsys_db *d = sink->d;
+    gw_nsys_sink_begin(sink, dst, is_api, lo, hi, sparse, slots);
     int rc = SQLITE_OK;
     if (sqlite3_reset(st) != SQLITE_OK || sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
         sqlite3_bind_int64(st, 2, hi) != SQLITE_OK)
@@ -247,11 +263,8 @@ long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table,
     sink->dst = NULL;
     if (gw_nsys_step_done(d, rc, table) != 0)
         return -1;
-    if (!sparse) {
-        sink->dst = dst;
-        mark_holes(sink, hi + 1);
-        sink->dst = NULL;
-    }
+    sink->dst = dst;
+    gw_nsys_sink_end(sink);
     return sink->rows;
 }
 

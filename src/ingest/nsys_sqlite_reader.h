@@ -56,6 +56,45 @@ typedef struct gw_nsys_sink {
     long rows;
 } gw_nsys_sink;
 
+/* The chunk's rows go to dst (slot of rowid lo); rows must come in rowid order within
+ * [lo, hi]. */
+void gw_nsys_sink_begin(gw_nsys_sink *sink, void *dst, int is_api, int64_t lo, int64_t hi, int sparse, size_t slots);
+/* Slot of the next row (its rowid), holes before it marked; -1 with *why set when the row
+ * is out of order or outside the chunk. */
+long gw_nsys_sink_place(gw_nsys_sink *sink, int64_t rowid, const char **why);
+/* Marks the chunk's trailing holes and detaches dst. */
+void gw_nsys_sink_end(gw_nsys_sink *sink);
+
+/* The values of one kernel row (gw_kernel_row's arguments) and of one CUDA API row
+ * (gw_api_row's), in this order. */
+enum { KR_START, KR_END, KR_DEVICE, KR_STREAM, KR_CORR, KR_PID, KR_NAME, KR_GRID, KR_BLOCK, KR_REGS, KR_GRAPH, KR_ROWID,
+       KR_COUNT };
+enum { AR_START, AR_END, AR_TID, AR_CORR, AR_NAME, AR_ROWID, AR_COUNT };
+/* One kernel row into e, the name as the raw StringIds id (UINT32_MAX for none): threads
+ * must not intern strings; the main thread resolves names after the join. */
+void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e);
+/* One API row into h, raw: see gw_nsys_api_resolve. */
+void gw_nsys_fill_api(const gw_nsys_db *d, const int64_t *v, gw_host_event *h);
+
+/* The fast path for the kernel and API tables (nsys_sqlite_direct.c): their pages are read
+ * straight from the file instead of through SQLite's query engine. */
+#define GW_NSYS_DIRECT_THREADS_MAX 8
+typedef struct gw_nsys_direct_table {
+    const char *name;           /* the table */
+    int is_api;                 /* CUPTI_ACTIVITY_KIND_RUNTIME rows (else kernels) */
+    void *dst;                  /* borrowed: slot of min_rowid; NULL: nothing to read */
+    size_t elem_size;
+    int64_t min_rowid, last;    /* the table's rowid range */
+    size_t slots;               /* slots at dst */
+    int sparse;                 /* rowids too sparse for a slot each: no fast path */
+    long rows;                  /* out: rows read */
+} gw_nsys_direct_table;
+/* Reads the tables into their slots (rows and holes, as gw_nsys_chunk_read would) with up
+ * to `threads` threads. 1 when done; 0 with *why set when the file or a table is outside
+ * what the fast path reads, or a row is inconsistent: the slots then hold garbage and the
+ * caller reads the tables through SQLite. */
+int gw_nsys_direct_read(gw_nsys_db *d, gw_nsys_direct_table *tables, int count, unsigned threads, const char **why);
+
 /* Registers both row functions on db with sink as their state. 0 or -1. */
 int gw_nsys_register_row_functions(sqlite3 *db, gw_nsys_sink *sink);
 /* Removes them again (the main connection outlives the sink). */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ingest/ingest.h"
+#include "nsys_fixture.h"
 
 #define NSYS GW_SHARED_DIR "/traces/nsys/"
 static const char *const EXPORTS[] = {
@@ -29,51 +30,16 @@ static const char *const EXPORTS[] = {
     NSYS "frasertajima__WeatherBench2/report1.sqlite",
 };
 
+/* Through SQLite (the chunked path this file tests; test_nsys_direct.c tests the other). */
 static gw_trace *read_with(const char *path, size_t chunk_rows, unsigned threads)
 {
-    gw_ingest_options opt = {.nsys_chunk_rows = chunk_rows, .nsys_threads = threads};
+    gw_ingest_options opt = {.nsys_chunk_rows = chunk_rows, .nsys_threads = threads, .nsys_sql_only = 1};
     gw_error err;
     gw_error_clear(&err);
     gw_trace *t = NULL;
     if (gw_nsys_sqlite_read(path, &opt, &t, &err) != 0)
         fail_msg("%s: %s", path, err.message);
     return t;
-}
-
-static void assert_same_trace(const gw_trace *a, const gw_trace *b)
-{
-    assert_int_equal(a->gpu_count, b->gpu_count);
-    assert_int_equal(a->host_count, b->host_count);
-    for (size_t i = 0; i < a->gpu_count; i++) {
-        const gw_gpu_event *x = &a->gpu[i], *y = &b->gpu[i];
-        assert_int_equal(x->start, y->start);
-        assert_int_equal(x->end, y->end);
-        assert_int_equal(x->correlation, y->correlation);
-        assert_int_equal(x->kind, y->kind);
-        assert_int_equal(x->device, y->device);
-        assert_int_equal(x->stream, y->stream);
-        assert_int_equal(x->grid_blocks, y->grid_blocks);
-        assert_int_equal(x->block_threads, y->block_threads);
-        assert_int_equal(x->registers, y->registers);
-        assert_int_equal(x->flags, y->flags);
-        assert_int_equal(x->kclass, y->kclass);
-        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
-    }
-    for (size_t i = 0; i < a->host_count; i++) {
-        const gw_host_event *x = &a->host[i], *y = &b->host[i];
-        assert_int_equal(x->start, y->start);
-        assert_int_equal(x->end, y->end);
-        assert_int_equal(x->correlation, y->correlation);
-        assert_int_equal(x->external_id, y->external_id);
-        assert_int_equal(x->kind, y->kind);
-        assert_int_equal(x->api_class, y->api_class);
-        assert_int_equal(x->sync_kind, y->sync_kind);
-        assert_int_equal(x->flags, y->flags);
-        assert_int_equal(x->parent, y->parent);
-        assert_int_equal(a->threads[x->thread].pid, b->threads[y->thread].pid);
-        assert_int_equal(a->threads[x->thread].tid, b->threads[y->thread].tid);
-        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
-    }
 }
 
 static void chunked_reads_equal_whole_reads(void **state)
@@ -110,32 +76,6 @@ static int remove_tmpdir(void **state)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
     return system(cmd) == 0 ? 0 : -1;
-}
-
-static void copy_export(const char *from, const char *to)
-{
-    sqlite3 *src = NULL, *dst = NULL;
-    assert_int_equal(sqlite3_open_v2(from, &src, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_open(to, &dst), SQLITE_OK);
-    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
-    assert_non_null(b);
-    assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
-    assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
-    sqlite3_close(src);
-    assert_int_equal(sqlite3_close(dst), SQLITE_OK);
-}
-
-static int64_t count_of(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
 }
 
 static void rowid_holes_are_compacted(void **state)

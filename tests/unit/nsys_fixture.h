@@ -1,0 +1,79 @@
+/* Helpers shared by the Nsight Systems reader tests (test_nsys_chunks.c,
+ * test_nsys_direct.c): event-by-event comparison of two traces, copies of real exports to
+ * modify, one-value SQL queries. Header-only (static) because only test_*.c files are built. */
+#ifndef GW_TEST_NSYS_FIXTURE_H
+#define GW_TEST_NSYS_FIXTURE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+
+#include "model/model.h"
+
+static inline void assert_same_trace(const gw_trace *a, const gw_trace *b)
+{
+    assert_int_equal(a->gpu_count, b->gpu_count);
+    assert_int_equal(a->host_count, b->host_count);
+    for (size_t i = 0; i < a->gpu_count; i++) {
+        const gw_gpu_event *x = &a->gpu[i], *y = &b->gpu[i];
+        assert_int_equal(x->start, y->start);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->correlation, y->correlation);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->device, y->device);
+        assert_int_equal(x->stream, y->stream);
+        assert_int_equal(x->grid_blocks, y->grid_blocks);
+        assert_int_equal(x->block_threads, y->block_threads);
+        assert_int_equal(x->registers, y->registers);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->kclass, y->kclass);
+        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
+    }
+    for (size_t i = 0; i < a->host_count; i++) {
+        const gw_host_event *x = &a->host[i], *y = &b->host[i];
+        assert_int_equal(x->start, y->start);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->correlation, y->correlation);
+        assert_int_equal(x->external_id, y->external_id);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->api_class, y->api_class);
+        assert_int_equal(x->sync_kind, y->sync_kind);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->parent, y->parent);
+        assert_int_equal(a->threads[x->thread].pid, b->threads[y->thread].pid);
+        assert_int_equal(a->threads[x->thread].tid, b->threads[y->thread].tid);
+        assert_string_equal(gw_trace_str(a, x->name_id), gw_trace_str(b, y->name_id));
+    }
+}
+
+static inline void copy_export(const char *from, const char *to)
+{
+    sqlite3 *src = NULL, *dst = NULL;
+    assert_int_equal(sqlite3_open_v2(from, &src, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open(to, &dst), SQLITE_OK);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
+    assert_non_null(b);
+    assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
+    assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
+    sqlite3_close(src);
+    assert_int_equal(sqlite3_close(dst), SQLITE_OK);
+}
+
+static inline int64_t count_of(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+#endif
