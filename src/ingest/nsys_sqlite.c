@@ -751,7 +751,9 @@ static int read_direct(gw_nsys_db *d, chunk_queue *q, unsigned threads, const gw
     const char *why = NULL;
     int done = gw_nsys_direct_read(d, tables, BIG_TABLES, threads, &why);
     if (!done) {
-        gw_phase_mark("nsys: direct page read given up");
+        char label[160];
+        snprintf(label, sizeof label, "nsys: direct page read given up (%s)", why ? why : "unknown reason");
+        gw_phase_mark(label);
         if (opt && opt->nsys_require_direct)
             return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: the kernel and API tables cannot be read directly: %s",
                            d->path, why ? why : "unknown reason");
