@@ -15,9 +15,11 @@
 #include "ingest/sqlite_btree.h"
 
 /* Leaves per chunk handed to a thread: enough pages for one large pread, few enough that
- * the threads finish together. */
+ * the threads finish together, and at most CHUNK_BYTES_MAX of pages (each thread keeps a
+ * buffer that size: 64 KiB pages would otherwise need 16 MiB a thread). */
 #define CHUNK_LEAVES_MIN 8
 #define CHUNK_LEAVES_MAX 256
+#define CHUNK_BYTES_MAX ((size_t)4 << 20)
 #define CHUNKS_PER_THREAD 16
 
 /* Raw columns decoded from a kernel row and from an API row. */
@@ -69,6 +71,7 @@ typedef struct direct_job {
     gw_btree_file file;
     table_plan plans[2];
     int plan_count;
+    size_t max_chunk_leaves;
     pthread_mutex_t lock;
     int failed;
     const char *why;               /* first reason a worker gave up */
@@ -76,7 +79,7 @@ typedef struct direct_job {
 
 typedef struct direct_worker {
     direct_job *job;
-    uint8_t *pages;                /* owned: CHUNK_LEAVES_MAX pages */
+    uint8_t *pages;                /* owned: job->max_chunk_leaves pages */
     long rows[2];
     pthread_t thread;
     int started;
@@ -322,6 +325,9 @@ static uint32_t root_page(gw_nsys_db *d, const char *table)
 static int run_job(direct_job *job, gw_nsys_direct_table *tables, int count, unsigned threads, const char **why)
 {
     gw_nsys_db *d = job->d;
+    job->max_chunk_leaves = CHUNK_BYTES_MAX / job->file.page_size;
+    if (job->max_chunk_leaves > CHUNK_LEAVES_MAX)
+        job->max_chunk_leaves = CHUNK_LEAVES_MAX;
     for (int k = 0; k < count; k++) {
         table_plan *p = &job->plans[job->plan_count];
         gw_nsys_direct_table *t = &tables[k];
@@ -346,7 +352,8 @@ static int run_job(direct_job *job, gw_nsys_direct_table *tables, int count, uns
         if (gw_btree_leaves(&job->file, root, &p->leaves, &p->leaf_count, why) != 0)
             return 0;
         size_t chunk = p->leaf_count / ((size_t)threads * CHUNKS_PER_THREAD);
-        p->chunk_leaves = chunk < CHUNK_LEAVES_MIN ? CHUNK_LEAVES_MIN : chunk > CHUNK_LEAVES_MAX ? CHUNK_LEAVES_MAX : chunk;
+        size_t min = CHUNK_LEAVES_MIN < job->max_chunk_leaves ? CHUNK_LEAVES_MIN : job->max_chunk_leaves;
+        p->chunk_leaves = chunk < min ? min : chunk > job->max_chunk_leaves ? job->max_chunk_leaves : chunk;
     }
     direct_worker workers[GW_NSYS_DIRECT_THREADS_MAX];
     memset(workers, 0, sizeof workers);
@@ -355,7 +362,7 @@ static int run_job(direct_job *job, gw_nsys_direct_table *tables, int count, uns
     unsigned ready = 0;
     for (unsigned k = 0; k < threads; k++) {
         workers[k].job = job;
-        workers[k].pages = malloc((size_t)CHUNK_LEAVES_MAX * job->file.page_size);
+        workers[k].pages = malloc(job->max_chunk_leaves * job->file.page_size);
         if (!workers[k].pages)
             break;
         ready++;
