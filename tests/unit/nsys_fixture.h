@@ -1,6 +1,7 @@
 /* Helpers shared by the Nsight Systems reader tests (test_nsys_chunks.c,
- * test_nsys_direct.c): event-by-event comparison of two traces, copies of real exports to
- * modify, one-value SQL queries. Header-only (static) because only test_*.c files are built. */
+ * test_nsys_direct.c, test_nsys_sqlite.c): event-by-event comparison of two traces, copies
+ * of real exports to modify in a scratch directory, one-value SQL queries. Header-only
+ * (static) because only test_*.c files are built. */
 #ifndef GW_TEST_NSYS_FIXTURE_H
 #define GW_TEST_NSYS_FIXTURE_H
 
@@ -11,6 +12,8 @@
 #include <cmocka.h>
 
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "model/model.h"
 
@@ -74,6 +77,25 @@ static inline int64_t count_of(const char *path, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return n;
+}
+
+/* A scratch directory per test program for modified copies of exports: made by the
+ * group setup, removed with its contents by the group teardown. */
+static char g_tmpdir[64] __attribute__((unused));
+
+static inline int make_tmpdir(void **state)
+{
+    (void)state;
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw-nsys-test-XXXXXX");
+    return mkdtemp(g_tmpdir) ? 0 : -1;
+}
+
+static inline int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

@@ -61,23 +61,6 @@ static void chunked_reads_equal_whole_reads(void **state)
     }
 }
 
-static char g_tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw-nsys-chunks-XXXXXX");
-    return mkdtemp(g_tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static void rowid_holes_are_compacted(void **state)
 {
     (void)state;

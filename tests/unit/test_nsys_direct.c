@@ -33,23 +33,6 @@ static const char *const EXPORTS[] = {
     NSYS "CO18326__uvmTorch/report1.sqlite",
 };
 
-static char g_tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw-nsys-direct-XXXXXX");
-    return mkdtemp(g_tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 /* 0 or -1 as gw_nsys_sqlite_read returns; the trace in *out, the error in *err. */
 static int read_trace(const char *path, int sql_only, int require_direct, unsigned threads, gw_trace **out,
                       gw_error *err)

@@ -16,6 +16,7 @@
 
 #include "ingest/ingest.h"
 #include "model/classify.h"
+#include "nsys_fixture.h"
 
 #define NSYS GW_SHARED_DIR "/traces/nsys/"
 #define DERIVED NSYS "derived/nsys-2023.4.4/"
@@ -342,23 +343,6 @@ static void dynamicvit_empty_export_refused(void **state)
 }
 
 /* ---- corrupt files ---------------------------------------------------------------- */
-
-static char g_tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gw_nsys_test_XXXXXX");
-    return mkdtemp(g_tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static void copy_file(const char *from, const char *to, long keep_bytes)
 {
