@@ -98,6 +98,7 @@ struct gw_host_collector {
     uint64_t scanned_forks;    /* /proc/stat "processes" when /proc was last listed */
     uint64_t children_forks;   /* ... when the job's children files were last read */
     uint64_t last_listing_tick;
+    bool slow_due;             /* this interval reads the slow_every_n values */
     bool have_scan;            /* c->scan holds a listing of /proc */
     bool no_children_files;    /* task/PID/children absent (CONFIG_PROC_CHILDREN off) */
     pid_t *child_pids;         /* scratch: one children file's pids */

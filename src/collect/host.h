@@ -9,12 +9,15 @@
  * permission for /proc/PID/io), and the recording stores NULL for it.
  *
  * What is read how often (cost matters at 10 Hz; see bench/RESULTS.md "Host sampling cost"):
- *   every interval:  /proc/stat, meminfo, vmstat, pressure/{cpu,io,memory}, diskstats,
- *                    net/dev; stat, status and io of each job process; when /proc/stat's
+ *   every interval:  /proc/stat, meminfo, pressure/{cpu,io,memory}, diskstats; stat of
+ *                    each job process (its CPU); when /proc/stat's
  *                    fork counter moved, task/PID/children of each job process's main
  *                    thread and /proc/PID/stat of the new children (new members of the
  *                    job tree). Files read every interval stay open and are re-read with
  *                    pread (fd_cache.c).
+ *   every slow_every_n intervals (1 by default; 5 when recording): vmstat, net/dev,
+ *                    status and io of each job process (a process new to the job: at
+ *                    once); recordings turn them into rates over the span between reads
  *   every list_every_n intervals (when the fork counter moved): the list of /proc
  *                    (readdir, which walks every task of the machine) and /proc/PID/stat
  *                    of pids not seen before: catches children forked by a job process's
@@ -217,6 +220,11 @@ typedef struct gw_host_sample {
      * first sample, which has no deltas) */
     bool has_top;
     int64_t top_span_ns;
+
+    /* Set only by the recording's read-back (record/host_tables.h): the sample's disks or
+     * interfaces are only those whose counters changed since the recording last wrote
+     * them; the others hold the counters last written (the reader carries them forward). */
+    bool disks_changed_only, nets_changed_only;
 } gw_host_sample;
 
 void gw_host_sample_init(gw_host_sample *s);
@@ -248,7 +256,17 @@ typedef struct gw_host_options {
                                     task/PID/children files of the job's processes' main
                                     threads (0 or 1 = list whenever a fork happened);
                                     default 10 */
+    int slow_every_n;            /* values that move slowly or only feed averages, every N
+                                    intervals: the job processes' status (context switches)
+                                    and io, /proc/vmstat and /proc/net/dev; a process new
+                                    to the job is read at once. The recording's reader
+                                    computes their rates over the time since the sample
+                                    that last read them. 0 or 1 = every interval (the
+                                    default); `gpuwhy run` uses GW_HOST_RECORDING_SLOW_EVERY_N */
 } gw_host_options;
+
+/* slow_every_n of recordings: 2 Hz at the default 100 ms interval. */
+#define GW_HOST_RECORDING_SLOW_EVERY_N 5
 
 /* Fills opts with the defaults above. */
 void gw_host_options_default(gw_host_options *opts);

@@ -24,6 +24,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->thread_status_every_n = 250;
     opts->threads_per_interval = 10;
     opts->list_every_n = 10;
+    opts->slow_every_n = 1;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -201,7 +202,7 @@ static void read_optional_parts(gw_host_collector *c, gw_host_sample *out)
     int bad_line = 0;
     out->has_meminfo = read_global(c, GW_FILE_MEMINFO) == 0 &&
                        gw_parse_meminfo(c->buf.data, &out->mem, &bad_line) == 0;
-    out->has_vmstat = read_global(c, GW_FILE_VMSTAT) == 0 &&
+    out->has_vmstat = c->slow_due && read_global(c, GW_FILE_VMSTAT) == 0 &&
                       gw_parse_vmstat(c->buf.data, &out->vm, &bad_line) == 0;
     struct {
         int file;
@@ -217,7 +218,7 @@ static void read_optional_parts(gw_host_collector *c, gw_host_sample *out)
                          gw_parse_diskstats(c->buf.data, out, &bad_line) == 0;
     if (!out->has_diskstats)
         out->disk_count = 0;
-    out->has_net_dev = read_global(c, GW_FILE_NET_DEV) == 0 &&
+    out->has_net_dev = c->slow_due && read_global(c, GW_FILE_NET_DEV) == 0 &&
                        gw_parse_net_dev(c->buf.data, out, &bad_line) == 0;
     if (!out->has_net_dev)
         out->net_count = 0;
@@ -228,6 +229,7 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     gw_host_sample_clear(out);
     out->mono_ns = clock_ns(CLOCK_MONOTONIC);
     out->realtime_ns = clock_ns(CLOCK_REALTIME);
+    c->slow_due = c->tick == 0 || due(c, c->opts.slow_every_n);
     if (read_proc_stat(c, out, err) != 0)
         return -1;
     read_optional_parts(c, out);

@@ -404,20 +404,25 @@ static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned
     counters_from_stat(&st, &proc->task);
     proc->num_threads = st.num_threads;
     proc->rss_kb = st.rss_pages * (uint64_t)c->page_kb;
-    if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STATUS, c->tick, &c->buf) != 0) {
-        if (vanished(errno))
-            return 1;
-    } else {
-        (void)gw_parse_status_ctxt(c->buf.data, &proc->task);   /* has_ctxt says */
+    bool seen_before = gw_pid_table_get(&c->cmdline_seen, st.pid, st.start_ticks) != NULL;
+    /* A process new to the job gets its io and status at once: the reader credits all of
+     * a new worker's IO to its first interval, and a later first read could not. */
+    if (c->slow_due || !seen_before) {
+        if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STATUS, c->tick, &c->buf) != 0) {
+            if (vanished(errno))
+                return 1;
+        } else {
+            (void)gw_parse_status_ctxt(c->buf.data, &proc->task);   /* has_ctxt says */
+        }
+        if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_IO, c->tick, &c->buf) == 0 &&
+            gw_parse_pid_io(c->buf.data, &proc->rchar, &proc->wchar, &proc->read_bytes,
+                            &proc->write_bytes) == 0)
+            proc->has_io = true;
     }
-    if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_IO, c->tick, &c->buf) == 0 &&
-        gw_parse_pid_io(c->buf.data, &proc->rchar, &proc->wchar, &proc->read_bytes,
-                        &proc->write_bytes) == 0)
-        proc->has_io = true;
     if (with_threads && read_threads(c, proc_dir_fd, proc, thread_status, out, err) != 0)
         return -1;
     gw_pid_entry seen = {.pid = st.pid, .start_ticks = st.start_ticks};
-    if (gw_pid_table_get(&c->cmdline_seen, st.pid, st.start_ticks) == NULL) {
+    if (!seen_before) {
         proc->cmdline = read_cmdline(c, proc_dir_fd, st.pid);
         if (proc->cmdline == NULL)
             return gw_fail(err, GW_EXIT_INTERNAL, "out of memory reading a command line");

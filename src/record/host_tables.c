@@ -5,6 +5,7 @@
  * anyway. */
 #include "record/host_tables.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,9 +104,23 @@ static const char *const insert_sql[INS_COUNT] = {
     [INS_TOP] = "INSERT INTO top_proc VALUES (?,?,?,?,?,?,?)",
 };
 
+/* Every this many written lists, disks and interfaces are written whole even when few
+ * changed: a plain SQL query of the recording then finds every device's counters within
+ * the last minute (at 10 Hz), and the reader's carried-forward state is renewed. */
+#define FULL_LIST_EVERY 600
+
+/* The disk or interface list as last written, to write only the devices that changed. */
+typedef struct written_list {
+    void *items;          /* owned: gw_disk_counters or gw_net_counters */
+    size_t count, cap;
+    bool valid;           /* false: the next list is written whole */
+    unsigned since_full;  /* lists written since the last whole one */
+} written_list;
+
 struct gw_host_writer {
     sqlite3 *db;                       /* borrowed */
     sqlite3_stmt *insert[INS_COUNT];   /* owned */
+    written_list disks, nets;
 };
 
 gw_host_writer *gw_host_writer_new(sqlite3 *db, gw_error *err)
@@ -133,7 +148,77 @@ void gw_host_writer_free(gw_host_writer *w)
         return;
     for (int i = 0; i < INS_COUNT; i++)
         sqlite3_finalize(w->insert[i]);
+    free(w->disks.items);
+    free(w->nets.items);
     free(w);
+}
+
+void gw_host_writer_forget(gw_host_writer *w)
+{
+    if (w == NULL)
+        return;
+    w->disks.valid = false;
+    w->nets.valid = false;
+}
+
+static bool same_disk(const gw_disk_counters *a, const gw_disk_counters *b)
+{
+    return a->major == b->major && a->minor == b->minor && strcmp(a->name, b->name) == 0;
+}
+
+static bool disk_unchanged(const gw_disk_counters *a, const gw_disk_counters *b)
+{
+    return same_disk(a, b) && a->field_count == b->field_count && a->rd_ios == b->rd_ios &&
+           a->rd_merges == b->rd_merges && a->rd_sectors == b->rd_sectors &&
+           a->rd_ticks_ms == b->rd_ticks_ms && a->wr_ios == b->wr_ios &&
+           a->wr_merges == b->wr_merges && a->wr_sectors == b->wr_sectors &&
+           a->wr_ticks_ms == b->wr_ticks_ms && a->ios_in_progress == b->ios_in_progress &&
+           a->io_ticks_ms == b->io_ticks_ms && a->weighted_ticks_ms == b->weighted_ticks_ms &&
+           a->dc_ios == b->dc_ios && a->dc_merges == b->dc_merges &&
+           a->dc_sectors == b->dc_sectors && a->dc_ticks_ms == b->dc_ticks_ms &&
+           a->fl_ios == b->fl_ios && a->fl_ticks_ms == b->fl_ticks_ms;
+}
+
+static bool net_unchanged(const gw_net_counters *a, const gw_net_counters *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->rx_bytes == b->rx_bytes &&
+           a->rx_packets == b->rx_packets && a->rx_errs == b->rx_errs &&
+           a->rx_drop == b->rx_drop && a->tx_bytes == b->tx_bytes &&
+           a->tx_packets == b->tx_packets && a->tx_errs == b->tx_errs && a->tx_drop == b->tx_drop;
+}
+
+/* Whether this list may be written as "changed devices only": the same devices in the
+ * same order as the list last written, and a whole list written recently enough. */
+static bool may_write_changes(const written_list *last, size_t count, const void *items,
+                              size_t item_size, bool is_disk)
+{
+    if (!last->valid || last->count != count || last->since_full + 1 >= FULL_LIST_EVERY)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        const char *a = (const char *)last->items + i * item_size;
+        const char *b = (const char *)items + i * item_size;
+        bool same = is_disk ? same_disk((const gw_disk_counters *)a, (const gw_disk_counters *)b)
+                            : strcmp(((const gw_net_counters *)a)->name, ((const gw_net_counters *)b)->name) == 0;
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+/* Remembers the list just written (in the caller's transaction). On out of memory the
+ * next list is written whole. */
+static void remember_list(written_list *last, const void *items, size_t count, size_t item_size,
+                          bool whole)
+{
+    if (gw_grow(&last->items, &last->cap, count ? count : 1, item_size) != 0) {
+        last->valid = false;
+        return;
+    }
+    if (count)
+        memcpy(last->items, items, count * item_size);
+    last->count = count;
+    last->valid = true;
+    last->since_full = whole ? 0 : last->since_full + 1;
 }
 
 /* Column binder: keeps the next parameter index and the first error. */
@@ -212,7 +297,12 @@ static int bind_run(binder *b, gw_host_writer *w, const char *table, gw_error *e
     return 0;
 }
 
-static int insert_sys(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw_error *err)
+/* host_sys.has_diskstats / has_net_dev: not read, read and written whole, read and only
+ * the devices whose counters changed written. */
+enum { LIST_NOT_READ = 0, LIST_WHOLE = 1, LIST_CHANGES = 2 };
+
+static int insert_sys(gw_host_writer *w, int64_t id, const gw_host_sample *s, int disk_mode,
+                      int net_mode, gw_error *err)
 {
     binder b = bind_start(w->insert[INS_SYS], id);
     bind_u64(&b, s->ctxt_switches);
@@ -237,8 +327,8 @@ static int insert_sys(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw
     bind_opt_u64(&b, vm, s->vm.pgmajfault);
     bind_opt_u64(&b, vm, s->vm.pgpgin);
     bind_opt_u64(&b, vm, s->vm.pgpgout);
-    bind_i64(&b, s->has_diskstats);
-    bind_i64(&b, s->has_net_dev);
+    bind_i64(&b, disk_mode);
+    bind_i64(&b, net_mode);
     bind_i64(&b, s->has_numa);
     bind_i64(&b, s->has_threads);
     bind_i64(&b, s->has_fs);
@@ -296,7 +386,15 @@ static int insert_top(gw_host_writer *w, int64_t id, const char *kind, const gw_
 
 int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw_error *err)
 {
-    if (insert_sys(w, id, s, err) != 0)
+    int disk_mode = !s->has_diskstats ? LIST_NOT_READ
+                    : may_write_changes(&w->disks, s->disk_count, s->disks, sizeof *s->disks, true)
+                        ? LIST_CHANGES
+                        : LIST_WHOLE;
+    int net_mode = !s->has_net_dev ? LIST_NOT_READ
+                   : may_write_changes(&w->nets, s->net_count, s->nets, sizeof *s->nets, false)
+                       ? LIST_CHANGES
+                       : LIST_WHOLE;
+    if (insert_sys(w, id, s, disk_mode, net_mode, err) != 0)
         return -1;
     for (size_t i = 0; i < s->cpu_count; i++) {
         const gw_cpu_counters *c = &s->cpus[i];
@@ -315,6 +413,8 @@ int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s
         return -1;
     for (size_t i = 0; i < s->disk_count; i++) {
         const gw_disk_counters *d = &s->disks[i];
+        if (disk_mode == LIST_CHANGES && disk_unchanged(d, (const gw_disk_counters *)w->disks.items + i))
+            continue;
         binder b = bind_start(w->insert[INS_DISK], id);
         bind_i64(&b, d->major);
         bind_i64(&b, d->minor);
@@ -337,6 +437,8 @@ int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s
     }
     for (size_t i = 0; i < s->net_count; i++) {
         const gw_net_counters *n = &s->nets[i];
+        if (net_mode == LIST_CHANGES && net_unchanged(n, (const gw_net_counters *)w->nets.items + i))
+            continue;
         binder b = bind_start(w->insert[INS_NET], id);
         bind_text(&b, n->name);
         const uint64_t v[8] = {n->rx_bytes, n->rx_packets, n->rx_errs, n->rx_drop,
@@ -346,6 +448,10 @@ int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s
         if (bind_run(&b, w, "host_net", err) != 0)
             return -1;
     }
+    if (disk_mode != LIST_NOT_READ)
+        remember_list(&w->disks, s->disks, s->disk_count, sizeof *s->disks, disk_mode == LIST_WHOLE);
+    if (net_mode != LIST_NOT_READ)
+        remember_list(&w->nets, s->nets, s->net_count, sizeof *s->nets, net_mode == LIST_WHOLE);
     for (size_t i = 0; s->has_numa && i < s->numa_count; i++) {
         binder b = bind_start(w->insert[INS_NUMA], id);
         bind_i64(&b, s->numa_nodes[i].node);

@@ -89,8 +89,12 @@ static int read_sys(reader *r, int64_t id, gw_host_sample *out)
                       &out->vm.pgpgin, &out->vm.pgpgout};
     for (size_t k = 0; k < sizeof vm / sizeof vm[0]; k++)
         *vm[k] = col_u64(r, c++);
-    out->has_diskstats = col_u64(r, c++) != 0;
-    out->has_net_dev = col_u64(r, c++) != 0;
+    /* 2: only the devices that changed were written (host_tables.c) */
+    uint64_t disk_mode = col_u64(r, c++), net_mode = col_u64(r, c++);
+    out->has_diskstats = disk_mode != 0;
+    out->disks_changed_only = disk_mode == 2;
+    out->has_net_dev = net_mode != 0;
+    out->nets_changed_only = net_mode == 2;
     out->has_numa = col_u64(r, c++) != 0;
     out->has_threads = col_u64(r, c++) != 0;
     out->has_fs = col_u64(r, c++) != 0;
@@ -357,4 +361,75 @@ int gw_host_sample_read(sqlite3 *db, int64_t sample_id, gw_host_sample *out, gw_
     if (status != 0)
         gw_host_sample_clear(out);
     return status;
+}
+
+static bool same_disk(const gw_disk_counters *a, const gw_disk_counters *b)
+{
+    return a->major == b->major && a->minor == b->minor && strcmp(a->name, b->name) == 0;
+}
+
+static bool same_net(const gw_net_counters *a, const gw_net_counters *b)
+{
+    return strcmp(a->name, b->name) == 0;
+}
+
+/* In "changed only" samples the writer's device list is the last one, in the same order
+ * (host_tables.c), so the complete list is the last one with the written rows replacing
+ * their devices; a written row of no known device (a file not written by gpuwhy) is
+ * appended. */
+static int merge_disks(gw_host_sample *cur, const gw_disk_counters *last, size_t last_count, gw_error *err)
+{
+    size_t written = cur->disk_count, total = last_count + written;
+    gw_disk_counters *merged = malloc((total ? total : 1) * sizeof *merged);
+    if (merged == NULL)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    size_t n = last_count;
+    if (last_count)
+        memcpy(merged, last, last_count * sizeof *merged);
+    for (size_t k = 0; k < written; k++) {
+        size_t at = 0;
+        while (at < last_count && !same_disk(&merged[at], &cur->disks[k]))
+            at++;
+        merged[at < last_count ? at : n++] = cur->disks[k];
+    }
+    free(cur->disks);
+    cur->disks = merged;
+    cur->disk_count = n;
+    cur->disk_cap = total ? total : 1;
+    return 0;
+}
+
+static int merge_nets(gw_host_sample *cur, const gw_net_counters *last, size_t last_count, gw_error *err)
+{
+    size_t written = cur->net_count, total = last_count + written;
+    gw_net_counters *merged = malloc((total ? total : 1) * sizeof *merged);
+    if (merged == NULL)
+        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
+    size_t n = last_count;
+    if (last_count)
+        memcpy(merged, last, last_count * sizeof *merged);
+    for (size_t k = 0; k < written; k++) {
+        size_t at = 0;
+        while (at < last_count && !same_net(&merged[at], &cur->nets[k]))
+            at++;
+        merged[at < last_count ? at : n++] = cur->nets[k];
+    }
+    free(cur->nets);
+    cur->nets = merged;
+    cur->net_count = n;
+    cur->net_cap = total ? total : 1;
+    return 0;
+}
+
+int gw_host_sample_carry_forward(gw_host_sample *cur, const gw_disk_counters *last_disks,
+                                 size_t last_disk_count, const gw_net_counters *last_nets,
+                                 size_t last_net_count, gw_error *err)
+{
+    if (cur->disks_changed_only && merge_disks(cur, last_disks, last_disk_count, err) != 0)
+        return -1;
+    cur->disks_changed_only = false;
+    if (cur->nets_changed_only && merge_nets(cur, last_nets, last_net_count, err) != 0)
+        return -1;
+    cur->nets_changed_only = false;
+    return 0;
 }

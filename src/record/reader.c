@@ -141,6 +141,30 @@ typedef struct load_ctx {
     /* parallel to s->job_processes: the last schedstat seen (mono_ns 0 = none yet) */
     struct sched_mark { uint64_t wait_ns; int64_t mono_ns; } *sched;
     size_t sched_cap;
+    /* parallel to s->job_processes: the last io and status read (values read every few
+     * intervals; their rates span the samples between two reads) */
+    struct slow_mark {
+        bool has_io, has_ctxt;
+        uint64_t read_bytes, write_bytes, nonvoluntary_ctxt;
+        int64_t io_mono_ns, ctxt_mono_ns;
+        size_t io_sample, ctxt_sample;
+    } *slow;
+    size_t slow_cap;
+    size_t *proc_owner;           /* parallel to s->procs: index into s->job_processes */
+    size_t proc_owner_cap;
+    /* host-wide values read every few intervals: the last sample that read them */
+    bool has_vm_mark, has_net_mark;
+    gw_vmstat vm_mark;
+    int64_t vm_mono_ns, net_mono_ns;
+    size_t vm_sample, net_sample;
+    /* complete disk and interface lists of the last samples that read them: version 2
+     * writes only the devices that changed */
+    gw_disk_counters *last_disks;
+    size_t last_disk_count, last_disk_cap;
+    gw_net_counters *last_nets;
+    size_t last_net_count, last_net_cap;
+    /* per sample row and GPU: gpu_sample.process_count, -1 when NULL or absent */
+    int *gpu_proc_counts;
     size_t fs_cap;
     long ticks_per_s;
     long page_kb;
@@ -288,15 +312,24 @@ static int load_gpu_samples(load_ctx *c, gw_error *err)
     static const char sql[] =
         "SELECT sample_id, gpu, gpu_util_pct, mem_util_pct, memory_used_bytes, sm_clock_mhz, mem_clock_mhz,"
         " clock_event_reasons, temperature_c, power_mw, pcie_tx_kbps, pcie_rx_kbps, pcie_gen, pcie_width,"
-        " sm_active_pct, sm_occupancy_pct, tensor_active_pct, dram_bw_pct, lost, error_code"
+        " sm_active_pct, sm_occupancy_pct, tensor_active_pct, dram_bw_pct, lost, error_code, process_count"
         " FROM gpu_sample ORDER BY sample_id, gpu";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return bad(err, c->r->path, "table gpu_sample", c->r->db);
+    c->gpu_proc_counts = malloc(c->row_count * s->gpu_count * sizeof *c->gpu_proc_counts);
+    if (!c->gpu_proc_counts) {
+        sqlite3_finalize(st);
+        return oom(err, c->r->path);
+    }
+    for (size_t i = 0; i < c->row_count * s->gpu_count; i++)
+        c->gpu_proc_counts[i] = -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         long idx = row_index(c, sqlite3_column_int64(st, 0));
         int gpu = sqlite3_column_int(st, 1);
+        if (idx >= 0 && gpu >= 0 && (size_t)gpu < s->gpu_count && sqlite3_column_type(st, 20) != SQLITE_NULL)
+            c->gpu_proc_counts[(size_t)idx * s->gpu_count + (size_t)gpu] = sqlite3_column_int(st, 20);
         /* A GPU sample closes the interval that ends at its sample; the first sample
          * opens the recording and closes nothing. */
         if (idx < 1 || gpu < 0 || (size_t)gpu >= s->gpu_count)
@@ -370,6 +403,25 @@ static int load_gpu_samples(load_ctx *c, gw_error *err)
     return 0;
 }
 
+/* A GPU's process list in one sample, as rows [first, first + count) of a scratch list. */
+typedef struct proc_list_ref {
+    size_t first, count;
+    bool known;
+} proc_list_ref;
+
+static int append_gpu_proc(load_ctx *c, const gw_gpu_proc_interval *p)
+{
+    gw_samples *s = c->s;
+    if (gw_grow((void **)&s->gpu_procs, &c->gpu_proc_cap, s->gpu_proc_count + 1, sizeof *s->gpu_procs) != 0)
+        return -1;
+    s->gpu_procs[s->gpu_proc_count++] = *p;
+    return 0;
+}
+
+/* Version 2 writes a GPU's process list only when it differs from the one last written
+ * (writer.c): a sample whose gpu_sample.process_count is > 0 but has no gpu_process rows
+ * for that GPU has the list last written for it. Version 1 wrote every list, so the same
+ * rule reads both. */
 static int load_gpu_processes(load_ctx *c, gw_error *err)
 {
     gw_samples *s = c->s;
@@ -379,17 +431,21 @@ static int load_gpu_processes(load_ctx *c, gw_error *err)
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return bad(err, c->r->path, "table gpu_process", c->r->db);
+    /* every row first (sample index in .interval), then the per-interval lists */
+    gw_gpu_proc_interval *rows = NULL;
+    size_t row_count = 0, row_cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         long idx = row_index(c, sqlite3_column_int64(st, 0));
-        if (idx < 1)
+        if (idx < 0)
             continue;
-        if (gw_grow((void **)&s->gpu_procs, &c->gpu_proc_cap, s->gpu_proc_count + 1, sizeof *s->gpu_procs) != 0) {
+        if (gw_grow((void **)&rows, &row_cap, row_count + 1, sizeof *rows) != 0) {
             sqlite3_finalize(st);
+            free(rows);
             return oom(err, c->r->path);
         }
-        gw_gpu_proc_interval *p = &s->gpu_procs[s->gpu_proc_count++];
-        p->interval = (size_t)idx - 1;
+        gw_gpu_proc_interval *p = &rows[row_count++];
+        p->interval = (size_t)idx;
         p->gpu = (unsigned)sqlite3_column_int(st, 1);
         p->pid = sqlite3_column_int(st, 2);
         p->used_memory_bytes = col_or_nan(st, 3);
@@ -397,9 +453,42 @@ static int load_gpu_processes(load_ctx *c, gw_error *err)
         p->mem_util_pct = col_or_nan(st, 5);
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE) {
+        free(rows);
         return bad(err, c->r->path, "table gpu_process", c->r->db);
-    return 0;
+    }
+    proc_list_ref *last = calloc(s->gpu_count ? s->gpu_count : 1, sizeof *last);
+    if (!last) {
+        free(rows);
+        return oom(err, c->r->path);
+    }
+    size_t next = 0;
+    int status = 0;
+    for (size_t sample = 0; sample < c->row_count && status == 0; sample++) {
+        for (unsigned gpu = 0; gpu < s->gpu_count && status == 0; gpu++) {
+            size_t first = next;
+            while (next < row_count && rows[next].interval == sample && rows[next].gpu == gpu)
+                next++;
+            int listed = c->gpu_proc_counts ? c->gpu_proc_counts[sample * s->gpu_count + gpu] : -1;
+            proc_list_ref use = {first, next - first, next > first};
+            if (next > first)
+                last[gpu] = use;
+            else if (listed > 0 && last[gpu].known && last[gpu].count == (size_t)listed)
+                use = last[gpu];
+            /* the first sample opens the recording and closes no interval */
+            for (size_t k = 0; sample > 0 && k < use.count && status == 0; k++) {
+                gw_gpu_proc_interval p = rows[use.first + k];
+                p.interval = sample - 1;
+                status = append_gpu_proc(c, &p);
+            }
+        }
+        /* rows of GPUs beyond the gpu table, or out of order: skipped as before */
+        while (next < row_count && rows[next].interval == sample)
+            next++;
+    }
+    free(last);
+    free(rows);
+    return status == 0 ? 0 : oom(err, c->r->path);
 }
 
 static int load_events(load_ctx *c, gw_error *err)
@@ -508,7 +597,8 @@ static long note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
     }
     if (gw_grow((void **)&s->job_processes, &c->job_proc_cap, s->job_process_count + 1, sizeof *s->job_processes) != 0 ||
         gw_grow((void **)&c->job_start_ticks, &c->start_ticks_cap, s->job_process_count + 1, sizeof *c->job_start_ticks) != 0 ||
-        gw_grow((void **)&c->sched, &c->sched_cap, s->job_process_count + 1, sizeof *c->sched) != 0)
+        gw_grow((void **)&c->sched, &c->sched_cap, s->job_process_count + 1, sizeof *c->sched) != 0 ||
+        gw_grow((void **)&c->slow, &c->slow_cap, s->job_process_count + 1, sizeof *c->slow) != 0)
         return -1;
     size_t idx = s->job_process_count;
     gw_job_process *j = &s->job_processes[idx];
@@ -521,19 +611,72 @@ static long note_job_process(load_ctx *c, size_t interval, const gw_job_proc *p)
     c->job_start_ticks[idx] = p->start_ticks;
     c->sched[idx].wait_ns = 0;
     c->sched[idx].mono_ns = 0;
+    memset(&c->slow[idx], 0, sizeof c->slow[idx]);
     s->job_process_count++;
     return j->comm ? (long)idx : -1;
 }
 
-/* Per-process and whole-job values of one interval. A process absent from the previous
- * sample but started after it (a DataLoader worker) used all its CPU inside the interval;
- * one absent without that proof (it joined the tree by re-parenting) has no rate. */
+/* Sets the IO rates of job process `owner` in the intervals from first_interval to the
+ * one before the current (the entries already added; s->procs ascends by interval). */
+static void backfill_io(load_ctx *c, size_t owner, size_t first_interval, double read_per_s, double write_per_s)
+{
+    gw_samples *s = c->s;
+    for (size_t k = s->proc_count - 1; k-- > 0 && s->procs[k].interval >= first_interval;) {
+        if (c->proc_owner[k] != owner)
+            continue;
+        s->procs[k].read_bytes_per_s = read_per_s;
+        s->procs[k].write_bytes_per_s = write_per_s;
+    }
+}
+
+/* The IO and context-switch rates of process p, whose io and status are read every few
+ * intervals (host.h, slow_every_n): each read gives the rate since the previous read of
+ * the same process, and every interval in between gets it (an average over that span,
+ * never a zero for "not read"). */
+static void slow_proc_rates(load_ctx *c, size_t sample, long owner, const gw_job_proc *p, bool is_new,
+                            double interval_s, const gw_host_sample *b, bool is_main, gw_proc_interval *pi)
+{
+    struct slow_mark *m = &c->slow[owner];
+    if (p->has_io) {
+        if (m->has_io && b->mono_ns > m->io_mono_ns) {
+            double span_s = (double)(b->mono_ns - m->io_mono_ns) / 1e9;
+            pi->read_bytes_per_s = counter_rate(m->read_bytes, p->read_bytes, span_s);
+            pi->write_bytes_per_s = counter_rate(m->write_bytes, p->write_bytes, span_s);
+            backfill_io(c, (size_t)owner, m->io_sample, pi->read_bytes_per_s, pi->write_bytes_per_s);
+        } else if (is_new) {
+            pi->read_bytes_per_s = (double)p->read_bytes / interval_s;
+            pi->write_bytes_per_s = (double)p->write_bytes / interval_s;
+        }
+        m->has_io = true;
+        m->read_bytes = p->read_bytes;
+        m->write_bytes = p->write_bytes;
+        m->io_mono_ns = b->mono_ns;
+        m->io_sample = sample;
+    }
+    if (p->task.has_ctxt) {
+        if (is_main && m->has_ctxt && b->mono_ns > m->ctxt_mono_ns) {
+            double span_s = (double)(b->mono_ns - m->ctxt_mono_ns) / 1e9;
+            double rate = counter_rate(m->nonvoluntary_ctxt, p->task.nonvoluntary_ctxt, span_s);
+            for (size_t j = m->ctxt_sample; j < sample; j++)
+                c->s->host[j].main_nonvoluntary_ctxt_per_s = rate;
+        }
+        m->has_ctxt = true;
+        m->nonvoluntary_ctxt = p->task.nonvoluntary_ctxt;
+        m->ctxt_mono_ns = b->mono_ns;
+        m->ctxt_sample = sample;
+    }
+}
+
+/* Per-process and whole-job values of one interval (the job's IO totals come later, from
+ * the per-process rates: see job_io_totals). A process absent from the previous sample but
+ * started after it (a DataLoader worker) used all its CPU inside the interval; one absent
+ * without that proof (it joined the tree by re-parenting) has no rate. */
 static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, const gw_host_sample *b,
                      double interval_s, gw_host_interval *h)
 {
     gw_samples *s = c->s;
-    double cpu_sum = 0, rss = 0, rd = 0, wr = 0, wait_pct = 0;
-    int io_known = 0, wait_known = 0;
+    double cpu_sum = 0, rss = 0, wait_pct = 0;
+    int wait_known = 0;
     h->main_runqueue_wait_pct = h->main_nonvoluntary_ctxt_per_s = NAN;
     for (size_t i = 0; i < b->proc_count; i++) {
         const gw_job_proc *p = &b->procs[i];
@@ -541,8 +684,13 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         for (size_t k = 0; k < a->proc_count && !q; k++)
             if (a->procs[k].pid == p->pid && a->procs[k].start_ticks == p->start_ticks)
                 q = &a->procs[k];
-        if (gw_grow((void **)&s->procs, &c->proc_cap, s->proc_count + 1, sizeof *s->procs) != 0)
+        if (gw_grow((void **)&s->procs, &c->proc_cap, s->proc_count + 1, sizeof *s->procs) != 0 ||
+            gw_grow((void **)&c->proc_owner, &c->proc_owner_cap, s->proc_count + 1, sizeof *c->proc_owner) != 0)
             return -1;
+        long idx = note_job_process(c, interval, p);
+        if (idx < 0)
+            return -1;
+        c->proc_owner[s->proc_count] = (size_t)idx;
         gw_proc_interval *pi = &s->procs[s->proc_count++];
         memset(pi, 0, sizeof *pi);
         pi->interval = interval;
@@ -553,39 +701,23 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         pi->rss_kb = (double)p->rss_kb;
         pi->cpu_pct = NAN;
         pi->read_bytes_per_s = pi->write_bytes_per_s = NAN;
+        bool is_new = false;
         if (q) {
             double pct = 0;
             if (gw_task_cpu_pct(&q->task, &p->task, c->ticks_per_s, interval_s, &pct) == GW_RATE_OK)
                 pi->cpu_pct = pct;
-            if (q->has_io && p->has_io) {
-                pi->read_bytes_per_s = counter_rate(q->read_bytes, p->read_bytes, interval_s);
-                pi->write_bytes_per_s = counter_rate(q->write_bytes, p->write_bytes, interval_s);
-            }
-            if (i == 0 && b->job_alive && q->task.has_ctxt && p->task.has_ctxt)
-                h->main_nonvoluntary_ctxt_per_s =
-                    counter_rate(q->task.nonvoluntary_ctxt, p->task.nonvoluntary_ctxt, interval_s);
         } else {
             double started_ns = (double)p->start_ticks / (double)c->ticks_per_s * 1e9;
             if (started_ns >= (double)a->mono_ns) {
+                is_new = true;
                 pi->cpu_pct = (double)(p->task.utime_ticks + p->task.stime_ticks) / (double)c->ticks_per_s /
                               interval_s * 100.0;
-                if (p->has_io) {
-                    pi->read_bytes_per_s = (double)p->read_bytes / interval_s;
-                    pi->write_bytes_per_s = (double)p->write_bytes / interval_s;
-                }
             }
         }
+        slow_proc_rates(c, interval + 1, idx, p, is_new, interval_s, b, i == 0 && b->job_alive, pi);
         if (!isnan(pi->cpu_pct))
             cpu_sum += pi->cpu_pct;
         rss += pi->rss_kb;
-        if (!isnan(pi->read_bytes_per_s) && !isnan(pi->write_bytes_per_s)) {
-            rd += pi->read_bytes_per_s;
-            wr += pi->write_bytes_per_s;
-            io_known = 1;
-        }
-        long idx = note_job_process(c, interval, p);
-        if (idx < 0)
-            return -1;
         if (p->task.has_schedstat) {
             struct sched_mark *m = &c->sched[idx];
             uint64_t waited = 0;
@@ -608,9 +740,26 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
     h->job_d_state_threads = b->has_threads ? b->threads_d_state : -1;
     h->job_cpu_pct = cpu_sum;
     h->job_rss_kb = rss;
-    h->job_read_bytes_per_s = io_known ? rd : NAN;
-    h->job_write_bytes_per_s = io_known ? wr : NAN;
     return 0;
+}
+
+/* The job's read/write bytes per second of every interval: the sum over its processes
+ * whose IO rate is known (NaN when none is). Done once all samples are read, since a
+ * later read of a process's io fills the intervals before it. */
+static void job_io_totals(gw_samples *s)
+{
+    for (size_t j = 0; j < s->interval_count; j++)
+        s->host[j].job_read_bytes_per_s = s->host[j].job_write_bytes_per_s = NAN;
+    for (size_t k = 0; k < s->proc_count; k++) {
+        const gw_proc_interval *pi = &s->procs[k];
+        if (isnan(pi->read_bytes_per_s) || isnan(pi->write_bytes_per_s) || pi->interval >= s->interval_count)
+            continue;
+        gw_host_interval *h = &s->host[pi->interval];
+        if (isnan(h->job_read_bytes_per_s))
+            h->job_read_bytes_per_s = h->job_write_bytes_per_s = 0;
+        h->job_read_bytes_per_s += pi->read_bytes_per_s;
+        h->job_write_bytes_per_s += pi->write_bytes_per_s;
+    }
 }
 
 static int add_others(load_ctx *c, size_t interval, const gw_host_sample *b, double interval_s)
@@ -700,11 +849,6 @@ static void host_values(const gw_host_sample *a, const gw_host_sample *b, double
                                    (b->mem.swap_free_kb < b->mem.swap_total_kb ? b->mem.swap_free_kb : b->mem.swap_total_kb));
     }
     h->swap_in_pages_per_s = h->swap_out_pages_per_s = h->major_faults_per_s = NAN;
-    if (a->has_vmstat && b->has_vmstat) {
-        h->swap_in_pages_per_s = counter_rate(a->vm.pswpin, b->vm.pswpin, interval_s);
-        h->swap_out_pages_per_s = counter_rate(a->vm.pswpout, b->vm.pswpout, interval_s);
-        h->major_faults_per_s = counter_rate(a->vm.pgmajfault, b->vm.pgmajfault, interval_s);
-    }
     h->psi_cpu_some_pct = pressure(&a->pressure.cpu, &b->pressure.cpu, false, interval_s);
     h->psi_io_some_pct = pressure(&a->pressure.io, &b->pressure.io, false, interval_s);
     h->psi_io_full_pct = pressure(&a->pressure.io, &b->pressure.io, true, interval_s);
@@ -712,25 +856,82 @@ static void host_values(const gw_host_sample *a, const gw_host_sample *b, double
     h->psi_mem_full_pct = pressure(&a->pressure.memory, &b->pressure.memory, true, interval_s);
     h->procs_running = b->procs_running;
     h->procs_blocked = b->procs_blocked;
-    double rx = 0, tx = 0;
-    int net_known = 0;
-    for (size_t i = 0; i < b->net_count; i++) {
-        if (strcmp(b->nets[i].name, "lo") == 0)
-            continue;
-        for (size_t k = 0; k < a->net_count; k++) {
-            gw_net_rates r;
-            if (strcmp(a->nets[k].name, b->nets[i].name) != 0)
-                continue;
-            if (gw_net_rates_compute(&a->nets[k], &b->nets[i], interval_s, &r) == GW_RATE_OK) {
-                rx += r.rx_bytes_per_s;
-                tx += r.tx_bytes_per_s;
-                net_known = 1;
+    h->net_rx_bytes_per_s = h->net_tx_bytes_per_s = NAN;
+}
+
+/* Keeps the complete disk or interface list of sample b (after carry_forward) as the base
+ * of the next "changed only" sample. Returns 0 or -1 (out of memory). */
+static int keep_lists(load_ctx *c, const gw_host_sample *b)
+{
+    if (b->has_diskstats) {
+        if (gw_grow((void **)&c->last_disks, &c->last_disk_cap, b->disk_count ? b->disk_count : 1,
+                    sizeof *c->last_disks) != 0)
+            return -1;
+        if (b->disk_count)
+            memcpy(c->last_disks, b->disks, b->disk_count * sizeof *c->last_disks);
+        c->last_disk_count = b->disk_count;
+    }
+    return 0;
+}
+
+/* Host-wide values read every few intervals (vmstat, net/dev; host.h slow_every_n): a
+ * sample that read them gives the rates since the last sample that did, and every
+ * interval in between gets them. Also the first sample's baseline. */
+static int slow_host_values(load_ctx *c, size_t sample, const gw_host_sample *b)
+{
+    gw_samples *s = c->s;
+    if (b->has_vmstat) {
+        if (c->has_vm_mark && b->mono_ns > c->vm_mono_ns) {
+            double span_s = (double)(b->mono_ns - c->vm_mono_ns) / 1e9;
+            double in = counter_rate(c->vm_mark.pswpin, b->vm.pswpin, span_s);
+            double out = counter_rate(c->vm_mark.pswpout, b->vm.pswpout, span_s);
+            double major = counter_rate(c->vm_mark.pgmajfault, b->vm.pgmajfault, span_s);
+            for (size_t j = c->vm_sample; j < sample; j++) {
+                s->host[j].swap_in_pages_per_s = in;
+                s->host[j].swap_out_pages_per_s = out;
+                s->host[j].major_faults_per_s = major;
             }
-            break;
+        }
+        c->has_vm_mark = true;
+        c->vm_mark = b->vm;
+        c->vm_mono_ns = b->mono_ns;
+        c->vm_sample = sample;
+    }
+    if (!b->has_net_dev)
+        return 0;
+    if (c->has_net_mark && b->mono_ns > c->net_mono_ns) {
+        double span_s = (double)(b->mono_ns - c->net_mono_ns) / 1e9;
+        double rx = 0, tx = 0;
+        int net_known = 0;
+        for (size_t i = 0; i < b->net_count; i++) {
+            if (strcmp(b->nets[i].name, "lo") == 0)
+                continue;
+            for (size_t k = 0; k < c->last_net_count; k++) {
+                gw_net_rates r;
+                if (strcmp(c->last_nets[k].name, b->nets[i].name) != 0)
+                    continue;
+                if (gw_net_rates_compute(&c->last_nets[k], &b->nets[i], span_s, &r) == GW_RATE_OK) {
+                    rx += r.rx_bytes_per_s;
+                    tx += r.tx_bytes_per_s;
+                    net_known = 1;
+                }
+                break;
+            }
+        }
+        for (size_t j = c->net_sample; j < sample; j++) {
+            s->host[j].net_rx_bytes_per_s = net_known ? rx : NAN;
+            s->host[j].net_tx_bytes_per_s = net_known ? tx : NAN;
         }
     }
-    h->net_rx_bytes_per_s = net_known ? rx : NAN;
-    h->net_tx_bytes_per_s = net_known ? tx : NAN;
+    if (gw_grow((void **)&c->last_nets, &c->last_net_cap, b->net_count ? b->net_count : 1, sizeof *c->last_nets) != 0)
+        return -1;
+    if (b->net_count)
+        memcpy(c->last_nets, b->nets, b->net_count * sizeof *c->last_nets);
+    c->last_net_count = b->net_count;
+    c->has_net_mark = true;
+    c->net_mono_ns = b->mono_ns;
+    c->net_sample = sample;
+    return 0;
 }
 
 static int load_host(load_ctx *c, gw_error *err)
@@ -754,12 +955,18 @@ static int load_host(load_ctx *c, gw_error *err)
         }
         cur->mono_ns = c->rows[i].mono_ns;
         cur->realtime_ns = c->rows[i].real_ns;
-        if (note_fs_numa(c, i > 0 ? i - 1 : 0, cur) != 0) {
+        if (gw_host_sample_carry_forward(cur, c->last_disks, c->last_disk_count, c->last_nets,
+                                         c->last_net_count, err) != 0) {
+            rc = -1;
+            break;
+        }
+        if (note_fs_numa(c, i > 0 ? i - 1 : 0, cur) != 0 || keep_lists(c, cur) != 0) {
             rc = oom(err, c->r->path);
             break;
         }
         if (i == 0) {
-            /* the first sample opens no interval but is the baseline of run-queue waits */
+            /* the first sample opens no interval but is the baseline of run-queue waits
+             * and of the values read every few intervals */
             for (size_t k = 0; k < cur->proc_count; k++) {
                 const gw_job_proc *p = &cur->procs[k];
                 long idx = note_job_process(c, 0, p);
@@ -771,7 +978,17 @@ static int load_host(load_ctx *c, gw_error *err)
                     c->sched[idx].wait_ns = p->task.runqueue_wait_ns;
                     c->sched[idx].mono_ns = cur->mono_ns;
                 }
+                struct slow_mark *m = &c->slow[idx];
+                m->has_io = p->has_io;
+                m->read_bytes = p->read_bytes;
+                m->write_bytes = p->write_bytes;
+                m->io_mono_ns = cur->mono_ns;
+                m->has_ctxt = p->task.has_ctxt;
+                m->nonvoluntary_ctxt = p->task.nonvoluntary_ctxt;
+                m->ctxt_mono_ns = cur->mono_ns;
             }
+            if (rc == 0 && slow_host_values(c, 0, cur) != 0)
+                rc = oom(err, c->r->path);
             continue;
         }
         gw_host_interval *h = &s->host[i - 1];
@@ -788,13 +1005,14 @@ static int load_host(load_ctx *c, gw_error *err)
         host_values(prev, cur, h->duration_s, h);
         if (add_disks(c, i - 1, prev, cur, h->duration_s) != 0 ||
             add_procs(c, i - 1, prev, cur, h->duration_s, h) != 0 ||
-            add_others(c, i - 1, cur, h->duration_s) != 0)
+            add_others(c, i - 1, cur, h->duration_s) != 0 || slow_host_values(c, i, cur) != 0)
             rc = oom(err, c->r->path);
     }
     gw_host_sample_free(&hs[0]);
     gw_host_sample_free(&hs[1]);
     if (rc != 0)
         return -1;
+    job_io_totals(s);
     if (s->disk_count) {
         s->disks = calloc(s->interval_count * s->disk_count, sizeof *s->disks);
         if (!s->disks)
@@ -823,6 +1041,11 @@ int gw_recording_reader_samples(gw_recording_reader *r, gw_samples **out, gw_err
     free(c.cells);
     free(c.job_start_ticks);
     free(c.sched);
+    free(c.slow);
+    free(c.proc_owner);
+    free(c.last_disks);
+    free(c.last_nets);
+    free(c.gpu_proc_counts);
     if (rc != 0) {
         gw_samples_free(c.s);
         return -1;

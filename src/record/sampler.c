@@ -114,7 +114,12 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
     if (!s->writer)
         goto fail;
     raise_open_file_limit();
-    s->host = gw_host_collector_new(cfg->proc_root ? cfg->proc_root : "/", cfg->job_pid, NULL, err);
+    /* The recording's reader spreads the slow values' rates over the samples between two
+     * reads (reader.c), so they need not be read every interval (host.h). */
+    gw_host_options host_opts;
+    gw_host_options_default(&host_opts);
+    host_opts.slow_every_n = GW_HOST_RECORDING_SLOW_EVERY_N;
+    s->host = gw_host_collector_new(cfg->proc_root ? cfg->proc_root : "/", cfg->job_pid, &host_opts, err);
     if (!s->host)
         goto fail;
     char note[512];

@@ -12,6 +12,7 @@
 
 #include "record/host_tables.h"
 #include "record/recording_format.h"
+#include "util/grow.h"
 
 static const char SCHEMA[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -47,6 +48,14 @@ static const char *const STATEMENTS[ST_COUNT] = {
     "COMMIT",
 };
 
+/* A GPU's process list as last written: NVML's list is re-read about once a second and
+ * repeated in between, so most intervals would write the same rows again. */
+typedef struct written_procs {
+    gw_gpu_process *procs;   /* owned */
+    size_t count, cap;
+    int valid;               /* 0: the next list is written even when unchanged */
+} written_procs;
+
 struct gw_recording_writer {
     sqlite3 *db;                  /* owned */
     char *path;                   /* owned */
@@ -54,6 +63,8 @@ struct gw_recording_writer {
     gw_host_writer *host;         /* owned */
     int in_sample;                /* a BEGIN is open */
     int note_count;
+    written_procs *gpu_procs;     /* owned, per GPU index */
+    size_t gpu_procs_cap;
 };
 
 static int db_fail(gw_recording_writer *w, gw_error *err, const char *what)
@@ -220,6 +231,53 @@ int gw_recording_writer_begin(gw_recording_writer *w, int64_t mono_ns, int64_t r
     return 0;
 }
 
+static int same_process(const gw_gpu_process *a, const gw_gpu_process *b)
+{
+    return a->pid == b->pid && a->used_memory_bytes == b->used_memory_bytes &&
+           a->sm_util_pct == b->sm_util_pct && a->mem_util_pct == b->mem_util_pct;
+}
+
+/* The rows of s's process list equal the ones last written for this GPU: the reader takes
+ * them from there (gpu_sample.process_count > 0 and no gpu_process rows). */
+static int same_procs_as_written(const gw_recording_writer *w, unsigned gpu, const gw_gpu_sample *s)
+{
+    if (gpu >= w->gpu_procs_cap)
+        return 0;
+    const written_procs *last = &w->gpu_procs[gpu];
+    if (!last->valid || last->count != s->process_count)
+        return 0;
+    for (size_t i = 0; i < s->process_count; i++)
+        if (!same_process(&last->procs[i], &s->processes[i]))
+            return 0;
+    return 1;
+}
+
+/* Out of memory only means the next list is written even when unchanged. */
+static void remember_procs(gw_recording_writer *w, unsigned gpu, const gw_gpu_sample *s)
+{
+    if (gpu >= w->gpu_procs_cap) {
+        size_t old_cap = w->gpu_procs_cap;
+        if (gw_grow((void **)&w->gpu_procs, &w->gpu_procs_cap, (size_t)gpu + 1, sizeof *w->gpu_procs) != 0)
+            return;
+        memset(w->gpu_procs + old_cap, 0, (w->gpu_procs_cap - old_cap) * sizeof *w->gpu_procs);
+    }
+    written_procs *last = &w->gpu_procs[gpu];
+    last->valid = 0;
+    if (gw_grow((void **)&last->procs, &last->cap, s->process_count, sizeof *last->procs) != 0)
+        return;
+    memcpy(last->procs, s->processes, s->process_count * sizeof *last->procs);
+    last->count = s->process_count;
+    last->valid = 1;
+}
+
+/* After a rolled-back interval the lists "last written" may not be in the file. */
+static void forget_written(gw_recording_writer *w)
+{
+    for (size_t i = 0; i < w->gpu_procs_cap; i++)
+        w->gpu_procs[i].valid = 0;
+    gw_host_writer_forget(w->host);
+}
+
 int gw_recording_writer_gpu(gw_recording_writer *w, int64_t sample_id, unsigned gpu,
                             const gw_gpu_sample *s, gw_error *err)
 {
@@ -253,8 +311,10 @@ int gw_recording_writer_gpu(gw_recording_writer *w, int64_t sample_id, unsigned 
     }
     if (step_reset(w, st, err, "writing a GPU sample") != 0)
         return -1;
+    if (!(v & GW_GPU_HAS_PROCESSES) || s->process_count == 0 || same_procs_as_written(w, gpu, s))
+        return 0;
     st = w->st[ST_GPU_PROCESS];
-    for (size_t i = 0; (v & GW_GPU_HAS_PROCESSES) && i < s->process_count; i++) {
+    for (size_t i = 0; i < s->process_count; i++) {
         const gw_gpu_process *p = &s->processes[i];
         sqlite3_bind_int64(st, 1, sample_id);
         sqlite3_bind_int(st, 2, (int)gpu);
@@ -265,6 +325,7 @@ int gw_recording_writer_gpu(gw_recording_writer *w, int64_t sample_id, unsigned 
         if (step_reset(w, st, err, "writing a GPU process") != 0)
             return -1;
     }
+    remember_procs(w, gpu, s);
     return 0;
 }
 
@@ -294,6 +355,7 @@ int gw_recording_writer_commit(gw_recording_writer *w, gw_error *err)
     if (step_reset(w, w->st[ST_COMMIT], err, "committing an interval") != 0) {
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         w->in_sample = 0;
+        forget_written(w);
         return -1;
     }
     w->in_sample = 0;
@@ -307,6 +369,9 @@ void gw_recording_writer_close(gw_recording_writer *w)
     if (w->in_sample && w->db)
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
     gw_host_writer_free(w->host);
+    for (size_t i = 0; i < w->gpu_procs_cap; i++)
+        free(w->gpu_procs[i].procs);
+    free(w->gpu_procs);
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(w->st[i]);
     if (w->db) {

@@ -192,7 +192,24 @@ static void round_trip(void **state)
     for (size_t i = 0; i < back.proc_count; i++)
         if (back.procs[i].pid == 200)
             assert_false(back.procs[i].has_io);   /* NULL, not 0 */
+    /* sample 2 holds only the disks and interfaces whose counters changed; the others
+     * come back from sample 1's lists */
+    gw_disk_counters first_disks[16];
+    gw_net_counters first_nets[16];
+    size_t first_disk_count = back.disk_count, first_net_count = back.net_count;
+    assert_true(first_disk_count <= 16 && first_net_count <= 16);
+    memcpy(first_disks, back.disks, first_disk_count * sizeof *first_disks);
+    memcpy(first_nets, back.nets, first_net_count * sizeof *first_nets);
     assert_int_equal(gw_host_sample_read(db, 2, &back, &err), 0);
+    assert_true(back.has_diskstats);
+    assert_true(back.disks_changed_only);
+    assert_true(back.nets_changed_only);
+    assert_int_equal(back.disk_count, t1.disk_count);   /* every disk of the fixture moved */
+    assert_int_equal(back.net_count, 1);                /* lo did not */
+    assert_string_equal(back.nets[0].name, "eth0");
+    assert_int_equal(gw_host_sample_carry_forward(&back, first_disks, first_disk_count, first_nets,
+                                                  first_net_count, &err), 0);
+    assert_false(back.disks_changed_only);
     assert_same_sample(&t1, &back);
     /* the collector gave the command line only in sample 1; the reader gives it always */
     assert_null(t1.procs[0].cmdline);
@@ -206,6 +223,25 @@ static void round_trip(void **state)
     assert_int_equal(gw_host_sample_read(db, 3, &back, &err), -1);
     assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
     assert_non_null(strstr(err.message, "sample 3"));
+    /* after a roll-back the writer no longer trusts its memory of the file: whole lists */
+    gw_host_writer_forget(w);
+    assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(gw_host_sample_insert(w, 3, &t1, &err), 0);
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(gw_host_sample_read(db, 3, &back, &err), 0);
+    assert_false(back.disks_changed_only);
+    assert_false(back.nets_changed_only);
+    assert_same_sample(&t1, &back);
+    /* the same counters again: no disk or interface row at all, all carried forward */
+    assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(gw_host_sample_insert(w, 4, &t1, &err), 0);
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(gw_host_sample_read(db, 4, &back, &err), 0);
+    assert_true(back.disks_changed_only && back.nets_changed_only);
+    assert_int_equal(back.disk_count, 0);
+    assert_int_equal(back.net_count, 0);
+    assert_int_equal(gw_host_sample_carry_forward(&back, t1.disks, t1.disk_count, t1.nets, t1.net_count, &err), 0);
+    assert_same_sample(&t1, &back);
     /* one cmdline row per process, however many samples saw it */
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM job_cmdline", -1, &q, NULL), SQLITE_OK);
