@@ -5,8 +5,10 @@
  * process count is raised with idle processes outside the job. Cost = CPU time (user +
  * system, CLOCK_PROCESS_CPUTIME_ID: the kernel's procfs work is charged to the reader) of
  * SAMPLES back-to-back samples / SAMPLES; the median of RUNS runs is printed, and what it
- * means at 10 Hz (% of one core). Two schedules: the defaults (gw_host_options_default;
- * host.h says what is read how often) and everything every interval.
+ * means at 10 Hz (% of one core). Three schedules: the defaults (gw_host_options_default;
+ * host.h says what is read how often), the recording's (the defaults with the slow values
+ * every GW_HOST_RECORDING_SLOW_EVERY_N intervals, as `gpuwhy run` reads) and everything
+ * every interval.
  *
  * Build: cmake --build BUILD --target gwcore &&
  *        cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/bench_sampler_host.c BUILD/libgwcore.a \
@@ -155,15 +157,19 @@ static int count_processes(void)
 
 static void row(const char *label, pid_t job, int samples, int runs)
 {
-    gw_host_options defaults, every;
+    gw_host_options defaults, recording, every;
     gw_host_options_default(&defaults);
+    /* what `gpuwhy run` uses (record/sampler.c) */
+    recording = defaults;
+    recording.slow_every_n = GW_HOST_RECORDING_SLOW_EVERY_N;
     every = defaults;
     every.thread_every_n = every.fds_every_n = every.top_every_n = every.thread_status_every_n = 1;
     every.threads_per_interval = 0;
     double d = measure(job, &defaults, samples, runs);
+    double r = measure(job, &recording, samples, runs);
     double e = measure(job, &every, samples, runs);
-    printf("| %s | %d | %.3f ms | %.2f %% | %.3f ms | %.2f %% |\n", label, count_processes(), d,
-           d / 100.0 * 100.0, e, e / 100.0 * 100.0);
+    printf("| %s | %d | %.3f ms | %.3f ms | %.2f %% | %.3f ms | %.2f %% |\n", label, count_processes(),
+           d, r, r / 100.0 * 100.0, e, e / 100.0 * 100.0);
     fflush(stdout);
 }
 
@@ -273,8 +279,9 @@ int main(int argc, char **argv)
         nofile.rlim_cur = nofile.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &nofile);   /* best effort: cached fds need room */
     }
-    printf("| job | processes on the machine | CPU per sample (defaults) | at 10 Hz | "
-           "CPU per sample (all every interval) | at 10 Hz |\n|---|---|---|---|---|---|\n");
+    printf("| job | processes on the machine | CPU per sample (defaults) | CPU per sample (recording: "
+           "slow values every %dth) | at 10 Hz | CPU per sample (all every interval) | at 10 Hz |\n"
+           "|---|---|---|---|---|---|---|\n", GW_HOST_RECORDING_SLOW_EVERY_N);
     const int sizes[] = {10, 100, 1000, 10000};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && sizes[i] <= max_threads; i++) {
         pid_t job = spawn_job(sizes[i]);
