@@ -332,6 +332,50 @@ static void partial_scan_between_top_ticks(void **state)
     gw_host_collector_free(c);
 }
 
+/* The slow values (vmstat, net/dev, the job processes' status and io) are read every
+ * slow_every_n intervals; in between they are unknown, not zero, while everything else is
+ * fresh; a process new to the job has its status and io read at once. */
+static void slow_values_every_n(void **state)
+{
+    (void)state;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_host_options opts;
+    gw_host_options_default(&opts);
+    opts.slow_every_n = 3;
+    gw_host_sample s;
+    gw_host_sample_init(&s);
+    gw_host_collector *c = gw_host_collector_new(EDGE "/t0", 100, &opts, &err);
+    assert_non_null(c);
+    assert_int_equal(gw_host_collect(c, &s, &err), 0);   /* tick 0: everything */
+    assert_true(s.has_vmstat);
+    assert_true(s.has_net_dev);
+    assert_true(find_proc(&s, 100)->has_io);
+    assert_true(find_proc(&s, 100)->task.has_ctxt);
+    assert_int_equal(gw_host_collector_set_root(c, EDGE "/t1", &err), 0);
+    for (int tick = 1; tick <= 3; tick++) {
+        assert_int_equal(gw_host_collect(c, &s, &err), 0);
+        bool due = tick == 3;
+        assert_int_equal(s.has_vmstat, due);
+        assert_int_equal(s.has_net_dev, due);
+        assert_int_equal(s.net_count, due ? 2 : 0);
+        assert_true(s.has_meminfo);
+        assert_true(s.has_diskstats);
+        const gw_job_proc *job = find_proc(&s, 100);
+        assert_int_equal(job->task.utime_ticks, 560);   /* its CPU: every interval */
+        assert_int_equal(job->has_io, due);
+        assert_int_equal(job->task.has_ctxt, due);
+        assert_int_equal(job->read_bytes, due ? 1409600 : 0);
+        /* 800 joined the job in tick 1: read at once, then with the others */
+        const gw_job_proc *worker = find_proc(&s, 800);
+        assert_non_null(worker);
+        assert_int_equal(worker->has_io, tick != 2);
+        assert_int_equal(worker->task.has_ctxt, tick != 2);
+    }
+    gw_host_sample_free(&s);
+    gw_host_collector_free(c);
+}
+
 /* Per-thread status (context switches) is read less often than the other thread files:
  * in between, thread context switches are unknown, not zero. */
 static void thread_status_less_often(void **state)
@@ -550,6 +594,7 @@ int main(void)
     const struct CMUnitTest standalone[] = {
         cmocka_unit_test(partial_scan_between_top_ticks),
         cmocka_unit_test(thread_status_less_often),
+        cmocka_unit_test(slow_values_every_n),
         cmocka_unit_test(thread_detail_spaced_by_job_size),
         cmocka_unit_test(top_lists_cover_one_interval),
         cmocka_unit_test(listing_follows_the_fork_counter),
