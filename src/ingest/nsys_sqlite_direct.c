@@ -296,8 +296,8 @@ static int read_chunk(direct_worker *w, table_plan *p, size_t first, size_t end,
 static void *worker_run(void *arg)
 {
     direct_worker *w = arg;
-    int table;
-    size_t first, end;
+    int table = 0;
+    size_t first = 0, end = 0;
     while (take_chunk(w->job, &table, &first, &end)) {
         const char *why = NULL;
         if (read_chunk(w, &w->job->plans[table], first, end, &w->rows[table], &why) != 0) {
