@@ -146,6 +146,10 @@ typedef struct load_ctx {
     struct slow_mark {
         bool has_io, has_ctxt;
         uint64_t read_bytes, write_bytes, nonvoluntary_ctxt;
+        /* io of job children this process reaped since its last io read, as last read
+         * from them: the kernel adds a reaped child's io to its parent's /proc/PID/io,
+         * which would count the child's bytes a second time (see fold_reaped_io) */
+        uint64_t reaped_read_bytes, reaped_write_bytes;
         int64_t io_mono_ns, ctxt_mono_ns;
         size_t io_sample, ctxt_sample;
     } *slow;
@@ -629,6 +633,50 @@ static void backfill_io(load_ctx *c, size_t owner, size_t first_interval, double
     }
 }
 
+/* Rate of an io counter that went from prev to cur, less the bytes of reaped job children
+ * already counted as theirs (the kernel folded them into cur). A counter that went
+ * backwards is unknown (NaN); a fold larger than the growth (the reap raced the read) is 0. */
+static double reaped_rate(uint64_t prev, uint64_t reaped, uint64_t cur, double span_s)
+{
+    uint64_t d = 0;
+    if (gw_counter_delta(prev, cur, false, &d) != GW_RATE_OK)
+        return NAN;
+    return d > reaped ? (double)(d - reaped) / span_s : 0.0;
+}
+
+/* Job processes in sample a that are gone in sample b were reaped; when their parent is a
+ * job process still present, the kernel added the child's whole io to the parent's
+ * counters. The part already counted as the child's (up to its last io read) is noted on
+ * the parent, to be left out of the parent's next rate: the child's bytes count once,
+ * those after its last read through the parent. */
+static void fold_reaped_io(load_ctx *c, const gw_host_sample *a, const gw_host_sample *b)
+{
+    gw_samples *s = c->s;
+    for (size_t i = 0; i < a->proc_count; i++) {
+        const gw_job_proc *gone = &a->procs[i];
+        bool present = false;
+        const gw_job_proc *parent = NULL;
+        for (size_t k = 0; k < b->proc_count && !present; k++) {
+            present = b->procs[k].pid == gone->pid && b->procs[k].start_ticks == gone->start_ticks;
+            if (b->procs[k].pid == gone->ppid)
+                parent = &b->procs[k];
+        }
+        if (present || !parent)
+            continue;
+        long child_owner = -1, parent_owner = -1;
+        for (size_t j = 0; j < s->job_process_count; j++) {
+            if (s->job_processes[j].pid == gone->pid && c->job_start_ticks[j] == gone->start_ticks)
+                child_owner = (long)j;
+            if (s->job_processes[j].pid == parent->pid && c->job_start_ticks[j] == parent->start_ticks)
+                parent_owner = (long)j;
+        }
+        if (child_owner < 0 || parent_owner < 0 || !c->slow[child_owner].has_io)
+            continue;
+        c->slow[parent_owner].reaped_read_bytes += c->slow[child_owner].read_bytes;
+        c->slow[parent_owner].reaped_write_bytes += c->slow[child_owner].write_bytes;
+    }
+}
+
 /* The IO and context-switch rates of process p, whose io and status are read every few
  * intervals (host.h, slow_every_n): each read gives the rate since the previous read of
  * the same process, and every interval in between gets it (an average over that span,
@@ -640,8 +688,8 @@ static void slow_proc_rates(load_ctx *c, size_t sample, long owner, const gw_job
     if (p->has_io) {
         if (m->has_io && b->mono_ns > m->io_mono_ns) {
             double span_s = (double)(b->mono_ns - m->io_mono_ns) / 1e9;
-            pi->read_bytes_per_s = counter_rate(m->read_bytes, p->read_bytes, span_s);
-            pi->write_bytes_per_s = counter_rate(m->write_bytes, p->write_bytes, span_s);
+            pi->read_bytes_per_s = reaped_rate(m->read_bytes, m->reaped_read_bytes, p->read_bytes, span_s);
+            pi->write_bytes_per_s = reaped_rate(m->write_bytes, m->reaped_write_bytes, p->write_bytes, span_s);
             backfill_io(c, (size_t)owner, m->io_sample, pi->read_bytes_per_s, pi->write_bytes_per_s);
         } else if (is_new) {
             pi->read_bytes_per_s = (double)p->read_bytes / interval_s;
@@ -650,6 +698,7 @@ static void slow_proc_rates(load_ctx *c, size_t sample, long owner, const gw_job
         m->has_io = true;
         m->read_bytes = p->read_bytes;
         m->write_bytes = p->write_bytes;
+        m->reaped_read_bytes = m->reaped_write_bytes = 0;
         m->io_mono_ns = b->mono_ns;
         m->io_sample = sample;
     }
@@ -678,6 +727,7 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
     double cpu_sum = 0, rss = 0, wait_pct = 0;
     int wait_known = 0;
     h->main_runqueue_wait_pct = h->main_nonvoluntary_ctxt_per_s = NAN;
+    fold_reaped_io(c, a, b);
     for (size_t i = 0; i < b->proc_count; i++) {
         const gw_job_proc *p = &b->procs[i];
         const gw_job_proc *q = NULL;
