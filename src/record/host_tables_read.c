@@ -363,61 +363,44 @@ int gw_host_sample_read(sqlite3 *db, int64_t sample_id, gw_host_sample *out, gw_
     return status;
 }
 
-static bool same_disk(const gw_disk_counters *a, const gw_disk_counters *b)
+static bool same_disk(const void *x, const void *y)
 {
+    const gw_disk_counters *a = x, *b = y;
     return a->major == b->major && a->minor == b->minor && strcmp(a->name, b->name) == 0;
 }
 
-static bool same_net(const gw_net_counters *a, const gw_net_counters *b)
+static bool same_net(const void *x, const void *y)
 {
+    const gw_net_counters *a = x, *b = y;
     return strcmp(a->name, b->name) == 0;
 }
 
 /* In "changed only" samples the writer's device list is the last one, in the same order
  * (host_tables.c), so the complete list is the last one with the written rows replacing
  * their devices; a written row of no known device (a file not written by gpuwhy) is
- * appended. */
-static int merge_disks(gw_host_sample *cur, const gw_disk_counters *last, size_t last_count, gw_error *err)
+ * appended. *rows (count, cap) is the sample's own array of size-byte rows: replaced by
+ * the merged one, which the sample then owns. */
+static int merge_rows(void **rows, size_t *count, size_t *cap, const void *last, size_t last_count, size_t size,
+                      bool (*same)(const void *, const void *), gw_error *err)
 {
-    size_t written = cur->disk_count, total = last_count + written;
-    gw_disk_counters *merged = malloc((total ? total : 1) * sizeof *merged);
+    size_t written = *count, total = last_count + written;
+    char *merged = malloc((total ? total : 1) * size);
     if (merged == NULL)
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
     size_t n = last_count;
     if (last_count)
-        memcpy(merged, last, last_count * sizeof *merged);
+        memcpy(merged, last, last_count * size);
+    const char *cur = *rows;
     for (size_t k = 0; k < written; k++) {
         size_t at = 0;
-        while (at < last_count && !same_disk(&merged[at], &cur->disks[k]))
+        while (at < last_count && !same(merged + at * size, cur + k * size))
             at++;
-        merged[at < last_count ? at : n++] = cur->disks[k];
+        memcpy(merged + (at < last_count ? at : n++) * size, cur + k * size, size);
     }
-    free(cur->disks);
-    cur->disks = merged;
-    cur->disk_count = n;
-    cur->disk_cap = total ? total : 1;
-    return 0;
-}
-
-static int merge_nets(gw_host_sample *cur, const gw_net_counters *last, size_t last_count, gw_error *err)
-{
-    size_t written = cur->net_count, total = last_count + written;
-    gw_net_counters *merged = malloc((total ? total : 1) * sizeof *merged);
-    if (merged == NULL)
-        return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
-    size_t n = last_count;
-    if (last_count)
-        memcpy(merged, last, last_count * sizeof *merged);
-    for (size_t k = 0; k < written; k++) {
-        size_t at = 0;
-        while (at < last_count && !same_net(&merged[at], &cur->nets[k]))
-            at++;
-        merged[at < last_count ? at : n++] = cur->nets[k];
-    }
-    free(cur->nets);
-    cur->nets = merged;
-    cur->net_count = n;
-    cur->net_cap = total ? total : 1;
+    free(*rows);
+    *rows = merged;
+    *count = n;
+    *cap = total ? total : 1;
     return 0;
 }
 
@@ -425,10 +408,12 @@ int gw_host_sample_carry_forward(gw_host_sample *cur, const gw_disk_counters *la
                                  size_t last_disk_count, const gw_net_counters *last_nets,
                                  size_t last_net_count, gw_error *err)
 {
-    if (cur->disks_changed_only && merge_disks(cur, last_disks, last_disk_count, err) != 0)
+    if (cur->disks_changed_only && merge_rows((void **)&cur->disks, &cur->disk_count, &cur->disk_cap, last_disks,
+                                              last_disk_count, sizeof *cur->disks, same_disk, err) != 0)
         return -1;
     cur->disks_changed_only = false;
-    if (cur->nets_changed_only && merge_nets(cur, last_nets, last_net_count, err) != 0)
+    if (cur->nets_changed_only && merge_rows((void **)&cur->nets, &cur->net_count, &cur->net_cap, last_nets,
+                                             last_net_count, sizeof *cur->nets, same_net, err) != 0)
         return -1;
     cur->nets_changed_only = false;
     return 0;
