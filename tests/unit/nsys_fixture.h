@@ -1,6 +1,6 @@
 /* Helpers shared by the Nsight Systems reader tests (test_nsys_chunks.c,
  * test_nsys_direct.c, test_nsys_sqlite.c): event-by-event comparison of two traces, copies
- * of real exports to modify in a scratch directory, one-value SQL queries. Header-only
+ * of real exports to modify in a scratch directory, SQL run on them, one-value queries. Header-only
  * (static) because only test_*.c files are built. */
 #ifndef GW_TEST_NSYS_FIXTURE_H
 #define GW_TEST_NSYS_FIXTURE_H
@@ -77,6 +77,17 @@ static inline int64_t count_of(const char *path, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return n;
+}
+
+/* Runs sql on the database at path (the test fails with SQLite's message if it fails). */
+static inline void exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg ? msg : "?");
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
 /* A scratch directory per test program for modified copies of exports: made by the

@@ -67,18 +67,12 @@ static void rowid_holes_are_compacted(void **state)
     char path[128];
     snprintf(path, sizeof path, "%s/holes.sqlite", g_tmpdir);
     copy_export(EXPORTS[0], path);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* Holes at both ends and a run of them in the middle, plus every third row, in both
      * chunked tables. */
-    assert_int_equal(sqlite3_exec(db,
-                                  "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 3 = 1 OR rowid BETWEEN 20 AND 30 "
-                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);"
-                                  "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid % 4 = 1 OR rowid BETWEEN 100 AND 180 "
-                                  "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME);",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    exec_sql(path, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 3 = 1 OR rowid BETWEEN 20 AND 30 "
+                   "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);"
+                   "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid % 4 = 1 OR rowid BETWEEN 100 AND 180 "
+                   "OR rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME);");
     int64_t kernels = count_of(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     int64_t sum_start = count_of(path, "SELECT sum(start) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     int64_t sum_end = count_of(path, "SELECT sum(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL");
@@ -123,14 +117,8 @@ static void sparse_rowids_are_packed(void **state)
     char path[128];
     snprintf(path, sizeof path, "%s/sparse.sqlite", g_tmpdir);
     copy_export(EXPORTS[0], path);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = rowid * 1000000007;"
-                                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = rowid * 999999937;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = rowid * 1000000007;"
+                   "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = rowid * 999999937;");
     gw_trace *want = read_with(EXPORTS[0], 0, 2);
     for (unsigned threads = 1; threads <= 3; threads += 2) {
         gw_trace *t = read_with(path, 0, threads);

@@ -85,16 +85,6 @@ static void assert_falls_back(const char *path, const char *reason)
     gw_trace_free(want);
 }
 
-static void exec_sql(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg ? msg : "?");
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
-}
-
 static void real_exports_read_directly(void **state)
 {
     (void)state;

@@ -21,22 +21,13 @@
 #include "record/reader.h"
 #include "record/recording_format.h"
 #include "record/writer.h"
+#include "recording_fixture.h"
 
 #define EPS 1e-9
 
 static void tmp_path(char *buf, size_t size, const char *tag)
 {
     snprintf(buf, size, "/tmp/gw-rec-%s-%ld.db", tag, (long)getpid());
-}
-
-static void remove_db(const char *path)
-{
-    char p[512];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
 }
 
 /* Host sample: CPU, memory, vmstat, IO pressure, one disk, lo + eth0, the job's processes.
@@ -213,20 +204,6 @@ static void write_recording(const char *path, int gpu_values)
         assert_int_equal(gw_recording_writer_commit(w, &err), 0);
     }
     gw_recording_writer_close(w);
-}
-
-static gw_samples *read_back(const char *path)
-{
-    gw_error err;
-    gw_error_clear(&err);
-    gw_recording_reader *r = gw_recording_reader_open(path, &err);
-    if (!r)
-        fail_msg("%s", err.message);
-    gw_samples *s = NULL;
-    if (gw_recording_reader_samples(r, &s, &err) != 0)
-        fail_msg("%s", err.message);
-    gw_recording_reader_close(r);
-    return s;
 }
 
 static void test_host_rates_exact(void **state)

@@ -22,6 +22,7 @@
 #include "model/samples.h"
 #include "record/reader.h"
 #include "record/writer.h"
+#include "recording_fixture.h"
 
 #define SAMPLES 7
 #define STEP_NS 100000000LL /* 100 ms */
@@ -72,7 +73,7 @@ static void fill_host(gw_host_sample *h, int step, const scenario *sc)
 
 static gw_samples *record_and_read(const scenario *sc)
 {
-    char path[128], side[160];
+    char path[128];
     snprintf(path, sizeof path, "/tmp/gw-rec-reaped-%ld.db", (long)getpid());
     gw_error err;
     gw_error_clear(&err);
@@ -89,18 +90,8 @@ static gw_samples *record_and_read(const scenario *sc)
         assert_int_equal(gw_recording_writer_commit(w, &err), 0);
     }
     gw_recording_writer_close(w);
-    gw_recording_reader *r = gw_recording_reader_open(path, &err);
-    if (!r)
-        fail_msg("%s", err.message);
-    gw_samples *s = NULL;
-    if (gw_recording_reader_samples(r, &s, &err) != 0)
-        fail_msg("%s", err.message);
-    gw_recording_reader_close(r);
-    unlink(path);
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    gw_samples *s = read_back(path);
+    remove_db(path);
     return s;
 }
 

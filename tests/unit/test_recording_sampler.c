@@ -21,6 +21,7 @@
 #include "record/reader.h"
 #include "record/sampler.h"
 #include "nvml_fake_fixture.h"
+#include "recording_fixture.h"
 
 static const char SCENARIO[] =
     "gpus 2\n"
@@ -35,30 +36,6 @@ static const char SCENARIO[] =
 static void db_path(char *buf, size_t size, const char *tag)
 {
     snprintf(buf, size, "/tmp/gw-sampler-%s-%ld.db", tag, (long)getpid());
-}
-
-static void remove_db(const char *path)
-{
-    char p[512];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
-}
-
-static gw_samples *read_back(const char *path)
-{
-    gw_error err;
-    gw_error_clear(&err);
-    gw_recording_reader *r = gw_recording_reader_open(path, &err);
-    if (!r)
-        fail_msg("%s", err.message);
-    gw_samples *s = NULL;
-    if (gw_recording_reader_samples(r, &s, &err) != 0)
-        fail_msg("%s", err.message);
-    gw_recording_reader_close(r);
-    return s;
 }
 
 static gw_sampler *open_sampler(const char *path, const char *lib, int64_t interval_ns)
