@@ -7,7 +7,7 @@
  *   busy.c        per-device busy union, split compute/comm/copy/set
  *   attribution.c idle intervals of each device → cause, per device and per step
  *   kernels.c     kernel statistics; copies.c, syncs.c, memory.c likewise
- *   rules.c       the diagnosis table (rules_table.c) evaluated into findings
+ *   src/diagnose: the diagnosis table (rules_table.c) evaluated into findings
  */
 #ifndef GW_ANALYZE_ANALYSIS_H
 #define GW_ANALYZE_ANALYSIS_H
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/findings.h"
-#include "analyze/thresholds.h"
+#include "diagnose/findings.h"
+#include "diagnose/thresholds.h"
 #include "util/error.h"
 #include "model/model.h"
 

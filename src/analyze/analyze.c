@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 #include "analyze/sampled.h"
 #include "analyze/stats.h"
 #include "model/samples.h"

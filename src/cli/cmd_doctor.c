@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze/env_checks.h"
+#include "diagnose/env_checks.h"
 #include "cli/commands.h"
 #include "collect/nvml.h"
 #include "record/trace_session.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "analyze/env_checks.h"
+#include "diagnose/env_checks.h"
 
 static int has_evidence(const gw_finding *f, const char *needle)
 {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "analyze/analysis.h"
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 
 #define FX_WINDOW_NS 800000000LL /* 8 steps of 100 ms */
 

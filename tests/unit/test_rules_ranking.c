@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "analyze/rules_common.h"
+#include "diagnose/rules_common.h"
 
 static void severity_boundaries(void **state)
 {

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "analyze/rules_common.h"
+#include "diagnose/rules_common.h"
 #include "ingest/ingest.h"
 
 #define KINETO GW_SHARED_DIR "/traces/kineto/"

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "analyze/analysis.h"
-#include "analyze/rules.h"
-#include "analyze/rules_sampled.h"
+#include "diagnose/rules.h"
+#include "diagnose/rules_sampled.h"
 #include "analyze/sampled.h"
 #include "model/model.h"
 #include "model/samples.h"

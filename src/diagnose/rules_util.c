@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 /* The cause finding that claims each idle cause of the attribution. */
 static const char *const CAUSE_RULE[GW_IDLE_CAUSE_COUNT] = {

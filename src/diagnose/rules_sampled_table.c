@@ -1,13 +1,13 @@
 /* The table of sampled-metrics (S) diagnoses, its evaluation (called from gw_rules_evaluate),
  * the verdict of a recording analysed without a trace, and the helpers every sampled rule
  * shares: joining the trace's finding of the same cause, and the GPU idle share. */
-#include "analyze/rules_sampled.h"
+#include "diagnose/rules_sampled.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
+#include "diagnose/rules_common.h"
 
 #define S GW_BASIS_SAMPLES
 

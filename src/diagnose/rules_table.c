@@ -1,14 +1,14 @@
 /* The diagnosis table (ids of docs/diagnoses.md, in the seed's order along the data flow)
  * and its evaluation: causes first, then the utilisation summaries that need to know which
  * causes were found, then ranking and the one-line verdict. */
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
-#include "analyze/rules_sampled.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
+#include "diagnose/rules_sampled.h"
 
 #define T GW_BASIS_TRACE
 

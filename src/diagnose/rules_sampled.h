@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 #include "analyze/sampled.h"
 
 /* The sampled table; ids may repeat trace ids (util.low, mem.near_full ...): those rows

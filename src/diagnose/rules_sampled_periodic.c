@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_sampled.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_sampled.h"
 
 #define MAX_EPISODES 256
 /* A process "bursts" in an interval when it is in the top-IO list with at least a MB/s, or

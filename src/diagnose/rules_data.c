@@ -2,8 +2,8 @@
  * waiting in DataLoader __next__ while the GPU has nothing to do. */
 #include <stdio.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 /* Per-step spread of the loader wait, from the step rows of this rank. */
 static void step_spread(const gw_analysis *a, const gw_rank_stats *r, double *lo, double *hi,

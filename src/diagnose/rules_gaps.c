@@ -2,7 +2,7 @@
  * the evidence that nsys analyze's gpu_gaps (gaps over 500 ms) and gpu_time_util (30
  * chunks under 50%) would give, and what they miss: thousands of short gaps that add up
  * although none reaches 500 ms. See rules_common.h. */
-#include "analyze/rules_common.h"
+#include "diagnose/rules_common.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "analyze/analysis.h"
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 
 /* Severity from the share of step (or idle) time a finding explains. A cause that costs a
  * quarter of every step is the first thing to fix; under 3% it is noise next to run-to-run

@@ -1,5 +1,5 @@
 /* Shared wording and arithmetic of the rule families; see rules_common.h. */
-#include "analyze/rules_common.h"
+#include "diagnose/rules_common.h"
 
 #include <math.h>
 #include <stdio.h>

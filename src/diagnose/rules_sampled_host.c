@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_sampled.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_sampled.h"
 
 /* The finding to add evidence to: the trace's data.loader_wait when there is one (the
  * samples say WHY the loader is slow: one cause, both bases), else a new one. */

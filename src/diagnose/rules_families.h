@@ -4,7 +4,7 @@
 #ifndef GW_ANALYZE_RULES_FAMILIES_H
 #define GW_ANALYZE_RULES_FAMILIES_H
 
-#include "analyze/rules.h"
+#include "diagnose/rules.h"
 
 /* §0 utilisation (rules_util.c) */
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule);

@@ -4,8 +4,8 @@
  * memory free: the batch could grow). */
 #include <stdio.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 static double window_length_s(const gw_rank_stats *r)
 {

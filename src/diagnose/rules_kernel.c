@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 #include "model/classify.h"
 
 /* Share of FP32 matrix time that tensor cores save, taken conservatively: mixed precision

@@ -1,7 +1,7 @@
 /* Environment diagnoses; see env_checks.h. The NCCL rules follow the user's checklist
  * (seed §6.4: P2P/IB disabled or a P2P level beyond the real topology cost bandwidth; with
  * several NICs NCCL_SOCKET_IFNAME must name the right one, §6.2). */
-#include "analyze/env_checks.h"
+#include "diagnose/env_checks.h"
 
 #include <dirent.h>
 #include <stdio.h>

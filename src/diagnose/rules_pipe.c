@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
 {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "analyze/findings.h"
+#include "diagnose/findings.h"
 
 /* envp: NULL-terminated "NAME=VALUE" strings; nic_count: network interfaces other than lo
  * that are up. Adds at most one comm.nccl_env finding listing every risky variable.

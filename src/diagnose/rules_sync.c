@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 /* Blocking memcpy/memset API calls in the window, from the model: nsys analyze's
  * cuda_memcpy_sync and cuda_memset_sync rules, which pipe.host_sync covers. */

@@ -1,5 +1,5 @@
 /* Finding list storage and ranking; see findings.h. */
-#include "analyze/findings.h"
+#include "diagnose/findings.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/env_checks.h"
-#include "analyze/rules_common.h"
-#include "analyze/rules_sampled.h"
+#include "diagnose/env_checks.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_sampled.h"
 
 /* The GPU with the lowest mean GPU-Util (the most under-used), -1 none. */
 static long least_used_gpu(const gw_sample_stats *st)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyze/rules_common.h"
-#include "analyze/rules_families.h"
+#include "diagnose/rules_common.h"
+#include "diagnose/rules_families.h"
 
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
 {

@@ -1,7 +1,7 @@
 /* Default thresholds of every diagnosis, in one table. Sources: the user's checklist
  * (seed §), ../shared/DIAGNOSES.md, and the tools users compare us with (TensorBoard
  * profiler plugin: DataLoader > 5%; nsys analyze; HTA). */
-#include "analyze/thresholds.h"
+#include "diagnose/thresholds.h"
 
 #include <errno.h>
 #include <math.h>
