@@ -91,7 +91,10 @@ typedef struct gw_sample_stats {
     double main_nonvoluntary_ctxt_per_s; /* its involuntary switches per second; NaN unknown */
     size_t worker_count;         /* distinct other processes of the job in the window */
     double worker_cpu_mean_pct;  /* mean over worker-intervals with a rate, % of one core */
-    double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct */
+    double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct,
+                                    or runnable at the sample (state R: on a CPU or waiting for
+                                    one), so a CPU-bound worker starved by a full machine counts */
+    double worker_runnable_share; /* of which: share of worker-intervals in state R */
     double d_state_s;            /* seconds with a job thread or process in D state */
 
     /* foreign CPU: the machine's busy cores minus the job's */
