@@ -4,11 +4,14 @@
 # at 30%, or a busy one at 95%, under which host causes cost nothing):
 #   data.storage_bound     16 threads reading a file with O_DIRECT (the disk holding it saturates)
 #   host.cpu_contention    a CPU burner outside the job pinned (taskset) to the job's core
-#   data.workers_cpu_bound a job forking short-lived CPU-bound workers
 #   pipe.no_workers        a job that is one busy process
+# The DataLoader diagnoses (data.workers_cpu_bound, data.loader_wait, pipe.oversubscribed,
+# data.storage_bound under a cgroup read limit) are reproduced by real PyTorch jobs in
+# sampled_torch_jobs.sh.
 # This machine has 2 cores shared with other work, where a busy process gets about half a
-# core: the worker tests lower data.workers_cpu_bound.cpu_pct to 25 so they test the
-# reproduction, not the machine's load (the default is exercised by the unit tests).
+# core: pipe.no_workers's test lowers data.workers_cpu_bound.cpu_pct (the busy root's CPU)
+# to 25 so it tests the reproduction, not the machine's load (the default is exercised by
+# the unit tests).
 set -u
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
@@ -102,25 +105,6 @@ refuse contention_sleeper host.cpu_contention
 kill "$BURNER_PID" 2>/dev/null
 wait "$BURNER_PID" 2>/dev/null
 BURNER_PID=
-
-# --- data.workers_cpu_bound: short-lived CPU-bound workers forked by a waiting main ---------
-workers='import os, sys, time
-burn = sys.argv[1] == "burn"
-for _ in range(6):
-    pid = os.fork()
-    if pid == 0:
-        end = time.time() + 0.5
-        if burn:
-            while time.time() < end: pass
-        else:
-            time.sleep(0.5)
-        os._exit(0)
-    os.waitpid(pid, 0)'
-record workers gpu_waits.txt 100ms -- "$PY" -c "$workers" burn
-expect workers data.workers_cpu_bound "worker process(es) of the job"
-refuse workers pipe.no_workers
-record workers_idle gpu_waits.txt 100ms -- "$PY" -c "$workers" sleep
-refuse workers_idle data.workers_cpu_bound
 
 # --- pipe.no_workers: the job is one busy process --------------------------------------------
 record single gpu_waits.txt 100ms -- "$PY" -c "$busy"
