@@ -86,6 +86,8 @@ typedef struct gw_sample_stats {
     char main_comm[64];
     double job_cpu_mean_pct;     /* % of one core, whole tree */
     double main_cpu_mean_pct;    /* the root process alone */
+    double main_busy_share;      /* share of its samples at or above workers_cpu_bound.cpu_pct or
+                                    runnable (state R): busy even when other load starves it */
     double job_runqueue_wait_mean_pct; /* % of one core, NaN without schedstat */
     double main_runqueue_wait_mean_pct; /* the root process alone; NaN unknown */
     double main_nonvoluntary_ctxt_per_s; /* its involuntary switches per second; NaN unknown */

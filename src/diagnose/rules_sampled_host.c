@@ -43,7 +43,7 @@ static int storage_held_back(gw_analysis *a)
         return 0;
     if (!isnan(st->job_read_bytes_per_s_mean) && st->job_read_bytes_per_s_mean <= 0)
         return 0; /* D state without reads: not the dataset (swap, a driver call, writes) */
-    if (st->swap_in_pages > 0)
+    if (st->swap_in_s >= st->d_state_s / 2)
         return 0; /* page faults from swap also sleep in D: host.memory_pressure */
     double share = d_share * gw_sampled_idle_share(st);
     int joined;
@@ -180,17 +180,19 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_WORKER_CPU_PCT];
-    if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) || st->main_cpu_mean_pct < thr ||
-        !gw_sampled_gpu_waits(a))
+    /* busy: at the threshold on average, or runnable in most samples (other load starving it) */
+    if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) ||
+        (st->main_cpu_mean_pct < thr && st->main_busy_share < 0.5) || !gw_sampled_gpu_waits(a))
         return 0;
     double share = gw_sampled_idle_share(st);
     int joined;
     gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", NULL, -1, share, &joined);
     if (!f)
         return -1;
-    gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, no worker process over %s",
-                        joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct,
-                        st->window_description);
+    gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, busy (>= %.0f%% of a core, "
+                           "or runnable) in %.0f%% of its samples, no worker process over %s",
+                        joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct, thr,
+                        st->main_busy_share * 100.0, st->window_description);
     if (joined)
         return 0;
     /* One busy process could also be Python work other than loading: a trace tells. */

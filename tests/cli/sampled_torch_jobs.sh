@@ -7,6 +7,9 @@
 #   prefetch    light transforms from cached files, a loop computing 30 steps per batch:
 #               the workers wait ahead, so no data.workers_cpu_bound, data.loader_wait or
 #               data.storage_bound (counterpart of the three)
+#   inline      the transforms job with num_workers=0: pipe.no_workers (one busy process),
+#               no data.loader_wait (no worker to wait on); the transforms run is its
+#               counterpart (no pipe.no_workers with a worker)
 #   threads     4 workers x 8 intra-op threads (torch.set_num_threads in worker_init_fn) and
 #               a 4-thread loop: pipe.oversubscribed, the job's own runnable threads beyond
 #               the CPUs (the transforms run is its counterpart: 1 worker x 1 thread)
@@ -89,6 +92,13 @@ if record transforms -- --source jpeg --transforms heavy --workers 1 --seconds 8
   expect transforms data.loader_wait "asleep (state S" "running or waiting for a CPU in"
   refuse transforms pipe.oversubscribed
   refuse transforms pipe.no_workers
+fi
+
+# --- loading in the training process (num_workers=0) -----------------------------------------
+if record inline -- --source jpeg --transforms heavy --workers 0 --seconds 8; then
+  expect inline pipe.no_workers "the job is one process"
+  refuse inline data.loader_wait
+  refuse inline data.workers_cpu_bound
 fi
 
 # --- the counterpart: the loop computes, the workers wait ahead (files in the page cache) ------

@@ -633,11 +633,18 @@ static void storage_held_back_triggers_and_twins(void **state)
     assert_null(find(&r, "data.storage_bound"));
     done(&r);
 
-    s = held_back(8); /* swapping: the D state is page faults (host.memory_pressure) */
-    s->host[3].swap_in_pages_per_s = 500;
+    s = held_back(8); /* swapping alongside: the D state is page faults (host.memory_pressure) */
+    for (size_t i = 0; i < 8; i += 2)
+        s->host[i].swap_in_pages_per_s = 500;
     r = analyse(s);
     assert_null(find(&r, "data.storage_bound"));
     assert_non_null(find(&r, "host.memory_pressure"));
+    done(&r);
+
+    s = held_back(8); /* a page swapped in once does not explain 4 s in D state */
+    s->host[3].swap_in_pages_per_s = 2;
+    r = analyse(s);
+    assert_non_null(find(&r, "data.storage_bound"));
     done(&r);
 
     s = held_back(8); /* the GPU kept busy: the wait costs nothing */
@@ -771,12 +778,24 @@ static void no_workers_triggers_and_twin(void **state)
     assert_true(evidence_has(f, "the job is one process (python, pid 100) at 100% of a core"));
     done(&r);
 
-    s = healthy(20, 1);
+    s = healthy(20, 1); /* 85% of a core and asleep at most samples: not busy */
     set_util(s, 0, 40);
-    for (size_t i = 0; i < 20; i++)
+    for (size_t i = 0; i < 20; i++) {
         s->procs[i].cpu_pct = 85;
+        s->procs[i].state = i % 5 < 3 ? 'S' : 'R';
+    }
     r = analyse(s);
     assert_null(find(&r, "pipe.no_workers"));
+    done(&r);
+
+    s = healthy(20, 1); /* starved by other load to a third of a core, but always runnable */
+    set_util(s, 0, 40);
+    for (size_t i = 0; i < 20; i++)
+        s->procs[i].cpu_pct = 30;
+    r = analyse(s);
+    f = find(&r, "pipe.no_workers");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "at 30% of a core, busy (>= 90% of a core, or runnable) in 100% of its samples"));
     done(&r);
 }
 
