@@ -1105,12 +1105,9 @@ static void loader_wait_from_samples_triggers_and_twins(void **state)
 
 /* ---- joining the trace -------------------------------------------------------------- */
 
-static void sampled_cause_joins_trace_loader_wait(void **state)
+/* The sampled cause rules run on s after a trace found data.loader_wait (41% of step time). */
+static gw_analysis *after_trace_loader_wait(gw_samples *s)
 {
-    (void)state;
-    gw_samples *s = healthy(20, 1);
-    set_util(s, 0, 40);
-    add_workers(s, 4, 98);
     gw_analysis *a = calloc(1, sizeof *a);
     assert_non_null(a);
     gw_thresholds_default(&a->thresholds);
@@ -1122,6 +1119,16 @@ static void sampled_cause_joins_trace_loader_wait(void **state)
     t->share = 0.41;
     t->severity = GW_SEV_CRITICAL;
     assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    return a;
+}
+
+static void sampled_cause_joins_trace_loader_wait(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 98);
+    gw_analysis *a = after_trace_loader_wait(s);
     assert_null(gw_findings_get(&a->findings, "data.workers_cpu_bound"));
     const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
     assert_int_equal(f->basis, GW_BASIS_TRACE | GW_BASIS_SAMPLES);
@@ -1135,17 +1142,7 @@ static void sampled_loader_wait_joins_trace_loader_wait(void **state)
 {
     (void)state;
     gw_samples *s = loader('S', 5, 'R', 98, 40);
-    gw_analysis *a = calloc(1, sizeof *a);
-    assert_non_null(a);
-    gw_thresholds_default(&a->thresholds);
-    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
-    assert_non_null(a->sampled);
-    gw_finding *t = gw_findings_add(&a->findings, "data.loader_wait");
-    assert_non_null(t);
-    t->basis = GW_BASIS_TRACE;
-    t->share = 0.41;
-    t->severity = GW_SEV_CRITICAL;
-    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    gw_analysis *a = after_trace_loader_wait(s);
     size_t count = 0;
     for (size_t i = 0; i < a->findings.count; i++)
         count += strcmp(a->findings.items[i].id, "data.loader_wait") == 0;
