@@ -1155,6 +1155,41 @@ static void sampled_loader_wait_joins_trace_loader_wait(void **state)
     gw_samples_free(s);
 }
 
+/* A merged profiler trace with host ops saw the DataLoader and found no wait worth a
+ * finding: its measure stands, the samples do not add a loader wait of their own. */
+static void trace_that_sees_the_loader_keeps_its_verdict(void **state)
+{
+    (void)state;
+    gw_samples *s = loader('S', 5, 'R', 98, 40);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_trace *t = gw_trace_new("rank0.json", "kineto");
+    assert_non_null(t);
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
+    assert_int_equal(gw_job_add(job, t), 0);
+    gw_analysis *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    gw_thresholds_default(&a->thresholds);
+    a->job = job;
+    a->rank_count = 1;
+    a->ranks = calloc(1, sizeof *a->ranks);
+    assert_non_null(a->ranks);
+    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
+    assert_non_null(a->sampled);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    assert_null(gw_findings_get(&a->findings, "data.loader_wait"));
+    assert_non_null(gw_findings_get(&a->findings, "data.workers_cpu_bound")); /* the cause still shows */
+    /* an nsys or run --trace trace without loader spans cannot see it: the samples tell */
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    gw_findings_free(&a->findings);
+    memset(&a->findings, 0, sizeof a->findings);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    assert_non_null(gw_findings_get(&a->findings, "data.loader_wait"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+    gw_samples_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1187,6 +1222,7 @@ int main(void)
         cmocka_unit_test(oversubscribed_by_its_own_threads),
         cmocka_unit_test(loader_wait_from_samples_triggers_and_twins),
         cmocka_unit_test(sampled_loader_wait_joins_trace_loader_wait),
+        cmocka_unit_test(trace_that_sees_the_loader_keeps_its_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
