@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Independent oracle for the accuracy suite: from the raw trace alone (Kineto JSON, plain or
 gzip, a tar of per-rank Kineto files, or an Nsight Systems SQLite export), with Python's
 standard library only, compute where the GPU's time went, so a label can cite numbers that do
@@ -15,16 +15,22 @@ What it computes, per GPU (the busiest one is the headline):
   loader (inside a DataLoader __next__), sync (inside a *Synchronize call), copy_call (inside a
   memcpy API call: these block the host for pageable or synchronous copies), alloc (malloc/free
   calls), launch (inside a kernel/graph launch call), host_ops (inside any other host span: ops,
-  annotations, Python frames, NVTX ranges), untraced (inside a step but no span), nothing;
+  annotations, Python frames, NVTX ranges), untraced (inside a step but no span), nothing.
+  Host spans count only on threads that make CUDA/HIP calls, and sleeping/waiting frames not at
+  all: a progress-bar thread's frames say nothing about who feeds the GPU;
 - idle in small gaps (< 100 us between GPU work: the launch-overhead pattern) vs large gaps;
 - kernels: count, median and p90 duration, share under 10 us;
 - communication kernels (NCCL/RCCL/DeepEP names): share of the window, and the part not
   overlapped by compute kernels (exposed);
-- DataLoader __next__ time as a share of the window (the classic "DataLoader %" of step time).
+- copies: their share of the window, the part not under any kernel, the part to/from pageable
+  host memory;
+- DataLoader __next__ time as a share of the window (the classic "DataLoader %" of step time);
+- the host ops covering the headline GPU's idle time by their self time (children taken out),
+  and the blocking/launch API calls in the window.
+suggest() turns the numbers into the label they support (its rule is in its docstring).
 """
 import bisect
 import gzip
-import io
 import json
 import re
 import sqlite3
