@@ -4,8 +4,8 @@
 # `pip install ./python` from the repository root, then the README's training script run as
 # it is written there: a real training loop over a real DataLoader (2 worker processes),
 # profiled by gpuwhy.profile(), must print gpuwhy's verdict and keep the trace and its JSON.
-# The same script with the binary missing, or failing, must still train to the end with
-# exit 0 and one line on stderr. Then the companion's own unit tests (tests/python).
+# The same script with the binary missing must still train to the end with exit 0 and one
+# line on stderr. Then the companion's own unit tests (tests/python).
 set -u
 : "${GW_BIN:?GW_BIN must point at the gpuwhy binary}"
 SRC=${GW_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -102,17 +102,8 @@ grep -q "^gpuwhy: gpuwhy binary \$GPUWHY_BIN='$WORK/no-such-gpuwhy' not found or
 ls "$WORK"/missing/gpuwhy-traces/*.pt.trace.json >/dev/null 2>&1 && ok "missing: trace written" || bad "missing: no trace"
 ! grep -q '^gpuwhy: ' "$WORK/missing.out" && ok "missing: no verdict claimed" || bad "missing: a verdict printed"
 
-# 3. The binary failing (exit 2, a message): the same.
-printf '#!/bin/sh\necho "gpuwhy: cannot read the trace: byte 0: not JSON" >&2\nexit 2\n' >"$WORK/failing-gpuwhy"
-chmod +x "$WORK/failing-gpuwhy"
-run failing GPUWHY_BIN="$WORK/failing-gpuwhy"
-rc=$?
-[ $rc -eq 0 ] && grep -qx "training finished" "$WORK/failing.out" && ok "failing: trains to the end, exit 0" ||
-  bad "failing: exit $rc: $(tail -3 "$WORK/failing.err")"
-grep -q "^gpuwhy: gpuwhy analyze exited 2: gpuwhy: cannot read the trace: byte 0: not JSON; the trace is kept" "$WORK/failing.err" &&
-  ok "failing: its exit code and message on stderr" || bad "failing: stderr: $(cat "$WORK/failing.err")"
-
-# 4. The companion's unit tests, against the installed package.
+# 3. The companion's unit tests, against the installed package (a failing, hanging or
+# lying binary, the trace that cannot be written, the wheel's RECORD).
 if (cd "$WORK" && GW_PYTHON_SOURCE="$SRC/python" "$VPY" -m unittest discover -s "$SRC/tests/python") >"$WORK/unit.log" 2>&1; then
   ok "tests/python: $(grep -E '^Ran ' "$WORK/unit.log")"
 else

@@ -87,7 +87,7 @@ refuse() {
 }
 
 # --- CPU-bound workers, the loop waiting on them ---------------------------------------------
-if record transforms -- --source jpeg --transforms heavy --workers 1 --seconds 8; then
+if record transforms -- --source jpeg --transforms heavy --workers 1 --seconds 6; then
   expect transforms data.workers_cpu_bound "1 worker process(es) of the job"
   expect transforms data.loader_wait "asleep (state S" "running or waiting for a CPU in"
   refuse transforms pipe.oversubscribed
@@ -95,7 +95,7 @@ if record transforms -- --source jpeg --transforms heavy --workers 1 --seconds 8
 fi
 
 # --- loading in the training process (num_workers=0) -----------------------------------------
-if record inline -- --source jpeg --transforms heavy --workers 0 --seconds 8; then
+if record inline -- --source jpeg --transforms heavy --workers 0 --seconds 6; then
   expect inline pipe.no_workers "the job is one process"
   refuse inline data.loader_wait
   refuse inline data.workers_cpu_bound
@@ -111,14 +111,14 @@ for i in range(64):
         f.flush()
         os.fsync(f.fileno())  # written back, so that eviction can drop the pages later
 PY
-if record prefetch -- --source files --data "$WORK/data" --transforms light --workers 2 --compute 30 --seconds 8; then
+if record prefetch -- --source files --data "$WORK/data" --transforms light --workers 2 --compute 30 --seconds 6; then
   refuse prefetch data.workers_cpu_bound
   refuse prefetch data.loader_wait
   refuse prefetch data.storage_bound
 fi
 
 # --- workers x intra-op threads beyond the CPUs --------------------------------------------------
-if record threads -- --source jpeg --transforms heavy --workers 4 --worker-threads 8 --main-threads 4 --seconds 8; then
+if record threads -- --source jpeg --transforms heavy --workers 4 --worker-threads 8 --main-threads 4 --seconds 6; then
   expect threads pipe.oversubscribed "the job alone asks for more CPUs than the machine has"
 fi
 
@@ -164,7 +164,7 @@ PY
 if setup_read_limit >limit.txt 2>&1; then
   cat limit.txt
   if record throttled -- --source files --data "$WORK/data" --evict --transforms light --workers 2 \
-       --seconds 10 --cgroup-procs "$CGROUP/cgroup.procs"; then
+       --seconds 8 --cgroup-procs "$CGROUP/cgroup.procs"; then
     expect throttled data.storage_bound "Storage reads held back" "waited on storage (D state)"
     expect throttled data.loader_wait "waiting on storage (D state) in"
   fi
