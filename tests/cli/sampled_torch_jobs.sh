@@ -41,6 +41,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM  # a ctest timeout still removes the cgroup (through EXIT)
 cd "$WORK" || exit 1
 failures=0
 passes=0
