@@ -263,6 +263,10 @@ typedef struct gw_host_options {
                                     computes their rates over the time since the sample
                                     that last read them. 0 or 1 = every interval (the
                                     default); `gpuwhy run` uses GW_HOST_RECORDING_SLOW_EVERY_N */
+    bool host_only;              /* no process is read at all: no job tree, no top lists, no
+                                    open files, no listing of /proc (the exporter, which
+                                    reports the machine, must not cost more on a machine
+                                    with more processes); default false */
 } gw_host_options;
 
 /* slow_every_n of recordings: 2 Hz at the default 100 ms interval. */
