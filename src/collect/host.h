@@ -304,6 +304,10 @@ void gw_host_collector_free(gw_host_collector *c);
  * when unknown (no such device, no NUMA: the kernel writes -1 itself). */
 int gw_numa_node_of_pci(const char *root, const char *pci_bus_id);
 
+/* 1 when a diskstats device is a whole disk (root/sys/block/NAME exists) and not a loop or
+ * RAM disk: partitions would count their IO twice. root: "" or "/" for this machine. */
+bool gw_disk_is_whole(const char *root, const char *name);
+
 /* NUMA node of a CPU from a sample's nodes; -1 when unknown. */
 int gw_numa_node_of_cpu(const gw_numa_node *nodes, size_t node_count, int cpu);
 

@@ -247,7 +247,7 @@ static void lower_hex_bus_id(gw_gpu_static *info, const nvmlPciInfo_t *pci)
 
 /* Memory total and used of a GPU or MIG device through whichever MemoryInfo the driver has
  * (v2: used without the driver's reservation). */
-static nvmlReturn_t read_memory(gw_nvml *nv, nvmlDevice_t h, uint64_t *total, uint64_t *used)
+static nvmlReturn_t read_memory(gw_nvml *nv, nvmlDevice_t h, uint64_t *total, uint64_t *used, uint64_t *free_bytes)
 {
     if (nv->memory_v2) {
         nvmlMemory_v2_t mem;
@@ -256,6 +256,7 @@ static nvmlReturn_t read_memory(gw_nvml *nv, nvmlDevice_t h, uint64_t *total, ui
         nvmlReturn_t rc = nv->memory_v2(h, &mem);
         *total = mem.total;
         *used = mem.used;
+        *free_bytes = mem.free;
         return rc;
     }
     if (nv->memory_v1) {
@@ -264,6 +265,7 @@ static nvmlReturn_t read_memory(gw_nvml *nv, nvmlDevice_t h, uint64_t *total, ui
         nvmlReturn_t rc = nv->memory_v1(h, &mem);
         *total = mem.total;
         *used = mem.used;
+        *free_bytes = mem.free;
         return rc;
     }
     return NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -283,8 +285,8 @@ static void read_static(gw_nvml *nv, gpu_state *g)
     memset(&pci, 0, sizeof pci);
     if (nv->pci && nv->pci(g->handle, &pci) == NVML_SUCCESS)
         lower_hex_bus_id(info, &pci);
-    uint64_t total = 0, used = 0;
-    if (read_memory(nv, g->handle, &total, &used) == NVML_SUCCESS)
+    uint64_t total = 0, used = 0, free_bytes = 0;
+    if (read_memory(nv, g->handle, &total, &used, &free_bytes) == NVML_SUCCESS)
         info->memory_total_bytes = total;
     unsigned v = 0;
     if (nv->max_clock && nv->max_clock(g->handle, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
@@ -346,8 +348,8 @@ static void read_mig(gw_nvml *nv, gpu_state *g)
         m->uuid[sizeof m->uuid - 1] = '\0';
         const char *tag = strstr(m->name, " MIG ");
         snprintf(m->profile, sizeof m->profile, "%s", tag ? tag + 5 : "");
-        uint64_t used = 0;
-        if (read_memory(nv, h, &m->memory_total_bytes, &used) != NVML_SUCCESS)
+        uint64_t used = 0, free_bytes = 0;
+        if (read_memory(nv, h, &m->memory_total_bytes, &used, &free_bytes) != NVML_SUCCESS)
             m->memory_total_bytes = 0;
         g->mig_handles[g->mig_count++] = h;
     }
@@ -661,6 +663,7 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
         m.version = GW_NVML_MEMORY_V2_VERSION;
         if (check(nv, g, out, "nvmlDeviceGetMemoryInfo_v2", nv->memory_v2(h, &m))) {
             out->memory_used_bytes = m.used;
+            out->memory_free_bytes = m.free;
             out->valid |= GW_GPU_HAS_MEMORY;
         }
     } else if (nv->memory_v1) {
@@ -668,6 +671,7 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
         memset(&m, 0, sizeof m);
         if (check(nv, g, out, "nvmlDeviceGetMemoryInfo", nv->memory_v1(h, &m))) {
             out->memory_used_bytes = m.used;
+            out->memory_free_bytes = m.free;
             out->valid |= GW_GPU_HAS_MEMORY;
         }
     }
@@ -709,6 +713,7 @@ static void repeat_slow(const gw_gpu_sample *from, gw_gpu_sample *out)
 {
     out->valid |= from->valid & SLOW_BITS;
     out->memory_used_bytes = from->memory_used_bytes;
+    out->memory_free_bytes = from->memory_free_bytes;
     out->temperature_c = from->temperature_c;
     out->power_mw = from->power_mw;
     out->pcie_gen = from->pcie_gen;
@@ -800,11 +805,12 @@ int gw_nvml_mig_sample(gw_nvml *nv, unsigned gpu, unsigned mig, gw_mig_sample *o
     memset(out, 0, sizeof *out);
     if (mig >= gw_nvml_mig_count(nv, gpu))
         return 0;
-    uint64_t total = 0, used = 0;
-    nvmlReturn_t rc = read_memory(nv, nv->gpus[gpu].mig_handles[mig], &total, &used);
+    uint64_t total = 0, used = 0, free_bytes = 0;
+    nvmlReturn_t rc = read_memory(nv, nv->gpus[gpu].mig_handles[mig], &total, &used, &free_bytes);
     if (rc == NVML_SUCCESS) {
         out->has_memory = 1;
         out->memory_used_bytes = used;
+        out->memory_free_bytes = free_bytes;
     } else if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND) {
         out->error_code = rc;
         snprintf(out->error, sizeof out->error, "nvmlDeviceGetMemoryInfo: %s", err_text(nv, rc));

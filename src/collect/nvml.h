@@ -37,7 +37,7 @@ typedef struct gw_mig_static {
 
 typedef struct gw_mig_sample {
     int has_memory;
-    uint64_t memory_used_bytes;
+    uint64_t memory_used_bytes, memory_free_bytes;
     int error_code;               /* NVML error other than NOT_SUPPORTED, 0 none */
     char error[160];
 } gw_mig_sample;
@@ -72,7 +72,8 @@ typedef struct gw_gpu_sample {
     unsigned valid;               /* GW_GPU_HAS_* bits */
     unsigned gpu_util_pct;
     unsigned mem_util_pct;
-    uint64_t memory_used_bytes;
+    uint64_t memory_used_bytes;   /* v2: allocated only (the driver's reservation apart) */
+    uint64_t memory_free_bytes;   /* with memory_used_bytes (GW_GPU_HAS_MEMORY) */
     unsigned sm_clock_mhz;
     unsigned mem_clock_mhz;
     uint64_t clock_event_reasons; /* GW_NVML_CLOCK_REASON_* bits */

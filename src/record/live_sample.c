@@ -182,15 +182,6 @@ static void fill_gpu(gw_live_sampler *s, unsigned g, gw_live_gpu *out, gw_error 
     }
 }
 
-static bool is_whole_disk(const char *root, const char *name)
-{
-    if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0)
-        return false;
-    char path[512];
-    snprintf(path, sizeof path, "%s/sys/block/%s", root, name);
-    return access(path, F_OK) == 0;
-}
-
 /* Workers without a rate yet sort after every measured one. */
 static double worker_key(const gw_live_worker *w) { return isnan(w->cpu_pct) ? -1 : w->cpu_pct; }
 
@@ -237,7 +228,7 @@ static void fill_host(gw_live_sampler *s, const gw_host_sample *prev, const gw_h
     out->disk_count = 0;
     for (size_t i = 0; rates && i < cur->disk_count && out->disk_count < GW_LIVE_MAX_DISKS; i++) {
         const gw_disk_counters *d = &cur->disks[i];
-        if (!is_whole_disk(s->root, d->name))
+        if (!gw_disk_is_whole(s->root, d->name))
             continue;
         for (size_t k = 0; k < prev->disk_count; k++) {
             if (prev->disks[k].major != d->major || prev->disks[k].minor != d->minor)
