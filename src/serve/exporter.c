@@ -300,6 +300,10 @@ static int read_gpus(gw_serve_sampler *s, gw_nvml *nv, gw_serve_snapshot *out, i
         memset(g, 0, sizeof *g);
         g->index = i;
         g->info = *gw_nvml_gpu_static(nv, i);
+        /* A GPU lost when NVML was opened answers no name or uuid: it is the one last seen
+         * at its index, and keeps its identity (and its Xid total) across the re-open. */
+        if (!g->info.uuid[0] && i < s->known_count && s->known[i].uuid[0])
+            g->info = s->known[i];
         s->known[i] = g->info;
         g->present = true;
         if (gw_nvml_sample(nv, i, &g->sample) != 0)
@@ -336,7 +340,8 @@ static int read_gpus(gw_serve_sampler *s, gw_nvml *nv, gw_serve_snapshot *out, i
         if (read_migs_and_jobs(s, nv, out, g) != 0)
             return -1;
     }
-    s->known_count = count;
+    if (count > s->known_count || !all_failed)
+        s->known_count = count;
     gw_nvml_supervisor_report(s->nvml, mono, all_failed, why, lost);
     out->nvml_up = !all_failed;
     snprintf(out->driver_version, sizeof out->driver_version, "%s", gw_nvml_driver_version(nv));

@@ -216,9 +216,10 @@ static int tenant_add_pid(tenant *t, int32_t pid)
     return 0;
 }
 
-/* The jobs of the window's intervals. Processes whose cgroup could not be read are one job
- * per GPU ("unattributed:<uuid>"): without their cgroups, calling them co-tenants of each
- * other would be a guess. Returns the count or (size_t)-1 on out-of-memory. */
+/* The jobs of the window's intervals. A process whose cgroup could not be read (it exited,
+ * or another user's without privileges) is counted with every known job of its GPU, and
+ * where its GPU has none, with the other unknown ones of that GPU ("unattributed:<uuid>"):
+ * calling it a co-tenant would be a guess. Returns the count or (size_t)-1 on out-of-memory. */
 static size_t collect_tenants(const gw_finding_window *w, const slot *slots, size_t slot_count,
                               tenant **out, char (**unattributed)[128])
 {
@@ -229,16 +230,28 @@ static size_t collect_tenants(const gw_finding_window *w, const slot *slots, siz
         return (size_t)-1;
     for (size_t k = 0; k < slot_count; k++)
         snprintf(names[k], sizeof names[k], "unattributed:%.100s", slots[k].latest->uuid);
+    for (int known = 1; known >= 0; known--)
     for (size_t t = 1; t < w->count; t++) {
         const tick *tk = &w->ticks[t];
         for (size_t p = 0; p < tk->proc_count; p++) {
             const gw_window_proc *proc = &tk->procs[p];
-            if (proc->gpu >= tk->gpu_count)
+            if (proc->gpu >= tk->gpu_count || (proc->job_key[0] != '\0') != known)
                 continue;
             long k = slot_of(slots, slot_count, tk->gpus[proc->gpu].uuid);
             if (k < 0)
                 continue;
-            const char *key = proc->job_key[0] ? proc->job_key : names[k];
+            if (!known) {
+                bool joined = false;
+                for (size_t i = 0; i < n; i++)
+                    if (ts[i].uses[k] && strncmp(ts[i].key, "unattributed:", 13) != 0) {
+                        joined = true;
+                        if (tenant_add_pid(&ts[i], proc->pid) != 0)
+                            goto oom;
+                    }
+                if (joined)
+                    continue;
+            }
+            const char *key = known ? proc->job_key : names[k];
             size_t i = 0;
             while (i < n && strcmp(ts[i].key, key) != 0)
                 i++;

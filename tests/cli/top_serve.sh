@@ -2,7 +2,8 @@
 # gpuwhy top --once and gpuwhy serve against the fake NVML (2 GPUs, GPU 1 power- and
 # thermal-throttled) and without NVML: the scenario's values appear in the snapshot and in
 # /metrics, host-only is said rather than shown as 0%, / and 404, bind failure, and SIGTERM
-# ending serve with exit 0 within 2 s. Only loopback is ever contacted.
+# ending serve with exit 0 within 2 s. Only loopback is ever contacted. (NVML failures,
+# jobs, load and a real Prometheus: serve_*.sh.)
 set -u
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
@@ -22,6 +23,7 @@ check() { # check NAME COMMAND...: passes when the command succeeds
     if "$@"; then ok "$name"; else bad "$name"; fi
 }
 has() { grep -qF -- "$2" "$1"; }
+line() { grep -qxF -- "$2" "$1"; }   # a whole line
 
 # A process with a recognisable command line for the GPU's process list and --pid.
 sleep 300 &
@@ -159,7 +161,14 @@ stop_within() {
 "$BIN" serve --help >help.txt 2>&1
 check "serve --help exits 0 with an example" test $? -eq 0 -a -n "$(grep -i example help.txt)"
 "$BIN" serve --listen nonsense >/dev/null 2>err.txt
-check "serve --listen without a port: exit 1, names it" test $? -eq 1 -a -n "$(grep "nonsense" err.txt)"
+check "serve --listen without a port: exit 64, names it" test $? -eq 64 -a -n "$(grep "nonsense" err.txt)"
+"$BIN" serve --listen 'gpu-node:9400' >/dev/null 2>err.txt
+check "serve --listen with a host name: exit 64, says :PORT is every interface" \
+    test $? -eq 64 -a -n "$(grep -e ":PORT for every interface" err.txt)"
+"$BIN" serve --interval 1s --window 1s >/dev/null 2>err.txt
+check "serve --window under two intervals: exit 64" test $? -eq 64
+check "serve --help gives the default port 19400 and :PORT" \
+    test -n "$(grep -e "127.0.0.1:19400" help.txt)" -a -n "$(grep -e ":PORT is every interface" help.txt)"
 
 if [ -n "$FAKE" ]; then
     PORT=$(free_port)
@@ -174,7 +183,8 @@ if [ -n "$FAKE" ]; then
         check "Content-Type is the 0.0.4 text format" grep -qi "^content-type: text/plain; version=0.0.4" metrics.txt.headers
         L0='gpu="0",uuid="GPU-aaaa-0000",name="Fake H100 \"SXM\" \\ rev"'
         L1='gpu="1",uuid="GPU-bbbb-1111",name="Fake L4"'
-        check "gpuwhy_up 1" has metrics.txt $'\ngpuwhy_up 1\n'
+        check "gpuwhy_up 1" line metrics.txt "gpuwhy_up 1"
+        check "gpuwhy_nvml_up 1" line metrics.txt "gpuwhy_nvml_up 1"
         check "GPU 0 utilisation with escaped name label" has metrics.txt "gpuwhy_gpu_utilization_ratio{$L0} 0.87"
         check "GPU 1 utilisation" has metrics.txt "gpuwhy_gpu_utilization_ratio{$L1} 0.12"
         check "GPU 0 SM active (GPM)" has metrics.txt "gpuwhy_gpu_sm_active_ratio{$L0} 0.715"
@@ -191,7 +201,7 @@ if [ -n "$FAKE" ]; then
                  -n "$(grep -F "gpuwhy_gpu_pcie_link_max_generation{$L1} 4" metrics.txt)"
         check "GPU 1 Xid counted" has metrics.txt "gpuwhy_gpu_xid_errors_total{$L1} 1"
         check "host CPU and memory" grep -qE "^gpuwhy_host_memory_available_bytes [0-9]+$" metrics.txt
-        check "host CPU ratio after two samples" grep -qE "^gpuwhy_host_cpu_user_ratio [0-9.e-]+$" metrics.txt
+        check "host CPU time as a counter" grep -qE '^gpuwhy_host_cpu_seconds_total\{mode="user"\} [0-9.e+]+$' metrics.txt
         if python3 - metrics.txt <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -231,7 +241,7 @@ SERVE=$!
 pids_to_kill+=("$SERVE")
 if wait_until_up "$SERVE"; then
     fetch /metrics host_metrics.txt >/dev/null
-    check "serve without NVML: nvml_available 0" has host_metrics.txt $'\ngpuwhy_nvml_available 0\n'
+    check "serve without NVML: nvml_up 0" line host_metrics.txt "gpuwhy_nvml_up 0"
     check "serve without NVML: no GPU metric, not zeros" test -z "$(grep '^gpuwhy_gpu_' host_metrics.txt)"
     check "serve without NVML says host only on stderr" has serve2.err "no NVIDIA driver: host metrics only"
 else

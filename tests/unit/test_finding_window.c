@@ -2,7 +2,7 @@
  * rules run per job over the GPUs it used, so a throttled GPU and an Xid are reported on
  * their GPU with the rule's share; two jobs side by side are not "stragglers" of each
  * other while one job over two GPUs is; a process of another job on a job's GPU is a
- * co-tenant; processes whose job is unknown are not co-tenants of each other; an idle GPU
+ * co-tenant; processes whose job is unknown are not co-tenants of anybody; an idle GPU
  * without processes has no finding; nothing is said before half the window is sampled,
  * and the window slides. */
 #include <math.h>
@@ -195,6 +195,18 @@ static void test_unknown_jobs_are_not_co_tenants(void **state)
     assert_null(find(&r, 0, "host.gpu_shared"));
     assert_null(find(&r, 1, "host.gpu_shared"));
     assert_null(find(&r, 0, "comm.straggler"));
+    free(r.items);
+    gw_finding_window_free(w);
+    /* an unknown process beside a known job counts with the job: no co-tenant guessed */
+    w = gw_finding_window_new(10 * SECOND);
+    memset(&sc, 0, sizeof sc);
+    gpu(&sc, 0, 50, 0, 2000);
+    gpu(&sc, 1, 50, 0, 2000);
+    proc(&sc, 0, 10, "slurm:9", 20);
+    proc(&sc, 0, 11, "", 20);
+    push(w, &sc, 0, 12);
+    r = evaluate(w);
+    assert_null(find(&r, 0, "host.gpu_shared"));
     free(r.items);
     gw_finding_window_free(w);
 }
