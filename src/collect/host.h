@@ -33,6 +33,7 @@
  *   every fds_every_n intervals: /proc/PID/fd + mountinfo → filesystems of the open files
  *   every numa_every_n intervals: /sys/devices/system/node (NUMA layout rarely changes)
  *   once per process: /proc/PID/cmdline (the first sample that sees it)
+ * With host_only (the exporter) only the host-wide files are read: no process at all.
  */
 #ifndef GW_COLLECT_HOST_H
 #define GW_COLLECT_HOST_H
