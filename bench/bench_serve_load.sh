@@ -9,17 +9,7 @@
 set -euo pipefail
 rounds=$1; shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-scenario=$(mktemp /tmp/gw-bench-serve-XXXXXX)
-trap 'rm -f "$scenario"' EXIT
-cat >"$scenario" <<'SCEN'
-gpus 4
-gpu 0 util 85 20
-gpu 0 procs 1:1073741824
-gpu 1 util 30 5
-gpu 1 reasons 0x4
-gpu 2 util 90 40
-gpu 3 util 0 0
-SCEN
+scenario=$here/tests/data/serve/load_scenario.txt
 for r in $(seq 1 "$rounds"); do
     for inherit in 1100 0; do
         for b in "$@"; do

@@ -453,6 +453,16 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
     return nv;
 }
 
+void gw_nvml_note_reason(const char *note, char *out, size_t size)
+{
+    static const char prefix[] = "no NVML: host-only recording (";
+    size_t len = strlen(note);
+    if (strncmp(note, prefix, sizeof prefix - 1) == 0 && len > sizeof prefix && note[len - 1] == ')')
+        snprintf(out, size, "%.*s", (int)(len - sizeof prefix), note + sizeof prefix - 1);
+    else
+        snprintf(out, size, "%.*s", (int)(size ? size - 1 : 0), note);
+}
+
 void gw_nvml_close(gw_nvml *nv)
 {
     if (!nv)

@@ -107,6 +107,9 @@ typedef struct gw_gpu_event {
  * driver, with a one-line reason in note ("no NVML: host-only recording (...)"); that is
  * not an error. */
 gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size);
+/* The reason inside such a note, for views that say "host only" in their own words:
+ * "no NVML: host-only recording (X)" gives X; any other note is copied as is. */
+void gw_nvml_note_reason(const char *note, char *out, size_t size);
 void gw_nvml_close(gw_nvml *nv);
 
 unsigned gw_nvml_gpu_count(const gw_nvml *nv);

@@ -299,18 +299,6 @@ static void fill_host(gw_live_sampler *s, const gw_host_sample *prev, const gw_h
         out->job_cpu_pct = job_cpu;
 }
 
-/* NVML's note is worded for recordings ("no NVML: host-only recording (REASON)"); the live
- * views say "host only" themselves and want just REASON. */
-static void copy_nvml_reason(const char *note, char *out, size_t size)
-{
-    static const char prefix[] = "no NVML: host-only recording (";
-    size_t len = strlen(note);
-    if (strncmp(note, prefix, sizeof prefix - 1) == 0 && len > sizeof prefix && note[len - 1] == ')')
-        snprintf(out, size, "%.*s", (int)(len - sizeof prefix), note + sizeof prefix - 1);
-    else
-        snprintf(out, size, "%s", note);
-}
-
 int gw_live_sampler_take(gw_live_sampler *s, gw_live_sample *out, gw_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -327,7 +315,7 @@ int gw_live_sampler_take(gw_live_sampler *s, gw_live_sample *out, gw_error *err)
 
     out->nvml_loaded = s->nvml != NULL;
     if (!s->nvml) {
-        copy_nvml_reason(s->nvml_note, out->nvml_note, sizeof out->nvml_note);
+        gw_nvml_note_reason(s->nvml_note, out->nvml_note, sizeof out->nvml_note);
         return 0;
     }
     snprintf(out->driver_version, sizeof out->driver_version, "%s", gw_nvml_driver_version(s->nvml));

@@ -4,7 +4,6 @@
 #include "serve/exporter.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "collect/nvml_abi.h"
 #include "diagnose/thresholds.h"
 #include "serve/nvml_supervisor.h"
+#include "serve/serve_log.h"
 #include "util/grow.h"
 
 /* What serve remembers about a GPU across ticks and re-opens. */
@@ -73,19 +73,6 @@ static int64_t now_ns(clockid_t clock)
     if (clock_gettime(clock, &ts) != 0)
         return 0;
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void say(gw_serve_sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(gw_serve_sampler *s, const char *fmt, ...)
-{
-    if (!s->opts.log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    s->opts.log(s->opts.log_ctx, line);
 }
 
 gw_serve_sampler *gw_serve_sampler_new(const gw_serve_options *opts, gw_error *err)
@@ -198,12 +185,12 @@ static void read_host(gw_serve_sampler *s, gw_serve_snapshot *out)
     out->host_ok = gw_host_collect(s->host, &s->host_sample, &err) == 0;
     if (!out->host_ok) {
         if (strcmp(s->host_said, err.message) != 0)
-            say(s, "host counters unreadable: %s", err.message);
+            gw_serve_log(s->opts.log, s->opts.log_ctx, "host counters unreadable: %s", err.message);
         snprintf(s->host_said, sizeof s->host_said, "%s", err.message);
         return;
     }
     if (s->host_said[0])
-        say(s, "host counters readable again");
+        gw_serve_log(s->opts.log, s->opts.log_ctx, "host counters readable again");
     s->host_said[0] = '\0';
     keep_whole_disks(s);
 }
@@ -275,9 +262,9 @@ static void note_gpu_error(gw_serve_sampler *s, const gw_serve_gpu *g, gpu_track
     if (strcmp(now, t->said) == 0)
         return;
     if (now[0])
-        say(s, "GPU %u (%s): %s", g->index, g->info.uuid, now);
+        gw_serve_log(s->opts.log, s->opts.log_ctx, "GPU %u (%s): %s", g->index, g->info.uuid, now);
     else
-        say(s, "GPU %u (%s) answers again", g->index, g->info.uuid);
+        gw_serve_log(s->opts.log, s->opts.log_ctx, "GPU %u (%s) answers again", g->index, g->info.uuid);
     snprintf(t->said, sizeof t->said, "%s", now);
 }
 

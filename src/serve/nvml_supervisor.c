@@ -1,10 +1,11 @@
 /* NVML supervision for `serve`; see nvml_supervisor.h. */
 #include "serve/nvml_supervisor.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "serve/serve_log.h"
 
 #define MAX_BACKOFF_NS 300000000000LL   /* 5 minutes */
 #define BACKOFF_INTERVALS 64
@@ -21,25 +22,12 @@ struct gw_nvml_supervisor {
     uint64_t opens;
     bool was_up;                  /* it answered since the last open */
     bool was_lost_reopen;         /* the open under way looks for a lost GPU */
-    void (*log)(void *ctx, const char *line);
+    gw_serve_log_fn log;
     void *log_ctx;
 };
 
-static void say(gw_nvml_supervisor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(gw_nvml_supervisor *s, const char *fmt, ...)
-{
-    if (!s->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    s->log(s->log_ctx, line);
-}
-
 gw_nvml_supervisor *gw_nvml_supervisor_new(const char *lib, int64_t base_ns, long long slow_period_ns,
-                                           void (*log)(void *ctx, const char *line), void *log_ctx)
+                                           gw_serve_log_fn log, void *log_ctx)
 {
     gw_nvml_supervisor *s = calloc(1, sizeof *s);
     if (!s)
@@ -74,27 +62,17 @@ static void grow_backoff(gw_nvml_supervisor *s)
     s->backoff_ns = s->backoff_ns * 2 < s->cap_ns ? s->backoff_ns * 2 : s->cap_ns;
 }
 
-/* The NVML note without the recording's wording ("no NVML: host-only recording (X)"). */
-static void reason_of(const char *note, char *out, size_t size)
-{
-    static const char prefix[] = "no NVML: host-only recording (";
-    size_t len = strlen(note);
-    if (strncmp(note, prefix, sizeof prefix - 1) == 0 && len > sizeof prefix && note[len - 1] == ')')
-        snprintf(out, size, "%.*s", (int)(len - sizeof prefix), note + sizeof prefix - 1);
-    else
-        snprintf(out, size, "%.*s", (int)(size - 1), note[0] ? note : "unknown reason");
-}
-
 static void try_open(gw_nvml_supervisor *s, int64_t now_ns)
 {
     char note[512];
     s->nv = gw_nvml_open(s->lib, note, sizeof note);
     if (!s->nv) {
-        reason_of(note, s->error, sizeof s->error);
+        gw_nvml_note_reason(note[0] ? note : "unknown reason", s->error, sizeof s->error);
         s->next_open_ns = now_ns + s->backoff_ns;
         if (strcmp(s->logged, s->error) != 0) {
-            say(s, "NVML unavailable (%s): GPU metrics down, retrying with a back-off up to %.0f s",
-                s->error, (double)s->cap_ns / 1e9);
+            gw_serve_log(s->log, s->log_ctx,
+                         "NVML unavailable (%s): GPU metrics down, retrying with a back-off up to %.0f s", s->error,
+                         (double)s->cap_ns / 1e9);
             snprintf(s->logged, sizeof s->logged, "%s", s->error);
         }
         grow_backoff(s);
@@ -109,8 +87,9 @@ static void try_open(gw_nvml_supervisor *s, int64_t now_ns)
     /* Said when it follows a failure that was said; a quiet re-open (a lost GPU looked for
      * again) stays quiet. */
     if (s->logged[0] && !s->was_lost_reopen)
-        say(s, "NVML %s: %u GPU(s), driver %s", s->opens > 1 ? "re-opened" : "opened", gw_nvml_gpu_count(s->nv),
-            gw_nvml_driver_version(s->nv)[0] ? gw_nvml_driver_version(s->nv) : "unknown");
+        gw_serve_log(s->log, s->log_ctx, "NVML %s: %u GPU(s), driver %s", s->opens > 1 ? "re-opened" : "opened",
+                     gw_nvml_gpu_count(s->nv),
+                     gw_nvml_driver_version(s->nv)[0] ? gw_nvml_driver_version(s->nv) : "unknown");
     if (!s->was_lost_reopen)
         s->logged[0] = '\0';
     s->was_lost_reopen = false;
@@ -136,8 +115,8 @@ void gw_nvml_supervisor_report(gw_nvml_supervisor *s, int64_t now_ns, bool all_f
         return;
     if (all_failed) {
         snprintf(s->error, sizeof s->error, "%s", why && *why ? why : "every GPU failed");
-        say(s, "NVML stopped answering (%s): GPU metrics down, re-opening in %.1f s", s->error,
-            (double)s->backoff_ns / 1e9);
+        gw_serve_log(s->log, s->log_ctx, "NVML stopped answering (%s): GPU metrics down, re-opening in %.1f s",
+                     s->error, (double)s->backoff_ns / 1e9);
         snprintf(s->logged, sizeof s->logged, "%s", s->error);
         gw_nvml_close(s->nv);
         s->nv = NULL;
@@ -150,8 +129,9 @@ void gw_nvml_supervisor_report(gw_nvml_supervisor *s, int64_t now_ns, bool all_f
         if (!s->reopen_at_ns) {
             s->reopen_at_ns = now_ns + s->backoff_ns;
             if (strcmp(s->logged, lost_what) != 0)
-                say(s, "%s is lost (fallen off the bus?): re-opening NVML in %.1f s to find it again, then "
-                       "with a back-off", lost_what, (double)s->backoff_ns / 1e9);
+                gw_serve_log(s->log, s->log_ctx,
+                             "%s is lost (fallen off the bus?): re-opening NVML in %.1f s to find it again, "
+                             "then with a back-off", lost_what, (double)s->backoff_ns / 1e9);
             snprintf(s->logged, sizeof s->logged, "%s", lost_what);
             grow_backoff(s);
         }

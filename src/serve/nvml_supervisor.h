@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "collect/nvml.h"
+#include "serve/serve_log.h"
 
 typedef struct gw_nvml_supervisor gw_nvml_supervisor;
 
@@ -16,7 +17,7 @@ typedef struct gw_nvml_supervisor gw_nvml_supervisor;
  * back-off (the sampling interval); it doubles up to 64 × base_ns or 5 minutes. NULL on
  * out-of-memory. */
 gw_nvml_supervisor *gw_nvml_supervisor_new(const char *lib, int64_t base_ns, long long slow_period_ns,
-                                           void (*log)(void *ctx, const char *line), void *log_ctx);
+                                           gw_serve_log_fn log, void *log_ctx);
 void gw_nvml_supervisor_free(gw_nvml_supervisor *s);
 
 /* The open NVML, opening it first when a (re-)open is due at now_ns (CLOCK_MONOTONIC);

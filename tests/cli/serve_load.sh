@@ -15,17 +15,8 @@ SRC=${GW_SOURCE_DIR:?GW_SOURCE_DIR must point at the source tree}
 . "$SRC/tests/tools/serve_lib.sh"
 WORK=$(mktemp -d /tmp/gw-serve-load-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-cat >"$WORK/scenario.txt" <<'EOF'
-gpus 4
-gpu 0 util 85 20
-gpu 0 procs 1:1073741824
-gpu 1 util 30 5
-gpu 1 reasons 0x4
-gpu 2 util 90 40
-gpu 3 util 0 0
-EOF
 args=(--bin "$BIN" --procs 2000 --scrapes 300 --period 0.2 --slow 64 --interval 0.5)
-[ -n "$FAKE" ] && args+=(--nvml "$FAKE" --scenario "$WORK/scenario.txt")
+[ -n "$FAKE" ] && args+=(--nvml "$FAKE" --scenario "$SRC/tests/data/serve/load_scenario.txt")
 if ! python3 "$SRC/tests/tools/serve_load.py" "${args[@]}" >"$WORK/result.json" 2>"$WORK/err.txt"; then
     bad "the load harness failed: $(tail -5 "$WORK/err.txt")"
     finish

@@ -7,23 +7,11 @@
 set -u
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
+SRC=${GW_SOURCE_DIR:?GW_SOURCE_DIR must point at the source tree}
+. "$SRC/tests/tools/serve_lib.sh"
 WORK=$(mktemp -d /tmp/gw-top-serve-XXXXXX)
-pids_to_kill=()
-cleanup() {
-    for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'stop_all; rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
-pass=0 failed=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    local name=$1; shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
-has() { grep -qF -- "$2" "$1"; }
-line() { grep -qxF -- "$2" "$1"; }   # a whole line
 
 # A process with a recognisable command line for the GPU's process list and --pid.
 sleep 300 &
@@ -117,34 +105,6 @@ check "top without NVML still shows the host" grep -qE "^Host  [0-9]+ CPUs  busy
 check "top without NVML: lines fit 100 columns" test "$(awk 'length > 100' host.txt | wc -l)" -eq 0
 
 # ---- serve -------------------------------------------------------------------------
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-# fetch PATH OUTFILE: prints the HTTP status; headers go to OUTFILE.headers
-fetch() {
-    python3 - "$PORT" "$1" "$2" <<'PY'
-import sys, urllib.request, urllib.error
-port, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (port, path), timeout=5)
-    status, body, headers = r.status, r.read(), r.headers
-except urllib.error.HTTPError as e:
-    status, body, headers = e.code, e.read(), e.headers
-except Exception as e:
-    status, body, headers = 0, str(e).encode(), {}
-open(out, "wb").write(body)
-open(out + ".headers", "w").write("".join("%s: %s\n" % kv for kv in headers.items()))
-print(status)
-PY
-}
-wait_until_up() {
-    for _ in $(seq 1 100); do
-        [ "$(fetch / /dev/null)" = 200 ] && return 0
-        kill -0 "$1" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
 # stop_within PID SECONDS: SIGTERM, then STOP_RESULT is the exit status if it ended in
 # time, else "timeout" (not run in $(...): only this shell can wait for its child)
 stop_within() {
@@ -176,10 +136,10 @@ if [ -n "$FAKE" ]; then
         "$BIN" serve --listen "127.0.0.1:$PORT" --interval 200ms 2>serve.err &
     SERVE=$!
     pids_to_kill+=("$SERVE")
-    if wait_until_up "$SERVE"; then
+    if wait_until_up "$SERVE" "$PORT"; then
         ok "serve answers on 127.0.0.1:$PORT"
         sleep 0.5   # a second sample, so host rates and the Xid event are in
-        check "GET /metrics is 200" test "$(fetch /metrics metrics.txt)" = 200
+        check "GET /metrics is 200" test "$(fetch "$PORT" /metrics metrics.txt)" = 200
         check "Content-Type is the 0.0.4 text format" grep -qi "^content-type: text/plain; version=0.0.4" metrics.txt.headers
         L0='gpu="0",uuid="GPU-aaaa-0000",name="Fake H100 \"SXM\" \\ rev"'
         L1='gpu="1",uuid="GPU-bbbb-1111",name="Fake L4"'
@@ -222,8 +182,8 @@ for line in text.splitlines():
 PY
         then ok "every /metrics line is valid 0.0.4 text, HELP/TYPE once, no NaN"; else bad "/metrics format"; fi
         check "GET / is an HTML page linking /metrics" \
-            test "$(fetch / index.html)" = 200 -a -n "$(grep 'href="/metrics"' index.html)"
-        check "GET /nope is 404" test "$(fetch /nope nope.txt)" = 404
+            test "$(fetch "$PORT" / index.html)" = 200 -a -n "$(grep 'href="/metrics"' index.html)"
+        check "GET /nope is 404" test "$(fetch "$PORT" /nope nope.txt)" = 404
         "$BIN" serve --listen "127.0.0.1:$PORT" 2>busy.err
         rc=$?
         check "a second serve on the same port: exit 1, says why" \
@@ -239,8 +199,8 @@ PORT=$(free_port)
 GW_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$BIN" serve --listen "127.0.0.1:$PORT" --interval 200ms 2>serve2.err &
 SERVE=$!
 pids_to_kill+=("$SERVE")
-if wait_until_up "$SERVE"; then
-    fetch /metrics host_metrics.txt >/dev/null
+if wait_until_up "$SERVE" "$PORT"; then
+    fetch "$PORT" /metrics host_metrics.txt >/dev/null
     check "serve without NVML: nvml_up 0" line host_metrics.txt "gpuwhy_nvml_up 0"
     check "serve without NVML: no GPU metric, not zeros" test -z "$(grep '^gpuwhy_gpu_' host_metrics.txt)"
     check "serve without NVML says host only on stderr" has serve2.err "no NVIDIA driver: host metrics only"
@@ -251,5 +211,4 @@ kill -INT "$SERVE"
 wait "$SERVE"
 check "SIGINT ends serve with exit 0" test $? -eq 0
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -24,6 +24,9 @@ import time
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import free_port  # noqa: E402
+
 WINDOW_S = 10
 RUN_S = 60
 results = {"pass": 0, "fail": 0}
@@ -43,13 +46,6 @@ def check(name, cond):
     (ok if cond else bad)(name)
     return cond
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def http_get(url, timeout=5):

@@ -22,19 +22,22 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# fetch PORT PATH OUTFILE: prints the HTTP status (0 when no answer); the body goes to OUTFILE
+# fetch PORT PATH OUTFILE: prints the HTTP status (0 when no answer); the body goes to
+# OUTFILE, the response headers to OUTFILE.headers
 fetch() {
     python3 - "$1" "$2" "$3" <<'PY'
 import sys, urllib.request, urllib.error
 port, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
 try:
     r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (port, path), timeout=5)
-    status, body = r.status, r.read()
+    status, body, headers = r.status, r.read(), r.headers
 except urllib.error.HTTPError as e:
-    status, body = e.code, e.read()
+    status, body, headers = e.code, e.read(), e.headers
 except Exception as e:
-    status, body = 0, str(e).encode()
+    status, body, headers = 0, str(e).encode(), {}
 open(out, "wb").write(body)
+if out != "/dev/null":
+    open(out + ".headers", "w").write("".join("%s: %s\n" % kv for kv in headers.items()))
 print(status)
 PY
 }

@@ -26,6 +26,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import free_port  # noqa: E402
+
 INHERITED_FDS = 1100   # default of --inherit
 
 
@@ -39,13 +42,6 @@ def raise_nofile(want):
             continue
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def scrape(port, timeout=5.0):
