@@ -15,17 +15,14 @@ Prints ok/FAIL lines; exits 1 when a check failed. Every process it starts is st
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import free_port  # noqa: E402
+from serve_common import free_port, stop  # noqa: E402
 
 WINDOW_S = 10
 RUN_S = 60
@@ -312,13 +309,7 @@ scrape_configs:
             print(open(test_file).read() + (test.stdout + test.stderr).decode())
     finally:
         for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop(p)
     print("%d passed, %d failed" % (results["pass"], results["fail"]))
 
 

@@ -1,5 +1,7 @@
 """What the Python helpers of serve's tests share (serve_load.py, prometheus_e2e.py)."""
+import signal
 import socket
+import subprocess
 
 
 def free_port():
@@ -9,3 +11,15 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def stop(p, seconds=10):
+    """SIGTERM to a process this test started, SIGKILL when it lingers; waited for."""
+    if p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(seconds)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()

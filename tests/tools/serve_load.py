@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import resource
-import signal
 import socket
 import statistics
 import subprocess
@@ -27,7 +26,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import free_port  # noqa: E402
+from serve_common import free_port, stop  # noqa: E402
 
 INHERITED_FDS = 1100   # default of --inherit
 
@@ -210,13 +209,8 @@ def main():
             slow.close()
         for fd in inherited:
             os.close(fd)
-        if serve and serve.poll() is None:
-            serve.send_signal(signal.SIGTERM)
-            try:
-                serve.wait(10)
-            except subprocess.TimeoutExpired:
-                serve.kill()
-                serve.wait()
+        if serve:
+            stop(serve)
         for p in sleepers:
             p.kill()
         for p in sleepers:
