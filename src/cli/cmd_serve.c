@@ -274,9 +274,6 @@ static int serve(int listen_fd, const char *listen_text, const gw_serve_options 
     sample_and_publish(&ex);
     if (!ex.metrics)
         goto out;
-    if (!ex.snapshot.nvml_loaded)
-        fprintf(stderr, "gpuwhy serve: no NVIDIA driver: host metrics only (%s); NVML is retried\n",
-                ex.snapshot.nvml_error);
     struct MHD_Daemon *daemon = start_http(&ex, listen_fd);
     if (!daemon) {
         fprintf(stderr, "gpuwhy serve: cannot start the HTTP server on %s\n", listen_text);
