@@ -161,9 +161,10 @@ void gw_job_attr_from_environ(const char *env, size_t len, gw_job_attr *out)
         bool digits = true;
         for (const char *c = value; *c; c++)
             digits &= isdigit((unsigned char)*c) != 0;
-        if (digits && strlen(value) < sizeof out->slurm_job) {
-            snprintf(out->slurm_job, sizeof out->slurm_job, "%s", value);
-            snprintf(out->key, sizeof out->key, "slurm:%s", value);
+        size_t n = strlen(value);
+        if (digits && n < sizeof out->slurm_job) {
+            memcpy(out->slurm_job, value, n + 1);
+            snprintf(out->key, sizeof out->key, "slurm:%s", out->slurm_job);
         }
     }
     if (!out->pod_uid[0])
