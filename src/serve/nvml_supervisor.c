@@ -22,6 +22,7 @@ struct gw_nvml_supervisor {
     uint64_t opens;
     bool was_up;                  /* it answered since the last open */
     bool was_lost_reopen;         /* the open under way looks for a lost GPU */
+    bool close_pending;           /* NVML stopped answering: close at the next get */
     gw_serve_log_fn log;
     void *log_ctx;
 };
@@ -97,6 +98,11 @@ static void try_open(gw_nvml_supervisor *s, int64_t now_ns)
 
 gw_nvml *gw_nvml_supervisor_get(gw_nvml_supervisor *s, int64_t now_ns)
 {
+    if (s->close_pending) {
+        gw_nvml_close(s->nv);
+        s->nv = NULL;
+        s->close_pending = false;
+    }
     if (s->nv && s->reopen_at_ns && now_ns >= s->reopen_at_ns) {
         gw_nvml_close(s->nv);
         s->nv = NULL;
@@ -111,15 +117,15 @@ gw_nvml *gw_nvml_supervisor_get(gw_nvml_supervisor *s, int64_t now_ns)
 void gw_nvml_supervisor_report(gw_nvml_supervisor *s, int64_t now_ns, bool all_failed, const char *why,
                                const char *lost_what)
 {
-    if (!s->nv)
+    if (!s->nv || s->close_pending)
         return;
     if (all_failed) {
         snprintf(s->error, sizeof s->error, "%s", why && *why ? why : "every GPU failed");
         gw_serve_log(s->log, s->log_ctx, "NVML stopped answering (%s): GPU metrics down, re-opening in %.1f s",
                      s->error, (double)s->backoff_ns / 1e9);
         snprintf(s->logged, sizeof s->logged, "%s", s->error);
-        gw_nvml_close(s->nv);
-        s->nv = NULL;
+        /* Closed at the next get: this tick's samples still point into NVML's buffers. */
+        s->close_pending = true;
         s->next_open_ns = now_ns + s->backoff_ns;
         grow_backoff(s);
         return;

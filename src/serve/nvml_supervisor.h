@@ -25,7 +25,8 @@ void gw_nvml_supervisor_free(gw_nvml_supervisor *s);
 gw_nvml *gw_nvml_supervisor_get(gw_nvml_supervisor *s, int64_t now_ns);
 
 /* What the tick saw: every listed GPU failed (why: the first error), and/or some GPU was
- * lost (lost_what: "GPU 3 (GPU-...)"). A total failure closes NVML at once; a lost GPU
+ * lost (lost_what: "GPU 3 (GPU-...)"). A total failure closes NVML at the next get (the
+ * tick's samples stay valid until then) and re-opens it after the back-off; a lost GPU
  * schedules a re-open after the back-off while the other GPUs go on being read. A tick
  * that answered resets the back-off. */
 void gw_nvml_supervisor_report(gw_nvml_supervisor *s, int64_t now_ns, bool all_failed, const char *why,
