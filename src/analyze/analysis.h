@@ -46,7 +46,8 @@ const char *gw_idle_cause_title(gw_idle_cause c);  /* "waiting for data", ... (t
 typedef enum gw_window_span {
     GW_SPAN_STEPS = 0,           /* steady steps (warm-up left out) */
     GW_SPAN_PROFILER,            /* no steps: the profiler's own capture window */
-    GW_SPAN_EVENTS               /* no steps, no capture window: first to last event */
+    GW_SPAN_EVENTS,              /* no steps, no capture window: first to last event */
+    GW_SPAN_LOADER               /* no steps: iterations marked by the loop's DataLoader calls */
 } gw_window_span;
 
 typedef struct gw_window {
@@ -57,7 +58,8 @@ typedef struct gw_window {
     size_t first_step_index;     /* index into trace->steps of the first steady step */
     size_t warmup_steps_skipped; /* leading steps left out as warm-up */
     int64_t first_step_number, last_step_number; /* N of ProfilerStep#N, steady range */
-    int whole_window;            /* 1 when there are no steps: the profiled span */
+    int whole_window;            /* 1 when there are no steps (nor DataLoader iterations): the
+                                    profiled span */
     gw_ns trimmed_head_ns;       /* cut from the start: capture start-up before the first op
                                     (no-step windows only) */
     gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work */
@@ -299,6 +301,10 @@ typedef struct gw_rank_stats {
                                     threads (all threads without GPU work), steady window */
     double dataloader_share;     /* of steady window */
     int single_process_loader;   /* saw _SingleProcessDataLoaderIter */
+    double startup_call_s;       /* start-up CUDA calls in the window: made before the GPU's
+                                  first work, GW_STARTUP_CALL_NS or longer each (context
+                                  creation, module loading); 0 none */
+    char startup_call[64];       /* the longest one's name ("cudaMalloc") */
     int has_gpu_data;            /* any kernel/copy/set */
 } gw_rank_stats;
 

@@ -258,6 +258,21 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
             break;
         }
 
+    /* Start-up calls in the window: their total and the longest one's name. */
+    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
+            continue;
+        gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
+        gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        r->startup_call_s += gw_ns_to_s(e - s);
+        if (e - s > longest) {
+            longest = e - s;
+            const char *name = gw_trace_str(t, h->name_id);
+            snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
+        }
+    }
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     gw_copy_stats_compute(t, &r->window, &r->copies);
     if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)

@@ -4,15 +4,21 @@
  *
  *   data loader  the feeder waits in DataLoader __next__
  *   sync         it blocks on the GPU (sync calls, blocking copies, async copies into
- *                pageable memory), and the bubble right after: a sync drains the queue, so
- *                the GPU idles until the host launches again (up to GW_T_SYNC_BUBBLE_MS)
+ *                pageable memory) or runs the op that issued such a call (aten::item,
+ *                aten::to: the op exists for the sync), and the bubble right after a call that was waiting when
+ *                the GPU ran dry: it drained the queue, so the GPU idles until the host
+ *                launches again; counted up to the GPU work the call kept from overlapping
+ *                the host's next work, and up to GW_T_SYNC_BUBBLE_MS. A call made while the
+ *                GPU was already idle waited for nothing and leaves no bubble.
  *   allocator    it is inside cudaMalloc/cudaFree and friends
  *   launch       a gap shorter than GW_T_LAUNCH_GAP_US between two pieces of GPU work: the
  *                launch pipeline itself, whatever the host was doing
  *   dispatch     the host is on the way to the GPU: in a CUDA call, or in an op, annotation
  *                or Python frame that launches GPU work beneath it (framework and Python
  *                overhead of feeding the GPU: launch-bound when it dominates)
- *   host busy    the host is in its own work: ops, annotations and frames that launch
+ *   host busy    the host is in its own work: start-up (CUDA calls made before the GPU's first
+ *                work that take GW_STARTUP_CALL_NS or more: context creation, module loading;
+ *                not allocator churn, a sync nor dispatch), ops, annotations and frames that launch
  *                nothing (CPU tensor ops, preprocessing, Python loops), or the work of the
  *                process's other threads while the feeder waits (e.g. NVTX-marked JIT
  *                compilation on worker threads)
@@ -110,6 +116,19 @@ int gw_host_issues_gpu_work(const gw_host_event *h)
                          h->api_class == GW_API_MEMSET);
 }
 
+gw_ns gw_first_gpu_work(const gw_trace *t)
+{
+    for (size_t i = 0; i < t->gpu_count; i++) /* sorted by start */
+        if (gw_gpu_is_work(&t->gpu[i]))
+            return t->gpu[i].start;
+    return INT64_MAX;
+}
+
+int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
+{
+    return is_api(h) && h->start < first_gpu_work && h->end - h->start >= GW_STARTUP_CALL_NS;
+}
+
 static uint32_t argmax(const size_t *counts, size_t n)
 {
     uint32_t best = UINT32_MAX;
@@ -189,6 +208,7 @@ static void level_sets_free(gw_level_sets *ls)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
         gw_ivset_free(&ls->level[k]);
+    gw_ivset_free(&ls->blocking);
 }
 
 void gw_feeder_activity_free(gw_feeder_activity *fa)
@@ -247,6 +267,7 @@ uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
  * pieces spent in CUDA calls and in CPU ops that launch nothing (evidence of the split). */
 typedef struct thread_raw {
     gw_ival_list level[GW_FEEDER_LEVELS - 1]; /* loader, sync, allocator, dispatch, work */
+    gw_ival_list blocking;                    /* the sync level's calls, kept apart */
     gw_ival_list api, cpu_op;
 } thread_raw;
 
@@ -254,6 +275,7 @@ static void thread_raw_free(thread_raw *r)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
         gw_ival_list_free(&r->level[k]);
+    gw_ival_list_free(&r->blocking);
     gw_ival_list_free(&r->api);
     gw_ival_list_free(&r->cpu_op);
 }
@@ -267,8 +289,10 @@ static int says_nothing(const gw_host_event *h)
 
 enum { PIECE_OWN = 0, PIECE_DISPATCH, PIECE_API, PIECE_CPU_OP };
 
-static int piece_kind(const gw_host_event *h, const uint8_t *marks, size_t index)
+static int piece_kind(const gw_host_event *h, const uint8_t *marks, size_t index, gw_ns startup)
 {
+    if (gw_host_is_startup_call(h, startup))
+        return PIECE_OWN;
     if (is_api(h))
         return PIECE_API;
     if (marks[index])
@@ -297,7 +321,8 @@ typedef struct open_event {
 } open_event;
 
 /* The innermost traced event at each instant of one thread, as pieces of time in order. */
-static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8_t *marks, thread_raw *r)
+static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8_t *marks, gw_ns startup,
+                            thread_raw *r)
 {
     open_event *stack = NULL;
     size_t depth = 0, cap = 0;
@@ -323,7 +348,7 @@ static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8
             depth--;
         if (gw_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0)
             goto out;
-        stack[depth++] = (open_event){h->end, piece_kind(h, marks, i)};
+        stack[depth++] = (open_event){h->end, piece_kind(h, marks, i, startup)};
     }
     while (depth > 0) {
         open_event top = stack[--depth];
@@ -338,7 +363,21 @@ out:
     return rc;
 }
 
-static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *marks, gw_ns bubble_ns,
+/* 1 when a start-up call runs inside op on its thread (start-up stays the host's own work). */
+static int holds_startup_call(const gw_trace *t, const gw_host_event *op, gw_ns first_gpu_work)
+{
+    if (op->start >= first_gpu_work)
+        return 0;
+    size_t lo, hi;
+    gw_thread_host_range(t, op->thread, &lo, &hi);
+    for (size_t i = lo; i < hi && t->host[i].start < op->end; i++)
+        if (t->host[i].start >= op->start && t->host[i].end <= op->end &&
+            gw_host_is_startup_call(&t->host[i], first_gpu_work))
+            return 1;
+    return 0;
+}
+
+static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *marks, gw_ns startup,
                             thread_raw *r)
 {
     size_t lo, hi;
@@ -346,24 +385,30 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
     for (size_t i = lo; i < hi; i++) {
         const gw_host_event *h = &t->host[i];
         int level = -1;
-        gw_ns end = h->end;
-        if (h->flags & GW_HOST_F_DATALOADER) {
+        if (gw_host_is_startup_call(h, startup))
+            level = 4; /* context creation, module loading: the host's own start-up work */
+        else if (h->flags & GW_HOST_F_DATALOADER)
             level = 0;
-        } else if (gw_host_blocks_on_gpu(t, h)) {
+        else if (gw_host_blocks_on_gpu(t, h))
             level = 1;
-            end = h->end > INT64_MAX - bubble_ns ? INT64_MAX : h->end + bubble_ns;
-        } else if (gw_host_is_allocator(h)) {
+        else if (gw_host_is_allocator(h))
             level = 2;
-        } else if (!says_nothing(h)) {
+        else if (!says_nothing(h))
             level = 4;
+        if (level >= 0 && gw_ival_list_add_merging(&r->level[level], h->start, h->end) != 0)
+            return -1;
+        if (level == 1) {
+            if (gw_ival_list_add_merging(&r->blocking, h->start, h->end) != 0)
+                return -1;
+            /* The op that issued it exists for the sync (.item(), .cpu()): its own time
+             * goes with the sync, so removing the sync is seen to remove it. The op starts
+             * before the call: a plain add, normalised when the set is built. */
+            const gw_host_event *op = gw_sync_issuing_op(t, h);
+            if (op && !holds_startup_call(t, op, startup) && gw_ival_list_add(&r->level[1], op->start, op->end) != 0)
+                return -1;
         }
-        /* Sync bubbles can reach past later events: plain adds, normalised when built. */
-        if (level == 1 && gw_ival_list_add(&r->level[1], h->start, end) != 0)
-            return -1;
-        if (level >= 0 && level != 1 && gw_ival_list_add_merging(&r->level[level], h->start, end) != 0)
-            return -1;
     }
-    return innermost_pieces(t, lo, hi, marks, r);
+    return innermost_pieces(t, lo, hi, marks, startup, r);
 }
 
 /* Cumulative sets from one thread's (or several threads') raw lists; the lists are
@@ -371,7 +416,7 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
 static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *other)
 {
     *ls = (gw_level_sets){0};
-    if (gw_ivset_build(&ls->level[0], &r->level[0]) != 0)
+    if (gw_ivset_build(&ls->blocking, &r->blocking) != 0 || gw_ivset_build(&ls->level[0], &r->level[0]) != 0)
         goto fail;
     for (int k = 1; k < GW_FEEDER_LEVELS - 1; k++)
         if (gw_ivset_build_union(&ls->level[k], &ls->level[k - 1], &r->level[k]) != 0)
@@ -425,7 +470,8 @@ static int thread_raw_append(thread_raw *dst, const thread_raw *src)
     for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
         if (gw_ival_list_append(&dst->level[k], &src->level[k]) != 0)
             return -1;
-    if (gw_ival_list_append(&dst->api, &src->api) != 0 || gw_ival_list_append(&dst->cpu_op, &src->cpu_op) != 0)
+    if (gw_ival_list_append(&dst->api, &src->api) != 0 || gw_ival_list_append(&dst->cpu_op, &src->cpu_op) != 0 ||
+        gw_ival_list_append(&dst->blocking, &src->blocking) != 0)
         return -1;
     return 0;
 }
@@ -434,7 +480,9 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
                              double dispatch_ratio, gw_feeder_activity *fa)
 {
     *fa = (gw_feeder_activity){0};
+    fa->bubble_ns = bubble_ns;
     uint8_t *marks = gw_host_dispatch_marks(t, dispatch_ratio);
+    gw_ns startup = gw_first_gpu_work(t);
     thread_raw all = {0};
     thread_raw *per = f->count > 0 ? calloc(f->count, sizeof *per) : NULL;
     int rc = -1;
@@ -451,7 +499,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
     if (other_threads_work(t, f, &fa->other_threads) != 0)
         goto out;
     for (size_t k = 0; k < f->count; k++) {
-        if (thread_raw_build(t, f->threads[k], marks, bubble_ns, &per[k]) != 0)
+        if (thread_raw_build(t, f->threads[k], marks, startup, &per[k]) != 0)
             goto out;
         if (f->count > 1 && thread_raw_append(&all, &per[k]) != 0)
             goto out;
@@ -555,15 +603,52 @@ static int emit_difference(const sweep *outer, const sweep *inner, gw_ns a, gw_n
 /* One group of level sweeps (all feeders, or one feeder). */
 typedef struct level_sweeps {
     sweep lv[GW_FEEDER_LEVELS];
+    const gw_ivset *blocking;
 } level_sweeps;
 
 static void level_sweeps_init(level_sweeps *s, const gw_level_sets *ls, gw_ns lo)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
         s->lv[k] = (sweep){&ls->level[k], gw_ivset_first_ending_after(&ls->level[k], lo)};
+    s->blocking = &ls->blocking;
 }
 
 enum { L_LOADER = 0, L_SYNC, L_ALLOC, L_DISPATCH, L_WORK, L_OTHER };
+
+/* The bubble after a blocking call that was waiting when the GPU ran dry at gap_start: the
+ * call drained the queue, so GPU idle right after it is the call's. How much: what the call
+ * kept from overlapping. Without it the host would have gone on with its next work while the
+ * GPU finished the queued work (gap_start - call start), so at most that, and at most
+ * bubble_ns; host work beyond it would have left the GPU idle anyway. Returns the bubble's
+ * end (gap_start: none). */
+static gw_ns bubble_end(const gw_ivset *blocking, gw_ns gap_start, gw_ns bubble_ns)
+{
+    /* The blocking call in progress at gap_start: start < gap_start <= end. */
+    size_t k = gw_ivset_first_ending_after(blocking, gap_start - 1);
+    if (k >= blocking->count || blocking->iv[k].start >= gap_start)
+        return gap_start;
+    gw_ns end = blocking->iv[k].end;
+    gw_ns overlap = gap_start - blocking->iv[k].start;
+    gw_ns len = overlap < bubble_ns ? overlap : bubble_ns;
+    return end > INT64_MAX - len ? INT64_MAX : end + len;
+}
+
+/* A piece of a bubble: the data loader keeps its priority, the rest is the sync's. */
+static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
+                            gw_ival_list *pieces)
+{
+    gw_ns loader = sweep_covered(&s->lv[0], a, b);
+    for (int k = 1; k < GW_FEEDER_LEVELS; k++)
+        sweep_covered(&s->lv[k], a, b); /* keep the cursors moving */
+    out_ns[GW_IDLE_DATALOADER] += loader;
+    out_ns[GW_IDLE_SYNC] += (b - a) - loader;
+    if (!pieces)
+        return 0;
+    if (emit_difference(&s->lv[0], NULL, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_difference(NULL, &s->lv[0], a, b, &pieces[GW_IDLE_SYNC]) != 0)
+        return -1;
+    return 0;
+}
 
 static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
                            gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces)
@@ -644,7 +729,15 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
             for (size_t k = 0; k < fa->thread_count; k++)
                 if (fa->threads[k] == dw->launcher[i])
                     s = &per[k];
-        rc = attribute_piece(s, cursor, gap_end, launch_gap, out_ns, pieces);
+        gw_ns piece_start = cursor;
+        gw_ns bubble = i > 0 ? bubble_end(s->blocking, gap_start, fa->bubble_ns) : gap_start;
+        if (bubble > piece_start) {
+            gw_ns b_end = bubble < gap_end ? bubble : gap_end;
+            rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);
+            piece_start = b_end;
+        }
+        if (rc == 0 && piece_start < gap_end)
+            rc = attribute_piece(s, piece_start, gap_end, launch_gap, out_ns, pieces);
         idle += gap_end - cursor;
         cursor = gap_end;
     }

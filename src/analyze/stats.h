@@ -14,6 +14,11 @@
 
 /* Steady-state window of one trace (steps, warm-up left out; whole span without steps). */
 void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w);
+/* DataLoader calls that mark iterations when there are no steps: at least this many. */
+#define GW_LOADER_STEPS_MIN 3
+/* Sorted starts of the training loop's outermost DataLoader calls in [lo, hi) (the thread
+ * with most of them); *starts owned by the caller. Returns how many (0: none, or OOM). */
+size_t gw_window_loader_starts(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns **starts);
 /* Steps the per-step figures divide by: steady steps, or 1 for a whole window. */
 double gw_window_step_divisor(const gw_window *w);
 
@@ -55,12 +60,13 @@ void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_s
 /* ---- attribution.c: what the host did while a device idled ------------------------- */
 
 /* The host's activity as cumulative interval sets, one per cause in priority order:
- * level[k] covers levels 0..k (data loader; + sync and the bubble after it; + allocator;
+ * level[k] covers levels 0..k (data loader; + blocking calls; + allocator;
  * + dispatch of GPU work; + the thread's own work; + the process's other threads' work), so
  * the exclusive time of a cause in a range is covered(level[k]) - covered(level[k-1]). */
 #define GW_FEEDER_LEVELS 6
 typedef struct gw_level_sets {
     gw_ivset level[GW_FEEDER_LEVELS]; /* owned */
+    gw_ivset blocking;                /* owned: the blocking calls alone (for the bubbles) */
 } gw_level_sets;
 
 typedef struct gw_feeder_activity {
@@ -75,6 +81,7 @@ typedef struct gw_feeder_activity {
     gw_ivset cpu_op;             /* owned: instants the innermost event is a CPU op in its own
                                     work (launching nothing, or little beside its own time) */
     gw_ivset other_threads;      /* owned: host work of the process's non-feeding threads */
+    gw_ns bubble_ns;             /* GPU idle after a blocking call that drained it, counted to it */
 } gw_feeder_activity;
 
 /* Host events of one thread are contiguous in t->host (sorted by thread): [*lo, *hi). */
@@ -98,6 +105,12 @@ void gw_feeders_free(gw_feeders *f);
  * statistic of syncs uses. */
 int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
+/* A CUDA call made before the GPU's first work that takes this long is start-up: creating
+ * the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
+#define GW_STARTUP_CALL_NS 10000000
+/* Start of the trace's first GPU work (INT64_MAX none). */
+gw_ns gw_first_gpu_work(const gw_trace *t);
+int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
 /* 1 for a CUDA call that puts work on the GPU (launch, copy, memset). */
 int gw_host_issues_gpu_work(const gw_host_event *h);
 /* One byte per host event: 1 when it dispatches GPU work: calls that put work on the GPU are
@@ -134,6 +147,10 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
                             double busy_s, gw_kernel_stats *ks);
 void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs);
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss);
+/* The op a user would change to remove a blocking call: the outermost aten:: op of the chain
+ * around it (aten::item rather than aten::_local_scalar_dense), or the innermost op when that
+ * is not an aten:: op; NULL when no CPU op encloses it. */
+const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *call);
 void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_stats *ms);
 /* Peak Total Reserved / Allocated of one device's [memory] events; -1 when none. */
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated);

@@ -109,6 +109,25 @@ int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, d
     *median_s = *p90_s = whole;
     if (w->whole_window || w->steady_steps == 0)
         return 0;
+    if (w->span == GW_SPAN_LOADER) {
+        /* Iterations from one DataLoader call to the next; the last runs to the window's end. */
+        gw_ns *starts;
+        size_t n = gw_window_loader_starts(t, w->start_ns, w->end_ns, &starts);
+        if (n == 0)
+            return 0;
+        double *d = malloc(n * sizeof *d);
+        if (!d) {
+            free(starts);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+            d[i] = gw_ns_to_s((i + 1 < n ? starts[i + 1] : w->end_ns) - starts[i]);
+        *median_s = gw_quantile(d, n, 0.5);
+        *p90_s = gw_quantile(d, n, 0.9);
+        free(d);
+        free(starts);
+        return 0;
+    }
     double *d = malloc(w->steady_steps * sizeof *d);
     if (!d)
         return -1;

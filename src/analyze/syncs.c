@@ -25,7 +25,7 @@ static const gw_host_event *parent_of(const gw_trace *t, const gw_host_event *h)
 }
 
 /* The op a user would change to remove this sync; NULL when no CPU op encloses it. */
-static const gw_host_event *issuing_op(const gw_trace *t, const gw_host_event *call)
+const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *call)
 {
     const gw_host_event *op = parent_of(t, call);
     int guard = 0;
@@ -149,7 +149,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         }
         if (h->kind == GW_HOST_DRIVER)
             ss->via_driver++;
-        const gw_host_event *op = issuing_op(t, h);
+        const gw_host_event *op = gw_sync_issuing_op(t, h);
         refs[k++] = (sync_ref){op ? op->name_id : UINT32_MAX, h->name_id, stack_of(t, op, h), wt};
     }
     ss->count = n;

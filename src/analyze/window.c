@@ -16,6 +16,10 @@
  * of all events. GPU idle inside it is idle the job had: a 50 ms capture whose GPU worked
  * 3 µs is a GPU idle 99.99% of the time, not "busy 100% of the span of GPU activity".
  *
+ * Without step markers but with a training loop's DataLoader calls (at least
+ * GW_LOADER_STEPS_MIN on one thread), the calls mark the iterations: the window starts at the
+ * first steady one, like with steps (loader_iterations).
+ *
  * Teardown: when the profiler stops it flushes and synchronises, so the window can end with a
  * stretch in which no host op runs and the GPU does nothing (80 ms at the end of the last
  * step of a ResNet-50 trace). That stretch is not the job's idle time: it is cut from the
@@ -24,6 +28,7 @@
 #include "analyze/stats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *step_source_name(gw_step_source s)
@@ -133,10 +138,22 @@ static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
     }
 }
 
+/* 1 when the input's capture window is on the events' clock: it covers at least half of
+ * the span of the events (some nsys exports write ANALYSIS_DETAILS on another time base). */
+static int profile_span_usable(const gw_trace *t)
+{
+    if (t->profile_end_ns <= t->profile_start_ns || t->last_ns < t->first_ns)
+        return 0;
+    gw_ns lo = t->profile_start_ns > t->first_ns ? t->profile_start_ns : t->first_ns;
+    gw_ns hi = t->profile_end_ns < t->last_ns ? t->profile_end_ns : t->last_ns;
+    gw_ns events = t->last_ns - t->first_ns;
+    return hi > lo && (double)(hi - lo) >= 0.5 * (double)events;
+}
+
 static void profiled_span(const gw_trace *t, gw_window *w)
 {
     w->whole_window = 1;
-    if (t->profile_end_ns > t->profile_start_ns) {
+    if (profile_span_usable(t)) {
         w->span = GW_SPAN_PROFILER;
         w->start_ns = t->profile_start_ns;
         w->end_ns = t->profile_end_ns;
@@ -152,12 +169,107 @@ static void profiled_span(const gw_trace *t, gw_window *w)
     trim(t, w, w->start_ns, 1);
 }
 
+static int cmp_ns(const void *a, const void *b)
+{
+    gw_ns x = *(const gw_ns *)a, y = *(const gw_ns *)b;
+    return (x > y) - (x < y);
+}
+
+size_t gw_window_loader_starts(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns **starts)
+{
+    *starts = NULL;
+    /* The thread with the most outermost DataLoader spans is the training loop. */
+    uint32_t best = UINT32_MAX;
+    size_t best_n = 0, n = 0;
+    uint32_t cur = UINT32_MAX;
+    for (size_t i = 0; i <= t->host_count; i++) {
+        const gw_host_event *h = i < t->host_count ? &t->host[i] : NULL;
+        if (!h || h->thread != cur) {
+            if (n > best_n) {
+                best_n = n;
+                best = cur;
+            }
+            n = 0;
+            if (!h)
+                break;
+            cur = h->thread;
+        }
+        if (!(h->flags & GW_HOST_F_DATALOADER) || h->start < lo || h->start >= hi)
+            continue;
+        if (h->parent < t->host_count && (t->host[h->parent].flags & GW_HOST_F_DATALOADER))
+            continue;
+        n++;
+    }
+    if (best == UINT32_MAX || best_n == 0)
+        return 0;
+    gw_ns *s = malloc(best_n * sizeof *s);
+    if (!s)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->host_count && k < best_n; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->thread != best || !(h->flags & GW_HOST_F_DATALOADER) || h->start < lo || h->start >= hi)
+            continue;
+        if (h->parent < t->host_count && (t->host[h->parent].flags & GW_HOST_F_DATALOADER))
+            continue;
+        s[k++] = h->start;
+    }
+    qsort(s, k, sizeof *s, cmp_ns);
+    *starts = s;
+    return k;
+}
+
+/* Without step markers a training loop still shows its iterations: each one asks the
+ * DataLoader for its batch. With enough of those calls they mark the steps, and the first
+ * iteration (cuDNN search, lazy module loading, allocator growth) is left out as warm-up like
+ * a first ProfilerStep. Returns 1 when the window became those iterations. */
+static int loader_iterations(const gw_trace *t, const gw_thresholds *th, gw_window *w)
+{
+    gw_ns *starts;
+    size_t n = gw_window_loader_starts(t, w->start_ns, w->end_ns, &starts);
+    if (n < GW_LOADER_STEPS_MIN) {
+        free(starts);
+        return 0;
+    }
+    size_t skip = 0;
+    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
+        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
+    if (skip >= n)
+        skip = n - 1;
+    w->span = GW_SPAN_LOADER;
+    w->whole_window = 0;
+    w->steps = n;
+    w->first_step_index = skip;
+    w->warmup_steps_skipped = skip;
+    w->steady_steps = n - skip;
+    w->first_step_number = (int64_t)skip + 1;
+    w->last_step_number = (int64_t)n;
+    w->trimmed_head_ns = 0;
+    w->start_ns = starts[skip];
+    free(starts);
+    char range[64];
+    if (w->steady_steps == 1)
+        snprintf(range, sizeof range, "iteration #%lld", (long long)w->first_step_number);
+    else
+        snprintf(range, sizeof range, "iterations #%lld-#%lld", (long long)w->first_step_number,
+                 (long long)w->last_step_number);
+    if (skip > 0)
+        snprintf(w->description, sizeof w->description,
+                 "%s of %zu (no step markers: each iteration starts at a DataLoader call), warm-up #1%s left out",
+                 range, n, skip > 1 ? "..." : "");
+    else
+        snprintf(w->description, sizeof w->description,
+                 "%s of %zu (no step markers: each iteration starts at a DataLoader call)", range, n);
+    return 1;
+}
+
 void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
 {
     *w = (gw_window){0};
     w->steps = t->step_count;
     if (t->step_count == 0) {
         profiled_span(t, w);
+        loader_iterations(t, th, w);
         describe_trim(w);
         return;
     }

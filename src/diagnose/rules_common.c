@@ -82,9 +82,11 @@ void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size)
     if (r->window.steady_steps == 0 || r->window.whole_window)
         snprintf(buf, size, "the profiled span (no step markers)");
     else if (r->window.first_step_number == r->window.last_step_number)
-        snprintf(buf, size, "step #%lld", (long long)r->window.first_step_number);
+        snprintf(buf, size, "%s #%lld", r->window.span == GW_SPAN_LOADER ? "iteration" : "step",
+                 (long long)r->window.first_step_number);
     else
-        snprintf(buf, size, "steps #%lld-#%lld", (long long)r->window.first_step_number,
+        snprintf(buf, size, "%s #%lld-#%lld", r->window.span == GW_SPAN_LOADER ? "iterations" : "steps",
+                 (long long)r->window.first_step_number,
                  (long long)r->window.last_step_number);
 }
 
@@ -254,21 +256,6 @@ int32_t gw_rules_view_device(const gw_analysis *a, const gw_rank_stats *r, gw_ho
         }
     }
     return best;
-}
-
-void gw_rules_top_ops(const gw_host_ops *v, size_t n, char *buf, size_t size)
-{
-    size_t used = 0;
-    if (size > 0)
-        buf[0] = '\0';
-    for (size_t k = 0; k < v->op_count && k < n && used < size; k++) {
-        char d[32];
-        gw_rules_fmt_duration(v->ops[k].idle_s, d, sizeof d);
-        int w = snprintf(buf + used, size - used, "%s%.60s %s", k ? ", " : "", v->ops[k].name, d);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
 }
 
 void gw_rules_fix(gw_finding *f, const char *fmt, ...)

@@ -49,8 +49,6 @@ double gw_rules_cause_share(const gw_rank_totals *tot, gw_idle_cause c);
 const gw_device_stats *gw_rules_device(const gw_analysis *a, int rank, int32_t device);
 /* The rank's device whose host-ops view v covers the most idle time (-1 none). */
 int32_t gw_rules_view_device(const gw_analysis *a, const gw_rank_stats *r, gw_host_view v);
-/* "## backward ## 299 ms, Optimizer.step#Shampoo.step 123 ms" for the top n ops of a view. */
-void gw_rules_top_ops(const gw_host_ops *v, size_t n, char *buf, size_t size);
 
 /* Steady steps, at least 1 (the whole window counts as one). */
 double gw_rules_steps(const gw_rank_stats *r);

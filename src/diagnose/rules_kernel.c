@@ -51,9 +51,14 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         gw_rules_window_label(r, window, sizeof window);
         gw_rules_fmt_count((double)k->count, n, sizeof n);
         gw_rules_fmt_duration(explained / gw_rules_steps(r) / (double)tot.device_count, per_step, sizeof per_step);
-        snprintf(f->title, sizeof f->title,
-                 "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work "
-                 "(median kernel %.1f µs)", share * 100.0, gw_rules_share_of(r), k->median_us);
+        if (k->count > 0)
+            snprintf(f->title, sizeof f->title,
+                     "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work "
+                     "(median kernel %.1f µs)", share * 100.0, gw_rules_share_of(r), k->median_us);
+        else
+            snprintf(f->title, sizeof f->title,
+                     "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work",
+                     share * 100.0, gw_rules_share_of(r));
         gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host was on its way to the GPU (%s%s): "
                                "short gaps between launches %.1f%%, dispatching (CUDA calls, framework and "
                                "Python code that launches kernels) %.1f%%",

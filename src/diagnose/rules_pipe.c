@@ -194,10 +194,26 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                 cpu_op * 100.0, python * 100.0, other * 100.0);
         }
         gw_finding_evidence(f, "CPU-bound rather than launch-bound: %.1f%% of the window in the host's own "
-                               "work against %.1f%% dispatching GPU work (median kernel %.1f µs)",
-                            share * 100.0, dispatch_s / tot.window_s * 100.0, r->kernels.median_us);
+                               "work against %.1f%% dispatching GPU work",
+                            share * 100.0, dispatch_s / tot.window_s * 100.0);
         double compile = d ? compile_share(&d->host_ops[GW_VIEW_OWN_WORK]) : 0;
-        if (compile >= 0.5) {
+        /* CUDA calls before the GPU's first work (context creation, module loading). */
+        double startup = own_s > 0 ? r->startup_call_s * (double)tot.device_count / own_s : 0;
+        if (r->startup_call_s > 0) {
+            char d_s[32];
+            gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
+            gw_finding_evidence(f, "%s in CUDA calls made before the GPU's first work (the longest: %.40s): "
+                                   "creating the CUDA context and loading modules, a one-off start-up cost",
+                                d_s, r->startup_call);
+        }
+        if (startup >= 0.5) {
+            snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
+            gw_rules_fix(f,
+                         "Profile steady-state steps, not start-up: create the CUDA context and warm up "
+                         "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
+                         "each iteration, or nsys --capture-range=cudaProfilerApi around the steps), so "
+                         "context creation and first-call library loads fall outside the window.");
+        } else if (compile >= 0.5) {
             gw_finding_evidence(f, "%.0f%% of it inside compilation ranges (JIT): the steps profiled were "
                                    "still compiling", compile * 100.0);
             gw_rules_fix(f,
@@ -228,6 +244,9 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "each change.");
         }
         gw_gain_write(f, r, tot.device_count);
+        if (startup >= 0.5)
+            snprintf(f->gain, sizeof f->gain, "none in a training step: a one-off at start-up that a "
+                     "steady-state profile leaves out");
     }
     return 0;
 }

@@ -27,7 +27,6 @@ typedef enum gw_threshold_id {
     /* §4 kernels */
     GW_T_TINY_KERNEL_US,           /* kernel.launch_bound: "tiny" kernel length (µs) */
     GW_T_TINY_KERNEL_SHARE,        /* kernel.launch_bound: share of kernels that are tiny */
-    GW_T_LAUNCH_GAP_RATIO,         /* kernel.launch_bound: median gap / median kernel */
     GW_T_LOW_OCC_BLOCKS_PER_SM,    /* kernel.low_occupancy: time-weighted blocks/SM below */
     GW_T_FP32_MATH_SHARE,          /* kernel.fp32_math: FP32 gemm share of kernel time */
     GW_T_FP32_MIN_CC,              /* kernel.fp32_math: compute capability (major) at least */

@@ -246,8 +246,11 @@ void gw_verdict_line(gw_analysis *a)
                                        ? gw_rules_device(a, cause->rank >= 0 ? cause->rank : a->util.rank,
                                                          cause->view_device)
                                        : NULL;
-        if (d && d->host_ops[cause->host_view].op_count > 0)
-            append(v, size, "; mostly in %.60s%s)", d->host_ops[cause->host_view].ops[0].name, "");
+        /* A name that is a record dump (DLProf's NVTX payloads) would not read as a name. */
+        const char *top = d && d->host_ops[cause->host_view].op_count > 0 ? d->host_ops[cause->host_view].ops[0].name
+                                                                          : NULL;
+        if (top && !cause->cause[0] && top[0] != '{')
+            append(v, size, "; mostly in %.60s%s)", top, "");
         else
             append(v, size, "%s%s", ")", "");
     } else if (a->util.state == GW_UTIL_BUSY || a->util.state == GW_UTIL_MODERATE) {
