@@ -7,8 +7,9 @@
  *                pageable memory) or runs the op that issued such a call (aten::item,
  *                aten::to: the op exists for the sync), and the bubble right after a call that was waiting when
  *                the GPU ran dry: it drained the queue, so the GPU idles until the host
- *                launches again; counted up to the GPU work the call kept from overlapping
- *                the host's next work, and up to GW_T_SYNC_BUBBLE_MS. A call made while the
+ *                launches again; counted up to the GPU's busy time during the call (the
+ *                overlap with the host's next work the call prevented), and up to
+ *                GW_T_SYNC_BUBBLE_MS. A call made while the
  *                GPU was already idle waited for nothing and leaves no bubble.
  *   allocator    it is inside cudaMalloc/cudaFree and friends
  *   launch       a gap shorter than GW_T_LAUNCH_GAP_US between two pieces of GPU work: the
@@ -48,6 +49,7 @@
 #include "analyze/stats.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/grow.h"
 
@@ -404,6 +406,12 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
              * goes with the sync, so removing the sync is seen to remove it. The op starts
              * before the call: a plain add, normalised when the set is built. */
             const gw_host_event *op = gw_sync_issuing_op(t, h);
+            /* ... and so does the Python binding that called it (Tensor.cpu, Tensor.item). */
+            if (op && op->parent < t->host_count && t->host[op->parent].kind == GW_HOST_PYTHON) {
+                const char *name = gw_trace_str(t, t->host[op->parent].name_id);
+                if (name && strncmp(name, "<built-in method ", 17) == 0)
+                    op = &t->host[op->parent];
+            }
             if (op && !holds_startup_call(t, op, startup) && gw_ival_list_add(&r->level[1], op->start, op->end) != 0)
                 return -1;
         }
@@ -618,17 +626,17 @@ enum { L_LOADER = 0, L_SYNC, L_ALLOC, L_DISPATCH, L_WORK, L_OTHER };
 /* The bubble after a blocking call that was waiting when the GPU ran dry at gap_start: the
  * call drained the queue, so GPU idle right after it is the call's. How much: what the call
  * kept from overlapping. Without it the host would have gone on with its next work while the
- * GPU finished the queued work (gap_start - call start), so at most that, and at most
- * bubble_ns; host work beyond it would have left the GPU idle anyway. Returns the bubble's
- * end (gap_start: none). */
-static gw_ns bubble_end(const gw_ivset *blocking, gw_ns gap_start, gw_ns bubble_ns)
+ * GPU finished the queued work (the GPU's busy time during the call), so at most that, and
+ * at most bubble_ns; host work beyond it would have left the GPU idle anyway. Returns the
+ * bubble's end (gap_start: none). */
+static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns gap_start, gw_ns bubble_ns)
 {
     /* The blocking call in progress at gap_start: start < gap_start <= end. */
     size_t k = gw_ivset_first_ending_after(blocking, gap_start - 1);
     if (k >= blocking->count || blocking->iv[k].start >= gap_start)
         return gap_start;
     gw_ns end = blocking->iv[k].end;
-    gw_ns overlap = gap_start - blocking->iv[k].start;
+    gw_ns overlap = gw_ivset_covered(busy, blocking->iv[k].start, gap_start);
     gw_ns len = overlap < bubble_ns ? overlap : bubble_ns;
     return end > INT64_MAX - len ? INT64_MAX : end + len;
 }
@@ -730,7 +738,7 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
                 if (fa->threads[k] == dw->launcher[i])
                     s = &per[k];
         gw_ns piece_start = cursor;
-        gw_ns bubble = i > 0 ? bubble_end(s->blocking, gap_start, fa->bubble_ns) : gap_start;
+        gw_ns bubble = i > 0 ? bubble_end(s->blocking, busy, gap_start, fa->bubble_ns) : gap_start;
         if (bubble > piece_start) {
             gw_ns b_end = bubble < gap_end ? bubble : gap_end;
             rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);

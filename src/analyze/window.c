@@ -126,6 +126,8 @@ static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
         return;
     /* Never past the anchor (the last step's start): a step with nothing in it stays. */
     gw_ns floor = anchor > w->start_ns ? anchor : w->start_ns;
+    if (floor > w->end_ns)
+        floor = w->end_ns;
     if (last < floor)
         last = floor;
     if (last < w->end_ns) {
@@ -166,7 +168,9 @@ static void profiled_span(const gw_trace *t, gw_window *w)
         snprintf(w->description, sizeof w->description,
                  "the profiled span (first to last event; no step markers)");
     }
-    trim(t, w, w->start_ns, 1);
+    /* Nothing encloses a capture's end the way an epoch range encloses the last step: a span
+     * over the whole capture is the host working all along. */
+    trim(t, w, INT64_MIN, 1);
 }
 
 static int cmp_ns(const void *a, const void *b)

@@ -88,11 +88,12 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                             a->thresholds.v[GW_T_SYNC_BUBBLE_MS], share * 100.0, idle_step,
                             gw_rules_per_step_unit(r));
         if (s->copy_count > 0) {
-            char cw[32];
+            char cw[32], cn[32];
             gw_rules_fmt_duration(s->copy_wait_s, cw, sizeof cw);
-            gw_finding_evidence(f, "%zu of them are copies that block (synchronous copies, or async copies "
+            gw_rules_fmt_count((double)s->copy_count, cn, sizeof cn);
+            gw_finding_evidence(f, "%s of them are copies that block (synchronous copies, or async copies "
                                    "into pageable host memory, which return only when done): %s",
-                                s->copy_count, cw);
+                                cn, cw);
         }
         for (size_t k = 0; k < s->source_count && k < 3; k++) {
             const gw_sync_source *src = &s->sources[k];

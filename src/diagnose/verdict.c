@@ -18,6 +18,8 @@
 
 /* Below this busy share the GPU did next to nothing: the line leads with the idle time. */
 #define GW_UTIL_IDLE_BUSY 0.05
+/* A second cause with at least this fraction of the main cause's share is named beside it. */
+#define GW_CLOSE_SECOND 0.85
 
 const char *gw_util_state_name(gw_util_state s)
 {
@@ -257,6 +259,21 @@ void gw_verdict_line(gw_analysis *a)
         append(v, size, "%s%s", "; no cause of idle time above minor", "");
     } else {
         append(v, size, "%s%s", "; no single cause of the idle time above minor", "");
+    }
+    /* A near tie is said: the second cause within 15% of the first is as much the answer. */
+    const gw_finding *second = NULL;
+    for (size_t i = 0; cause && i < a->findings.count && !second; i++) {
+        const gw_finding *f = &a->findings.items[i];
+        const gw_rule *rule = gw_rules_find(f->id);
+        if (f != cause && rule && rule->cause && rule->explains_idle && f->severity >= GW_SEV_MINOR &&
+            f->share >= GW_CLOSE_SECOND * cause->share && strcmp(f->id, cause->id) != 0)
+            second = f;
+    }
+    if (second && a->util.state != GW_UTIL_HEALTHY) {
+        snprintf(part, sizeof part, "; close second: %s (%s, %.0f%%)",
+                 second->cause[0] ? second->cause : gw_rules_find(second->id)->cause, second->id,
+                 second->share * 100.0);
+        append(v, size, "%s%s", part, "");
     }
     if (saving) {
         snprintf(part, sizeof part, "; biggest saving: %s (%s, %.0f%%)",

@@ -1,14 +1,25 @@
-/* Tests of the kernel rules (rules_kernel.c): launch_bound (attributed and estimated),
+/* Tests of the kernel rules (rules_kernel.c): launch_bound (launch gaps + dispatch, with the
+ * split and its host ops),
  * low_occupancy, fp32_math (compute-capability gate, AMD not evaluated), hot and
  * cudnn_autotune (searches counted from the model), each with a just-below twin. */
 #include "test_rules_fixture.h"
 
 #include <stdio.h>
 
+/* GPU busy 50%; of the idle, 0.1 s short gaps between launches and 0.3 s dispatch. */
 static gw_analysis *tiny_kernels(void)
 {
     gw_analysis *a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.50, GW_IDLE_LAUNCH);
+    a->devices[0].idle_by_cause_s[GW_IDLE_LAUNCH] = 0.1;
+    a->devices[0].idle_by_cause_s[GW_IDLE_DISPATCH] = 0.3;
+    gw_host_ops *v = &a->devices[0].host_ops[GW_VIEW_DISPATCH];
+    v->idle_s = 0.4;
+    v->op_count = 1;
+    snprintf(v->ops[0].name, sizeof v->ops[0].name, "aten::add");
+    v->ops[0].idle_s = 0.25;
+    v->ops[0].calls = 3000;
+    a->devices[0].dispatch_api_s = 0.1;
     gw_kernel_stats *k = &a->ranks[0].kernels;
     k->count = 4000;
     k->median_us = 3.0;
@@ -25,36 +36,46 @@ static void launch_bound_triggers(void **state)
     const gw_finding *f = fx_run(a, "kernel.launch_bound");
     assert_non_null(f);
     assert_float_equal(f->share, 0.5, 1e-9);
+    assert_float_equal(f->explained_s, 0.4, 1e-9);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_float_equal(f->confidence, 0.85, 1e-9); /* tiny kernels back it */
+    assert_int_equal(f->host_view, GW_VIEW_DISPATCH);
+    assert_true(fx_evidence_has(f, "short gaps between launches 12.5%, dispatching (CUDA calls, framework "
+                                   "and Python code that launches kernels) 37.5%"));
     assert_true(fx_evidence_has(f, "4,000 kernels in steps #2-#9, 80% shorter than 5 µs; median kernel "
-                                   "3.0 µs, median gap between kernels 6.0 µs (2.0x)"));
+                                   "3.0 µs, median gap between kernels 6.0 µs"));
+    assert_true(fx_evidence_has(f, "inside CUDA calls (cudaLaunchKernel ...) 25%, in the ops' and frames' own "
+                                   "code around them 75%"));
+    assert_true(fx_evidence_has(f, "launch-bound rather than CPU-bound: 50.0% of the window dispatching GPU "
+                                   "work against 0.0% in the host's own work"));
     assert_non_null(strstr(f->fix, "CUDA Graphs"));
+    assert_non_null(strstr(a->verdict, "(kernel.launch_bound, 50% of step time; mostly in aten::add)"));
     fx_free(a);
 }
 
-static void launch_bound_estimated_without_attribution(void **state)
+/* The split is decided on the idle's structure, not on an absolute kernel size: 10 µs kernels
+ * on a fast GPU dispatched one op at a time are launch-bound all the same (lower confidence). */
+static void launch_bound_with_bigger_kernels(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    a->ranks[0].kernels.median_us = 10.0;
+    a->ranks[0].kernels.share_under_5us = 0.2;
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.5, 1e-9);
+    assert_float_equal(f->confidence, 0.7, 1e-9);
+    fx_free(a);
+}
+
+static void launch_bound_twin_under_minor(void **state)
 {
     (void)state;
     gw_analysis *a = tiny_kernels();
     fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
-    const gw_finding *f = fx_run(a, "kernel.launch_bound");
-    assert_non_null(f);
-    assert_float_equal(f->explained_s, 4000 * 6e-6, 1e-9);
-    assert_float_equal(f->share, 0.03, 1e-9);
-    assert_int_equal(f->severity, GW_SEV_MINOR);
-    assert_true(fx_evidence_has(f, "(estimated: count x median gap)"));
-    fx_free(a);
-}
-
-static void launch_bound_twins(void **state)
-{
-    (void)state;
-    gw_analysis *a = tiny_kernels();
-    a->ranks[0].kernels.share_under_5us = 0.49;
-    assert_null(fx_run(a, "kernel.launch_bound"));
-    fx_free(a);
-    a = tiny_kernels();
-    a->ranks[0].kernels.median_gap_us = 2.97; /* 0.99x the kernel */
+    a->devices[0].idle_by_cause_s[GW_IDLE_LAUNCH] = 0.01;
+    a->devices[0].idle_by_cause_s[GW_IDLE_DISPATCH] = 0.013; /* 2.9% together */
+    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.4 - 0.023;
     assert_null(fx_run(a, "kernel.launch_bound"));
     fx_free(a);
 }
@@ -246,8 +267,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_bound_triggers),
-        cmocka_unit_test(launch_bound_estimated_without_attribution),
-        cmocka_unit_test(launch_bound_twins),
+        cmocka_unit_test(launch_bound_with_bigger_kernels),
+        cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
