@@ -125,6 +125,10 @@ int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)
     long worst = least_used_gpu(st);
     if (worst < 0 || !st->gpu_ever_used)
         return 0; /* data.none says it */
+    /* With a trace's GPU activity, how busy the GPU was is the trace's verdict line (exact,
+     * where GPU-Util samples only say a kernel ran). */
+    if (a->device_count > 0)
+        return 0;
     const gw_sampled_gpu *g = &st->gpus[worst];
     double threshold = a->thresholds.v[GW_T_UTIL_LOW_BUSY] * 100.0;
     if (g->util_mean_pct >= threshold)
