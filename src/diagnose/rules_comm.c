@@ -72,19 +72,23 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         double steps = gw_rules_steps(r), devices = (double)tot.device_count;
         gw_rules_fmt_duration(tot.comm_total_s / steps / devices, per_step, sizeof per_step);
         gw_rules_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
-        /* The collective with the most kernel time decides the advice. */
+        /* The named collective with the most kernel time decides the advice when it holds a
+         * real part of the time (unnamed ones, e.g. ncclDevKernel_Generic without the
+         * collective's op, could be anything). */
         const gw_kernel_stats *k = &r->kernels;
         double typed = 0;
-        int top = GW_COLL_OTHER;
+        int top = -1;
         for (int c = 0; c < GW_COLL_COUNT; c++) {
             typed += k->comm_type_s[c];
-            if (k->comm_type_s[c] > k->comm_type_s[top])
+            if (c != GW_COLL_OTHER && k->comm_type_s[c] > 0 && (top < 0 || k->comm_type_s[c] > k->comm_type_s[top]))
                 top = c;
         }
+        int advise = top >= 0 && k->comm_type_s[top] >= 0.25 * typed;
+        int mostly = top >= 0 && k->comm_type_s[top] >= 0.5 * typed;
         snprintf(f->title, sizeof f->title,
                  "Communication %.0f%% of %s, %.0f%% not overlapped with compute%s%s",
-                 comm * 100.0, gw_rules_share_of(r), exposed * 100.0, typed > 0 ? ", mostly " : "",
-                 typed > 0 ? gw_collective_title((gw_collective)top) : "");
+                 comm * 100.0, gw_rules_share_of(r), exposed * 100.0, mostly ? ", mostly " : "",
+                 mostly ? gw_collective_title((gw_collective)top) : "");
         gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), of which not overlapped with compute "
                                "%.1f%% (%s%s)",
                             comm * 100.0, label, per_step, gw_rules_per_step_unit(r),
@@ -114,7 +118,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                     k->top[n].name, k->top[n].share * 100.0, calls);
                 break;
             }
-        gw_rules_fix(f, "%s", comm_fix(typed > 0 ? (gw_collective)top : GW_COLL_OTHER));
+        gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;
