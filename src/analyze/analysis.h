@@ -234,6 +234,10 @@ typedef struct gw_copy_stats {
     size_t pageable_via_driver;              /* issued through cu* driver calls */
     double pageable_share_bytes;             /* pageable bytes / all host<->device bytes */
     double pageable_per_step;
+    double pageable_gpu_s;                   /* GPU time of the copies with a pageable side */
+    double pageable_host_s;                  /* host time in the calls that issued them */
+    size_t pageable_noise_count;             /* of them shorter than 1 µs (nsys lists each) */
+    double pageable_noise_bytes;
 } gw_copy_stats;
 
 /* ---- Synchronisation --------------------------------------------------------------- */
@@ -301,6 +305,10 @@ typedef struct gw_rank_stats {
                                     threads (all threads without GPU work), steady window */
     double dataloader_share;     /* of steady window */
     int single_process_loader;   /* saw _SingleProcessDataLoaderIter */
+    int has_python_frames;       /* the trace records Python frames (with_stack) */
+    size_t cudnn_searches;       /* cuDNN algorithm searches starting in the window (nested
+                                    spans once: the outermost) */
+    double cudnn_search_s;       /* host time in them */
     double startup_call_s;       /* start-up CUDA calls in the window: made before the GPU's
                                   first work, GW_STARTUP_CALL_NS or longer each (context
                                   creation, module loading); 0 none */

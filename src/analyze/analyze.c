@@ -252,11 +252,27 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
-    for (size_t i = 0; i < t->host_count; i++)
-        if (t->host[i].flags & GW_HOST_F_SINGLE_PROC_LOADER) {
+    /* cuDNN searches in the window: nested spans (cudnnFind inside cudnn_convolution_find)
+     * count once, the outermost; host events are sorted by thread, then start. */
+    gw_ns covered_until = INT64_MIN;
+    uint32_t thread = UINT32_MAX;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
             r->single_process_loader = 1;
-            break;
+        if (h->kind == GW_HOST_PYTHON)
+            r->has_python_frames = 1;
+        if (h->thread != thread) {
+            thread = h->thread;
+            covered_until = INT64_MIN;
         }
+        if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns || h->start >= r->window.end_ns ||
+            h->start < covered_until)
+            continue;
+        r->cudnn_searches++;
+        r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
+        covered_until = h->end;
+    }
 
     /* Start-up calls in the window: their total and the longest one's name. */
     gw_ns first_work = gw_first_gpu_work(t), longest = 0;

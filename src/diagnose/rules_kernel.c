@@ -297,10 +297,9 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
     const double count_thr = a->thresholds.v[GW_T_CUDNN_FIND_COUNT];
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
-        const gw_trace *t = gw_rules_trace(a, r);
-        if (!gw_rules_rank_has_gpu(a, r) || !t)
+        if (!gw_rules_rank_has_gpu(a, r))
             continue;
-        if (!(t->has & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
+        if (!(gw_rules_has(a, r) & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
             gw_rules_not_evaluated(a, rule->id, "the input has no host side");
             continue;
         }
@@ -309,19 +308,8 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
                                                 "apart from steady state");
             continue;
         }
-        size_t count = 0;
-        double search_s = 0;
-        /* Nested spans (cudnnFind inside cudnn_convolution_find) count once: outermost only. */
-        gw_ns covered_until = 0;
-        for (size_t j = 0; j < t->host_count; j++) {
-            const gw_host_event *h = &t->host[j];
-            if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns ||
-                h->start >= r->window.end_ns || h->start < covered_until)
-                continue;
-            count++;
-            search_s += (double)(h->end - h->start) * 1e-9;
-            covered_until = h->end;
-        }
+        size_t count = r->cudnn_searches;
+        double search_s = r->cudnn_search_s;
         if (count == 0 || (double)count < count_thr)
             continue;
         double window = window_length_s(r);

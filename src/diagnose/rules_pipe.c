@@ -11,33 +11,6 @@
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 
-/* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
-#define GW_COPY_NOISE_NS 1000
-
-/* GPU time of pageable copies in the window, host time of the calls that issued them, and
- * how many of them are sub-microsecond noise (with their bytes). */
-static void pageable_times(const gw_trace *t, gw_ns start, gw_ns end, double *gpu_s,
-                           double *host_s, size_t *noise, double *noise_bytes)
-{
-    *gpu_s = *host_s = *noise_bytes = 0;
-    *noise = 0;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (g->kind != GW_GPU_MEMCPY || g->start < start || g->start >= end)
-            continue;
-        if (g->src_mem != GW_MEM_PAGEABLE && g->dst_mem != GW_MEM_PAGEABLE)
-            continue;
-        if (g->end - g->start < GW_COPY_NOISE_NS) {
-            (*noise)++;
-            *noise_bytes += (double)g->bytes;
-        }
-        *gpu_s += (double)(g->end - g->start) * 1e-9;
-        long h = g->correlation ? gw_trace_host_by_corr(t, g->correlation) : -1;
-        if (h >= 0)
-            *host_s += (double)(t->host[h].end - t->host[h].start) * 1e-9;
-    }
-}
-
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_PAGEABLE_PER_STEP];
@@ -60,13 +33,9 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        double gpu_s = 0, host_s = 0, noise_bytes = 0;
-        size_t noise = 0;
-        const gw_trace *t = gw_rules_trace(a, r);
-        if (t)
-            pageable_times(t, r->window.start_ns, r->window.end_ns, &gpu_s, &host_s, &noise,
-                           &noise_bytes);
-        else if (all_count > 0)
+        double gpu_s = c->pageable_gpu_s, host_s = c->pageable_host_s, noise_bytes = c->pageable_noise_bytes;
+        size_t noise = c->pageable_noise_count;
+        if (gpu_s <= 0 && all_count > 0) /* statistics without per-copy times (unit fixtures) */
             gpu_s = all_seconds * (double)count / (double)all_count;
         /* The copies' own time is what pinning speeds up; the host time in the issuing calls
          * also holds waits for earlier GPU work (a pageable copy synchronises), which

@@ -95,14 +95,6 @@ static int64_t worst_step(const gw_analysis *a, const gw_rank_stats *r, double *
     return worst;
 }
 
-static int has_python_frames(const gw_trace *t)
-{
-    for (size_t i = 0; t && i < t->host_count; i++)
-        if (t->host[i].kind == GW_HOST_PYTHON)
-            return 1;
-    return 0;
-}
-
 int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
 {
     for (size_t i = 0; i < a->rank_count; i++) {
@@ -120,7 +112,6 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         if (!f)
             return -1;
         f->confidence = 0.9;
-        const gw_trace *t = gw_rules_trace(a, r);
         unsigned has = gw_rules_has(a, r);
         int host_side = (has & (GW_HAS_HOST_API | GW_HAS_CPU_OPS)) != 0;
         char window[96], per_step[32];
@@ -174,7 +165,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or nsys profile --trace=cuda,nvtx,osrt "
                             "and export SQLite (or the cuda_api_trace CSV with the GPU trace), then analyse "
                             "again: the host's calls and ops name the cause.");
-        else if (!has_python_frames(t))
+        else if (!r->has_python_frames)
             gw_rules_fix(f, "See what the host runs between the traced ops: re-profile with "
                             "torch.profiler.profile(with_stack=True) (Python frames) or sample the training "
                             "process with py-spy record --native --pid <pid> over the same steps; waits on "

@@ -349,6 +349,59 @@ static void sync_statistics(void **state)
     fx_done(a, job);
 }
 
+/* Copies with a pageable side: their GPU time, the host time of the calls that issued them
+ * (driver calls included), and the sub-microsecond ones. */
+static void pageable_copy_times(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_step(t, 1, 0, 800000);
+    for (int i = 0; i < 8; i++) {
+        double b = i * 100000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemcpyHtoDAsync_v2", b, b + 6000, (uint64_t)i + 1);
+        fx_copy(t, 0, b + 500, b + 5500, (uint64_t)i + 1, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 4000000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", b + 6000, b + 100000, 0);
+    }
+    fx_copy(t, 0, 750000, 750000.6, 0, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 4);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_copy_stats *c = &a->ranks[0].copies;
+    fx_assert_s(c->pageable_gpu_s, 8 * 5000 + 0.6);
+    fx_assert_s(c->pageable_host_s, 8 * 6000);
+    assert_int_equal(c->pageable_noise_count, 1);
+    assert_true(fabs(c->pageable_noise_bytes - 4) < 1e-9);
+    assert_int_equal(c->pageable_via_driver, 8);
+    fx_done(a, job);
+}
+
+/* cuDNN searches inside the window, nested ones counted once. */
+static void cudnn_searches(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    for (int s = 0; s < 5; s++) {
+        fx_step(t, s + 1, s * 1000, s * 1000 + 1000);
+        fx_kernel(t, 0, 7, s * 1000, s * 1000 + 900, 0, "conv");
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::conv2d", s * 1000, s * 1000 + 1000, 0);
+    }
+    /* step 1 (warm-up) and steps 3 and 4 search; the one in step 3 is nested */
+    static const double at[] = {100, 2100, 3100};
+    for (int i = 0; i < 3; i++) {
+        gw_host_event *h = fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "cudnn_convolution_find", at[i], at[i] + 50, 0);
+        h->flags |= GW_HOST_F_CUDNN_FIND;
+        if (i == 1) {
+            h = fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudnnFindConvolutionForwardAlgorithmEx", at[i] + 10,
+                        at[i] + 40, 0);
+            h->flags |= GW_HOST_F_CUDNN_FIND;
+        }
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].cudnn_searches, 2);
+    fx_assert_s(a->ranks[0].cudnn_search_s, 100);
+    fx_done(a, job);
+}
+
 static void memory_statistics(void **state)
 {
     (void)state;
@@ -493,6 +546,8 @@ int main(void)
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(sync_statistics),
+        cmocka_unit_test(pageable_copy_times),
+        cmocka_unit_test(cudnn_searches),
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),

@@ -337,6 +337,121 @@ static void pageable_dtoh_async_copy_is_sync(void **state)
     fx_done(a, job);
 }
 
+/* Dispatch against the host's own work: an op whose own time is a few times its launch call
+ * (aten::linear) dispatches; one whose own time dwarfs its launch (aten::index doing host
+ * work) is in its own work. The host-ops views and the split come with it. */
+static void dispatch_vs_own_work(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 0.5, 1);
+    fx_kernel(t, 0, 7, 0, 10, 1, "k0");
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::linear", 100, 120, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 110, 115, 2);
+    fx_kernel(t, 0, 7, 300, 310, 2, "gemm");
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::index", 130, 230, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 225, 228, 3);
+    fx_kernel(t, 0, 7, 310, 320, 3, "index_kernel");
+    fx_profile(t, 0, 320);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_s, 290);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH], 20 + 3);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 97);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 90 + 10 + 70);
+    assert_parts_add_up(d);
+    fx_assert_s(d->dispatch_api_s, 5 + 3);
+    fx_assert_s(d->own_cpu_op_s, 97);
+    const gw_host_ops *own = &d->host_ops[GW_VIEW_OWN_WORK];
+    fx_assert_s(own->idle_s, 97);
+    assert_int_equal(own->op_count, 1);
+    assert_string_equal(own->ops[0].name, "aten::index");
+    fx_assert_s(own->ops[0].idle_s, 97);
+    const gw_host_ops *disp = &d->host_ops[GW_VIEW_DISPATCH];
+    assert_int_equal(disp->op_count, 2);
+    assert_string_equal(disp->ops[0].name, "aten::linear");
+    fx_assert_s(disp->ops[0].idle_s, 20);
+    fx_assert_s(disp->ops[1].idle_s, 3);
+    fx_done(a, job);
+}
+
+/* The gap is judged on the thread whose launch ends it: the loop waiting for data does not
+ * explain a gap that the autograd thread ends with a launch made during it. */
+static void the_launching_thread_decides(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    const int64_t autograd = 300;
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 1);
+    fx_kernel(t, 0, 7, 0, 10, 1, "fwd");
+    /* [10,100): the loop waits for data, autograd launches at 98 (during the gap) */
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, 10, 200, 0);
+    fx_host(t, autograd, GW_HOST_RUNTIME, "cudaLaunchKernel", 98, 99, 2);
+    fx_kernel(t, 0, 7, 100, 110, 2, "bwd");
+    /* [110,200): ends with the loop's own launch at 199: the data wait explains it */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 199, 200, 3);
+    fx_kernel(t, 0, 7, 200, 210, 3, "fwd");
+    fx_profile(t, 0, 210);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    assert_int_equal(d->feeder_thread_count, 2);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DATALOADER], 90); /* [110,200): the loop's own gap */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH], 1);    /* autograd's launch call */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 88 + 1); /* autograd idle, not in the loader */
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
+/* CUDA calls before the GPU's first work that take 10 ms or more are start-up (context
+ * creation, module loading): the host's own work, not allocator churn or dispatch. */
+static void startup_calls_are_the_hosts_own_work(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 0, 20000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 20000, 20100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 20100, 20110, 1);
+    fx_kernel(t, 0, 7, 20110, 20200, 1, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 20000);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_ALLOCATOR], 100);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH], 10);
+    fx_assert_s(a->ranks[0].startup_call_s, 20000);
+    assert_string_equal(a->ranks[0].startup_call, "cudaFree");
+    fx_done(a, job);
+}
+
+/* Without step markers, a loop's DataLoader calls mark its iterations; the first is warm-up. */
+static void loader_calls_mark_iterations(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    for (int i = 0; i < 5; i++) {
+        double b = i * 1000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, DL_NAME, b, b + (i == 0 ? 600 : 300), 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b + 700, b + 701, corr);
+        fx_kernel(t, 0, 7, b + 701, b + 1000, corr++, "k");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->span, GW_SPAN_LOADER);
+    assert_false(w->whole_window);
+    assert_int_equal(w->steps, 5);
+    assert_int_equal(w->steady_steps, 4);
+    assert_int_equal(w->start_ns, FX_US(1000));
+    assert_string_equal(w->description, "iterations #2-#5 of 5 (no step markers: each iteration starts at a "
+                                        "DataLoader call), warm-up #1 left out");
+    fx_assert_s(a->ranks[0].step_median_s, 1000);
+    fx_assert_s(a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER], 4 * 300);
+    fx_done(a, job);
+}
+
 /* ---- Random timelines against a per-microsecond oracle --------------------------- */
 
 #define SPAN 600
@@ -435,6 +550,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dataloader_then_sync),
+        cmocka_unit_test(dispatch_vs_own_work),
+        cmocka_unit_test(the_launching_thread_decides),
+        cmocka_unit_test(startup_calls_are_the_hosts_own_work),
+        cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),
         cmocka_unit_test(launch_gaps),
         cmocka_unit_test(overlap_and_split),

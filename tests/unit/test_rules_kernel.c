@@ -220,28 +220,18 @@ static void hot_names_the_top_kernels(void **state)
     fx_free(a);
 }
 
-static gw_job *job_with_searches(int in_window)
+static gw_analysis *with_searches(size_t searches)
 {
-    const gw_ns spans[][2] = {{0, 1000}};
-    gw_trace *t = fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API);
-    for (int i = 0; i < 4; i++) {
-        gw_host_event *h = gw_trace_add_host(t);
-        assert_non_null(h);
-        h->kind = GW_HOST_CPU_OP;
-        /* in_window searches inside [0, 0.8 s), the rest after it */
-        h->start = i < in_window ? (gw_ns)(100 + 200 * i) * 1000000 : (gw_ns)(900 + i) * 1000000;
-        h->end = h->start + 10000000;
-        h->name_id = gw_trace_intern(t, "cudnnFindConvolutionForwardAlgorithmEx", 38);
-        h->flags = GW_HOST_F_CUDNN_FIND;
-    }
-    return fx_job(t);
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->ranks[0].cudnn_searches = searches;
+    a->ranks[0].cudnn_search_s = 0.01 * (double)searches;
+    return a;
 }
 
 static void cudnn_autotune_counts_steady_searches(void **state)
 {
     (void)state;
-    gw_job *job = job_with_searches(3);
-    gw_analysis *a = fx_analysis(1, job);
+    gw_analysis *a = with_searches(3);
     const gw_finding *f = fx_run(a, "kernel.cudnn_autotune");
     assert_non_null(f);
     assert_float_equal(f->explained_s, 0.03, 1e-9);
@@ -250,17 +240,14 @@ static void cudnn_autotune_counts_steady_searches(void **state)
     assert_true(fx_evidence_has(f, "3 cuDNN algorithm searches (cudnnFind*) in steps #2-#9, 30 ms in total"));
     assert_non_null(strstr(f->fix, "cudnn.benchmark"));
     fx_free(a);
-    gw_job_free(job);
 }
 
 static void cudnn_autotune_twin_one_search(void **state)
 {
     (void)state;
-    gw_job *job = job_with_searches(1);
-    gw_analysis *a = fx_analysis(1, job);
+    gw_analysis *a = with_searches(1);
     assert_null(fx_run(a, "kernel.cudnn_autotune"));
     fx_free(a);
-    gw_job_free(job);
 }
 
 int main(void)
