@@ -50,6 +50,13 @@ assert max(by, key=by.get) == "all_to_all", by
 assert "bucket_cap_mb" not in comm["fix"] and "alltoall_perf" in comm["fix"], comm["fix"]
 PY
 
+# The same view in the HTML report, under its finding.
+if "$GW_BIN" report -o "$tmp/s0.html" "$S0" 2>"$tmp/e" &&
+   grep -q '<table class="host-ops" data-view="own_work"><tr><th>host ops while the GPU waited</th>' "$tmp/s0.html" &&
+   grep -q '<td>## backward ##</td>' "$tmp/s0.html"; then
+  ok "sampled_rank-0: the HTML report shows the host ops under the finding"
+else bad "HTML host ops: $(cat "$tmp/e")"; fi
+
 # 5. Every call that blocks the host is a sync, with its op: 24 device-to-host copies into
 #    pageable memory from aten::to, 612 ms, on negative_queue_length_values_check/rank0.
 NQ="$HTA/negative_queue_length_values_check/rank0.json.gz"
