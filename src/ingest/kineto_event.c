@@ -25,7 +25,8 @@ typedef enum cat_kind {
     CAT_GPU_ANNOTATION,
     CAT_PYTHON,
     CAT_PROFILER_RANGE,
-    CAT_INSTANT
+    CAT_INSTANT,
+    CAT_TRACE              /* the profiler's own span ("PyTorch Profiler (0)") */
 } cat_kind;
 
 #define CAT(text, kind) {text, sizeof text - 1, kind}
@@ -46,6 +47,7 @@ static const struct {
     CAT("python_function", CAT_PYTHON),
     CAT("cuda_profiler_range", CAT_PROFILER_RANGE),
     CAT("cpu_instant_event", CAT_INSTANT),
+    CAT("Trace", CAT_TRACE),
 };
 
 #undef CAT
@@ -612,6 +614,29 @@ static int add_thread_name(gw_kineto_state *st, const event_fields *f)
     return 0;
 }
 
+/* The profiler's own window: the span Kineto writes as "PyTorch Profiler (N)" (one per
+ * profiling cycle; several are joined). Without step markers it is the window the user
+ * asked to profile, so GPU idle inside it is idle the job had (CUPTI's own "__cupti_profiler__"
+ * span is not a capture window). */
+static int note_profile_span(gw_kineto_state *st, const event_fields *f)
+{
+    if (!f->has_name || !f->ts_ok || !f->dur_ok || f->dur <= 0 || f->ts > INT64_MAX - f->dur ||
+        strncmp(st->name, "PyTorch Profiler", 16) != 0)
+        return 0;
+    gw_trace *t = st->trace;
+    gw_ns end = f->ts + f->dur;
+    if (t->profile_start_ns == 0 && t->profile_end_ns == 0) {
+        t->profile_start_ns = f->ts;
+        t->profile_end_ns = end;
+    } else {
+        if (f->ts < t->profile_start_ns)
+            t->profile_start_ns = f->ts;
+        if (end > t->profile_end_ns)
+            t->profile_end_ns = end;
+    }
+    return 0;
+}
+
 int gw_kineto_event(gw_kineto_state *st)
 {
     event_fields f;
@@ -638,6 +663,8 @@ int gw_kineto_event(gw_kineto_state *st)
     case CAT_PROFILER_RANGE:
         st->profiler_ranges++;
         return 0;
+    case CAT_TRACE:
+        return note_profile_span(st, &f);
     case CAT_GPU_ANNOTATION:
         /* GPU-side copies of ProfilerStep#N: steps are counted from host annotations. */
         st->gpu_annotations++;

@@ -314,6 +314,21 @@ static void read_session_start(gw_nsys_db *d)
         d->trace->clock_offset_ns = query_int(d, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", 0);
 }
 
+/* The capture range nsys profiled (ANALYSIS_DETAILS, on the events' own clock): the window
+ * of a capture without step markers. */
+static void read_capture_range(gw_nsys_db *d)
+{
+    if (!gw_nsys_has_table(d, "ANALYSIS_DETAILS") || !gw_nsys_has_column(d, "ANALYSIS_DETAILS", "startTime") ||
+        !gw_nsys_has_column(d, "ANALYSIS_DETAILS", "stopTime"))
+        return;
+    int64_t start = query_int(d, "SELECT min(startTime) FROM ANALYSIS_DETAILS", -1);
+    int64_t stop = query_int(d, "SELECT max(stopTime) FROM ANALYSIS_DETAILS", -1);
+    if (start >= 0 && stop > start) {
+        d->trace->profile_start_ns = start;
+        d->trace->profile_end_ns = stop;
+    }
+}
+
 /* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
 static int note_missing_gpu(gw_nsys_db *d)
 {
@@ -829,6 +844,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
     if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
         return -1;
     read_session_start(d);
+    read_capture_range(d);
     decide_correlation(d);
     reserve_events(d);
     if (read_events(d, path, opt, file_size) != 0)
