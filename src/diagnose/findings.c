@@ -43,11 +43,26 @@ void gw_finding_evidence(gw_finding *f, const char *fmt, ...)
     f->evidence_count++;
 }
 
+/* What a finding is worth for ranking: the share of the step its fix saves in a replay of
+ * the step graph when it was simulated, else the share of the time it explains. */
+double gw_finding_rank_share(const gw_finding *f)
+{
+    const gw_what_if *w = &f->what_if;
+    if (w->simulated && w->step_before_ms > 0) {
+        double saved = (w->step_before_ms - w->step_after_ms) / w->step_before_ms;
+        return saved > 0 ? saved : 0;
+    }
+    return f->share;
+}
+
 static int cmp_finding(const void *a, const void *b)
 {
     const gw_finding *x = a, *y = b;
     if (x->severity != y->severity)
         return x->severity > y->severity ? -1 : 1;
+    double rx = gw_finding_rank_share(x), ry = gw_finding_rank_share(y);
+    if (rx != ry)
+        return rx > ry ? -1 : 1;
     if (x->share != y->share)
         return x->share > y->share ? -1 : 1;
     if (x->explained_s != y->explained_s)

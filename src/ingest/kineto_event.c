@@ -90,6 +90,7 @@ typedef struct event_fields {
     int has_blocks_per_sm, has_occupancy;
     int has_collective;
     gw_sync_kind sync_kind;
+    opt_i64 wait_on_stream, wait_on_record;     /* cuda_sync: the event waited for */
     int has_stack;
     int has_arg_name;
 } event_fields;
@@ -256,6 +257,8 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
         else if (KEY("est. achieved occupancy %")) action = A_OCC;
         else if (KEY("Collective name")) action = A_COLL;
         else if (KEY("cuda_sync_kind")) action = A_SYNC;
+        else if (KEY("wait_on_stream")) { target = &f->wait_on_stream; action = A_INT; }
+        else if (KEY("wait_on_cuda_event_record_corr_id")) { target = &f->wait_on_record; action = A_INT; }
         else if (KEY("Call stack")) action = A_STACK;
         else if (KEY("name")) action = A_NAME;
 #undef KEY
@@ -504,6 +507,18 @@ static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind
         if (sk == GW_SYNC_UNKNOWN && f->has_name)
             sk = sync_kind_from(st->name, st->name_len);
         g->sync_kind = (uint8_t)sk;
+        /* Which recorded event a stream or the host waited for: the step graph's
+         * cross-stream edges. -1 means the record was not seen. */
+        if (f->wait_on_record.present && f->wait_on_record.v > 0 && f->wait_on_stream.present &&
+            f->wait_on_stream.v >= 0 && f->wait_on_stream.v <= INT32_MAX && g->correlation != GW_NO_CORRELATION) {
+            gw_event_wait *w = gw_trace_add_wait(st->trace);
+            if (!w)
+                return oom(st);
+            w->call_correlation = g->correlation;
+            w->record_correlation = (uint64_t)f->wait_on_record.v;
+            w->record_stream = (int32_t)f->wait_on_stream.v;
+            w->wait_stream = sk == GW_SYNC_STREAM_WAIT ? g->stream : GW_NO_STREAM;
+        }
         break;
     }
     default:
