@@ -86,6 +86,8 @@ static gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_repla
 {
     if (p->alloc && x->kind == GW_SG_ALLOC)
         return 0;
+    if (p->syncs && (x->flags & GW_SG_F_SYNC_OP))
+        return 0;
     if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
         !(x->flags & GW_SG_F_DTOH_SYNC))
         return own < g->launch_call_ns ? own : g->launch_call_ns;

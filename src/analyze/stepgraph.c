@@ -142,7 +142,7 @@ static int add_bound(builder *b, uint32_t node)
 /* Appends one host piece [s, e) to the current chain (first: it starts the chain). Own work
  * merges with the previous piece when it means the same; on the loop thread a piece of own
  * work is cut at step boundaries, and a leaf that straddles one takes the boundary. */
-static int add_piece(builder *b, piece_class pc, uint8_t flags, uint32_t ref, gw_ns s, gw_ns e, int *first)
+static int add_piece(builder *b, piece_class pc, uint16_t flags, uint32_t ref, gw_ns s, gw_ns e, int *first)
 {
     if (s < b->lo)
         s = b->lo;
@@ -174,7 +174,7 @@ static int add_piece(builder *b, piece_class pc, uint8_t flags, uint32_t ref, gw
             n->end = piece_end;
             n->kind = kind_of_class(pc);
             n->cat = cat_of_class(pc);
-            n->flags = flags | (*first ? GW_SG_F_FIRST : 0);
+            n->flags = (uint16_t)(flags | (*first ? GW_SG_F_FIRST : 0));
             n->ref = ref;
             *first = 0;
             if (is_leaf(pc) && ref != GW_SG_NONE)
@@ -199,7 +199,7 @@ typedef struct open_event {
     piece_class pc;
 } open_event;
 
-static uint8_t own_flags(const builder *b, const open_event *top)
+static uint16_t own_flags(const builder *b, const open_event *top)
 {
     if (!top)
         return GW_SG_F_UNTRACED;
@@ -746,6 +746,45 @@ static int mark_tiny_dispatch(const gw_trace *t, gw_stepgraph *g)
     return 0;
 }
 
+/* The own work of the ops that issued value-bringing blocking calls (and of what they run
+ * beneath them, and of the Python binding that called them): with the value no longer read
+ * each time, that work goes with the call. */
+static int mark_sync_ops(const gw_trace *t, gw_stepgraph *g)
+{
+    uint8_t *mark = calloc(t->host_count ? t->host_count : 1, 1);
+    if (!mark)
+        return -1;
+    int any = 0;
+    for (size_t i = 0; i < g->host_count; i++) {
+        const gw_sg_node *x = &g->nodes[i];
+        if (!(x->flags & GW_SG_F_DTOH_SYNC) || x->ref == GW_SG_NONE)
+            continue;
+        const gw_host_event *op = gw_sync_issuing_op(t, &t->host[x->ref]);
+        if (!op)
+            continue;
+        if (op->parent < t->host_count && t->host[op->parent].kind == GW_HOST_PYTHON) {
+            const char *name = gw_trace_str(t, t->host[op->parent].name_id);
+            if (name && strncmp(name, "<built-in method ", 17) == 0)
+                op = &t->host[op->parent];
+        }
+        mark[op - t->host] = 1;
+        any = 1;
+    }
+    if (any) {
+        /* Parents come before their children: one pass hands the mark down. */
+        for (size_t i = 0; i < t->host_count; i++)
+            if (!mark[i] && t->host[i].parent < i && mark[t->host[i].parent])
+                mark[i] = 1;
+        for (size_t i = 0; i < g->host_count; i++) {
+            gw_sg_node *x = &g->nodes[i];
+            if (x->kind == GW_SG_WORK && x->ref != GW_SG_NONE && mark[x->ref])
+                x->flags |= GW_SG_F_SYNC_OP;
+        }
+    }
+    free(mark);
+    return 0;
+}
+
 /* ---- Fork and join between the loop thread and the other threads of its process --------- */
 
 static int traced(const gw_sg_node *n)
@@ -986,7 +1025,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         g->step_numbers[k] = k < cut_count ? numbers[k] : 0;
 
     if (gpu_chains(&b, &ct, th->v[GW_T_TINY_KERNEL_US]) != 0 || link_waits(&b, &ct) != 0 ||
-        mark_tiny_dispatch(t, g) != 0)
+        mark_tiny_dispatch(t, g) != 0 || mark_sync_ops(t, g) != 0)
         goto out;
     /* Fork/join with each other thread of the loop's process. */
     for (uint32_t k = 0; k < t->thread_count; k++) {

@@ -61,6 +61,9 @@ typedef enum gw_sg_kind {
 #define GW_SG_F_TINY      0x20u /* GPU: a kernel shorter than kernel.launch_bound.tiny_us;
                                    call: it launches one; own work: of an op launching one */
 #define GW_SG_F_FP32_GEMM 0x40u /* GPU: matrix work without tensor cores on a GPU that has them */
+#define GW_SG_F_SYNC_OP   0x100u /* own work of the op that issued a blocking call bringing a
+                                   value to the host (aten::item, the .cpu() binding): it goes
+                                   with the call when the value is no longer read each time */
 #define GW_SG_F_DEFER     0x80u /* a step boundary whose b is the value a blocking call brought
                                    to the host: where reading it would wait if that call were
                                    deferred (followed only by the pipe.host_sync replay) */
@@ -72,8 +75,7 @@ typedef struct gw_sg_node {
                                     for untraced time); GPU nodes: t->gpu index */
     uint8_t kind;                /* gw_sg_kind */
     uint8_t cat;                 /* gw_cp_cat */
-    uint8_t flags;               /* GW_SG_F_* */
-    uint8_t pad;                 /* zero */
+    uint16_t flags;              /* GW_SG_F_* */
 } gw_sg_node;
 
 typedef struct gw_stepgraph {

@@ -81,15 +81,15 @@ void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
     if (lo < 0)
         lo = 0;
     char b[32], a[32], alo[32], ahi[32];
-    gw_rules_fmt_duration(before / 1e3, b, sizeof b);
-    gw_rules_fmt_duration(w->step_after_ms / 1e3, a, sizeof a);
-    gw_rules_fmt_duration(w->step_after_low_ms / 1e3, alo, sizeof alo);
-    gw_rules_fmt_duration(w->step_after_high_ms / 1e3, ahi, sizeof ahi);
+    snprintf(b, sizeof b, "%.1f ms", before);
+    snprintf(a, sizeof a, "%.1f ms", w->step_after_ms);
+    snprintf(alo, sizeof alo, "%.1f", w->step_after_low_ms);
+    snprintf(ahi, sizeof ahi, "%.1f ms", w->step_after_high_ms);
     const char *what = r->window.steady_steps > 0 && !r->window.whole_window ? "median step" : "the window";
     /* Under 0.5% of the step: the replay moves nothing that matters. */
     if (hi * 1e3 < before * 0.005) {
-        snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, the steps do not get shorter (%s %s either "
-                 "way): this time is off the critical path, simulated", what, b);
+        snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, %s stays %s (this time is off the critical "
+                 "path), simulated", what, b);
         return;
     }
     char glo[32], ghi[32], pct[48];
@@ -98,9 +98,9 @@ void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
     gw_rules_fmt_pct_range(lo * 1e3 / before * 100.0, hi * 1e3 / before * 100.0, pct, sizeof pct);
     (void)mid;
     if (strcmp(glo, ghi) == 0)
-        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s), simulated: %s %s -> %s", ghi, gw_rules_per_step_unit(r),
+        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s), simulated: %s %s → %s", ghi, gw_rules_per_step_unit(r),
                  pct, gw_rules_share_of(r), what, b, a);
     else
-        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s), simulated: %s %s -> %s (%s-%s)", glo, ghi,
+        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s), simulated: %s %s → %s (%s-%s)", glo, ghi,
                  gw_rules_per_step_unit(r), pct, gw_rules_share_of(r), what, b, a, alo, ahi);
 }
