@@ -88,10 +88,14 @@ static gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_repla
         return 0;
     if (p->syncs && (x->flags & GW_SG_F_SYNC_OP))
         return 0;
+    if (p->own_work && x->kind == GW_SG_WORK && x->cat == GW_CP_HOST_OP &&
+        !(x->flags & (GW_SG_F_DISPATCH | GW_SG_F_UNTRACED | GW_SG_F_SYNC_OP | GW_SG_F_STARTUP)))
+        return scale_ns(own, p->own_work_scale);
     if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
         !(x->flags & GW_SG_F_DTOH_SYNC))
         return own < g->launch_call_ns ? own : g->launch_call_ns;
-    if (p->launch && (x->flags & GW_SG_F_TINY) && (x->kind == GW_SG_CALL || x->kind == GW_SG_WORK))
+    if (p->launch && ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
+                      (x->kind == GW_SG_WORK && ((x->flags & GW_SG_F_DISPATCH) || x->cat == GW_CP_LAUNCH))))
         return scale_ns(own, p->dispatch_scale);
     if (p->loader && p->loader_contention > 0 && x->kind != GW_SG_DATA && x->kind != GW_SG_SYNC)
         return scale_ns(own, 1.0 + p->loader_contention);

@@ -44,6 +44,7 @@ typedef enum piece_class {
     PC_CALL,
     PC_ALLOC,
     PC_API,          /* other CUDA API */
+    PC_STARTUP,      /* a start-up CUDA call (context creation): the host's own one-off work */
 } piece_class;
 
 typedef struct builder {
@@ -59,6 +60,7 @@ typedef struct builder {
     int on_loop;
     size_t bound_cap;
     size_t loop_end;             /* the loop thread's chain is nodes [0, loop_end) */
+    gw_ns first_gpu_work;        /* start-up calls come before it */
     uint32_t *stream_waits;      /* host indices of cudaStreamWaitEvent calls */
     size_t stream_wait_count, stream_wait_cap;
 } builder;
@@ -75,10 +77,12 @@ static int is_api(const gw_host_event *h)
     return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
 }
 
-static piece_class class_of(const gw_trace *t, const gw_host_event *h)
+static piece_class class_of(const gw_trace *t, const gw_host_event *h, gw_ns first_gpu_work)
 {
     if (h->flags & GW_HOST_F_DATALOADER)
         return PC_DATA;
+    if (gw_host_is_startup_call(h, first_gpu_work))
+        return PC_STARTUP;
     if (is_api(h)) {
         if (gw_host_blocks_on_gpu(t, h))
             return PC_SYNC;
@@ -103,7 +107,7 @@ static uint8_t cat_of_class(piece_class c)
     case PC_SYNC: return GW_CP_SYNC_WAIT;
     case PC_CALL: case PC_API: return GW_CP_LAUNCH;
     case PC_ALLOC: return GW_CP_ALLOC;
-    case PC_UNTRACED: case PC_OWN: break;
+    case PC_UNTRACED: case PC_OWN: case PC_STARTUP: break;
     }
     return GW_CP_HOST_OP;
 }
@@ -115,7 +119,7 @@ static uint8_t kind_of_class(piece_class c)
     case PC_SYNC: return GW_SG_SYNC;
     case PC_CALL: return GW_SG_CALL;
     case PC_ALLOC: return GW_SG_ALLOC;
-    case PC_API: case PC_UNTRACED: case PC_OWN: break;
+    case PC_API: case PC_UNTRACED: case PC_OWN: case PC_STARTUP: break;
     }
     return GW_SG_WORK;
 }
@@ -179,6 +183,8 @@ static int add_piece(builder *b, piece_class pc, uint16_t flags, uint32_t ref, g
             *first = 0;
             if (is_leaf(pc) && ref != GW_SG_NONE)
                 b->call_node[ref] = (uint32_t)(g->count - 1);
+            if (pc == PC_STARTUP)
+                n->flags |= GW_SG_F_STARTUP;
             if (at_cut) {
                 if (add_bound(b, (uint32_t)(g->count - 1)) != 0)
                     return -1;
@@ -271,7 +277,7 @@ static int thread_chain(builder *b, uint32_t thread)
             depth--;
         if (gw_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0)
             goto out;
-        piece_class pc = class_of(t, h);
+        piece_class pc = class_of(t, h, b->first_gpu_work);
         stack[depth++] = (open_event){h->end, (uint32_t)i, pc};
         if (is_leaf(pc))
             cursor = h->start > cursor ? h->start : cursor;
@@ -955,7 +961,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
     if (t->host_count == 0 || t->gpu_count == 0 || w->end_ns <= w->start_ns)
         return 0;
-    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns};
+    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_first_gpu_work(t)};
     uint8_t *has_calls = calloc(t->thread_count ? t->thread_count : 1, 1);
     gw_ns *cuts = NULL;
     int64_t *numbers = NULL;

@@ -64,6 +64,8 @@ typedef enum gw_sg_kind {
 #define GW_SG_F_SYNC_OP   0x100u /* own work of the op that issued a blocking call bringing a
                                    value to the host (aten::item, the .cpu() binding): it goes
                                    with the call when the value is no longer read each time */
+#define GW_SG_F_STARTUP   0x200u /* a start-up CUDA call (context creation, module loading):
+                                   no fix of a step changes it */
 #define GW_SG_F_DEFER     0x80u /* a step boundary whose b is the value a blocking call brought
                                    to the host: where reading it would wait if that call were
                                    deferred (followed only by the pipe.host_sync replay) */
@@ -127,12 +129,17 @@ typedef struct gw_replay_params {
      * <= 0 keeps the copy's length) and their calls return like an asynchronous launch. */
     int pinned;
     double pinned_htod_bpns, pinned_dtoh_bpns;
-    /* kernel.launch_bound: the dispatch of tiny kernels (their launch calls and the own code
-     * of the ops that launch them) takes dispatch_scale of its time (0: fused away or
-     * graph-launched); the GPU then runs the queued kernels back to back, each after the gap
-     * measured between queued kernels (lat_stream). */
+    /* kernel.launch_bound: the host's dispatch of GPU work (CUDA calls and the own code of the
+     * ops and frames that launch it) takes dispatch_scale of its time (0: graph-launched);
+     * the GPU then runs the queued work back to back, each piece after the gap measured
+     * between queued kernels (lat_stream). */
     int launch;
     double dispatch_scale;
+    /* pipe.cpu_bound: the host's own work (ops and frames that launch nothing, or whose own
+     * time dwarfs their launches) takes own_work_scale of its time: moved to workers,
+     * overlapped, vectorised. */
+    int own_work;
+    double own_work_scale;
     /* mem.alloc_churn: a warm caching allocator makes no calls. */
     int alloc;
     /* kernel.fp32_math: FP32 matrix kernels take fp32_scale of their time. */

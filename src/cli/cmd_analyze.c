@@ -41,7 +41,8 @@ static void analyze_usage(FILE *out)
             "  --what-if ID         simulate the fix of diagnosis ID on the step graph and print\n"
             "                       the predicted step time and the new critical path (IDs:\n"
             "                       data.loader_wait, pipe.host_sync, pipe.pageable_copy,\n"
-            "                       kernel.launch_bound, mem.alloc_churn, kernel.fp32_math)\n"
+            "                       kernel.launch_bound, pipe.cpu_bound, mem.alloc_churn,\n"
+            "                       kernel.fp32_math)\n"
             "  -v, --verbose        show every table and info-level finding\n"
             "  --no-progress        no progress bar on stderr\n"
             "  -h, --help           this help\n"
@@ -175,7 +176,7 @@ int gw_cmd_analyze(int argc, char **argv)
             if (!gw_whatif_known(optarg)) {
                 fprintf(stderr, "gpuwhy analyze: --what-if %s: no simulation of that fix (simulated: "
                                 "data.loader_wait, pipe.host_sync, pipe.pageable_copy, kernel.launch_bound, "
-                                "mem.alloc_churn, kernel.fp32_math)\n", optarg);
+                                "pipe.cpu_bound, mem.alloc_churn, kernel.fp32_math)\n", optarg);
                 return GW_EXIT_USAGE;
             }
             what_if = optarg;

@@ -43,26 +43,34 @@ void gw_finding_evidence(gw_finding *f, const char *fmt, ...)
     f->evidence_count++;
 }
 
-/* What a finding is worth for ranking: the share of the step its fix saves in a replay of
- * the step graph when it was simulated, else the share of the time it explains. */
-double gw_finding_rank_share(const gw_finding *f)
+/* The step time a simulated fix saves at its worst and best settings (ms; 0 when not
+ * simulated). */
+static void gain_range(const gw_finding *f, double *lo, double *hi)
 {
     const gw_what_if *w = &f->what_if;
-    if (w->simulated && w->step_before_ms > 0) {
-        double saved = (w->step_before_ms - w->step_after_ms) / w->step_before_ms;
-        return saved > 0 ? saved : 0;
-    }
-    return f->share;
+    *lo = *hi = 0;
+    if (!w->simulated)
+        return;
+    *lo = w->step_before_ms - w->step_after_high_ms;
+    *hi = w->step_before_ms - w->step_after_low_ms;
 }
 
+int gw_finding_gain_above(const gw_finding *a, const gw_finding *b)
+{
+    if (!a->what_if.simulated || !b->what_if.simulated)
+        return 0;
+    double alo, ahi, blo, bhi;
+    gain_range(a, &alo, &ahi);
+    gain_range(b, &blo, &bhi);
+    return alo > bhi;
+}
+
+/* The partition's order: severity, then the time each explains. */
 static int cmp_finding(const void *a, const void *b)
 {
     const gw_finding *x = a, *y = b;
     if (x->severity != y->severity)
         return x->severity > y->severity ? -1 : 1;
-    double rx = gw_finding_rank_share(x), ry = gw_finding_rank_share(y);
-    if (rx != ry)
-        return rx > ry ? -1 : 1;
     if (x->share != y->share)
         return x->share > y->share ? -1 : 1;
     if (x->explained_s != y->explained_s)
@@ -72,8 +80,53 @@ static int cmp_finding(const void *a, const void *b)
 
 void gw_findings_sort(gw_finding_list *l)
 {
-    if (l->count > 1)
-        qsort(l->items, l->count, sizeof *l->items, cmp_finding);
+    if (l->count < 2)
+        return;
+    qsort(l->items, l->count, sizeof *l->items, cmp_finding);
+    /* Within a severity, the findings whose fix was simulated take the places they hold
+     * among themselves in the order the replays tell apart: one goes before another when
+     * even its worst setting saves more than the other's best. Overlapping ranges tell
+     * nothing, and findings without a replay (their time explained is an upper bound, not a
+     * prediction), keep their places: a stable topological sort of a few findings. */
+    gw_finding *sim = malloc(l->count * sizeof *sim);
+    size_t *slot = malloc(l->count * sizeof *slot);
+    uint8_t *taken = malloc(l->count);
+    if (!sim || !slot || !taken) {
+        free(sim);
+        free(slot);
+        free(taken);
+        return; /* the partition's order stands */
+    }
+    for (size_t lo = 0; lo < l->count;) {
+        size_t hi = lo, n = 0;
+        while (hi < l->count && l->items[hi].severity == l->items[lo].severity)
+            hi++;
+        for (size_t i = lo; i < hi; i++)
+            if (l->items[i].what_if.simulated) {
+                slot[n] = i;
+                sim[n] = l->items[i];
+                taken[n++] = 0;
+            }
+        for (size_t k = 0; k < n; k++) {
+            /* the first remaining one (in the partition's order) that no other beats */
+            size_t pick = n;
+            for (size_t c = 0; c < n && pick == n; c++) {
+                if (taken[c])
+                    continue;
+                int beaten = 0;
+                for (size_t o = 0; o < n && !beaten; o++)
+                    beaten = !taken[o] && o != c && gw_finding_gain_above(&sim[o], &sim[c]);
+                if (!beaten)
+                    pick = c;
+            }
+            taken[pick] = 1;
+            l->items[slot[k]] = sim[pick];
+        }
+        lo = hi;
+    }
+    free(sim);
+    free(slot);
+    free(taken);
 }
 
 const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id)

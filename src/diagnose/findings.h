@@ -82,10 +82,12 @@ typedef struct gw_finding_list {
 gw_finding *gw_findings_add(gw_finding_list *l, const char *id);
 /* printf-style evidence line; silently ignored past GW_MAX_EVIDENCE. */
 void gw_finding_evidence(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The share of the step a finding's simulated fix saves (what_if), else its share. */
-double gw_finding_rank_share(const gw_finding *f);
-/* Sorts by severity, then by gw_finding_rank_share, share and explained seconds (all
- * descending), id last. */
+/* 1 when both fixes were simulated and a's worst setting saves more step time than b's best:
+ * the replays tell them apart. */
+int gw_finding_gain_above(const gw_finding *a, const gw_finding *b);
+/* Sorts by severity, then share, then explained seconds (all descending), id last; then,
+ * within each severity, the findings with a simulated fix trade places among themselves
+ * where gw_finding_gain_above tells them apart. */
 void gw_findings_sort(gw_finding_list *l);
 const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id);
 void gw_findings_free(gw_finding_list *l);
