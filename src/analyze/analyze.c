@@ -431,7 +431,7 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     gw_phase_mark("analysis: memory, samples");
     if (gw_rules_evaluate(a) != 0)
         goto oom;
-    gw_phase_mark("analysis: rules");
+    gw_phase_mark("analysis: rules (merge, verdict)");
     return a;
 oom:
     gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");

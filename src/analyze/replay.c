@@ -167,16 +167,19 @@ static void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_p
         for (int k = 1; k < n; k++)
             if (c[k].observed + c[k].floor > c[binding].observed + c[binding].floor)
                 binding = k;
-        start = UNSET;
+        gw_ns at[3];
+        int best = binding;
         for (int k = 0; k < n; k++) {
             gw_ns observed_lat = x->start - c[k].observed;
             gw_ns lat = k == binding ? observed_lat : (c[k].floor < observed_lat ? c[k].floor : observed_lat);
-            gw_ns s = c[k].point + lat;
-            if (s > start) {
-                start = s;
-                bind = c[k].slot;
-            }
+            at[k] = c[k].point + lat;
         }
+        /* Ties go to the predecessor that bound it in the trace. */
+        for (int k = 0; k < n; k++)
+            if (at[k] > at[best])
+                best = k;
+        start = at[best];
+        bind = c[best].slot;
     }
     r->start[i] = start;
     r->end[i] = start + gpu_duration(g, t, x, p);

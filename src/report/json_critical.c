@@ -45,7 +45,8 @@ void gw_json_write_rank_path(gw_json_writer *w, const gw_critical_path *cp)
 
 void gw_json_write_step_path(gw_json_writer *w, const gw_step_stats *s, int modelled)
 {
-    if (!modelled || !s->steady) {
+    /* A steady step the graph does not hold (cut off by the window's end) has no path. */
+    if (!modelled || !s->steady || s->replay_s <= 0) {
         gw_jw_knull(w, "critical_path");
         gw_jw_knull(w, "replay_s");
         return;
