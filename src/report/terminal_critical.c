@@ -105,7 +105,10 @@ int gw_render_whatif(FILE *out, const gw_analysis *a, size_t rank_index, const c
             char dur[32], name[160];
             gw_fmt_seconds(dur, sizeof dur, w->top_s[i]);
             gw_text_fit(name, sizeof name, w->top[i], (size_t)(t.width > 40 ? t.width - 36 : 20), 0);
-            gw_term_printf(&t, "    %10s  %-13s %s\n", dur, gw_cp_cat_title((gw_cp_cat)w->top_cat[i]), name);
+            /* Right-aligned by columns, not bytes: "µs" is two bytes wide in one column. */
+            size_t cols = gw_text_width(dur);
+            int pad = cols < 10 ? (int)(10 - cols) : 0;
+            gw_term_printf(&t, "    %*s%s  %-13s %s\n", pad, "", dur, gw_cp_cat_title((gw_cp_cat)w->top_cat[i]), name);
         }
     }
     if (fflush(out) != 0 || ferror(out))
