@@ -3,7 +3,7 @@
  *
  *   data.loader_wait      the batches loaded by N worker processes in parallel; the loop pays
  *                         a hand-off per batch and its host work runs a little slower beside
- *                         the busy workers (whatif.loader_*; calibrated on five real before/
+ *                         the busy workers (whatif.loader_*; checked against five real before/
  *                         after pairs, docs/diagnoses.md)
  *   pipe.host_sync        blocking calls whose result the host does not read removed; those
  *                         that bring a value to the host (.item(), .cpu()) deferred to the end
