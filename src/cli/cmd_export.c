@@ -20,7 +20,8 @@ static void export_usage(FILE *out)
             "\n"
             "Writes a timeline that ui.perfetto.dev and chrome://tracing open: one track per GPU\n"
             "stream and host thread, API calls linked to the kernels they launched (flow arrows),\n"
-            "sampled metrics as counter tracks, and gpuwhy's findings as marked ranges.\n"
+            "sampled metrics as counter tracks, gpuwhy's findings as marked ranges, and each\n"
+            "step's critical path (the host and GPU work that bounds it) as its own track.\n"
             "INPUT is anything `gpuwhy analyze` reads. The output is streamed (large inputs are\n"
             "fine) and appears whole or not at all.\n"
             "\n"
@@ -28,7 +29,7 @@ static void export_usage(FILE *out)
             "  --perfetto          Chrome trace event JSON (the only format for now)\n"
             "  -o, --output FILE   output file (default: standard output)\n"
             "  --step-range NAME   nsys: the NVTX range that marks one step\n"
-            "  --no-findings       leave the findings track out\n"
+            "  --no-findings       leave the findings and critical-path tracks out\n"
             "\n"
             "Example:\n"
             "  gpuwhy export --perfetto -o timeline.json worker0.pt.trace.json.gz\n");

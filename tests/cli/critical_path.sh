@@ -7,7 +7,8 @@
 #  3. the resnet50 num_workers 0 -> 4 pair: the data.loader_wait fix replayed on the
 #     num_workers=0 run predicts the num_workers=4 run's measured median step within 10%, its
 #     range contains it, and the DataLoader wait leaves the critical path;
-#  4. `analyze --what-if ID` prints the same figures as the JSON, refuses unknown ids (64).
+#  4. `analyze --what-if ID` prints the same figures as the JSON, refuses unknown ids (64);
+#  5. the Perfetto export's critical-path track tiles each step; the HTML report shows it.
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}" "${GW_SOURCE_DIR:?}"
 K="$GW_SHARED_DIR/traces/kineto"
@@ -145,6 +146,39 @@ else bad "--what-if data.loader_wait: $(cat "$tmp/err")"; fi
 rc=$?
 if [ "$rc" -eq 64 ] && grep -q "no simulation of that fix" "$tmp/err"; then ok "--what-if with an unknown id: exit 64"
 else bad "--what-if no.such.id: rc $rc, $(cat "$tmp/err")"; fi
+
+# 5. The path in the Perfetto export (its own track, the steps' replayed lengths) and the HTML.
+if "$GW_BIN" export --perfetto -o "$tmp/w0.trace.json" "$W0" 2>"$tmp/err"; then
+  check "export: a critical-path track whose slices tile each step (lengths as replayed), in time order" "$tmp/w0.trace.json" "$tmp/fid1.json" <<'PY'
+import json, sys
+from collections import defaultdict
+ev, d = json.load(open(sys.argv[1]))["traceEvents"], json.load(open(sys.argv[2]))
+names = [e for e in ev if e.get("ph") == "M" and e["args"].get("name") == "gpuwhy critical path (rank 0)"]
+assert len(names) == 1, names
+cp = [e for e in ev if e.get("cat") == "critical_path"]
+assert cp and all(e["pid"] == names[0]["pid"] and e["tid"] == 1 for e in cp)
+per_step, cats, end = defaultdict(float), defaultdict(float), None
+for e in cp:
+    assert end is None or e["ts"] >= end - 1e-3, ("overlap", e)
+    end = e["ts"] + e["dur"]
+    per_step[e["args"]["step"]] += e["dur"]
+    cats[e["args"]["category"]] += e["dur"]
+rows = {s["number"]: s for s in d["steps"] if s["replay_s"] is not None}
+assert set(per_step) == set(rows), (sorted(per_step), sorted(rows))
+for n, us in per_step.items():
+    assert abs(us / 1e6 - rows[n]["replay_s"]) < 1e-5, (n, us, rows[n]["replay_s"])
+want = d["ranks"][0]["critical_path"]["categories_s"]
+for c, v in want.items():
+    assert abs(cats.get(c, 0) / 1e6 - v) < 1e-4, (c, cats.get(c), v)
+assert any(e["name"].startswith("data waits: enumerate(DataLoader)") for e in cp), "no DataLoader piece"
+PY
+else bad "export: $(cat "$tmp/err")"; fi
+if "$GW_BIN" report -o "$tmp/w0.html" "$W0" 2>"$tmp/err" &&
+   grep -q '<h2>Critical path: what bounds each step</h2>' "$tmp/w0.html" &&
+   grep -q '<table class="critical-path">' "$tmp/w0.html" &&
+   grep -q '<div class="what-if"><b>Simulated:</b> batches loaded by 4 DataLoader workers' "$tmp/w0.html"; then
+  ok "report: the critical-path section and the simulated fix under its finding"
+else bad "report: $(cat "$tmp/err")"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
