@@ -68,3 +68,9 @@ void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices)
         snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s)", lo, hi, gw_rules_per_step_unit(r),
                  pct, of);
 }
+
+void gw_gain_one_off(gw_finding *f, const char *what)
+{
+    snprintf(f->gain, sizeof f->gain, "none in a training step: %s is paid once, and a steady-state "
+             "profile leaves it out", what);
+}

@@ -18,4 +18,8 @@ int gw_gain_fractions(const char *id, double *lo, double *hi);
  * Leaves the gain empty when the table has no estimate for f->id. */
 void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices);
 
+/* Writes f->gain for time that is paid once (start-up, set-up allocations), which a fix of
+ * the training step does not recover: what = what the time is ("CUDA initialisation"). */
+void gw_gain_one_off(gw_finding *f, const char *what);
+
 #endif
