@@ -70,10 +70,8 @@ static int tally(const gw_sample_stats *st, double main_cpu_pct, wait_tally *t)
     return 0;
 }
 
-/* 1 when a merged trace could see the loader itself: a profiler trace with host ops (its
- * DataLoader spans are recorded by default), or loader spans from NVTX. Its measure of the
- * wait then stands, found or not; the samples only add to a finding it made. */
-static int trace_sees_loader(const gw_analysis *a)
+/* A profiler trace records its DataLoader spans by default. */
+int gw_sampled_trace_sees_loader(const gw_analysis *a)
 {
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
@@ -100,7 +98,7 @@ int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule)
     /* A host wait only costs while the GPU waits (or the trace measured the loader wait). */
     if (share < thr || !gw_sampled_gpu_waits(a))
         return 0;
-    if (!gw_findings_get(&a->findings, "data.loader_wait") && trace_sees_loader(a))
+    if (!gw_findings_get(&a->findings, "data.loader_wait") && gw_sampled_trace_sees_loader(a))
         return 0;
     int joined;
     gw_finding *f = gw_sampled_finding(a, "data.loader_wait", "data.loader_wait", -1, share, &joined);
