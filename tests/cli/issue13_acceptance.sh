@@ -218,6 +218,12 @@ C="$HTA/trace_diff/control/control.json.gz" T="$HTA/trace_diff/test/test.json.gz
 if [ $rc -eq 2 ] && grep -q "control.json.gz and test.json.gz are not ranks of one job (world sizes 8 and 2)" "$tmp/e" && [ ! -s "$tmp/o" ]; then
   ok "control (rank 3 of 8, A100) + test (rank 1 of 2, V100): refused with exit 2 naming both"
 else bad "different jobs: rc=$rc $(cat "$tmp/e")"; fi
+# No distributedInfo in either: the GPU models tell two jobs apart.
+BERT="$K/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+"$GW_BIN" analyze --no-progress "$W0" "$BERT" >"$tmp/o" 2>"$tmp/e"; rc=$?
+if [ $rc -eq 2 ] && grep -q "are not ranks of one job (GPUs 'Tesla V100-DGXS-32GB' and 'NVIDIA H100 80GB HBM3')" "$tmp/e" && [ ! -s "$tmp/o" ]; then
+  ok "resnet50 (V100) + bert-small (H100), no distributedInfo: refused with exit 2 naming the GPU models"
+else bad "different GPU models: rc=$rc $(cat "$tmp/e")"; fi
 "$GW_BIN" analyze --no-progress "$C" "$(dirname "$C")/../control/control.json.gz" >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc -eq 64 ] && grep -q "is given twice" "$tmp/e" && ok "the same file twice: usage error (exit 64)" \
   || bad "same file twice: rc=$rc $(cat "$tmp/e")"
