@@ -1155,6 +1155,29 @@ static void sampled_loader_wait_joins_trace_loader_wait(void **state)
     gw_samples_free(s);
 }
 
+/* An analysis of samples s merged with a profiler trace of one rank that has host ops (it
+ * could see the DataLoader) and no finding; the sampled rules have run once. */
+static gw_analysis *with_profiler_trace(gw_samples *s, gw_job **job, gw_trace **t)
+{
+    *job = gw_job_new();
+    assert_non_null(*job);
+    *t = gw_trace_new("rank0.json", "kineto");
+    assert_non_null(*t);
+    (*t)->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
+    assert_int_equal(gw_job_add(*job, *t), 0);
+    gw_analysis *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    gw_thresholds_default(&a->thresholds);
+    a->job = *job;
+    a->rank_count = 1;
+    a->ranks = calloc(1, sizeof *a->ranks);
+    assert_non_null(a->ranks);
+    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
+    assert_non_null(a->sampled);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    return a;
+}
+
 /* One busy process and no workers is the mechanism of the trace's loader wait: it joins that
  * finding and is listed in its includes, never a second finding over the same idle time. */
 static void no_workers_joins_trace_loader_wait(void **state)
@@ -1182,22 +1205,9 @@ static void no_workers_defers_to_a_trace_that_sees_the_loader(void **state)
     (void)state;
     gw_samples *s = healthy(20, 1);
     set_util(s, 0, 40);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_trace *t = gw_trace_new("rank0.json", "kineto");
-    assert_non_null(t);
-    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
-    assert_int_equal(gw_job_add(job, t), 0);
-    gw_analysis *a = calloc(1, sizeof *a);
-    assert_non_null(a);
-    gw_thresholds_default(&a->thresholds);
-    a->job = job;
-    a->rank_count = 1;
-    a->ranks = calloc(1, sizeof *a->ranks);
-    assert_non_null(a->ranks);
-    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
-    assert_non_null(a->sampled);
-    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    gw_job *job;
+    gw_trace *t;
+    gw_analysis *a = with_profiler_trace(s, &job, &t);
     assert_null(gw_findings_get(&a->findings, "pipe.no_workers"));
     t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
     gw_findings_free(&a->findings);
@@ -1217,22 +1227,9 @@ static void trace_that_sees_the_loader_keeps_its_verdict(void **state)
 {
     (void)state;
     gw_samples *s = loader('S', 5, 'R', 98, 40);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_trace *t = gw_trace_new("rank0.json", "kineto");
-    assert_non_null(t);
-    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
-    assert_int_equal(gw_job_add(job, t), 0);
-    gw_analysis *a = calloc(1, sizeof *a);
-    assert_non_null(a);
-    gw_thresholds_default(&a->thresholds);
-    a->job = job;
-    a->rank_count = 1;
-    a->ranks = calloc(1, sizeof *a->ranks);
-    assert_non_null(a->ranks);
-    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
-    assert_non_null(a->sampled);
-    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    gw_job *job;
+    gw_trace *t;
+    gw_analysis *a = with_profiler_trace(s, &job, &t);
     assert_null(gw_findings_get(&a->findings, "data.loader_wait"));
     assert_non_null(gw_findings_get(&a->findings, "data.workers_cpu_bound")); /* the cause still shows */
     /* an nsys or run --trace trace without loader spans cannot see it: the samples tell */
