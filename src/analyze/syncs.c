@@ -82,10 +82,11 @@ static int cmp_ref(const void *a, const void *b)
 static int cmp_group(const void *a, const void *b)
 {
     const sync_group *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
+    /* The call sites that kept the host waiting longest first, then the most frequent. */
     if (x->wait != y->wait)
         return x->wait > y->wait ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
     /* qsort is not stable: ties fall back to the key so the output never varies. */
     return cmp_ref(&x->key, &y->key);
 }

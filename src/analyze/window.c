@@ -227,6 +227,17 @@ size_t gw_window_loader_starts(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns **st
  * DataLoader for its batch. With enough of those calls they mark the steps, and the first
  * iteration (cuDNN search, lazy module loading, allocator growth) is left out as warm-up like
  * a first ProfilerStep. Returns 1 when the window became those iterations. */
+/* How many leading steps (or iterations) of n are warm-up, left out of the window. */
+static size_t warmup_skip(const gw_thresholds *th, size_t n)
+{
+    size_t skip = 0;
+    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
+        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
+    if (skip >= n)
+        skip = n - 1;
+    return skip;
+}
+
 static int loader_iterations(const gw_trace *t, const gw_thresholds *th, gw_window *w)
 {
     gw_ns *starts;
@@ -235,11 +246,7 @@ static int loader_iterations(const gw_trace *t, const gw_thresholds *th, gw_wind
         free(starts);
         return 0;
     }
-    size_t skip = 0;
-    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
-        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
-    if (skip >= n)
-        skip = n - 1;
+    size_t skip = warmup_skip(th, n);
     w->span = GW_SPAN_LOADER;
     w->whole_window = 0;
     w->steps = n;
@@ -279,11 +286,7 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     }
     w->span = GW_SPAN_STEPS;
     size_t n = t->step_count;
-    size_t skip = 0;
-    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
-        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
-    if (skip >= n)
-        skip = n - 1;
+    size_t skip = warmup_skip(th, n);
     w->first_step_index = skip;
     w->warmup_steps_skipped = skip;
     w->steady_steps = n - skip;

@@ -104,3 +104,16 @@ void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
         snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s), simulated: %s %s → %s (%s-%s)", glo, ghi,
                  gw_rules_per_step_unit(r), pct, gw_rules_share_of(r), what, b, a, alo, ahi);
 }
+
+#define ONE_OFF_PREFIX "none in a training step: "
+
+void gw_gain_one_off(gw_finding *f, const char *what)
+{
+    snprintf(f->gain, sizeof f->gain, ONE_OFF_PREFIX "%s is paid once, and a steady-state "
+             "profile leaves it out", what);
+}
+
+int gw_gain_is_one_off(const gw_finding *f)
+{
+    return strncmp(f->gain, ONE_OFF_PREFIX, sizeof ONE_OFF_PREFIX - 1) == 0;
+}

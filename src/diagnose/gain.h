@@ -22,4 +22,11 @@ void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices);
  * to 34 ms/step (17-22% of step time), simulated: median step 151.8 ms -> 122.2 ms". */
 void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r);
 
+/* Writes f->gain for time that is paid once (start-up, set-up allocations), which a fix of
+ * the training step does not recover: what = what the time is ("CUDA initialisation"). */
+void gw_gain_one_off(gw_finding *f, const char *what);
+
+/* 1 when f->gain was written by gw_gain_one_off (no step fix recovers it: not simulated). */
+int gw_gain_is_one_off(const gw_finding *f);
+
 #endif

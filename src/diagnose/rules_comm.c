@@ -236,8 +236,8 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     gw_rules_fix(f,
              "Find rank %d's own cause: analyse its trace alone (gpuwhy analyze <rank %d trace>) for "
              "data loading or host syncs; check its CPU feed and NUMA binding (numactl --cpunodebind), "
-             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or CPUs "
-             ".", who_rank, who_rank);
+             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or "
+             "CPUs.", who_rank, who_rank);
     if (who)
         gw_gain_write(f, who, 1);
     return 0;

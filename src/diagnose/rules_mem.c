@@ -102,24 +102,26 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         double window = window_length_s(r);
         char label[96], n[32], wait[32], rate[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_rules_fmt_count((double)m->alloc_calls, n, sizeof n);
+        size_t calls = m->alloc_calls + m->free_calls;
+        gw_rules_fmt_count((double)calls, n, sizeof n);
         gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
         gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
         snprintf(f->title, sizeof f->title, "%s: %.16s cudaMalloc/cudaFree-type calls in %.48s%.16s, GPU "
                  "idle %.1f%% of %s", steps ? "Allocator churn" : "Allocator calls", n, label, rate,
                  share * 100.0, gw_rules_share_of(r));
-        gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s%s, %s inside them (%.1f%% of the "
-                               "window)", n, m->free_calls, label, rate, wait,
+        gw_finding_evidence(f, "%zu allocation and %zu free calls in %s%s, %s inside them (%.1f%% of the "
+                               "window)", m->alloc_calls, m->free_calls, label, rate, wait,
                             window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0);
         gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window", share * 100.0);
         /* Without steps only repetition tells a loop's churn from set-up (model and buffers
          * allocated once): a few calls in a capture are set-up until shown otherwise. */
-        if (!steps && (double)(m->alloc_calls + m->free_calls) < GW_ALLOC_LOOP_CALLS) {
+        int set_up = !steps && (double)calls < GW_ALLOC_LOOP_CALLS;
+        if (set_up) {
             if (f->severity > GW_SEV_MINOR)
                 f->severity = GW_SEV_MINOR;
             gw_finding_evidence(f, "no step markers and only %zu calls: more likely set-up (model and "
                                    "buffers allocated once) than churn in a training loop; minor until "
-                                   "steps show them repeating", m->alloc_calls + m->free_calls);
+                                   "steps show them repeating", calls);
         } else if (!steps) {
             gw_finding_evidence(f, "no step markers: some of these may be set-up allocations, not churn in "
                                    "the training loop");
@@ -129,7 +131,10 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
                          "constant tensor shapes (pad/bucket), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
                          "if memory is near full, free headroom first (see mem.near_full). Re-profile: no "
                          "cudaMalloc/cudaFree after the first steps.");
-        gw_gain_write(f, r, tot.device_count);
+        if (set_up)
+            gw_gain_one_off(f, "set-up allocation");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

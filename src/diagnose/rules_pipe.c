@@ -149,25 +149,30 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host ran ops, code or threads that put no "
                                "work on the GPU (%s%s)",
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r));
+        /* CUDA calls before the GPU's first work (context creation, module loading). */
+        double startup = own_s > 0 ? r->startup_call_s * (double)tot.device_count / own_s : 0;
+        if (startup > 1)
+            startup = 1;
         double cpu_op = 0, other = 0, python = 0;
         if (d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0) {
             double v = d->host_ops[GW_VIEW_OWN_WORK].idle_s;
             cpu_op = d->own_cpu_op_s / v;
             other = d->own_other_threads_s / v;
-            python = 1.0 - cpu_op - other;
+            python = 1.0 - cpu_op - other - startup;
             if (python < 0)
                 python = 0;
+            char su[64] = "";
+            if (startup > 0)
+                snprintf(su, sizeof su, ", start-up CUDA calls %.0f%%", startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
-                                   "beside it) %.0f%%, Python and annotated code %.0f%%, other threads of "
+                                   "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
                                    "the process while the feeding thread waited %.0f%%",
-                                cpu_op * 100.0, python * 100.0, other * 100.0);
+                                cpu_op * 100.0, su, python * 100.0, other * 100.0);
         }
         gw_finding_evidence(f, "CPU-bound rather than launch-bound: %.1f%% of the window in the host's own "
                                "work against %.1f%% dispatching GPU work",
                             share * 100.0, dispatch_s / tot.window_s * 100.0);
         double compile = d ? compile_share(&d->host_ops[GW_VIEW_OWN_WORK]) : 0;
-        /* CUDA calls before the GPU's first work (context creation, module loading). */
-        double startup = own_s > 0 ? r->startup_call_s * (double)tot.device_count / own_s : 0;
         if (r->startup_call_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
@@ -212,10 +217,10 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "spots with py-spy top --pid <training pid> and re-profile the same steps after "
                          "each change.");
         }
-        gw_gain_write(f, r, tot.device_count);
         if (startup >= 0.5)
-            snprintf(f->gain, sizeof f->gain, "none in a training step: a one-off at start-up that a "
-                     "steady-state profile leaves out");
+            gw_gain_one_off(f, "CUDA initialisation");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

@@ -184,11 +184,25 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) ||
         (st->main_cpu_mean_pct < thr && st->main_busy_share < 0.5) || !gw_sampled_gpu_waits(a))
         return 0;
+    /* pipe.no_workers is the mechanism of a loader wait: with a trace that measured the wait
+     * it joins that finding (folded in, as the trace folds _SingleProcessDataLoaderIter); a
+     * trace that saw the loader and found no wait has put the busy process's time in its own
+     * partition of the idle (pipe.cpu_bound ...), so a second share of the same idle would
+     * count it twice. Only a trace blind to the loader leaves the samples to tell. */
+    const gw_finding *wait = gw_findings_get(&a->findings, "data.loader_wait");
+    if (wait && !(wait->basis & GW_BASIS_TRACE))
+        wait = NULL;
+    if (!wait && gw_sampled_trace_sees_loader(a))
+        return 0;
     double share = gw_sampled_idle_share(st);
     int joined;
-    gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", NULL, -1, share, &joined);
+    gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", wait ? "data.loader_wait" : NULL, -1, share, &joined);
     if (!f)
         return -1;
+    if (joined && strcmp(f->id, "data.loader_wait") == 0 && !strstr(f->includes, "pipe.no_workers")) {
+        size_t used = strlen(f->includes);
+        snprintf(f->includes + used, sizeof f->includes - used, "%spipe.no_workers", used ? "," : "");
+    }
     gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, busy (>= %.0f%% of a core, "
                            "or runnable) in %.0f%% of its samples, no worker process over %s",
                         joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct, thr,

@@ -91,9 +91,9 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             char cw[32], cn[32];
             gw_rules_fmt_duration(s->copy_wait_s, cw, sizeof cw);
             gw_rules_fmt_count((double)s->copy_count, cn, sizeof cn);
-            gw_finding_evidence(f, "%s of them are copies that block (synchronous copies, or async copies "
-                                   "into pageable host memory, which return only when done): %s",
-                                cn, cw);
+            gw_finding_evidence(f, "%s of them %s (synchronous copies, or async copies into pageable host "
+                                   "memory, which return only when done): %s",
+                                cn, s->copy_count == 1 ? "is a copy that blocks" : "are copies that block", cw);
         }
         for (size_t k = 0; k < s->source_count && k < 3; k++) {
             const gw_sync_source *src = &s->sources[k];

@@ -16,6 +16,9 @@
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_sampled.h"
 
+/* The longest host-op name the verdict line quotes (bytes). */
+#define VERDICT_OP_CHARS 60
+
 /* Below this busy share the GPU did next to nothing: the line leads with the idle time. */
 #define GW_UTIL_IDLE_BUSY 0.05
 /* A second cause with at least this fraction of the main cause's share is named beside it. */
@@ -251,8 +254,17 @@ void gw_verdict_line(gw_analysis *a)
         /* A name that is a record dump (DLProf's NVTX payloads) would not read as a name. */
         const char *top = d && d->host_ops[cause->host_view].op_count > 0 ? d->host_ops[cause->host_view].ops[0].name
                                                                           : NULL;
-        if (top && !cause->cause[0] && top[0] != '{')
-            append(v, size, "; mostly in %.60s%s)", top, "");
+        if (top && !cause->cause[0] && top[0] != '{') {
+            /* A long name is cut where a UTF-8 character starts, and the cut said ("..."). */
+            size_t keep = strlen(top);
+            if (keep > VERDICT_OP_CHARS) {
+                keep = VERDICT_OP_CHARS - 3;
+                while (keep > 0 && ((unsigned char)top[keep] & 0xC0) == 0x80)
+                    keep--;
+            }
+            snprintf(part, sizeof part, "; mostly in %.*s%s)", (int)keep, top, keep < strlen(top) ? "..." : "");
+            append(v, size, "%s%s", part, "");
+        }
         else
             append(v, size, "%s%s", ")", "");
     } else if (a->util.state == GW_UTIL_BUSY || a->util.state == GW_UTIL_MODERATE) {

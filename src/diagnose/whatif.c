@@ -347,9 +347,9 @@ int gw_whatif_apply(gw_analysis *a)
         gw_finding *f = &a->findings.items[i];
         if (f->rank < 0 || !(f->basis & GW_BASIS_TRACE))
             continue;
-        /* CPU-bound by start-up (context creation, module loading): no fix of a step
-         * changes it; its gain stays "a one-off". */
-        if (strcmp(f->id, "pipe.cpu_bound") == 0 && f->cause[0])
+        /* CPU-bound by start-up (context creation, module loading), set-up allocations: no
+         * fix of a step changes them; their gain stays "paid once". */
+        if ((strcmp(f->id, "pipe.cpu_bound") == 0 && f->cause[0]) || gw_gain_is_one_off(f))
             continue;
         size_t ti = a->rank_count;
         for (size_t k = 0; k < a->rank_count; k++)

@@ -50,6 +50,34 @@ assert max(by, key=by.get) == "all_to_all", by
 assert "bucket_cap_mb" not in comm["fix"] and "alltoall_perf" in comm["fix"], comm["fix"]
 PY
 
+# 3. Launch-bound vs CPU-bound from the ops' own time against their launch calls: the oracle
+#    splits the idle on the launching threads by the innermost host span (a span dispatches
+#    when its own time is at most 8x the GPU-issuing calls beneath it) and gpuwhy's two
+#    findings must carry those shares, the larger one ranked first.
+for f in "$K/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz" \
+         "$K/TraceLens/tests/traces/b200/eager_trace.json.gz" \
+         "$K/GPUPuzzlers/fusion/fusion_mwe_trace.json.gz" \
+         "$HTA/nccl_parser_config/nccl_data.json.gz" "$S0"; do
+  analyze "$tmp/lc.json" "$f"
+  read -r lo hi < <(window "$tmp/lc.json")
+  python3 "$ORACLE" "$f" "$lo" "$hi" >"$tmp/lc.oracle"
+  check "$(basename "$f"): launch-bound vs CPU-bound as the oracle splits the idle" "$tmp/lc.json" "$tmp/lc.oracle" <<'PY'
+import json, sys
+d, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+share = {f["id"]: f["share"] for f in d["findings"]}
+lb, cb = share.get("kernel.launch_bound", 0.0), share.get("pipe.cpu_bound", 0.0)
+assert abs(lb - o["dispatch_idle_share"]) <= 0.03, ("launch", lb, o)
+assert abs(cb - o["own_work_idle_share"]) <= 0.03, ("cpu", cb, o)
+ids = [f["id"] for f in d["findings"]]
+want = "kernel.launch_bound" if o["dispatch_idle_share"] > o["own_work_idle_share"] else "pipe.cpu_bound"
+other = "pipe.cpu_bound" if want == "kernel.launch_bound" else "kernel.launch_bound"
+assert want in ids and (other not in ids or ids.index(want) < ids.index(other)), (want, ids)
+f = [x for x in d["findings"] if x["id"] == want][0]
+word = "launch-bound rather than CPU-bound" if want == "kernel.launch_bound" else "CPU-bound rather than launch-bound"
+assert any(e.startswith(word) for e in f["evidence"]), f["evidence"]
+PY
+done
+
 # The same view in the HTML report, under its finding.
 if "$GW_BIN" report -o "$tmp/s0.html" "$S0" 2>"$tmp/e" &&
    grep -q '<table class="host-ops" data-view="own_work"><tr><th>host ops while the GPU waited</th>' "$tmp/s0.html" &&
@@ -75,6 +103,9 @@ assert s["count"] == o["blocking_calls"], (s["count"], o["blocking_calls"])
 assert any("24 of them are copies that block" in e for e in f["evidence"]), f["evidence"]
 src = {(x["op"], x["api"]): x for x in s["sources"]}
 assert ("aten::to", "cudaMemcpyAsync") in src, src.keys()
+# the call sites by the time the host waited in them: the copies lead, in the terminal too
+assert (s["sources"][0]["op"], s["sources"][0]["api"]) == ("aten::to", "cudaMemcpyAsync"), s["sources"][0]
+assert s["sources"][0]["count"] == o["pageable_dtoh"], s["sources"][0]
 per_step = s["copy_wait_s"] / d["window"]["steady_steps"]
 assert 0.14 < per_step < 0.16, per_step  # ~153 ms a step, one 146 ms copy each
 PY
@@ -187,6 +218,12 @@ C="$HTA/trace_diff/control/control.json.gz" T="$HTA/trace_diff/test/test.json.gz
 if [ $rc -eq 2 ] && grep -q "control.json.gz and test.json.gz are not ranks of one job (world sizes 8 and 2)" "$tmp/e" && [ ! -s "$tmp/o" ]; then
   ok "control (rank 3 of 8, A100) + test (rank 1 of 2, V100): refused with exit 2 naming both"
 else bad "different jobs: rc=$rc $(cat "$tmp/e")"; fi
+# No distributedInfo in either: the GPU models tell two jobs apart.
+BERT="$K/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+"$GW_BIN" analyze --no-progress "$W0" "$BERT" >"$tmp/o" 2>"$tmp/e"; rc=$?
+if [ $rc -eq 2 ] && grep -q "are not ranks of one job (GPUs 'Tesla V100-DGXS-32GB' and 'NVIDIA H100 80GB HBM3')" "$tmp/e" && [ ! -s "$tmp/o" ]; then
+  ok "resnet50 (V100) + bert-small (H100), no distributedInfo: refused with exit 2 naming the GPU models"
+else bad "different GPU models: rc=$rc $(cat "$tmp/e")"; fi
 "$GW_BIN" analyze --no-progress "$C" "$(dirname "$C")/../control/control.json.gz" >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc -eq 64 ] && grep -q "is given twice" "$tmp/e" && ok "the same file twice: usage error (exit 64)" \
   || bad "same file twice: rc=$rc $(cat "$tmp/e")"

@@ -19,8 +19,18 @@ Prints one JSON object:
   comm_exposed_share communication not overlapped by a compute kernel / window
   op_idle_s          for each --op NAME: GPU idle inside the window covered by the union of
                      that name's host spans
+  median_kernel_us   median duration of the kernels starting in the window
+  dispatch_idle_share, own_work_idle_share
+                     launch-bound vs CPU-bound from the ops' own time against their launch calls
+                     (issue 13): on the threads that launch GPU work, each moment belongs to the
+                     innermost host span then (CPU op, annotation or Python frame) or to a CUDA
+                     call. A span "dispatches" when GPU-issuing calls lie beneath it and its own time
+                     (its length less its direct children's) is at most 8x their time; it "works"
+                     otherwise (it launches nothing, or its own work dwarfs its launches). GPU idle under CUDA calls or dispatching spans, and GPU
+                     idle under working spans (and not under the former), each / window
   window_s
 """
+import bisect
 import gzip
 import json
 import sys
@@ -92,6 +102,30 @@ def subtract(a, b):
     return out
 
 
+def innermost_pieces(spans):
+    """spans: [(start, end, key)] of one thread, properly nested. Returns [(start, end, key)]:
+    every moment to the innermost span covering it."""
+    out = []
+    stack = []  # (end, key)
+    cursor = None
+    for st, en, key in sorted(spans, key=lambda x: (x[0], -x[1])):
+        while stack and stack[-1][0] <= st:
+            top_end, top_key = stack.pop()
+            if cursor < top_end:
+                out.append((cursor, top_end, top_key))
+            cursor = top_end
+        if stack and cursor < st:
+            out.append((cursor, st, stack[-1][1]))
+        stack.append((en, key))
+        cursor = st
+    while stack:
+        top_end, top_key = stack.pop()
+        if cursor < top_end:
+            out.append((cursor, top_end, top_key))
+        cursor = top_end
+    return out
+
+
 def ns(x):
     return int(round(float(x) * 1000))
 
@@ -110,6 +144,9 @@ def main():
     op_spans = {o: [] for o in ops}
     syncs = blocking_copies = kernels = 0
     copies_by_corr = {}
+    gpu_corr = set()
+    kernel_durs = []
+    host_spans = {}  # tid -> [(start, end, index)]
     runtime = []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X":
@@ -123,20 +160,25 @@ def main():
             loader.append((ts, end))
         if name in op_spans and cat in ("cpu_op", "operator", "user_annotation", "python_function"):
             op_spans[name].append((ts, end))
+        if cat in ("cpu_op", "operator", "user_annotation", "python_function"):
+            host_spans.setdefault(e.get("tid"), []).append((ts, end, None))
         if cat in GPU_CATS:
             busy.append((ts, end))
+            if "correlation" in args_:
+                gpu_corr.add(args_["correlation"])
             if cat == "kernel":
                 if start_ns <= ts < end_ns:
                     kernels += 1
+                    kernel_durs.append(end - ts)
                 low = name.lower()
                 (comm if ("nccl" in low or "rccl" in low) else compute).append((ts, end))
             if cat in ("gpu_memcpy", "memcpy") and "correlation" in args_:
                 copies_by_corr[args_["correlation"]] = name
         if cat in RUNTIME_CATS:
-            runtime.append((ts, end, name, args_.get("correlation")))
+            runtime.append((ts, end, name, args_.get("correlation"), e.get("tid")))
     pageable = 0
     pageable_wait = 0
-    for ts, end, name, corr in runtime:
+    for ts, end, name, corr, _ in runtime:
         if not (start_ns <= ts < end_ns):
             continue
         if name in SYNC_NAMES:
@@ -150,6 +192,48 @@ def main():
     idle = subtract(window, busy_u)
     comm_u = intersect(union(comm), window)
     w = end_ns - start_ns
+    # Launch-bound vs CPU-bound: on the threads that launch GPU work in the window.
+    launches = [(ts, end, tid) for ts, end, name, corr, tid in runtime if corr in gpu_corr]
+    launch_tids = {tid for ts, end, tid in launches if start_ns <= ts < end_ns}
+    dispatch, work = [], []
+    for tid in launch_tids:
+        # Every span of the thread (host spans and CUDA calls), parents before children.
+        spans = [(st, en, "span") for st, en, _ in host_spans.get(tid, [])]
+        spans += [(ts, end, "launch" if corr in gpu_corr else "call")
+                  for ts, end, name, corr, t in runtime if t == tid]
+        spans.sort(key=lambda x: (x[0], -x[1]))
+        n = len(spans)
+        parent = [-1] * n
+        stack = []
+        for i, (st, en, _) in enumerate(spans):
+            while stack and spans[stack[-1]][1] <= st:
+                stack.pop()
+            parent[i] = stack[-1] if stack else -1
+            stack.append(i)
+        launch_below = [0] * n  # time of GPU-issuing calls beneath (or itself)
+        children = [0] * n      # direct children's time
+        for i in range(n - 1, -1, -1):
+            st, en, kind = spans[i]
+            if kind == "launch":
+                launch_below[i] += en - st
+            p_ = parent[i]
+            if p_ >= 0:
+                launch_below[p_] += launch_below[i]
+                children[p_] += en - st
+        marked = []
+        for i, (st, en, kind) in enumerate(spans):
+            if kind != "span":
+                marked.append((st, en, "dispatch"))  # inside a CUDA call
+            else:
+                own = max(0, en - st - children[i])
+                d = launch_below[i] > 0 and own <= 8 * launch_below[i]
+                marked.append((st, en, "dispatch" if d else "work"))
+        for a_, b_, kind in innermost_pieces(marked):
+            (dispatch if kind == "dispatch" else work).append((a_, b_))
+    dispatch_u = union(dispatch)
+    idle_dispatch = intersect(idle, dispatch_u)
+    idle_work = subtract(intersect(idle, union(work)), dispatch_u)
+    kernel_durs.sort()
     out = {
         "dataloader_share": length(intersect(union(loader), window)) / w if w > 0 else 0.0,
         "loader_idle_share": length(intersect(union(loader), idle)) / w if w > 0 else 0.0,
@@ -162,6 +246,9 @@ def main():
         "comm_share": length(comm_u) / w if w > 0 else 0.0,
         "comm_exposed_share": length(subtract(comm_u, union(compute))) / w if w > 0 else 0.0,
         "op_idle_s": {o: length(intersect(union(s), idle)) / 1e9 for o, s in op_spans.items()},
+        "median_kernel_us": kernel_durs[len(kernel_durs) // 2] / 1e3 if kernel_durs else 0.0,
+        "dispatch_idle_share": length(idle_dispatch) / w if w > 0 else 0.0,
+        "own_work_idle_share": length(idle_work) / w if w > 0 else 0.0,
         "window_s": w / 1e9,
     }
     print(json.dumps(out))

@@ -6,6 +6,7 @@
 #include "test_rules_fixture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "diagnose/rules_common.h"
 #include "ingest/ingest.h"
@@ -80,22 +81,68 @@ static double loader_share_from_model(const gw_trace *t, gw_ns start, gw_ns end)
     return (double)covered / (double)(end - start);
 }
 
+typedef struct span {
+    gw_ns s, e;
+} span;
+
+static int by_start(const void *x, const void *y)
+{
+    const span *a = x, *b = y;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+/* Sorts n spans and merges the overlapping ones in place; returns how many remain. */
+static size_t merge_spans(span *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_start);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && v[i].s <= v[m - 1].e) {
+            if (v[i].e > v[m - 1].e)
+                v[m - 1].e = v[i].e;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    return m;
+}
+
 /* GPU idle while the window's DataLoader spans run, over the window: from the model,
- * independently of the attribution code. */
+ * independently of the attribution code (a sort-and-merge of the raw spans: the loader's
+ * time minus the part the GPU was busy in). */
 static double loader_idle_share_from_model(const gw_trace *t, gw_ns start, gw_ns end)
 {
-    double covered = 0;
-    for (gw_ns x = start; x < end; x += 1000) { /* 1 µs grid: the trace's own resolution */
-        int busy = 0, loading = 0;
-        for (size_t i = 0; i < t->gpu_count && !busy; i++)
-            busy = t->gpu[i].kind != GW_GPU_SYNC && t->gpu[i].start <= x && x < t->gpu[i].end;
-        if (busy)
-            continue;
-        for (size_t i = 0; i < t->host_count && !loading; i++)
-            loading = (t->host[i].flags & GW_HOST_F_DATALOADER) && t->host[i].start <= x && x < t->host[i].end;
-        covered += loading;
+    span *busy = calloc(t->gpu_count + 1, sizeof *busy), *load = calloc(t->host_count + 1, sizeof *load);
+    assert_non_null(busy);
+    assert_non_null(load);
+    size_t nb = 0, nl = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        gw_ns s = t->gpu[i].start > start ? t->gpu[i].start : start, e = t->gpu[i].end < end ? t->gpu[i].end : end;
+        if (t->gpu[i].kind != GW_GPU_SYNC && e > s)
+            busy[nb++] = (span){s, e};
     }
-    return covered * 1000.0 / (double)(end - start);
+    for (size_t i = 0; i < t->host_count; i++) {
+        gw_ns s = t->host[i].start > start ? t->host[i].start : start, e = t->host[i].end < end ? t->host[i].end : end;
+        if ((t->host[i].flags & GW_HOST_F_DATALOADER) && e > s)
+            load[nl++] = (span){s, e};
+    }
+    nb = merge_spans(busy, nb);
+    nl = merge_spans(load, nl);
+    double loading = 0, overlap = 0;
+    for (size_t i = 0; i < nl; i++)
+        loading += (double)(load[i].e - load[i].s);
+    for (size_t i = 0, j = 0; i < nl && j < nb;) {
+        gw_ns s = load[i].s > busy[j].s ? load[i].s : busy[j].s, e = load[i].e < busy[j].e ? load[i].e : busy[j].e;
+        if (e > s)
+            overlap += (double)(e - s);
+        if (load[i].e < busy[j].e)
+            i++;
+        else
+            j++;
+    }
+    free(busy);
+    free(load);
+    return (loading - overlap) / (double)(end - start);
 }
 
 static void resnet50_num_workers_0_ranks_loader_wait_first(void **state)
