@@ -30,6 +30,11 @@
  * piece starting, and the loop thread resumes within this long of the burst's end: the
  * loop handed work over and waited for it (loss.backward() on the autograd thread). */
 #define FORK_JOIN_MAX_NS 2000000
+/* The graph models windows on clocks within +-2^61 ns and spans up to 2^50 ns (13 days), and
+ * GPU work within that span of the window: beyond that, times are corrupt, and differences of
+ * them could overflow int64. */
+#define SANE_CLOCK_NS ((gw_ns)1 << 61)
+#define SANE_SPAN_NS ((gw_ns)1 << 50)
 /* Pieces of the loop thread shorter than this are not waits for another thread. */
 #define FORK_JOIN_MIN_NS 20000
 /* The latencies measured are this low quantile of the observed ones (robust to outliers,
@@ -455,6 +460,8 @@ static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
         chain_of[i] = GW_SG_NONE;
         if (!gw_gpu_is_work(e))
             continue;
+        if (e->start < b->lo - SANE_SPAN_NS || e->end > b->hi + SANE_SPAN_NS || e->end < e->start)
+            continue; /* a timestamp no real run has: left out of the graph */
         int in = e->start < b->hi && e->end > b->lo;
         if (!in && (e->start < b->lo || launch_node_of(b, e) == GW_SG_NONE))
             continue;
@@ -960,6 +967,10 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
 {
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
     if (t->host_count == 0 || t->gpu_count == 0 || w->end_ns <= w->start_ns)
+        return 0;
+    /* Clocks a real trace cannot have (corrupt or crafted timestamps near the int64 limits):
+     * not modelled, so that no difference of two times in the replay can overflow. */
+    if (w->start_ns < -SANE_CLOCK_NS || w->end_ns > SANE_CLOCK_NS || w->end_ns - w->start_ns > SANE_SPAN_NS)
         return 0;
     builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_first_gpu_work(t)};
     uint8_t *has_calls = calloc(t->thread_count ? t->thread_count : 1, 1);
