@@ -109,8 +109,7 @@ static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
     }
     if (!under_zero_grad)
         return 0;
-    const char *name = gw_trace_str(t, g->name_id);
-    return name && (strstr(name, "fill") || strstr(name, "Fill") || strstr(name, "zero"));
+    return (g->flags & GW_GPU_F_NAME_FILL) != 0;
 }
 
 static int trace_has_zero_grad(const gw_trace *t)

@@ -22,8 +22,7 @@ static int is_dtoh_copy_call(const gw_trace *t, const gw_host_event *h)
             return t->gpu[t->gpu_by_corr[pos]].copy_dir == GW_COPY_DTOH;
     }
     /* No GPU record: trust the name (cuMemcpyDtoH, hipMemcpyDtoH). */
-    const char *name = gw_trace_str(t, h->name_id);
-    return name && strstr(name, "DtoH") != NULL;
+    return (h->flags & GW_HOST_F_NAME_DTOH) != 0;
 }
 
 int gw_host_is_counted_sync(const gw_trace *t, const gw_host_event *h)

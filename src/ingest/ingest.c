@@ -117,6 +117,24 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     return GW_INPUT_UNKNOWN;
 }
 
+/* A trace with no events at all ({"traceEvents":[]}, an export whose event tables are
+ * empty, or one whose every record was damaged and skipped) has nothing to analyse: it is
+ * unusable input, not a "CPU-only" or "no GPU activity" diagnosis, which need events that
+ * show what did run. */
+static int refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
+{
+    if (t->gpu_count || t->host_count || t->mem_count)
+        return 0;
+    const char *skipped = NULL;
+    for (size_t i = 0; i < t->note_count && !skipped; i++)
+        if (!strncmp(t->notes[i].text, "skipped ", 8))
+            skipped = t->notes[i].text;
+    return gw_fail(err, GW_EXIT_BAD_INPUT,
+                   "%s: no events to analyse: the trace holds no GPU activity, CPU operations, API calls or "
+                   "memory events%s%s%s",
+                   path, skipped ? " (" : "", skipped ? skipped : "", skipped ? ")" : "");
+}
+
 int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
                     gw_job *job, gw_error *err)
 {
@@ -149,6 +167,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
             rc = -1;
             break;
         }
+        if (rc == 0 && t && refuse_if_empty(t, paths[i], err) != 0) {
+            gw_trace_free(t);
+            rc = -1;
+        }
         if (rc == 0 && t) {
             if (!t->rank_from_file)
                 t->rank = file_order;
@@ -160,6 +182,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
     if (rc == 0 && csv_count) {
         gw_trace *t = NULL;
         rc = gw_nsys_csv_read(csvs, csv_count, opt, &t, err);
+        if (rc == 0 && t && refuse_if_empty(t, csvs[0], err) != 0) {
+            gw_trace_free(t);
+            rc = -1;
+        }
         if (rc == 0 && t) {
             if (!t->rank_from_file)
                 t->rank = file_order;

@@ -16,6 +16,7 @@
 #include "ingest/nsys_enums.h"
 #include "ingest/nsys_link.h"
 #include "model/classify.h"
+#include "util/checked.h"
 
 typedef enum csv_kind { CSV_OTHER = 0, CSV_GPU_TRACE, CSV_API_TRACE } csv_kind;
 
@@ -280,7 +281,7 @@ static int read_gpu_rows(csv_file *f, gw_trace *t, gpu_stats *stats, gw_error *e
         if (!e)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         e->start = start;
-        e->end = start + (dur > 0 ? dur : 0);
+        e->end = gw_sat_add(start, dur > 0 ? dur : 0);  /* out of range: dropped by gw_trace_finish */
         int64_t v;
         if (read_count(f, &rec, COL_CORR, &v, err) != 0)
             return -1;
@@ -369,7 +370,7 @@ static int read_api_rows(csv_file *f, gw_trace *t, gw_error *err)
         if (!h)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         h->start = start;
-        h->end = start + (dur > 0 ? dur : 0);
+        h->end = gw_sat_add(start, dur > 0 ? dur : 0);
         h->correlation = corr > 0 ? (uint64_t)corr : GW_NO_CORRELATION;
         h->name_id = name_id;
         h->thread = thread;

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
 #include "util/phase_timer.h"
+#include "util/sqlite_fail.h"
 
 /* ---- helpers shared by the table-group files --------------------------------------- */
 
@@ -97,9 +99,13 @@ int64_t gw_nsys_row_estimate(gw_nsys_db *d, const char *table)
 sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s (in: %.200s)", d->path,
-                sqlite3_errmsg(d->db), sql);
+    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_NOMEM)
+            gw_sqlite_read_failed_as(d->err, d->db, rc, d->path, "the schema", NULL);
+        else
+            gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s (in: %.200s)", d->path,
+                    sqlite3_errmsg(d->db), sql);
         sqlite3_finalize(st);
         return NULL;
     }
@@ -110,12 +116,9 @@ int gw_nsys_step_done(gw_nsys_db *d, int rc, const char *table)
 {
     if (rc == SQLITE_DONE)
         return 0;
-    if (rc == SQLITE_NOMEM)
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory reading %s", d->path, table);
     if (d->err && d->err->code)
         return -1;
-    return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: reading %s: %s", d->path,
-                   table, sqlite3_errmsg(d->db));
+    return gw_sqlite_read_failed(d->err, d->db, rc, d->path, table);
 }
 
 /* Length of name without one trailing "_v" + 4 or more digits (cudaLaunchKernel_v7000);
@@ -484,6 +487,7 @@ typedef struct chunk_table {
     const char *name;
     char sql[1024];
     int64_t min_rowid, last, next;  /* next: first rowid not handed out yet */
+    int handed_out;                  /* every rowid up to last is handed out (next would pass INT64_MAX) */
     int64_t chunk_rows;
     void *dst;                       /* borrowed: slot of min_rowid in the event array */
     size_t elem_size;
@@ -516,11 +520,17 @@ static int take_chunk(chunk_queue *q, int *table, int64_t *lo, int64_t *hi)
     pthread_mutex_lock(&q->lock);
     for (int k = 0; k < BIG_TABLES && !q->failed && !got; k++) {
         chunk_table *c = &q->tables[k];
-        if (c->dst && c->next <= c->last) {
+        if (c->dst && !c->handed_out && c->next <= c->last) {
             *table = k;
             *lo = c->next;
-            *hi = c->last - c->next + 1 > c->chunk_rows ? c->next + c->chunk_rows - 1 : c->last;
-            c->next = *hi + 1;
+            /* Unsigned distances: rowids may be anywhere in the int64 range. */
+            *hi = !c->sparse && gw_u64_distance(c->next, c->last) >= (uint64_t)c->chunk_rows
+                      ? c->next + (c->chunk_rows - 1)
+                      : c->last;
+            if (*hi == c->last)
+                c->handed_out = 1;
+            else
+                c->next = *hi + 1;
             got = 1;
         }
     }
@@ -552,7 +562,7 @@ static void *chunk_worker_run(void *arg)
         chunk_table *c = &w->queue->tables[table];
         if (!st[table] && !(st[table] = gw_nsys_prepare(&w->view, c->sql)))
             goto out;
-        char *dst = (char *)c->dst + (size_t)(lo - c->min_rowid) * c->elem_size;
+        char *dst = (char *)c->dst + (size_t)gw_u64_distance(c->min_rowid, lo) * c->elem_size;
         long n = gw_nsys_chunk_read(&w->sink, st[table], c->name, table == TABLE_API, dst, lo, hi, c->sparse,
                                     c->slots);
         if (n < 0)
@@ -626,6 +636,7 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     c->name = table;
     c->next = 0;
     c->last = -1;
+    c->handed_out = 0;
     if (!gw_nsys_has_table(d, table))
         return 0;
     char sql[160];
@@ -657,11 +668,16 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
 static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *count, size_t *cap, size_t elem_size,
                         const gw_ingest_options *opt, unsigned threads, uint64_t file_size)
 {
-    int64_t span = c->last - c->min_rowid + 1;
-    if (span <= 0)
+    if (c->last < c->min_rowid)
         return 0;
-    int64_t slots = span;
-    if ((uint64_t)span > file_size / MIN_ROW_BYTES + CHUNK_MIN_ROWS) {
+    /* Rowids may be anywhere in the int64 range (INT64_MIN..INT64_MAX spans 2^64 rowids):
+     * the span is measured unsigned, less one, and only a span the file could fill with
+     * rows gets a slot per rowid; anything wider is counted, never trusted. */
+    uint64_t span_less_one = gw_u64_distance(c->min_rowid, c->last);
+    int64_t slots;
+    if (span_less_one < file_size / MIN_ROW_BYTES + CHUNK_MIN_ROWS) {
+        slots = (int64_t)span_less_one + 1;
+    } else {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", c->name);
         sqlite3_stmt *st = gw_nsys_prepare(d, sql);
@@ -682,12 +698,12 @@ static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *cou
     if (gw_grow(array, cap, *count + (size_t)slots, elem_size) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld rows of %s", d->path, (long long)slots,
                        c->name);
-    int64_t chunk = span / ((int64_t)threads * CHUNKS_PER_THREAD);
+    int64_t chunk = slots / ((int64_t)threads * CHUNKS_PER_THREAD);
     c->chunk_rows = chunk < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : chunk;
     if (opt && opt->nsys_chunk_rows)
-        c->chunk_rows = (int64_t)opt->nsys_chunk_rows;
+        c->chunk_rows = opt->nsys_chunk_rows > INT64_MAX ? INT64_MAX : (int64_t)opt->nsys_chunk_rows;
     if (c->sparse)
-        c->chunk_rows = span; /* packed rows need one reader in rowid order */
+        c->chunk_rows = INT64_MAX; /* packed rows need one reader in rowid order: one chunk */
     c->slots = (size_t)slots;
     c->elem_size = elem_size;
     gw_advise_huge(*array, *cap * elem_size);

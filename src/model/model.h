@@ -77,6 +77,7 @@ typedef enum gw_kernel_class {
 #define GW_GPU_F_TENSOR_CORE  0x04u  /* kernel name matches tensor-core patterns */
 #define GW_GPU_F_GEMM_LIKE    0x08u  /* matrix/conv work that could use tensor cores */
 #define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
+#define GW_GPU_F_NAME_FILL    0x20u  /* kernel name says fill/Fill/zero (set once per name) */
 
 typedef struct gw_gpu_event {
     gw_ns start, end;
@@ -131,6 +132,10 @@ typedef enum gw_api_class {
 #define GW_HOST_F_STEP          0x08u /* ProfilerStep / step NVTX range on the host */
 #define GW_HOST_F_ZERO_GRAD     0x10u /* Optimizer.zero_grad / aten::zero_ */
 #define GW_HOST_F_CUDNN_FIND    0x20u /* cudnnFind* / benchmark search */
+/* Substrings of API call names, found once per distinct name by gw_trace_finish so that no
+ * analysis rescans a (possibly huge) name for every call: */
+#define GW_HOST_F_NAME_ASYNC    0x40u /* runtime/driver call named ...Async/...async */
+#define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
 
 typedef struct gw_host_event {
     gw_ns start, end;
@@ -209,7 +214,9 @@ typedef struct gw_corr_dense {
 /* ---- Readers' notes ----------------------------------------------------------------- */
 
 /* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
- * window"), or data a reader had to skip (e.g. 3 events with negative durations). */
+ * window"), or data a reader had to skip. A note about records left out starts with
+ * "skipped " and says how many and why ("skipped 3 kernel events: ..."), so that an input
+ * left with no events at all can say why (ingest.c). */
 typedef struct gw_note {
     char text[256];
 } gw_note;

@@ -13,7 +13,9 @@
 #include "collect/host.h"
 #include "record/host_tables.h"
 #include "record/recording_format.h"
+#include "util/checked.h"
 #include "util/grow.h"
+#include "util/sqlite_fail.h"
 
 struct gw_recording_reader {
     sqlite3 *db;      /* owned */
@@ -22,6 +24,9 @@ struct gw_recording_reader {
 
 static int bad(gw_error *err, const char *path, const char *what, sqlite3 *db)
 {
+    /* SQLite's NOMEM is a damaged file or a real shortage: sqlite_fail.h tells which. */
+    if (db && sqlite3_errcode(db) == SQLITE_NOMEM)
+        return gw_sqlite_read_failed_as(err, db, SQLITE_NOMEM, path, what, NULL);
     return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: %s%s%s", path, what, db ? ": " : "", db ? sqlite3_errmsg(db) : "");
 }
 
@@ -239,6 +244,14 @@ static int load_rows(load_ctx *c, gw_error *err)
         row->id = sqlite3_column_int64(st, 0);
         row->mono_ns = sqlite3_column_int64(st, 1);
         row->real_ns = sqlite3_column_int64(st, 2);
+        /* Every interval and rate below subtracts these: out-of-range clocks (a damaged
+         * file) are refused here, so no difference of two can overflow. */
+        if (!gw_ns_in_range(row->mono_ns) || !gw_ns_in_range(row->real_ns)) {
+            sqlite3_finalize(st);
+            return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: table samples: sample %lld has an impossible timestamp "
+                           "(mono_ns %lld, real_ns %lld)", c->r->path, (long long)row->id, (long long)row->mono_ns,
+                           (long long)row->real_ns);
+        }
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
