@@ -221,8 +221,8 @@ static void note_out_of_range(gw_trace *t, size_t gpu, size_t host, size_t mem, 
         kinds++;
     }
     if (kinds)
-        gw_trace_note(t, "skipped %s records whose timestamps lie outside +-146 years of the trace's clock "
-                         "(damaged values)", list);
+        gw_trace_note(t, "skipped %s record%s whose timestamps lie outside +-146 years of the trace's clock "
+                         "(damaged values)", list, gpu + host + mem + steps == 1 ? "" : "s");
 }
 
 static void drop_out_of_range_mem_steps(gw_trace *t, size_t *mem_dropped, size_t *steps_dropped)
