@@ -15,16 +15,17 @@ static const unsigned char GZIP_MAGIC[2] = {0x1f, 0x8b};
 static const char SQLITE_MAGIC[16] = "SQLite format 3";
 
 /* Application id stamped into gpuwhy recordings (see record/recording_format.h). On failure
- * why receives SQLite's own message. */
+ * why receives SQLite's own message; -2 when it was memory that ran out. */
 static int sqlite_app_id(const char *path, int *app_id, char *why, size_t why_size)
 {
     sqlite3 *db = NULL;
     *app_id = 0;
     snprintf(why, why_size, "unknown error");
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    int orc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (orc != SQLITE_OK) {
         snprintf(why, why_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
-        return -1;
+        return orc == SQLITE_NOMEM ? -2 : -1;
     }
     sqlite3_stmt *st = NULL;
     int rc = -1;
@@ -34,6 +35,8 @@ static int sqlite_app_id(const char *path, int *app_id, char *why, size_t why_si
         rc = 0;
     } else {
         snprintf(why, why_size, "%s", sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_NOMEM)
+            rc = -2;
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -89,8 +92,10 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     if (n == sizeof magic && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
         int app_id = 0;
         char why[256];
-        if (sqlite_app_id(path, &app_id, why, sizeof why) != 0) {
-            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, why);
+        int rc = sqlite_app_id(path, &app_id, why, sizeof why);
+        if (rc != 0) {
+            gw_fail(err, rc == -2 ? GW_EXIT_INTERNAL : GW_EXIT_BAD_INPUT, "%s: %s: %s", path,
+                    rc == -2 ? "out of memory opening the SQLite database" : "not a usable SQLite database", why);
             return GW_INPUT_UNKNOWN;
         }
         return app_id == GW_RECORDING_APPLICATION_ID ? GW_INPUT_RECORDING : GW_INPUT_NSYS_SQLITE;

@@ -23,14 +23,25 @@
 
 /* ---- helpers shared by the table-group files --------------------------------------- */
 
+/* A schema probe answers "absent" when its query fails. That is right when the table or
+ * column is missing (SQLITE_ERROR from prepare), wrong when memory ran out or the file is
+ * damaged: the read would go on with a different schema and give a different answer. The
+ * first such failure is remembered and reported when the read ends (gw_nsys_sqlite_read). */
+static void note_probe(gw_nsys_db *d, int rc)
+{
+    if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE && (rc & 0xff) != SQLITE_ERROR && !d->probe_rc)
+        d->probe_rc = rc;
+}
+
 int gw_nsys_has_table(gw_nsys_db *d, const char *table)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK)
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int found = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+                                 -1, &st, NULL)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK)
+        found = (rc = sqlite3_step(st)) == SQLITE_ROW;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return found;
 }
@@ -38,11 +49,13 @@ int gw_nsys_has_table(gw_nsys_db *d, const char *table)
 int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
-        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK)
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int found = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL)) ==
+            SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC)) == SQLITE_OK)
+        found = (rc = sqlite3_step(st)) == SQLITE_ROW;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return found;
 }
@@ -50,12 +63,14 @@ int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
 int gw_nsys_column_not_null(gw_nsys_db *d, const char *table, const char *column)
 {
     sqlite3_stmt *st = NULL;
-    int not_null = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT \"notnull\" FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
-        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    int not_null = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT \"notnull\" FROM pragma_table_info(?) WHERE name = ?", -1, &st,
+                                 NULL)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_step(st)) == SQLITE_ROW)
         not_null = sqlite3_column_int(st, 0) != 0;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return not_null;
 }
@@ -184,9 +199,11 @@ static int64_t query_int(gw_nsys_db *d, const char *sql, int64_t fallback)
 {
     sqlite3_stmt *st = NULL;
     int64_t v = fallback;
-    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+    int rc;
+    if ((rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL)) == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW &&
         sqlite3_column_type(st, 0) != SQLITE_NULL)
         v = sqlite3_column_int64(st, 0);
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return v;
 }
@@ -893,18 +910,25 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
     /* Read-only and never creating: a wrong path must not leave an empty database behind. */
     /* NOMUTEX: the connection never leaves this thread, and per-call locking costs ~10%
      * of reading time on multi-million-row tables. */
-    if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
-                d.db ? sqlite3_errmsg(d.db) : "cannot open");
+    int orc = sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (orc != SQLITE_OK) {
+        if (orc == SQLITE_NOMEM)
+            gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory opening the export", path);
+        else
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
+                    d.db ? sqlite3_errmsg(d.db) : "cannot open");
         goto done;
     }
     /* The first read of the schema is where a file that is not SQLite, or is truncated in
      * its first pages, fails. (mmap is left off: measured on a 600 MB export it cost 14%
      * more CPU and doubled peak RSS, see bench/RESULTS.md.) */
     sqlite3_stmt *probe = NULL;
-    if (sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL) != SQLITE_OK ||
-        sqlite3_step(probe) != SQLITE_ROW) {
-        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, sqlite3_errmsg(d.db));
+    if ((orc = sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL)) != SQLITE_OK ||
+        (orc = sqlite3_step(probe)) != SQLITE_ROW) {
+        if (orc == SQLITE_NOMEM)
+            gw_sqlite_read_failed_as(err, d.db, orc, path, "the schema", NULL);
+        else
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, sqlite3_errmsg(d.db));
         sqlite3_finalize(probe);
         goto done;
     }
@@ -930,6 +954,11 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
         goto done;
     }
     rc = read_all(&d, path, opt, (uint64_t)sb.st_size);
+    if (d.probe_rc) {
+        /* A probe's failure is the cause of whatever the read made of it (see note_probe). */
+        gw_error_clear(err);
+        rc = gw_sqlite_read_failed_as(err, d.db, d.probe_rc, path, "the schema", NULL);
+    }
 
 done:
     sqlite3_finalize(d.string_stmt);

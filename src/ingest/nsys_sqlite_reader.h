@@ -33,6 +33,9 @@ typedef struct gw_nsys_db {
     /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
      * processes' identical CUPTI correlation ids never join (ids are per process). */
     int corr_per_process;
+    /* First SQLite failure a schema probe turned into "absent" other than a missing table or
+     * column (no memory, damaged file): reported at the end of the read. 0 when none. */
+    int probe_rc;
 } gw_nsys_db;
 
 /* The kernel and CUDA API tables are read in chunks of rowids by several connections

@@ -107,8 +107,10 @@ gw_step *gw_trace_add_step(gw_trace *t)
 void gw_trace_note(gw_trace *t, const char *fmt, ...)
 {
     gw_note *n = append((void **)&t->notes, &t->note_count, &t->note_cap, sizeof *n);
-    if (!n)
+    if (!n) {
+        t->out_of_memory = 1;
         return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(n->text, sizeof n->text, fmt, ap);
@@ -404,12 +406,12 @@ static int build_nesting(gw_trace *t)
     return 0;
 }
 
-static void derive_steps(gw_trace *t)
+static int derive_steps(gw_trace *t)
 {
     if (t->step_count > 0) {
         if (t->step_source == GW_STEPS_NONE)
             t->step_source = GW_STEPS_USER_RANGE;
-        return;
+        return 0;
     }
     /* Steps come from host-side ProfilerStep annotations only: the same names also
      * appear as gpu_user_annotation on GPU streams, which readers do not put in host[]. */
@@ -431,7 +433,7 @@ static void derive_steps(gw_trace *t)
             continue;
         gw_step *s = gw_trace_add_step(t);
         if (!s)
-            return;
+            return -1;
         s->start = h->start;
         s->end = h->end;
         s->number = n;
@@ -442,6 +444,7 @@ static void derive_steps(gw_trace *t)
         t->step_source = GW_STEPS_PROFILER_STEP;
         qsort(t->steps, t->step_count, sizeof *t->steps, cmp_step);
     }
+    return 0;
 }
 
 int gw_trace_finish(gw_trace *t)
@@ -453,9 +456,8 @@ int gw_trace_finish(gw_trace *t)
     gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
     gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
     gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
-    if (build_nesting(t) != 0)
+    if (build_nesting(t) != 0 || derive_steps(t) != 0)
         return -1;
-    derive_steps(t);
     gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
@@ -465,7 +467,7 @@ int gw_trace_finish(gw_trace *t)
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
-    return 0;
+    return t->out_of_memory ? -1 : 0;
 }
 
 gw_job *gw_job_new(void)

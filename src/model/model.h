@@ -252,6 +252,9 @@ typedef struct gw_trace {
     gw_step *steps;      size_t step_count, step_cap;
     gw_step_source step_source;
     gw_note *notes;      size_t note_count, note_cap;
+    /* An append whose caller cannot fail (gw_trace_note) ran out of memory: the trace is
+     * incomplete, and gw_trace_finish and the analysis refuse it. */
+    int out_of_memory;
 
     /* Set by gw_trace_finish(): */
     gw_ns first_ns, last_ns;   /* span of all events */
@@ -300,7 +303,7 @@ const char *gw_trace_str(const gw_trace *t, uint32_t id);
 /* Sorts events, fixes negative durations, computes nesting (parent/depth) of host
  * events per thread, classifies API calls and kernels when readers left them unset,
  * builds correlation indexes, and derives steps from annotations when the reader did
- * not set any. Returns 0, or -1 on out-of-memory. */
+ * not set any. Returns 0, or -1 on out-of-memory (also one met earlier: out_of_memory). */
 int gw_trace_finish(gw_trace *t);
 
 /* Correlation look-ups (after gw_trace_finish). host: index into t->host, or -1.

@@ -67,15 +67,18 @@ static int oom(loader *L)
     return gw_fail(L->err, GW_EXIT_INTERNAL, "out of memory loading the CUDA trace of %s", L->path);
 }
 
+/* 1 present, 0 absent, or minus the SQLite result code when the question could not be
+ * answered (no memory, damaged schema): never "absent" for that. */
 static int table_exists(sqlite3 *db, const char *name)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return found;
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -(rc ? rc : SQLITE_ERROR);
 }
 
 static int load_strings(loader *L)
@@ -602,8 +605,12 @@ int gw_cuda_trace_load(sqlite3 *db, const char *path, gw_trace **out, gw_error *
                                          "cuda_memory", "cuda_markers", "cuda_overhead", "cuda_graphs",
                                          "cuda_strings", "cuda_processes", "cuda_counts", "cuda_notes"};
     size_t present = 0;
-    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
-        present += (size_t)table_exists(db, needed[i]);
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
+        int found = table_exists(db, needed[i]);
+        if (found < 0)
+            return gw_sqlite_read_failed_as(err, db, -found, path, "the list of tables", NULL);
+        present += (size_t)found;
+    }
     if (present == 0)
         return 0;
     if (present != sizeof needed / sizeof needed[0])

@@ -22,6 +22,11 @@ struct gw_recording_reader {
     char *path;       /* owned */
 };
 
+static int oom(gw_error *err, const char *path)
+{
+    return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+}
+
 static int bad(gw_error *err, const char *path, const char *what, sqlite3 *db)
 {
     /* SQLite's NOMEM is a damaged file or a real shortage: sqlite_fail.h tells which. */
@@ -62,8 +67,12 @@ gw_recording_reader *gw_recording_reader_open(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         return NULL;
     }
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        bad(err, path, "cannot open the recording", r->db);
+    int orc = sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL);
+    if (orc != SQLITE_OK) {
+        if (orc == SQLITE_NOMEM)
+            oom(err, path);
+        else
+            bad(err, path, "cannot open the recording", r->db);
         gw_recording_reader_close(r);
         return NULL;
     }
@@ -190,10 +199,6 @@ static double col_or_nan(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
-static int oom(gw_error *err, const char *path)
-{
-    return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-}
 
 static int load_meta(load_ctx *c, gw_error *err)
 {
