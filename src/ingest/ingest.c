@@ -132,7 +132,7 @@ static int refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
         return 0;
     const char *skipped = NULL;
     for (size_t i = 0; i < t->note_count && !skipped; i++)
-        if (!strncmp(t->notes[i].text, "skipped ", 8))
+        if (strstr(t->notes[i].text, "skipped"))
             skipped = t->notes[i].text;
     return gw_fail(err, GW_EXIT_BAD_INPUT,
                    "%s: no events to analyse: the trace holds no GPU activity, CPU operations, API calls or "

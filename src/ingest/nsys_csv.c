@@ -281,7 +281,8 @@ static int read_gpu_rows(csv_file *f, gw_trace *t, gpu_stats *stats, gw_error *e
         if (!e)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         e->start = start;
-        e->end = gw_sat_add(start, dur > 0 ? dur : 0);  /* out of range: dropped by gw_trace_finish */
+        /* Out of range, or negative: dropped or clamped by gw_trace_finish, with a note. */
+        e->end = gw_sat_add(start, dur);
         int64_t v;
         if (read_count(f, &rec, COL_CORR, &v, err) != 0)
             return -1;
@@ -370,7 +371,7 @@ static int read_api_rows(csv_file *f, gw_trace *t, gw_error *err)
         if (!h)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         h->start = start;
-        h->end = gw_sat_add(start, dur > 0 ? dur : 0);
+        h->end = gw_sat_add(start, dur);
         h->correlation = corr > 0 ? (uint64_t)corr : GW_NO_CORRELATION;
         h->name_id = name_id;
         h->thread = thread;

@@ -249,8 +249,8 @@ static void drop_out_of_range_mem_steps(gw_trace *t, size_t *mem_dropped, size_t
 }
 
 /* The order-free pass over every event: events with out-of-range times dropped, negative
- * durations clipped to zero, names classified where readers left them unset, the trace's
- * span, launches per thread. */
+ * durations clipped to zero (both counted in notes), names classified where readers left
+ * them unset, the trace's span, launches per thread. */
 static int prepare_events(gw_trace *t)
 {
     uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
@@ -270,15 +270,17 @@ static int prepare_events(gw_trace *t)
     t->last_ns = INT64_MIN;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
-    size_t kept = 0;
+    size_t kept = 0, host_reversed = 0, gpu_reversed = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         if (!gw_ns_in_range(t->host[i].start) || !gw_ns_in_range(t->host[i].end))
             continue;
         if (kept != i)
             t->host[kept] = t->host[i];
         gw_host_event *h = &t->host[kept++];
-        if (h->end < h->start)
+        if (h->end < h->start) {
             h->end = h->start;
+            host_reversed++;
+        }
         if (h->start < t->first_ns)
             t->first_ns = h->start;
         if (h->end > t->last_ns)
@@ -339,8 +341,10 @@ static int prepare_events(gw_trace *t)
         if (kept != i)
             t->gpu[kept] = t->gpu[i];
         gw_gpu_event *g = &t->gpu[kept++];
-        if (g->end < g->start)
+        if (g->end < g->start) {
             g->end = g->start;
+            gpu_reversed++;
+        }
         if (g->start < t->first_ns)
             t->first_ns = g->start;
         if (g->end > t->last_ns)
@@ -369,6 +373,9 @@ static int prepare_events(gw_trace *t)
     size_t mem_dropped, steps_dropped;
     drop_out_of_range_mem_steps(t, &mem_dropped, &steps_dropped);
     note_out_of_range(t, gpu_dropped, host_dropped, mem_dropped, steps_dropped);
+    if (gpu_reversed + host_reversed)
+        gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
+                         "with a duration of 0", gpu_reversed, host_reversed);
     free(kernel_name);
     free(host_name);
     free(api_name);

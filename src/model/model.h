@@ -214,9 +214,9 @@ typedef struct gw_corr_dense {
 /* ---- Readers' notes ----------------------------------------------------------------- */
 
 /* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
- * window"), or data a reader had to skip. A note about records left out starts with
- * "skipped " and says how many and why ("skipped 3 kernel events: ..."), so that an input
- * left with no events at all can say why (ingest.c). */
+ * window"), or data a reader had to skip or change. A note about records left out says
+ * "skipped", how many and why ("skipped 3 GPU records whose timestamps ..."), so that an
+ * input left with no events at all can say why (ingest.c). */
 typedef struct gw_note {
     char text[256];
 } gw_note;
