@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
 # As root it installs what is missing; otherwise it prints the exact apt line and fails.
-# Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
+# Usage: scripts/deps.sh [build|test|browser|fuzz]   (test, browser and fuzz include build;
+# browser includes test; fuzz is test without the browser)
 set -euo pipefail
 level=${1:-build}
 pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
-if [ "$level" = test ] || [ "$level" = browser ]; then
+if [ "$level" = test ] || [ "$level" = browser ] || [ "$level" = fuzz ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
+  # The libFuzzer targets (tests/fuzz): their smoke run is part of the suite.
+  pkgs+=(clang libclang-rt-14-dev)
 fi
 if [ "$level" = browser ]; then
   pkgs+=(chromium)
