@@ -455,7 +455,12 @@ static void decide_correlation(gw_nsys_db *d)
         d->corr_per_process = 0;
 }
 
-static void reserve_events(gw_nsys_db *d)
+/* A row of these tables takes more than this many bytes in the file, so a rowid span
+ * larger than file size / this cannot be dense (a hand-made or converted export whose
+ * rowids are, say, correlation ids): a slot per rowid would waste memory. */
+#define MIN_ROW_BYTES 16
+
+static void reserve_events(gw_nsys_db *d, uint64_t file_size)
 {
     /* The small tables only: the kernel and API tables get their room from reserve_span,
      * after these are read. */
@@ -470,7 +475,11 @@ static void reserve_events(gw_nsys_db *d)
         if (gw_nsys_has_table(d, HOST[i]))
             host += gw_nsys_row_estimate(d, HOST[i]);
     /* Only a hint: if the estimate cannot be had (sparse rowids, little memory), the arrays
-     * grow as rows arrive and a real shortage is reported there. */
+     * grow as rows arrive and a real shortage is reported there. A damaged rowid must not
+     * size it beyond what the file can hold (MIN_ROW_BYTES per row). */
+    int64_t most = (int64_t)(file_size / MIN_ROW_BYTES);
+    gpu = gpu < most ? gpu : most;
+    host = host < most ? host : most;
     gw_trace *t = d->trace;
     if (gpu)
         (void)gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu);
@@ -674,10 +683,6 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     return 0;
 }
 
-/* A row of these tables takes more than this many bytes in the file, so a rowid span
- * larger than file size / this cannot be dense (a hand-made or converted export whose
- * rowids are, say, correlation ids): a slot per rowid would waste memory. */
-#define MIN_ROW_BYTES 16
 
 /* Makes room for table c's rows at the end of an event array and points c->dst there:
  * a slot per rowid normally, one per row (counted) when rowids are sparse. 0, or -1 with
@@ -863,7 +868,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return -1;
     read_session_start(d);
     decide_correlation(d);
-    reserve_events(d);
+    reserve_events(d, file_size);
     if (read_events(d, path, opt, file_size) != 0)
         return -1;
     if (gw_nsys_read_thread_names(d) != 0)
