@@ -84,9 +84,16 @@ void gw_fuzz_analyze(gw_job *job)
     gw_job_free(job);
 }
 
-void gw_fuzz_ingest_options(gw_ingest_options *opt)
+void gw_fuzz_ingest_paths(const char *const *paths, size_t count)
 {
-    *opt = (gw_ingest_options){0};
-    opt->nsys_threads = 1;
-    opt->nsys_chunk_rows = 3;
+    gw_job *job = gw_job_new();
+    if (!job)
+        return;
+    gw_ingest_options opt = {.nsys_threads = 1, .nsys_chunk_rows = 3};
+    gw_error err;
+    gw_error_clear(&err);
+    if (gw_ingest_files(paths, count, &opt, job, &err) == 0)
+        gw_fuzz_analyze(job);
+    else
+        gw_job_free(job);
 }

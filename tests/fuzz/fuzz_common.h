@@ -19,8 +19,9 @@ int gw_fuzz_file(int which, const uint8_t *data, size_t size, char *path);
  * job in eight the HTML report and the Perfetto timeline too. The job is freed. */
 void gw_fuzz_analyze(gw_job *job);
 
-/* Ingest options that exercise the most code on tiny inputs: one nsys reader thread (the
- * run is deterministic) and chunks of 3 rowids (chunking shows with 10 rows). */
-void gw_fuzz_ingest_options(gw_ingest_options *opt);
+/* Reads the files as `gpuwhy analyze` would, with options that exercise the most code on
+ * tiny inputs (one nsys reader thread, so the run is deterministic; chunks of 3 rowids, so
+ * chunking shows with 10 rows), then gw_fuzz_analyze on what was read. */
+void gw_fuzz_ingest_paths(const char *const *paths, size_t count);
 
 #endif

@@ -11,19 +11,9 @@
 static inline int gw_fuzz_ingest_bytes(const uint8_t *data, size_t size)
 {
     char path[128];
-    if (gw_fuzz_file(0, data, size, path) != 0)
-        return 0;
-    gw_job *job = gw_job_new();
-    if (job) {
-        gw_ingest_options opt;
-        gw_fuzz_ingest_options(&opt);
-        gw_error err;
-        gw_error_clear(&err);
+    if (gw_fuzz_file(0, data, size, path) == 0) {
         const char *paths[] = {path};
-        if (gw_ingest_files(paths, 1, &opt, job, &err) == 0)
-            gw_fuzz_analyze(job);
-        else
-            gw_job_free(job);
+        gw_fuzz_ingest_paths(paths, 1);
     }
     return 0;
 }

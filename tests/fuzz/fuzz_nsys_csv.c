@@ -15,17 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gw_fuzz_file(0, data, first, paths_buf[0]) != 0)
         return 0;
     size_t n = ff && gw_fuzz_file(1, ff + 1, size - first - 1, paths_buf[1]) == 0 ? 2 : 1;
-    gw_job *job = gw_job_new();
-    if (job) {
-        gw_ingest_options opt;
-        gw_fuzz_ingest_options(&opt);
-        gw_error err;
-        gw_error_clear(&err);
-        const char *paths[] = {paths_buf[0], paths_buf[1]};
-        if (gw_ingest_files(paths, n, &opt, job, &err) == 0)
-            gw_fuzz_analyze(job);
-        else
-            gw_job_free(job);
-    }
+    const char *paths[] = {paths_buf[0], paths_buf[1]};
+    gw_fuzz_ingest_paths(paths, n);
     return 0;
 }

@@ -98,13 +98,7 @@ static void huge_shared_names_cost_linear_work(void **state)
     (void)state;
     char db[160];
     snprintf(db, sizeof db, "%s/huge_names.sqlite", g_tmpdir);
-    FILE *f = fopen(GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql", "rb");
-    assert_non_null(f);
-    static char sql[1 << 16];
-    size_t n = fread(sql, 1, sizeof sql - 1, f);
-    fclose(f);
-    sql[n] = '\0';
-    exec_sql(db, sql);
+    exec_sql_file(db, GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql");
     const size_t name_len = 1 << 20, rows = 2000;
     char *kernel = repeated(name_len, "void at::native::gemm_kernel<float>(");
     char *api = repeated(name_len, "cudaMemsetAsyncDtoH_");

@@ -97,13 +97,7 @@ static void nsys_open_nvtx_ranges_are_counted(void **state)
     (void)state;
     char db[160];
     snprintf(db, sizeof db, "%s/open_ranges.sqlite", g_tmpdir);
-    FILE *f = fopen(GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql", "rb");
-    assert_non_null(f);
-    static char sql[1 << 16];
-    size_t n = fread(sql, 1, sizeof sql - 1, f);
-    fclose(f);
-    sql[n] = '\0';
-    exec_sql(db, sql);
+    exec_sql_file(db, GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql");
     /* Two ranges still open when capture stopped, and a mark (34: never a range). */
     exec_sql(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
                  "(1500, NULL, 59, 'forward', 1677721700), (1600, NULL, 60, 'x', 1677721700), "
