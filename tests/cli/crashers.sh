@@ -63,6 +63,24 @@ expect rec-fuzz-intervals-overflow.min.db 0 "skipped 1 GPU record whose timestam
 expect rec-kernel-ts-min-rebase-overflow.db 0 "skipped 1 GPU record whose timestamps"
 expect rec-samples-mono-min-reader-overflow.db 2 "sample 1 has an impossible timestamp"
 
+# Generated: times at the edges of the range the model keeps (+-4.6e18 ns), two kernels,
+# syncs and allocations overlapping the whole span: every sum of their durations passes
+# 2^63 and must saturate, not overflow (the sanitizer build reports any overflow).
+/usr/bin/python3 - "$C/../kineto/empty_events.json" "$tmp/full_range.json" <<'PY'
+import json, sys
+lo, dur = -4600000000000000.0, 9200000000000000.0   # µs
+ev = []
+for s in (7, 8):
+    for cat, name in (("kernel", "gemm_kernel"), ("cuda_runtime", "cudaStreamSynchronize"), ("cuda_runtime", "cudaMalloc")):
+        e = {"ph": "X", "cat": cat, "name": name, "pid": 0 if cat == "kernel" else 1, "tid": s, "ts": lo, "dur": dur,
+             "args": {"correlation": s, "device": 0, "stream": s}}
+        ev.append(e)
+json.dump({"traceEvents": ev}, open(sys.argv[2], "w"))
+PY
+C_SAVED=$C; C=$tmp
+expect full_range.json 0 "GPU 0"
+C=$C_SAVED
+
 # No events at all is unusable input, however it is spelled; events without GPU activity
 # remain a "no GPU data" diagnosis.
 K="$GW_SOURCE_DIR/tests/data/kineto"
