@@ -13,11 +13,6 @@
 #include "model/name_match.h"
 #include "util/grow.h"
 
-static int contains_ci(const char *hay, const char *needle)
-{
-    return gw_name_has_ci(hay, needle);
-}
-
 /* A word boundary before position i of s: start, a non-letter, or a camel-case hump
  * ("ProfilerStep"). *camel is set when only the hump makes it a boundary. */
 static int boundary_before(const char *s, size_t i, int *camel)
@@ -45,8 +40,8 @@ static int boundary_after(const char *s, size_t end)
  * descriptions) are not iterations. */
 static int name_is_step(const char *name)
 {
-    if (!name[0] || name[0] == '{' || contains_ci(name, "optimizer") || contains_ci(name, "scheduler") ||
-        contains_ci(name, "aten::") || contains_ci(name, "zero_grad"))
+    static const char *const NOT_STEPS[] = {"optimizer", "scheduler", "aten::", "zero_grad"};
+    if (!name[0] || name[0] == '{' || gw_name_has_any_ci(name, NOT_STEPS, sizeof NOT_STEPS / sizeof NOT_STEPS[0]))
         return 0;
     static const char *const WORDS[] = {"iteration", "iter", "step"};
     for (size_t i = 0; name[i]; i++) {

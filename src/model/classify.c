@@ -13,12 +13,7 @@ static int starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Case-insensitive substring search (names mix cases across eras), one pass over hay. */
-static int contains_ci(const char *hay, const char *needle)
-{
-    return gw_name_has_ci(hay, needle);
-}
-
+/* Case-insensitive searches (names mix cases across eras), one pass over the name. */
 #define HAS_ANY(name, list) gw_name_has_any_ci((name), (list), sizeof(list) / sizeof(list)[0])
 
 typedef struct api_rule {
@@ -211,15 +206,15 @@ int gw_kernel_is_gemm_like(const char *name)
 
 static gw_mem_kind mem_word(const char *s)
 {
-    if (contains_ci(s, "Pageable"))
+    if (gw_name_has_ci(s, "Pageable"))
         return GW_MEM_PAGEABLE;
-    if (contains_ci(s, "Pinned"))
+    if (gw_name_has_ci(s, "Pinned"))
         return GW_MEM_PINNED;
-    if (contains_ci(s, "Managed"))
+    if (gw_name_has_ci(s, "Managed"))
         return GW_MEM_MANAGED;
-    if (contains_ci(s, "Device"))
+    if (gw_name_has_ci(s, "Device"))
         return GW_MEM_DEVICE;
-    if (contains_ci(s, "Array"))
+    if (gw_name_has_ci(s, "Array"))
         return GW_MEM_ARRAY;
     return GW_MEM_UNKNOWN;
 }
@@ -230,15 +225,15 @@ void gw_parse_copy_name(const char *name, uint8_t *dir, uint8_t *src_mem, uint8_
     *src_mem = *dst_mem = GW_MEM_UNKNOWN;
     if (!name)
         return;
-    if (contains_ci(name, "HtoD") || contains_ci(name, "Host-to-Device"))
+    if (gw_name_has_ci(name, "HtoD") || gw_name_has_ci(name, "Host-to-Device"))
         *dir = GW_COPY_HTOD;
-    else if (contains_ci(name, "DtoH") || contains_ci(name, "Device-to-Host"))
+    else if (gw_name_has_ci(name, "DtoH") || gw_name_has_ci(name, "Device-to-Host"))
         *dir = GW_COPY_DTOH;
-    else if (contains_ci(name, "DtoD") || contains_ci(name, "Device-to-Device"))
+    else if (gw_name_has_ci(name, "DtoD") || gw_name_has_ci(name, "Device-to-Device"))
         *dir = GW_COPY_DTOD;
-    else if (contains_ci(name, "HtoH") || contains_ci(name, "Host-to-Host"))
+    else if (gw_name_has_ci(name, "HtoH") || gw_name_has_ci(name, "Host-to-Host"))
         *dir = GW_COPY_HTOH;
-    else if (contains_ci(name, "PtoP") || contains_ci(name, "Peer-to-Peer"))
+    else if (gw_name_has_ci(name, "PtoP") || gw_name_has_ci(name, "Peer-to-Peer"))
         *dir = GW_COPY_PTOP;
     /* "(Pageable -> Device)" */
     const char *open = strchr(name, '(');
