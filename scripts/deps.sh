@@ -10,6 +10,8 @@ if [ "$level" = test ] || [ "$level" = browser ] || [ "$level" = fuzz ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
   # The libFuzzer targets (tests/fuzz): their smoke run is part of the suite.
   pkgs+=(clang libclang-rt-14-dev)
+  # serve's tests: a real Prometheus and promtool, the manifests' YAML, systemd-analyze
+  pkgs+=(prometheus python3-yaml systemd)
 fi
 if [ "$level" = browser ]; then
   pkgs+=(chromium)
