@@ -281,6 +281,38 @@ static long row_index(const load_ctx *c, int64_t id)
     return lo < c->row_count && c->rows[lo].id == id ? (long)lo : -1;
 }
 
+/* Cells of a samples x columns matrix (GPUs, disks). A recording holds a value for most of
+ * its cells, so a matrix far larger than the values in the file comes from a damaged or
+ * hostile one (thousands of GPU rows and no samples of them): refused before anything is
+ * allocated. Matrices up to MATRIX_FREE_CELLS are always fine (GPUs lost early leave their
+ * cells empty). */
+#define MATRIX_FREE_CELLS ((size_t)1 << 24)
+
+static int matrix_cells(const load_ctx *c, size_t rows, size_t cols, uint64_t values, const char *what,
+                        size_t *cells, gw_error *err)
+{
+    size_t n;
+    if (!gw_size_mul(rows, cols, &n) || (n > MATRIX_FREE_CELLS && values < n / 8))
+        return gw_fail(err, GW_EXIT_BAD_INPUT,
+                       "%s: %s: %zu samples of %zu columns, but the file holds only %llu values: damaged", c->r->path,
+                       what, rows, cols, (unsigned long long)values);
+    *cells = n;
+    return 0;
+}
+
+/* count(*) of a table; -1 with err set on failure. */
+static int64_t table_rows(load_ctx *c, const char *sql, const char *what, gw_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, what, c->r->db);
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (n < 0)
+        return bad(err, c->r->path, what, c->r->db);
+    return n;
+}
+
 static int load_gpus(load_ctx *c, gw_error *err)
 {
     gw_samples *s = c->s;
@@ -320,6 +352,11 @@ static int load_gpus(load_ctx *c, gw_error *err)
     if (rc != SQLITE_DONE)
         return bad(err, c->r->path, "table gpu", c->r->db);
     if (s->interval_count && s->gpu_count) {
+        int64_t values = table_rows(c, "SELECT count(*) FROM gpu_sample", "table gpu_sample", err);
+        size_t cells = 0;
+        if (values < 0 || matrix_cells(c, c->row_count, s->gpu_count, (uint64_t)values, "table gpu_sample", &cells,
+                                       err) != 0)
+            return -1;
         s->gpu = calloc(s->interval_count * s->gpu_count, sizeof *s->gpu);
         if (!s->gpu)
             return oom(err, c->r->path);
@@ -1045,7 +1082,10 @@ static int load_host(load_ctx *c, gw_error *err)
         return -1;
     job_io_totals(s);
     if (s->disk_count) {
-        s->disks = calloc(s->interval_count * s->disk_count, sizeof *s->disks);
+        size_t cells = 0;
+        if (matrix_cells(c, s->interval_count, s->disk_count, c->cell_count, "table host_disk", &cells, err) != 0)
+            return -1;
+        s->disks = calloc(cells, sizeof *s->disks);
         if (!s->disks)
             return oom(err, c->r->path);
         for (size_t i = 0; i < c->cell_count; i++)

@@ -11,7 +11,11 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "ingest/ingest.h"
 #include "nsys_fixture.h"
@@ -208,6 +212,59 @@ static void recordings_with_extreme_times(void **state)
     }
 }
 
+/* A recording that lists 20 000 GPUs and 2 000 samples but holds no sample of any GPU would
+ * need a 40 M-cell matrix (gigabytes) that no value in the file backs: refused with exit 2
+ * before anything is allocated. The same recording with 8 GPUs (lost before the first
+ * sample, as a real one can be) is read. */
+static void sparse_gpu_matrix_is_refused(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gw-sparse-XXXXXX.db";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    copy_export(CRASHERS "rec-fuzz-intervals-overflow.min.db", path);
+    /* 2000 more samples, each with a copy of the first sample's host_sys row (every sample
+     * must have one), then 8 GPUs without a single gpu_sample row. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT group_concat(name) FROM pragma_table_info('host_sys') "
+                                            "WHERE name != 'sample_id'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char cols[2048], sql[8192];
+    snprintf(cols, sizeof cols, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 2999) "
+             "INSERT INTO samples SELECT i, 10000000000000 + i * 1000000000, 1700000000000000000 + i * 1000000000 "
+             "FROM n;"
+             "WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 2999) "
+             "INSERT INTO host_sys (sample_id, %s) SELECT n.i, %s FROM n, "
+             "(SELECT * FROM host_sys ORDER BY sample_id LIMIT 1);"
+             "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 7) "
+             "INSERT INTO gpu (gpu, name, uuid, pci_bus_id, gpm_supported) SELECT i, 'g', 'u', 'p', 0 FROM n;",
+             cols, cols);
+    exec_sql(path, sql);
+    gw_job *job = gw_job_new();
+    gw_error err;
+    gw_error_clear(&err);
+    const char *paths[] = {path};
+    if (gw_ingest_files(paths, 1, NULL, job, &err) != 0)
+        fail_msg("8 GPUs: %s", err.message);
+    gw_job_free(job);
+    exec_sql(path, "WITH RECURSIVE n(i) AS (SELECT 8 UNION ALL SELECT i + 1 FROM n WHERE i < 19999) "
+                   "INSERT INTO gpu (gpu, name, uuid, pci_bus_id, gpm_supported) SELECT i, 'g', 'u', 'p', 0 FROM n;");
+    job = gw_job_new();
+    gw_error_clear(&err);
+    assert_int_equal(gw_ingest_files(paths, 1, NULL, job, &err), -1);
+    assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
+    assert_non_null(strstr(err.message, "table gpu_sample: 2005 samples of 20000 columns, but the file holds only 0 values"));
+    gw_job_free(job);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +273,7 @@ int main(void)
         cmocka_unit_test(extreme_timestamps_skipped_with_a_note),
         cmocka_unit_test(unusable_inputs_refused_with_their_reason),
         cmocka_unit_test(recordings_with_extreme_times),
+        cmocka_unit_test(sparse_gpu_matrix_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
