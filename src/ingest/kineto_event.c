@@ -633,6 +633,11 @@ int gw_kineto_event(gw_kineto_state *st)
     }
     if (f.ph != 'X')
         return 0;   /* flows, counters, other phases: nothing the analysis uses */
+    /* The autograd profiler of a torch built without Kineto (Debian's) writes a bare array of
+     * complete events with no category at all: operators and record_function ranges
+     * (ProfilerStep#N) of the CPU side. Kineto always names a category. */
+    if (f.cat == CAT_NONE)
+        f.cat = CAT_CPU_OP;
 
     switch (f.cat) {
     case CAT_PROFILER_RANGE:

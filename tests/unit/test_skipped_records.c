@@ -1,7 +1,8 @@
 /* Records a reader cannot use as they are are counted in the trace's notes, which every
  * output shows: events whose times lie outside what a clock holds (left out), events that
  * end before they start (read with a duration of 0), NVTX ranges still open when nsys
- * stopped (left out), in the model and in the readers that meet them. */
+ * stopped (left out), in the model and in the readers that meet them; and events that
+ * were skipped without a word before (the legacy autograd profiler's) are read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,12 +112,44 @@ static void nsys_open_nvtx_ranges_are_counted(void **state)
     gw_trace_free(t);
 }
 
+/* A torch built without Kineto (Debian's) exports the autograd profiler's bare array of
+ * complete events with no "cat": they are CPU operators and record_function ranges, read as
+ * such (not skipped as unknown, which left an "empty" trace). */
+static void legacy_autograd_trace_is_read(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gw-legacy-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    static const char json[] =
+        "[{\"name\": \"ProfilerStep#1\", \"ph\": \"X\", \"ts\": 100, \"dur\": 1000, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}},"
+        " {\"name\": \"aten::addmm\", \"ph\": \"X\", \"ts\": 200, \"dur\": 50, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}},"
+        " {\"name\": \"ProfilerStep#2\", \"ph\": \"X\", \"ts\": 1200, \"dur\": 900, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}}]";
+    assert_int_equal(write(fd, json, sizeof json - 1), (ssize_t)(sizeof json - 1));
+    close(fd);
+    gw_trace *t = NULL;
+    gw_error err;
+    gw_error_clear(&err);
+    assert_int_equal(gw_kineto_read(path, NULL, &t, &err), 0);
+    unlink(path);
+    assert_int_equal(t->host_count, 3);
+    assert_int_equal(t->host[0].kind, GW_HOST_CPU_OP);
+    assert_int_equal(t->step_count, 2);
+    assert_int_equal(t->steps[1].number, 2);
+    assert_int_equal(t->gpu_count, 0);
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_counts_what_it_drops_and_clamps),
         cmocka_unit_test(csv_negative_duration_is_noted),
         cmocka_unit_test(nsys_open_nvtx_ranges_are_counted),
+        cmocka_unit_test(legacy_autograd_trace_is_read),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
