@@ -334,42 +334,58 @@ static void read_session_start(gw_nsys_db *d)
         d->trace->clock_offset_ns = query_int(d, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", 0);
 }
 
+/* nsys's diagnostic text as quoted in a note: control bytes (its messages hold newlines and
+ * tabs; a hostile file could hold terminal escapes) become spaces, and a message too long for
+ * a note is cut with "...". */
+static void quote_diagnostic(const char *text, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; text[n] && n + 1 < cap; n++) {
+        unsigned char ch = (unsigned char)text[n];
+        out[n] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+    }
+    out[n] = '\0';
+    if (text[n] && cap > 4)
+        memcpy(out + cap - 4, "...", 4);
+}
+
+/* At most this many of nsys's own messages about CUDA tracing are quoted, one note each. */
+#define MISSING_GPU_REASONS_MAX 4
+
 /* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
 static int note_missing_gpu(gw_nsys_db *d)
 {
-    char reasons[200] = "";
-    size_t used = 0;
+    size_t quoted = 0;
     if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text")) {
         char sev[32];
-        char sql[400];
-        /* Warnings and errors about CUDA only, most frequent first: per-process repeats of
-         * "No CUDA events collected" collapse into one line. */
+        char sql[480];
+        /* Warnings and errors about CUDA or CUPTI, most frequent first, then in the order they
+         * happened: per-process repeats of "No CUDA events collected" collapse into one line. */
         snprintf(sql, sizeof sql,
-                 "SELECT text, count(*) FROM DIAGNOSTIC_EVENT WHERE %s >= 2 AND text LIKE '%%CUDA%%' "
-                 "GROUP BY text ORDER BY count(*) DESC, min(timestamp) LIMIT 3",
-                 gw_nsys_col(d, "DIAGNOSTIC_EVENT", "severity", "2", sev, sizeof sev));
+                 "SELECT text, count(*) FROM DIAGNOSTIC_EVENT WHERE %s >= 2 AND "
+                 "(text LIKE '%%CUDA%%' OR text LIKE '%%CUPTI%%') "
+                 "GROUP BY text ORDER BY count(*) DESC, min(timestamp) LIMIT %d",
+                 gw_nsys_col(d, "DIAGNOSTIC_EVENT", "severity", "2", sev, sizeof sev), MISSING_GPU_REASONS_MAX);
         sqlite3_stmt *st = gw_nsys_prepare(d, sql);
         if (!st)
             return -1;
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             const char *text = (const char *)sqlite3_column_text(st, 0);
-            if (!text)
+            if (!text || !*text)
                 continue;
-            int n = snprintf(reasons + used, sizeof reasons - used, "%s\"%s\"", used ? "; " : "", text);
-            if (n < 0 || (size_t)n >= sizeof reasons - used) {
-                reasons[used] = '\0';
-                break;
-            }
-            used += (size_t)n;
+            char reason[200];
+            quote_diagnostic(text, reason, sizeof reason);
+            if (quoted++ == 0)
+                gw_trace_note(d->trace, "no GPU activity was captured: nsys diagnostics say \"%s\"", reason);
+            else
+                gw_trace_note(d->trace, "nsys diagnostic about the GPU trace: \"%s\"", reason);
         }
         sqlite3_finalize(st);
         if (gw_nsys_step_done(d, rc, "DIAGNOSTIC_EVENT") != 0)
             return -1;
     }
-    if (used)
-        gw_trace_note(d->trace, "no GPU activity was captured: nsys diagnostics say %s", reasons);
-    else
+    if (!quoted)
         gw_trace_note(d->trace, "no GPU activity was captured: the export has no CUDA kernel, memcpy or "
                                 "memset rows (was it profiled with --trace=cuda?)");
     return 0;
