@@ -295,7 +295,7 @@ static int matrix_cells(const load_ctx *c, size_t rows, size_t cols, uint64_t va
     size_t n;
     if (!gw_size_mul(rows, cols, &n) || (n > MATRIX_FREE_CELLS && values < n / 8))
         return gw_fail(err, GW_EXIT_BAD_INPUT,
-                       "%s: %s: %zu samples of %zu columns, but the file holds only %llu values: damaged", c->r->path,
+                       "%s: %s: %zu sample intervals of %zu columns, but the file holds only %llu values: damaged", c->r->path,
                        what, rows, cols, (unsigned long long)values);
     *cells = n;
     return 0;
@@ -355,10 +355,10 @@ static int load_gpus(load_ctx *c, gw_error *err)
     if (s->interval_count && s->gpu_count) {
         int64_t values = table_rows(c, "SELECT count(*) FROM gpu_sample", "table gpu_sample", err);
         size_t cells = 0;
-        if (values < 0 || matrix_cells(c, c->row_count, s->gpu_count, (uint64_t)values, "table gpu_sample", &cells,
-                                       err) != 0)
+        if (values < 0 || matrix_cells(c, s->interval_count, s->gpu_count, (uint64_t)values, "table gpu_sample",
+                                       &cells, err) != 0)
             return -1;
-        s->gpu = calloc(s->interval_count * s->gpu_count, sizeof *s->gpu);
+        s->gpu = calloc(cells, sizeof *s->gpu);
         if (!s->gpu)
             return oom(err, c->r->path);
     }

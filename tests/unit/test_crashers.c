@@ -260,7 +260,7 @@ static void sparse_gpu_matrix_is_refused(void **state)
     gw_error_clear(&err);
     assert_int_equal(gw_ingest_files(paths, 1, NULL, job, &err), -1);
     assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
-    assert_non_null(strstr(err.message, "table gpu_sample: 2005 samples of 20000 columns, but the file holds only 0 values"));
+    assert_non_null(strstr(err.message, "table gpu_sample: 2004 sample intervals of 20000 columns, but the file holds only 0 values"));
     gw_job_free(job);
     unlink(path);
 }
