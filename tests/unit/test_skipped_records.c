@@ -1,8 +1,9 @@
 /* Records a reader cannot use as they are are counted in the trace's notes, which every
  * output shows: events whose times lie outside what a clock holds (left out), events that
  * end before they start (read with a duration of 0), NVTX ranges still open when nsys
- * stopped (left out), in the model and in the readers that meet them; and events that
- * were skipped without a word before (the legacy autograd profiler's) are read. */
+ * stopped (left out), GPU events on a device id no GPU can have (left out), in the model
+ * and in the readers that meet them; and events that were skipped without a word before
+ * (the legacy autograd profiler's) are read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,39 @@ static void legacy_autograd_trace_is_read(void **state)
     gw_trace_free(t);
 }
 
+/* A GPU event whose device id (args.device, or the pid standing for it) does not fit any
+ * device index is skipped and counted; it used to be put on GPU 0, beside GPU 0's own
+ * kernels. Negative and large int32 ids stay devices of their own. */
+static void kineto_impossible_device_is_skipped(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gw-device-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    static const char json[] =
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 5,"
+        " \"args\": {\"device\": 0, \"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 10, \"dur\": 5,"
+        " \"args\": {\"device\": 99999999999, \"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": -4294967296, \"tid\": 7,"
+        " \"ts\": 20, \"dur\": 5, \"args\": {\"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 30, \"dur\": 5,"
+        " \"args\": {\"device\": 2147483647, \"stream\": 7}}]}";
+    assert_int_equal(write(fd, json, sizeof json - 1), (ssize_t)(sizeof json - 1));
+    close(fd);
+    gw_trace *t = NULL;
+    gw_error err;
+    gw_error_clear(&err);
+    assert_int_equal(gw_kineto_read(path, NULL, &t, &err), 0);
+    unlink(path);
+    assert_int_equal(t->gpu_count, 2);
+    assert_int_equal(t->gpu[0].device, 0);
+    assert_int_equal(t->gpu[1].device, 2147483647);
+    assert_non_null(note_with(t, "2 GPU events whose device id is out of range were skipped"));
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +184,7 @@ int main(void)
         cmocka_unit_test(csv_negative_duration_is_noted),
         cmocka_unit_test(nsys_open_nvtx_ranges_are_counted),
         cmocka_unit_test(legacy_autograd_trace_is_read),
+        cmocka_unit_test(kineto_impossible_device_is_skipped),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
