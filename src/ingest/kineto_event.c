@@ -426,20 +426,13 @@ static int32_t stream_of(const event_fields *f)
 }
 
 /* The device of a GPU event: args.device, else a numeric pid (Kineto's GPU "process"), else
- * 0. -1 when the id is beyond what any device index can be: the event cannot be put on a
- * GPU without guessing, so it is skipped and counted (never merged into GPU 0). */
-static int device_of(const event_fields *f, int32_t *device)
+ * 0; an id no device can have is GW_DEVICE_INVALID (dropped and counted by the model). */
+static int32_t device_of(const event_fields *f)
 {
-    int64_t d;
     if (f->device.present)
-        d = f->device.v;
-    else if (f->pid.present && !f->pid.from_text)
-        d = f->pid.num;
-    else
-        d = 0;
-    if (d < INT32_MIN || d > INT32_MAX)
-        return -1;
-    *device = (int32_t)d;
+        return gw_device_id(f->device.v);
+    if (f->pid.present && !f->pid.from_text)
+        return gw_device_id(f->pid.num);
     return 0;
 }
 
@@ -458,11 +451,6 @@ static gw_mem_kind mem_word(const char *name)
 
 static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind kind)
 {
-    int32_t device;
-    if (device_of(f, &device) != 0) {
-        st->bad_device++;
-        return 0;
-    }
     uint32_t name_id = intern_name(st, f);
     if (name_id == UINT32_MAX)
         return oom(st);
@@ -473,7 +461,7 @@ static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind
     g->name_id = name_id;
     g->start = f->ts;
     g->end = f->ts + f->dur;
-    g->device = device;
+    g->device = device_of(f);
     g->stream = stream_of(f);
     if (f->correlation.present && f->correlation.v > 0)
         g->correlation = (uint64_t)f->correlation.v;
@@ -717,9 +705,6 @@ int gw_kineto_events_done(gw_kineto_state *st)
     if (st->no_timestamp)
         gw_trace_note(t, "%llu events without a usable timestamp were skipped",
                       (unsigned long long)st->no_timestamp);
-    if (st->bad_device)
-        gw_trace_note(t, "%llu GPU events whose device id is out of range were skipped",
-                      (unsigned long long)st->bad_device);
     if (st->profiler_ranges && st->kernels == 0)
         gw_trace_note(t, "CUPTI range-profiler trace: %llu ranges, no kernel events",
                       (unsigned long long)st->profiler_ranges);

@@ -34,7 +34,6 @@ typedef struct gw_kineto_state {
     uint64_t profiler_ranges;    /* cuda_profiler_range (CUPTI range profiler) */
     uint64_t gpu_annotations;    /* gpu_user_annotation: not host steps */
     uint64_t no_timestamp;       /* complete events without a usable ts */
-    uint64_t bad_device;         /* GPU events whose device id does not fit an int32 */
     int out_of_memory;
 } gw_kineto_state;
 

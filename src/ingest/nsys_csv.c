@@ -213,8 +213,12 @@ static int device_of(gw_trace *t, const char *s, int32_t *id)
         return 0;
     char *end = NULL;
     long v = strtol(open + 1, &end, 10);
-    if (!end || *end != ')' || v < 0 || v > INT32_MAX)
+    if (!end || *end != ')')
         return 0;
+    if (v < 0 || v > INT32_MAX) {
+        *id = GW_DEVICE_INVALID;   /* no device: the model drops the row and counts it */
+        return 0;
+    }
     *id = (int32_t)v;
     if (gw_trace_device(t, *id))
         return 0;

@@ -55,7 +55,7 @@ static void fill_common(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e, uint8_
 {
     e->start = sqlite3_column_int64(st, C_START);
     e->end = sqlite3_column_int64(st, C_END);
-    e->device = (int32_t)sqlite3_column_int64(st, C_DEVICE);
+    e->device = gw_device_id(sqlite3_column_int64(st, C_DEVICE));
     e->stream = stream_of(st, C_STREAM);
     int64_t pid = gw_nsys_pid(sqlite3_column_int64(st, C_PID));
     e->correlation = gw_nsys_corr(d, pid, sqlite3_column_int64(st, C_CORR));
@@ -111,7 +111,7 @@ void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
     e->est_occupancy_pct = -1.0f;
     e->start = v[KR_START];
     e->end = v[KR_END];
-    e->device = (int32_t)v[KR_DEVICE];
+    e->device = gw_device_id(v[KR_DEVICE]);
     e->stream = stream_id(v[KR_STREAM]);
     e->correlation = gw_nsys_corr(d, gw_nsys_pid(v[KR_PID]), v[KR_CORR]);
     e->kind = GW_GPU_KERNEL;

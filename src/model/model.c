@@ -335,9 +335,14 @@ static int prepare_events(gw_trace *t)
     size_t host_dropped = t->host_count - kept;
     t->host_count = kept;
     kept = 0;
+    size_t gpu_no_device = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
         if (!gw_ns_in_range(t->gpu[i].start) || !gw_ns_in_range(t->gpu[i].end))
             continue;
+        if (t->gpu[i].device == GW_DEVICE_INVALID) {
+            gpu_no_device++;
+            continue;
+        }
         if (kept != i)
             t->gpu[kept] = t->gpu[i];
         gw_gpu_event *g = &t->gpu[kept++];
@@ -368,8 +373,11 @@ static int prepare_events(gw_trace *t)
         if (*c & NAME_GEMM)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
-    size_t gpu_dropped = t->gpu_count - kept;
+    size_t gpu_dropped = t->gpu_count - kept - gpu_no_device;
     t->gpu_count = kept;
+    if (gpu_no_device)
+        gw_trace_note(t, "skipped %zu GPU record%s whose device id is out of range (damaged values)", gpu_no_device,
+                      gpu_no_device == 1 ? "" : "s");
     size_t mem_dropped, steps_dropped;
     drop_out_of_range_mem_steps(t, &mem_dropped, &steps_dropped);
     note_out_of_range(t, gpu_dropped, host_dropped, mem_dropped, steps_dropped);

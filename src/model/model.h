@@ -25,6 +25,14 @@ typedef int64_t gw_ns;
 
 #define GW_NO_STREAM (-1)
 #define GW_NO_CORRELATION 0
+/* A GPU event's device id from a file that no device index can be (outside int32): readers
+ * store this, gw_trace_finish drops the event and counts it in a note, rather than a
+ * truncated id putting it on a real GPU. */
+#define GW_DEVICE_INVALID INT32_MIN
+static inline int32_t gw_device_id(int64_t id)
+{
+    return id <= INT32_MIN || id > INT32_MAX ? GW_DEVICE_INVALID : (int32_t)id;
+}
 
 /* ---- GPU side ------------------------------------------------------------------- */
 

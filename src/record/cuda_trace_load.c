@@ -211,7 +211,7 @@ static int32_t device_of_context(const loader *L, int64_t pid, int64_t context)
 {
     for (size_t i = 0; i < L->ctx_device_count; i++)
         if (L->ctx_devices[i].pid == pid && L->ctx_devices[i].context == context)
-            return (int32_t)L->ctx_devices[i].device;
+            return gw_device_id(L->ctx_devices[i].device);
     return 0;
 }
 
@@ -235,7 +235,7 @@ static int load_kernels(loader *L)
         g->kind = GW_GPU_KERNEL;
         g->start = rebase(L, sqlite3_column_int64(st, 2));
         g->end = rebase(L, sqlite3_column_int64(st, 3));
-        g->device = (int32_t)sqlite3_column_int64(st, 4);
+        g->device = gw_device_id(sqlite3_column_int64(st, 4));
         g->stream = stream_of(sqlite3_column_int64(st, 6));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 7);
         g->name_id = name;
@@ -270,7 +270,7 @@ static int load_copies(loader *L)
         g->kind = GW_GPU_MEMCPY;
         g->start = rebase(L, sqlite3_column_int64(st, 1));
         g->end = rebase(L, sqlite3_column_int64(st, 2));
-        g->device = (int32_t)sqlite3_column_int64(st, 3);
+        g->device = gw_device_id(sqlite3_column_int64(st, 3));
         g->stream = stream_of(sqlite3_column_int64(st, 5));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 6);
         g->bytes = (uint64_t)sqlite3_column_int64(st, 7);
@@ -311,7 +311,7 @@ static int load_sets(loader *L)
         g->kind = GW_GPU_MEMSET;
         g->start = rebase(L, sqlite3_column_int64(st, 1));
         g->end = rebase(L, sqlite3_column_int64(st, 2));
-        g->device = (int32_t)sqlite3_column_int64(st, 3);
+        g->device = gw_device_id(sqlite3_column_int64(st, 3));
         g->stream = stream_of(sqlite3_column_int64(st, 5));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 6);
         g->bytes = (uint64_t)sqlite3_column_int64(st, 7);

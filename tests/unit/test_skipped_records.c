@@ -78,7 +78,8 @@ static void csv_negative_duration_is_noted(void **state)
         "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
         "Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
         "1000,500,120,16,1,1,64,1,1,24,0,0,,,,,Test GPU (0),1,7,k1\n"
-        "2000,-300,121,16,1,1,64,1,1,24,0,0,,,,,Test GPU (0),1,7,k2\n";
+        "2000,-300,121,16,1,1,64,1,1,24,0,0,,,,,Test GPU (0),1,7,k2\n"
+        "3000,100,122,16,1,1,64,1,1,24,0,0,,,,,Test GPU (99999999999),1,7,k3\n";
     assert_int_equal(write(fd, csv, sizeof csv - 1), (ssize_t)(sizeof csv - 1));
     close(fd);
     gw_trace *t = NULL;
@@ -91,6 +92,7 @@ static void csv_negative_duration_is_noted(void **state)
     assert_int_equal(t->gpu[1].start, 2000);
     assert_int_equal(t->gpu[1].end, 2000);
     assert_non_null(note_with(t, "1 GPU and 0 host records end before they start"));
+    assert_non_null(note_with(t, "skipped 1 GPU record whose device id is out of range"));
     gw_trace_free(t);
 }
 
@@ -110,6 +112,28 @@ static void nsys_open_nvtx_ranges_are_counted(void **state)
     if (gw_nsys_sqlite_read(db, NULL, &t, &err) != 0)
         fail_msg("%s", err.message);
     assert_non_null(note_with(t, "skipped 2 NVTX ranges still open when the capture stopped"));
+    gw_trace_free(t);
+}
+
+/* nsys: a kernel (direct page reader) and a copy (SQL) whose deviceId is past int32 are
+ * left out and counted, not truncated onto GPU 0. */
+static void nsys_impossible_device_is_skipped(void **state)
+{
+    (void)state;
+    char db[160];
+    snprintf(db, sizeof db, "%s/bad_device.sqlite", g_tmpdir);
+    exec_sql_file(db, GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql");
+    exec_sql(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 4294967296 WHERE start = 1250;"
+                 "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 1099511627776");
+    gw_trace *t = NULL;
+    gw_error err;
+    gw_error_clear(&err);
+    if (gw_nsys_sqlite_read(db, NULL, &t, &err) != 0)
+        fail_msg("%s", err.message);
+    assert_int_equal(t->gpu_count, 1);
+    assert_int_equal(t->gpu[0].start, 250);
+    assert_int_equal(t->gpu[0].device, 0);
+    assert_non_null(note_with(t, "skipped 2 GPU records whose device id is out of range"));
     gw_trace_free(t);
 }
 
@@ -173,7 +197,7 @@ static void kineto_impossible_device_is_skipped(void **state)
     assert_int_equal(t->gpu_count, 2);
     assert_int_equal(t->gpu[0].device, 0);
     assert_int_equal(t->gpu[1].device, 2147483647);
-    assert_non_null(note_with(t, "2 GPU events whose device id is out of range were skipped"));
+    assert_non_null(note_with(t, "skipped 2 GPU records whose device id is out of range"));
     gw_trace_free(t);
 }
 
@@ -185,6 +209,7 @@ int main(void)
         cmocka_unit_test(nsys_open_nvtx_ranges_are_counted),
         cmocka_unit_test(legacy_autograd_trace_is_read),
         cmocka_unit_test(kineto_impossible_device_is_skipped),
+        cmocka_unit_test(nsys_impossible_device_is_skipped),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
