@@ -228,7 +228,14 @@ static void *receiver_main(void *arg)
 static int open_side_db(gw_trace_session *s, gw_error *err)
 {
     unlink(s->side_path);  /* a stale file from a killed run would mix two traces */
-    if (sqlite3_open_v2(s->side_path, &s->side_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    /* Created exclusively, never through a link, private (it holds the job's kernel and
+     * marker names); SQLite then opens that very file. */
+    int fd = open(s->side_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the CUDA trace file: %s", s->side_path,
+                       strerror(errno));
+    close(fd);
+    if (sqlite3_open_v2(s->side_path, &s->side_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the CUDA trace file: %s", s->side_path,
                        s->side_db ? sqlite3_errmsg(s->side_db) : "out of memory");
