@@ -4,14 +4,18 @@
 #include "collect/nvml.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collect/nvml_abi.h"
 #include "util/grow.h"
+#include "util/lib_trust.h"
 
 /* GPM needs more than 100 ms between its two samples (NVML's internal refresh); 1 ms of
  * margin covers the time the sample call itself takes. */
@@ -310,12 +314,41 @@ static void setup_events(gw_nvml *nv)
     }
 }
 
+/* dlopen of lib_path. A path (not a bare name the loader looks up in the system's
+ * directories) is opened first and, as root, refused unless only root can have written it;
+ * the descriptor checked is the one loaded (/proc/self/fd/N), so the file cannot be swapped
+ * in between. Returns 0 (nv->lib set, or NULL with dlerror pending), or -1 with note set. */
+static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t note_size)
+{
+    if (!strchr(lib_path, '/') || geteuid() != 0) {
+        nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+        return 0;
+    }
+    int fd = open(lib_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path, strerror(errno));
+        return -1;
+    }
+    char why[256];
+    if (gw_lib_trusted(lib_path, fd, why, sizeof why) != 0) {
+        snprintf(note, note_size, "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)",
+                 lib_path, why);
+        close(fd);
+        return -1;
+    }
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    nv->lib = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
+    close(fd);  /* the mapping stays */
+    return 0;
+}
+
 gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
 {
     if (note_size)
         note[0] = '\0';
     if (!lib_path)
-        lib_path = getenv("GW_NVML_LIB");
+        lib_path = gw_lib_env("GW_NVML_LIB");
     if (!lib_path || !*lib_path)
         lib_path = "libnvidia-ml.so.1";
     gw_nvml *nv = calloc(1, sizeof *nv);
@@ -324,7 +357,10 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
         return NULL;
     }
     nv->slow_period_ns = GW_NVML_DEFAULT_SLOW_PERIOD_NS;
-    nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    if (load_library(nv, lib_path, note, note_size) != 0) {
+        free(nv);
+        return NULL;
+    }
     if (!nv->lib) {
         const char *why = dlerror();
         snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path,

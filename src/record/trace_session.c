@@ -51,6 +51,7 @@ int64_t gw_trace_parse_duration_ms(const char *text)
 #include "inject/gw_handover.h"
 #include "record/cuda_trace_store.h"
 #include "record/trace_receiver.h"
+#include "util/lib_trust.h"
 
 /* At most this many traced processes at once (ranks of one node, with margin). */
 #define SESSION_MAX_CONNS 256
@@ -77,12 +78,21 @@ struct gw_trace_session {
     gw_trace_summary summary;
 };
 
-int gw_trace_find_inject_lib(char *buf, size_t cap)
+int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size)
 {
-    const char *env = getenv("GW_CUPTI_LIB");
-    if (env && *env) {
-        if (access(env, R_OK) != 0 || strlen(env) >= cap)
+    snprintf(why, why_size, "libgpuwhy-cupti.so is not beside the gpuwhy binary (nor named by GW_CUPTI_LIB)");
+    const char *env = gw_lib_env("GW_CUPTI_LIB");
+    if (env) {
+        char reason[200];
+        if (access(env, R_OK) != 0 || strlen(env) >= cap) {
+            snprintf(why, why_size, "GW_CUPTI_LIB=%s is not readable", env);
             return -1;
+        }
+        /* The job loads it as whoever runs gpuwhy: as root, only a library only root wrote. */
+        if (gw_lib_trusted(env, -1, reason, sizeof reason) != 0) {
+            snprintf(why, why_size, "GW_CUPTI_LIB=%s refused: gpuwhy runs as root and the library is %s", env, reason);
+            return -1;
+        }
         strcpy(buf, env);
         return 0;
     }
@@ -269,10 +279,13 @@ gw_trace_session *gw_trace_session_start(const gw_trace_options *opt, const char
             return NULL;
         }
         strcpy(s->inject_lib, opt->inject_lib);
-    } else if (gw_trace_find_inject_lib(s->inject_lib, sizeof s->inject_lib) != 0) {
-        gw_fail(err, GW_EXIT_USAGE, "--trace needs libgpuwhy-cupti.so beside the gpuwhy binary (or GW_CUPTI_LIB)");
-        free(s);
-        return NULL;
+    } else {
+        char why[512];
+        if (gw_trace_find_inject_lib(s->inject_lib, sizeof s->inject_lib, why, sizeof why) != 0) {
+            gw_fail(err, GW_EXIT_USAGE, "--trace needs the CUPTI injection library: %s", why);
+            free(s);
+            return NULL;
+        }
     }
     s->side_path = strdup(side_path);
     if (!s->side_path || gw_trace_receiver_init(&s->rx, gw_cuda_store_emit, &s->sink) != 0) {
@@ -442,10 +455,11 @@ struct gw_trace_session {
     int unused;
 };
 
-int gw_trace_find_inject_lib(char *buf, size_t cap)
+int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size)
 {
     (void)buf;
     (void)cap;
+    snprintf(why, why_size, "gpuwhy was built without the CUDA/CUPTI headers");
     return -1;
 }
 
