@@ -202,9 +202,18 @@ static void *receiver_main(void *arg)
         if (!stopping && (pfds[1].revents & POLLIN)) {
             /* CLOEXEC: the job and anything else gpuwhy starts must not hold it */
             int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0 && nconns < SESSION_MAX_CONNS) {
+            /* Who connected, as the kernel saw it: only processes of the user gpuwhy runs as
+             * (the job's), and the pid is theirs, not what their frames claim. */
+            struct ucred peer = {0};
+            socklen_t peer_len = sizeof peer;
+            if (fd >= 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) != 0 || peer.pid <= 0 ||
+                            peer.uid != geteuid())) {
+                gw_trace_receiver_refuse(&s->rx, (uint32_t)peer.pid, (uint32_t)peer.uid);
+                close(fd);
+            } else if (fd >= 0 && nconns < SESSION_MAX_CONNS) {
                 conns[nconns].fd = fd;
                 gw_trace_conn_init(&conns[nconns].conn);
+                conns[nconns].conn.peer_pid = (uint32_t)peer.pid;
                 nconns++;
             } else if (fd >= 0) {
                 close(fd);  /* the job's library then runs untraced and says so */
