@@ -332,3 +332,38 @@ void gw_table_free(gw_text_table *t)
     free(t->cells);
     memset(t, 0, sizeof *t);
 }
+
+size_t gw_text_escape(char *dst, size_t dst_size, const char *src, size_t max_cols)
+{
+    static const char HEX[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)src;
+    size_t len = strlen(src), i = 0, o = 0, cols = 0;
+    if (dst_size == 0)
+        return 0;
+    while (i < len) {
+        size_t bad = 1, n = p[i] < 0x20 || p[i] == 0x7F ? 0 : gw_utf8_sequence(p + i, len - i, &bad);
+        if (n) {
+            if (o + n >= dst_size || cols + 1 > max_cols)
+                break;
+            memcpy(dst + o, p + i, n);
+            o += n;
+            i += n;
+            cols++;
+            continue;
+        }
+        /* Each byte of a control character or of invalid UTF-8: "\xNN", four columns. */
+        for (size_t k = 0; k < bad; k++) {
+            if (o + 4 >= dst_size || cols + 4 > max_cols)
+                goto full;
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = HEX[p[i] >> 4];
+            dst[o++] = HEX[p[i] & 15];
+            i++;
+            cols += 4;
+        }
+    }
+full:
+    dst[o] = '\0';
+    return o;
+}

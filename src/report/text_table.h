@@ -25,6 +25,13 @@ void gw_text_fit(char *dst, size_t dst_size, const char *src, size_t max_cols, i
 int gw_text_wrap(FILE *out, const char *first_prefix, const char *rest_prefix, const char *text,
                  int width);
 
+/* Copies src into dst (always NUL-terminated) keeping every byte visible yet harmless to a
+ * terminal: bytes below 0x20, 0x7F and bytes of invalid UTF-8 become the four characters
+ * "\xNN" (so an escape sequence in another user's command line shows as text instead of
+ * acting on the terminal). Stops, never inside an escape or a UTF-8 sequence, before
+ * max_cols columns or the end of dst. Returns the bytes written. */
+size_t gw_text_escape(char *dst, size_t dst_size, const char *src, size_t max_cols);
+
 typedef enum gw_text_align { GW_ALIGN_LEFT = 0, GW_ALIGN_RIGHT } gw_text_align;
 
 typedef struct gw_text_column {
