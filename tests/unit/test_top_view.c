@@ -1,6 +1,7 @@
 /* The `top` screen text (report/top_view.c) on hand-made snapshots: unknown values are "-"
- * rather than 0, throttle reasons are words, no driver says "host only", and no line is
- * wider than asked even with the longest names and commands. */
+ * rather than 0, throttle reasons are words, no driver says "host only", no line is wider
+ * than asked even with the longest names and commands, and control bytes in other users'
+ * process names and command lines print as visible "\xNN" escapes. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
