@@ -129,16 +129,18 @@ typedef struct session_ctx {
     int line_shown;
 } session_ctx;
 
-static int reap_job(session_ctx *c)
+static int job_has_exited(session_ctx *c)
 {
     if (c->job_done || !c->rs->job_is_child)
         return c->job_done;
-    int status = 0;
-    pid_t r = waitpid(c->rs->job_pid, &status, WNOHANG);
-    if (r == c->rs->job_pid) {
-        c->job_done = 1;
-        c->job_status = status;
-    } else if (r < 0 && errno == ECHILD) {
+    /* WNOWAIT: the job stays a zombie until wait_job() reaps it, so the last sample still
+     * reads its final counters (its IO includes every child it reaped); reaped here, they
+     * would be folded into gpuwhy's own and lost to the recording. */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)c->rs->job_pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0)
+        return info.si_pid == c->rs->job_pid;
+    if (errno == ECHILD) {
         c->job_done = 1;   /* reaped elsewhere: status unknown */
         c->job_status = 0;
     }
@@ -148,7 +150,7 @@ static int reap_job(session_ctx *c)
 static int should_stop(void *ctx)
 {
     session_ctx *c = ctx;
-    return g_stop_requested || reap_job(c);
+    return g_stop_requested || job_has_exited(c);
 }
 
 static void fmt_pct(char *buf, size_t size, double v)
