@@ -3,6 +3,8 @@
 # 2-CPU machine, so it waits in the run queue (schedstat) most of the time; its counterpart,
 # the same process without workers, must not raise it. GPU side from the fake NVML.
 set -u
+# Runs in a session of its own at a raised priority where allowed: see the file.
+. "$(dirname "$0")/../tools/raised_priority.sh"
 : "${GW_BIN:?}" "${GW_FAKE_NVML:?}"
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }

@@ -24,7 +24,8 @@
  *                               putil PID:SM:MEM,... or -, gpm SMACT OCC TENSOR DRAM,
  *                               fail FUNC CODE (FUNC: util memory clocks reasons temp power
  *                               pcie link procs putil gpm; CODE 0 clears), lost, xid CODE).
- * A timed value holds from T (default 0) until a later T for the same GPU and key. */
+ * A timed value holds from T (default 0) until a later T for the same GPU and key.
+ * Env GW_FAKE_NVML_STARTED=PATH: nvmlInit creates PATH when the timeline starts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,14 @@ static nvmlReturn_t do_init(void)
         return (nvmlReturn_t)F.init_error;
     F.start_ns = now_ns();
     F.init_count = 1;
+    /* Tests that act in step with the timeline (a burst while the GPU drops) wait for this
+     * file: it appears when "at T" times start counting. */
+    const char *started = getenv("GW_FAKE_NVML_STARTED");
+    if (started && *started) {
+        FILE *f = fopen(started, "w");
+        if (f)
+            fclose(f);
+    }
     return NVML_SUCCESS;
 }
 
