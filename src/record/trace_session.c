@@ -177,14 +177,22 @@ static void *receiver_main(void *arg)
     for (;;) {
         size_t n = 0;
         pfds[n++] = (struct pollfd){.fd = s->wake_pipe[0], .events = POLLIN};
-        pfds[n++] = (struct pollfd){.fd = stopping ? -1 : s->listen_fd, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
         for (size_t i = 0; i < nconns; i++)
             pfds[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
         int timeout = -1;
         if (stopping) {
             int64_t left = s->stop_deadline_ms - now_ms();
-            if (nconns == 0 || left <= 0)
+            if (left <= 0)
                 break;
+            if (nconns == 0) {
+                /* Done, unless a process connected and is still waiting to be accepted (a
+                 * short-lived one, when the job ended before this thread got a CPU): its
+                 * trace is in the socket already. */
+                struct pollfd waiting = {.fd = s->listen_fd, .events = POLLIN};
+                if (poll(&waiting, 1, 0) <= 0)
+                    break;
+            }
             timeout = (int)(left > 1000 ? 1000 : left);
         }
         int rc = poll(pfds, n, timeout);
@@ -199,7 +207,7 @@ static void *receiver_main(void *arg)
             if (read(s->wake_pipe[0], &b, 1) <= 0 || b == 's')
                 stopping = 1;
         }
-        if (!stopping && (pfds[1].revents & POLLIN)) {
+        if (pfds[1].revents & POLLIN) {
             /* CLOEXEC: the job and anything else gpuwhy starts must not hold it */
             int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
             /* Who connected, as the kernel saw it: only processes of the user gpuwhy runs as

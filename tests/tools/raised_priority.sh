@@ -1,5 +1,5 @@
 # Sourced first thing by the tests that reproduce CPU-bound situations with real processes
-# (tests/cli/sampled_*.sh). Such a test plants a situation (a burner beside the job, workers
+# (tests/cli/sampled_*.sh and others). Such a test plants a situation (a burner beside the job, workers
 # outnumbering the cores, a periodic burst) and checks that the recording names it; on a
 # shared CI machine, other work would dilute the planted processes until the situation is
 # no longer the one planted (the job then really is starved by others, and that is what
