@@ -7,6 +7,8 @@ level=${1:-build}
 pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
 if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
+  # serve's tests: a real Prometheus and promtool, the manifests' YAML, systemd-analyze
+  pkgs+=(prometheus python3-yaml systemd)
 fi
 if [ "$level" = browser ]; then
   pkgs+=(chromium)
