@@ -4,8 +4,6 @@
 #include "collect/nvml.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,31 +382,18 @@ static void setup_events(gw_nvml *nv)
 }
 
 /* dlopen of lib_path. A path (not a bare name the loader looks up in the system's
- * directories) is opened first and, as root, refused unless only root can have written it;
- * the descriptor checked is the one loaded (/proc/self/fd/N), so the file cannot be swapped
- * in between. Returns 0 (nv->lib set, or NULL with dlerror pending), or -1 with note set. */
+ * directories) is, as root, refused unless only root can have written it or swapped it
+ * (gw_lib_trusted checks the file and its directory). Returns 0 (nv->lib set, or NULL with
+ * dlerror pending), or -1 with note set. */
 static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t note_size)
 {
-    if (!strchr(lib_path, '/') || geteuid() != 0) {
-        nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
-        return 0;
-    }
-    int fd = open(lib_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path, strerror(errno));
-        return -1;
-    }
     char why[256];
-    if (gw_lib_trusted(lib_path, fd, why, sizeof why) != 0) {
+    if (strchr(lib_path, '/') && gw_lib_trusted(lib_path, -1, why, sizeof why) != 0) {
         snprintf(note, note_size, "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)",
                  lib_path, why);
-        close(fd);
         return -1;
     }
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    nv->lib = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
-    close(fd);  /* the mapping stays */
+    nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
     return 0;
 }
 

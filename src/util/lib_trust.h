@@ -13,9 +13,10 @@ const char *gw_lib_env(const char *name);
 
 /* Whether this process may load the library file at path: always when not root; as root
  * only when the file is owned by root, not writable by group or others, and its directory
- * is not writable by others unless sticky (else the file could be swapped). fd >= 0: the
- * already opened file is checked (what is checked is what gets loaded), else path is.
- * Returns 0, or -1 with the reason in why ("owned by uid 1000", ...). */
+ * is owned by root and not writable by others unless sticky (else the file could be
+ * swapped after this check). fd >= 0: that already opened file is checked instead of
+ * path's (the directory still by path). Returns 0, or -1 with the reason in why ("owned by
+ * uid 1000", ...). */
 int gw_lib_trusted(const char *path, int fd, char *why, size_t why_size);
 
 #endif
