@@ -4,10 +4,12 @@
 #include "collect/nvml.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,6 +390,11 @@ static void setup_events(gw_nvml *nv)
 static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t note_size)
 {
     char why[256];
+    struct stat st;
+    if (strchr(lib_path, '/') && geteuid() == 0 && stat(lib_path, &st) != 0) {
+        snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path, strerror(errno));
+        return -1;
+    }
     if (strchr(lib_path, '/') && gw_lib_trusted(lib_path, -1, why, sizeof why) != 0) {
         snprintf(note, note_size, "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)",
                  lib_path, why);
