@@ -142,6 +142,7 @@ typedef struct load_ctx {
     /* parallel to s->job_processes: the last schedstat seen (mono_ns 0 = none yet) */
     struct sched_mark { uint64_t wait_ns; int64_t mono_ns; } *sched;
     size_t sched_cap;
+    int64_t thread_mono_ns;       /* the last sample with thread detail (schedstat), 0 none */
     /* parallel to s->job_processes: the last io and status read (values read every few
      * intervals; their rates span the samples between two reads) */
     struct slow_mark {
@@ -766,9 +767,17 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         if (p->task.has_schedstat) {
             struct sched_mark *m = &c->sched[idx];
             uint64_t waited = 0;
-            if (m->mono_ns && b->mono_ns > m->mono_ns &&
+            int64_t since_ns = m->mono_ns;
+            /* A process born since the last thread sample (a DataLoader worker) waited all
+             * its run-queue time inside the span: counted from 0, like its first CPU. */
+            if (!since_ns && c->thread_mono_ns && b->mono_ns > c->thread_mono_ns &&
+                (double)p->start_ticks / (double)c->ticks_per_s * 1e9 >= (double)c->thread_mono_ns) {
+                since_ns = c->thread_mono_ns;
+                m->wait_ns = 0;
+            }
+            if (since_ns && b->mono_ns > since_ns &&
                 gw_counter_delta(m->wait_ns, p->task.runqueue_wait_ns, false, &waited) == GW_RATE_OK) {
-                double pct = (double)waited / (double)(b->mono_ns - m->mono_ns) * 100.0;
+                double pct = (double)waited / (double)(b->mono_ns - since_ns) * 100.0;
                 wait_pct += pct;
                 wait_known = 1;
                 if (i == 0 && b->job_alive)
@@ -779,6 +788,8 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         }
     }
     h->job_runqueue_wait_pct = wait_known ? wait_pct : NAN;
+    if (b->has_threads)
+        c->thread_mono_ns = b->mono_ns;
     h->job_alive = b->job_alive;
     h->job_process_count = (int)b->proc_count;
     h->job_d_state_processes = b->procs_d_state;
@@ -991,6 +1002,8 @@ static int load_host(load_ctx *c, gw_error *err)
                     c->sched[idx].wait_ns = p->task.runqueue_wait_ns;
                     c->sched[idx].mono_ns = cur->mono_ns;
                 }
+                if (cur->has_threads)
+                    c->thread_mono_ns = cur->mono_ns;
                 struct slow_mark *m = &c->slow[idx];
                 m->has_io = p->has_io;
                 m->read_bytes = p->read_bytes;
