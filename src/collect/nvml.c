@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,8 +386,8 @@ static void setup_events(gw_nvml *nv)
 
 /* dlopen of lib_path. A path (not a bare name the loader looks up in the system's
  * directories) is, as root, refused unless only root can have written it or swapped it
- * (gw_lib_trusted checks the file and its directory). Returns 0 (nv->lib set, or NULL with
- * dlerror pending), or -1 with note set. */
+ * (gw_lib_trusted checks the file and every directory above it, and gives the resolved name
+ * to load). Returns 0 (nv->lib set, or NULL with dlerror pending), or -1 with note set. */
 static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t note_size)
 {
     char why[256];
@@ -395,10 +396,15 @@ static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t no
         snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path, strerror(errno));
         return -1;
     }
-    if (strchr(lib_path, '/') && gw_lib_trusted(lib_path, -1, why, sizeof why) != 0) {
-        snprintf(note, note_size, "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)",
-                 lib_path, why);
-        return -1;
+    char checked[PATH_MAX];
+    if (strchr(lib_path, '/')) {
+        if (gw_lib_trusted(lib_path, checked, sizeof checked, why, sizeof why) != 0) {
+            snprintf(note, note_size,
+                     "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)", lib_path,
+                     why);
+            return -1;
+        }
+        lib_path = checked;
     }
     nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
     return 0;

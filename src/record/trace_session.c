@@ -89,11 +89,10 @@ int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size)
             return -1;
         }
         /* The job loads it as whoever runs gpuwhy: as root, only a library only root wrote. */
-        if (gw_lib_trusted(env, -1, reason, sizeof reason) != 0) {
+        if (gw_lib_trusted(env, buf, cap, reason, sizeof reason) != 0) {
             snprintf(why, why_size, "GW_CUPTI_LIB=%s refused: gpuwhy runs as root and the library is %s", env, reason);
             return -1;
         }
-        strcpy(buf, env);
         return 0;
     }
     char exe[PATH_MAX];

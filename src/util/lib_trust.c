@@ -15,14 +15,48 @@ const char *gw_lib_env(const char *name)
     return v && *v ? v : NULL;
 }
 
-int gw_lib_trusted(const char *path, int fd, char *why, size_t why_size)
+/* A directory on the way to the library: whoever may write it (or owns it, and so may
+ * make it writable) could put another file or directory in the library's place after the
+ * check. A sticky directory (/tmp) lets others write it but not rename root's entries. */
+static int directory_trusted(const char *dir, char *why, size_t why_size)
+{
+    struct stat ds;
+    if (stat(dir, &ds) != 0) {
+        snprintf(why, why_size, "cannot check its directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (ds.st_uid != 0) {
+        snprintf(why, why_size, "in the directory %s, owned by uid %u, not root", dir, (unsigned)ds.st_uid);
+        return -1;
+    }
+    if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX)) {
+        snprintf(why, why_size, "in the directory %s, writable by %s (mode %04o)", dir,
+                 ds.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(ds.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+int gw_lib_trusted(const char *path, char *resolved, size_t resolved_size, char *why, size_t why_size)
 {
     if (why_size)
         why[0] = '\0';
-    if (geteuid() != 0)
+    if (geteuid() != 0) {
+        if (snprintf(resolved, resolved_size, "%s", path) >= (int)resolved_size) {
+            snprintf(why, why_size, "a path too long");
+            return -1;
+        }
         return 0;
+    }
+    /* Resolved first, and then loaded by the resolved name: a symbolic link on the way,
+     * wherever it lives, cannot be re-pointed between this check and the load. */
+    char real[PATH_MAX];
+    if (!realpath(path, real)) {
+        snprintf(why, why_size, "cannot check it: %s", strerror(errno));
+        return -1;
+    }
     struct stat st;
-    if ((fd >= 0 ? fstat(fd, &st) : stat(path, &st)) != 0) {
+    if (stat(real, &st) != 0) {
         snprintf(why, why_size, "cannot check it: %s", strerror(errno));
         return -1;
     }
@@ -39,25 +73,24 @@ int gw_lib_trusted(const char *path, int fd, char *why, size_t why_size)
                  (unsigned)(st.st_mode & 07777));
         return -1;
     }
-    /* The directory: whoever may write it may replace the file after this check. */
+    /* Every directory from the library's up to /: each could swap what lies below it. */
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    struct stat ds;
-    if (stat(dir, &ds) != 0) {
-        snprintf(why, why_size, "cannot check its directory %s: %s", dir, strerror(errno));
-        return -1;
+    snprintf(dir, sizeof dir, "%s", real);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            break;
+        if (slash == dir)
+            slash[1] = '\0';  /* "/lib.so" → "/" */
+        else
+            *slash = '\0';
+        if (directory_trusted(dir, why, why_size) != 0)
+            return -1;
+        if (strcmp(dir, "/") == 0)
+            break;
     }
-    if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX)) {
-        snprintf(why, why_size, "its directory %s is writable by %s (mode %04o)", dir,
-                 ds.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(ds.st_mode & 07777));
-        return -1;
-    }
-    if (ds.st_uid != 0 && !(ds.st_mode & S_ISVTX)) {
-        snprintf(why, why_size, "its directory %s is owned by uid %u, not root", dir, (unsigned)ds.st_uid);
+    if (snprintf(resolved, resolved_size, "%s", real) >= (int)resolved_size) {
+        snprintf(why, why_size, "a path too long");
         return -1;
     }
     return 0;

@@ -11,12 +11,13 @@
  * installed set-user-id or set-group-id ignores the caller's environment. */
 const char *gw_lib_env(const char *name);
 
-/* Whether this process may load the library file at path: always when not root; as root
- * only when the file is owned by root, not writable by group or others, and its directory
- * is owned by root and not writable by others unless sticky (else the file could be
- * swapped after this check). fd >= 0: that already opened file is checked instead of
- * path's (the directory still by path). Returns 0, or -1 with the reason in why ("owned by
- * uid 1000", ...). */
-int gw_lib_trusted(const char *path, int fd, char *why, size_t why_size);
+/* Whether this process may load the library file at path, and the name to load it by
+ * (into resolved). Not as root: always, by path as given. As root, path is resolved
+ * (realpath) and the file must be a regular file owned by root, writable by neither group
+ * nor others, and every directory from it up to / must be owned by root and writable by no
+ * one else unless sticky (else the file could be swapped after this check); resolved gets
+ * the resolved name, so that no symbolic link on the way can be re-pointed between the
+ * check and the load. Returns 0, or -1 with the reason in why ("owned by uid 1000", ...). */
+int gw_lib_trusted(const char *path, char *resolved, size_t resolved_size, char *why, size_t why_size);
 
 #endif

@@ -5,7 +5,8 @@
 # directory is a usage error naming it; a planted link is never written through, even when
 # it is planted again and again while `run` creates its recording; recordings are one
 # private (0600) self-contained file; libraries named by GW_NVML_LIB / GW_CUPTI_LIB that
-# another user could have written are refused as root; other users' command lines shown by
+# another user could have written, or swapped through a directory above them, are refused
+# as root; other users' command lines shown by
 # `top --once` cannot drive the terminal. Every check prints "ok" or "FAIL".
 set -u
 : "${GW_BIN:?GW_BIN must name the gpuwhy binary}" "${GW_SHARED_DIR:?GW_SHARED_DIR must name ../shared}"
@@ -165,7 +166,25 @@ if is_root && [ -n "${GW_FAKE_NVML:-}" ]; then
   check "GW_NVML_LIB writable by others (0666): refused" grep -q "refused.*writable by others (mode 0666)" "$tmp/open.err"
   cp "$tmp/lib/good.so" "$tmp/opendir/good.so"
   nvml_as opendir "$tmp/opendir/good.so"
-  check "GW_NVML_LIB in a directory anyone can write: refused" grep -q "refused.*its directory" "$tmp/opendir.err"
+  check "GW_NVML_LIB in a directory anyone can write: refused" \
+    grep -q "refused.*in the directory $tmp/opendir, writable by others" "$tmp/opendir.err"
+  # Every directory above counts: the owner of one could rename what lies below it and put
+  # another library in its place after the check.
+  mkdir -p "$tmp/userdir/lib"
+  chown 65534 "$tmp/userdir"
+  cp "$tmp/lib/good.so" "$tmp/userdir/lib/good.so"
+  nvml_as userdir "$tmp/userdir/lib/good.so"
+  check "GW_NVML_LIB below a directory another user owns: refused" \
+    grep -q "refused.*in the directory $tmp/userdir, owned by uid 65534" "$tmp/userdir.err"
+  # A link on the way is resolved: what is checked is what gets loaded, so a link another
+  # user can re-point is judged by where it leads, and the library by its real place.
+  ln -s "$tmp/lib" "$tmp/userdir/link"
+  nvml_as via_link "$tmp/userdir/link/good.so"
+  check "GW_NVML_LIB through a link to a trusted directory: loaded" grep -q "GPU 0" "$tmp/via_link.err"
+  ln -s "$tmp/opendir" "$tmp/lib/to-open"
+  nvml_as link_to_open "$tmp/lib/to-open/good.so"
+  check "GW_NVML_LIB through a link into a directory anyone can write: refused" \
+    grep -q "refused.*in the directory $tmp/opendir, writable by others" "$tmp/link_to_open.err"
   if [ -n "${GW_CUPTI_LIB:-}" ]; then
     cp "$GW_CUPTI_LIB" "$tmp/lib/cupti-open.so"
     chmod 666 "$tmp/lib/cupti-open.so"
