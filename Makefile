@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEMO_TRACE = examples/resnet50_num_workers_0.pt.trace.json.gz
 
-.PHONY: all build demo test test-asan deps deps-test clean bench
+.PHONY: all build demo test test-asan deps deps-test clean bench dist
 
 all: build
 
@@ -36,8 +36,14 @@ test-asan: deps-test
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 	@cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+# Portable tarballs for x86_64 and aarch64 in build-dist/ (docs/dist.md): installs the cross
+# toolchain, the arm64 libraries and qemu as root; runs each build's unit tests.
+dist:
+	@scripts/deps.sh dist
+	@scripts/dist.sh
+
 bench: build
 	@bench/run_all.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) build-dist
