@@ -56,6 +56,16 @@ if "$GW_BIN" analyze --json --no-progress --step-range "iteration 7" -o "$tmp/tw
 else
   bad "--step-range: $(cat "$tmp/err")"
 fi
+# A --step-range that names no range: usage error (not the whole window analysed instead),
+# and the message lists the ranges there are, most frequent first.
+"$GW_BIN" analyze --no-progress --step-range "train step" "$tmp/two.sqlite" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 64 ] && [ ! -s "$tmp/out" ] &&
+   grep -q "two.sqlite: no NVTX range is named \"train step\" (--step-range); the trace's ranges, most frequent first: \"train_step\" (2), " "$tmp/err"; then
+  ok "--step-range with an unknown name: exit 64, the ranges listed"
+else
+  bad "--step-range unknown: rc=$rc $(cat "$tmp/err")"
+fi
 
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
