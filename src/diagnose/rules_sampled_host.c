@@ -285,7 +285,7 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "PSI memory some %.1f%% on average (peak %.1f%%)", st->psi_mem_some_mean_pct,
                             st->psi_mem_some_max_pct);
     if (!isnan(st->mem_available_min_kb) && st->mem_total_kb > 0)
-        gw_finding_evidence(f, "MemAvailable down to %.0f MB of %.0f MB (%.1f%%)", st->mem_available_min_kb / 1024.0,
+        gw_finding_evidence(f, "MemAvailable down to %.0f MiB of %.0f MiB (%.1f%%)", st->mem_available_min_kb / 1024.0,
                             st->mem_total_kb / 1024.0, st->mem_available_min_kb / st->mem_total_kb * 100.0);
     if (!isnan(st->major_faults_per_s_mean))
         gw_finding_evidence(f, "%.0f major page faults/s", st->major_faults_per_s_mean);
