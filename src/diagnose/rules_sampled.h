@@ -40,6 +40,10 @@ double gw_sampled_util_share(const gw_sample_stats *st);
 int gw_sampled_gpu_waits(const gw_analysis *a);
 /* GPU idle share of the window (1 - mean GPU-Util), 0.5 when there is no GPU data. */
 double gw_sampled_idle_share(const gw_sample_stats *st);
+/* The training process's run-queue wait as a share of wall time: the root process's own
+ * when the recording has it, else the job's summed over its processes, per process. NaN
+ * when it was not measured (no schedstat, or a recording too short for two reads). */
+double gw_sampled_run_queue_share(const gw_sample_stats *st);
 
 /* GPU side (rules_sampled.c) */
 int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule);

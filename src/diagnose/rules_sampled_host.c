@@ -146,10 +146,7 @@ static int gpu_waits_or_unknown(const gw_analysis *a)
     return isnan(gw_sampled_util_share(a->sampled)) || gw_sampled_gpu_waits(a);
 }
 
-/* The training process's run-queue wait as a share of wall time: the root process's own
- * when the recording has it, else the job's summed over its processes, per process. NaN
- * without schedstat. */
-static double wait_share_per_process(const gw_sample_stats *st)
+double gw_sampled_run_queue_share(const gw_sample_stats *st)
 {
     if (!isnan(st->main_runqueue_wait_mean_pct))
         return st->main_runqueue_wait_mean_pct / 100.0;
@@ -168,7 +165,7 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     if (isnan(wait) || wait < thr || foreign_dominates(st) || !gpu_waits_or_unknown(a))
         return 0;
     double share = wait > 1 ? 1 : wait;
@@ -210,7 +207,7 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     double foreign_thr = a->thresholds.v[GW_T_FOREIGN_CPU_SHARE];
     double steal_thr = a->thresholds.v[GW_T_STEAL_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
                                ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
     double steal = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
