@@ -271,6 +271,11 @@ typedef struct gw_host_options {
                                     computes their rates over the time since the sample
                                     that last read them. 0 or 1 = every interval (the
                                     default); `gpuwhy run` uses GW_HOST_RECORDING_SLOW_EVERY_N */
+    int early_thread_tick;       /* > 0: the per-thread detail (schedstat run-queue wait) is
+                                    also read in this interval, so that a recording of a few
+                                    seconds has two reads; `attach` uses it (the job is in its
+                                    steady state from the start; under `run` the first
+                                    seconds are its start-up). 0 = none, the default */
 } gw_host_options;
 
 /* slow_every_n of recordings: 2 Hz at the default 100 ms interval. */

@@ -25,6 +25,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->threads_per_interval = 10;
     opts->list_every_n = 10;
     opts->slow_every_n = 1;
+    opts->early_thread_tick = 0;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -119,12 +120,6 @@ static uint64_t thread_period(const gw_host_collector *c)
     }
     return period;
 }
-
-/* The job's threads are read a second time this many intervals after the first: their
- * schedstat run-queue wait is a difference of two reads, and a short recording (a few
- * seconds of `attach`) would otherwise end before the next read at thread_every_n and
- * know nothing of the job waiting for a CPU. */
-#define EARLY_THREAD_TICK 5
 
 /* Top lists are published every top_every_n intervals, half-way between thread ticks so
  * that no single interval pays for both; the first interval does everything. */
@@ -246,8 +241,10 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
         return -1;
     bool full_scan = full_scan_due(c);
     uint64_t period = thread_period(c);
-    bool threads = c->tick == 0 || c->tick - c->last_thread_tick >= period ||
-                   (c->tick == EARLY_THREAD_TICK && period > EARLY_THREAD_TICK);
+    /* The early read: a run-queue wait is a difference of two reads, and a short
+     * recording would otherwise end before the second one at thread_every_n. */
+    uint64_t early = c->opts.early_thread_tick > 0 ? (uint64_t)c->opts.early_thread_tick : 0;
+    bool threads = c->tick == 0 || c->tick - c->last_thread_tick >= period || (early && c->tick == early && period > early);
     /* Thread status (the costliest thread file, 1,000 threads: ~17 ms) stays as rare
      * among thread intervals as the options say when big jobs stretch their spacing. */
     uint64_t every_n = c->opts.thread_every_n > 1 ? (uint64_t)c->opts.thread_every_n : 1;

@@ -120,6 +120,11 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
     gw_host_options host_opts;
     gw_host_options_default(&host_opts);
     host_opts.slow_every_n = GW_HOST_RECORDING_SLOW_EVERY_N;
+    /* An attached job is in its steady state from the first sample: read its run-queue
+     * wait a second time 5 intervals in, so a few seconds of attach can tell a job that
+     * waits for a CPU from one that sleeps. */
+    if (cfg->mode && strcmp(cfg->mode, "attach") == 0)
+        host_opts.early_thread_tick = GW_ATTACH_EARLY_THREAD_TICK;
     s->host = gw_host_collector_new(cfg->proc_root ? cfg->proc_root : "/", cfg->job_pid, &host_opts, err);
     if (!s->host)
         goto fail;
@@ -279,8 +284,8 @@ static int job_gone(const gw_sampler *s)
  * top lists come every top_every_n intervals and would leave the end out. */
 static int write_closing_totals(gw_sampler *s, gw_error *err)
 {
-    if (s->sample_count == 0)
-        return 0;
+    if (s->sample_count == 0 || s->samples[s->cur].has_top_total)
+        return 0;   /* nothing recorded, or the last sample has them already */
     gw_host_sample totals;
     gw_host_sample_init(&totals);
     int rc = gw_host_collect_totals(s->host, &totals, err) != 0 ||

@@ -4,8 +4,8 @@
 #    burner outside the job shows the CPU-s its /proc/PID/stat says it used meanwhile, not
 #    the one 100 ms interval of the last top list (the top lists come every 5 s).
 # 2. A 4 s `attach` to a CPU-starved loop (pinned to one CPU beside three busy loops: it
-#    gets a quarter of it at most) says the job waits for a CPU: run-queue wait is measured
-#    early (0.5 s in), not only every 5 s. (Not at nice 19: schedstat counts a wait when the
+#    gets a quarter of it at most) says the job waits for a CPU: under attach the run-queue
+#    wait is measured early (0.5 s in), not only every 5 s. (Not at nice 19: schedstat counts a wait when the
 #    task next runs, and one that almost never runs shows almost none.) Its counterpart, a loop that sleeps, waits on "I/O, network, a sleep
 #    or a lock" with its run-queue wait measured low. GPU side from the fake NVML.
 set -u
