@@ -84,7 +84,8 @@ static gw_ns llround_ns(double seconds)
     return (gw_ns)llround(seconds * 1e9);
 }
 
-static void real_trace_stretches_match_attribution(const char *relative)
+/* A real Kineto trace of ../shared/traces/kineto, analysed with the default thresholds. */
+static gw_analysis *analyze_kineto(const char *relative, gw_job **job_out)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/traces/kineto/%s", GW_SHARED_DIR, relative);
@@ -99,6 +100,14 @@ static void real_trace_stretches_match_attribution(const char *relative)
     assert_int_equal(gw_job_add(job, t), 0);
     gw_analysis *a = gw_analyze(job, NULL, &err);
     assert_non_null(a);
+    *job_out = job;
+    return a;
+}
+
+static void real_trace_stretches_match_attribution(const char *relative)
+{
+    gw_job *job;
+    gw_analysis *a = analyze_kineto(relative, &job);
     assert_true(a->device_count > 0);
     gw_idle_stretches s = stretches_of(a);
     size_t marked = 0;
@@ -139,18 +148,9 @@ static void resnet50_dataloader_waits(void **state)
     const char *rel = "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz";
     real_trace_stretches_match_attribution(rel);
     /* One DataLoader wait per steady step (#17-#21), none of them the whole window. */
-    char path[1024];
-    snprintf(path, sizeof path, "%s/traces/kineto/%s", GW_SHARED_DIR, rel);
-    gw_trace *t = NULL;
-    gw_error err;
-    gw_error_clear(&err);
-    gw_ingest_options opt = {0};
-    assert_int_equal(gw_kineto_read(path, &opt, &t, &err), 0);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    assert_int_equal(gw_job_add(job, t), 0);
-    gw_analysis *a = gw_analyze(job, NULL, &err);
-    assert_non_null(a);
+    gw_job *job;
+    gw_analysis *a = analyze_kineto(rel, &job);
+    const gw_trace *t = job->traces[0];
     gw_idle_stretches s = stretches_of(a);
     const gw_window *w = &a->ranks[0].window;
     assert_int_equal(w->steady_steps, 5);
