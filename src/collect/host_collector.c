@@ -25,6 +25,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->threads_per_interval = 10;
     opts->list_every_n = 10;
     opts->slow_every_n = 1;
+    opts->host_only = false;
     opts->early_thread_tick = 0;
 }
 
@@ -239,6 +240,10 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     read_optional_parts(c, out);
     if (due(c, c->opts.numa_every_n) && gw_collect_numa(c, out, err) != 0)
         return -1;
+    if (c->opts.host_only) {
+        c->tick++;
+        return 0;
+    }
     bool full_scan = full_scan_due(c);
     uint64_t period = thread_period(c);
     /* The early read: a run-queue wait is a difference of two reads, and a short
