@@ -142,6 +142,15 @@ if [ -n "${GW_FAKE_NVML:-}" ]; then
     bad "x86_64: NVML not loaded: $(grep -i nvml "$tmp/doctor.txt")"
 fi
 
+# `run --trace` finds its CUDA library inside the tarball (beside the running loader), and
+# the doctor names it whole wherever the tarball was unpacked.
+if [ -e "$X/lib/gpuwhy/libgpuwhy-cupti.so" ]; then
+  "$X/bin/gpuwhy" doctor >"$tmp/doctor_cupti.txt" 2>&1
+  grep -qE "CUDA tracing +$X/lib/gpuwhy/libgpuwhy-cupti.so (loads|does not load)" "$tmp/doctor_cupti.txt" &&
+    ok "x86_64: the doctor finds lib/gpuwhy/libgpuwhy-cupti.so in the tarball" ||
+    bad "x86_64: CUDA tracing library: $(grep 'CUDA tracing' "$tmp/doctor_cupti.txt")"
+fi
+
 # The launcher under qemu: with binfmt for aarch64 it runs; without, its exec of the bundled
 # loader (the path it worked out) is what fails.
 launch=$(qemu-aarch64-static "$A/bin/gpuwhy" --version 2>&1)
