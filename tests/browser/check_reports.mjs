@@ -53,14 +53,17 @@ for (const arg of process.argv.slice(2)) {
     return out;
   });
   if (clipped.length) problems.push(`${clipped.length} labels cut off: ${clipped.slice(0, 3).join('; ')}`);
-  // Before/after, when there is one, is read first: above the findings.
+  // Before/after, when there is one, is read first: above the findings. Found by its heading
+  // (not only by an id a regression could drop), and required where a compare chart is.
   const order = await page.evaluate(() => {
-    const ba = document.getElementById('before-after');
+    const ba = [...document.querySelectorAll('h2')].find((h) => h.textContent.trim() === 'Before and after');
     const first = document.querySelector('.finding');
-    if (!ba || !first) return 'n/a';
+    if (!ba) return 'absent';
+    if (!first) return 'n/a';
     return ba.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING ? 'first' : 'after the findings';
   });
   if (order === 'after the findings') problems.push('the before/after section comes after the findings');
+  if (order === 'absent' && expected.some((id) => id.startsWith('compare-'))) problems.push('no before/after section');
   const verdict = await page.textContent('#verdict');
   if (!verdict || verdict.trim().length < 10) problems.push('no verdict');
   const findings = await page.$$eval('.finding', (els) => els.length);
