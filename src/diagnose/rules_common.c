@@ -168,9 +168,27 @@ void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double
     char lo[32], hi[32];
     gw_rules_fmt_duration(per_step * lo_frac, lo, sizeof lo);
     gw_rules_fmt_duration(per_step * hi_frac, hi, sizeof hi);
-    double lo_pct = f->share * lo_frac * 100.0, hi_pct = f->share * hi_frac * 100.0;
-    snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%.0f-%.0f%% of step time)", lo, hi,
-             gw_rules_per_step_unit(r), lo_pct, hi_pct);
+    char pct[48];
+    gw_rules_fmt_pct_range(f->share * lo_frac * 100.0, f->share * hi_frac * 100.0, pct, sizeof pct);
+    const char *of = r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window";
+    if (strcmp(lo, hi) == 0)
+        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s)", hi, gw_rules_per_step_unit(r), pct, of);
+    else
+        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s)", lo, hi, gw_rules_per_step_unit(r),
+                 pct, of);
+}
+
+void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size)
+{
+    /* Below 10% one decimal, so a small range keeps its two ends apart. */
+    int decimals = hi < 10.0 ? 1 : 0;
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.*f", decimals, lo);
+    snprintf(b, sizeof b, "%.*f", decimals, hi);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, size, "≈ %s%%", b);
+    else
+        snprintf(buf, size, "%s-%s%%", a, b);
 }
 
 void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason)

@@ -143,9 +143,10 @@ if [ -n "${GW_FAKE_NVML:-}" ]; then
 fi
 
 # `run --trace` finds its CUDA library inside the tarball (beside the running loader), and
-# the doctor names it whole wherever the tarball was unpacked.
+# the doctor names it whole wherever the tarball was unpacked. Without GW_CUPTI_LIB, which
+# ctest sets to the build tree's copy and which would take precedence.
 if [ -e "$X/lib/gpuwhy/libgpuwhy-cupti.so" ]; then
-  "$X/bin/gpuwhy" doctor >"$tmp/doctor_cupti.txt" 2>&1
+  env -u GW_CUPTI_LIB "$X/bin/gpuwhy" doctor >"$tmp/doctor_cupti.txt" 2>&1
   grep -qE "CUDA tracing +$X/lib/gpuwhy/libgpuwhy-cupti.so (loads|does not load)" "$tmp/doctor_cupti.txt" &&
     ok "x86_64: the doctor finds lib/gpuwhy/libgpuwhy-cupti.so in the tarball" ||
     bad "x86_64: CUDA tracing library: $(grep 'CUDA tracing' "$tmp/doctor_cupti.txt")"
