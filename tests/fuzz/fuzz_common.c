@@ -77,7 +77,13 @@ void gw_fuzz_analyze(gw_job *job)
             events += job->traces[i]->gpu_count + job->traces[i]->host_count;
         if (events % 8 == 0) {
             (void)gw_render_html(out, a, NULL, NULL);
-            (void)gw_export_perfetto(out, job, a);
+            /* As `gpuwhy export` does: findings at the idle stretches of their causes. */
+            gw_idle_stretches stretches = {0};
+            gw_error serr;
+            gw_error_clear(&serr);
+            if (gw_idle_stretches_compute(a, &stretches, &serr) == 0)
+                (void)gw_export_perfetto(out, job, a, &stretches);
+            gw_idle_stretches_free(&stretches);
         }
     }
     gw_analysis_free(a);
