@@ -94,6 +94,15 @@ gw_json_tok gw_json_next(gw_json_lexer *lx);
  * nothing. Returns 0, or -1 with the lexer in the error state. */
 int gw_json_skip(gw_json_lexer *lx);
 
+/* In-place parsing for callers with a faster parser of their own (kineto_fast.c). After a
+ * BEGIN_OBJECT token, *p receives the bytes of the current buffer that follow the '{' (valid
+ * until the next call of any lexer function); returns how many there are. */
+size_t gw_json_buffered(const gw_json_lexer *lx, const char **p);
+/* The caller parsed and checked the rest of that object in place: `consumed` bytes from *p,
+ * through its closing '}'. The lexer continues as if it had returned every token up to and
+ * including that END_OBJECT (which becomes the current token). */
+void gw_json_close_object_in_place(gw_json_lexer *lx, size_t consumed);
+
 /* 1 when the current KEY/STRING token equals the NUL-terminated s. */
 int gw_json_text_is(const gw_json_lexer *lx, const char *s);
 

@@ -12,6 +12,7 @@
 #include "ingest/json_lexer.h"
 #include "ingest/kineto_event.h"
 #include "ingest/kineto_source.h"
+#include "util/phase_timer.h"
 
 typedef struct reader {
     const char *path;            /* borrowed */
@@ -306,6 +307,7 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     r.st.lx = &r.lx;
 
     int rc = read_document(&r);
+    gw_phase_mark("kineto: parse");
     if (rc == 0 && r.amd_runtime)
         for (size_t i = 0; i < r.trace->device_count; i++)
             r.trace->devices[i].is_amd = 1;
@@ -313,6 +315,7 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     if (rc == 0 && gw_trace_finish(r.trace) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+    gw_phase_mark("model: gw_trace_finish");
     if (rc == 0 && opt && opt->progress) {
         uint64_t size = gw_kineto_source_file_size(r.src);
         opt->progress(opt->progress_ctx, size, size);

@@ -1,5 +1,7 @@
 /* Internal interface of the Kineto reader: kineto.c owns the file and the top-level object;
- * kineto_event.c turns one traceEvents element into model events. Not used elsewhere. */
+ * kineto_event.c turns one traceEvents element into model events, reading it either in
+ * place (kineto_fast.c, when the whole event lies in the lexer's buffer and holds nothing
+ * unusual) or token by token through the lexer. Not used elsewhere. */
 #ifndef GW_INGEST_KINETO_EVENT_H
 #define GW_INGEST_KINETO_EVENT_H
 
@@ -7,6 +9,7 @@
 #include <stdint.h>
 
 #include "ingest/json_lexer.h"
+#include "ingest/kineto_fields.h"
 #include "model/model.h"
 
 /* A thread_name metadata event, applied to the trace's threads once all are known (the
@@ -20,7 +23,9 @@ typedef struct gw_kineto_state {
     gw_trace *trace;             /* borrowed: the trace being filled */
     gw_json_lexer *lx;           /* borrowed */
 
-    /* Reused per event so that no event allocates (each grows to the longest seen). */
+    /* The streaming parser's copies of texts that the lexer may overwrite before the event
+     * is complete; reused per event so that no event allocates (each grows to the longest
+     * seen). The in-place parser points into the JSON buffer instead. */
     char *name;  size_t name_len, name_cap;     /* owned: the event's "name" */
     char *stack; size_t stack_len, stack_cap;   /* owned: args "Call stack" */
     char *arg_name; size_t arg_name_len, arg_name_cap; /* owned: args "name" (metadata) */
@@ -49,5 +54,17 @@ void gw_kineto_state_free(gw_kineto_state *st);
 
 /* Copies the current KEY/STRING text into (*buf, *len, *cap) NUL-terminated. 0 or -1 (OOM). */
 int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t *cap);
+
+/* The in-place parser (kineto_fast.c). The current token is the '{' of an event: when the
+ * whole event lies in the lexer's buffer and holds only what the in-place parser reads
+ * (no escapes in texts it keeps, no NaN, nesting within bounds, valid JSON), fills *f,
+ * moves the lexer past the closing '}' and returns 1. Otherwise returns 0 and has changed
+ * neither the lexer nor st: the caller then reads the event through the lexer, which
+ * gives the same fields, or the exact error. */
+int gw_kineto_fast_event(gw_kineto_state *st, gw_kfields *f);
+
+/* Which in-place parser runs: "avx2", "sse4.2", "scalar" (chosen once from the CPU and
+ * the GW_SIMD environment variable), or "off" when GW_KINETO_FAST=0 turns it off. */
+const char *gw_kineto_fast_variant(void);
 
 #endif

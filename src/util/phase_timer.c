@@ -13,11 +13,16 @@ static double g_last_wall_ms, g_last_cpu_ms;
 static long g_last_faults;
 
 /* Page faults so far: first touches of memory, which cost as much as the work itself on
- * some machines (VMs that back guest memory lazily). */
-static long faults_so_far(void)
+ * some machines (VMs that back guest memory lazily). *peak_kb: the peak RSS so far. */
+static long faults_so_far(long *peak_kb)
 {
     struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt + ru.ru_majflt : 0;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        *peak_kb = 0;
+        return 0;
+    }
+    *peak_kb = ru.ru_maxrss;
+    return ru.ru_minflt + ru.ru_majflt;
 }
 
 static double clock_ms(clockid_t id)
@@ -35,14 +40,16 @@ void gw_phase_mark(const char *phase)
         g_enabled = v && strcmp(v, "1") == 0;
         g_last_wall_ms = clock_ms(CLOCK_MONOTONIC);
         g_last_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-        g_last_faults = faults_so_far();
+        long peak_kb;
+        g_last_faults = faults_so_far(&peak_kb);
     }
     if (!g_enabled)
         return;
     double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-    long faults = faults_so_far();
-    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld\n", phase,
-            wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults);
+    long peak_kb;
+    long faults = faults_so_far(&peak_kb);
+    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  peak RSS %6ld MB\n",
+            phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, peak_kb / 1024);
     g_last_wall_ms = wall;
     g_last_cpu_ms = cpu;
     g_last_faults = faults;

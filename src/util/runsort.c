@@ -1,9 +1,15 @@
 /* Run-merging sort (see runsort.h). */
 #include "util/runsort.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Runs shorter than this are extended by insertion sort before merging (a profiler that
+ * writes a parent after its children leaves runs of a few events). */
+#define MIN_RUN 32u
+/* How far ahead along a permutation cycle elements are fetched (see sort_by_index). */
+#define PREFETCH_STEPS 8
 
 /* Merges the adjacent sorted ranges [a, a+na) and [a+na, a+na+nb) in place, copying the
  * smaller one to scratch (which holds at least min(na, nb) elements). Stable: on ties the
@@ -53,31 +59,218 @@ static void merge_adjacent(char *a, size_t na, size_t nb, size_t size, char *scr
     }
 }
 
+/* Run starts of base[0..count): starts[0..*runs) and starts[*runs] = count. NULL when out of
+ * memory. */
+static size_t *find_runs(const char *p, size_t count, size_t size, int (*cmp)(const void *, const void *),
+                         size_t *runs)
+{
+    size_t cap = 16, n = 1;
+    size_t *starts = malloc(cap * sizeof *starts);
+    if (!starts)
+        return NULL;
+    starts[0] = 0;
+    for (size_t i = 1; i < count; i++) {
+        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+            if (n + 1 >= cap) {
+                size_t *ns = realloc(starts, cap * 2 * sizeof *starts);
+                if (!ns) {
+                    free(starts);
+                    return NULL;
+                }
+                starts = ns;
+                cap *= 2;
+            }
+            starts[n++] = i;
+        }
+    }
+    starts[n] = count;
+    *runs = n;
+    return starts;
+}
+
+/* Elements of scratch the bottom-up pairwise merges of these runs need (the largest smaller
+ * half of any merge). */
+static size_t merge_scratch(const size_t *starts, size_t runs)
+{
+    size_t *len = malloc(runs * sizeof *len);
+    if (!len)
+        return SIZE_MAX;
+    for (size_t r = 0; r < runs; r++)
+        len[r] = starts[r + 1] - starts[r];
+    size_t most = 0;
+    while (runs > 1) {
+        size_t out = 0;
+        for (size_t r = 0; r < runs; r += 2) {
+            if (r + 1 < runs) {
+                size_t smaller = len[r] < len[r + 1] ? len[r] : len[r + 1];
+                if (smaller > most)
+                    most = smaller;
+                len[out++] = len[r] + len[r + 1];
+            } else {
+                len[out++] = len[r];
+            }
+        }
+        runs = out;
+    }
+    free(len);
+    return most;
+}
+
+/* ---- order by index, then move each element once --------------------------------- */
+
+typedef struct index_sort {
+    const char *base;
+    size_t size;
+    int (*cmp)(const void *, const void *);
+} index_sort;
+
+static int before(const index_sort *s, uint32_t x, uint32_t y)
+{
+    return s->cmp(s->base + (size_t)x * s->size, s->base + (size_t)y * s->size) < 0;
+}
+
+/* Stable insertion of idx[from..to) into the sorted idx[lo..from). */
+static void insertion_extend(const index_sort *s, uint32_t *idx, size_t lo, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++) {
+        uint32_t v = idx[k];
+        size_t m = k;
+        while (m > lo && before(s, v, idx[m - 1])) {
+            idx[m] = idx[m - 1];
+            m--;
+        }
+        idx[m] = v;
+    }
+}
+
+/* Merges sorted src[lo..mid) and src[mid..hi) into dst[lo..hi), stably. */
+static void merge_indexes(const index_sort *s, const uint32_t *src, uint32_t *dst, size_t lo, size_t mid, size_t hi)
+{
+    if (mid == lo || mid == hi || !before(s, src[mid], src[mid - 1])) {
+        memcpy(dst + lo, src + lo, (hi - lo) * sizeof *dst);
+        return;
+    }
+    size_t l = lo, r = mid, out = lo;
+    while (l < mid && r < hi)
+        dst[out++] = before(s, src[r], src[l]) ? src[r++] : src[l++];
+    memcpy(dst + out, src + l, (mid - l) * sizeof *dst);
+    out += mid - l;
+    memcpy(dst + out, src + r, (hi - r) * sizeof *dst);
+}
+
+/* Stable sort through an index array: the order is found on 4-byte indexes (natural runs,
+ * short ones extended by insertion, merged bottom-up between two index arrays), then the
+ * elements are moved once each, in place, following the permutation's cycles. Needs about
+ * 8 bytes per element however large the elements are. -1 when out of memory (nothing
+ * moved). */
+static int sort_by_index(char *p, size_t count, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (count > UINT32_MAX)
+        return -1;
+    uint32_t *idx = malloc(count * sizeof *idx);
+    uint32_t *tmp = malloc(count * sizeof *tmp);
+    size_t *bounds = malloc((count / MIN_RUN + 2) * sizeof *bounds);
+    char *held = malloc(size);
+    if (!idx || !tmp || !bounds || !held) {
+        free(idx);
+        free(tmp);
+        free(bounds);
+        free(held);
+        return -1;
+    }
+    index_sort s = {p, size, cmp};
+    for (size_t i = 0; i < count; i++)
+        idx[i] = (uint32_t)i;
+    /* Natural runs, each made at least MIN_RUN long (but the last). Past the current run
+     * idx is still the identity, so elements are compared by position. */
+    size_t nb = 0;
+    for (size_t lo = 0; lo < count;) {
+        size_t hi = lo + 1;
+        while (hi < count && !before(&s, (uint32_t)hi, (uint32_t)(hi - 1)))
+            hi++;
+        if (hi - lo < MIN_RUN && hi < count) {
+            size_t to = count - lo > MIN_RUN ? lo + MIN_RUN : count;
+            insertion_extend(&s, idx, lo, hi, to);
+            hi = to;
+        }
+        bounds[nb++] = lo;
+        lo = hi;
+    }
+    bounds[nb] = count;
+    /* Bottom-up merges, alternating between the two arrays. */
+    uint32_t *src = idx, *dst = tmp;
+    while (nb > 1) {
+        size_t out = 0;
+        for (size_t r = 0; r < nb; r += 2) {
+            size_t lo = bounds[r], mid = bounds[r + 1];
+            size_t hi = r + 2 <= nb ? bounds[r + 2] : count;
+            merge_indexes(&s, src, dst, lo, mid, hi);
+            bounds[out++] = lo;
+        }
+        bounds[out] = count;
+        nb = out;
+        uint32_t *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    /* src[k] is the element that belongs at position k. A cycle visits elements far apart
+     * (a profiler's threads interleaved in the file): each step would wait for memory, so
+     * the elements PREFETCH_STEPS further along the cycle are fetched ahead. */
+    for (size_t k = 0; k < count; k++) {
+        if (src[k] == k)
+            continue;
+        memcpy(held, p + k * size, size);
+        size_t j = k, ahead = k;
+        for (int step = 0; step < PREFETCH_STEPS && src[ahead] != k; step++)
+            ahead = src[ahead];
+        while (src[j] != k) {
+            if (src[ahead] != k) {
+                ahead = src[ahead];
+                __builtin_prefetch(p + ahead * size);
+                __builtin_prefetch(p + ahead * size + size - 1);
+            }
+            size_t from = src[j];
+            memcpy(p + j * size, p + from * size, size);
+            src[j] = (uint32_t)j;
+            j = from;
+        }
+        memcpy(p + j * size, held, size);
+        src[j] = (uint32_t)j;
+    }
+    free(idx);
+    free(tmp);
+    free(bounds);
+    free(held);
+    return 0;
+}
+
 void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *))
 {
     if (count < 2)
         return;
     char *p = base;
-    size_t starts[GW_RUNSORT_MAX_RUNS + 1];
-    size_t runs = 1;
-    starts[0] = 0;
-    for (size_t i = 1; i < count; i++) {
-        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-            if (runs == GW_RUNSORT_MAX_RUNS) {
-                qsort(base, count, size, cmp);
-                return;
-            }
-            starts[runs++] = i;
-        }
-    }
-    if (runs == 1)
-        return;
-    starts[runs] = count;
-    /* Scratch for the largest "smaller half" any merge below can need. */
-    size_t scratch_n = count / 2 + 1;
-    char *scratch = malloc(scratch_n * size);
-    if (!scratch) {
+    size_t runs;
+    size_t *starts = find_runs(p, count, size, cmp, &runs);
+    if (!starts) {
         qsort(base, count, size, cmp);
+        return;
+    }
+    if (runs == 1) {
+        free(starts);
+        return;
+    }
+    /* Merging the elements themselves needs scratch for the smaller side of each merge: a
+     * big table plus a few small ones (an export's tables) need little. Runs of similar
+     * sizes (a profiler's threads interleaved) would need half the array: those are ordered
+     * through indexes instead, at 8 bytes per element. */
+    size_t scratch_n = runs <= GW_RUNSORT_MAX_RUNS ? merge_scratch(starts, runs) : SIZE_MAX;
+    if (scratch_n != SIZE_MAX && scratch_n * size > count * 2 * sizeof(uint32_t))
+        scratch_n = SIZE_MAX;
+    char *scratch = scratch_n != SIZE_MAX ? malloc(scratch_n * size) : NULL;
+    if (!scratch) {
+        if (sort_by_index(p, count, size, cmp) != 0)
+            qsort(base, count, size, cmp);
+        free(starts);
         return;
     }
     /* Bottom-up: merge runs pairwise until one is left. */
@@ -93,4 +286,5 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
         runs = out;
     }
     free(scratch);
+    free(starts);
 }

@@ -1,5 +1,6 @@
 /* The model's post-load machinery that large inputs depend on: the run-merging sort
- * (src/util/runsort.c) against qsort on random run layouts, with stability checked, and the
+ * (src/util/runsort.c) against a stable reference on random run layouts (both of its ways:
+ * merging elements, and ordering indexes then moving each element once), and the
  * correlation indexes (src/model/corr_index.c) against a brute-force scan for dense ids,
  * sparse ids (bucketed), clustered ids (comparison-sort fallback), duplicates and misses. */
 #include <stdarg.h>
@@ -66,8 +67,7 @@ static void check_runs(size_t runs, size_t max_len, int64_t key_range)
     gw_sort_runs(a, n, sizeof *a, cmp_item);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(a[i].key, want[i].key);
-        if (runs <= GW_RUNSORT_MAX_RUNS) /* merges are stable; the qsort fallback is not */
-            assert_int_equal(a[i].origin, want[i].origin);
+        assert_int_equal(a[i].origin, want[i].origin);   /* stable whichever way it sorted */
     }
     free(a);
     free(want);
@@ -81,9 +81,14 @@ static void runsort_matches_reference(void **state)
     check_runs(2, 3, 5);
     check_runs(7, 200, 50);
     check_runs(GW_RUNSORT_MAX_RUNS, 40, 1000);
-    check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: qsort */
+    check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: through indexes */
+    check_runs(4, 2000, 100);         /* runs of similar size: through indexes */
+    check_runs(3000, 3, 200);         /* short runs extended by insertion */
+    check_runs(500, 1, 1000);         /* no order at all */
     for (int round = 0; round < 50; round++)
         check_runs(1 + rnd() % 20, 1 + rnd() % 300, 1 + (int64_t)(rnd() % 500));
+    for (int round = 0; round < 20; round++)
+        check_runs(1 + rnd() % 400, 1 + rnd() % 100, 1 + (int64_t)(rnd() % 500));
 }
 
 static void runsort_small_left_and_small_right(void **state)
