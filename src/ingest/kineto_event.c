@@ -329,7 +329,7 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
     uint32_t thread;
     if (thread_of(st, f, &thread) != 0)
         return -1;
-    gw_host_event *h = gw_trace_add_host(st->trace);
+    gw_host_event *h = gw_host_bins_add(&st->host_bins, thread);
     if (!h)
         return oom(st);
     h->kind = (uint8_t)kind;
@@ -478,6 +478,8 @@ int gw_kineto_event(gw_kineto_state *st)
 int gw_kineto_events_done(gw_kineto_state *st)
 {
     gw_trace *t = st->trace;
+    if (gw_host_bins_drain(&st->host_bins, t) != 0)
+        return -1;
     for (size_t i = 0; i < st->thread_name_count; i++) {
         const gw_kineto_thread_name *tn = &st->thread_names[i];
         for (size_t k = 0; k < t->thread_count; k++)
@@ -516,5 +518,6 @@ void gw_kineto_state_free(gw_kineto_state *st)
     free(st->stack);
     free(st->arg_name);
     free(st->thread_names);
+    gw_host_bins_free(&st->host_bins);
     memset(st, 0, sizeof *st);
 }

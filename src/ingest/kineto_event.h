@@ -10,6 +10,7 @@
 
 #include "ingest/json_lexer.h"
 #include "ingest/kineto_fields.h"
+#include "model/host_bins.h"
 #include "model/model.h"
 
 /* A thread_name metadata event, applied to the trace's threads once all are known (the
@@ -31,6 +32,8 @@ typedef struct gw_kineto_state {
     char *arg_name; size_t arg_name_len, arg_name_cap; /* owned: args "name" (metadata) */
 
     gw_kineto_thread_name *thread_names; size_t thread_name_count, thread_name_cap; /* owned */
+    /* Host events per thread until gw_kineto_events_done puts them in the trace. */
+    gw_host_bins host_bins;
 
     /* Counts for the reader's notes and has-bits. */
     uint64_t events;
