@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
 set -euo pipefail
 level=${1:-build}
-pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
+pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libisal-dev libncurses-dev libmicrohttpd-dev sqlite3)
 if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
 fi

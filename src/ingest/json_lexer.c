@@ -68,6 +68,23 @@ int gw_json_init_mem(gw_json_lexer *lx, const char *data, size_t len)
     return 0;
 }
 
+int gw_json_init_mem_at(gw_json_lexer *lx, const char *data, size_t len, uint64_t base, const uint8_t *stack,
+                        int depth)
+{
+    gw_json_init_mem(lx, data, len);
+    lx->buf_base = base;
+    lx->started = 1;   /* no byte-order mark in the middle of a document */
+    if (depth > 0) {
+        lx->stack = malloc((size_t)depth < 32 ? 32 : (size_t)depth);
+        if (!lx->stack)
+            return -1;
+        lx->stack_cap = (size_t)depth < 32 ? 32 : (size_t)depth;
+        memcpy(lx->stack, stack, (size_t)depth);
+        lx->depth = depth;
+    }
+    return 0;
+}
+
 void gw_json_free(gw_json_lexer *lx)
 {
     if (lx->buf_owned)
@@ -679,6 +696,24 @@ int gw_json_skip(gw_json_lexer *lx)
     }
     lx->skipping = 0;
     return 0;
+}
+
+int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_value)
+{
+    if (offset < lx->buf_base || offset > lx->buf_base + lx->buf_len || depth < 1 || depth > lx->depth ||
+        (size_t)depth > lx->stack_cap)
+        return -1;
+    lx->pos = (size_t)(offset - lx->buf_base);
+    lx->depth = depth;
+    lx->state = after_value ? ST_COMMA_OR_END : ST_VALUE;
+    lx->text = NULL;
+    lx->text_len = 0;
+    return 0;
+}
+
+uint64_t gw_json_position(const gw_json_lexer *lx)
+{
+    return here(lx);
 }
 
 size_t gw_json_buffered(const gw_json_lexer *lx, const char **p)

@@ -103,6 +103,22 @@ size_t gw_json_buffered(const gw_json_lexer *lx, const char **p);
  * including that END_OBJECT (which becomes the current token). */
 void gw_json_close_object_in_place(gw_json_lexer *lx, size_t consumed);
 
+/* Lexes data[0..len), which is the part of a larger document starting at stream offset
+ * `base`, inside `depth` open containers (stack: 'o' or 'a' per level, outermost first),
+ * where a value comes next: a worker thread reads one stretch of a big array this way.
+ * Returns 0, or -1 when out of memory. */
+int gw_json_init_mem_at(gw_json_lexer *lx, const char *data, size_t len, uint64_t base, const uint8_t *stack,
+                        int depth);
+
+/* Moves the lexer back or ahead to stream offset `offset` of its current buffer, inside
+ * `depth` open containers (those it already has on its stack): with after_value 0 a value
+ * comes next there (as after a ','), with 1 a ',' or the container's end. -1 when offset is
+ * outside the current buffer or deeper than the stack. */
+int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_value);
+
+/* Stream offset of the next byte the lexer will look at. */
+uint64_t gw_json_position(const gw_json_lexer *lx);
+
 /* 1 when the current KEY/STRING token equals the NUL-terminated s. */
 int gw_json_text_is(const gw_json_lexer *lx, const char *s);
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "model/classify.h"
+#include "util/grow.h"
 
 /* Copies text[0..n) into (*buf, *len, *cap), NUL-terminated. 0 or -1 (out of memory). */
 static int copy_bytes(const char *text, size_t n, char **buf, size_t *len, size_t *cap)
@@ -509,6 +510,121 @@ int gw_kineto_events_done(gw_kineto_state *st)
     else if (st->profiler_ranges)
         gw_trace_note(t, "%llu CUPTI range-profiler ranges ignored",
                       (unsigned long long)st->profiler_ranges);
+    return 0;
+}
+
+/* Ids of part's strings in into's trace, interned in part's id order (= the order in which
+ * reading the events would have met them). NULL when out of memory. */
+static uint32_t *map_strings(gw_trace *into, const gw_trace *part)
+{
+    uint32_t n = part->strings.count;
+    uint32_t *map = malloc((n ? n : 1) * sizeof *map);
+    if (!map)
+        return NULL;
+    for (uint32_t id = 0; id < n; id++) {
+        const char *s = gw_strtab_get(&part->strings, id);
+        map[id] = gw_trace_intern(into, s, strlen(s));
+        if (map[id] == UINT32_MAX) {
+            free(map);
+            return NULL;
+        }
+    }
+    return map;
+}
+
+static uint32_t *map_threads(gw_trace *into, const gw_trace *part)
+{
+    uint32_t *map = malloc((part->thread_count ? part->thread_count : 1) * sizeof *map);
+    if (!map)
+        return NULL;
+    for (size_t i = 0; i < part->thread_count; i++) {
+        map[i] = gw_trace_thread(into, part->threads[i].pid, part->threads[i].tid);
+        if (map[i] == UINT32_MAX) {
+            free(map);
+            return NULL;
+        }
+    }
+    return map;
+}
+
+static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uint32_t *names, const uint32_t *threads)
+{
+    gw_trace *t = into->trace, *p = part->trace;
+    if (p->gpu_count &&
+        gw_grow((void **)&t->gpu, &t->gpu_cap, t->gpu_count + p->gpu_count, sizeof *t->gpu) != 0)
+        return -1;
+    for (size_t i = 0; i < p->gpu_count; i++) {
+        gw_gpu_event *g = &t->gpu[t->gpu_count++];
+        *g = p->gpu[i];
+        g->name_id = names[g->name_id];
+    }
+    if (p->mem_count &&
+        gw_grow((void **)&t->mem, &t->mem_cap, t->mem_count + p->mem_count, sizeof *t->mem) != 0)
+        return -1;
+    for (size_t i = 0; i < p->mem_count; i++) {
+        gw_mem_event *m = &t->mem[t->mem_count++];
+        *m = p->mem[i];
+        m->thread = threads[m->thread];
+    }
+    for (size_t b = 0; b < part->host_bins.bin_count; b++) {
+        const gw_host_bin *bin = &part->host_bins.bins[b];
+        for (size_t i = 0; i < bin->count; i++) {
+            gw_host_event *h = gw_host_bins_add(&into->host_bins, threads[b]);
+            if (!h)
+                return -1;
+            *h = bin->events[i];
+            h->name_id = names[h->name_id];
+            h->stack_id = names[h->stack_id];
+            h->thread = threads[b];
+        }
+    }
+    for (size_t i = 0; i < part->thread_name_count; i++) {
+        if (gw_grow((void **)&into->thread_names, &into->thread_name_cap, into->thread_name_count + 1,
+                    sizeof *into->thread_names) != 0)
+            return -1;
+        gw_kineto_thread_name *tn = &into->thread_names[into->thread_name_count++];
+        *tn = part->thread_names[i];
+        tn->name_id = names[tn->name_id];
+    }
+    return 0;
+}
+
+int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
+{
+    uint32_t *names = map_strings(into->trace, part->trace);
+    uint32_t *threads = names ? map_threads(into->trace, part->trace) : NULL;
+    int rc = threads ? absorb_events(into, part, names, threads) : -1;
+    free(names);
+    free(threads);
+    if (rc != 0)
+        return oom(into);
+    into->events += part->events;
+    into->kernels += part->kernels;
+    into->copies += part->copies;
+    into->sets += part->sets;
+    into->syncs += part->syncs;
+    into->api_calls += part->api_calls;
+    into->cpu_ops += part->cpu_ops;
+    into->annotations += part->annotations;
+    into->mem_events += part->mem_events;
+    into->negative_durations += part->negative_durations;
+    into->profiler_ranges += part->profiler_ranges;
+    into->gpu_annotations += part->gpu_annotations;
+    into->no_timestamp += part->no_timestamp;
+    /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
+    gw_trace *p = part->trace;
+    p->gpu_count = p->mem_count = p->thread_count = 0;
+    gw_strtab_free(&p->strings);
+    gw_strtab_init(&p->strings);
+    for (size_t b = 0; b < part->host_bins.bin_count; b++)
+        part->host_bins.bins[b].count = 0;
+    part->host_bins.total = 0;
+    part->thread_name_count = 0;
+    part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
+    part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
+    part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
+    if (p->strings.count == 0)
+        return oom(into);
     return 0;
 }
 

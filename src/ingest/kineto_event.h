@@ -55,6 +55,13 @@ int gw_kineto_events_done(gw_kineto_state *st);
 
 void gw_kineto_state_free(gw_kineto_state *st);
 
+/* Parallel reading (kineto_parallel.c): appends what `part` read (a stretch of events that
+ * follows, in the file, everything `into` has read) to `into` and its trace, with names and
+ * threads renumbered in `into`'s trace exactly as if `into` had read those events itself;
+ * then empties `part` for the next stretch, keeping its memory. 0, or -1 when out of
+ * memory. */
+int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part);
+
 /* Copies the current KEY/STRING text into (*buf, *len, *cap) NUL-terminated. 0 or -1 (OOM). */
 int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t *cap);
 

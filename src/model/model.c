@@ -10,6 +10,7 @@
 #include "model/corr_index.h"
 #include "model/samples.h"
 #include "util/grow.h"
+#include "util/phase_timer.h"
 #include "util/runsort.h"
 
 gw_trace *gw_trace_new(const char *path, const char *format)
@@ -366,9 +367,11 @@ int gw_trace_finish(gw_trace *t)
      * counts): at millions of events each pass over the arrays costs tens of ms. */
     if (prepare_events(t) != 0)
         return -1;
+    gw_phase_mark("model: names, span");
     gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
     gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
     gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    gw_phase_mark("model: sort");
     if (build_nesting(t) != 0)
         return -1;
     derive_steps(t);
@@ -376,6 +379,7 @@ int gw_trace_finish(gw_trace *t)
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
 
+    gw_phase_mark("model: nesting, steps");
     if (gw_corr_index_build(t) != 0)
         return -1;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static int g_enabled = -1;  /* -1: environment not looked at yet */
 static double g_last_wall_ms, g_last_cpu_ms;
@@ -23,6 +24,19 @@ static long faults_so_far(long *peak_kb)
     }
     *peak_kb = ru.ru_maxrss;
     return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Resident memory now (VmRSS), in KiB; 0 when /proc is not there. */
+static long rss_now_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    long size = 0, resident = 0;
+    int n = fscanf(f, "%ld %ld", &size, &resident);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return n == 2 && page > 0 ? resident * (page / 1024) : 0;
 }
 
 static double clock_ms(clockid_t id)
@@ -48,8 +62,9 @@ void gw_phase_mark(const char *phase)
     double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
     long peak_kb;
     long faults = faults_so_far(&peak_kb);
-    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  peak RSS %6ld MB\n",
-            phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, peak_kb / 1024);
+    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld)\n",
+            phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, rss_now_kb() / 1024,
+            peak_kb / 1024);
     g_last_wall_ms = wall;
     g_last_cpu_ms = cpu;
     g_last_faults = faults;

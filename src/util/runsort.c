@@ -88,31 +88,46 @@ static size_t *find_runs(const char *p, size_t count, size_t size, int (*cmp)(co
     return starts;
 }
 
-/* Elements of scratch the bottom-up pairwise merges of these runs need (the largest smaller
- * half of any merge). */
-static size_t merge_scratch(const size_t *starts, size_t runs)
+/* Elements of scratch the bottom-up pairwise merges of these runs need: the largest smaller
+ * side of a merge that has anything to do (runs already in order across their seam, as a
+ * profiler's later steps after its earlier ones, need none). SIZE_MAX when out of memory. */
+typedef struct run_span {
+    size_t len, first, last;   /* length; positions of its smallest and largest element */
+} run_span;
+
+static size_t merge_scratch(const char *p, size_t size, int (*cmp)(const void *, const void *), const size_t *starts,
+                            size_t runs)
 {
-    size_t *len = malloc(runs * sizeof *len);
-    if (!len)
+    run_span *r = malloc(runs * sizeof *r);
+    if (!r)
         return SIZE_MAX;
-    for (size_t r = 0; r < runs; r++)
-        len[r] = starts[r + 1] - starts[r];
+    for (size_t i = 0; i < runs; i++) {
+        r[i].len = starts[i + 1] - starts[i];
+        r[i].first = starts[i];
+        r[i].last = starts[i + 1] - 1;
+    }
     size_t most = 0;
     while (runs > 1) {
         size_t out = 0;
-        for (size_t r = 0; r < runs; r += 2) {
-            if (r + 1 < runs) {
-                size_t smaller = len[r] < len[r + 1] ? len[r] : len[r + 1];
+        for (size_t i = 0; i < runs; i += 2) {
+            if (i + 1 == runs) {
+                r[out++] = r[i];
+                continue;
+            }
+            run_span a = r[i], b = r[i + 1], m;
+            if (cmp(p + b.first * size, p + a.last * size) < 0) {
+                size_t smaller = a.len < b.len ? a.len : b.len;
                 if (smaller > most)
                     most = smaller;
-                len[out++] = len[r] + len[r + 1];
-            } else {
-                len[out++] = len[r];
             }
+            m.len = a.len + b.len;
+            m.first = cmp(p + b.first * size, p + a.first * size) < 0 ? b.first : a.first;
+            m.last = cmp(p + b.last * size, p + a.last * size) < 0 ? a.last : b.last;
+            r[out++] = m;
         }
         runs = out;
     }
-    free(len);
+    free(r);
     return most;
 }
 
@@ -263,7 +278,7 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
      * big table plus a few small ones (an export's tables) need little. Runs of similar
      * sizes (a profiler's threads interleaved) would need half the array: those are ordered
      * through indexes instead, at 8 bytes per element. */
-    size_t scratch_n = runs <= GW_RUNSORT_MAX_RUNS ? merge_scratch(starts, runs) : SIZE_MAX;
+    size_t scratch_n = runs <= GW_RUNSORT_MAX_RUNS ? merge_scratch(p, size, cmp, starts, runs) : SIZE_MAX;
     if (scratch_n != SIZE_MAX && scratch_n * size > count * 2 * sizeof(uint32_t))
         scratch_n = SIZE_MAX;
     char *scratch = scratch_n != SIZE_MAX ? malloc(scratch_n * size) : NULL;
