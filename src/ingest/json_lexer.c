@@ -711,6 +711,20 @@ int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_v
     return 0;
 }
 
+int gw_json_open_object_in_place(gw_json_lexer *lx, size_t len)
+{
+    lx->pos += len - 1;
+    lx->tok_offset = here(lx);
+    lx->pos++;
+    lx->text = NULL;
+    lx->text_len = 0;
+    if (push(lx, 'o') != 0)
+        return -1;
+    lx->state = ST_KEY_OR_END_OBJECT;
+    lx->tok = GW_JSON_BEGIN_OBJECT;
+    return 0;
+}
+
 uint64_t gw_json_position(const gw_json_lexer *lx)
 {
     return here(lx);

@@ -116,6 +116,11 @@ int gw_json_init_mem_at(gw_json_lexer *lx, const char *data, size_t len, uint64_
  * outside the current buffer or deeper than the stack. */
 int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_value);
 
+/* After an END_OBJECT inside an array: the caller checked that the next `len` bytes of the
+ * buffer are white space, a ',', white space and a '{'. The lexer takes them as if it had
+ * returned that BEGIN_OBJECT (which becomes the current token). -1 when out of memory. */
+int gw_json_open_object_in_place(gw_json_lexer *lx, size_t len);
+
 /* Stream offset of the next byte the lexer will look at. */
 uint64_t gw_json_position(const gw_json_lexer *lx);
 

@@ -263,12 +263,15 @@ static int read_events(reader *r)
                          ? " (a list of arrays, like a torch.profiler memory-timeline export)" : "");
             return not_a_trace(r, lx->tok_offset, what);
         }
-        if (gw_kineto_event(&r->st) != 0) {
+        /* Events in a row, up to the next cut or progress report. */
+        uint64_t limit = cut < r->next_report ? cut : r->next_report;
+        long n = gw_kineto_events(&r->st, limit);
+        if (n < 0) {
             gw_kineto_par_cancel(par);
             return lexer_failure(r);
         }
         note_position(r);
-        index++;
+        index += (uint64_t)n;
     }
 }
 

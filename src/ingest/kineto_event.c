@@ -274,22 +274,29 @@ static int add_gpu_event(gw_kineto_state *st, const gw_kfields *f, gw_gpu_kind k
         if (f->has_collective)
             g->kclass = GW_KCLASS_COMM;
         break;
-    case GW_GPU_MEMCPY: {
-        st->copies++;
-        const char *name = name_cstr(st, f);
-        if (!name)
-            return oom(st);
-        gw_parse_copy_name(name, &g->copy_dir, &g->src_mem, &g->dst_mem);
-        if (f->bytes.present && f->bytes.v > 0)
-            g->bytes = (uint64_t)f->bytes.v;
-        break;
-    }
+    case GW_GPU_MEMCPY:
     case GW_GPU_MEMSET: {
-        st->sets++;
-        const char *name = name_cstr(st, f);
-        if (!name)
-            return oom(st);
-        g->dst_mem = (uint8_t)mem_word(name);
+        struct gw_kineto_name_kinds *nk = &st->name_kinds[name_id % (sizeof st->name_kinds / sizeof st->name_kinds[0])];
+        if (nk->name_id_plus1 != name_id + 1 || nk->gpu_kind != kind) {
+            const char *name = name_cstr(st, f);
+            if (!name)
+                return oom(st);
+            nk->name_id_plus1 = name_id + 1;
+            nk->gpu_kind = (uint8_t)kind;
+            nk->dir = nk->src = 0;
+            if (kind == GW_GPU_MEMCPY)
+                gw_parse_copy_name(name, &nk->dir, &nk->src, &nk->dst);
+            else
+                nk->dst = (uint8_t)mem_word(name);
+        }
+        if (kind == GW_GPU_MEMCPY) {
+            st->copies++;
+            g->copy_dir = nk->dir;
+            g->src_mem = nk->src;
+        } else {
+            st->sets++;
+        }
+        g->dst_mem = nk->dst;
         if (f->bytes.present && f->bytes.v > 0)
             g->bytes = (uint64_t)f->bytes.v;
         break;
@@ -410,32 +417,26 @@ static int add_thread_name(gw_kineto_state *st, const gw_kfields *f)
     return 0;
 }
 
-int gw_kineto_event(gw_kineto_state *st)
+/* What one event's fields make of it in the model. */
+static int commit(gw_kineto_state *st, gw_kfields *f)
 {
-    gw_kfields f;
-    memset(&f, 0, sizeof f);
-    if (!gw_kineto_fast_event(st, &f)) {
-        memset(&f, 0, sizeof f);
-        if (parse_fields(st, &f) != 0)
-            return -1;
-    }
     st->events++;
 
-    if (f.ph == 'i') {
-        if (f.has_name && cstr_is(f.name, f.name_len, "[memory]") &&
-            (f.cat == GW_KCAT_NONE || f.cat == GW_KCAT_INSTANT))
-            return add_mem_event(st, &f);
+    if (f->ph == 'i') {
+        if (f->has_name && cstr_is(f->name, f->name_len, "[memory]") &&
+            (f->cat == GW_KCAT_NONE || f->cat == GW_KCAT_INSTANT))
+            return add_mem_event(st, f);
         return 0;
     }
-    if (f.ph == 'M') {
-        if (f.has_name && cstr_is(f.name, f.name_len, "thread_name"))
-            return add_thread_name(st, &f);
+    if (f->ph == 'M') {
+        if (f->has_name && cstr_is(f->name, f->name_len, "thread_name"))
+            return add_thread_name(st, f);
         return 0;
     }
-    if (f.ph != 'X')
+    if (f->ph != 'X')
         return 0;   /* flows, counters, other phases: nothing the analysis uses */
 
-    switch (f.cat) {
+    switch (f->cat) {
     case GW_KCAT_PROFILER_RANGE:
         st->profiler_ranges++;
         return 0;
@@ -449,30 +450,82 @@ int gw_kineto_event(gw_kineto_state *st)
     default:
         return 0;   /* overhead, Trace, unknown categories */
     }
-    if (!f.ts_ok) {
+    if (!f->ts_ok) {
         st->no_timestamp++;
         return 0;
     }
-    if (!f.dur_ok)
-        f.dur = 0;
-    if (f.dur < 0) {
+    if (!f->dur_ok)
+        f->dur = 0;
+    if (f->dur < 0) {
         st->negative_durations++;
-        f.dur = 0;
+        f->dur = 0;
     }
-    if (f.ts > INT64_MAX - f.dur)
-        f.dur = 0;
+    if (f->ts > INT64_MAX - f->dur)
+        f->dur = 0;
 
-    switch (f.cat) {
-    case GW_KCAT_KERNEL: return add_gpu_event(st, &f, GW_GPU_KERNEL);
-    case GW_KCAT_MEMCPY: return add_gpu_event(st, &f, GW_GPU_MEMCPY);
-    case GW_KCAT_MEMSET: return add_gpu_event(st, &f, GW_GPU_MEMSET);
-    case GW_KCAT_SYNC: return add_gpu_event(st, &f, GW_GPU_SYNC);
-    case GW_KCAT_RUNTIME: return add_host_event(st, &f, GW_HOST_RUNTIME);
-    case GW_KCAT_DRIVER: return add_host_event(st, &f, GW_HOST_DRIVER);
-    case GW_KCAT_CPU_OP: return add_host_event(st, &f, GW_HOST_CPU_OP);
-    case GW_KCAT_ANNOTATION: return add_host_event(st, &f, GW_HOST_ANNOTATION);
-    case GW_KCAT_PYTHON: return add_host_event(st, &f, GW_HOST_PYTHON);
+    switch (f->cat) {
+    case GW_KCAT_KERNEL: return add_gpu_event(st, f, GW_GPU_KERNEL);
+    case GW_KCAT_MEMCPY: return add_gpu_event(st, f, GW_GPU_MEMCPY);
+    case GW_KCAT_MEMSET: return add_gpu_event(st, f, GW_GPU_MEMSET);
+    case GW_KCAT_SYNC: return add_gpu_event(st, f, GW_GPU_SYNC);
+    case GW_KCAT_RUNTIME: return add_host_event(st, f, GW_HOST_RUNTIME);
+    case GW_KCAT_DRIVER: return add_host_event(st, f, GW_HOST_DRIVER);
+    case GW_KCAT_CPU_OP: return add_host_event(st, f, GW_HOST_CPU_OP);
+    case GW_KCAT_ANNOTATION: return add_host_event(st, f, GW_HOST_ANNOTATION);
+    case GW_KCAT_PYTHON: return add_host_event(st, f, GW_HOST_PYTHON);
     default: return 0;
+    }
+}
+
+/* One event whose '{' is the current token: in place when possible, else through the
+ * lexer. */
+static int one_event(gw_kineto_state *st)
+{
+    gw_kfields f;
+    memset(&f, 0, sizeof f);
+    if (!gw_kineto_fast_event(st, &f)) {
+        memset(&f, 0, sizeof f);
+        if (parse_fields(st, &f) != 0)
+            return -1;
+    }
+    return commit(st, &f);
+}
+
+int gw_kineto_event(gw_kineto_state *st)
+{
+    return one_event(st);
+}
+
+/* After an event's '}' inside the event array: the length through the next element's '{'
+ * when one follows in the buffer (white space, ',', white space, '{'), else 0. */
+static size_t next_event_ahead(const gw_json_lexer *lx)
+{
+    const char *p;
+    size_t n = gw_json_buffered(lx, &p), k = 0;
+    while (k < n && (p[k] == ' ' || p[k] == '\n' || p[k] == '\r' || p[k] == '\t'))
+        k++;
+    if (k == n || p[k] != ',')
+        return 0;
+    k++;
+    while (k < n && (p[k] == ' ' || p[k] == '\n' || p[k] == '\r' || p[k] == '\t'))
+        k++;
+    return k < n && p[k] == '{' ? k + 1 : 0;
+}
+
+long gw_kineto_events(gw_kineto_state *st, uint64_t limit)
+{
+    long n = 0;
+    for (;;) {
+        if (one_event(st) != 0)
+            return -1;
+        n++;
+        size_t ahead = next_event_ahead(st->lx);
+        if (ahead == 0 || gw_json_position(st->lx) + ahead - 1 >= limit)
+            return n;
+        if (gw_json_open_object_in_place(st->lx, ahead) != 0) {
+            st->out_of_memory = st->lx->out_of_memory;
+            return -1;
+        }
     }
 }
 
@@ -620,6 +673,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
         part->host_bins.bins[b].count = 0;
     part->host_bins.total = 0;
     part->thread_name_count = 0;
+    memset(part->name_kinds, 0, sizeof part->name_kinds);   /* its name ids start over */
     part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
     part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;

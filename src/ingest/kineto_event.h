@@ -34,6 +34,13 @@ typedef struct gw_kineto_state {
     gw_kineto_thread_name *thread_names; size_t thread_name_count, thread_name_cap; /* owned */
     /* Host events per thread until gw_kineto_events_done puts them in the trace. */
     gw_host_bins host_bins;
+    /* What copy and set names say (direction, memory kinds), remembered by name id: a trace
+     * repeats a handful of such names thousands of times. Direct-mapped; valid when
+     * name_id_plus1 matches. */
+    struct gw_kineto_name_kinds {
+        uint32_t name_id_plus1;
+        uint8_t gpu_kind, dir, src, dst;
+    } name_kinds[64];
 
     /* Counts for the reader's notes and has-bits. */
     uint64_t events;
@@ -48,6 +55,12 @@ typedef struct gw_kineto_state {
 /* The current token is the '{' of an event. Consumes it through its '}' and appends what
  * it describes to st->trace. Returns 0, or -1 (lexer error, or st->out_of_memory). */
 int gw_kineto_event(gw_kineto_state *st);
+
+/* The same for the event whose '{' is the current token and, while another event follows
+ * it in the lexer's buffer (", {") that starts before stream offset `limit`, for the ones
+ * after it too, without a lexer token between them. Returns how many events were read (at
+ * least 1), or -1 as gw_kineto_event. The lexer is left after the last one's '}'. */
+long gw_kineto_events(gw_kineto_state *st, uint64_t limit);
 
 /* After the last event: names threads, records notes, sets the trace's has-bits. Returns 0
  * or -1 when out of memory. */

@@ -117,49 +117,52 @@ FAST_ATTR static const char *FASTFN(skip_string)(const char *p, const char *end)
 
 /* A number token: the longest run of number bytes, which must be one complete number and
  * must not reach the end of the block (it could go on in the next one). Plain integers get
- * their value on the way, eight digits at a time. */
-FAST_ATTR static inline const char *FASTFN(number)(const char *p, const char *end, gw_kval *v)
+ * their value on the way, eight digits at a time; anything else (fraction, exponent,
+ * malformed) takes the general check. */
+FAST_ATTR static const char *FASTFN(number_general)(const char *s, const char *p, const char *end, gw_kval *v)
+{
+    while (p < end && (BYTE_CLASS[(unsigned char)*p] & CLASS_NUMBER))
+        p++;
+    if (p == end || !gw_json_number_is_complete(s, (size_t)(p - s)))
+        return NULL;
+    v->tok = GW_JSON_NUMBER;
+    v->is_int = 0;
+    v->ival = 0;
+    v->text = s;
+    v->len = (size_t)(p - s);
+    return p;
+}
+
+FAST_ATTR static inline __attribute__((always_inline)) const char *FASTFN(number)(const char *p, const char *end,
+                                                                                   gw_kval *v)
 {
     const char *s = p;
     int negative = *p == '-';
     p += negative;
     const char *digits = p;
     uint64_t value = 0;
-    while (end - p >= 8) {
+    unsigned k = 8;
+    while (k == 8 && end - p >= 8) {
         uint64_t w, d;
         memcpy(&w, p, 8);
-        unsigned k = gw_json_leading_digits(w, &d);
-        if (k == 8) {
-            value = value * 100000000u + gw_json_combine_digits(d);
-            p += 8;
-            continue;
-        }
-        if (k > 0) {
-            /* The k digits moved to the top of the word: the bytes below read as zeros. */
+        k = gw_json_leading_digits(w, &d);
+        /* The k digits moved to the top of the word: the bytes below read as zeros. */
+        if (k)
             value = value * POWERS_OF_TEN[k] + gw_json_combine_digits(d << (8 * (8 - k)));
-            p += k;
-        }
-        goto digits_done;
+        p += k;
     }
-    while (p < end && (unsigned)(*p - '0') < 10u)
-        value = value * 10 + (unsigned)(*p++ - '0');
-digits_done:
+    if (k == 8)
+        while (p < end && (unsigned)(*p - '0') < 10u)
+            value = value * 10 + (unsigned)(*p++ - '0');
     if (p == end)
         return NULL;
+    if (BYTE_CLASS[(unsigned char)*p] & CLASS_NUMBER)
+        return FASTFN(number_general)(s, p, end, v);
+    size_t n = (size_t)(p - digits);
+    if (n == 0 || (*digits == '0' && n > 1))
+        return NULL;
     v->tok = GW_JSON_NUMBER;
-    v->is_int = 0;
-    if (BYTE_CLASS[(unsigned char)*p] & CLASS_NUMBER) {
-        /* A fraction, an exponent, or something malformed: the general check. */
-        while (p < end && (BYTE_CLASS[(unsigned char)*p] & CLASS_NUMBER))
-            p++;
-        if (p == end || !gw_json_number_is_complete(s, (size_t)(p - s)))
-            return NULL;
-    } else {
-        size_t n = (size_t)(p - digits);
-        if (n == 0 || (*digits == '0' && n > 1))
-            return NULL;
-        v->is_int = n <= 18;
-    }
+    v->is_int = n <= 18;
     v->ival = negative ? -(int64_t)value : (int64_t)value;   /* meaningful when is_int */
     v->text = s;
     v->len = (size_t)(p - s);
@@ -436,9 +439,35 @@ FAST_ATTR static int FASTFN(event)(gw_kfields *f, const char *begin, const char 
                 f->has_name = 1;
             }
             break;
-        default:
+        case GW_KK_PH:
+            /* Nearly always a one-letter string. */
+            if (*p == '"' && end - p >= 3 && p[2] == '"' && p[1] != '"' && p[1] != '\\') {
+                f->ph = p[1];
+                p += 3;
+            } else if ((p = FASTFN(scalar)(p, end, &v))) {
+                gw_kineto_event_scalar(f, GW_KK_PH, &v);
+            }
+            break;
+        /* One call per key, so that each is specialised for its key. */
+        case GW_KK_CAT:
             if ((p = FASTFN(scalar)(p, end, &v)))
-                gw_kineto_event_scalar(f, key, &v);
+                gw_kineto_event_scalar(f, GW_KK_CAT, &v);
+            break;
+        case GW_KK_PID:
+            if ((p = FASTFN(scalar)(p, end, &v)))
+                gw_kineto_event_scalar(f, GW_KK_PID, &v);
+            break;
+        case GW_KK_TID:
+            if ((p = FASTFN(scalar)(p, end, &v)))
+                gw_kineto_event_scalar(f, GW_KK_TID, &v);
+            break;
+        case GW_KK_TS:
+            if ((p = FASTFN(scalar)(p, end, &v)))
+                gw_kineto_event_scalar(f, GW_KK_TS, &v);
+            break;
+        case GW_KK_DUR:
+            if ((p = FASTFN(scalar)(p, end, &v)))
+                gw_kineto_event_scalar(f, GW_KK_DUR, &v);
             break;
         }
         if (!p)

@@ -361,7 +361,8 @@ static inline int gw_kineto_event_is_dropped(const gw_kfields *f)
 
 /* One scalar value of a top-level event key other than name and args (those two need
  * their parser: a name may have to be kept, args is an object). */
-static inline void gw_kineto_event_scalar(gw_kfields *f, gw_kkey key, const gw_kval *v)
+static inline __attribute__((always_inline)) void gw_kineto_event_scalar(gw_kfields *f, gw_kkey key,
+                                                                        const gw_kval *v)
 {
     switch (key) {
     case GW_KK_PH:

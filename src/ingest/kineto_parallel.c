@@ -120,7 +120,7 @@ static int read_stretch(void *arg)
     if (gw_json_next(&job->lx) != GW_JSON_BEGIN_OBJECT)
         return 0;
     for (;;) {
-        if (gw_kineto_event(job->st) != 0)
+        if (gw_kineto_events(job->st, c->end) < 0)
             return 0;
         gw_json_tok t = gw_json_next(&job->lx);
         if (t == GW_JSON_BEGIN_OBJECT) {

@@ -53,10 +53,15 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
     *table = (gw_corr_dense){0};
     if (n == 0)
         return 0;
+    /* The ids once, in index order: the passes below read 8 bytes an event instead of a
+     * cache line of the event array each. */
+    uint64_t *keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return -1;
     uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
     int ordered = 1;
     for (size_t k = 0; k < n; k++) {
-        uint64_t c = key(t, idx[k]);
+        uint64_t c = keys[k] = key(t, idx[k]);
         if (c < lo)
             lo = c;
         if (c > hi)
@@ -74,7 +79,7 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
     if (starts) {
         uint32_t fullest = 0;
         for (size_t k = 0; k < n; k++) {
-            uint32_t *slot = &starts[(key(t, idx[k]) - lo) >> shift];
+            uint32_t *slot = &starts[(keys[k] - lo) >> shift];
             if (++*slot > fullest)
                 fullest = *slot;
         }
@@ -84,6 +89,7 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
         }
     }
     if (!starts) {
+        free(keys);
         if (!ordered) {
             g_sort_trace = t;
             qsort(idx, n, sizeof *idx, cmp);
@@ -105,10 +111,11 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
         uint32_t *out = malloc(n * sizeof *out);
         if (!out) {
             free(starts);
+            free(keys);
             return -1;
         }
         for (size_t k = n; k > 0; k--)
-            out[--starts[(key(t, idx[k - 1]) - lo) >> shift]] = idx[k - 1];
+            out[--starts[(keys[k - 1] - lo) >> shift]] = idx[k - 1];
         memcpy(idx, out, n * sizeof *idx);
         free(out);
         starts[buckets] = (uint32_t)n;
@@ -129,6 +136,7 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
             }
         }
     }
+    free(keys);
     starts[buckets] = (uint32_t)n;
     table->starts = starts;
     table->base = lo;

@@ -88,47 +88,120 @@ static size_t *find_runs(const char *p, size_t count, size_t size, int (*cmp)(co
     return starts;
 }
 
-/* Elements of scratch the bottom-up pairwise merges of these runs need: the largest smaller
- * side of a merge that has anything to do (runs already in order across their seam, as a
- * profiler's later steps after its earlier ones, need none). SIZE_MAX when out of memory. */
-typedef struct run_span {
-    size_t len, first, last;   /* length; positions of its smallest and largest element */
-} run_span;
+/* ---- merging with a bounded scratch buffer -------------------------------------- */
 
-static size_t merge_scratch(const char *p, size_t size, int (*cmp)(const void *, const void *), const size_t *starts,
-                            size_t runs)
+typedef struct merger {
+    size_t size;
+    int (*cmp)(const void *, const void *);
+    char *scratch;             /* owned, grown up to limit elements */
+    size_t scratch_n, limit;
+    char *swap;                /* owned: one element */
+} merger;
+
+/* First position in a[0..n) whose element is > key (upper) or >= key (lower). */
+static size_t bound(const merger *m, const char *a, size_t n, const char *key, int upper)
 {
-    run_span *r = malloc(runs * sizeof *r);
-    if (!r)
-        return SIZE_MAX;
-    for (size_t i = 0; i < runs; i++) {
-        r[i].len = starts[i + 1] - starts[i];
-        r[i].first = starts[i];
-        r[i].last = starts[i + 1] - 1;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = m->cmp(a + mid * m->size, key);
+        if (upper ? c <= 0 : c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    size_t most = 0;
-    while (runs > 1) {
-        size_t out = 0;
-        for (size_t i = 0; i < runs; i += 2) {
-            if (i + 1 == runs) {
-                r[out++] = r[i];
-                continue;
-            }
-            run_span a = r[i], b = r[i + 1], m;
-            if (cmp(p + b.first * size, p + a.last * size) < 0) {
-                size_t smaller = a.len < b.len ? a.len : b.len;
-                if (smaller > most)
-                    most = smaller;
-            }
-            m.len = a.len + b.len;
-            m.first = cmp(p + b.first * size, p + a.first * size) < 0 ? b.first : a.first;
-            m.last = cmp(p + b.last * size, p + a.last * size) < 0 ? a.last : b.last;
-            r[out++] = m;
+    return lo;
+}
+
+static void reverse(const merger *m, char *a, size_t n)
+{
+    for (size_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+        memcpy(m->swap, a + i * m->size, m->size);
+        memcpy(a + i * m->size, a + j * m->size, m->size);
+        memcpy(a + j * m->size, m->swap, m->size);
+    }
+}
+
+/* [a, a+na) [a+na, a+na+nb) -> the second block first; through scratch when the smaller
+ * block fits, else by three reversals (each element moved twice, sequentially). */
+static void rotate(merger *m, char *a, size_t na, size_t nb)
+{
+    if (na == 0 || nb == 0)
+        return;
+    size_t sz = m->size;
+    if (na <= m->scratch_n && na <= nb) {
+        memcpy(m->scratch, a, na * sz);
+        memmove(a, a + na * sz, nb * sz);
+        memcpy(a + nb * sz, m->scratch, na * sz);
+    } else if (nb <= m->scratch_n) {
+        memcpy(m->scratch, a + na * sz, nb * sz);
+        memmove(a + nb * sz, a, na * sz);
+        memcpy(a, m->scratch, nb * sz);
+    } else {
+        reverse(m, a, na);
+        reverse(m, a + na * sz, nb);
+        reverse(m, a, na + nb);
+    }
+}
+
+/* Scratch for at least n elements, within the limit: 1, or 0 when it cannot be had. */
+static int want_scratch(merger *m, size_t n)
+{
+    if (n <= m->scratch_n)
+        return 1;
+    if (n > m->limit)
+        return 0;
+    size_t grow = m->scratch_n * 2 > n ? m->scratch_n * 2 : n;
+    if (grow > m->limit)
+        grow = m->limit;
+    char *ns = realloc(m->scratch, grow * m->size);
+    if (!ns)
+        return 0;
+    m->scratch = ns;
+    m->scratch_n = grow;
+    return 1;
+}
+
+/* Stable in-place merge of the sorted [a, a+na) and [a+na, a+na+nb). The parts already in
+ * place are cut off first (elements of the first run not above the second's first, of the
+ * second not below the first's last: a profiler's later steps after its earlier ones); what
+ * overlaps is merged through scratch when its smaller side fits, else split around a pivot
+ * and rotated into two smaller merges. */
+static void merge_in_place(merger *m, char *a, size_t na, size_t nb)
+{
+    size_t sz = m->size;
+    for (;;) {
+        if (na == 0 || nb == 0)
+            return;
+        char *b = a + na * sz;
+        size_t keep = bound(m, a, na, b, 1);
+        a += keep * sz;
+        na -= keep;
+        if (na == 0)
+            return;
+        nb = bound(m, b, nb, b - sz, 0);
+        if (nb == 0)
+            return;
+        size_t smaller = na < nb ? na : nb;
+        if (want_scratch(m, smaller)) {
+            merge_adjacent(a, na, nb, sz, m->scratch, m->cmp);
+            return;
         }
-        runs = out;
+        size_t a1, b1;
+        if (na >= nb) {
+            a1 = na / 2;
+            b1 = bound(m, b, nb, a + a1 * sz, 0);   /* second-run elements below the pivot */
+        } else {
+            b1 = nb / 2;
+            a1 = bound(m, a, na, b + b1 * sz, 1);   /* first-run elements not above the pivot */
+        }
+        /* a[0..a1) b[0..b1) | a[a1..na) b[b1..nb): the middle blocks swap places. */
+        rotate(m, a + a1 * sz, na - a1, b1);
+        merge_in_place(m, a, a1, b1);
+        a += (a1 + b1) * sz;
+        na -= a1;
+        nb -= b1;
     }
-    free(r);
-    return most;
 }
 
 /* ---- order by index, then move each element once --------------------------------- */
@@ -274,15 +347,12 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
         free(starts);
         return;
     }
-    /* Merging the elements themselves needs scratch for the smaller side of each merge: a
-     * big table plus a few small ones (an export's tables) need little. Runs of similar
-     * sizes (a profiler's threads interleaved) would need half the array: those are ordered
-     * through indexes instead, at 8 bytes per element. */
-    size_t scratch_n = runs <= GW_RUNSORT_MAX_RUNS ? merge_scratch(p, size, cmp, starts, runs) : SIZE_MAX;
-    if (scratch_n != SIZE_MAX && scratch_n * size > count * 2 * sizeof(uint32_t))
-        scratch_n = SIZE_MAX;
-    char *scratch = scratch_n != SIZE_MAX ? malloc(scratch_n * size) : NULL;
-    if (!scratch) {
+    /* Many runs (a profiler that writes parents after their children): ordered through
+     * indexes, at 8 bytes per element. A few: merged in place, through scratch of at most
+     * the same 8 bytes per element (usually far less: only where runs overlap). */
+    merger m = {size, cmp, NULL, 0, count * 2 * sizeof(uint32_t) / size, malloc(size)};
+    if (runs > GW_RUNSORT_MAX_RUNS || !m.swap) {
+        free(m.swap);
         if (sort_by_index(p, count, size, cmp) != 0)
             qsort(base, count, size, cmp);
         free(starts);
@@ -293,13 +363,13 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
         size_t out = 0;
         for (size_t r = 0; r < runs; r += 2) {
             if (r + 1 < runs)
-                merge_adjacent(p + starts[r] * size, starts[r + 1] - starts[r], starts[r + 2] - starts[r + 1], size,
-                               scratch, cmp);
+                merge_in_place(&m, p + starts[r] * size, starts[r + 1] - starts[r], starts[r + 2] - starts[r + 1]);
             starts[out++] = starts[r];
         }
         starts[out] = count;
         runs = out;
     }
-    free(scratch);
+    free(m.scratch);
+    free(m.swap);
     free(starts);
 }

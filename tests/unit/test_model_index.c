@@ -91,6 +91,53 @@ static void runsort_matches_reference(void **state)
         check_runs(1 + rnd() % 400, 1 + rnd() % 100, 1 + (int64_t)(rnd() % 500));
 }
 
+/* Elements larger than the sort's scratch allowance (8 bytes per element): two interleaved
+ * runs of equal size overlap everywhere, so the merge must split and rotate instead of
+ * copying a run aside. */
+typedef struct wide_item {
+    int64_t key;
+    uint32_t origin;
+    char pad[116];
+} wide_item;
+
+static int cmp_wide(const void *a, const void *b)
+{
+    const wide_item *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : 0;
+}
+
+static void runsort_wide_elements_overlapping_runs(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        size_t runs = 2 + rnd() % 6, n = 0;
+        size_t cap = runs * 600;
+        wide_item *a = calloc(cap, sizeof *a);
+        assert_non_null(a);
+        for (size_t r = 0; r < runs; r++) {
+            size_t len = 300 + rnd() % 300;
+            int64_t k = (int64_t)(rnd() % 50);
+            for (size_t i = 0; i < len; i++) {
+                k += (int64_t)(rnd() % 3);
+                a[n].key = k;
+                a[n].origin = (uint32_t)n;
+                memset(a[n].pad, (int)(n & 0xff), sizeof a[n].pad);
+                n++;
+            }
+        }
+        gw_sort_runs(a, n, sizeof *a, cmp_wide);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0) {
+                assert_true(a[i - 1].key <= a[i].key);
+                if (a[i - 1].key == a[i].key)
+                    assert_true(a[i - 1].origin < a[i].origin);   /* stable */
+            }
+            assert_int_equal((unsigned char)a[i].pad[57], a[i].origin & 0xff);   /* moved whole */
+        }
+        free(a);
+    }
+}
+
 static void runsort_small_left_and_small_right(void **state)
 {
     (void)state;
@@ -222,6 +269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runsort_matches_reference),
         cmocka_unit_test(runsort_small_left_and_small_right),
+        cmocka_unit_test(runsort_wide_elements_overlapping_runs),
         cmocka_unit_test(corr_index_dense),
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),
