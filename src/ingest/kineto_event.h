@@ -89,5 +89,7 @@ int gw_kineto_fast_event(gw_kineto_state *st, gw_kfields *f);
 /* Which in-place parser runs: "avx2", "sse4.2", "scalar" (chosen once from the CPU and
  * the GW_SIMD environment variable), or "off" when GW_KINETO_FAST=0 turns it off. */
 const char *gw_kineto_fast_variant(void);
+/* Tests: chooses again from the environment. Not thread-safe: only while nothing is read. */
+void gw_kineto_fast_reselect(void);
 
 #endif

@@ -106,6 +106,14 @@ static void choose_parser(void)
 #endif
 }
 
+void gw_kineto_fast_reselect(void)
+{
+    pthread_once(&g_choose_once, choose_parser);
+    g_parser = NULL;
+    g_variant = "off";
+    choose_parser();
+}
+
 const char *gw_kineto_fast_variant(void)
 {
     pthread_once(&g_choose_once, choose_parser);
