@@ -399,8 +399,7 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
             r.trace->devices[i].is_amd = 1;
     if (rc == 0 && gw_kineto_events_done(&r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-    gw_phase_mark("kineto: host events by thread");
-    if (rc == 0 && gw_trace_finish(r.trace) != 0)
+    if (rc == 0 && gw_trace_finish_filling_host(r.trace, gw_kineto_fill_host, &r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     gw_phase_mark("model: correlation indexes");
     if (rc == 0 && opt && opt->progress)

@@ -529,11 +529,15 @@ long gw_kineto_events(gw_kineto_state *st, uint64_t limit)
     }
 }
 
+int gw_kineto_fill_host(void *ctx, gw_trace *t)
+{
+    gw_kineto_state *st = ctx;
+    return gw_host_bins_drain(&st->host_bins, t);
+}
+
 int gw_kineto_events_done(gw_kineto_state *st)
 {
     gw_trace *t = st->trace;
-    if (gw_host_bins_drain(&st->host_bins, t) != 0)
-        return -1;
     for (size_t i = 0; i < st->thread_name_count; i++) {
         const gw_kineto_thread_name *tn = &st->thread_names[i];
         for (size_t k = 0; k < t->thread_count; k++)

@@ -63,8 +63,10 @@ int gw_kineto_event(gw_kineto_state *st);
 long gw_kineto_events(gw_kineto_state *st, uint64_t limit);
 
 /* After the last event: names threads, records notes, sets the trace's has-bits. Returns 0
- * or -1 when out of memory. */
+ * or -1 when out of memory. The host events are still held per thread: gw_kineto_fill_host
+ * (ctx: the state) puts them in the trace, as gw_trace_finish_filling_host wants. */
 int gw_kineto_events_done(gw_kineto_state *st);
+int gw_kineto_fill_host(void *ctx, gw_trace *t);
 
 void gw_kineto_state_free(gw_kineto_state *st);
 

@@ -7,7 +7,6 @@
  * several processes, hand-made traces) keep the comparison sort and the binary search. */
 #include "model/corr_index.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,15 +144,49 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*
     return 0;
 }
 
-static void drop(gw_trace *t)
+static int build_host_index(gw_trace *t);
+static int build_gpu_index(gw_trace *t);
+
+static void drop_host(gw_trace *t)
 {
     free(t->host_by_corr);
-    free(t->gpu_by_corr);
     free(t->host_corr.starts);
+    t->host_by_corr = NULL;
+    t->host_by_corr_count = 0;
+    t->host_corr = (gw_corr_dense){0};
+}
+
+static void drop_gpu(gw_trace *t)
+{
+    free(t->gpu_by_corr);
     free(t->gpu_corr.starts);
-    t->host_by_corr = t->gpu_by_corr = NULL;
-    t->host_by_corr_count = t->gpu_by_corr_count = 0;
-    t->host_corr = t->gpu_corr = (gw_corr_dense){0};
+    t->gpu_by_corr = NULL;
+    t->gpu_by_corr_count = 0;
+    t->gpu_corr = (gw_corr_dense){0};
+}
+
+void gw_corr_index_drop(gw_trace *t)
+{
+    drop_host(t);
+    drop_gpu(t);
+}
+
+int gw_corr_index_build_host(gw_trace *t)
+{
+    drop_host(t);
+    if (build_host_index(t) == 0)
+        return 0;
+    drop_host(t);
+    return -1;
+}
+
+int gw_corr_index_build_gpu(gw_trace *t)
+{
+    drop_gpu(t);
+    if (build_gpu_index(t) == 0)
+        return 0;
+    drop_gpu(t);
+    return -1;
 }
 
 static int build_host_index(gw_trace *t)
@@ -193,37 +226,10 @@ static int build_gpu_index(gw_trace *t)
     return order_by_corr(t, t->gpu_by_corr, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr);
 }
 
-typedef struct gpu_index_job {
-    gw_trace *trace;
-    int rc;
-} gpu_index_job;
-
-static void *gpu_index_thread(void *arg)
-{
-    gpu_index_job *job = arg;
-    job->rc = build_gpu_index(job->trace);
-    return NULL;
-}
-
-/* Below this many events a second thread costs more than it saves. */
-#define THREADED_INDEX_MIN_EVENTS 100000u
-
 int gw_corr_index_build(gw_trace *t)
 {
-    drop(t);
-    /* The two indexes touch disjoint fields of the trace: on big traces the GPU one is
-     * built on a second thread (each is a few passes over millions of events). */
-    gpu_index_job job = {t, -1};
-    pthread_t thread;
-    int threaded = t->gpu_count >= THREADED_INDEX_MIN_EVENTS && t->host_count >= THREADED_INDEX_MIN_EVENTS &&
-                   pthread_create(&thread, NULL, gpu_index_thread, &job) == 0;
-    int host_rc = build_host_index(t);
-    if (threaded)
-        pthread_join(thread, NULL);
-    else
-        gpu_index_thread(&job);
-    if (host_rc != 0 || job.rc != 0) {
-        drop(t);
+    if (gw_corr_index_build_host(t) != 0 || gw_corr_index_build_gpu(t) != 0) {
+        gw_corr_index_drop(t);
         return -1;
     }
     return 0;

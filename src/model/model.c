@@ -1,6 +1,7 @@
 /* Timeline model storage and the post-load pass (sorting, nesting, indexes); see model.h. */
 #include "model/model.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,33 +200,39 @@ static int cmp_step(const void *a, const void *b)
 #define NAME_TC 0x02u
 #define NAME_GEMM 0x04u
 
-/* The order-free pass over every event: negative durations clipped to zero, names
- * classified where readers left them unset, the trace's span, launches per thread. */
-static int prepare_events(gw_trace *t)
+/* Span of the events a lane looked at (INT64_MAX/INT64_MIN when none). */
+typedef struct span {
+    gw_ns first, last;
+} span;
+
+static void widen(span *s, gw_ns start, gw_ns end)
 {
-    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (start < s->first)
+        s->first = start;
+    if (end > s->last)
+        s->last = end;
+}
+
+/* The order-free pass over the host events: negative durations clipped to zero, API calls
+ * and ops classified by name where readers left them unset, launches per thread. */
+static int prepare_host(gw_trace *t, span *sp)
+{
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
-    if (!kernel_name || !host_name || !api_name || !api_blocking) {
-        free(kernel_name);
+    if (!host_name || !api_name || !api_blocking) {
         free(host_name);
         free(api_name);
         free(api_blocking);
         return -1;
     }
-    t->first_ns = INT64_MAX;
-    t->last_ns = INT64_MIN;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         gw_host_event *h = &t->host[i];
         if (h->end < h->start)
             h->end = h->start;
-        if (h->start < t->first_ns)
-            t->first_ns = h->start;
-        if (h->end > t->last_ns)
-            t->last_ns = h->end;
+        widen(sp, h->start, h->end);
         const char *name = gw_trace_str(t, h->name_id);
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER &&
             h->name_id < t->strings.count) {
@@ -261,14 +268,23 @@ static int prepare_events(gw_trace *t)
             h->thread < t->thread_count)
             t->threads[h->thread].launches++;
     }
+    free(host_name);
+    free(api_name);
+    free(api_blocking);
+    return 0;
+}
+
+/* The same for the GPU events: durations, kernel classes and flags by name. */
+static int prepare_gpu(gw_trace *t, span *sp)
+{
+    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (!kernel_name)
+        return -1;
     for (size_t i = 0; i < t->gpu_count; i++) {
         gw_gpu_event *g = &t->gpu[i];
         if (g->end < g->start)
             g->end = g->start;
-        if (g->start < t->first_ns)
-            t->first_ns = g->start;
-        if (g->end > t->last_ns)
-            t->last_ns = g->end;
+        widen(sp, g->start, g->end);
         if (g->kind != GW_GPU_KERNEL || g->name_id >= t->strings.count)
             continue;
         uint8_t *c = &kernel_name[g->name_id];
@@ -286,9 +302,6 @@ static int prepare_events(gw_trace *t)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
     free(kernel_name);
-    free(host_name);
-    free(api_name);
-    free(api_blocking);
     return 0;
 }
 
@@ -361,27 +374,72 @@ static void derive_steps(gw_trace *t)
     }
 }
 
+/* gw_trace_finish in two lanes that touch disjoint parts of the trace: the GPU lane (GPU
+ * and memory events, the GPU correlation index) runs on a helper thread for large traces
+ * while the caller's thread takes the host lane (host events, nesting, steps, the API
+ * correlation index). Strings are only read by both. */
+typedef struct gpu_lane {
+    gw_trace *t;
+    span sp;
+    int rc;
+} gpu_lane;
+
+static void *run_gpu_lane(void *arg)
+{
+    gpu_lane *lane = arg;
+    gw_trace *t = lane->t;
+    lane->rc = prepare_gpu(t, &lane->sp);
+    gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
+    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    if (lane->rc == 0)
+        lane->rc = gw_corr_index_build_gpu(t);
+    return NULL;
+}
+
+/* Below this many GPU plus memory events the helper thread costs more than it saves. */
+#define GPU_LANE_THREAD_MIN_EVENTS 100000u
+
 int gw_trace_finish(gw_trace *t)
 {
-    /* One pass per array does what needs no order (durations, names, span, launch
-     * counts): at millions of events each pass over the arrays costs tens of ms. */
-    if (prepare_events(t) != 0)
+    return gw_trace_finish_filling_host(t, NULL, NULL);
+}
+
+int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_trace *t), void *ctx)
+{
+    gpu_lane lane = {t, {INT64_MAX, INT64_MIN}, -1};
+    pthread_t thread;
+    int threaded = t->gpu_count + t->mem_count >= GPU_LANE_THREAD_MIN_EVENTS &&
+                   pthread_create(&thread, NULL, run_gpu_lane, &lane) == 0;
+    span host_span = {INT64_MAX, INT64_MIN};
+    int rc = fill_host ? fill_host(ctx, t) : 0;
+    gw_phase_mark("model: host events filled");
+    if (rc == 0)
+        rc = prepare_host(t, &host_span);
+    gw_phase_mark("model: host names, span");
+    if (rc == 0) {
+        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+        gw_phase_mark("model: sort host");
+        rc = build_nesting(t);
+    }
+    if (rc == 0) {
+        derive_steps(t);
+        gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+        gw_phase_mark("model: nesting, steps");
+        rc = gw_corr_index_build_host(t);
+    }
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        run_gpu_lane(&lane);
+    gw_phase_mark("model: correlation indexes (host || GPU lane)");
+    if (rc != 0 || lane.rc != 0) {
+        gw_corr_index_drop(t);
         return -1;
-    gw_phase_mark("model: names, span");
-    gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
-    gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
-    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
-    gw_phase_mark("model: sort");
-    if (build_nesting(t) != 0)
-        return -1;
-    derive_steps(t);
-    gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+    }
+    t->first_ns = host_span.first < lane.sp.first ? host_span.first : lane.sp.first;
+    t->last_ns = host_span.last > lane.sp.last ? host_span.last : lane.sp.last;
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
-
-    gw_phase_mark("model: nesting, steps");
-    if (gw_corr_index_build(t) != 0)
-        return -1;
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
