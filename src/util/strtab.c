@@ -71,11 +71,12 @@ const char *gw_strtab_get(const gw_strtab *t, uint32_t id)
     return t->bytes + t->offsets[id];
 }
 
-/* s[0..len) holds no NUL byte (hash_text cut it there). */
+/* s[0..len) holds no NUL byte (hash_text cut it there), nor does a stored string: its
+ * length is the distance to the next one. */
 static int same(const gw_strtab *t, uint32_t id, const char *s, size_t len)
 {
-    const char *have = t->bytes + t->offsets[id];
-    return memcmp(have, s, len) == 0 && have[len] == '\0';
+    size_t end = id + 1 < t->count ? t->offsets[id + 1] : t->bytes_len;
+    return end - t->offsets[id] - 1 == len && memcmp(t->bytes + t->offsets[id], s, len) == 0;
 }
 
 /* The slot holding s, or the empty slot where it would go. */

@@ -187,6 +187,19 @@ static char *read_inflated(const char *path, size_t *len)
 
 /* ---- the in-place parser in each variant against the lexer ------------------------- */
 
+/* Files up to this size (as stored) are read every way; larger ones fewer ways. */
+#define SMALL_FILE_BYTES (1024u * 1024u)
+
+static size_t file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    fclose(f);
+    return n > 0 ? (size_t)n : 0;
+}
+
 static void use_parser(const char *fast, const char *simd)
 {
     if (fast)
@@ -216,7 +229,17 @@ static void test_variants_match_the_lexer(void **state)
             assert_string_equal(gw_kineto_fast_variant(), "off");
             outcome ref = load(path, &one);
             refusals += ref.trace == NULL;
-            for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            /* Every variant on the small files; on large ones (they take most of the time,
+             * under ASan minutes) the one this CPU runs by default. */
+            size_t first = file_size(path) <= SMALL_FILE_BYTES ? 0 : sizeof variants / sizeof variants[0];
+            if (first > 0) {
+                use_parser(NULL, NULL);
+                outcome o = load(path, &one);
+                expect_same_outcome(path, &ref, &o);
+                outcome_free(&o);
+                compared++;
+            }
+            for (size_t v = first; v < sizeof variants / sizeof variants[0]; v++) {
                 use_parser(NULL, variants[v]);
                 /* A CPU without the instruction set runs a lower variant; never a higher one. */
                 const char *got = gw_kineto_fast_variant();
@@ -235,7 +258,7 @@ static void test_variants_match_the_lexer(void **state)
         free_files(files[set], counts[set]);
     }
     use_parser(NULL, NULL);
-    assert_true(compared > 60);
+    assert_true(compared > 40);
     assert_true(refusals >= 5);   /* the damaged fixtures and the two refused real files */
 }
 
@@ -308,7 +331,8 @@ static void test_parallel_matches_one_thread(void **state)
         size_t len;
         char *doc = read_inflated(files[i], &len);
         write_file(path, doc, len);   /* plain: only mapped files are read in parallel */
-        expect_parallel_same(path, 4096);
+        if (file_size(files[i]) <= SMALL_FILE_BYTES)
+            expect_parallel_same(path, 4096);
         expect_parallel_same(path, 100000);
         free(doc);
     }
@@ -390,7 +414,7 @@ static void write_gzip_members(const char *path, const char *data, size_t len, s
         assert_non_null(out);
         z_stream zs;
         memset(&zs, 0, sizeof zs);
-        assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
         zs.next_in = (Bytef *)(uintptr_t)(data + from);
         zs.avail_in = (uInt)(to - from);
         zs.next_out = out;
@@ -409,7 +433,8 @@ static void test_gzip_members_and_trailing_bytes(void **state)
 {
     (void)state;
     size_t len;
-    char *doc = read_inflated(REAL "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", &len);
+    /* 25 MB of JSON: its gzip copies exceed 1 MiB, so the helper thread inflates them. */
+    char *doc = read_inflated(REAL "HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz", &len);
     char *dir = temp_dir();
     char plain[512], gz[512];
     snprintf(plain, sizeof plain, "%s/p.json", dir);
