@@ -173,7 +173,9 @@ if [[ ,$parts, == *,hta,* ]] && [ -n "${HTA_SRC:-}" ]; then
 import sys
 sys.path.insert(0, sys.argv[1])
 from hta.trace_analysis import TraceAnalysis
-result = TraceAnalysis(trace_dir=sys.argv[2]).get_idle_time_breakdown(visualize=False)
+ta = TraceAnalysis(trace_dir=sys.argv[2])
+# The file's own rank (df_index_resolver says rank 1; HTA's default is rank 0).
+result = ta.get_idle_time_breakdown(ranks=sorted(ta.t.traces)[:1], visualize=False)
 print(result[0].to_string())
 EOF
   for f in "${files[@]}"; do
