@@ -61,8 +61,9 @@ FAST_ATTR static inline const char *FASTFN(ws)(const char *p, const char *end)
 #if FAST_VECTOR >= 16
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i blank = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+        __m128i space = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+        __m128i control = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+        __m128i blank = _mm_or_si128(space, control);
         unsigned m = (unsigned)_mm_movemask_epi8(blank) ^ 0xffffu;
         if (m)
             return p + __builtin_ctz(m);
@@ -311,6 +312,16 @@ FAST_ATTR static inline const char *FASTFN(scalar)(const char *p, const char *en
     }
 }
 
+/* A value that is nearly always a number. */
+FAST_ATTR static inline __attribute__((always_inline)) const char *FASTFN(number_or_scalar)(const char *p,
+                                                                                             const char *end,
+                                                                                             gw_kval *v)
+{
+    if ((unsigned)(*p - '0') < 10u || *p == '-')
+        return FASTFN(number)(p, end, v);
+    return FASTFN(scalar)(p, end, v);
+}
+
 /* "grid"/"block" after their '[': the product of the elements (kineto_fields.h). */
 FAST_ATTR static const char *FASTFN(dims)(const char *p, const char *end, uint64_t *product, int *has)
 {
@@ -390,7 +401,7 @@ FAST_ATTR static const char *FASTFN(args)(gw_kfields *f, const char *p, const ch
             }
             break;
         default:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
                 gw_kineto_arg_scalar(f, a, &v);
             break;
         }
@@ -448,25 +459,26 @@ FAST_ATTR static int FASTFN(event)(gw_kfields *f, const char *begin, const char 
                 gw_kineto_event_scalar(f, GW_KK_PH, &v);
             }
             break;
-        /* One call per key, so that each is specialised for its key. */
+        /* One call per key, so that each is specialised for its key; the kind of value
+         * each key nearly always has is read without going through scalar(). */
         case GW_KK_CAT:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = *p == '"' ? FASTFN(text)(p + 1, end, &v) : FASTFN(scalar)(p, end, &v)))
                 gw_kineto_event_scalar(f, GW_KK_CAT, &v);
             break;
         case GW_KK_PID:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
                 gw_kineto_event_scalar(f, GW_KK_PID, &v);
             break;
         case GW_KK_TID:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
                 gw_kineto_event_scalar(f, GW_KK_TID, &v);
             break;
         case GW_KK_TS:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
                 gw_kineto_event_scalar(f, GW_KK_TS, &v);
             break;
         case GW_KK_DUR:
-            if ((p = FASTFN(scalar)(p, end, &v)))
+            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
                 gw_kineto_event_scalar(f, GW_KK_DUR, &v);
             break;
         }

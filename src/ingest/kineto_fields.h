@@ -149,7 +149,7 @@ typedef enum gw_karg {
 
 #define GW_KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), (n)) == 0)
 
-static inline gw_karg gw_kineto_arg_key(const char *k, size_t n)
+static inline __attribute__((always_inline)) gw_karg gw_kineto_arg_key(const char *k, size_t n)
 {
     switch (n) {
     case 4:
@@ -393,7 +393,8 @@ static inline __attribute__((always_inline)) void gw_kineto_event_scalar(gw_kfie
 
 /* One scalar value of an args member whose action needs no copy of its text (ints,
  * doubles, the sync kind, the collective marker). Stack and name are the parsers' own. */
-static inline void gw_kineto_arg_scalar(gw_kfields *f, gw_karg a, const gw_kval *v)
+static inline __attribute__((always_inline)) void gw_kineto_arg_scalar(gw_kfields *f, gw_karg a,
+                                                                      const gw_kval *v)
 {
     if (a >= GW_KA_DEVICE && a <= GW_KA_LAST_INT) {
         (void)gw_kineto_read_int(v, gw_kineto_arg_int(f, a));
