@@ -124,13 +124,18 @@ int gw_cmd_analyze(int argc, char **argv)
         return GW_EXIT_USAGE;
     }
 
+    gw_error err;
+    gw_error_clear(&err);
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
+    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        return err.code;
+    }
     gw_progress bar;
     gw_progress_init(&bar, progress);
     iopt.progress = gw_progress_update;
     iopt.progress_ctx = &bar;
 
-    gw_error err;
-    gw_error_clear(&err);
     gw_job *job = gw_job_new();
     if (!job) {
         fprintf(stderr, "gpuwhy: out of memory\n");
@@ -157,7 +162,7 @@ int gw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuwhy: %s\n", err.message);
         gw_analysis_free(a);
         gw_job_free(job);
-        return GW_EXIT_INTERNAL;
+        return err.code;
     }
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
