@@ -6,7 +6,7 @@
 # and qemu for `make dist`)
 set -euo pipefail
 level=${1:-build}
-pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
+pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libisal-dev libncurses-dev libmicrohttpd-dev sqlite3)
 if [ "$level" = dist ]; then
   # The arm64 libraries come from Debian's multiarch archive; qemu-user-static runs the
   # aarch64 unit tests and binary on this machine (through the arm64 loader of libc6:arm64).

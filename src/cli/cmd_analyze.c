@@ -31,6 +31,8 @@ static void analyze_usage(FILE *out)
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
+            "  -j, --jobs N         reader threads for one large trace (default: the CPUs\n"
+            "                       available); -j 1 reads on one core\n"
             "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
             "  -v, --verbose        show every table and info-level finding\n"
             "  --no-progress        no progress bar on stderr\n"
@@ -67,10 +69,13 @@ static void analyze_usage(FILE *out)
 int gw_cmd_analyze(int argc, char **argv)
 {
     enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS };
+    /* More threads than this would only wait on each other and on memory. */
+    const long max_jobs = 256;
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
         {"step-range", required_argument, NULL, OPT_STEP_RANGE},
+        {"jobs", required_argument, NULL, 'j'},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"verbose", no_argument, NULL, 'v'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
@@ -84,11 +89,22 @@ int gw_cmd_analyze(int argc, char **argv)
     gw_ingest_options iopt = {0};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:j:vh", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'o': output = optarg; break;
         case OPT_STEP_RANGE: iopt.step_range = optarg; break;
+        case 'j': {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (!end || *end != '\0' || n < 1 || n > max_jobs) {
+                fprintf(stderr, "gpuwhy analyze: -j wants a number of threads from 1 to %ld, not '%s'\n", max_jobs,
+                        optarg);
+                return GW_EXIT_USAGE;
+            }
+            iopt.reader_threads = (unsigned)n;
+            break;
+        }
         case OPT_THRESHOLD:
             if (gw_thresholds_set(&th, optarg) != 0) {
                 fprintf(stderr, "gpuwhy analyze: unknown threshold or bad value '%s' "
