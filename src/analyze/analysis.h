@@ -340,7 +340,7 @@ typedef struct gw_utilisation {
     double unexplained_share;    /* of the window: idle no named cause claims */
     double window_s;             /* the first GPU rank's window length */
     double gpu_work_s;           /* GPU busy time, all devices together */
-    int too_short;               /* a GPU rank's window holds under window.min_busy_ms of work */
+    int too_short;               /* every GPU rank's window holds under window.min_busy_ms of work */
     gw_gap_summary capture_gaps; /* nsys analyze's view of the first GPU rank's busiest device */
 } gw_utilisation;
 

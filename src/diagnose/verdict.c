@@ -127,9 +127,14 @@ void gw_verdict_prepare(gw_analysis *a)
         if (main)
             u->capture_gaps = main->capture_gaps;
     }
-    for (size_t i = 0; i < a->rank_count; i++)
-        if (a->ranks[i].has_gpu_data && a->ranks[i].window.too_short)
-            u->too_short = 1;
+    /* The job's window is too short when every rank's is (each rank sees the same steps; a
+     * merged finding is capped only then, see cap_too_short). */
+    size_t gpu_ranks = 0, short_ranks = 0;
+    for (size_t i = 0; i < a->rank_count; i++) {
+        gpu_ranks += a->ranks[i].has_gpu_data != 0;
+        short_ranks += a->ranks[i].has_gpu_data && a->ranks[i].window.too_short;
+    }
+    u->too_short = gpu_ranks > 0 && short_ranks == gpu_ranks;
     cap_too_short(a);
     if (u->busy_mean < GW_UTIL_IDLE_BUSY)
         u->state = GW_UTIL_IDLE;
@@ -298,10 +303,20 @@ void gw_verdict_line(gw_analysis *a)
         append(v, size, "%s%s", part, "");
     }
     if (a->util.too_short) {
+        /* The threshold is per rank's window: quote the most work one rank had. */
+        double most = 0;
+        size_t gpu_ranks = 0;
+        for (size_t i = 0; i < a->rank_count; i++) {
+            if (!a->ranks[i].has_gpu_data)
+                continue;
+            gpu_ranks++;
+            most = a->ranks[i].window.busy_s > most ? a->ranks[i].window.busy_s : most;
+        }
         char work[32];
-        gw_rules_fmt_duration(a->util.gpu_work_s, work, sizeof work);
-        snprintf(part, sizeof part, "; too short to judge: %s of GPU work (under %.0f ms), severities capped "
-                 "at minor", work, a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);
+        gw_rules_fmt_duration(most, work, sizeof work);
+        snprintf(part, sizeof part, "; too short to judge: %s%s of GPU work%s (under %.0f ms), severities capped "
+                 "at minor", gpu_ranks > 1 ? "at most " : "", work, gpu_ranks > 1 ? " per rank" : "",
+                 a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);
         append(v, size, "%s%s", part, "");
     }
 }
