@@ -9,6 +9,7 @@
  * every finding at minor and says why. */
 #include "diagnose/verdict.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -313,7 +314,11 @@ void gw_verdict_line(gw_analysis *a)
             most = a->ranks[i].window.busy_s > most ? a->ranks[i].window.busy_s : most;
         }
         char work[32];
-        gw_rules_fmt_duration(most, work, sizeof work);
+        /* Rounded down near the threshold: 49.96 ms must not read "50 ms ... (under 50 ms)". */
+        if (most >= 0.01)
+            snprintf(work, sizeof work, "%.1f ms", floor(most * 1e4) / 10.0);
+        else
+            gw_rules_fmt_duration(most, work, sizeof work);
         snprintf(part, sizeof part, "; too short to judge: %s%s of GPU work%s (under %.0f ms), severities capped "
                  "at minor", gpu_ranks > 1 ? "at most " : "", work, gpu_ranks > 1 ? " per rank" : "",
                  a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);

@@ -168,7 +168,7 @@ static void too_short_is_per_rank(void **state)
     assert_non_null(f);
     assert_true(a->util.too_short);
     assert_int_equal(f->severity, GW_SEV_MINOR);
-    assert_non_null(strstr(a->verdict, "too short to judge: at most 32 ms of GPU work per rank (under 50 ms)"));
+    assert_non_null(strstr(a->verdict, "too short to judge: at most 32.0 ms of GPU work per rank (under 50 ms)"));
     fx_free(a);
 
     /* one rank with enough work: the job can be judged, nothing capped, nothing said */
