@@ -162,6 +162,11 @@ int gw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
+    if (gw_outfile_check(output, paths, n, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        return err.code;
+    }
 
     gw_progress bar;
     gw_progress_init(&bar, progress);
@@ -169,10 +174,12 @@ int gw_cmd_analyze(int argc, char **argv)
     iopt.progress_ctx = &bar;
     gw_phase_mark("start");
 
+    /* Opened before the inputs are read (--separate writes one report after the other); the
+     * file appears only at the commit, so a refused input leaves none. */
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        return GW_EXIT_INTERNAL;
+        return err.code;
     }
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);

@@ -138,10 +138,10 @@ static size_t check_gpus(doctor *d, gw_link_state *links, size_t cap)
 
 static void check_tracing(doctor *d)
 {
-    char lib[4096];
-    if (gw_trace_find_inject_lib(lib, sizeof lib) != 0) {
-        line(d, "warn", "CUDA tracing", "libgpuwhy-cupti.so not found: built only where CUDA headers exist; "
-                                         "`run --trace` unavailable");
+    char lib[4096], missing[512];
+    if (gw_trace_find_inject_lib(lib, sizeof lib, missing, sizeof missing) != 0) {
+        line(d, "warn", "CUDA tracing", "`run --trace` unavailable (the library is built only with CUDA headers)");
+        wrapped("- ", missing);
     } else {
         /* Load it in a child: the library (and the libcupti it pulls in) should not stay
          * mapped in the doctor, and a crash while loading must not take the doctor down. */

@@ -65,12 +65,17 @@ int gw_cmd_export(int argc, char **argv)
         export_usage(stderr);
         return GW_EXIT_USAGE;
     }
+    gw_error err;
+    gw_error_clear(&err);
+    /* Before anything is read: the timeline must not overwrite a trace it is made from. */
+    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+        fprintf(stderr, "gpuwhy export: %s\n", err.message);
+        return err.code;
+    }
     gw_progress bar;
     gw_progress_init(&bar, 1);
     iopt.progress = gw_progress_update;
     iopt.progress_ctx = &bar;
-    gw_error err;
-    gw_error_clear(&err);
     gw_job *job = gw_job_new();
     if (!job)
         return GW_EXIT_INTERNAL;
@@ -102,7 +107,7 @@ int gw_cmd_export(int argc, char **argv)
     rc = GW_EXIT_OK;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
+        rc = err.code;
     } else if (gw_export_perfetto(of.fp, job, a) != 0) {
         gw_outfile_abort(&of);
         fprintf(stderr, "gpuwhy: writing the timeline failed\n");

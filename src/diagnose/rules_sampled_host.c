@@ -322,7 +322,11 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
     double wait = wait_share_per_process(st);
     double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
                                ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
-    double steal = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
+    double steal_all = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
+    /* Steal only takes time the job would have run: a job busy on a core loses the steal
+     * share of it, a job that sleeps loses nothing (unknown job CPU: taken as busy). */
+    double job_cores = isnan(st->job_cpu_mean_pct) ? 1.0 : st->job_cpu_mean_pct / 100.0;
+    double steal = steal_all * (job_cores < 1.0 ? job_cores : 1.0);
     /* Foreign load only counts when the job felt it: its threads waited for a CPU. */
     int contended = foreign_share >= foreign_thr && !isnan(wait) &&
                     wait >= a->thresholds.v[GW_T_RUN_DELAY_SHARE] && foreign_dominates(st);
@@ -347,7 +351,8 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
                  "%.0f%% of the time%s%s", st->foreign_cpu_mean_cores, st->cpu_count, wait * 100.0,
                  st->foreign_top_count ? ": " : "", st->foreign_top_count ? st->foreign_top[0].comm : "");
     else
-        snprintf(f->title, sizeof f->title, "CPU steal %.1f%%: the hypervisor gives the VM's CPUs to others", steal * 100.0);
+        snprintf(f->title, sizeof f->title, "CPU steal %.1f%%: the hypervisor gives the VM's CPUs to others",
+                 steal_all * 100.0);
     gw_finding_evidence(f, "CPU outside the job %.1f cores on average (%.0f%% of %d CPUs) over %s",
                         isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores, foreign_share * 100.0,
                         st->cpu_count, st->window_description);
@@ -357,7 +362,8 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "the job's threads waited for a CPU %.0f%% of the time per process (schedstat)",
                             wait * 100.0);
     if (!isnan(st->cpu_steal_mean_pct))
-        gw_finding_evidence(f, "steal %.1f%%", st->cpu_steal_mean_pct);
+        gw_finding_evidence(f, "steal %.1f%%; the job ran %.0f%% of a core, so it lost about %.1f%% of its time",
+                            st->cpu_steal_mean_pct, job_cores * 100.0, steal * 100.0);
     gw_finding_evidence(f, "triggers: other CPU >= %.0f%% with the job waiting, or steal >= %.0f%%",
                         foreign_thr * 100.0, steal_thr * 100.0);
     gw_rules_fix(f,

@@ -4,6 +4,7 @@
 #include "record/writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,28 @@ gw_recording_writer *gw_recording_writer_create(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         return NULL;
     }
-    /* A stale -wal beside a new file would be replayed into it. */
+    /* A stale -wal beside a new file would be replayed into it. unlink removes a link, never
+     * what it points to. */
     remove_quietly(path, "");
     remove_quietly(path, "-wal");
     remove_quietly(path, "-shm");
-    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    /* Created here, exclusively and never through a link, readable by its owner only: it
+     * holds the full command line of every process of the job (tokens included) and other
+     * users' process names. SQLite then opens that very file (NOFOLLOW, no CREATE), and
+     * gives its -wal and -shm the same mode. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        gw_fail(err, errno == EEXIST || errno == ELOOP ? GW_EXIT_USAGE : GW_EXIT_INTERNAL,
+                "%s: cannot create the recording: %s", path, strerror(errno));
+        gw_recording_writer_close(w);
+        return NULL;
+    }
+    close(fd);
+    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the recording: %s", path,
                 w->db ? sqlite3_errmsg(w->db) : "out of memory");
         gw_recording_writer_close(w);
+        unlink(path);
         return NULL;
     }
     /* 1 KiB pages: every interval's commit rewrites the last page of each table and index

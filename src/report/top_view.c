@@ -1,17 +1,20 @@
 /* `gpuwhy top` rendering and curses loop; see top_view.h. Every line goes through
- * put_line(), which cuts it to the width, so no value can push the layout past it. */
+ * put_line(), which makes control bytes visible escapes and cuts it to the width, so no
+ * value can push the layout past it or reach the terminal raw. */
 #include "report/top_view.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "report/text_format.h"
+#include "report/text_table.h"
 
 #ifdef GW_HAVE_NCURSES
 #include <curses.h>
@@ -33,9 +36,12 @@ static void put_line(view *v, const char *fmt, ...)
     size_t len = strlen(line);
     while (len > 0 && line[len - 1] == ' ')
         len--;
-    if (v->width > 0 && len > (size_t)v->width)
-        len = (size_t)v->width;
-    fprintf(v->out, "%.*s\n", (int)len, line);
+    line[len] = '\0';
+    /* Process names and command lines are other users' text: an escape sequence in one
+     * must show as text, not retitle or clear the terminal (or replay keystrokes). */
+    char shown[4 * sizeof line];
+    gw_text_escape(shown, sizeof shown, line, v->width > 0 ? (size_t)v->width : SIZE_MAX);
+    fprintf(v->out, "%s\n", shown);
 }
 
 /* A ratio as "42.0%", "-" when unknown. */

@@ -127,6 +127,9 @@ static void test_text_fit_and_width(void **state)
     /* control bytes and invalid UTF-8 become '?' */
     gw_text_fit(b, sizeof b, "a\x1b[31mb\xff\tc", 40, 0);
     assert_string_equal(b, "a?[31mb??c");
+    /* a C1 control (U+009B is CSI to xterm) is one '?'; U+00A0 and é stay */
+    gw_text_fit(b, sizeof b, "a\xc2\x9b" "31mb\xc2\x80\xc2\xa0\xc3\xa9", 40, 0);
+    assert_string_equal(b, "a?31mb?\xc2\xa0\xc3\xa9");
     gw_text_fit(b, sizeof b, "anything", 0, 0);
     assert_string_equal(b, "");
     /* a small destination is never overrun */

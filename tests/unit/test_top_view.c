@@ -1,10 +1,12 @@
 /* The `top` screen text (report/top_view.c) on hand-made snapshots: unknown values are "-"
- * rather than 0, throttle reasons are words, no driver says "host only", and no line is
- * wider than asked even with the longest names and commands. */
+ * rather than 0, throttle reasons are words, no driver says "host only", no line is wider
+ * than asked even with the longest names and commands, and control bytes in other users'
+ * process names and command lines print as visible "\xNN" escapes. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "collect/nvml_abi.h"
+#include "report/text_table.h"
 #include "report/top_view.h"
 
 static gw_live_sample *blank_sample(void)
@@ -190,9 +193,55 @@ static void test_no_negative_zero(void **state)
     free(s);
 }
 
+/* Other users' process names and command lines reach the terminal: an escape sequence in
+ * one (retitle the window, clear the screen, OSC 52 to the clipboard) must print as text,
+ * "\x1b", every byte kept visible (a C1 control too: U+009B is CSI to xterm); valid UTF-8
+ * stays as it is; the width still holds. */
+static void test_control_bytes_escaped(void **state)
+{
+    (void)state;
+    gw_live_sample *s = blank_sample();
+    s->nvml_loaded = true;
+    s->gpu_count = 1;
+    gw_live_gpu *g = &s->gpus[0];
+    gpu_blank(g, 0);
+    snprintf(g->name, sizeof g->name, "Fake H100");
+    g->has_processes = true;
+    g->process_count = 1;
+    g->processes[0].pid = 4242;
+    snprintf(g->processes[0].command, sizeof g->processes[0].command, "python \x1b]0;owned\x07train.py \x7f\xff\xc2\x9b" "2J");
+    s->job_pid = 1234;
+    s->job_alive = true;
+    s->worker_count = 1;
+    s->workers[0].pid = 1235;
+    s->workers[0].state = 'R';
+    snprintf(s->workers[0].comm, sizeof s->workers[0].comm, "\x1b[2J\x1b[31mw\xc3\xa9rker\r");
+    char *text = render(s, 100);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p == 0xff || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            fail_msg("raw byte 0x%02x reached the terminal: %s", *p, text);
+    assert_non_null(strstr(text, "python \\x1b]0;owned\\x07train.py \\x7f\\xff\\xc2\\x9b2J\n"));
+    assert_non_null(strstr(text, "\\x1b[2J\\x1b[31mw\xc3\xa9rker\\x0d\n"));
+    free(text);
+    free(s);
+    /* Cut at a number of characters, never inside an escape or a UTF-8 sequence. */
+    char out[64];
+    assert_int_equal(gw_text_escape(out, sizeof out, "ab\x1b" "c", 5), 2);
+    assert_string_equal(out, "ab");
+    assert_int_equal(gw_text_escape(out, sizeof out, "ab\x1b" "c", 6), 6);
+    assert_string_equal(out, "ab\\x1b");
+    gw_text_escape(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9", 2);
+    assert_string_equal(out, "\xc3\xa9\xc3\xa9");
+    gw_text_escape(out, 8, "abcdef\x01", SIZE_MAX);  /* the buffer, not the columns, ends it */
+    assert_string_equal(out, "abcdef");
+    gw_text_escape(out, sizeof out, "\xe2\x82", SIZE_MAX);  /* a truncated sequence */
+    assert_string_equal(out, "\\xe2\\x82");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_control_bytes_escaped),
         cmocka_unit_test(test_host_only),
         cmocka_unit_test(test_gpu_values_and_words),
         cmocka_unit_test(test_width_limit),
