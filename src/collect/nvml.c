@@ -736,7 +736,9 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
     if (nv->pcie_gen && nv->pcie_width) {
         unsigned gen = 0, width = 0;
         if (check(nv, g, out, "nvmlDeviceGetCurrPcieLinkGeneration", nv->pcie_gen(h, &gen)) &&
-            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width))) {
+            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width)) && gen > 0 &&
+            width > 0) {
+            /* 0 is what some drivers answer, with success, where no PCIe link applies. */
             out->pcie_gen = gen;
             out->pcie_width = width;
             out->valid |= GW_GPU_HAS_PCIE_LINK;

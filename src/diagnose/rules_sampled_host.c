@@ -228,10 +228,7 @@ static int gpu_waits_or_unknown(const gw_analysis *a)
     return isnan(gw_sampled_util_share(a->sampled)) || gw_sampled_gpu_waits(a);
 }
 
-/* The training process's run-queue wait as a share of wall time: the root process's own
- * when the recording has it, else the job's summed over its processes, per process. NaN
- * without schedstat. */
-static double wait_share_per_process(const gw_sample_stats *st)
+double gw_sampled_run_queue_share(const gw_sample_stats *st)
 {
     if (!isnan(st->main_runqueue_wait_mean_pct))
         return st->main_runqueue_wait_mean_pct / 100.0;
@@ -260,7 +257,7 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     double runnable = job_runnable_threads(st);
     /* The job's own runnable threads beyond the CPUs make it wait whatever else runs. Short of
      * that, its waits are its own only on an otherwise quiet machine (a job pinned to fewer
@@ -319,7 +316,7 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     double foreign_thr = a->thresholds.v[GW_T_FOREIGN_CPU_SHARE];
     double steal_thr = a->thresholds.v[GW_T_STEAL_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
                                ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
     double steal_all = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
@@ -400,7 +397,7 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "PSI memory some %.1f%% on average (peak %.1f%%)", st->psi_mem_some_mean_pct,
                             st->psi_mem_some_max_pct);
     if (!isnan(st->mem_available_min_kb) && st->mem_total_kb > 0)
-        gw_finding_evidence(f, "MemAvailable down to %.0f MB of %.0f MB (%.1f%%)", st->mem_available_min_kb / 1024.0,
+        gw_finding_evidence(f, "MemAvailable down to %.0f MiB of %.0f MiB (%.1f%%)", st->mem_available_min_kb / 1024.0,
                             st->mem_total_kb / 1024.0, st->mem_available_min_kb / st->mem_total_kb * 100.0);
     if (!isnan(st->major_faults_per_s_mean))
         gw_finding_evidence(f, "%.0f major page faults/s", st->major_faults_per_s_mean);

@@ -363,6 +363,22 @@ int gw_recording_writer_host(gw_recording_writer *w, int64_t sample_id, const gw
     return gw_host_sample_insert(w->host, sample_id, s, err);
 }
 
+int gw_recording_writer_totals(gw_recording_writer *w, int64_t sample_id, const gw_host_sample *s,
+                               gw_error *err)
+{
+    if (w->in_sample)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: an interval is already open", w->path);
+    if (step_reset(w, w->st[ST_BEGIN], err, "beginning the closing totals") != 0)
+        return -1;
+    w->in_sample = 1;
+    if (gw_host_totals_insert(w->host, sample_id, s, err) != 0) {
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        w->in_sample = 0;
+        return -1;
+    }
+    return gw_recording_writer_commit(w, err);
+}
+
 int gw_recording_writer_commit(gw_recording_writer *w, gw_error *err)
 {
     if (!w->in_sample)

@@ -119,8 +119,21 @@ static void test_gpu_values_and_words(void **state)
     assert_non_null(strstr(text, "driver 550.54  1 GPU\n"));
     assert_non_null(strstr(text, "  util 50.0%  mem-busy -  SM active - (no GPM)  tensor -  memory 20.0 GiB / 80.0 GiB (25.0%)\n"));
     assert_non_null(strstr(text, "  clocks SM 1200/1980 MHz  mem -/- MHz  throttle: hw_slowdown,hw_power_brake\n"));
-    assert_non_null(strstr(text, "  temp - C  power 650.2/700 W  PCIe gen -/- x-/-"));
+    /* An unknown link is said to be unknown, never "gen 0/4 x0/16". */
+    assert_non_null(strstr(text, "  temp - C  power 650.2/700 W  PCIe unknown  tx - rx -\n"));
     assert_non_null(strstr(text, "  processes: none\n"));
+    g->pcie_max_gen = 4;
+    g->pcie_max_width = 16;
+    free(text);
+    text = render(s, 100);
+    assert_non_null(strstr(text, "  PCIe link unknown (capable of gen 4 x16)  tx - rx -\n"));
+    g->pcie_gen = 3;
+    g->pcie_width = 8;
+    g->pcie_tx_bytes_per_s = 1048576.0;
+    g->pcie_rx_bytes_per_s = 2.5e9;
+    free(text);
+    text = render(s, 100);
+    assert_non_null(strstr(text, "  PCIe gen 3/4 x8/16  tx 1.0 MB/s rx 2.5 GB/s\n"));
     g->has_throttle_reasons = false;
     g->has_processes = false;
     free(text);
