@@ -7,6 +7,7 @@
 
 #include "analyze/analysis.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 #include "cli/progress.h"
 #include "ingest/ingest.h"
 #include "report/render.h"
@@ -25,10 +26,14 @@ static void analyze_usage(FILE *out)
             "  - Nsight Systems SQLite exports (nsys export --type sqlite) and\n"
             "    `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv` output;\n"
             "  - gpuwhy recordings (gpuwhy run -o FILE).\n"
-            "The format is recognised from the content, not the file name.\n"
+            "The format is recognised from the content, not the file name. Inputs that are not\n"
+            "ranks of one job (other world size or GPU model, the same rank twice) are refused\n"
+            "(exit 2) unless --separate is given; the same file twice is a usage error.\n"
             "\n"
             "Options:\n"
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
+            "  --separate           inputs that are not ranks of one job: one report each (with\n"
+            "                       --json, a JSON array of documents) instead of refusing them\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
             "  -j, --jobs N         reader threads for one large trace (default: the CPUs\n"
@@ -66,9 +71,49 @@ static void analyze_usage(FILE *out)
             "64 wrong usage.\n");
 }
 
+/* Reads, analyses and renders one set of inputs as one job onto fp. Returns a GW_EXIT_*. */
+static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *iopt, const gw_thresholds *th,
+                       int json, int check_one_job, const gw_render_options *ro, FILE *fp)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    if (!job) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        return GW_EXIT_INTERNAL;
+    }
+    int rc = gw_ingest_files(paths, n, iopt, job, &err);
+    if (iopt->progress_ctx)
+        gw_progress_done((gw_progress *)iopt->progress_ctx);
+    if (rc == 0 && check_one_job)
+        rc = gw_inputs_one_job(job, &err);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("ingest (rest)");
+    gw_analysis *a = gw_analyze(job, th, &err);
+    gw_phase_mark("analysis");
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    rc = json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, ro);
+    gw_phase_mark("render");
+    gw_analysis_free(a);
+    gw_job_free(job);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: writing the output failed\n");
+        return GW_EXIT_INTERNAL;
+    }
+    return GW_EXIT_OK;
+}
+
 int gw_cmd_analyze(int argc, char **argv)
 {
-    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS };
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SEPARATE };
     /* More threads than this would only wait on each other and on memory. */
     const long max_jobs = 256;
     static const struct option longopts[] = {
@@ -77,12 +122,13 @@ int gw_cmd_analyze(int argc, char **argv)
         {"step-range", required_argument, NULL, OPT_STEP_RANGE},
         {"jobs", required_argument, NULL, 'j'},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"separate", no_argument, NULL, OPT_SEPARATE},
         {"verbose", no_argument, NULL, 'v'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, verbose = 0, progress = 1;
+    int json = 0, verbose = 0, progress = 1, separate = 0;
     const char *output = NULL;
     gw_thresholds th;
     gw_thresholds_default(&th);
@@ -112,6 +158,7 @@ int gw_cmd_analyze(int argc, char **argv)
                 return GW_EXIT_USAGE;
             }
             break;
+        case OPT_SEPARATE: separate = 1; break;
         case 'v': verbose = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
         case 'h': analyze_usage(stdout); return GW_EXIT_OK;
@@ -123,63 +170,61 @@ int gw_cmd_analyze(int argc, char **argv)
         analyze_usage(stderr);
         return GW_EXIT_USAGE;
     }
-
+    const char *const *paths = (const char *const *)argv + optind;
+    size_t n = (size_t)(argc - optind);
     gw_error err;
     gw_error_clear(&err);
-    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
-    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+    if (gw_inputs_distinct(paths, n, &err) != 0) {
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
+    if (gw_outfile_check(output, paths, n, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        return err.code;
+    }
+
     gw_progress bar;
     gw_progress_init(&bar, progress);
     iopt.progress = gw_progress_update;
     iopt.progress_ctx = &bar;
-
-    gw_job *job = gw_job_new();
-    if (!job) {
-        fprintf(stderr, "gpuwhy: out of memory\n");
-        return GW_EXIT_INTERNAL;
-    }
     gw_phase_mark("start");
-    int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
-    gw_progress_done(&bar);
-    if (rc != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_job_free(job);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    gw_phase_mark("ingest (rest)");
-    gw_analysis *a = gw_analyze(job, &th, &err);
-    gw_phase_mark("analysis");
-    if (!a) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
-        gw_job_free(job);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
+
+    /* Opened before the inputs are read (--separate writes one report after the other); the
+     * file appears only at the commit, so a refused input leaves none. */
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_analysis_free(a);
-        gw_job_free(job);
         return err.code;
     }
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
     ro.verbose = verbose;
-    rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
-    gw_phase_mark("render");
-    if (rc != 0) {
-        gw_outfile_abort(&of);
-        fprintf(stderr, "gpuwhy: writing the output failed\n");
-        rc = GW_EXIT_INTERNAL;
-    } else if (gw_outfile_commit(&of, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
+    int rc = GW_EXIT_OK;
+    if (!separate) {
+        rc = analyze_one(paths, n, &iopt, &th, json, 1, &ro, of.fp);
     } else {
-        rc = GW_EXIT_OK;
+        /* One job per input: a report each, one after the other (a JSON array of documents). */
+        if (json && fputs("[\n", of.fp) == EOF)
+            rc = GW_EXIT_INTERNAL;
+        for (size_t i = 0; i < n && rc == GW_EXIT_OK; i++) {
+            if (json && i > 0 && fputs(",\n", of.fp) == EOF)
+                rc = GW_EXIT_INTERNAL;
+            else if (!json && fprintf(of.fp, "%s== %s ==\n", i ? "\n" : "", paths[i]) < 0)
+                rc = GW_EXIT_INTERNAL;
+            if (rc == GW_EXIT_OK)
+                rc = analyze_one(&paths[i], 1, &iopt, &th, json, 0, &ro, of.fp);
+        }
+        if (rc == GW_EXIT_OK && json && fputs("]\n", of.fp) == EOF)
+            rc = GW_EXIT_INTERNAL;
     }
-    gw_analysis_free(a);
-    gw_job_free(job);
-    return rc;
+    if (rc != GW_EXIT_OK) {
+        gw_outfile_abort(&of);
+        return rc;
+    }
+    if (gw_outfile_commit(&of, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return GW_EXIT_INTERNAL;
+    }
+    return GW_EXIT_OK;
 }

@@ -6,29 +6,27 @@
 
 #include "diagnose/rules.h"
 
-/* §0 utilisation (rules_util.c) */
+/* utilisation (rules_util.c) */
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule);
-int gw_rule_util_low(gw_analysis *a, const gw_rule *rule);
-int gw_rule_util_healthy(gw_analysis *a, const gw_rule *rule);
-/* §2 data supply (rules_data.c) */
+int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule);
+/* data supply (rules_data.c; pipe.no_workers is folded into data.loader_wait) */
 int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule);
-/* §3 pipeline (rules_pipe.c; pipe.host_sync in rules_sync.c) */
-int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule);
+/* pipeline (rules_pipe.c; pipe.host_sync in rules_sync.c) */
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule);
-/* §4 kernels (rules_kernel.c) */
+/* kernels (rules_kernel.c) */
 int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule);
 int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule);
 int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule);
 int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule);
-/* §5 memory (rules_mem.c) */
+/* memory (rules_mem.c) */
 int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule);
-/* §6 communication (rules_comm.c) */
+/* communication (rules_comm.c) */
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule);
 

@@ -416,6 +416,34 @@ static int add_thread_name(gw_kineto_state *st, const gw_kfields *f)
     return 0;
 }
 
+/* Widens the trace's profiled span (both 0 when unknown) to hold [start, end). */
+static void widen_profile_span(gw_trace *t, gw_ns start, gw_ns end)
+{
+    if (t->profile_start_ns == 0 && t->profile_end_ns == 0) {
+        t->profile_start_ns = start;
+        t->profile_end_ns = end;
+        return;
+    }
+    if (start < t->profile_start_ns)
+        t->profile_start_ns = start;
+    if (end > t->profile_end_ns)
+        t->profile_end_ns = end;
+}
+
+/* The profiler's own window: the span Kineto writes as "PyTorch Profiler (N)" (one per
+ * profiling cycle; several are joined). Without step markers it is the window the user
+ * asked to profile, so GPU idle inside it is idle the job had (CUPTI's own "__cupti_profiler__"
+ * span is not a capture window). */
+static int note_profile_span(gw_kineto_state *st, const gw_kfields *f)
+{
+    static const char prefix[] = "PyTorch Profiler";
+    if (!f->has_name || !f->ts_ok || !f->dur_ok || f->dur <= 0 || f->ts > INT64_MAX - f->dur ||
+        f->name_len < sizeof prefix - 1 || memcmp(f->name, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    widen_profile_span(st->trace, f->ts, f->ts + f->dur);
+    return 0;
+}
+
 /* What one event's fields make of it in the model. */
 static int commit(gw_kineto_state *st, gw_kfields *f)
 {
@@ -444,6 +472,8 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
     case GW_KCAT_PROFILER_RANGE:
         st->profiler_ranges++;
         return 0;
+    case GW_KCAT_TRACE:
+        return note_profile_span(st, f);
     case GW_KCAT_GPU_ANNOTATION:
         /* GPU-side copies of ProfilerStep#N: steps are counted from host annotations. */
         st->gpu_annotations++;
@@ -659,6 +689,11 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     free(threads);
     if (rc != 0)
         return oom(into);
+    gw_trace *pt = part->trace;
+    if (pt->profile_start_ns != 0 || pt->profile_end_ns != 0) {
+        widen_profile_span(into->trace, pt->profile_start_ns, pt->profile_end_ns);
+        pt->profile_start_ns = pt->profile_end_ns = 0;
+    }
     into->events += part->events;
     into->kernels += part->kernels;
     into->copies += part->copies;

@@ -28,7 +28,8 @@ typedef enum gw_kcat {
     GW_KCAT_GPU_ANNOTATION,
     GW_KCAT_PYTHON,
     GW_KCAT_PROFILER_RANGE,
-    GW_KCAT_INSTANT
+    GW_KCAT_INSTANT,
+    GW_KCAT_TRACE              /* the profiler's own span ("PyTorch Profiler (0)") */
 } gw_kcat;
 
 /* pid/tid: int, negative int, or string ("25738", "stream 7", "PyTorch Profiler"). */
@@ -235,6 +236,9 @@ static inline gw_kcat gw_kineto_category(const char *s, size_t n)
 {
 #define CAT_IS(lit) (n == sizeof(lit) - 1 && (memcmp(s, lit, n) == 0 || gw_kineto_equal_ci(s, lit, n)))
     switch (n) {
+    case 5:
+        if (CAT_IS("Trace")) return GW_KCAT_TRACE;
+        break;
     case 6:
         if (CAT_IS("kernel")) return GW_KCAT_KERNEL;
         if (CAT_IS("Memcpy")) return GW_KCAT_MEMCPY;

@@ -256,6 +256,12 @@ static void note_damage(gw_trace *t, const damage *d)
     if (d->gpu_reversed + d->host_reversed)
         gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
                          "with a duration of 0", d->gpu_reversed, d->host_reversed);
+    if ((t->profile_start_ns != 0 || t->profile_end_ns != 0) &&
+        (!gw_ns_in_range(t->profile_start_ns) || !gw_ns_in_range(t->profile_end_ns) ||
+         t->profile_end_ns <= t->profile_start_ns)) {
+        gw_trace_note(t, "the profiler's own window has impossible times: not used");
+        t->profile_start_ns = t->profile_end_ns = 0;
+    }
     if (!gw_ns_in_range(t->clock_offset_ns)) {
         gw_trace_note(t, "the trace's clock offset (%lld ns) is out of range: its times are not mapped to Unix time",
                       (long long)t->clock_offset_ns);

@@ -248,6 +248,9 @@ typedef struct gw_trace {
     int rank_from_file;        /* 1 when the rank came from the input itself */
     int world_size;            /* 0 unknown */
     gw_ns clock_offset_ns;     /* add to a gw_ns to get Unix ns; 0 unknown */
+    gw_ns profile_start_ns;    /* the profiler's own capture window when the input marks it
+                                  (Kineto "PyTorch Profiler (N)" span, nsys ANALYSIS_DETAILS); */
+    gw_ns profile_end_ns;      /* both 0 when unknown */
     unsigned has;              /* GW_HAS_* */
 
     gw_strtab strings;
