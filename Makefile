@@ -8,7 +8,7 @@ DEMO_TRACE = examples/resnet50_num_workers_0.pt.trace.json.gz
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all build demo test test-asan deps deps-test clean bench install deb
+.PHONY: all build demo test test-asan deps deps-test clean bench fuzz install deb dist dist-check
 
 all: build
 
@@ -47,8 +47,34 @@ install: build
 deb: build
 	@cd $(BUILD) && cpack -G DEB
 
+# Portable tarballs for x86_64 and aarch64 in build-dist/ (docs/dist.md): installs the cross
+# toolchain, the arm64 libraries and qemu as root; runs each build's unit tests.
+dist:
+	@scripts/deps.sh dist
+	@scripts/dist.sh
+
+# The dist test with the aarch64 half: `make test` checks the x86_64 tarball only; this adds
+# the cross-built aarch64 one, run under qemu against x86_64 byte for byte (a cold cross-build
+# takes minutes, which is why it is not part of `make test`).
+dist-check: build
+	@scripts/deps.sh dist
+	@cd $(BUILD) && GW_DIST_CROSS=1 ctest -R '^cli_dist_portable$$' --output-on-failure
+
 bench: build
 	@bench/run_all.sh
 
+# The long fuzzing campaign (docs/fuzzing.md): every libFuzzer target of tests/fuzz for
+# FUZZ_SECONDS each, FUZZ_JOBS at a time, at the lowest CPU priority. Corpus, crashes and a
+# summary line per target stay in FUZZ_WORK between campaigns.
+FUZZ_BUILD ?= $(BUILD)/fuzz
+FUZZ_WORK ?= fuzz-work
+FUZZ_SECONDS ?= 3600
+FUZZ_JOBS ?= $(JOBS)
+fuzz: build
+	@scripts/deps.sh fuzz
+	@cmake -S tests/fuzz -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@tests/fuzz/campaign.sh $(FUZZ_BUILD) $(FUZZ_WORK) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(CURDIR)/$(BUILD)/gpuwhy $(CURDIR)/$(BUILD)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) build-dist

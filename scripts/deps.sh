@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
 # Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
 # As root it installs what is missing; otherwise it prints the exact apt line and fails.
-# Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
+# Usage: scripts/deps.sh [build|test|browser|fuzz|dist]   (build < test < browser; fuzz = test
+# without the browser; dist = build + test + the aarch64 cross toolchain, the arm64 libraries
+# and qemu for `make dist`)
 set -euo pipefail
 level=${1:-build}
-pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
-if [ "$level" = test ] || [ "$level" = browser ]; then
+pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libisal-dev libncurses-dev libmicrohttpd-dev sqlite3)
+if [ "$level" = dist ]; then
+  # The arm64 libraries come from Debian's multiarch archive; qemu-user-static runs the
+  # aarch64 unit tests and binary on this machine (through the arm64 loader of libc6:arm64).
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "gpuwhy: make dist needs the arm64 architecture. Run as root:" >&2
+      echo "  dpkg --add-architecture arm64 && apt-get update" >&2
+      exit 1
+    fi
+    dpkg --add-architecture arm64
+    apt-get update -qq >&2
+  fi
+  pkgs+=(libcmocka-dev gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libsqlite3-dev:arm64
+         zlib1g-dev:arm64 libncurses-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64)
+fi
+if [ "$level" = test ] || [ "$level" = browser ] || [ "$level" = fuzz ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
+  # The libFuzzer targets (tests/fuzz): their smoke run is part of the suite.
+  pkgs+=(clang libclang-rt-14-dev)
   # serve's tests: a real Prometheus and promtool, the manifests' YAML, systemd-analyze
   pkgs+=(prometheus python3-yaml systemd)
   # python3-torch/-torchvision (CPU): real training jobs under `gpuwhy run` and the Python

@@ -6,6 +6,8 @@
  * Peaks cover the whole trace: running out of memory once is enough to matter. */
 #include "analyze/stats.h"
 
+#include "util/checked.h"
+
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated)
 {
     *reserved = -1;
@@ -79,7 +81,7 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
         else
             ms->free_calls++;
         gw_ns c = clipped(h->start, h->end, w->start_ns, w->end_ns);
-        wait += c;
+        wait = gw_sat_add(wait, c);  /* calls overlap */
         if (c > longest) {
             longest = c;
             longest_start = h->start;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
+
 /* Guards walks up parent links against malformed nesting. */
 #define MAX_WALK 4096
 
@@ -143,7 +145,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h))
             continue;
         gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
-        wait += wt;
+        wait = gw_sat_add(wait, wt);  /* syncs on several threads overlap */
         if (h->api_class == GW_API_MEMCPY) {
             ss->copy_count++;
             ss->copy_wait_s += gw_ns_to_s(wt);
@@ -166,7 +168,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         sync_group g = {refs[i], 0, 0};
         while (j < n && refs[j].op_name == refs[i].op_name && refs[j].api_name == refs[i].api_name) {
             g.count++;
-            g.wait += refs[j].wait;
+            g.wait = gw_sat_add(g.wait, refs[j].wait);
             j++;
         }
         groups[ng++] = g;

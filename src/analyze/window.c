@@ -304,14 +304,12 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     trim(t, w, last_start, 0);
 
     const char *src = step_source_name(t->step_source);
-    char first[32], last[32];
-    snprintf(first, sizeof first, "#%lld", (long long)w->first_step_number);
-    snprintf(last, sizeof last, "#%lld", (long long)w->last_step_number);
     char range[80];
     if (w->steady_steps == 1)
-        snprintf(range, sizeof range, "step %s", first);
+        snprintf(range, sizeof range, "step #%lld", (long long)w->first_step_number);
     else
-        snprintf(range, sizeof range, "steps %s-%s", first, last);
+        snprintf(range, sizeof range, "steps #%lld-#%lld", (long long)w->first_step_number,
+                 (long long)w->last_step_number);
     if (skip == 1)
         snprintf(w->description, sizeof w->description, "%s of %zu (%s), warm-up #%lld left out",
                  range, n, src, (long long)t->steps[0].number);

@@ -37,6 +37,8 @@ static void analyze_usage(FILE *out)
             "                       --json, a JSON array of documents) instead of refusing them\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
+            "  -j, --jobs N         reader threads for one large trace (default: the CPUs\n"
+            "                       available); -j 1 reads on one core\n"
             "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
             "  --what-if ID         simulate the fix of diagnosis ID on the step graph and print\n"
             "                       the predicted step time and the new critical path (IDs:\n"
@@ -141,10 +143,13 @@ static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *io
 int gw_cmd_analyze(int argc, char **argv)
 {
     enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SEPARATE, OPT_WHAT_IF };
+    /* More threads than this would only wait on each other and on memory. */
+    const long max_jobs = 256;
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
         {"step-range", required_argument, NULL, OPT_STEP_RANGE},
+        {"jobs", required_argument, NULL, 'j'},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"separate", no_argument, NULL, OPT_SEPARATE},
         {"what-if", required_argument, NULL, OPT_WHAT_IF},
@@ -160,11 +165,22 @@ int gw_cmd_analyze(int argc, char **argv)
     gw_ingest_options iopt = {0};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:j:vh", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'o': output = optarg; break;
         case OPT_STEP_RANGE: iopt.step_range = optarg; break;
+        case 'j': {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (!end || *end != '\0' || n < 1 || n > max_jobs) {
+                fprintf(stderr, "gpuwhy analyze: -j wants a number of threads from 1 to %ld, not '%s'\n", max_jobs,
+                        optarg);
+                return GW_EXIT_USAGE;
+            }
+            iopt.reader_threads = (unsigned)n;
+            break;
+        }
         case OPT_THRESHOLD:
             if (gw_thresholds_set(&th, optarg) != 0) {
                 fprintf(stderr, "gpuwhy analyze: unknown threshold or bad value '%s' "
@@ -201,6 +217,11 @@ int gw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
+    if (gw_outfile_check(output, paths, n, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        return err.code;
+    }
 
     gw_progress bar;
     gw_progress_init(&bar, progress);
@@ -208,10 +229,12 @@ int gw_cmd_analyze(int argc, char **argv)
     iopt.progress_ctx = &bar;
     gw_phase_mark("start");
 
+    /* Opened before the inputs are read (--separate writes one report after the other); the
+     * file appears only at the commit, so a refused input leaves none. */
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        return GW_EXIT_INTERNAL;
+        return err.code;
     }
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);

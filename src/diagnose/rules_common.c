@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/units.h"
+
 gw_severity gw_rules_severity(double share)
 {
     if (share >= GW_SHARE_CRITICAL)
@@ -119,14 +121,7 @@ void gw_rules_fmt_duration(double seconds, char *buf, size_t size)
 
 void gw_rules_fmt_bytes(double bytes, char *buf, size_t size)
 {
-    if (bytes < 1e3)
-        snprintf(buf, size, "%.0f B", bytes);
-    else if (bytes < 1e6)
-        snprintf(buf, size, "%.1f KB", bytes / 1e3);
-    else if (bytes < 1e9)
-        snprintf(buf, size, "%.1f MB", bytes / 1e6);
-    else
-        snprintf(buf, size, "%.2f GB", bytes / 1e9);
+    gw_size_text(buf, size, bytes);
 }
 
 void gw_rules_fmt_per_step(const gw_rank_stats *r, double per_step, char *buf, size_t size)

@@ -61,7 +61,8 @@ const char *gw_rules_per_step_unit(const gw_rank_stats *r);
 
 /* Human durations: "41 µs", "176 ms", "3.10 s". */
 void gw_rules_fmt_duration(double seconds, char *buf, size_t size);
-/* Bytes with a unit that keeps small copies readable: "648 B", "16.4 KB", "96.3 MB". */
+/* Bytes with a unit that keeps small copies readable: "648 B", "16.4 KiB", "96.3 MiB" (binary
+ * units, util/units.h). */
 void gw_rules_fmt_bytes(double bytes, char *buf, size_t size);
 /* ", 2.0/step" when the window has steps, "" otherwise (the count already is per window). */
 void gw_rules_fmt_per_step(const gw_rank_stats *r, double per_step, char *buf, size_t size);

@@ -9,6 +9,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "util/checked.h"
 
 static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {

@@ -9,6 +9,7 @@
  * every finding at minor and says why. */
 #include "diagnose/verdict.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,9 +128,14 @@ void gw_verdict_prepare(gw_analysis *a)
         if (main)
             u->capture_gaps = main->capture_gaps;
     }
-    for (size_t i = 0; i < a->rank_count; i++)
-        if (a->ranks[i].has_gpu_data && a->ranks[i].window.too_short)
-            u->too_short = 1;
+    /* The job's window is too short when every rank's is (each rank sees the same steps; a
+     * merged finding is capped only then, see cap_too_short). */
+    size_t gpu_ranks = 0, short_ranks = 0;
+    for (size_t i = 0; i < a->rank_count; i++) {
+        gpu_ranks += a->ranks[i].has_gpu_data != 0;
+        short_ranks += a->ranks[i].has_gpu_data && a->ranks[i].window.too_short;
+    }
+    u->too_short = gpu_ranks > 0 && short_ranks == gpu_ranks;
     cap_too_short(a);
     if (u->busy_mean < GW_UTIL_IDLE_BUSY)
         u->state = GW_UTIL_IDLE;
@@ -213,8 +219,18 @@ void gw_verdict_line(gw_analysis *a)
         with_gpu += a->ranks[i].has_gpu_data != 0;
     if (with_gpu == 0) {
         const gw_finding *none = gw_findings_get(&a->findings, "data.none");
-        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %s (data.none)",
-                 none && none->evidence_count ? none->evidence[0] : "nothing to measure");
+        /* Every message the input gives about it (nsys writes one note per diagnostic): the
+         * telling one ("No CUDA events collected") is often not the first. */
+        static const char said[] = "the input says: ";
+        char reasons[sizeof a->verdict];
+        size_t used = (size_t)snprintf(reasons, sizeof reasons, "%s",
+                                       none && none->evidence_count ? none->evidence[0] : "nothing to measure");
+        for (size_t i = 1; none && i < none->evidence_count && used < sizeof reasons; i++)
+            if (strncmp(none->evidence[i], said, sizeof said - 1) == 0)
+                used += (size_t)snprintf(reasons + used, sizeof reasons - used, "; %s",
+                                         none->evidence[i] + sizeof said - 1);
+        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %.*s (data.none)",
+                 (int)(sizeof a->verdict - 48), reasons);
         return;
     }
     char *v = a->verdict;
@@ -298,10 +314,24 @@ void gw_verdict_line(gw_analysis *a)
         append(v, size, "%s%s", part, "");
     }
     if (a->util.too_short) {
+        /* The threshold is per rank's window: quote the most work one rank had. */
+        double most = 0;
+        size_t gpu_ranks = 0;
+        for (size_t i = 0; i < a->rank_count; i++) {
+            if (!a->ranks[i].has_gpu_data)
+                continue;
+            gpu_ranks++;
+            most = a->ranks[i].window.busy_s > most ? a->ranks[i].window.busy_s : most;
+        }
         char work[32];
-        gw_rules_fmt_duration(a->util.gpu_work_s, work, sizeof work);
-        snprintf(part, sizeof part, "; too short to judge: %s of GPU work (under %.0f ms), severities capped "
-                 "at minor", work, a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);
+        /* Rounded down near the threshold: 49.96 ms must not read "50 ms ... (under 50 ms)". */
+        if (most >= 0.01)
+            snprintf(work, sizeof work, "%.1f ms", floor(most * 1e4) / 10.0);
+        else
+            gw_rules_fmt_duration(most, work, sizeof work);
+        snprintf(part, sizeof part, "; too short to judge: %s%s of GPU work%s (under %.0f ms), severities capped "
+                 "at minor", gpu_ranks > 1 ? "at most " : "", work, gpu_ranks > 1 ? " per rank" : "",
+                 a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);
         append(v, size, "%s%s", part, "");
     }
 }

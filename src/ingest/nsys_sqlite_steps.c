@@ -6,20 +6,13 @@
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/classify.h"
+#include "model/name_match.h"
 #include "util/grow.h"
-
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return 1;
-    return 0;
-}
 
 /* A word boundary before position i of s: start, a non-letter, or a camel-case hump
  * ("ProfilerStep"). *camel is set when only the hump makes it a boundary. */
@@ -48,8 +41,8 @@ static int boundary_after(const char *s, size_t end)
  * descriptions) are not iterations. */
 static int name_is_step(const char *name)
 {
-    if (!name[0] || name[0] == '{' || contains_ci(name, "optimizer") || contains_ci(name, "scheduler") ||
-        contains_ci(name, "aten::") || contains_ci(name, "zero_grad"))
+    static const char *const NOT_STEPS[] = {"optimizer", "scheduler", "aten::", "zero_grad"};
+    if (!name[0] || name[0] == '{' || gw_name_has_any_ci(name, NOT_STEPS, sizeof NOT_STEPS / sizeof NOT_STEPS[0]))
         return 0;
     static const char *const WORDS[] = {"iteration", "iter", "step"};
     for (size_t i = 0; name[i]; i++) {
@@ -115,6 +108,10 @@ static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
     qsort(c, n, sizeof *c, cmp_candidate);
     gw_ns open_end = INT64_MIN;
     int64_t ordinal = 0;
+    /* Steps named alike ("train_step" every time) parse their name once, not once a step. */
+    uint32_t parsed_name = UINT32_MAX;
+    int has_number = 0;
+    int64_t number = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].start < open_end)
             continue;
@@ -124,8 +121,11 @@ static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
             return -1;
         s->start = c[i].start;
         s->end = c[i].end;
-        int64_t number;
-        s->number = last_number(gw_trace_str(t, c[i].name_id), &number) ? number : ordinal;
+        if (c[i].name_id != parsed_name) {
+            parsed_name = c[i].name_id;
+            has_number = last_number(gw_trace_str(t, c[i].name_id), &number);
+        }
+        s->number = has_number ? number : ordinal;
         ordinal++;
     }
     if (t->step_count) {
@@ -171,7 +171,42 @@ static uint32_t busiest_thread(gw_trace *t, uint8_t *is_launch_by_name)
     return best;
 }
 
-int gw_nsys_find_steps(gw_trace *t, const char *step_range)
+/* Ranges a --step-range may name, listed in the error when it names none of them. */
+#define LISTED_RANGES 8
+
+/* The NVTX range names of the trace, most frequent first: "name" (count), ... */
+static int list_ranges(const gw_trace *t, char *buf, size_t size)
+{
+    size_t names = t->strings.count;
+    size_t *count = calloc(names ? names : 1, sizeof *count);
+    if (!count)
+        return -1;
+    size_t distinct = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].kind == GW_HOST_ANNOTATION && t->host[i].name_id < names &&
+            count[t->host[i].name_id]++ == 0)
+            distinct++;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < LISTED_RANGES && k < distinct; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t n = 0; n < names; n++)
+            if (count[n] && (best == SIZE_MAX || count[n] > count[best]))
+                best = n;
+        int w = snprintf(buf + used, size - used, "%s\"%.60s\" (%zu)", k ? ", " : "", gw_trace_str(t, (uint32_t)best),
+                         count[best]);
+        count[best] = 0;
+        if (w < 0 || (size_t)w >= size - used)
+            break;
+        used += (size_t)w;
+    }
+    if (distinct > LISTED_RANGES && used < size)
+        snprintf(buf + used, size - used, " and %zu more", distinct - LISTED_RANGES);
+    free(count);
+    return 0;
+}
+
+int gw_nsys_find_steps(gw_trace *t, const char *step_range, const char *path, gw_error *err)
 {
     size_t names = t->strings.count;
     /* Per interned name: 0xFF not yet classified, else 0/1 (names are few, events many). */
@@ -220,10 +255,19 @@ int gw_nsys_find_steps(gw_trace *t, const char *step_range)
             }
     }
     if (thread == UINT32_MAX) {
-        if (step_range)
-            gw_trace_note(t, "no NVTX range is named \"%.120s\" (--step-range): the whole window is "
-                             "analysed as one step", step_range);
         rc = 0;
+        if (step_range) {
+            /* Analysing the whole window instead of the steps asked for would answer another
+             * question than the one put: say which names there are. */
+            char ranges[600];
+            if (list_ranges(t, ranges, sizeof ranges) != 0) {
+                rc = -1;
+                goto out;
+            }
+            rc = gw_fail(err, GW_EXIT_USAGE, "%s: no NVTX range is named \"%.120s\" (--step-range); %s%s", path,
+                         step_range, ranges[0] ? "the trace's ranges, most frequent first: " : "the trace has no NVTX ranges",
+                         ranges);
+        }
         goto out;
     }
     for (size_t i = 0; i < t->host_count; i++) {
@@ -239,6 +283,8 @@ int gw_nsys_find_steps(gw_trace *t, const char *step_range)
     }
     rc = add_steps(t, cands, cand_count, step_range ? GW_STEPS_USER_RANGE : GW_STEPS_NVTX);
 out:
+    if (rc != 0) /* no-op when the usage error is already set: the first error wins */
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     free(memo);
     free(per_thread);
     free(cands);

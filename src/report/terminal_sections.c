@@ -413,7 +413,7 @@ void gw_term_copies(gw_term *t, const gw_rank_stats *r)
     gw_term_heading(t, "Copies%s", rs);
     static const gw_text_column cols[] = {
         {"direction", GW_ALIGN_LEFT, 1, 0}, {"count", GW_ALIGN_RIGHT, 0, 0},
-        {"MB", GW_ALIGN_RIGHT, 0, 0},       {"time ms", GW_ALIGN_RIGHT, 0, 0},
+        {"MiB", GW_ALIGN_RIGHT, 0, 0},      {"time ms", GW_ALIGN_RIGHT, 0, 0},
         {"GB/s", GW_ALIGN_RIGHT, 0, 0},     {"pageable copies", GW_ALIGN_RIGHT, 0, 0},
         {"pageable bytes", GW_ALIGN_RIGHT, 0, 0},
     };
@@ -426,7 +426,7 @@ void gw_term_copies(gw_term *t, const gw_rank_stats *r)
         rows++;
         gw_table_cell(&tab, "%s", copy_dir_name(dir));
         gw_table_cell(&tab, "%s", gw_fmt_count(b[0], 32, c->count[dir]));
-        gw_table_cell(&tab, "%s", gw_fmt_mb(b[1], 32, c->bytes[dir]));
+        gw_table_cell(&tab, "%s", gw_fmt_mib(b[1], 32, c->bytes[dir]));
         gw_table_cell(&tab, "%s", gw_fmt_ms(b[2], 32, c->seconds[dir]));
         if (isfinite(c->gbps[dir]) && c->gbps[dir] >= 0)
             gw_table_cell(&tab, "%.2f", c->gbps[dir]);

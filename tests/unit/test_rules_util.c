@@ -155,6 +155,35 @@ static void moderate_and_idle_states(void **state)
     fx_free(a);
 }
 
+/* Several ranks: the job's window is too short when every rank's is, and the verdict quotes
+ * the most GPU work one rank had (the threshold is per rank), never the sum over the ranks. */
+static void too_short_is_per_rank(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(2, NULL);
+    fx_busy(a, 0, 0.0125, GW_IDLE_HOST_BUSY); /* 10 ms of GPU work in 800 ms */
+    fx_busy(a, 1, 0.04, GW_IDLE_HOST_BUSY);   /* 32 ms: 42 ms together, still per rank short */
+    a->ranks[0].window.too_short = a->ranks[1].window.too_short = 1;
+    const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(a->util.too_short);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_non_null(strstr(a->verdict, "too short to judge: at most 32.0 ms of GPU work per rank (under 50 ms)"));
+    fx_free(a);
+
+    /* one rank with enough work: the job can be judged, nothing capped, nothing said */
+    a = fx_analysis(2, NULL);
+    fx_busy(a, 0, 0.0125, GW_IDLE_HOST_BUSY);
+    fx_busy(a, 1, 0.5, GW_IDLE_HOST_BUSY);
+    a->ranks[0].window.too_short = 1;
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_false(a->util.too_short);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_null(strstr(a->verdict, "too short"));
+    fx_free(a);
+}
+
 /* nsys analyze's view of the whole capture (gaps over 500 ms, low chunks) is carried by the
  * verdict's utilisation summary, whatever the findings. */
 static void utilisation_carries_what_nsys_would_flag(void **state)
@@ -232,6 +261,7 @@ int main(void)
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(healthy_is_the_verdict_line),
         cmocka_unit_test(moderate_and_idle_states),
+        cmocka_unit_test(too_short_is_per_rank),
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
