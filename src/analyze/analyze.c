@@ -14,6 +14,7 @@
 #include "analyze/stats.h"
 #include "analyze/stepgraph.h"
 #include "model/samples.h"
+#include "util/checked.h"
 #include "util/grow.h"
 #include "util/phase_timer.h"
 
@@ -152,6 +153,8 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
     gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
     gw_ns idle = gw_attribute_idle(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns);
+    if (idle < 0)
+        goto out;
     ds->idle_s = gw_ns_to_s(idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
@@ -163,7 +166,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     /* Both views of the gaps: the window's, and the whole capture's as nsys would count them
      * (its low chunks counted against the window). */
     if (gw_gaps_compute(t, device, w->start_ns, w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
-        gw_gaps_compute(t, device, t->first_ns, t->last_ns + 1, &a->thresholds, &ds->capture_gaps) == 0)
+        gw_gaps_compute(t, device, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &ds->capture_gaps) == 0)
         ds->capture_gaps.low_chunks_in_window = ds->gaps.low_chunks_in_window;
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {

@@ -757,14 +757,10 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
 gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
 {
+    /* Out of memory for the per-thread cursors: an error, not a coarser split (every feeder
+     * together would give a different answer without saying so). */
     gw_ns idle = 0;
-    if (attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle) != 0) {
-        /* Out of memory for the per-thread cursors: every feeder together instead. */
-        gw_feeder_activity shared = *fa;
-        shared.per_thread = NULL;
-        attribute(dw, &shared, lo, hi, launch_gap_ns, out_ns, NULL, &idle);
-    }
-    return idle;
+    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle) != 0 ? -1 : idle;
 }
 
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,

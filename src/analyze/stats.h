@@ -126,7 +126,7 @@ void gw_feeder_activity_free(gw_feeder_activity *fa);
 /* Splits the idle time of [lo, hi) (range minus the device's busy set) over the causes;
  * out_ns[c] receive nanoseconds, adding up exactly to the return value (the idle time). A
  * gap between two pieces of GPU work shorter than launch_gap_ns is a launch gap unless the
- * host was in the data loader, a sync or the allocator. */
+ * host was in the data loader, a sync or the allocator. -1 when out of memory. */
 gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT]);
 /* The same split as interval sets: out[c] holds the idle instants of cause c, adding up to

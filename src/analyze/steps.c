@@ -85,10 +85,13 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
         r->steady = s >= w->first_step_index && !w->whole_window;
         /* The window's teardown cut ends the last steady step there too. */
         gw_ns end = r->steady && st->end > w->end_ns && st->start < w->end_ns ? w->end_ns : st->end;
-        r->duration_s = gw_ns_to_s(end - st->start);
+        r->duration_s = gw_ns_to_s(gw_span_ns(st->start, end));
         r->busy_s = gw_ns_to_s(gw_ivset_covered(&dw->busy, st->start, end));
         gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
-        gw_attribute_idle(dw, fa, st->start, end, launch_gap_ns, idle_ns);
+        if (gw_attribute_idle(dw, fa, st->start, end, launch_gap_ns, idle_ns) < 0) {
+            (*count)--;
+            goto out;
+        }
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             r->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
         r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->all.level[0], st->start, end));
@@ -106,7 +109,7 @@ out:
 
 int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, double *p90_s)
 {
-    double whole = gw_ns_to_s(w->end_ns - w->start_ns);
+    double whole = gw_ns_to_s(gw_span_ns(w->start_ns, w->end_ns));
     *median_s = *p90_s = whole;
     if (w->whole_window || w->steady_steps == 0)
         return 0;
