@@ -230,7 +230,8 @@ static int model_steps(gw_analysis *a, size_t ti)
     cp->lat_launch_us = (double)g->lat_launch / 1e3;
     cp->lat_stream_us = (double)g->lat_stream / 1e3;
     cp->lat_wake_us = (double)g->lat_wake / 1e3;
-    cp->replay_median_ms = gw_replay_median_step_ms(obs);
+    if (gw_replay_median_step_ms(obs, &cp->replay_median_ms) != 0)
+        return -1;
     double *traced = malloc(obs->step_count * sizeof *traced);
     if (!traced)
         return -1;

@@ -270,16 +270,17 @@ int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_para
     return 0;
 }
 
-double gw_replay_median_step_ms(const gw_replay *r)
+int gw_replay_median_step_ms(const gw_replay *r, double *out)
 {
+    *out = 0;
     if (r->step_count == 0)
         return 0;
     double *v = malloc(r->step_count * sizeof *v);
     if (!v)
-        return 0;
+        return -1;
     for (size_t k = 0; k < r->step_count; k++)
         v[k] = (double)r->step_ns[k] / 1e6;
-    double m = gw_quantile(v, r->step_count, 0.5);
+    *out = gw_quantile(v, r->step_count, 0.5);
     free(v);
-    return m;
+    return 0;
 }

@@ -309,11 +309,14 @@ out:
 
 /* ---- Which threads, which boundaries ---------------------------------------------------- */
 
-static uint32_t loop_thread_of(const gw_trace *t, const gw_window *w)
+/* The thread holding the step boundaries into *loop (UINT32_MAX: none). Returns 0, or -1 on
+ * out-of-memory. */
+static int loop_thread_of(const gw_trace *t, const gw_window *w, uint32_t *loop)
 {
+    *loop = UINT32_MAX;
     size_t *count = calloc(t->thread_count ? t->thread_count : 1, sizeof *count);
     if (!count)
-        return UINT32_MAX;
+        return -1;
     uint32_t best = UINT32_MAX;
     for (int pass = 0; pass < 3 && best == UINT32_MAX; pass++) {
         memset(count, 0, t->thread_count * sizeof *count);
@@ -334,7 +337,8 @@ static uint32_t loop_thread_of(const gw_trace *t, const gw_window *w)
             }
     }
     free(count);
-    return best;
+    *loop = best;
+    return 0;
 }
 
 /* The boundaries: steady step starts and the window's end (or the loop's DataLoader
@@ -982,7 +986,8 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     int rc = -1;
     if (!has_calls)
         goto out;
-    g->loop_thread = loop_thread_of(t, w);
+    if (loop_thread_of(t, w, &g->loop_thread) != 0)
+        goto out;
     if (g->loop_thread == UINT32_MAX) {
         rc = 0;
         goto out;

@@ -164,8 +164,9 @@ typedef struct gw_replay {
 /* Replays g under p (NULL: nothing changed). Returns 0, or -1 on out-of-memory. */
 int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);
 void gw_replay_free(gw_replay *r);
-/* Median of the replayed steady steps in ms (the graph's steps are the window's). */
-double gw_replay_median_step_ms(const gw_replay *r);
+/* Median of the replayed steady steps in ms (the graph's steps are the window's) into *out
+ * (0 without steps). Returns 0, or -1 on out-of-memory. */
+int gw_replay_median_step_ms(const gw_replay *r, double *out);
 
 /* ---- Critical path (critical_path.c) -------------------------------------------------- */
 

@@ -78,6 +78,17 @@ static int cmp_finding(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+/* The position of the last simulated finding in [lo, i); none when there is none. */
+static size_t prev_simulated(const gw_finding_list *l, size_t lo, size_t i, size_t none)
+{
+    while (i > lo) {
+        i--;
+        if (l->items[i].what_if.simulated)
+            return i;
+    }
+    return none;
+}
+
 void gw_findings_sort(gw_finding_list *l)
 {
     if (l->count < 2)
@@ -87,46 +98,43 @@ void gw_findings_sort(gw_finding_list *l)
      * among themselves in the order the replays tell apart: one goes before another when
      * even its worst setting saves more than the other's best. Overlapping ranges tell
      * nothing, and findings without a replay (their time explained is an upper bound, not a
-     * prediction), keep their places: a stable topological sort of a few findings. */
-    gw_finding *sim = malloc(l->count * sizeof *sim);
-    size_t *slot = malloc(l->count * sizeof *slot);
-    uint8_t *taken = malloc(l->count);
-    if (!sim || !slot || !taken) {
-        free(sim);
-        free(slot);
-        free(taken);
-        return; /* the partition's order stands */
-    }
+     * prediction) keep their places. In place, without allocating (a failed allocation must
+     * not change the answer): for each simulated slot in turn, the first remaining simulated
+     * finding (in the partition's order) that no other remaining one beats moves there, the
+     * ones it passes shifting one simulated slot later. A few findings: quadratic is fine. */
     for (size_t lo = 0; lo < l->count;) {
-        size_t hi = lo, n = 0;
+        size_t hi = lo;
         while (hi < l->count && l->items[hi].severity == l->items[lo].severity)
             hi++;
-        for (size_t i = lo; i < hi; i++)
-            if (l->items[i].what_if.simulated) {
-                slot[n] = i;
-                sim[n] = l->items[i];
-                taken[n++] = 0;
-            }
-        for (size_t k = 0; k < n; k++) {
-            /* the first remaining one (in the partition's order) that no other beats */
-            size_t pick = n;
-            for (size_t c = 0; c < n && pick == n; c++) {
-                if (taken[c])
+        for (size_t k = lo; k < hi; k++) {
+            if (!l->items[k].what_if.simulated)
+                continue;
+            size_t pick = hi;
+            for (size_t c = k; c < hi && pick == hi; c++) {
+                if (!l->items[c].what_if.simulated)
                     continue;
                 int beaten = 0;
-                for (size_t o = 0; o < n && !beaten; o++)
-                    beaten = !taken[o] && o != c && gw_finding_gain_above(&sim[o], &sim[c]);
+                for (size_t o = k; o < hi && !beaten; o++)
+                    beaten = o != c && l->items[o].what_if.simulated &&
+                             gw_finding_gain_above(&l->items[o], &l->items[c]);
                 if (!beaten)
                     pick = c;
             }
-            taken[pick] = 1;
-            l->items[slot[k]] = sim[pick];
+            if (pick == hi)
+                pick = k; /* a cycle cannot happen (the relation is a strict order); be safe */
+            /* Bubble the pick back to slot k along the simulated slots. */
+            for (size_t at = pick; at > k;) {
+                size_t before = prev_simulated(l, k, at, hi);
+                if (before == hi)
+                    break;
+                gw_finding tmp = l->items[before];
+                l->items[before] = l->items[at];
+                l->items[at] = tmp;
+                at = before;
+            }
         }
         lo = hi;
     }
-    free(sim);
-    free(slot);
-    free(taken);
 }
 
 const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id)

@@ -311,7 +311,11 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
             gw_replay_free(&central);
             return -1;
         }
-        after[s] = gw_replay_median_step_ms(&r);
+        if (gw_replay_median_step_ms(&r, &after[s]) != 0) {
+            gw_replay_free(&r);
+            gw_replay_free(&central);
+            return -1;
+        }
         if (s == CENTRAL)
             central = r;
         else

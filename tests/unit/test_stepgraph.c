@@ -160,6 +160,41 @@ static void absent_cause_changes_nothing(void **state)
     fx_done(a, job);
 }
 
+static void add_finding(gw_finding_list *l, const char *id, double share, double gain_lo_ms, double gain_hi_ms)
+{
+    gw_finding *f = gw_findings_add(l, id);
+    assert_non_null(f);
+    f->severity = GW_SEV_MAJOR;
+    f->share = share;
+    if (gain_hi_ms > 0) {
+        f->what_if.simulated = 1;
+        f->what_if.step_before_ms = 100.0;
+        f->what_if.step_after_low_ms = 100.0 - gain_hi_ms;
+        f->what_if.step_after_high_ms = 100.0 - gain_lo_ms;
+        f->what_if.step_after_ms = 100.0 - (gain_lo_ms + gain_hi_ms) / 2;
+    }
+}
+
+/* Within a severity, simulated findings trade places only where their gain ranges do not
+ * overlap; the others keep their places. Partition order a b c d e (by share); simulated:
+ * b 10-20 ms, c 25-30 ms, e 15-22 ms. c beats b (25 > 20) and e (25 > 22); b and e overlap
+ * and keep their order. Result: a c b d e. */
+static void ranking_by_simulated_gain(void **state)
+{
+    (void)state;
+    gw_finding_list l = {0};
+    add_finding(&l, "e", 0.1, 15, 22);
+    add_finding(&l, "c", 0.3, 25, 30);
+    add_finding(&l, "a", 0.5, 0, 0);
+    add_finding(&l, "d", 0.2, 0, 0);
+    add_finding(&l, "b", 0.4, 10, 20);
+    gw_findings_sort(&l);
+    const char *want[] = {"a", "c", "b", "d", "e"};
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(l.items[i].id, want[i]);
+    gw_findings_free(&l);
+}
+
 /* Without a GPU side there is no graph, and nothing to simulate. */
 static void no_gpu_no_graph(void **state)
 {
@@ -185,6 +220,7 @@ int main(void)
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
         cmocka_unit_test(no_gpu_no_graph),
+        cmocka_unit_test(ranking_by_simulated_gain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
