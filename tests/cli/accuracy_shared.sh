@@ -6,6 +6,12 @@
 # hand into GW_ACCURACY_DIR are checked by tests/accuracy/run.py itself, outside CI.
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}" "${GW_SOURCE_DIR:?}"
+# The labels check verdicts, which the sanitizer build computes identically; its memory and
+# UB checks over these same traces are cli_all_real_traces' (kept in the ASan suite).
+if [ "${GW_SANITIZE:-0}" = "1" ]; then
+  echo "SKIP: the accuracy ratchet belongs to the normal suite (cli_all_real_traces runs these traces under ASan)"
+  exit 77
+fi
 PY=/usr/bin/python3
 A="$GW_SOURCE_DIR/tests/accuracy"
 fail=0

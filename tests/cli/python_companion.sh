@@ -10,6 +10,12 @@ set -u
 : "${GW_BIN:?GW_BIN must point at the gpuwhy binary}"
 SRC=${GW_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 SYSPY=/usr/bin/python3
+# Packaging and the Python side are what this tests; the analysis of the traces it writes is
+# the same C path cli_sampled_torch_jobs and cli_all_real_traces run under ASan.
+if [ "${GW_SANITIZE:-0}" = "1" ]; then
+  echo "SKIP: the Python companion belongs to the normal suite"
+  exit 77
+fi
 "$SYSPY" -c 'import torch' 2>/dev/null || { echo "SKIP: Debian's python3-torch is not installed (scripts/deps.sh test)"; exit 77; }
 "$SYSPY" -c 'import venv, ensurepip' 2>/dev/null || { echo "SKIP: python3-venv is not installed (scripts/deps.sh test)"; exit 77; }
 WORK=$(mktemp -d /tmp/gw-python-companion-XXXXXX)
