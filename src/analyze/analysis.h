@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/cp_cat.h"
 #include "diagnose/findings.h"
 #include "diagnose/thresholds.h"
 #include "util/error.h"
@@ -161,6 +162,10 @@ typedef struct gw_step_stats {
     size_t sync_calls;           /* blocking sync calls in this step */
     size_t alloc_calls;          /* cudaMalloc/cudaFree-type calls in this step */
     size_t kernels;
+    double cp_s[GW_CP_CAT_COUNT]; /* the step's critical path by category (0 when the step
+                                     graph could not be built) */
+    double replay_s;             /* the step's length replayed from its graph (nothing
+                                    changed); 0 when not modelled */
 } gw_step_stats;
 
 /* ---- Kernels ----------------------------------------------------------------------- */
@@ -287,6 +292,25 @@ typedef struct gw_memory_stats {
     size_t allocator_events;     /* [memory] events seen */
 } gw_memory_stats;
 
+/* ---- Critical path (stepgraph.c, replay.c, critical_path.c) -------------------------- */
+
+/* The steady steps as a dependency graph: their critical path, and how faithfully a replay
+ * of the graph with nothing changed reproduces them (before it predicts anything). */
+typedef struct gw_critical_path {
+    int modelled;                /* 1 when the graph could be built (host and GPU sides) */
+    size_t steps;                /* steps whose path was walked */
+    double cat_s[GW_CP_CAT_COUNT]; /* their critical paths summed, by category */
+    double total_s;              /* = the sum of cat_s: the steps' replayed length */
+    double step_median_ms;       /* median step as traced (the graph's boundaries) */
+    double replay_median_ms;     /* median step replayed with nothing changed */
+    double replay_max_err;       /* largest relative difference of one step, replay vs trace */
+    size_t nodes, host_nodes, gpu_nodes;
+    size_t sync_waits;           /* blocking calls linked to the GPU work they waited for */
+    size_t event_edges;          /* cross-stream waits on recorded events */
+    size_t fork_joins;           /* bursts of another thread the loop thread waited for */
+    double lat_launch_us, lat_stream_us, lat_wake_us; /* smallest latencies measured */
+} gw_critical_path;
+
 /* ---- Per rank ---------------------------------------------------------------------- */
 
 typedef struct gw_rank_stats {
@@ -314,6 +338,7 @@ typedef struct gw_rank_stats {
                                   creation, module loading); 0 none */
     char startup_call[64];       /* the longest one's name ("cudaMalloc") */
     int has_gpu_data;            /* any kernel/copy/set */
+    gw_critical_path critical_path;
 } gw_rank_stats;
 
 /* ---- The verdict's utilisation summary (written by src/diagnose/verdict.c) ---------- */
@@ -362,6 +387,10 @@ typedef struct gw_analysis {
     char not_evaluated[512];     /* diagnoses that the input cannot support, and why */
     struct gw_sample_stats *sampled; /* owned: statistics of job->samples over the window
                                         (analyze/sampled.h); NULL when nothing was sampled */
+    struct gw_stepgraph *graphs; /* owned, one per rank (analyze/stepgraph.h): the steady
+                                    steps as a dependency graph, for the what-if replays and
+                                    the critical path's pieces; count 0 when not modelled */
+    struct gw_replay *observed;  /* owned, one per rank: the graph replayed unchanged */
 } gw_analysis;
 
 /* Runs the whole pipeline. Returns NULL on out-of-memory (err set). The job must have

@@ -12,6 +12,7 @@
 #include "diagnose/rules.h"
 #include "analyze/sampled.h"
 #include "analyze/stats.h"
+#include "analyze/stepgraph.h"
 #include "model/samples.h"
 #include "util/checked.h"
 #include "util/grow.h"
@@ -203,6 +204,83 @@ static void *kernel_stats_thread(void *arg)
     return NULL;
 }
 
+/* The steady steps as a dependency graph: built, replayed unchanged (how faithfully it
+ * reproduces the trace), and each step's critical path. */
+static int model_steps(gw_analysis *a, size_t ti)
+{
+    const gw_trace *t = a->job->traces[ti];
+    gw_rank_stats *r = &a->ranks[ti];
+    gw_stepgraph *g = &a->graphs[ti];
+    gw_replay *obs = &a->observed[ti];
+    gw_critical_path *cp = &r->critical_path;
+    if (gw_stepgraph_build(t, &r->window, &a->thresholds, g) != 0)
+        return -1;
+    if (g->count == 0 || g->bound_count < 2)
+        return 0;
+    if (gw_replay_run(g, t, NULL, obs) != 0)
+        return -1;
+    cp->modelled = 1;
+    cp->steps = obs->step_count;
+    cp->nodes = g->count;
+    cp->host_nodes = g->host_count;
+    cp->gpu_nodes = g->count - g->host_count;
+    cp->sync_waits = g->sync_waits;
+    cp->event_edges = g->event_edges;
+    cp->fork_joins = g->fork_joins;
+    cp->lat_launch_us = (double)g->lat_launch / 1e3;
+    cp->lat_stream_us = (double)g->lat_stream / 1e3;
+    cp->lat_wake_us = (double)g->lat_wake / 1e3;
+    if (gw_replay_median_step_ms(obs, &cp->replay_median_ms) != 0)
+        return -1;
+    double *traced = malloc(obs->step_count * sizeof *traced);
+    if (!traced)
+        return -1;
+    for (size_t k = 0; k < obs->step_count; k++) {
+        gw_ns want = g->nodes[g->bounds[k + 1]].start - g->nodes[g->bounds[k]].start;
+        traced[k] = (double)want / 1e6;
+        double err = want > 0 ? (double)(obs->step_ns[k] - want) / (double)want : 0.0;
+        if (err < 0)
+            err = -err;
+        if (err > cp->replay_max_err)
+            cp->replay_max_err = err;
+        gw_ns cat[GW_CP_CAT_COUNT];
+        if (gw_critical_path_step(g, obs, k, cat, NULL, NULL, NULL) != 0) {
+            free(traced);
+            return -1;
+        }
+        for (int c = 0; c < GW_CP_CAT_COUNT; c++) {
+            cp->cat_s[c] += gw_ns_to_s(cat[c]);
+            cp->total_s += gw_ns_to_s(cat[c]);
+        }
+    }
+    cp->step_median_ms = gw_quantile(traced, obs->step_count, 0.5);
+    free(traced);
+    return 0;
+}
+
+/* Each steady step row of trace ti gets its critical path and replayed length. */
+static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row)
+{
+    const gw_stepgraph *g = &a->graphs[ti];
+    const gw_replay *obs = &a->observed[ti];
+    if (!a->ranks[ti].critical_path.modelled)
+        return 0;
+    for (size_t k = 0; k < obs->step_count; k++) {
+        gw_ns cat[GW_CP_CAT_COUNT];
+        if (gw_critical_path_step(g, obs, k, cat, NULL, NULL, NULL) != 0)
+            return -1;
+        for (size_t i = first_row; i < a->step_count; i++) {
+            gw_step_stats *row = &a->steps[i];
+            if (!row->steady || row->number != g->step_numbers[k])
+                continue;
+            for (int c = 0; c < GW_CP_CAT_COUNT; c++)
+                row->cp_s[c] = gw_ns_to_s(cat[c]);
+            row->replay_s = gw_ns_to_s(obs->step_ns[k]);
+        }
+    }
+    return 0;
+}
+
 static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
 {
     const gw_trace *t = a->job->traces[ti];
@@ -218,7 +296,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (gw_busy_device_ids(t, &ids, &id_count) != 0)
         return -1;
     r->has_gpu_data = id_count > 0;
-    size_t first_row = a->device_count;
+    size_t first_row = a->device_count, first_step_row = a->step_count;
     double dataloader_s = 0;
     int dataloader_set = 0;
     kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
@@ -298,6 +376,9 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         return -1;
     gw_phase_mark("analysis: copies, syncs");
     gw_memory_stats_compute(t, &r->window, &r->memory);
+    if (r->has_gpu_data && (model_steps(a, ti) != 0 || fill_step_paths(a, ti, first_step_row) != 0))
+        return -1;
+    gw_phase_mark("analysis: step graph, replay, critical path");
     return 0;
 }
 
@@ -340,7 +421,9 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     growth gr = {0, 0};
     if (job->trace_count > 0) {
         a->ranks = calloc(job->trace_count, sizeof *a->ranks);
-        if (!a->ranks)
+        a->graphs = calloc(job->trace_count, sizeof *a->graphs);
+        a->observed = calloc(job->trace_count, sizeof *a->observed);
+        if (!a->ranks || !a->graphs || !a->observed)
             goto oom;
     }
     a->rank_count = job->trace_count;
@@ -352,7 +435,7 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     gw_phase_mark("analysis: memory, samples");
     if (gw_rules_evaluate(a) != 0)
         goto oom;
-    gw_phase_mark("analysis: rules");
+    gw_phase_mark("analysis: rules (merge, verdict)");
     return a;
 oom:
     gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");
@@ -364,6 +447,12 @@ void gw_analysis_free(gw_analysis *a)
 {
     if (!a)
         return;
+    for (size_t i = 0; a->graphs && i < a->rank_count; i++)
+        gw_stepgraph_free(&a->graphs[i]);
+    for (size_t i = 0; a->observed && i < a->rank_count; i++)
+        gw_replay_free(&a->observed[i]);
+    free(a->graphs);
+    free(a->observed);
     free(a->ranks);
     free(a->devices);
     free(a->steps);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "cli/progress.h"
+#include "diagnose/whatif.h"
 #include "ingest/ingest.h"
 #include "report/render.h"
 #include "util/error.h"
@@ -39,6 +40,12 @@ static void analyze_usage(FILE *out)
             "  -j, --jobs N         reader threads for one large trace (default: the CPUs\n"
             "                       available); -j 1 reads on one core\n"
             "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
+            "  --what-if ID         simulate the fix of diagnosis ID on the step graph and print\n"
+            "                       the predicted step time and the new critical path (IDs:\n"
+            "                       data.loader_wait, pipe.host_sync, pipe.pageable_copy,\n"
+            "                       kernel.launch_bound, pipe.cpu_bound, mem.alloc_churn,\n"
+            "                       kernel.fp32_math; with --json, every simulated finding\n"
+            "                       carries its what_if instead)\n"
             "  -v, --verbose        show every table and info-level finding\n"
             "  --no-progress        no progress bar on stderr\n"
             "  -h, --help           this help\n"
@@ -46,6 +53,7 @@ static void analyze_usage(FILE *out)
             "Example:\n"
             "  gpuwhy analyze examples/resnet50_num_workers_0.pt.trace.json.gz\n"
             "  gpuwhy analyze --json -o diag.json rank0.json.gz rank1.json.gz\n"
+            "  gpuwhy analyze --what-if data.loader_wait run.pt.trace.json.gz\n"
             "\n"
             "Capture a trace:\n"
             "  PyTorch profiler: skip start-up, record a few steps, mark each step:\n"
@@ -71,9 +79,27 @@ static void analyze_usage(FILE *out)
             "64 wrong usage.\n");
 }
 
+/* --what-if ID: the fix simulated on every rank with a step graph. */
+static int render_what_if(FILE *fp, const gw_analysis *a, const char *id, const gw_render_options *ro)
+{
+    int reported = gw_findings_get(&a->findings, id) != NULL, any = 0;
+    for (size_t ti = 0; ti < a->rank_count; ti++) {
+        if (!a->ranks[ti].has_gpu_data)
+            continue;
+        gw_what_if w;
+        if (gw_whatif_simulate(a, ti, id, 1, &w) < 0)
+            return -1;
+        if ((any++ && fputc('\n', fp) == EOF) || gw_render_whatif(fp, a, ti, id, &w, reported, ro) != 0)
+            return -1;
+    }
+    if (!any && fprintf(fp, "What if %s were fixed\n  not simulated: the input has no GPU activity.\n", id) < 0)
+        return -1;
+    return 0;
+}
+
 /* Reads, analyses and renders one set of inputs as one job onto fp. Returns a GW_EXIT_*. */
 static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *iopt, const gw_thresholds *th,
-                       int json, int check_one_job, const gw_render_options *ro, FILE *fp)
+                       int json, int check_one_job, const gw_render_options *ro, const char *what_if, FILE *fp)
 {
     gw_error err;
     gw_error_clear(&err);
@@ -100,7 +126,10 @@ static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *io
         gw_job_free(job);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
-    rc = json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, ro);
+    if (what_if && !json)
+        rc = render_what_if(fp, a, what_if, ro);
+    else
+        rc = json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, ro);
     gw_phase_mark("render");
     gw_analysis_free(a);
     gw_job_free(job);
@@ -113,7 +142,7 @@ static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *io
 
 int gw_cmd_analyze(int argc, char **argv)
 {
-    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SEPARATE };
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SEPARATE, OPT_WHAT_IF };
     /* More threads than this would only wait on each other and on memory. */
     const long max_jobs = 256;
     static const struct option longopts[] = {
@@ -123,13 +152,14 @@ int gw_cmd_analyze(int argc, char **argv)
         {"jobs", required_argument, NULL, 'j'},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"separate", no_argument, NULL, OPT_SEPARATE},
+        {"what-if", required_argument, NULL, OPT_WHAT_IF},
         {"verbose", no_argument, NULL, 'v'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, verbose = 0, progress = 1, separate = 0;
-    const char *output = NULL;
+    const char *output = NULL, *what_if = NULL;
     gw_thresholds th;
     gw_thresholds_default(&th);
     gw_ingest_options iopt = {0};
@@ -159,6 +189,15 @@ int gw_cmd_analyze(int argc, char **argv)
             }
             break;
         case OPT_SEPARATE: separate = 1; break;
+        case OPT_WHAT_IF:
+            if (!gw_whatif_known(optarg)) {
+                fprintf(stderr, "gpuwhy analyze: --what-if %s: no simulation of that fix (simulated: "
+                                "data.loader_wait, pipe.host_sync, pipe.pageable_copy, kernel.launch_bound, "
+                                "pipe.cpu_bound, mem.alloc_churn, kernel.fp32_math)\n", optarg);
+                return GW_EXIT_USAGE;
+            }
+            what_if = optarg;
+            break;
         case 'v': verbose = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
         case 'h': analyze_usage(stdout); return GW_EXIT_OK;
@@ -202,7 +241,7 @@ int gw_cmd_analyze(int argc, char **argv)
     ro.verbose = verbose;
     int rc = GW_EXIT_OK;
     if (!separate) {
-        rc = analyze_one(paths, n, &iopt, &th, json, 1, &ro, of.fp);
+        rc = analyze_one(paths, n, &iopt, &th, json, 1, &ro, what_if, of.fp);
     } else {
         /* One job per input: a report each, one after the other (a JSON array of documents). */
         if (json && fputs("[\n", of.fp) == EOF)
@@ -213,7 +252,7 @@ int gw_cmd_analyze(int argc, char **argv)
             else if (!json && fprintf(of.fp, "%s== %s ==\n", i ? "\n" : "", paths[i]) < 0)
                 rc = GW_EXIT_INTERNAL;
             if (rc == GW_EXIT_OK)
-                rc = analyze_one(&paths[i], 1, &iopt, &th, json, 0, &ro, of.fp);
+                rc = analyze_one(&paths[i], 1, &iopt, &th, json, 0, &ro, what_if, of.fp);
         }
         if (rc == GW_EXIT_OK && json && fputs("]\n", of.fp) == EOF)
             rc = GW_EXIT_INTERNAL;

@@ -22,7 +22,8 @@ static void export_usage(FILE *out)
             "stream and host thread, API calls linked to the kernels they launched (flow arrows),\n"
             "sampled metrics as counter tracks, and gpuwhy's findings: each finding made of GPU\n"
             "idle time (DataLoader waits, blocking syncs, launch gaps ...) marked at every stretch\n"
-            "where the GPU idled for that cause, any other over the time it concerns.\n"
+            "where the GPU idled for that cause, any other over the time it concerns; and each\n"
+            "step's critical path (the host and GPU work that bounds it) as its own track.\n"
             "INPUT is anything `gpuwhy analyze` reads. The output is streamed (large inputs are\n"
             "fine) and appears whole or not at all.\n"
             "\n"
@@ -30,7 +31,7 @@ static void export_usage(FILE *out)
             "  --perfetto          Chrome trace event JSON (the default, and the only format)\n"
             "  -o, --output FILE   output file (default: standard output)\n"
             "  --step-range NAME   nsys: the NVTX range that marks one step\n"
-            "  --no-findings       leave the findings track out\n"
+            "  --no-findings       leave the findings and critical-path tracks out\n"
             "\n"
             "Example:\n"
             "  gpuwhy export -o timeline.json worker0.pt.trace.json.gz\n");

@@ -43,6 +43,29 @@ void gw_finding_evidence(gw_finding *f, const char *fmt, ...)
     f->evidence_count++;
 }
 
+/* The step time a simulated fix saves at its worst and best settings (ms; 0 when not
+ * simulated). */
+static void gain_range(const gw_finding *f, double *lo, double *hi)
+{
+    const gw_what_if *w = &f->what_if;
+    *lo = *hi = 0;
+    if (!w->simulated)
+        return;
+    *lo = w->step_before_ms - w->step_after_high_ms;
+    *hi = w->step_before_ms - w->step_after_low_ms;
+}
+
+int gw_finding_gain_above(const gw_finding *a, const gw_finding *b)
+{
+    if (!a->what_if.simulated || !b->what_if.simulated)
+        return 0;
+    double alo, ahi, blo, bhi;
+    gain_range(a, &alo, &ahi);
+    gain_range(b, &blo, &bhi);
+    return alo > bhi;
+}
+
+/* The partition's order: severity, then the time each explains. */
 static int cmp_finding(const void *a, const void *b)
 {
     const gw_finding *x = a, *y = b;
@@ -55,10 +78,63 @@ static int cmp_finding(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+/* The position of the last simulated finding in [lo, i); none when there is none. */
+static size_t prev_simulated(const gw_finding_list *l, size_t lo, size_t i, size_t none)
+{
+    while (i > lo) {
+        i--;
+        if (l->items[i].what_if.simulated)
+            return i;
+    }
+    return none;
+}
+
 void gw_findings_sort(gw_finding_list *l)
 {
-    if (l->count > 1)
-        qsort(l->items, l->count, sizeof *l->items, cmp_finding);
+    if (l->count < 2)
+        return;
+    qsort(l->items, l->count, sizeof *l->items, cmp_finding);
+    /* Within a severity, the findings whose fix was simulated take the places they hold
+     * among themselves in the order the replays tell apart: one goes before another when
+     * even its worst setting saves more than the other's best. Overlapping ranges tell
+     * nothing, and findings without a replay (their time explained is an upper bound, not a
+     * prediction) keep their places. In place, without allocating (a failed allocation must
+     * not change the answer): for each simulated slot in turn, the first remaining simulated
+     * finding (in the partition's order) that no other remaining one beats moves there, the
+     * ones it passes shifting one simulated slot later. A few findings: quadratic is fine. */
+    for (size_t lo = 0; lo < l->count;) {
+        size_t hi = lo;
+        while (hi < l->count && l->items[hi].severity == l->items[lo].severity)
+            hi++;
+        for (size_t k = lo; k < hi; k++) {
+            if (!l->items[k].what_if.simulated)
+                continue;
+            size_t pick = hi;
+            for (size_t c = k; c < hi && pick == hi; c++) {
+                if (!l->items[c].what_if.simulated)
+                    continue;
+                int beaten = 0;
+                for (size_t o = k; o < hi && !beaten; o++)
+                    beaten = o != c && l->items[o].what_if.simulated &&
+                             gw_finding_gain_above(&l->items[o], &l->items[c]);
+                if (!beaten)
+                    pick = c;
+            }
+            if (pick == hi)
+                pick = k; /* a cycle cannot happen (the relation is a strict order); be safe */
+            /* Bubble the pick back to slot k along the simulated slots. */
+            for (size_t at = pick; at > k;) {
+                size_t before = prev_simulated(l, k, at, hi);
+                if (before == hi)
+                    break;
+                gw_finding tmp = l->items[before];
+                l->items[before] = l->items[at];
+                l->items[at] = tmp;
+                at = before;
+            }
+        }
+        lo = hi;
+    }
 }
 
 const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/cp_cat.h"
+
 typedef enum gw_severity {
     GW_SEV_INFO = 0,
     GW_SEV_MINOR,
@@ -24,6 +26,25 @@ const char *gw_severity_name(gw_severity s); /* "info" | "minor" | "major" | "cr
 
 #define GW_MAX_EVIDENCE 8
 
+/* A finding's fix, simulated: the step graph replayed with the finding's cause removed or
+ * shrunk (analyze/replay.c; the transformation per finding: diagnose/whatif.c). Step times
+ * are medians over the window's steps, in ms. */
+#define GW_WHATIF_TOP 5
+typedef struct gw_what_if {
+    int simulated;               /* 1 when the figures below come from a replay */
+    double step_before_ms;       /* the replay with nothing changed (the trace's own steps) */
+    double step_after_ms;        /* with the fix at its central setting */
+    double step_after_low_ms;    /* the best and worst settings of the fix's parameter (equal */
+    double step_after_high_ms;   /*  to step_after_ms when it has none) */
+    char change[200];            /* what was simulated, in words */
+    double cp_after_s[GW_CP_CAT_COUNT]; /* the new critical path of the steady steps (central
+                                           setting), by category */
+    size_t top_count;            /* the largest pieces of work on that path, by name */
+    char top[GW_WHATIF_TOP][96];
+    double top_s[GW_WHATIF_TOP];
+    uint8_t top_cat[GW_WHATIF_TOP];
+} gw_what_if;
+
 typedef struct gw_finding {
     char id[40];                 /* e.g. "data.loader_wait" */
     gw_severity severity;
@@ -33,7 +54,7 @@ typedef struct gw_finding {
     size_t evidence_count;
     char evidence[GW_MAX_EVIDENCE][256];
     char fix[768];
-    char gain[200];              /* "≈ 176 ms/step (41%), 150-190 ms" */
+    char gain[320];              /* "≈ 26 ms to 34 ms/step (17-22% of step time), simulated: ..." */
     double confidence;           /* 0..1 */
     unsigned basis;              /* GW_BASIS_* */
     int rank;                    /* rank it concerns, -1 all */
@@ -48,6 +69,8 @@ typedef struct gw_finding {
     int host_view;               /* gw_host_view whose host ops explain it (shown with it),
                                     -1 none; the ops are those of (rank, view_device) */
     int32_t view_device;
+    gw_what_if what_if;          /* the fix simulated on the step graph (what_if.simulated 0:
+                                    no replay for this finding, the gain is an estimate) */
 } gw_finding;
 
 typedef struct gw_finding_list {
@@ -59,7 +82,12 @@ typedef struct gw_finding_list {
 gw_finding *gw_findings_add(gw_finding_list *l, const char *id);
 /* printf-style evidence line; silently ignored past GW_MAX_EVIDENCE. */
 void gw_finding_evidence(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sorts by severity, then share, then explained seconds (all descending), id last. */
+/* 1 when both fixes were simulated and a's worst setting saves more step time than b's best:
+ * the replays tell them apart. */
+int gw_finding_gain_above(const gw_finding *a, const gw_finding *b);
+/* Sorts by severity, then share, then explained seconds (all descending), id last; then,
+ * within each severity, the findings with a simulated fix trade places among themselves
+ * where gw_finding_gain_above tells them apart. */
 void gw_findings_sort(gw_finding_list *l);
 const gw_finding *gw_findings_get(const gw_finding_list *l, const char *id);
 void gw_findings_free(gw_finding_list *l);

@@ -69,8 +69,51 @@ void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices)
                  pct, of);
 }
 
+void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
+{
+    const gw_what_if *w = &f->what_if;
+    double before = w->step_before_ms;
+    if (!w->simulated || before <= 0)
+        return;
+    /* Gains in seconds: the best setting gives the largest, the worst the smallest. */
+    double lo = (before - w->step_after_high_ms) / 1e3, hi = (before - w->step_after_low_ms) / 1e3;
+    double mid = (before - w->step_after_ms) / 1e3;
+    if (lo < 0)
+        lo = 0;
+    char b[32], a[32], alo[32], ahi[32];
+    snprintf(b, sizeof b, "%.1f ms", before);
+    snprintf(a, sizeof a, "%.1f ms", w->step_after_ms);
+    snprintf(alo, sizeof alo, "%.1f", w->step_after_low_ms);
+    snprintf(ahi, sizeof ahi, "%.1f ms", w->step_after_high_ms);
+    const char *what = r->window.steady_steps > 0 && !r->window.whole_window ? "median step" : "the window";
+    /* Under 0.5% of the step: the replay moves nothing that matters. */
+    if (hi * 1e3 < before * 0.005) {
+        snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, %s stays %s (this time is off the critical "
+                 "path), simulated", what, b);
+        return;
+    }
+    char glo[32], ghi[32], pct[48];
+    gw_rules_fmt_duration(lo, glo, sizeof glo);
+    gw_rules_fmt_duration(hi, ghi, sizeof ghi);
+    gw_rules_fmt_pct_range(lo * 1e3 / before * 100.0, hi * 1e3 / before * 100.0, pct, sizeof pct);
+    (void)mid;
+    if (strcmp(glo, ghi) == 0)
+        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s), simulated: %s %s → %s", ghi, gw_rules_per_step_unit(r),
+                 pct, gw_rules_share_of(r), what, b, a);
+    else
+        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s), simulated: %s %s → %s (%s-%s)", glo, ghi,
+                 gw_rules_per_step_unit(r), pct, gw_rules_share_of(r), what, b, a, alo, ahi);
+}
+
+#define ONE_OFF_PREFIX "none in a training step: "
+
 void gw_gain_one_off(gw_finding *f, const char *what)
 {
-    snprintf(f->gain, sizeof f->gain, "none in a training step: %s is paid once, and a steady-state "
+    snprintf(f->gain, sizeof f->gain, ONE_OFF_PREFIX "%s is paid once, and a steady-state "
              "profile leaves it out", what);
+}
+
+int gw_gain_is_one_off(const gw_finding *f)
+{
+    return strncmp(f->gain, ONE_OFF_PREFIX, sizeof ONE_OFF_PREFIX - 1) == 0;
 }

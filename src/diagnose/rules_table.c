@@ -12,6 +12,8 @@
 #include "diagnose/rules_families.h"
 #include "diagnose/rules_sampled.h"
 #include "diagnose/verdict.h"
+#include "diagnose/whatif.h"
+#include "util/phase_timer.h"
 
 #define T GW_BASIS_TRACE
 
@@ -134,6 +136,12 @@ int gw_rules_evaluate(gw_analysis *a)
     if (gw_rules_sampled_evaluate(a, 0) != 0 || gw_rules_sampled_evaluate(a, 1) != 0)
         return -1;
     cap_savings(a);
+    gw_phase_mark("analysis: rules (causes)");
+    /* The fixes simulated on each rank's step graph, before the ranks are merged (each
+     * finding is replayed on its own rank). */
+    if (gw_whatif_apply(a) != 0)
+        return -1;
+    gw_phase_mark("analysis: what-if replays");
     merge_across_ranks(a);
     gw_verdict_prepare(a);
     gw_findings_sort(&a->findings);

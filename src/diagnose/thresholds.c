@@ -61,6 +61,13 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_DISPATCH_RATIO] = {"attribution.dispatch_ratio", 8, "ratio", "an op, annotation or Python frame that launches GPU work counts as dispatching it (launch-bound) while its own time is at most this many times that of the CUDA calls beneath it; beyond, it is the host's own work (CPU-bound)"},
     [GW_T_WINDOW_MIN_BUSY_MS] = {"window.min_busy_ms", 50, "ms", "a window with less GPU work than this is too short to judge (severities capped at minor) ..."},
     [GW_T_WINDOW_MIN_STEPS] = {"window.min_steps", 3, "count", "... unless it holds at least this many steady steps (a repeating pattern)"},
+    [GW_T_WHATIF_LOADER_WORKERS] = {"whatif.loader_workers", 4, "count", "data.loader_wait replay: batches loaded by this many worker processes (range: half to double)"},
+    [GW_T_WHATIF_LOADER_HANDOFF_MS] = {"whatif.loader_handoff_ms", 1.0, "ms", "data.loader_wait replay: what receiving one batch from a worker costs the loop (range: half to double)"},
+    [GW_T_WHATIF_LOADER_CONTENTION] = {"whatif.loader_contention", 0.05, "fraction", "data.loader_wait replay: the loop process's host work runs this much slower beside busy workers (range: 0 to double)"},
+    [GW_T_WHATIF_DISPATCH_LEFT] = {"whatif.dispatch_left", 0.5, "fraction", "kernel.launch_bound replay: share of the host's dispatch of GPU work (CUDA calls, the own code of the ops that launch) left after fusion or CUDA graphs (range: 0, graph-launched, to 1.5x)"},
+    [GW_T_WHATIF_PINNED_SPEEDUP] = {"whatif.pinned_speedup", 2.5, "ratio", "pipe.pageable_copy replay without pinned copies in the trace to measure: pinned bandwidth over the pageable copies' own, capped by the host link (range: 0.8x to 1.2x)"},
+    [GW_T_WHATIF_OWN_WORK_LEFT] = {"whatif.own_work_left", 0.5, "fraction", "pipe.cpu_bound replay: share of the host's own work (ops and frames that launch little or nothing) left after moving it to workers, overlapping or vectorising it (range: 0.4x to 1.6x)"},
+    [GW_T_WHATIF_FP32_LEFT] = {"whatif.fp32_left", 0.4, "fraction", "kernel.fp32_math replay: FP32 matrix kernels take this share of their time on tensor cores (range: 0.25-0.6)"},
 };
 
 const gw_threshold_info *gw_threshold_table(void)

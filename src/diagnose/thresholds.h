@@ -69,6 +69,14 @@ typedef enum gw_threshold_id {
     /* window */
     GW_T_WINDOW_MIN_BUSY_MS,       /* less GPU work than this in the window: too short to judge (ms) */
     GW_T_WINDOW_MIN_STEPS,         /* ... unless the window holds at least this many steady steps */
+    /* what-if replays (diagnose/whatif.c): each fix's parameter, its central setting */
+    GW_T_WHATIF_LOADER_WORKERS,    /* DataLoader workers (range: half to double) */
+    GW_T_WHATIF_LOADER_HANDOFF_MS, /* the loop's cost to receive a batch from a worker (ms; half to double) */
+    GW_T_WHATIF_LOADER_CONTENTION, /* the loop's host work slowed by the workers (fraction; 0 to double) */
+    GW_T_WHATIF_DISPATCH_LEFT,     /* the host's dispatch left after fusion/graphs (fraction; 0 to 1.5x) */
+    GW_T_WHATIF_PINNED_SPEEDUP,    /* pinned over pageable bandwidth without pinned copies to measure (0.8x to 1.2x) */
+    GW_T_WHATIF_FP32_LEFT,         /* FP32 matrix kernel time left on tensor cores (fraction; 0.25-0.6) */
+    GW_T_WHATIF_OWN_WORK_LEFT,     /* the host's own work left after moving or overlapping it (fraction; 0.4x to 1.6x) */
     GW_T_COUNT
 } gw_threshold_id;
 

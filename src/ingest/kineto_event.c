@@ -306,6 +306,18 @@ static int add_gpu_event(gw_kineto_state *st, const gw_kfields *f, gw_gpu_kind k
         if (sk == GW_SYNC_UNKNOWN && f->has_name)
             sk = gw_kineto_sync_kind(f->name, f->name_len);
         g->sync_kind = (uint8_t)sk;
+        /* Which recorded event a stream or the host waited for: the step graph's
+         * cross-stream edges. -1 means the record was not seen. */
+        if (f->wait_on_record.present && f->wait_on_record.v > 0 && f->wait_on_stream.present &&
+            f->wait_on_stream.v >= 0 && f->wait_on_stream.v <= INT32_MAX && g->correlation != GW_NO_CORRELATION) {
+            gw_event_wait *w = gw_trace_add_wait(st->trace);
+            if (!w)
+                return oom(st);
+            w->call_correlation = g->correlation;
+            w->record_correlation = (uint64_t)f->wait_on_record.v;
+            w->record_stream = (int32_t)f->wait_on_stream.v;
+            w->wait_stream = sk == GW_SYNC_STREAM_WAIT ? g->stream : GW_NO_STREAM;
+        }
         break;
     }
     default:
@@ -657,6 +669,12 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
         *m = p->mem[i];
         m->thread = threads[m->thread];
     }
+    /* Event waits name correlations and streams only: nothing to map. */
+    if (p->wait_count &&
+        gw_grow((void **)&t->waits, &t->wait_cap, t->wait_count + p->wait_count, sizeof *t->waits) != 0)
+        return -1;
+    for (size_t i = 0; i < p->wait_count; i++)
+        t->waits[t->wait_count++] = p->waits[i];
     for (size_t b = 0; b < part->host_bins.bin_count; b++) {
         const gw_host_bin *bin = &part->host_bins.bins[b];
         for (size_t i = 0; i < bin->count; i++) {
@@ -709,7 +727,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->no_timestamp += part->no_timestamp;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
     gw_trace *p = part->trace;
-    p->gpu_count = p->mem_count = p->thread_count = 0;
+    p->gpu_count = p->mem_count = p->thread_count = p->wait_count = 0;
     gw_strtab_free(&p->strings);
     gw_strtab_init(&p->strings);
     for (size_t b = 0; b < part->host_bins.bin_count; b++)

@@ -66,6 +66,7 @@ typedef struct gw_kfields {
     int has_blocks_per_sm, has_occupancy;
     int has_collective;
     gw_sync_kind sync_kind;
+    gw_kopt wait_on_stream, wait_on_record;     /* cuda_sync: the recorded event waited for */
     int has_stack;
     const char *stack; size_t stack_len;
     int has_arg_name;
@@ -142,8 +143,8 @@ static inline gw_kkey gw_kineto_event_key(const char *k, size_t n)
 typedef enum gw_karg {
     GW_KA_SKIP = 0, GW_KA_DEVICE, GW_KA_STREAM, GW_KA_CORRELATION, GW_KA_EXTERNAL_ID,
     GW_KA_REGISTERS, GW_KA_BYTES, GW_KA_MEM_BYTES, GW_KA_TOTAL_ALLOCATED, GW_KA_TOTAL_RESERVED,
-    GW_KA_DEVICE_TYPE, GW_KA_DEVICE_ID,
-    GW_KA_LAST_INT = GW_KA_DEVICE_ID,
+    GW_KA_DEVICE_TYPE, GW_KA_DEVICE_ID, GW_KA_WAIT_STREAM, GW_KA_WAIT_RECORD,
+    GW_KA_LAST_INT = GW_KA_WAIT_RECORD,
     GW_KA_GRID, GW_KA_BLOCK, GW_KA_BPSM, GW_KA_OCC, GW_KA_COLL, GW_KA_SYNC, GW_KA_STACK,
     GW_KA_NAME
 } gw_karg;
@@ -181,6 +182,7 @@ static inline __attribute__((always_inline)) gw_karg gw_kineto_arg_key(const cha
     case 14:
         if (memcmp(k, "Total Reserved", 14) == 0) return GW_KA_TOTAL_RESERVED;
         if (memcmp(k, "cuda_sync_kind", 14) == 0) return GW_KA_SYNC;
+        if (memcmp(k, "wait_on_stream", 14) == 0) return GW_KA_WAIT_STREAM;
         return GW_KA_SKIP;
     case 15:
         if (memcmp(k, "Total Allocated", 15) == 0) return GW_KA_TOTAL_ALLOCATED;
@@ -190,6 +192,8 @@ static inline __attribute__((always_inline)) gw_karg gw_kineto_arg_key(const cha
         return GW_KEY_IS(k, n, "registers per thread") ? GW_KA_REGISTERS : GW_KA_SKIP;
     case 25:
         return GW_KEY_IS(k, n, "est. achieved occupancy %") ? GW_KA_OCC : GW_KA_SKIP;
+    case 33:
+        return GW_KEY_IS(k, n, "wait_on_cuda_event_record_corr_id") ? GW_KA_WAIT_RECORD : GW_KA_SKIP;
     default:
         return GW_KA_SKIP;
     }
@@ -209,6 +213,8 @@ static inline gw_kopt *gw_kineto_arg_int(gw_kfields *f, gw_karg a)
     case GW_KA_TOTAL_RESERVED: return &f->total_reserved;
     case GW_KA_DEVICE_TYPE: return &f->device_type;
     case GW_KA_DEVICE_ID: return &f->device_id;
+    case GW_KA_WAIT_STREAM: return &f->wait_on_stream;
+    case GW_KA_WAIT_RECORD: return &f->wait_on_record;
     default: return NULL;
     }
 }

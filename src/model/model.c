@@ -47,6 +47,7 @@ void gw_trace_free(gw_trace *t)
     free(t->mem);
     free(t->devices);
     free(t->steps);
+    free(t->waits);
     free(t->notes);
     free(t->host_by_corr);
     free(t->gpu_by_corr);
@@ -104,6 +105,30 @@ gw_device *gw_trace_add_device(gw_trace *t)
 gw_step *gw_trace_add_step(gw_trace *t)
 {
     return append((void **)&t->steps, &t->step_count, &t->step_cap, sizeof(gw_step));
+}
+
+gw_event_wait *gw_trace_add_wait(gw_trace *t)
+{
+    return append((void **)&t->waits, &t->wait_count, &t->wait_cap, sizeof(gw_event_wait));
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+    uint64_t x = ((const gw_event_wait *)a)->call_correlation, y = ((const gw_event_wait *)b)->call_correlation;
+    return x < y ? -1 : x > y;
+}
+
+const gw_event_wait *gw_trace_event_wait(const gw_trace *t, uint64_t call_correlation)
+{
+    size_t lo = 0, hi = t->wait_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->waits[mid].call_correlation < call_correlation)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->wait_count && t->waits[lo].call_correlation == call_correlation ? &t->waits[lo] : NULL;
 }
 
 void gw_trace_note(gw_trace *t, const char *fmt, ...)
@@ -555,6 +580,9 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     }
     t->first_ns = host_span.first < lane.sp.first ? host_span.first : lane.sp.first;
     t->last_ns = host_span.last > lane.sp.last ? host_span.last : lane.sp.last;
+    /* The event waits by their call's correlation (gw_trace_event_wait). */
+    if (t->wait_count > 1)
+        qsort(t->waits, t->wait_count, sizeof *t->waits, cmp_wait);
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
     note_damage(t, &d);

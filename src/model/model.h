@@ -219,6 +219,19 @@ typedef struct gw_corr_dense {
     unsigned shift;
 } gw_corr_dense;
 
+/* ---- Cross-stream waits ------------------------------------------------------------ */
+
+/* What a cudaStreamWaitEvent / cudaEventSynchronize call waited for, when the input says
+ * (Kineto cuda_sync records carry wait_on_stream and wait_on_cuda_event_record_corr_id):
+ * the work queued on record_stream before the cudaEventRecord call with record_correlation.
+ * The step graph (analyze/stepgraph.c) turns these into cross-stream and host dependencies. */
+typedef struct gw_event_wait {
+    uint64_t call_correlation;   /* the waiting call (its cuda_sync record shares it) */
+    uint64_t record_correlation; /* the cudaEventRecord call */
+    int32_t record_stream;       /* the stream the event was recorded on */
+    int32_t wait_stream;         /* the stream made to wait (GW_NO_STREAM: the host waits) */
+} gw_event_wait;
+
 /* ---- Readers' notes ----------------------------------------------------------------- */
 
 /* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
@@ -263,6 +276,8 @@ typedef struct gw_trace {
     gw_step *steps;      size_t step_count, step_cap;
     gw_step_source step_source;
     gw_note *notes;      size_t note_count, note_cap;
+    gw_event_wait *waits; size_t wait_count, wait_cap; /* sorted by call_correlation once
+                                                           finished */
     /* An append whose caller cannot fail (gw_trace_note) ran out of memory: the trace is
      * incomplete, and gw_trace_finish and the analysis refuse it. */
     int out_of_memory;
@@ -299,6 +314,7 @@ gw_host_event *gw_trace_add_host(gw_trace *t);
 gw_mem_event *gw_trace_add_mem(gw_trace *t);
 gw_device *gw_trace_add_device(gw_trace *t);
 gw_step *gw_trace_add_step(gw_trace *t);
+gw_event_wait *gw_trace_add_wait(gw_trace *t);
 void gw_trace_note(gw_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Index of the thread (pid, tid), created when new; UINT32_MAX on out-of-memory. */
@@ -327,6 +343,9 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
  * many, i.e. t->gpu[t->gpu_by_corr[pos + k]] for k < *count. */
 long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation);
 long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count);
+
+/* The event wait recorded for a waiting call (after gw_trace_finish), NULL when none. */
+const gw_event_wait *gw_trace_event_wait(const gw_trace *t, uint64_t call_correlation);
 
 gw_job *gw_job_new(void);
 void gw_job_free(gw_job *j);

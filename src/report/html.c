@@ -9,6 +9,7 @@
 
 #include "analyze/series.h"
 #include "model/samples.h"
+#include "report/html_critical.h"
 #include "report/svg.h"
 
 #define SERIES_BUCKETS 200
@@ -109,6 +110,7 @@ static void write_findings(FILE *out, const gw_analysis *a)
             text(out, f->gain);
             fprintf(out, " <span class=\"meta\">(confidence %.0f%%)</span></div>", f->confidence * 100.0);
         }
+        gw_html_what_if(out, f);
         if (f->note[0]) {
             p(out, "<div class=\"meta\">");
             text(out, f->note);
@@ -430,6 +432,7 @@ int gw_render_html(FILE *out, const gw_analysis *a, const gw_comparison *cmp, co
         write_idle(out, a);
         write_steps(out, a);
     }
+    gw_html_critical_path(out, a);
     if (a->rank_count && a->ranks[0].kernels.count) {
         p(out, "<h2>Kernels</h2>\n");
         write_kernels(out, a);

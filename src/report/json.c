@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diagnose/rules.h"
+#include "report/json_critical.h"
 #include "report/json_sampled.h"
 #include "report/json_writer.h"
 
@@ -250,6 +251,11 @@ static void write_steps(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kuint(w, "sync_calls", s->sync_calls);
         gw_jw_kuint(w, "alloc_calls", s->alloc_calls);
         gw_jw_kuint(w, "kernels", s->kernels);
+        int modelled = 0;
+        for (size_t r = 0; r < a->rank_count; r++)
+            if (a->ranks[r].rank == s->rank)
+                modelled = a->ranks[r].critical_path.modelled;
+        gw_json_write_step_path(w, s, modelled);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);
@@ -430,6 +436,7 @@ static void write_rank(gw_json_writer *w, const gw_rank_stats *r)
     write_syncs(w, &r->syncs);
     gw_jw_key(w, "memory");
     write_memory(w, &r->memory);
+    gw_json_write_rank_path(w, &r->critical_path);
     gw_jw_object_end(w);
 }
 
@@ -563,6 +570,7 @@ static void write_findings(gw_json_writer *w, const gw_analysis *a)
             gw_jw_knull(w, "cause");
         write_includes(w, f->includes);
         write_finding_host_ops(w, a, f);
+        gw_json_write_what_if(w, &f->what_if);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);

@@ -2,7 +2,9 @@
  * stream and per host thread, API calls linked to the GPU work they launched with flow
  * arrows, sampled metrics as counter tracks, findings as slices on a "gpuwhy findings"
  * process: a finding made of GPU idle time at each stretch where the device idled for its
- * cause (the analysis's gw_idle_stretches), any other at the time range it concerns.
+ * cause (the analysis's gw_idle_stretches), any other at the time range it concerns,
+ * and each step's critical path as its own track (one per rank: the pieces of host and GPU
+ * work, and the latencies between them, that bound the step, named by category and work).
  *
  * The output is streamed event by event straight from the model arrays (already sorted by
  * gw_trace_finish), so memory does not grow with the output. Timestamps stay monotonic per
@@ -11,8 +13,10 @@
 #include "report/perfetto.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyze/stepgraph.h"
 #include "diagnose/finding_causes.h"
 #include "model/classify.h"
 #include "model/samples.h"
@@ -23,6 +27,7 @@
 #define GPU_PID_BASE 0x40000000LL
 #define FINDINGS_PID 0x7ffffff0LL
 #define SAMPLES_PID 0x7fffffe0LL
+#define CRITICAL_PID_BASE 0x7fff0000LL /* + rank */
 #define RANK_PID_STRIDE 100000000LL
 
 static int64_t gpu_pid(int rank, int32_t device)
@@ -330,6 +335,75 @@ static void write_findings(writer *w, const gw_analysis *a, const gw_idle_stretc
     }
 }
 
+/* The name of the work a critical-path piece lies on ("" for time no node explains). */
+static const char *piece_name(const gw_trace *t, const gw_stepgraph *g, uint32_t node)
+{
+    if (node == GW_SG_NONE || node >= g->count)
+        return "";
+    const gw_sg_node *x = &g->nodes[node];
+    if (x->ref == GW_SG_NONE)
+        return x->flags & GW_SG_F_UNTRACED ? "untraced" : "";
+    if (x->kind == GW_SG_GPU)
+        return x->ref < t->gpu_count ? gw_trace_str(t, t->gpu[x->ref].name_id) : "";
+    return x->ref < t->host_count ? gw_trace_str(t, t->host[x->ref].name_id) : "";
+}
+
+/* Each rank's steps' critical paths (the unchanged replay, i.e. the trace's own times) as a
+ * track of slices, oldest first. Returns -1 on out-of-memory. */
+static int write_critical_path(writer *w, const gw_job *job, const gw_analysis *a)
+{
+    if (!a || !a->graphs || !a->observed)
+        return 0;
+    gw_cp_piece *pieces = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t ti = 0; ti < a->rank_count && ti < job->trace_count && rc == 0; ti++) {
+        const gw_stepgraph *g = &a->graphs[ti];
+        const gw_replay *r = &a->observed[ti];
+        const gw_trace *t = job->traces[ti];
+        if (!a->ranks[ti].critical_path.modelled || r->step_count == 0)
+            continue;
+        int64_t pid = CRITICAL_PID_BASE + (t->rank >= 0 && t->rank < 0xffff ? t->rank : 0xffff);
+        char label[96];
+        snprintf(label, sizeof label, "gpuwhy critical path (rank %d)", t->rank);
+        meta(w, "process_name", pid, 0, label);
+        meta(w, "thread_name", pid, 1, "what bounds each step");
+        sort_index(w, pid, 1);
+        for (size_t k = 0; k < r->step_count; k++) {
+            gw_ns cat_ns[GW_CP_CAT_COUNT];
+            size_t count = 0;
+            if (gw_critical_path_step(g, r, k, cat_ns, &pieces, &count, &cap) != 0) {
+                rc = -1;
+                break;
+            }
+            /* Oldest first; touching pieces of the same category on work of the same name
+             * become one slice (a run of small ops reads as one). */
+            for (size_t i = count; i-- > 0;) {
+                const gw_cp_piece *c = &pieces[i];
+                const char *name = piece_name(t, g, c->node);
+                gw_ns end = c->end;
+                while (i > 0 && pieces[i - 1].cat == c->cat && pieces[i - 1].start == end &&
+                       strcmp(piece_name(t, g, pieces[i - 1].node), name) == 0)
+                    end = pieces[--i].end;
+                char slice[200];
+                snprintf(slice, sizeof slice, "%s%s%s", gw_cp_cat_title((gw_cp_cat)c->cat), name[0] ? ": " : "",
+                         name);
+                begin_event(w);
+                fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"critical_path\",\"name\":");
+                put_str(w->out, slice);
+                fprintf(w->out, ",\"pid\":%" PRId64 ",\"tid\":1,\"ts\":", pid);
+                put_us(w->out, c->start);
+                fputs(",\"dur\":", w->out);
+                put_us(w->out, end - c->start);
+                fprintf(w->out, ",\"args\":{\"category\":\"%s\",\"step\":%" PRId64 "}}",
+                        gw_cp_cat_name((gw_cp_cat)c->cat), g->step_numbers[k]);
+            }
+        }
+    }
+    free(pieces);
+    return rc;
+}
+
 int gw_export_perfetto(FILE *out, const gw_job *job, const gw_analysis *a, const gw_idle_stretches *stretches)
 {
     writer w = {out, 1};
@@ -340,6 +414,7 @@ int gw_export_perfetto(FILE *out, const gw_job *job, const gw_analysis *a, const
     if (job->samples)
         gw_export_perfetto_samples(out, job, SAMPLES_PID, &w.first);
     write_findings(&w, a, stretches);
+    int rc = write_critical_path(&w, job, a);
     fputs("\n]}\n", out);
-    return ferror(out) ? -1 : 0;
+    return rc != 0 || ferror(out) ? -1 : 0;
 }

@@ -19,6 +19,11 @@ void gw_render_options_default(gw_render_options *o, int fd);
 /* Returns 0, or -1 when writing failed. */
 int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options *o);
 int gw_render_json(FILE *out, const gw_analysis *a);
+/* `gpuwhy analyze --what-if ID`: the fix of `id` simulated on rank rank_index (w, from
+ * diagnose/whatif.h), with the predicted step and the new critical path. reported: the
+ * analysis has such a finding. */
+int gw_render_whatif(FILE *out, const gw_analysis *a, size_t rank_index, const char *id, const gw_what_if *w,
+                     int reported, const gw_render_options *o);
 
 #define GW_JSON_SCHEMA "gpuwhy.diagnosis/1"
 

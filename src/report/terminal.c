@@ -119,7 +119,7 @@ static void print_finding(gw_term *t, const gw_finding *f, int label_width)
     gw_term_host_ops(t, f);
     if (f->fix[0])
         gw_term_wrap(t, "      fix:  ", f->fix);
-    char gain[320], conf[16];
+    char gain[400], conf[16];
     gw_fmt_pct(conf, sizeof conf, f->confidence);
     if (f->gain[0])
         snprintf(gain, sizeof gain, "%s (confidence %s)", f->gain, conf);
@@ -223,6 +223,7 @@ int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options 
                                "no GPU busy or idle time to attribute.");
     } else {
         gw_term_idle_tables(&t);
+        gw_term_critical_path(&t);
         gw_term_step_tables(&t);
     }
     size_t ranks_shown = t.verbose ? a->rank_count : (a->rank_count ? 1 : 0);

@@ -40,6 +40,8 @@ void gw_term_heading(gw_term *t, const char *fmt, ...) __attribute__((format(pri
 
 void gw_term_rank_summary(gw_term *t);
 void gw_term_idle_tables(gw_term *t);
+/* What bounds each step: the critical path by category (terminal_critical.c). */
+void gw_term_critical_path(gw_term *t);
 void gw_term_step_tables(gw_term *t);
 void gw_term_kernels(gw_term *t, const gw_rank_stats *r);
 void gw_term_copies(gw_term *t, const gw_rank_stats *r);

@@ -1,0 +1,123 @@
+/* The critical path of a step: from the step's end on the loop thread, back along the
+ * predecessor that bound each node in a replay (stepgraph.h), until the step's start.
+ *
+ * At a host node bound by its thread, the node's own time is on the path and the walk
+ * continues with the thread's previous node; at one bound by what it waited for (a blocking
+ * call, the loop thread waiting for the autograd thread), only the wake-up after the awaited
+ * work is on it, and the walk jumps to that work. At GPU work its run is on the path, then
+ * the latency from what bound its start: the stream's previous work or its launch call
+ * (launch), or the work a recorded event waited for (sync wait). Every piece of the step's
+ * replayed length is given to exactly one category: the categories add up to the step. */
+#include "analyze/stepgraph.h"
+
+#include "util/grow.h"
+
+const char *gw_cp_cat_name(gw_cp_cat c)
+{
+    static const char *const names[GW_CP_CAT_COUNT] = {"host_op", "launch", "alloc", "kernel",
+                                                       "copy", "sync_wait", "data_wait", "comm"};
+    return (unsigned)c < GW_CP_CAT_COUNT ? names[c] : "host_op";
+}
+
+const char *gw_cp_cat_title(gw_cp_cat c)
+{
+    static const char *const titles[GW_CP_CAT_COUNT] = {"host ops", "launches", "allocator", "kernels",
+                                                        "copies", "sync waits", "data waits", "communication"};
+    return (unsigned)c < GW_CP_CAT_COUNT ? titles[c] : "host ops";
+}
+
+typedef struct walk {
+    gw_ns floor;                 /* the step's start */
+    gw_ns *out;
+    gw_cp_piece **pieces;
+    size_t *count, *cap;
+} walk;
+
+/* [lo, hi) of node's time (or of the latency before it) on the path, clipped to the step. */
+static int put(walk *w, uint8_t cat, uint32_t node, gw_ns lo, gw_ns hi)
+{
+    if (lo < w->floor)
+        lo = w->floor;
+    if (hi <= lo)
+        return 0;
+    w->out[cat] += hi - lo;
+    if (!w->pieces)
+        return 0;
+    if (gw_grow((void **)w->pieces, w->cap, *w->count + 1, sizeof **w->pieces) != 0)
+        return -1;
+    (*w->pieces)[(*w->count)++] = (gw_cp_piece){lo, hi, node, cat};
+    return 0;
+}
+
+static gw_ns min_ns(gw_ns a, gw_ns b)
+{
+    return a < b ? a : b;
+}
+
+int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, gw_ns out_ns[GW_CP_CAT_COUNT],
+                          gw_cp_piece **pieces, size_t *piece_count, size_t *piece_cap)
+{
+    for (int c = 0; c < GW_CP_CAT_COUNT; c++)
+        out_ns[c] = 0;
+    if (k + 1 >= g->bound_count)
+        return 0;
+    uint32_t b0 = g->bounds[k], b1 = g->bounds[k + 1];
+    walk w = {r->start[b0], out_ns, pieces, piece_count, piece_cap};
+    gw_ns t = r->start[b1];
+    uint32_t cur = (g->nodes[b1].flags & GW_SG_F_FIRST) || b1 == 0 ? GW_SG_NONE : b1 - 1;
+    /* Every move goes to a predecessor, so the walk visits each node once at most. */
+    for (size_t steps = 0; t > w.floor && cur != GW_SG_NONE && steps <= g->count; steps++) {
+        const gw_sg_node *x = &g->nodes[cur];
+        t = min_ns(t, r->end[cur]);
+        gw_ns s = r->start[cur];
+        uint8_t bind = r->bind[cur];
+        if (x->kind != GW_SG_GPU) {
+            if (bind == GW_BIND_A || bind == GW_BIND_B) {
+                uint32_t awaited = bind == GW_BIND_A ? x->a : x->b;
+                uint8_t cat = x->kind == GW_SG_SYNC ? GW_CP_SYNC_WAIT : x->kind == GW_SG_CALL ? GW_CP_COPY
+                                                                                            : GW_CP_HOST_OP;
+                gw_ns lo = min_ns(r->end[awaited], t);
+                if (put(&w, cat, cur, lo, t) != 0)
+                    return -1;
+                t = lo;
+                cur = awaited;
+                continue;
+            }
+            if (put(&w, x->cat, cur, min_ns(s, t), t) != 0)
+                return -1;
+            t = min_ns(s, t);
+            cur = bind == GW_BIND_CHAIN ? cur - 1 : GW_SG_NONE;
+            continue;
+        }
+        gw_ns run_lo = min_ns(s, t);
+        if (put(&w, x->cat, cur, run_lo, t) != 0)
+            return -1;
+        t = run_lo;
+        uint32_t next = GW_SG_NONE;
+        gw_ns lo = t;
+        uint8_t cat = GW_CP_LAUNCH;
+        if (bind == GW_BIND_CHAIN) {
+            next = cur - 1;
+            lo = min_ns(r->end[next], t);
+        } else if (bind == GW_BIND_A) {
+            /* From the launch call's start: continue on its thread before the call. */
+            lo = min_ns(r->start[x->a], t);
+            next = (g->nodes[x->a].flags & GW_SG_F_FIRST) || x->a == 0 ? GW_SG_NONE : x->a - 1;
+        } else if (bind == GW_BIND_B) {
+            next = x->b;
+            lo = min_ns(r->end[next], t);
+            cat = GW_CP_SYNC_WAIT;
+        }
+        if (next != GW_SG_NONE || bind == GW_BIND_A) {
+            if (put(&w, cat, cur, lo, t) != 0)
+                return -1;
+            t = lo;
+        }
+        cur = next;
+    }
+    /* Stopped before the step's start (a node with nothing before it in the window): the rest
+     * is time the graph cannot explain, given to the host. */
+    if (t > w.floor && put(&w, GW_CP_HOST_OP, GW_SG_NONE, w.floor, t) != 0)
+        return -1;
+    return 0;
+}

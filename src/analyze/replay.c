@@ -1,0 +1,286 @@
+/* Discrete-event replay of a step graph (see stepgraph.h), unchanged or with a fix applied.
+ *
+ * Nodes are computed in the graph's topological order. A GPU node starts at the latest of
+ * (its stream predecessor's end, its launch call's start, the recorded work it waits for)
+ * plus each edge's latency; a host node starts where its thread's previous node ends and
+ * lasts its own time, or, when it waits (a blocking call, the loop thread waiting for
+ * another thread's burst), until the awaited node's end plus the wake-up latency.
+ *
+ * Latencies reproduce the trace: the predecessor that bound a node in the trace (the latest
+ * observed point plus the smallest latency of its kind) keeps its observed latency, the
+ * others the smallest one (never more than observed), so an unchanged replay gives back the
+ * observed times and a change propagates only along the dependencies that were binding or
+ * become binding. A blocking call that waited keeps only a call's floor as its own time; one
+ * that did not wait keeps its whole length.
+ *
+ * Transformations (gw_replay_params) change node lengths and drop waits, then the same
+ * recurrence runs; the DataLoader one also models the workers (batches arrive at their
+ * production rate, at most a prefetch queue ahead). One pass over the nodes per replay. */
+#include "analyze/stepgraph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/stats.h"
+
+#define UNSET INT64_MIN
+/* Host and GPU timestamps of one trace agree to this much: a call that returned this little
+ * before the work it waited for ended still waited for it. */
+#define SKEW_NS 2000
+/* What a blocking call costs when it does not have to wait. */
+#define CALL_FLOOR_NS 2000
+/* DataLoader: batches a worker pool keeps ready ahead of the loop, per worker
+ * (prefetch_factor's default). */
+#define PREFETCH_PER_WORKER 2
+
+static gw_ns scale_ns(gw_ns v, double f)
+{
+    double r = (double)v * f;
+    return r <= 0 ? 0 : (gw_ns)(r + 0.5);
+}
+
+static gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const gw_sg_node *x, const gw_replay_params *p)
+{
+    (void)g;
+    gw_ns dur = x->end - x->start;
+    if (p->pinned && (x->flags & GW_SG_F_PAGEABLE)) {
+        const gw_gpu_event *e = &t->gpu[x->ref];
+        double bw = e->copy_dir == GW_COPY_DTOH ? p->pinned_dtoh_bpns : p->pinned_htod_bpns;
+        if (bw > 0 && e->bytes > 0) {
+            gw_ns pinned = (gw_ns)((double)e->bytes / bw);
+            if (pinned < dur)
+                dur = pinned;
+        }
+    }
+    if (p->fp32 && (x->flags & GW_SG_F_FP32_GEMM))
+        dur = scale_ns(dur, p->fp32_scale);
+    return dur;
+}
+
+/* The wait predecessor of a host node under p (GW_SG_NONE when it has none or p drops it),
+ * and which slot it is in. */
+static uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p, int *slot)
+{
+    *slot = GW_BIND_NONE;
+    if (x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL) {
+        if (x->a == GW_SG_NONE)
+            return GW_SG_NONE;
+        if (x->kind == GW_SG_SYNC && p->syncs)
+            return GW_SG_NONE; /* removed, or deferred to the step's boundary */
+        if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && !(x->flags & GW_SG_F_DTOH_SYNC))
+            return GW_SG_NONE; /* a pinned copy to the device does not make the host wait */
+        *slot = GW_BIND_A;
+        return x->a;
+    }
+    if (x->kind == GW_SG_WORK && x->b != GW_SG_NONE) {
+        if ((x->flags & GW_SG_F_DEFER) && !p->syncs)
+            return GW_SG_NONE;
+        *slot = GW_BIND_B;
+        return x->b;
+    }
+    return GW_SG_NONE;
+}
+
+/* The node's own time under p, from its own time in the trace (own). */
+static gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns own)
+{
+    if (p->alloc && x->kind == GW_SG_ALLOC)
+        return 0;
+    if (p->syncs && (x->flags & GW_SG_F_SYNC_OP))
+        return 0;
+    if (p->own_work && x->kind == GW_SG_WORK && x->cat == GW_CP_HOST_OP &&
+        !(x->flags & (GW_SG_F_DISPATCH | GW_SG_F_UNTRACED | GW_SG_F_SYNC_OP | GW_SG_F_STARTUP)))
+        return scale_ns(own, p->own_work_scale);
+    if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
+        !(x->flags & GW_SG_F_DTOH_SYNC))
+        return own < g->launch_call_ns ? own : g->launch_call_ns;
+    if (p->launch && ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
+                      (x->kind == GW_SG_WORK && ((x->flags & GW_SG_F_DISPATCH) || x->cat == GW_CP_LAUNCH))))
+        return scale_ns(own, p->dispatch_scale);
+    if (p->loader && p->loader_contention > 0 && x->kind != GW_SG_DATA && x->kind != GW_SG_SYNC)
+        return scale_ns(own, 1.0 + p->loader_contention);
+    return own;
+}
+
+typedef struct loader_state {
+    int seen;
+    gw_ns ready;                 /* when the last batch was (or will be) ready */
+    gw_ns last_request_obs;      /* the previous DataLoader call's observed start */
+} loader_state;
+
+/* A DataLoader call of the loop thread with the loading done by worker processes. */
+static gw_ns loader_end(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns request,
+                        loader_state *ls)
+{
+    gw_ns observed = x->end - x->start;
+    double workers = p->loader_workers > 0 ? p->loader_workers : 1;
+    gw_ns cadence; /* the pool's time per batch */
+    gw_ns handoff = p->loader_handoff_ns;
+    if (g->single_process_loader) {
+        cadence = (gw_ns)((double)observed / workers);
+    } else {
+        /* Workers already: the loop's period was their cadence; `workers` multiplies them. */
+        gw_ns period = ls->seen ? x->start - ls->last_request_obs : 0;
+        cadence = period > 0 ? (gw_ns)((double)period / workers) : 0;
+        if (handoff > observed)
+            handoff = observed;
+    }
+    gw_ns queue = (gw_ns)(PREFETCH_PER_WORKER * workers) * cadence;
+    gw_ns ready = ls->seen ? ls->ready + cadence : request - queue;
+    if (ready < request - queue)
+        ready = request - queue;
+    ls->ready = ready;
+    ls->seen = 1;
+    ls->last_request_obs = x->start;
+    gw_ns got = ready > request ? ready : request;
+    return got + handoff;
+}
+
+typedef struct candidate {
+    gw_ns point;                 /* replayed */
+    gw_ns observed;
+    gw_ns floor;                 /* the smallest latency of the edge's kind */
+    uint8_t slot;
+} candidate;
+
+static void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, uint32_t i, gw_replay *r)
+{
+    const gw_sg_node *x = &g->nodes[i];
+    candidate c[3];
+    int n = 0;
+    if (!(x->flags & GW_SG_F_FIRST) && i > 0 && r->end[i - 1] != UNSET)
+        c[n++] = (candidate){r->end[i - 1], g->nodes[i - 1].end, g->lat_stream, GW_BIND_CHAIN};
+    if (x->a != GW_SG_NONE) {
+        /* The call's start is where its thread's previous node ends: the call itself may wait
+         * for this very work (a blocking copy), so its end is not needed. */
+        const gw_sg_node *call = &g->nodes[x->a];
+        gw_ns at = (call->flags & GW_SG_F_FIRST) || x->a == 0 ? call->start : r->end[x->a - 1];
+        if (at != UNSET)
+            c[n++] = (candidate){at, call->start, g->lat_launch, GW_BIND_A};
+    }
+    if (x->b != GW_SG_NONE && r->end[x->b] != UNSET)
+        c[n++] = (candidate){r->end[x->b], g->nodes[x->b].end, 0, GW_BIND_B};
+    gw_ns start = x->start;
+    uint8_t bind = GW_BIND_NONE;
+    if (n > 0) {
+        int binding = 0;
+        for (int k = 1; k < n; k++)
+            if (c[k].observed + c[k].floor > c[binding].observed + c[binding].floor)
+                binding = k;
+        gw_ns at[3];
+        int best = binding;
+        for (int k = 0; k < n; k++) {
+            gw_ns observed_lat = x->start - c[k].observed;
+            gw_ns lat = k == binding ? observed_lat : (c[k].floor < observed_lat ? c[k].floor : observed_lat);
+            at[k] = c[k].point + lat;
+        }
+        /* Ties go to the predecessor that bound it in the trace. */
+        for (int k = 0; k < n; k++)
+            if (at[k] > at[best])
+                best = k;
+        start = at[best];
+        bind = c[best].slot;
+    }
+    r->start[i] = start;
+    r->end[i] = start + gpu_duration(g, t, x, p);
+    r->bind[i] = bind;
+}
+
+static void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t i, gw_replay *r, loader_state *ls)
+{
+    const gw_sg_node *x = &g->nodes[i];
+    int first = (x->flags & GW_SG_F_FIRST) || i == 0 || r->end[i - 1] == UNSET;
+    gw_ns start = first ? x->start : r->end[i - 1];
+    gw_ns dur = x->end - x->start;
+    r->start[i] = start;
+    r->bind[i] = first ? GW_BIND_NONE : GW_BIND_CHAIN;
+    if (p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
+        r->end[i] = loader_end(g, x, p, start, ls);
+        return;
+    }
+    /* How the node behaved in the trace decides its own time: waiting or working. */
+    uint32_t w_obs = x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL ? x->a
+                   : (x->kind == GW_SG_WORK && !(x->flags & GW_SG_F_DEFER)) ? x->b : GW_SG_NONE;
+    gw_ns own = dur, lat = 0;
+    if (w_obs != GW_SG_NONE) {
+        gw_ns done = g->nodes[w_obs].end;
+        int waited = done > x->start && done <= x->end + SKEW_NS;
+        if (waited) {
+            own = x->kind == GW_SG_WORK ? 0 : (dur < CALL_FLOOR_NS ? dur : CALL_FLOOR_NS);
+            lat = x->end - done;
+        } else {
+            gw_ns floor = x->kind == GW_SG_WORK ? 0 : g->lat_wake;
+            lat = x->end - done < floor ? x->end - done : floor;
+        }
+    }
+    int slot;
+    uint32_t w = host_wait(x, p, &slot);
+    if (w != GW_SG_NONE && w != w_obs) {
+        /* A wait only the transformation follows (a deferred read): the smallest latency. */
+        gw_ns done = g->nodes[w].end;
+        lat = x->end - done < g->lat_wake ? x->end - done : g->lat_wake;
+    }
+    gw_ns end = start + host_own(g, x, p, own);
+    if (w != GW_SG_NONE && r->end[w] != UNSET && r->end[w] + lat > end) {
+        end = r->end[w] + lat;
+        r->bind[i] = (uint8_t)slot;
+    }
+    r->end[i] = end;
+}
+
+void gw_replay_free(gw_replay *r)
+{
+    if (!r)
+        return;
+    free(r->start);
+    free(r->end);
+    free(r->bind);
+    free(r->step_ns);
+    *r = (gw_replay){0};
+}
+
+int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+{
+    static const gw_replay_params unchanged = {0};
+    if (!p)
+        p = &unchanged;
+    *out = (gw_replay){0};
+    size_t n = g->count ? g->count : 1;
+    out->start = malloc(n * sizeof *out->start);
+    out->end = malloc(n * sizeof *out->end);
+    out->bind = malloc(n);
+    out->step_count = g->bound_count > 0 ? g->bound_count - 1 : 0;
+    out->step_ns = malloc((out->step_count ? out->step_count : 1) * sizeof *out->step_ns);
+    if (!out->start || !out->end || !out->bind || !out->step_ns) {
+        gw_replay_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        out->start[i] = out->end[i] = UNSET;
+    loader_state ls = {0};
+    for (size_t k = 0; k < g->count; k++) {
+        uint32_t i = g->order[k];
+        if (g->nodes[i].kind == GW_SG_GPU)
+            gpu_node(g, t, p, i, out);
+        else
+            host_node(g, p, i, out, &ls);
+    }
+    for (size_t k = 0; k < out->step_count; k++)
+        out->step_ns[k] = out->start[g->bounds[k + 1]] - out->start[g->bounds[k]];
+    return 0;
+}
+
+int gw_replay_median_step_ms(const gw_replay *r, double *out)
+{
+    *out = 0;
+    if (r->step_count == 0)
+        return 0;
+    double *v = malloc(r->step_count * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t k = 0; k < r->step_count; k++)
+        v[k] = (double)r->step_ns[k] / 1e6;
+    *out = gw_quantile(v, r->step_count, 0.5);
+    free(v);
+    return 0;
+}

@@ -1,0 +1,188 @@
+/* The step as a dependency graph, its replay and its critical path (issue 18).
+ *
+ * One graph per trace (rank) over its steady window. Nodes are pieces of time:
+ *  - host nodes tile each relevant thread's time in the window, in order: the thread's own
+ *    work (ops, Python frames, untraced time), CUDA calls (launches, copies, allocator
+ *    calls, other API), blocking calls (they wait for GPU work), DataLoader calls;
+ *  - GPU nodes are the kernels, copies and memsets, in order per stream.
+ * Every node follows the previous one of its thread or stream (its chain) and may have up
+ * to two more predecessors (a, b):
+ *    GPU node    a: the call that launched it        b: the work a recorded event waited for
+ *                                                       (cudaStreamWaitEvent)
+ *    host call   a: the GPU work a blocking call, a blocking copy or a pageable copy waits for
+ *    host gap    b: join: the end of another thread's burst it waited for (the loop thread
+ *                   during loss.backward() waits for the autograd thread); or fork: on the
+ *                   other thread, the loop thread's piece that started the burst
+ *    boundary    b: with GW_SG_F_DEFER, the value a blocking call of the step brought to the
+ *                   host (read here if the call were deferred)
+ * Nodes of one chain are contiguous, so the chain predecessor is the previous node unless
+ * GW_SG_F_FIRST. The whole graph is built in linear time from the model's sorted arrays
+ * (plus one sort of the GPU work by stream), in a few flat arrays.
+ *
+ * Replay (replay.c) recomputes every node's time in topological order: a node starts when
+ * its binding predecessor's point plus the observed latency is reached. Which predecessor
+ * binds and the latencies come from the trace itself: the predecessor whose observed point
+ * plus the smallest latency of its kind (measured over the trace) is latest binds, with its
+ * observed latency; the others keep the smallest latency. So a replay with nothing changed
+ * reproduces the trace, and a change moves exactly the work that depended on it.
+ *
+ * The critical path (critical_path.c) walks back from a step's end along the predecessor
+ * that bound each node in a replay (observed or transformed), and splits the step's time
+ * over the categories of gw_cp_cat. */
+#ifndef GW_ANALYZE_STEPGRAPH_H
+#define GW_ANALYZE_STEPGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/analysis.h"
+#include "model/model.h"
+
+#define GW_SG_NONE UINT32_MAX
+
+typedef enum gw_sg_kind {
+    GW_SG_WORK = 0,    /* host time of fixed length: own work, untraced time, other CUDA API */
+    GW_SG_CALL,        /* a CUDA call that puts work on the GPU (launch, copy, memset) */
+    GW_SG_SYNC,        /* a call that blocks until GPU work is done */
+    GW_SG_ALLOC,       /* cudaMalloc/cudaFree and friends */
+    GW_SG_DATA,        /* a DataLoader __next__ call (everything inside it) */
+    GW_SG_GPU,         /* a kernel, copy or memset */
+    GW_SG_KIND_COUNT
+} gw_sg_kind;
+
+/* gw_sg_node.flags */
+#define GW_SG_F_FIRST     0x01u /* first node of its chain: starts at its observed time */
+#define GW_SG_F_UNTRACED  0x02u /* host time with nothing traced on the thread */
+#define GW_SG_F_DISPATCH  0x04u /* own code of an op or frame that launches GPU work (eager
+                                   framework/Python overhead per launch) */
+#define GW_SG_F_PAGEABLE  0x08u /* call or copy with a pageable host side */
+#define GW_SG_F_DTOH_SYNC 0x10u /* blocking call that brings a value to the host (.item(),
+                                   .cpu(), a device-to-host copy): the host needs its result */
+#define GW_SG_F_TINY      0x20u /* GPU: a kernel shorter than kernel.launch_bound.tiny_us;
+                                   call: it launches one; own work: of an op launching one */
+#define GW_SG_F_FP32_GEMM 0x40u /* GPU: matrix work without tensor cores on a GPU that has them */
+#define GW_SG_F_SYNC_OP   0x100u /* own work of the op that issued a blocking call bringing a
+                                   value to the host (aten::item, the .cpu() binding): it goes
+                                   with the call when the value is no longer read each time */
+#define GW_SG_F_STARTUP   0x200u /* a start-up CUDA call (context creation, module loading):
+                                   no fix of a step changes it */
+#define GW_SG_F_DEFER     0x80u /* a step boundary whose b is the value a blocking call brought
+                                   to the host: where reading it would wait if that call were
+                                   deferred (followed only by the pipe.host_sync replay) */
+
+typedef struct gw_sg_node {
+    gw_ns start, end;            /* observed */
+    uint32_t a, b;               /* extra predecessors (see the top of this file), GW_SG_NONE */
+    uint32_t ref;                /* host nodes: t->host index of the innermost event (GW_SG_NONE
+                                    for untraced time); GPU nodes: t->gpu index */
+    uint8_t kind;                /* gw_sg_kind */
+    uint8_t cat;                 /* gw_cp_cat */
+    uint16_t flags;              /* GW_SG_F_* */
+} gw_sg_node;
+
+typedef struct gw_stepgraph {
+    gw_sg_node *nodes;           /* owned, chains contiguous: host threads first, then streams */
+    size_t count;
+    size_t host_count;           /* nodes [0, host_count) are host nodes */
+    size_t loop_end;             /* the loop thread's chain is nodes [0, loop_end) */
+    uint32_t *order;             /* owned: a topological order of all nodes */
+    uint32_t *bounds;            /* owned: node starting each step boundary on the loop thread
+                                    (steps + 1 of them: the last is the window's end) */
+    int64_t *step_numbers;       /* owned: the number of each step (bound_count - 1) */
+    size_t bound_count;
+    uint32_t loop_thread;        /* t->threads index of the thread holding the boundaries */
+    /* Smallest latency of each edge kind, measured over the trace (low quantile). */
+    gw_ns lat_launch;            /* launch call start -> its GPU work starts (idle stream) */
+    gw_ns lat_stream;            /* previous work on the stream ends -> next starts (queued) */
+    gw_ns lat_wake;              /* waited-for GPU work ends -> the blocking call returns */
+    gw_ns kernel_gap_ns;         /* median gap between queued kernels on a stream: the GPU's
+                                    own cost per launched kernel (graph replays pay this) */
+    gw_ns launch_call_ns;        /* median launch call length */
+    size_t data_nodes;           /* DataLoader calls on the loop thread in the window */
+    int single_process_loader;   /* the loop loads its batches itself (num_workers=0) */
+    size_t event_edges, fork_joins, sync_waits; /* how many of each cross edge were found */
+} gw_stepgraph;
+
+/* Builds the graph of trace t over window w (th: kernel.launch_bound.tiny_us and
+ * attribution.dispatch_ratio are used). Returns 0 (g->count 0 when the window has no host or
+ * GPU side to model), or -1 on out-of-memory. */
+int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, gw_stepgraph *g);
+void gw_stepgraph_free(gw_stepgraph *g);
+
+/* ---- Replay (replay.c) ---------------------------------------------------------------- */
+
+/* A transformation of the graph: what a fix changes. Zero-initialised = nothing changed. */
+typedef struct gw_replay_params {
+    /* data.loader_wait: batches loaded by `loader_workers` processes in parallel; the loop
+     * pays `loader_handoff_ns` per batch to receive one, and its process's own host work runs
+     * loader_contention slower (the workers share the CPUs, caches and memory bandwidth).
+     * When the loop already had workers (no single-process loader), loader_workers is the
+     * factor by which they multiply. */
+    int loader;
+    double loader_workers;
+    gw_ns loader_handoff_ns;
+    double loader_contention;
+    /* pipe.host_sync: blocking calls whose result the host does not read are removed; those
+     * that bring a value to the host are deferred to the end of the step. */
+    int syncs;
+    /* pipe.pageable_copy: pageable copies run at pinned bandwidth (bytes per ns, by direction;
+     * <= 0 keeps the copy's length) and their calls return like an asynchronous launch. */
+    int pinned;
+    double pinned_htod_bpns, pinned_dtoh_bpns;
+    /* kernel.launch_bound: the host's dispatch of GPU work (CUDA calls and the own code of the
+     * ops and frames that launch it) takes dispatch_scale of its time (0: graph-launched);
+     * the GPU then runs the queued work back to back, each piece after the gap measured
+     * between queued kernels (lat_stream). */
+    int launch;
+    double dispatch_scale;
+    /* pipe.cpu_bound: the host's own work (ops and frames that launch nothing, or whose own
+     * time dwarfs their launches) takes own_work_scale of its time: moved to workers,
+     * overlapped, vectorised. */
+    int own_work;
+    double own_work_scale;
+    /* mem.alloc_churn: a warm caching allocator makes no calls. */
+    int alloc;
+    /* kernel.fp32_math: FP32 matrix kernels take fp32_scale of their time. */
+    int fp32;
+    double fp32_scale;
+} gw_replay_params;
+
+/* The result of one replay. */
+typedef struct gw_replay {
+    gw_ns *start;                /* owned: each node's replayed start */
+    gw_ns *end;                  /* owned: each node's replayed end */
+    uint8_t *bind;               /* owned: which predecessor bound each node (GW_BIND_*) */
+    gw_ns *step_ns;              /* owned: replayed length of each step (bound_count - 1) */
+    size_t step_count;
+} gw_replay;
+
+#define GW_BIND_NONE  0 /* a source: starts at its observed time */
+#define GW_BIND_CHAIN 1 /* the previous node of its thread or stream */
+#define GW_BIND_A     2
+#define GW_BIND_B     3
+
+/* Replays g under p (NULL: nothing changed). Returns 0, or -1 on out-of-memory. */
+int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);
+void gw_replay_free(gw_replay *r);
+/* Median of the replayed steady steps in ms (the graph's steps are the window's) into *out
+ * (0 without steps). Returns 0, or -1 on out-of-memory. */
+int gw_replay_median_step_ms(const gw_replay *r, double *out);
+
+/* ---- Critical path (critical_path.c) -------------------------------------------------- */
+
+/* One piece of a step's critical path: [start, end) of a node's time or of the latency
+ * before it, by category. */
+typedef struct gw_cp_piece {
+    gw_ns start, end;
+    uint32_t node;
+    uint8_t cat;
+} gw_cp_piece;
+
+/* Walks step k's critical path in replay r: out_ns[c] receive the time of
+ * each category, adding up exactly to the step's replayed length. pieces (may be NULL):
+ * appended, latest first (grown with gw_grow). Returns 0, or -1 on out-of-memory. */
+int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k,
+                          gw_ns out_ns[GW_CP_CAT_COUNT], gw_cp_piece **pieces, size_t *piece_count,
+                          size_t *piece_cap);
+
+#endif

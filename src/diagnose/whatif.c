@@ -1,0 +1,377 @@
+/* Each finding's fix as a transformation of the step graph (analyze/stepgraph.h), replayed
+ * to a predicted step time: the finding's gain becomes that prediction, marked simulated.
+ *
+ *   data.loader_wait      the batches loaded by N worker processes in parallel; the loop pays
+ *                         a hand-off per batch and its host work runs a little slower beside
+ *                         the busy workers (whatif.loader_*; checked against five real before/
+ *                         after pairs, docs/diagnoses.md)
+ *   pipe.host_sync        blocking calls whose result the host does not read removed; those
+ *                         that bring a value to the host (.item(), .cpu()) deferred to the end
+ *                         of the step
+ *   pipe.pageable_copy    pageable copies at pinned bandwidth (measured on the trace's own
+ *                         pinned copies, else the pageable rate times whatif.pinned_speedup,
+ *                         capped by the host link of the GPU's generation); their calls return
+ *                         at once unless the host needs the value
+ *   kernel.launch_bound   the host's dispatch of GPU work fused or graph-launched
+ *                         (whatif.dispatch_left); the GPU runs the work back to back at the gap
+ *                         measured between queued kernels
+ *   pipe.cpu_bound        the host's own work cut (whatif.own_work_left): moved to workers,
+ *                         overlapped or vectorised
+ *   mem.alloc_churn       allocator calls gone (a warm caching allocator)
+ *   kernel.fp32_math      FP32 matrix kernels on tensor cores (whatif.fp32_left)
+ *
+ * A parameter's range gives step_after_low/high (best and worst setting); the central
+ * setting gives step_after. Findings of other ids keep their estimated gain (gain.c). */
+#include "diagnose/whatif.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/stats.h"
+#include "analyze/stepgraph.h"
+#include "diagnose/gain.h"
+#include "diagnose/rules_common.h"
+#include "util/grow.h"
+
+/* Host-to-device link limits for pinned copies, by the GPU's generation (GB/s, what pinned
+ * copies reach in practice): PCIe 3 x16 before Ampere, PCIe 4 on Ampere, PCIe 5 after. */
+#define PINNED_GBPS_PCIE3 12.5
+#define PINNED_GBPS_PCIE4 25.0
+#define PINNED_GBPS_PCIE5 50.0
+/* A copy this large or larger tells the bandwidth (smaller ones are latency-bound). */
+#define BANDWIDTH_MIN_BYTES (1u << 20)
+
+typedef enum setting { CENTRAL = 0, BEST, WORST, SETTINGS } setting;
+
+/* A loop that already has workers and still waits: this many times more of them (range
+ * WORKER_FACTOR_LOW to twice WORKER_FACTOR). */
+#define WORKER_FACTOR 2.0
+#define WORKER_FACTOR_LOW 1.5
+
+/* Median bandwidth (bytes/ns) of the trace's large copies in one direction, pinned or
+ * pageable; 0 when it has none. */
+static double copy_bandwidth(const gw_trace *t, gw_copy_dir dir, int pinned)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *e = &t->gpu[i];
+        n += e->kind == GW_GPU_MEMCPY && e->copy_dir == dir && e->bytes >= BANDWIDTH_MIN_BYTES && e->end > e->start;
+    }
+    if (n == 0)
+        return 0;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->gpu_count && k < n; i++) {
+        const gw_gpu_event *e = &t->gpu[i];
+        if (e->kind != GW_GPU_MEMCPY || e->copy_dir != dir || e->bytes < BANDWIDTH_MIN_BYTES || e->end <= e->start)
+            continue;
+        int pageable = e->src_mem == GW_MEM_PAGEABLE || e->dst_mem == GW_MEM_PAGEABLE;
+        int is_pinned = e->src_mem == GW_MEM_PINNED || e->dst_mem == GW_MEM_PINNED;
+        if (pinned ? is_pinned && !pageable : pageable)
+            v[k++] = (double)e->bytes / (double)(e->end - e->start);
+    }
+    double bw = k > 0 ? gw_quantile(v, k, 0.5) : 0;
+    free(v);
+    return bw;
+}
+
+static double link_cap_bpns(const gw_trace *t)
+{
+    int cc = 0;
+    for (size_t i = 0; i < t->device_count; i++)
+        if (t->devices[i].cc_major > cc)
+            cc = t->devices[i].cc_major;
+    double gbps = cc >= 9 ? PINNED_GBPS_PCIE5 : cc >= 8 ? PINNED_GBPS_PCIE4 : PINNED_GBPS_PCIE3;
+    return gbps; /* GB/s = bytes per ns */
+}
+
+/* Pinned bandwidth for one direction under a setting. */
+static double pinned_bpns(const gw_trace *t, gw_copy_dir dir, double speedup, int *measured)
+{
+    double pinned = copy_bandwidth(t, dir, 1);
+    if (pinned > 0) {
+        *measured = 1;
+        return pinned;
+    }
+    double pageable = copy_bandwidth(t, dir, 0);
+    if (pageable <= 0)
+        return 0; /* small copies only: their length is latency, not bandwidth */
+    double bw = pageable * speedup, cap = link_cap_bpns(t);
+    if (bw > cap)
+        bw = cap;
+    return bw > pageable ? bw : pageable;
+}
+
+static const char *const SIMULATED[] = {"data.loader_wait", "pipe.host_sync", "pipe.pageable_copy",
+                                        "kernel.launch_bound", "pipe.cpu_bound", "mem.alloc_churn",
+                                        "kernel.fp32_math"};
+
+int gw_whatif_known(const char *id)
+{
+    for (size_t i = 0; i < sizeof SIMULATED / sizeof SIMULATED[0]; i++)
+        if (strcmp(SIMULATED[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+/* The transformation of a finding's fix at each setting; 0 when the id has none. */
+static int transformation(const gw_analysis *a, size_t ti, const char *id, gw_replay_params p[SETTINGS],
+                          char *change, size_t change_len)
+{
+    const gw_thresholds *th = &a->thresholds;
+    const gw_trace *t = a->job->traces[ti];
+    const gw_stepgraph *g = &a->graphs[ti];
+    memset(p, 0, SETTINGS * sizeof *p);
+    if (strcmp(id, "data.loader_wait") == 0) {
+        if (g->data_nodes == 0)
+            return 0;
+        double n = th->v[GW_T_WHATIF_LOADER_WORKERS], h = th->v[GW_T_WHATIF_LOADER_HANDOFF_MS];
+        double c = th->v[GW_T_WHATIF_LOADER_CONTENTION];
+        /* Loading in the loop (num_workers=0): N workers. Workers already (they are too
+         * slow): that many times more of them. */
+        double workers[SETTINGS] = {n, n * 2, n / 2};
+        if (!g->single_process_loader) {
+            workers[CENTRAL] = WORKER_FACTOR;
+            workers[BEST] = WORKER_FACTOR * 2;
+            workers[WORST] = WORKER_FACTOR_LOW;
+        }
+        const double handoff[SETTINGS] = {h, h / 2, h * 2}, contention[SETTINGS] = {c, 0, c * 2};
+        for (int s = 0; s < SETTINGS; s++) {
+            p[s].loader = 1;
+            p[s].loader_workers = workers[s] > 1 ? workers[s] : 1;
+            p[s].loader_handoff_ns = (gw_ns)(handoff[s] * 1e6);
+            p[s].loader_contention = contention[s];
+        }
+        if (g->single_process_loader)
+            snprintf(change, change_len, "batches loaded by %.0f DataLoader workers (%.0f-%.0f), %.1f ms to receive "
+                     "each, the loop's host work %.0f%% slower beside them (0-%.0f%%)", workers[CENTRAL],
+                     workers[WORST], workers[BEST], h, c * 100.0, c * 200.0);
+        else
+            snprintf(change, change_len, "%.0fx the DataLoader workers (%.1fx-%.0fx), %.1f ms to receive each batch, "
+                     "the loop's host work %.0f%% slower beside them (0-%.0f%%)", workers[CENTRAL], workers[WORST],
+                     workers[BEST], h, c * 100.0, c * 200.0);
+        return 1;
+    }
+    if (strcmp(id, "pipe.host_sync") == 0) {
+        if (g->sync_waits == 0)
+            return 0;
+        for (int s = 0; s < SETTINGS; s++)
+            p[s].syncs = 1;
+        snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
+                 ".cpu()) read at the end of the step");
+        return 1;
+    }
+    if (strcmp(id, "pipe.pageable_copy") == 0) {
+        double sp = th->v[GW_T_WHATIF_PINNED_SPEEDUP];
+        const double speedup[SETTINGS] = {sp, sp * 1.2, sp * 0.8};
+        int measured = 0;
+        for (int s = 0; s < SETTINGS; s++) {
+            p[s].pinned = 1;
+            p[s].pinned_htod_bpns = pinned_bpns(t, GW_COPY_HTOD, speedup[s], &measured);
+            p[s].pinned_dtoh_bpns = pinned_bpns(t, GW_COPY_DTOH, speedup[s], &measured);
+        }
+        if (measured)
+            snprintf(change, change_len, "pageable copies at the bandwidth of the trace's pinned copies (%.1f GB/s to "
+                     "the GPU), their calls returning at once", p[CENTRAL].pinned_htod_bpns);
+        else
+            snprintf(change, change_len, "pageable copies %.1fx faster (%.1f-%.1fx, at most %.1f GB/s: the host link), "
+                     "their calls returning at once", sp, sp * 0.8, sp * 1.2, link_cap_bpns(t));
+        return 1;
+    }
+    if (strcmp(id, "kernel.launch_bound") == 0) {
+        double left = th->v[GW_T_WHATIF_DISPATCH_LEFT];
+        const double scale[SETTINGS] = {left, 0, left * 1.5 < 1 ? left * 1.5 : 1};
+        for (int s = 0; s < SETTINGS; s++) {
+            p[s].launch = 1;
+            p[s].dispatch_scale = scale[s];
+        }
+        snprintf(change, change_len, "the host's dispatch of GPU work (CUDA calls, the own code of the ops that "
+                 "launch) cut to %.0f%% (0%% graph-launched to %.0f%% partly fused), the GPU running queued work "
+                 "%.1f µs apart", left * 100.0, scale[WORST] * 100.0, (double)g->lat_stream / 1e3);
+        return 1;
+    }
+    if (strcmp(id, "pipe.cpu_bound") == 0) {
+        double left = th->v[GW_T_WHATIF_OWN_WORK_LEFT];
+        const double scale[SETTINGS] = {left, left * 0.4, left * 1.6 < 1 ? left * 1.6 : 1};
+        for (int s = 0; s < SETTINGS; s++) {
+            p[s].own_work = 1;
+            p[s].own_work_scale = scale[s];
+        }
+        snprintf(change, change_len, "the host's own work (ops and frames that launch little or nothing) cut to "
+                 "%.0f%% (%.0f-%.0f%%): moved to workers, overlapped or vectorised", left * 100.0,
+                 scale[BEST] * 100.0, scale[WORST] * 100.0);
+        return 1;
+    }
+    if (strcmp(id, "mem.alloc_churn") == 0) {
+        for (int s = 0; s < SETTINGS; s++)
+            p[s].alloc = 1;
+        snprintf(change, change_len, "no allocator calls in the steps (a warm caching allocator)");
+        return 1;
+    }
+    if (strcmp(id, "kernel.fp32_math") == 0) {
+        double left = th->v[GW_T_WHATIF_FP32_LEFT];
+        const double scale[SETTINGS] = {left, 0.25, 0.6};
+        for (int s = 0; s < SETTINGS; s++) {
+            p[s].fp32 = 1;
+            p[s].fp32_scale = scale[s];
+        }
+        snprintf(change, change_len, "FP32 matrix kernels on tensor cores at %.0f%% of their time (25-60%%)", left * 100.0);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct named_time {
+    uint64_t key;                /* (is_gpu << 32) | name_id */
+    gw_ns ns;
+    uint8_t cat;
+} named_time;
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = ((const named_time *)a)->key, y = ((const named_time *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_ns_desc(const void *a, const void *b)
+{
+    gw_ns x = ((const named_time *)a)->ns, y = ((const named_time *)b)->ns;
+    return x > y ? -1 : x < y;
+}
+
+/* The largest pieces of work on the replay's critical paths, by name. */
+static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay *r, gw_what_if *out)
+{
+    gw_cp_piece *pieces = NULL;
+    size_t count = 0, cap = 0;
+    for (size_t k = 0; k < r->step_count; k++) {
+        gw_ns cat[GW_CP_CAT_COUNT];
+        if (gw_critical_path_step(g, r, k, cat, &pieces, &count, &cap) != 0) {
+            free(pieces);
+            return -1;
+        }
+    }
+    named_time *v = malloc((count ? count : 1) * sizeof *v);
+    if (!v) {
+        free(pieces);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (pieces[i].node == GW_SG_NONE)
+            continue;
+        const gw_sg_node *x = &g->nodes[pieces[i].node];
+        if (x->ref == GW_SG_NONE)
+            continue;
+        int gpu = x->kind == GW_SG_GPU;
+        uint32_t name = gpu ? t->gpu[x->ref].name_id : t->host[x->ref].name_id;
+        v[n++] = (named_time){((uint64_t)gpu << 32) | name, pieces[i].end - pieces[i].start, pieces[i].cat};
+    }
+    free(pieces);
+    qsort(v, n, sizeof *v, cmp_key);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && v[m - 1].key == v[i].key)
+            v[m - 1].ns += v[i].ns;
+        else
+            v[m++] = v[i];
+    }
+    qsort(v, m, sizeof *v, cmp_ns_desc);
+    out->top_count = 0;
+    for (size_t i = 0; i < m && out->top_count < GW_WHATIF_TOP; i++) {
+        const char *name = gw_trace_str(t, (uint32_t)(v[i].key & 0xffffffffu));
+        snprintf(out->top[out->top_count], sizeof out->top[0], "%s", name ? name : "?");
+        out->top_s[out->top_count] = (double)v[i].ns / 1e9;
+        out->top_cat[out->top_count] = v[i].cat;
+        out->top_count++;
+    }
+    free(v);
+    return 0;
+}
+
+int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
+{
+    *out = (gw_what_if){0};
+    if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
+        return 0;
+    const gw_trace *t = a->job->traces[ti];
+    const gw_stepgraph *g = &a->graphs[ti];
+    gw_replay_params p[SETTINGS];
+    char change[sizeof out->change];
+    if (!transformation(a, ti, id, p, change, sizeof change))
+        return 0;
+    double after[SETTINGS];
+    gw_replay central = {0};
+    for (int s = 0; s < SETTINGS; s++) {
+        gw_replay r;
+        if (gw_replay_run(g, t, &p[s], &r) != 0) {
+            gw_replay_free(&central);
+            return -1;
+        }
+        if (gw_replay_median_step_ms(&r, &after[s]) != 0) {
+            gw_replay_free(&r);
+            gw_replay_free(&central);
+            return -1;
+        }
+        if (s == CENTRAL)
+            central = r;
+        else
+            gw_replay_free(&r);
+    }
+    out->simulated = 1;
+    out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
+    out->step_after_ms = after[CENTRAL];
+    /* The settings bracket the central one; a median of few steps can still cross over. */
+    out->step_after_low_ms = after[BEST] < after[CENTRAL] ? after[BEST] : after[CENTRAL];
+    out->step_after_high_ms = after[WORST] > after[CENTRAL] ? after[WORST] : after[CENTRAL];
+    if (after[WORST] < out->step_after_low_ms)
+        out->step_after_low_ms = after[WORST];
+    if (after[BEST] > out->step_after_high_ms)
+        out->step_after_high_ms = after[BEST];
+    snprintf(out->change, sizeof out->change, "%s", change);
+    int rc = 0;
+    for (size_t k = 0; k < central.step_count && rc == 0; k++) {
+        gw_ns cat[GW_CP_CAT_COUNT];
+        rc = gw_critical_path_step(g, &central, k, cat, NULL, NULL, NULL);
+        for (int c = 0; c < GW_CP_CAT_COUNT; c++)
+            out->cp_after_s[c] += (double)cat[c] / 1e9;
+    }
+    if (rc == 0 && with_top)
+        rc = top_pieces(t, g, &central, out);
+    gw_replay_free(&central);
+    return rc == 0 ? 1 : -1;
+}
+
+int gw_whatif_apply(gw_analysis *a)
+{
+    for (size_t i = 0; i < a->findings.count; i++) {
+        gw_finding *f = &a->findings.items[i];
+        if (f->rank < 0 || !(f->basis & GW_BASIS_TRACE))
+            continue;
+        /* CPU-bound by start-up (context creation, module loading), set-up allocations: no
+         * fix of a step changes them; their gain stays "paid once". */
+        if ((strcmp(f->id, "pipe.cpu_bound") == 0 && f->cause[0]) || gw_gain_is_one_off(f))
+            continue;
+        size_t ti = a->rank_count;
+        for (size_t k = 0; k < a->rank_count; k++)
+            if (a->ranks[k].rank == f->rank) {
+                ti = k;
+                break;
+            }
+        if (ti == a->rank_count)
+            continue;
+        gw_what_if w;
+        int rc = gw_whatif_simulate(a, ti, f->id, 0, &w);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        f = &a->findings.items[i];
+        f->what_if = w;
+        gw_gain_write_simulated(f, &a->ranks[ti]);
+    }
+    return 0;
+}

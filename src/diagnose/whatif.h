@@ -1,0 +1,23 @@
+/* Findings' fixes simulated on the step graph (see whatif.c): the transformation per
+ * diagnosis id, its replays, and the gain they predict. */
+#ifndef GW_DIAGNOSE_WHATIF_H
+#define GW_DIAGNOSE_WHATIF_H
+
+#include <stddef.h>
+
+#include "analyze/analysis.h"
+
+/* 1 when gpuwhy can simulate the fix of diagnosis `id`. */
+int gw_whatif_known(const char *id);
+
+/* Simulates the fix of diagnosis `id` on rank index ti (whether or not the finding was
+ * reported). with_top: also name the largest pieces of the new critical path. Returns 1 and
+ * fills out, 0 when the id has no transformation or the rank has no step graph, -1 on
+ * out-of-memory. */
+int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out);
+
+/* Every finding of one rank with a transformation gets its what_if and a simulated gain.
+ * Returns 0, or -1 on out-of-memory. */
+int gw_whatif_apply(gw_analysis *a);
+
+#endif

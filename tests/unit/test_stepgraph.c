@@ -1,0 +1,226 @@
+/* The step graph, its replay and critical path, and the what-if replays (src/analyze/
+ * stepgraph.c, replay.c, critical_path.c, src/diagnose/whatif.c) on a crafted training loop
+ * whose answer is known by hand: each step loads its batch in the loop (num_workers=0),
+ * launches one kernel, waits for it in .item(), and does some host work after it. */
+#include "analysis_fixture.h"
+
+#include "analyze/stepgraph.h"
+#include "diagnose/whatif.h"
+
+#define DL_NAME "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+#define STEPS 6
+#define STEP_US 100000.0
+
+/* One step starting at s (µs):
+ *   [s,        s+30000)  DataLoader __next__ (the batch loaded in the loop)
+ *   [s+30000,  s+32000)  aten::mm, launching at [s+30500, s+31500) a kernel that runs
+ *                        [s+32000, s+82000) on stream 7
+ *   [s+33000,  s+90000)  aten::item, blocked in cudaStreamSynchronize [s+33500, s+82010)
+ *   [s+90000,  s+95000)  aten::add (host work, no GPU work)
+ *   [s+95000,  s+100000) nothing traced
+ * Its critical path by hand: data wait 30000, host ops 500 (aten::mm before its launch),
+ * launch 1500 (the call's start to the kernel's), kernel 50000, sync wait 10 (the kernel's
+ * end to the call's return), host ops 7990 + 5000 + 5000 (aten::item after the wait,
+ * aten::add, the untraced rest) = 100000 µs. */
+static gw_trace *training_loop(void)
+{
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API; /* as the Kineto reader says */
+    fx_device(t, 0, 108);
+    for (int k = 0; k < STEPS; k++) {
+        double s = 1000.0 + k * STEP_US;
+        uint64_t corr = 10 + (uint64_t)k;
+        fx_step(t, k + 1, s, s + STEP_US);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, DL_NAME, s, s + 30000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", s + 30000, s + 32000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 30500, s + 31500, corr);
+        fx_kernel(t, 0, 7, s + 32000, s + 82000, corr, "sgemm_kernel");
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::item", s + 33000, s + 90000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", s + 33500, s + 82010, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", s + 90000, s + 95000, 0);
+    }
+    return t;
+}
+
+static void assert_us(double seconds, double expected_us, double tolerance_us)
+{
+    if (fabs(seconds * 1e6 - expected_us) > tolerance_us) {
+        fail_msg("%.3f µs, expected %.3f µs (± %.3f)", seconds * 1e6, expected_us, tolerance_us);
+    }
+}
+
+/* Unchanged, the replay gives back every step, and each step's critical path is the one
+ * worked out by hand. */
+static void unchanged_replay_and_path(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(training_loop(), &job);
+    const gw_critical_path *cp = &a->ranks[0].critical_path;
+    assert_true(cp->modelled);
+    size_t steady = a->ranks[0].window.steady_steps;
+    assert_true(steady >= 4);
+    assert_int_equal(cp->steps, steady);
+    assert_true(cp->replay_max_err < 1e-12);
+    assert_true(fabs(cp->replay_median_ms - 100.0) < 1e-9);
+    assert_int_equal(cp->sync_waits, steady);   /* each sync linked to the kernel it waited for */
+    const gw_stepgraph *g = &a->graphs[0];
+    const gw_replay *r = &a->observed[0];
+    assert_int_equal(r->step_count, steady);
+    for (size_t k = 0; k < r->step_count; k++) {
+        /* The window ends at the last step's last traced work (the untraced tail is cut as
+         * teardown), so the last step is 5000 µs shorter. */
+        int last = k + 1 == r->step_count;
+        double untraced = last ? 0 : 5000;
+        assert_int_equal(r->step_ns[k], FX_US(STEP_US - 5000 + untraced));
+        gw_ns cat[GW_CP_CAT_COUNT];
+        assert_int_equal(gw_critical_path_step(g, r, k, cat, NULL, NULL, NULL), 0);
+        assert_int_equal(cat[GW_CP_DATA_WAIT], FX_US(30000));
+        assert_int_equal(cat[GW_CP_LAUNCH], FX_US(1500));
+        assert_int_equal(cat[GW_CP_KERNEL], FX_US(50000));
+        assert_int_equal(cat[GW_CP_SYNC_WAIT], FX_US(10));
+        assert_int_equal(cat[GW_CP_HOST_OP], FX_US(500 + 7990 + 5000 + untraced));
+        assert_int_equal(cat[GW_CP_COPY] + cat[GW_CP_ALLOC] + cat[GW_CP_COMM], 0);
+    }
+    /* The steps' rows carry the same figures. */
+    size_t rows = 0;
+    for (size_t i = 0; i < a->step_count; i++) {
+        const gw_step_stats *s = &a->steps[i];
+        if (!s->steady)
+            continue;
+        rows++;
+        assert_us(s->replay_s, rows == steady ? STEP_US - 5000 : STEP_US, 1e-3);
+        assert_us(s->cp_s[GW_CP_KERNEL], 50000, 1e-3);
+        assert_us(s->cp_s[GW_CP_DATA_WAIT], 30000, 1e-3);
+    }
+    assert_int_equal(rows, steady);
+    fx_done(a, job);
+}
+
+/* The DataLoader fix: four workers keep batches ready, the loop pays the 1 ms hand-off per
+ * batch and runs its host work 5% slower. Worked out by hand from the step above: hand-off
+ * 1000, aten::mm 525 + call 1050 (the kernel starts 1500 after the call's start, as observed),
+ * kernel 50000, wake-up 10, then aten::item's rest 7990, aten::add 5000 and the untraced 5000,
+ * each 5% slower: 1000 + 525 + 1500 + 50000 + 10 + 18889.5 = 71924.5 µs. */
+static void loader_fix_replayed(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "data.loader_wait", 1, &w), 1);
+    assert_true(w.simulated);
+    assert_true(fabs(w.step_before_ms - 100.0) < 1e-9);
+    assert_true(fabs(w.step_after_ms - 71.9245) < 0.005);
+    /* the best setting (8 workers, 0.5 ms hand-off, no contention) and the worst (2 workers,
+     * 2 ms, 10% slower) */
+    assert_true(fabs(w.step_after_low_ms - (500 + 500 + 1500 + 50000 + 10 + 17990) / 1e3) < 0.005);
+    assert_true(w.step_after_high_ms > w.step_after_ms && w.step_after_high_ms < 80.0);
+    size_t steps = a->ranks[0].critical_path.steps;
+    /* The DataLoader's part of the new path is the hand-off; the kernel stays on it whole. */
+    assert_us(w.cp_after_s[GW_CP_DATA_WAIT] / (double)steps, 1000, 1.0);
+    assert_us(w.cp_after_s[GW_CP_KERNEL] / (double)steps, 50000, 1.0);
+    /* The finding carries the same replay, and its gain says simulated. */
+    const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_non_null(f);
+    assert_true(f->what_if.simulated);
+    assert_true(fabs(f->what_if.step_after_ms - w.step_after_ms) < 1e-9);
+    assert_non_null(strstr(f->gain, "simulated: median step 100.0 ms → 71.9 ms"));
+    fx_done(a, job);
+}
+
+/* A GPU-side fix: the kernel (an FP32 sgemm on a GPU with tensor cores) at 40% (25-60%) of its
+ * 50000 µs: the host waits for it in .item(), so the step shrinks by exactly what the kernel
+ * loses: 100 - 30 = 70 ms (62.5-80 ms). */
+static void fp32_fix_moves_the_waiting_host(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(training_loop(), &job);
+    const gw_finding *f = gw_findings_get(&a->findings, "kernel.fp32_math");
+    assert_non_null(f);
+    assert_true(f->what_if.simulated);
+    assert_true(fabs(f->what_if.step_after_ms - 70.0) < 1e-6);
+    assert_true(fabs(f->what_if.step_after_low_ms - 62.5) < 1e-6);
+    assert_true(fabs(f->what_if.step_after_high_ms - 80.0) < 1e-6);
+    fx_done(a, job);
+}
+
+/* A fix of something the step does not have changes nothing: no allocator calls to remove. */
+static void absent_cause_changes_nothing(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "mem.alloc_churn", 0, &w), 1);
+    assert_true(fabs(w.step_after_ms - w.step_before_ms) < 1e-9);
+    assert_true(fabs(w.step_after_low_ms - w.step_before_ms) < 1e-9);
+    assert_int_equal(gw_whatif_simulate(a, 0, "util.unexplained", 0, &w), 0);
+    fx_done(a, job);
+}
+
+static void add_finding(gw_finding_list *l, const char *id, double share, double gain_lo_ms, double gain_hi_ms)
+{
+    gw_finding *f = gw_findings_add(l, id);
+    assert_non_null(f);
+    f->severity = GW_SEV_MAJOR;
+    f->share = share;
+    if (gain_hi_ms > 0) {
+        f->what_if.simulated = 1;
+        f->what_if.step_before_ms = 100.0;
+        f->what_if.step_after_low_ms = 100.0 - gain_hi_ms;
+        f->what_if.step_after_high_ms = 100.0 - gain_lo_ms;
+        f->what_if.step_after_ms = 100.0 - (gain_lo_ms + gain_hi_ms) / 2;
+    }
+}
+
+/* Within a severity, simulated findings trade places only where their gain ranges do not
+ * overlap; the others keep their places. Partition order a b c d e (by share); simulated:
+ * b 10-20 ms, c 25-30 ms, e 15-22 ms. c beats b (25 > 20) and e (25 > 22); b and e overlap
+ * and keep their order. Result: a c b d e. */
+static void ranking_by_simulated_gain(void **state)
+{
+    (void)state;
+    gw_finding_list l = {0};
+    add_finding(&l, "e", 0.1, 15, 22);
+    add_finding(&l, "c", 0.3, 25, 30);
+    add_finding(&l, "a", 0.5, 0, 0);
+    add_finding(&l, "d", 0.2, 0, 0);
+    add_finding(&l, "b", 0.4, 10, 20);
+    gw_findings_sort(&l);
+    const char *want[] = {"a", "c", "b", "d", "e"};
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(l.items[i].id, want[i]);
+    gw_findings_free(&l);
+}
+
+/* Without a GPU side there is no graph, and nothing to simulate. */
+static void no_gpu_no_graph(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    for (int k = 0; k < 4; k++) {
+        fx_step(t, k + 1, 1000.0 + k * 1000, 2000.0 + k * 1000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 1100.0 + k * 1000, 1900.0 + k * 1000, 0);
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_false(a->ranks[0].critical_path.modelled);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.cpu_bound", 0, &w), 0);
+    fx_done(a, job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(unchanged_replay_and_path),
+        cmocka_unit_test(loader_fix_replayed),
+        cmocka_unit_test(fp32_fix_moves_the_waiting_host),
+        cmocka_unit_test(absent_cause_changes_nothing),
+        cmocka_unit_test(no_gpu_no_graph),
+        cmocka_unit_test(ranking_by_simulated_gain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
