@@ -1,11 +1,18 @@
-/* `gpuwhy analyze`: read traces/recordings, analyse, print findings (terminal or JSON). */
+/* `gpuwhy analyze`: read traces/recordings/summaries, analyse, print findings (terminal or
+ * JSON). A job's ranks are mapped to rank summaries several at a time (analyze_map.c) and
+ * reduced into the job's diagnosis (analyze/rank_summary.h); --summary-out writes the
+ * summaries for a reduce elsewhere. A gpuwhy recording (sampled metrics) is analysed whole,
+ * with the traces given beside it. */
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "analyze/rank_summary.h"
+#include "cli/analyze_job.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "ingest/ingest.h"
@@ -22,34 +29,138 @@ static void analyze_usage(FILE *out)
             "Diagnose where the GPU's time went. INPUT is any mix of:\n"
             "  - PyTorch profiler (Kineto) traces, .json or .json.gz; several files are the ranks\n"
             "    of one job (rank from distributedInfo.rank, else the order given);\n"
+            "  - directories: every input in them (a profiler log directory, one file per rank);\n"
             "  - Nsight Systems SQLite exports (nsys export --type sqlite) and\n"
             "    `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv` output;\n"
+            "  - rank summaries written by --summary-out (on the nodes that hold the traces);\n"
             "  - gpuwhy recordings (gpuwhy run -o FILE).\n"
-            "The format is recognised from the content, not the file name.\n"
+            "The format is recognised from the content, not the file name. A job's ranks are\n"
+            "compared: who the others wait for at the collectives, bus bandwidth per collective.\n"
             "\n"
             "Options:\n"
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
+            "  --summary-out FILE   also write the ranks' summaries to FILE (docs/summary-format.md):\n"
+            "                       a few KB to MB per rank; analyse many of them together later\n"
+            "  -j, --jobs N         read N inputs at once (default: the CPUs this process may use)\n"
+            "  --memory SIZE        memory budget of the readers, e.g. 8G or 512M (default: half of\n"
+            "                       the available memory); fewer inputs are read at once to fit it\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
             "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
             "  -v, --verbose        show every table and info-level finding\n"
-            "  --no-progress        no progress bar on stderr\n"
+            "  --no-progress        no progress on stderr\n"
             "  -h, --help           this help\n"
             "\n"
             "Example:\n"
             "  gpuwhy analyze examples/resnet50_num_workers_0.pt.trace.json.gz\n"
             "  gpuwhy analyze --json -o diag.json rank0.json.gz rank1.json.gz\n"
+            "  gpuwhy analyze -j 16 --memory 32G ./profiler_logs/\n"
+            "  gpuwhy analyze --summary-out node3.summary.gz /local/traces/   (on each node)\n"
+            "  gpuwhy analyze node*.summary.gz                                (anywhere)\n"
             "\n"
             "Exit codes: 0 analysed (whatever was found), 1 internal error, 2 unusable input,\n"
             "64 wrong usage.\n");
 }
 
+static unsigned cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The ranks of every unit, in input order, as one array of pointers. */
+static gw_rank_summary **all_ranks(gw_input_list *l, size_t *count)
+{
+    size_t n = 0;
+    for (size_t u = 0; u < l->unit_count; u++)
+        n += l->units[u].rank_count;
+    gw_rank_summary **ranks = calloc(n ? n : 1, sizeof *ranks);
+    if (!ranks)
+        return NULL;
+    n = 0;
+    for (size_t u = 0; u < l->unit_count; u++)
+        for (size_t r = 0; r < l->units[u].rank_count; r++)
+            ranks[n++] = &l->units[u].ranks[r];
+    *count = n;
+    return ranks;
+}
+
+static int render(const gw_analysis *a, int json, int verbose, const char *output)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    gw_outfile of;
+    if (gw_outfile_open(&of, output, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return GW_EXIT_INTERNAL;
+    }
+    gw_render_options ro;
+    gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
+    ro.verbose = verbose;
+    int rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
+    gw_phase_mark("render");
+    if (rc != 0) {
+        gw_outfile_abort(&of);
+        fprintf(stderr, "gpuwhy: writing the output failed\n");
+        return GW_EXIT_INTERNAL;
+    }
+    if (gw_outfile_commit(&of, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return GW_EXIT_INTERNAL;
+    }
+    return GW_EXIT_OK;
+}
+
+/* A recording with the traces given beside it: one job in memory, sampled metrics and
+ * trace rules evaluated together. */
+static int analyze_whole(gw_input_list *l, const gw_ingest_options *iopt, const gw_thresholds *th, int progress,
+                         int json, int verbose, const char *output)
+{
+    gw_progress bar;
+    gw_progress_init(&bar, progress);
+    gw_ingest_options opt = *iopt;
+    opt.progress = gw_progress_update;
+    opt.progress_ctx = &bar;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    if (!job) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        return GW_EXIT_INTERNAL;
+    }
+    int rc = gw_ingest_files((const char *const *)l->paths, l->path_count, &opt, job, &err);
+    gw_progress_done(&bar);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("ingest (rest)");
+    gw_analysis *a = gw_analyze(job, th, &err);
+    gw_phase_mark("analysis");
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    rc = render(a, json, verbose, output);
+    gw_analysis_free(a);
+    gw_job_free(job);
+    return rc;
+}
+
 int gw_cmd_analyze(int argc, char **argv)
 {
-    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS };
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SUMMARY_OUT, OPT_MEMORY };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
+        {"summary-out", required_argument, NULL, OPT_SUMMARY_OUT},
+        {"jobs", required_argument, NULL, 'j'},
+        {"memory", required_argument, NULL, OPT_MEMORY},
         {"step-range", required_argument, NULL, OPT_STEP_RANGE},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"verbose", no_argument, NULL, 'v'},
@@ -58,16 +169,36 @@ int gw_cmd_analyze(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int json = 0, verbose = 0, progress = 1;
-    const char *output = NULL;
+    const char *output = NULL, *summary_out = NULL;
+    unsigned jobs = 0;
+    uint64_t memory = 0;
     gw_thresholds th;
     gw_thresholds_default(&th);
     gw_ingest_options iopt = {0};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:j:vh", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'o': output = optarg; break;
+        case OPT_SUMMARY_OUT: summary_out = optarg; break;
+        case 'j': {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (!end || *end || n < 1 || n > 4096) {
+                fprintf(stderr, "gpuwhy analyze: -j wants a number of readers from 1 to 4096, not '%s'\n", optarg);
+                return GW_EXIT_USAGE;
+            }
+            jobs = (unsigned)n;
+            break;
+        }
+        case OPT_MEMORY:
+            if (gw_parse_size(optarg, &memory) != 0 || memory < (64ull << 20)) {
+                fprintf(stderr, "gpuwhy analyze: --memory wants a size of at least 64M (e.g. 8G, 512M), "
+                                "not '%s'\n", optarg);
+                return GW_EXIT_USAGE;
+            }
+            break;
         case OPT_STEP_RANGE: iopt.step_range = optarg; break;
         case OPT_THRESHOLD:
             if (gw_thresholds_set(&th, optarg) != 0) {
@@ -88,57 +219,69 @@ int gw_cmd_analyze(int argc, char **argv)
         return GW_EXIT_USAGE;
     }
 
-    gw_progress bar;
-    gw_progress_init(&bar, progress);
-    iopt.progress = gw_progress_update;
-    iopt.progress_ctx = &bar;
-
     gw_error err;
     gw_error_clear(&err);
-    gw_job *job = gw_job_new();
-    if (!job) {
-        fprintf(stderr, "gpuwhy: out of memory\n");
-        return GW_EXIT_INTERNAL;
-    }
     gw_phase_mark("start");
-    int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
-    gw_progress_done(&bar);
-    if (rc != 0) {
+    gw_input_list inputs;
+    if (gw_inputs_expand(argv + optind, (size_t)(argc - optind), &inputs, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_job_free(job);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
-    gw_phase_mark("ingest (rest)");
-    gw_analysis *a = gw_analyze(job, &th, &err);
-    gw_phase_mark("analysis");
+    int rc;
+    if (inputs.recordings) {
+        if (inputs.summaries || summary_out) {
+            fprintf(stderr, "gpuwhy analyze: a gpuwhy recording is analysed with its own traces, not with "
+                            "rank summaries (--summary-out and summary inputs take traces only)\n");
+            gw_inputs_free(&inputs);
+            return GW_EXIT_USAGE;
+        }
+        rc = analyze_whole(&inputs, &iopt, &th, progress, json, verbose, output);
+        gw_inputs_free(&inputs);
+        return rc;
+    }
+    if (summary_out && inputs.traces == 0 && inputs.summaries == 0) {
+        gw_inputs_free(&inputs);
+        fprintf(stderr, "gpuwhy analyze: --summary-out needs traces or summaries\n");
+        return GW_EXIT_USAGE;
+    }
+    gw_map_options mo = {jobs ? jobs : cpus_available(), memory ? memory : gw_default_memory_budget(), progress,
+                         &iopt, &th};
+    if (gw_map_units(&inputs, &mo, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("map");
+    size_t count = 0;
+    gw_rank_summary **ranks = all_ranks(&inputs, &count);
+    if (!ranks) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        gw_inputs_free(&inputs);
+        return GW_EXIT_INTERNAL;
+    }
+    if (summary_out) {
+        uint64_t bytes = 0;
+        if (gw_summary_write(summary_out, ranks, count, &bytes, &err) != 0) {
+            fprintf(stderr, "gpuwhy: %s\n", err.message);
+            free(ranks);
+            gw_inputs_free(&inputs);
+            return err.code ? err.code : GW_EXIT_INTERNAL;
+        }
+        if (progress && isatty(STDERR_FILENO))
+            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%.1f KB)\n", count,
+                    count == 1 ? "" : "s", summary_out, (double)bytes / 1024.0);
+        gw_phase_mark("summary");
+    }
+    gw_analysis *a = gw_analyze_summaries(ranks, count, &th, &err);
+    free(ranks);
+    gw_phase_mark("reduce");
     if (!a) {
         fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
-        gw_job_free(job);
+        gw_inputs_free(&inputs);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
-    gw_outfile of;
-    if (gw_outfile_open(&of, output, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_analysis_free(a);
-        gw_job_free(job);
-        return GW_EXIT_INTERNAL;
-    }
-    gw_render_options ro;
-    gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
-    ro.verbose = verbose;
-    rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
-    gw_phase_mark("render");
-    if (rc != 0) {
-        gw_outfile_abort(&of);
-        fprintf(stderr, "gpuwhy: writing the output failed\n");
-        rc = GW_EXIT_INTERNAL;
-    } else if (gw_outfile_commit(&of, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
-    } else {
-        rc = GW_EXIT_OK;
-    }
+    rc = render(a, json, verbose, output);
     gw_analysis_free(a);
-    gw_job_free(job);
+    gw_inputs_free(&inputs);
     return rc;
 }

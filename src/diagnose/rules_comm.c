@@ -1,6 +1,8 @@
 /* §6 of the catalogue, multi-GPU from the trace: comm.heavy (collective kernels as a share of
- * step time and the part not hidden behind compute) and comm.straggler (one rank or GPU
- * slower than the others: busy spread in points, or more compute per step). */
+ * step time and the part not hidden behind compute, less the time spent waiting for a later
+ * rank, which is comm.straggler's) and the busy-spread form of comm.straggler, used when the
+ * collectives cannot be matched across ranks (rules_comm_job.c has the matched form and
+ * comm.slow_link). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,11 +21,17 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         gw_rank_totals_compute(a, r, &tot);
         if (tot.window_s <= 0 || tot.comm_s <= 0)
             continue;
-        double comm = tot.comm_s / tot.window_s, exposed = tot.comm_exposed_s / tot.window_s;
+        /* Waiting in a collective for a later rank is the straggler's cost, not the
+         * collective's: it is taken out here and reported by comm.straggler. */
+        double wait_exposed_s = gw_comm_rank_wait_exposed(a, i);
+        double exposed_s = tot.comm_exposed_s - wait_exposed_s;
+        if (exposed_s < 0)
+            exposed_s = 0;
+        double comm = tot.comm_s / tot.window_s, exposed = exposed_s / tot.window_s;
         if (comm < comm_thr && exposed < exposed_thr)
             continue;
         /* Overlapped communication costs nothing: the share is the exposed part. */
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, exposed, tot.comm_exposed_s);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, exposed, exposed_s);
         if (!f)
             return -1;
         f->confidence = 0.8;
@@ -31,14 +39,21 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         gw_rules_window_label(r, label, sizeof label);
         double steps = gw_rules_steps(r), devices = (double)tot.device_count;
         gw_rules_fmt_duration(tot.comm_s / steps / devices, per_step, sizeof per_step);
-        gw_rules_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
+        gw_rules_fmt_duration(exposed_s / steps / devices, exp_step, sizeof exp_step);
+        double by_type[GW_COLL_COUNT];
+        gw_collective main_type = gw_comm_rank_types(a, i, by_type);
         snprintf(f->title, sizeof f->title,
-                 "Communication %.0f%% of step time, %.0f%% not overlapped with compute",
-                 comm * 100.0, exposed * 100.0);
+                 "Communication %.0f%% of step time, %.0f%% not overlapped with compute%s%s",
+                 comm * 100.0, exposed * 100.0, main_type != GW_COLL_COUNT ? ", mostly " : "",
+                 main_type != GW_COLL_COUNT ? gw_collective_title(main_type) : "");
         gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), exposed %.1f%% (%s%s)",
                             comm * 100.0, label, per_step, gw_rules_per_step_unit(r),
                             exposed * 100.0, exp_step, gw_rules_per_step_unit(r));
-        if (a->rank_count > 1 || r->window.steady_steps > 0)
+        gw_comm_evidence_types(f, by_type);
+        if (wait_exposed_s > 0)
+            gw_finding_evidence(f, "not counted: %.1f%% of %s waiting in collectives for a later rank "
+                                   "(see comm.straggler)", wait_exposed_s / tot.window_s * 100.0, label);
+        else if (a->rank_count > 1 && !a->comm)
             gw_finding_evidence(f, "collective kernels also run while they wait for the other ranks: "
                                    "a slow rank shows here as communication (see comm.straggler)");
         for (size_t k = 0; k < r->kernels.top_count; k++)
@@ -49,12 +64,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                     r->kernels.top[k].name, r->kernels.top[k].share * 100.0, calls);
                 break;
             }
-        snprintf(f->fix, sizeof f->fix,
-                 "Hide or shrink communication: DDP(bucket_cap_mb=50-100) so all-reduce overlaps the "
-                 "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), "
-                 "gradient compression hooks (PowerSGD), bf16 gradients. Check the links with "
-                 "nvidia-smi topo -m and nccl-tests all_reduce_perf -b 128M -e 1G -f 2 -g 1 "
-                 "(seed §6.1, §6.2).");
+        snprintf(f->fix, sizeof f->fix, "%s", gw_comm_fix(main_type));
         gw_rules_gain(f, r, tot.device_count, 0.3, 0.8);
     }
     return 0;
@@ -66,7 +76,7 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
+int gw_rule_comm_straggler_busy(gw_analysis *a, const gw_rule *rule)
 {
     const double spread_thr = a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS];
     const double slow_thr = a->thresholds.v[GW_T_STRAGGLER_SLOW_SHARE];
@@ -172,8 +182,8 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     snprintf(f->fix, sizeof f->fix,
              "Find rank %d's own cause: analyse its trace alone (gpuwhy analyze <rank %d trace>) for "
              "data loading or host syncs; check its CPU feed and NUMA binding (numactl --cpunodebind), "
-             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or CPUs "
-             "(seed §6.3).", who_rank, who_rank);
+             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or CPUs.",
+             who_rank, who_rank);
     if (who)
         gw_rules_gain(f, who, 1, 0.5, 0.9);
     return 0;

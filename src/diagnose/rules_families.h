@@ -31,5 +31,16 @@ int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule);
 /* §6 communication (rules_comm.c) */
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule);
+int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule);
+/* The busy-spread form of comm.straggler (rules_comm.c), for ranks whose collectives
+ * cannot be matched. */
+int gw_rule_comm_straggler_busy(gw_analysis *a, const gw_rule *rule);
+/* Helpers of the comm family (rules_comm_job.c): rank slot i's exposed wait for later
+ * ranks (s); its collective time by kind in its window and the kind with most time
+ * (GW_COLL_COUNT when it has none); an evidence line of that split; the fix for a kind. */
+double gw_comm_rank_wait_exposed(const gw_analysis *a, size_t i);
+gw_collective gw_comm_rank_types(const gw_analysis *a, size_t i, double by_type[GW_COLL_COUNT]);
+void gw_comm_evidence_types(gw_finding *f, const double by_type[GW_COLL_COUNT]);
+const char *gw_comm_fix(gw_collective c);
 
 #endif

@@ -32,6 +32,7 @@ static const gw_rule TABLE[] = {
     {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL, 0},
     {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication", 1},
     {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank", 1},
+    {"comm.slow_link", "comm", T, gw_rule_comm_slow_link, "collectives far below the link's bandwidth", 0},
 };
 
 #undef T
@@ -226,6 +227,21 @@ static void merge_across_ranks(gw_analysis *a)
     }
 }
 
+/* The comm family compares ranks: it runs where the ranks are side by side (the reduce of
+ * a job, analyze/rank_summary.h); every other rule reads one rank's own trace (the map). */
+static int in_scope(const gw_analysis *a, const gw_rule *rule)
+{
+    int cross_rank = strcmp(rule->family, "comm") == 0;
+    switch (a->scope) {
+    case GW_SCOPE_RANK:
+        return !cross_rank;
+    case GW_SCOPE_JOB:
+        return cross_rank;
+    default:
+        return 1;
+    }
+}
+
 int gw_rules_evaluate(gw_analysis *a)
 {
     /* Causes first: util.low's share is the idle time no cause explains and util.healthy
@@ -233,7 +249,7 @@ int gw_rules_evaluate(gw_analysis *a)
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++) {
             int summary = strcmp(TABLE[i].family, "util") == 0;
-            if (summary != (pass == 1))
+            if (summary != (pass == 1) || !in_scope(a, &TABLE[i]))
                 continue;
             if (TABLE[i].evaluate(a, &TABLE[i]) != 0)
                 return -1;
@@ -244,6 +260,9 @@ int gw_rules_evaluate(gw_analysis *a)
         if (pass == 0)
             cap_savings(a);
     }
+    /* A rank's findings stay as its rules made them until the job's ranks are together. */
+    if (a->scope == GW_SCOPE_RANK)
+        return 0;
     merge_across_ranks(a);
     gw_findings_sort(&a->findings);
     write_verdict(a);

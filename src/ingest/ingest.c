@@ -102,6 +102,11 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: gzip stream holds no data (truncated or empty)", path);
         return GW_INPUT_UNKNOWN;
     }
+    /* A rank summary names its format first (report/summary_write.c). */
+    static const char SUMMARY_HEAD[] = "{\"format\":\"gpuwhy.rank-summary\"";
+    const char *brace = strchr(head, '{');
+    if (c == '{' && brace && strncmp(brace, SUMMARY_HEAD, sizeof SUMMARY_HEAD - 1) == 0)
+        return GW_INPUT_SUMMARY;
     if (c == '{' || c == '[')
         return GW_INPUT_KINETO;
     /* nsys stats CSV: a header line naming Start and Duration columns. */
@@ -144,6 +149,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
             break;
         case GW_INPUT_RECORDING:
             rc = gw_recording_read(paths[i], opt, job, err);
+            break;
+        case GW_INPUT_SUMMARY:
+            rc = gw_fail(err, GW_EXIT_BAD_INPUT, "%s: a rank summary: only `gpuwhy analyze` reads summaries",
+                         paths[i]);
             break;
         default:
             rc = -1;

@@ -25,6 +25,7 @@ typedef enum gw_input_kind {
     GW_INPUT_NSYS_SQLITE,
     GW_INPUT_NSYS_CSV,        /* any nsys stats CSV (gpu trace or api trace) */
     GW_INPUT_RECORDING,       /* gpuwhy SQLite recording */
+    GW_INPUT_SUMMARY,         /* gpuwhy rank summary (analyze --summary-out), gzip JSON */
 } gw_input_kind;
 
 /* Progress: called with bytes consumed so far and the total (0 when unknown). */

@@ -87,6 +87,7 @@ typedef struct event_fields {
     double blocks_per_sm, occupancy_pct;
     int has_blocks_per_sm, has_occupancy;
     int has_collective;
+    int comm_host;                              /* the name is a collective's host op */
     gw_sync_kind sync_kind;
     int has_stack;
     int has_arg_name;
@@ -234,9 +235,19 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
          * value is read, so decide first. */
         const char *k = lx->text;
         size_t n = lx->text_len;
+        /* Collective arguments (kineto_comm.c); an op's Input Dims only on a collective's
+         * host op, where they give its size (record_shapes puts them on every op). */
+        gw_kcomm_key ck = gw_kineto_comm_key(k, n);
+        if (ck != GW_KC_NONE && (f->comm_host || (ck != GW_KC_INPUT_DIMS && ck != GW_KC_INPUT_TYPE))) {
+            if (ck == GW_KC_COLL_NAME)
+                f->has_collective = 1;
+            if (next_value(st) != 0 || gw_kineto_comm_value(&st->comm, ck, lx) != 0)
+                return -1;
+            continue;
+        }
 #define KEY(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
         opt_i64 *target = NULL;
-        enum { A_SKIP, A_INT, A_GRID, A_BLOCK, A_BPSM, A_OCC, A_COLL, A_SYNC, A_STACK, A_NAME } action = A_SKIP;
+        enum { A_SKIP, A_INT, A_GRID, A_BLOCK, A_BPSM, A_OCC, A_SYNC, A_STACK, A_NAME } action = A_SKIP;
         if (KEY("device")) { target = &f->device; action = A_INT; }
         else if (KEY("stream")) { target = &f->stream; action = A_INT; }
         else if (KEY("correlation")) { target = &f->correlation; action = A_INT; }
@@ -252,7 +263,6 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
         else if (KEY("block")) action = A_BLOCK;
         else if (KEY("blocks per SM")) action = A_BPSM;
         else if (KEY("est. achieved occupancy %")) action = A_OCC;
-        else if (KEY("Collective name")) action = A_COLL;
         else if (KEY("cuda_sync_kind")) action = A_SYNC;
         else if (KEY("Call stack")) action = A_STACK;
         else if (KEY("name")) action = A_NAME;
@@ -277,10 +287,6 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
             break;
         case A_OCC:
             f->occupancy_pct = read_double(lx, &f->has_occupancy);
-            rc = gw_json_skip(lx);
-            break;
-        case A_COLL:
-            f->has_collective = 1;
             rc = gw_json_skip(lx);
             break;
         case A_SYNC:
@@ -367,6 +373,8 @@ static int parse_fields(gw_kineto_state *st, event_fields *f)
                     return -1;
                 }
                 f->has_name = 1;
+                f->comm_host = (f->cat == CAT_CPU_OP || f->cat == CAT_ANNOTATION) &&
+                               gw_kineto_comm_host_name(st->name, st->name_len);
             }
             break;
         case 'P':
@@ -483,6 +491,12 @@ static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind
             g->est_occupancy_pct = (float)f->occupancy_pct;
         if (f->has_collective)
             g->kclass = GW_KCLASS_COMM;
+        if (st->comm.seen) {
+            gw_comm_meta key = {.owner = GW_COMM_ON_KERNEL, .start = g->start, .device = g->device,
+                                .stream = g->stream};
+            if (gw_kineto_comm_emit(st->trace, &st->comm, &key) != 0)
+                return oom(st);
+        }
         break;
     case GW_GPU_MEMCPY:
         st->copies++;
@@ -541,6 +555,11 @@ static int add_host_event(gw_kineto_state *st, const event_fields *f, gw_host_ki
     h->thread = thread;
     h->start = f->ts;
     h->end = f->ts + f->dur;
+    if (st->comm.seen && (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION)) {
+        gw_comm_meta key = {.owner = GW_COMM_ON_HOST, .start = h->start, .thread = thread};
+        if (gw_kineto_comm_emit(st->trace, &st->comm, &key) != 0)
+            return oom(st);
+    }
     if (f->correlation.present && f->correlation.v > 0)
         h->correlation = (uint64_t)f->correlation.v;
     if (f->external_id.present)
@@ -616,6 +635,7 @@ int gw_kineto_event(gw_kineto_state *st)
 {
     event_fields f;
     memset(&f, 0, sizeof f);
+    st->comm.seen = 0;
     if (parse_fields(st, &f) != 0)
         return -1;
     st->events++;

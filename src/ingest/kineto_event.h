@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "ingest/json_lexer.h"
+#include "ingest/kineto_comm.h"
 #include "model/model.h"
 
 /* A thread_name metadata event, applied to the trace's threads once all are known (the
@@ -24,6 +25,8 @@ typedef struct gw_kineto_state {
     char *name;  size_t name_len, name_cap;     /* owned: the event's "name" */
     char *stack; size_t stack_len, stack_cap;   /* owned: args "Call stack" */
     char *arg_name; size_t arg_name_len, arg_name_cap; /* owned: args "name" (metadata) */
+
+    gw_kineto_comm comm;         /* the current event's collective arguments (kineto_comm.h) */
 
     gw_kineto_thread_name *thread_names; size_t thread_name_count, thread_name_cap; /* owned */
 

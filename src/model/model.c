@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/classify.h"
+#include "model/comm_meta.h"
 #include "model/corr_index.h"
 #include "model/samples.h"
 #include "util/grow.h"
@@ -45,6 +46,7 @@ void gw_trace_free(gw_trace *t)
     free(t->devices);
     free(t->steps);
     free(t->notes);
+    free(t->comm);
     free(t->host_by_corr);
     free(t->gpu_by_corr);
     free(t->host_corr.starts);
@@ -101,6 +103,18 @@ gw_device *gw_trace_add_device(gw_trace *t)
 gw_step *gw_trace_add_step(gw_trace *t)
 {
     return append((void **)&t->steps, &t->step_count, &t->step_cap, sizeof(gw_step));
+}
+
+gw_comm_meta *gw_trace_add_comm(gw_trace *t)
+{
+    gw_comm_meta *m = append((void **)&t->comm, &t->comm_count, &t->comm_cap, sizeof *m);
+    if (m) {
+        m->seq = -1;
+        m->in_elems = m->out_elems = -1;
+        m->src_rank = m->dst_rank = -1;
+        m->stream = GW_NO_STREAM;
+    }
+    return m;
 }
 
 void gw_trace_note(gw_trace *t, const char *fmt, ...)
@@ -378,6 +392,7 @@ int gw_trace_finish(gw_trace *t)
 
     if (gw_corr_index_build(t) != 0)
         return -1;
+    gw_trace_comm_index(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

@@ -14,6 +14,7 @@
 #define GW_TERM_STEP_TABLES 2       /* devices that get a per-step table */
 #define GW_TERM_KERNEL_ROWS 5       /* rows of the top-kernel table */
 #define GW_TERM_DEVICES 4           /* devices with an idle table */
+#define GW_TERM_MAX_INPUTS 16       /* inputs and windows listed one per line */
 
 typedef struct gw_term {
     FILE *out;                      /* borrowed */
