@@ -2,9 +2,13 @@
 # Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
 # As root it installs what is missing; otherwise it prints the exact apt line and fails.
 # Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
+#        scripts/deps.sh slurm   (Slurm and MUNGE for tests/cli/slurm_map_reduce.sh only)
 set -euo pipefail
 level=${1:-build}
 pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
+if [ "$level" = slurm ]; then
+  pkgs=(slurm-wlm munge)
+fi
 if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
 fi

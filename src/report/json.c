@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "report/json_comm.h"
 #include "report/json_sampled.h"
 #include "report/json_writer.h"
 
@@ -467,6 +468,7 @@ int gw_render_json(FILE *out, const gw_analysis *a)
     gw_jw_kstring(&w, "not_evaluated", a->not_evaluated);
     write_thresholds(&w, a);
     gw_json_write_sampled(&w, a);
+    gw_json_write_collectives(&w, a);
     gw_jw_object_end(&w);
     int rc = gw_jw_finish(&w);
     if (fflush(out) != 0 || ferror(out))

@@ -95,9 +95,11 @@ static void write_rank(gw_json_writer *w, const gw_rank_summary *s)
     gw_jw_array_end(w);
     gw_jw_key(w, "thresholds");
     gw_jw_object_begin(w);
+    /* Only those that differ from the defaults (the reader starts from the defaults). */
     const gw_threshold_info *info = gw_threshold_table();
     for (int t = 0; t < GW_T_COUNT; t++)
-        gw_jw_kdouble(w, info[t].name, s->thresholds.v[t]);
+        if (s->thresholds.v[t] != info[t].default_value)
+            gw_jw_kdouble(w, info[t].name, s->thresholds.v[t]);
     gw_jw_object_end(w);
     gw_jw_key(w, "rank");
     write_object(w, &GW_DESC_RANK_STATS, &s->rank);

@@ -235,6 +235,7 @@ int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options 
     print_findings(&t);
     if (a->rank_count > 1)
         gw_term_rank_summary(&t);
+    gw_term_collectives(&t);
     if (a->device_count == 0 && a->sampled) {
         gw_term_sampled(&t); /* a recording without a trace: the samples are the GPU activity */
     } else if (a->device_count == 0) {

@@ -48,4 +48,7 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r);
 /* The recording's sampled figures (terminal_sampled.c); nothing without samples. */
 void gw_term_sampled(gw_term *t);
 
+/* Collectives across ranks (terminal_comm.c); nothing when the job has none. */
+void gw_term_collectives(gw_term *t);
+
 #endif
