@@ -75,7 +75,8 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-/* With the lock held. */
+/* With the lock held. One line: the share of all input bytes read (a file being read
+ * counts by its own share), files done, and the files being read with their share. */
 static void draw(mapper *m, int force)
 {
     if (!m->show)
@@ -85,16 +86,32 @@ static void draw(mapper *m, int force)
         return;
     m->last_draw_ms = t;
     m->drawn = 1;
-    char line[160];
-    int n = snprintf(line, sizeof line, "reading %zu/%zu files", m->done, m->l->unit_count);
-    for (size_t i = 0; i < m->l->unit_count && n > 0 && (size_t)n < sizeof line - 30; i++) {
+    double all = 0, done = 0;
+    for (size_t i = 0; i < m->l->unit_count; i++) {
         const gw_input_unit *u = &m->l->units[i];
-        if (u->state != 1)
+        double size = u->file_bytes ? (double)u->file_bytes : 1.0;
+        all += size;
+        if (u->state == 2)
+            done += size;
+        else if (u->state == 1 && u->total)
+            done += size * ((double)u->done / (double)u->total);
+    }
+    double frac = all > 0 ? done / all : 0;
+    const int width = 30;
+    int filled = (int)(frac * width);
+    filled = filled > width ? width : filled;
+    char line[200];
+    int n = snprintf(line, sizeof line, "reading [%.*s%*s] %5.1f%% %zu/%zu files", filled,
+                     "##############################", width - filled, "", 100.0 * frac, m->done,
+                     m->l->unit_count);
+    for (size_t i = 0; i < m->l->unit_count && n > 0 && (size_t)n < sizeof line - 32; i++) {
+        const gw_input_unit *u = &m->l->units[i];
+        if (u->state != 1 || m->l->unit_count == 1)
             continue;
         double pct = u->total ? 100.0 * (double)u->done / (double)u->total : 0;
-        n += snprintf(line + n, sizeof line - (size_t)n, " | %.18s %3.0f%%", base_name(u->paths[0]), pct);
+        n += snprintf(line + n, sizeof line - (size_t)n, " | %.16s %3.0f%%", base_name(u->paths[0]), pct);
     }
-    fprintf(stderr, "\r%-100.100s", line);
+    fprintf(stderr, "\r%-110.110s", line);
     fflush(stderr);
 }
 
@@ -250,7 +267,7 @@ int gw_map_units(gw_input_list *l, const gw_map_options *mo, gw_error *err)
         pthread_join(tids[k], NULL);
     free(tids);
     if (m.show && m.drawn) {
-        fprintf(stderr, "\r%100s\r", "");
+        fprintf(stderr, "\r%110s\r", "");
         fflush(stderr);
     }
     pthread_cond_destroy(&m.changed);

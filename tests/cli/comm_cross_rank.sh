@@ -126,6 +126,12 @@ cmp -s "$TMP/j1.json" "$TMP/s.json" && ok "-j 1 --memory 64M: byte-identical out
 "$GW_BIN" analyze --no-progress "$TMP/dir" > "$TMP/dir.txt" 2>&1 && grep -q "Collectives across ranks" "$TMP/dir.txt" &&
   ok "terminal report has the collectives section" || bad "terminal report lacks the collectives section"
 
+if command -v script >/dev/null; then
+  script -qfec "$GW_BIN analyze --json -o $TMP/tty.json $TMP/dir" /dev/null > "$TMP/tty.txt" 2>&1
+  grep -q 'reading \[[# ]*\] *[0-9.]*% [0-9]*/2 files' "$TMP/tty.txt" && ok "TTY: per-file progress (files done of 2)" ||
+    bad "TTY: no per-file progress: $(head -c 200 "$TMP/tty.txt")"
+fi
+
 # 5. Bad summaries and usage.
 head -c 300 "$TMP/s.sum.gz" > "$TMP/trunc.sum.gz"
 "$GW_BIN" analyze "$TMP/trunc.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
