@@ -46,7 +46,9 @@ void gw_term_rank_summary(gw_term *t)
     };
     gw_text_table tab;
     gw_table_init(&tab, cols, ARRAY_LEN(cols));
-    for (size_t i = 0; i < t->a->rank_count; i++) {
+    /* A job of hundreds of ranks: the first ones here, all with -v (and in the JSON). */
+    size_t rows = t->verbose || t->a->rank_count <= GW_TERM_MAX_INPUTS ? t->a->rank_count : GW_TERM_MAX_INPUTS - 1;
+    for (size_t i = 0; i < rows; i++) {
         const gw_rank_stats *r = &t->a->ranks[i];
         char b[6][32];
         gw_table_cell(&tab, "%d", r->rank);
@@ -60,6 +62,9 @@ void gw_term_rank_summary(gw_term *t)
     }
     gw_term_heading(t, "Ranks (compute and comm: GPU seconds in the steady window)");
     print_table(t, &tab, 2);
+    if (rows < t->a->rank_count)
+        gw_term_printf(t, "  %s(%zu more ranks: -v shows them)%s\n", gw_term_dim(t), t->a->rank_count - rows,
+                       gw_term_reset(t));
 }
 
 /* "python main, tid 4242": the thread whose activity the idle time is attributed to ("" when
