@@ -5,8 +5,10 @@ BUILD_ASAN ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEMO_TRACE = examples/resnet50_num_workers_0.pt.trace.json.gz
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all build demo test test-asan deps deps-test clean bench
+.PHONY: all build demo test test-asan deps deps-test clean bench install deb
 
 all: build
 
@@ -35,6 +37,15 @@ test-asan: deps-test
 	@cmake -S . -B $(BUILD_ASAN) -DGW_SANITIZE=ON -DGW_WERROR=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 	@cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# Installs under $(DESTDIR)$(PREFIX): bin/gpuwhy, lib/gpuwhy/libgpuwhy-cupti.so (when built),
+# the man page, lib/systemd/system/gpuwhy-serve.service, share/doc/gpuwhy, share/gpuwhy/deploy.
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# The Debian package (CPack): $(BUILD)/gpuwhy_VERSION_ARCH.deb, installing under /usr.
+deb: build
+	@cd $(BUILD) && cpack -G DEB
 
 bench: build
 	@bench/run_all.sh

@@ -69,8 +69,8 @@ static void fake_gpu(gw_gpu_sample *s, gw_gpu_process procs[2], int interval)
     s->sm_occupancy_pct = 30;
     s->tensor_active_pct = 10;
     s->dram_bw_pct = 20;
-    procs[0] = (gw_gpu_process){1000, 1073741824ULL, 30, 10};
-    procs[1] = (gw_gpu_process){1001, 1073741824ULL, 20, 5};
+    procs[0] = (gw_gpu_process){.pid = 1000, .used_memory_bytes = 1073741824ULL, .sm_util_pct = 30, .mem_util_pct = 10, .gpu_instance_id = GW_NVML_NO_INSTANCE, .compute_instance_id = GW_NVML_NO_INSTANCE};
+    procs[1] = (gw_gpu_process){.pid = 1001, .used_memory_bytes = 1073741824ULL, .sm_util_pct = 20, .mem_util_pct = 5, .gpu_instance_id = GW_NVML_NO_INSTANCE, .compute_instance_id = GW_NVML_NO_INSTANCE};
     s->processes = procs;
     s->process_count = 2;
 }

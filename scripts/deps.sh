@@ -11,6 +11,11 @@ if [ "$level" = slurm ]; then
 fi
 if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
+  # serve's tests: a real Prometheus and promtool, the manifests' YAML, systemd-analyze
+  pkgs+=(prometheus python3-yaml systemd)
+  # python3-torch/-torchvision (CPU): real training jobs under `gpuwhy run` and the Python
+  # companion's end-to-end test, which installs it into a venv (python3-venv)
+  pkgs+=(python3-torch python3-torchvision python3-venv)
 fi
 if [ "$level" = browser ]; then
   pkgs+=(chromium)

@@ -328,25 +328,34 @@ static void job_stats(gw_sample_stats *st, double worker_cpu_pct)
     snprintf(st->main_comm, sizeof st->main_comm, "%s",
              s->job_process_count && s->job_processes[0].comm ? s->job_processes[0].comm : "");
     wmean main_cpu = {0};
+    size_t main_n = 0, main_busy = 0;
     double worker_sum = 0;
-    size_t worker_n = 0, worker_busy = 0;
+    size_t worker_n = 0, worker_busy = 0, worker_runnable = 0;
     for (size_t p = 0; p < s->proc_count; p++) {
         const gw_proc_interval *pi = &s->procs[p];
         if (!in_window(st, pi->interval))
             continue;
         if (pi->pid == st->main_pid) {
             wmean_add(&main_cpu, pi->cpu_pct, interval_s(st, pi->interval));
+            if (!isnan(pi->cpu_pct)) {
+                main_n++;
+                main_busy += pi->cpu_pct >= worker_cpu_pct || pi->state == 'R';
+            }
             continue;
         }
         if (isnan(pi->cpu_pct))
             continue;
         worker_sum += pi->cpu_pct;
         worker_n++;
-        worker_busy += pi->cpu_pct >= worker_cpu_pct;
+        /* Runnable at the sample: CPU-bound even when other load leaves it a fraction of a core. */
+        worker_busy += pi->cpu_pct >= worker_cpu_pct || pi->state == 'R';
+        worker_runnable += pi->state == 'R';
     }
     st->main_cpu_mean_pct = wmean_get(&main_cpu);
+    st->main_busy_share = main_n ? (double)main_busy / (double)main_n : 0;
     st->worker_cpu_mean_pct = worker_n ? worker_sum / (double)worker_n : NAN;
     st->worker_busy_share = worker_n ? (double)worker_busy / (double)worker_n : 0;
+    st->worker_runnable_share = worker_n ? (double)worker_runnable / (double)worker_n : 0;
     for (size_t j = 1; j < s->job_process_count; j++) {
         const gw_job_process *jp = &s->job_processes[j];
         if (jp->last_interval >= st->first_interval && jp->first_interval < st->end_interval)

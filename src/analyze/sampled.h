@@ -86,12 +86,17 @@ typedef struct gw_sample_stats {
     char main_comm[64];
     double job_cpu_mean_pct;     /* % of one core, whole tree */
     double main_cpu_mean_pct;    /* the root process alone */
+    double main_busy_share;      /* share of its samples at or above workers_cpu_bound.cpu_pct or
+                                    runnable (state R): busy even when other load starves it */
     double job_runqueue_wait_mean_pct; /* % of one core, NaN without schedstat */
     double main_runqueue_wait_mean_pct; /* the root process alone; NaN unknown */
     double main_nonvoluntary_ctxt_per_s; /* its involuntary switches per second; NaN unknown */
     size_t worker_count;         /* distinct other processes of the job in the window */
     double worker_cpu_mean_pct;  /* mean over worker-intervals with a rate, % of one core */
-    double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct */
+    double worker_busy_share;    /* share of worker-intervals at or above workers_cpu_bound.cpu_pct,
+                                    or runnable at the sample (state R: on a CPU or waiting for
+                                    one), so a CPU-bound worker starved by a full machine counts */
+    double worker_runnable_share; /* of which: share of worker-intervals in state R */
     double d_state_s;            /* seconds with a job thread or process in D state */
 
     /* foreign CPU: the machine's busy cores minus the job's */

@@ -4,7 +4,9 @@
  * little for extended statistics and are skipped, anything else is ignored. */
 #include "collect/host_parse.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/grow.h"
 
@@ -69,4 +71,13 @@ int gw_parse_diskstats(const char *text, gw_host_sample *out, int *bad_line)
         line = end + 1;
     }
     return 0;
+}
+
+bool gw_disk_is_whole(const char *root, const char *name)
+{
+    if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0)
+        return false;
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/block/%s", root, name);
+    return access(path, F_OK) == 0;
 }

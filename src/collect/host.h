@@ -33,6 +33,7 @@
  *   every fds_every_n intervals: /proc/PID/fd + mountinfo → filesystems of the open files
  *   every numa_every_n intervals: /sys/devices/system/node (NUMA layout rarely changes)
  *   once per process: /proc/PID/cmdline (the first sample that sees it)
+ * With host_only (the exporter) only the host-wide files are read: no process at all.
  */
 #ifndef GW_COLLECT_HOST_H
 #define GW_COLLECT_HOST_H
@@ -263,6 +264,10 @@ typedef struct gw_host_options {
                                     computes their rates over the time since the sample
                                     that last read them. 0 or 1 = every interval (the
                                     default); `gpuwhy run` uses GW_HOST_RECORDING_SLOW_EVERY_N */
+    bool host_only;              /* no process is read at all: no job tree, no top lists, no
+                                    open files, no listing of /proc (the exporter, which
+                                    reports the machine, must not cost more on a machine
+                                    with more processes); default false */
 } gw_host_options;
 
 /* slow_every_n of recordings: 2 Hz at the default 100 ms interval. */
@@ -299,6 +304,10 @@ void gw_host_collector_free(gw_host_collector *c);
  * Accepts NVML's "00000000:3B:00.0" and sysfs's "0000:3b:00.0". Returns the node, or -1
  * when unknown (no such device, no NUMA: the kernel writes -1 itself). */
 int gw_numa_node_of_pci(const char *root, const char *pci_bus_id);
+
+/* 1 when a diskstats device is a whole disk (root/sys/block/NAME exists) and not a loop or
+ * RAM disk: partitions would count their IO twice. root: "" or "/" for this machine. */
+bool gw_disk_is_whole(const char *root, const char *name);
 
 /* NUMA node of a CPU from a sample's nodes; -1 when unknown. */
 int gw_numa_node_of_cpu(const gw_numa_node *nodes, size_t node_count, int cpu);

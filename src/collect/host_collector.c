@@ -25,6 +25,7 @@ void gw_host_options_default(gw_host_options *opts)
     opts->threads_per_interval = 10;
     opts->list_every_n = 10;
     opts->slow_every_n = 1;
+    opts->host_only = false;
 }
 
 long gw_clock_ticks_per_s(void)
@@ -235,6 +236,10 @@ int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err)
     read_optional_parts(c, out);
     if (due(c, c->opts.numa_every_n) && gw_collect_numa(c, out, err) != 0)
         return -1;
+    if (c->opts.host_only) {
+        c->tick++;
+        return 0;
+    }
     bool full_scan = full_scan_due(c);
     uint64_t period = thread_period(c);
     bool threads = c->tick == 0 || c->tick - c->last_thread_tick >= period;

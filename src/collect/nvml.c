@@ -24,9 +24,15 @@
 /* Process-list element sizes by export version. */
 enum { PROC_ABI_NONE = 0, PROC_ABI_V1, PROC_ABI_V2 };
 
+/* At most 7 compute instances per GPU today (A100/H100: 7 x 1g); a few spare slots. */
+#define MAX_MIG_DEVICES 8
+
 typedef struct gpu_state {
     nvmlDevice_t handle;
     gw_gpu_static info;
+    unsigned mig_count;
+    nvmlDevice_t mig_handles[MAX_MIG_DEVICES];
+    gw_mig_static mig[MAX_MIG_DEVICES];
     int lost;
     /* Per-process utilisation: only samples newer than this are accepted (nvtop's filter). */
     unsigned long long last_util_timestamp;
@@ -88,6 +94,11 @@ struct gw_nvml {
     gw_nvml_gpm_sample_free_fn gpm_free;
     gw_nvml_gpm_sample_get_fn gpm_get;
     gw_nvml_gpm_metrics_get_fn gpm_metrics;
+    gw_nvml_mig_mode_fn mig_mode;
+    gw_nvml_dev_uint_fn max_mig_count;
+    gw_nvml_mig_handle_fn mig_handle;
+    gw_nvml_dev_uint_fn gpu_instance_id;
+    gw_nvml_dev_uint_fn compute_instance_id;
     nvmlGpmMetricsGet_t gpm_request;  /* 13 kB scratch, kept here to avoid a malloc per tick */
     /* capability -> symbol actually used, for gw_nvml_symbol_for */
     const char *used[16][2];
@@ -137,6 +148,11 @@ static const symbol_entry SYMBOLS[] = {
     {NULL, SLOT(gpm_free), 0, {"nvmlGpmSampleFree", NULL}},
     {NULL, SLOT(gpm_get), 0, {"nvmlGpmSampleGet", NULL}},
     {NULL, SLOT(gpm_metrics), 0, {"nvmlGpmMetricsGet", NULL}},
+    {"mig", SLOT(mig_mode), 0, {"nvmlDeviceGetMigMode", NULL}},
+    {NULL, SLOT(max_mig_count), 0, {"nvmlDeviceGetMaxMigDeviceCount", NULL}},
+    {NULL, SLOT(mig_handle), 0, {"nvmlDeviceGetMigDeviceHandleByIndex", NULL}},
+    {NULL, SLOT(gpu_instance_id), 0, {"nvmlDeviceGetGpuInstanceId", NULL}},
+    {NULL, SLOT(compute_instance_id), 0, {"nvmlDeviceGetComputeInstanceId", NULL}},
 };
 
 static long long monotonic_ns(void)
@@ -229,6 +245,32 @@ static void lower_hex_bus_id(gw_gpu_static *info, const nvmlPciInfo_t *pci)
              pci->domain & 0xffffu, pci->bus & 0xffu, pci->device & 0xffu);
 }
 
+/* Memory total and used of a GPU or MIG device through whichever MemoryInfo the driver has
+ * (v2: used without the driver's reservation). */
+static nvmlReturn_t read_memory(gw_nvml *nv, nvmlDevice_t h, uint64_t *total, uint64_t *used, uint64_t *free_bytes)
+{
+    if (nv->memory_v2) {
+        nvmlMemory_v2_t mem;
+        memset(&mem, 0, sizeof mem);
+        mem.version = GW_NVML_MEMORY_V2_VERSION;
+        nvmlReturn_t rc = nv->memory_v2(h, &mem);
+        *total = mem.total;
+        *used = mem.used;
+        *free_bytes = mem.free;
+        return rc;
+    }
+    if (nv->memory_v1) {
+        nvmlMemory_t mem;
+        memset(&mem, 0, sizeof mem);
+        nvmlReturn_t rc = nv->memory_v1(h, &mem);
+        *total = mem.total;
+        *used = mem.used;
+        *free_bytes = mem.free;
+        return rc;
+    }
+    return NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
 static void read_static(gw_nvml *nv, gpu_state *g)
 {
     gw_gpu_static *info = &g->info;
@@ -243,18 +285,9 @@ static void read_static(gw_nvml *nv, gpu_state *g)
     memset(&pci, 0, sizeof pci);
     if (nv->pci && nv->pci(g->handle, &pci) == NVML_SUCCESS)
         lower_hex_bus_id(info, &pci);
-    if (nv->memory_v2) {
-        nvmlMemory_v2_t m;
-        memset(&m, 0, sizeof m);
-        m.version = GW_NVML_MEMORY_V2_VERSION;
-        if (nv->memory_v2(g->handle, &m) == NVML_SUCCESS)
-            info->memory_total_bytes = m.total;
-    } else if (nv->memory_v1) {
-        nvmlMemory_t m;
-        memset(&m, 0, sizeof m);
-        if (nv->memory_v1(g->handle, &m) == NVML_SUCCESS)
-            info->memory_total_bytes = m.total;
-    }
+    uint64_t total = 0, used = 0, free_bytes = 0;
+    if (read_memory(nv, g->handle, &total, &used, &free_bytes) == NVML_SUCCESS)
+        info->memory_total_bytes = total;
     unsigned v = 0;
     if (nv->max_clock && nv->max_clock(g->handle, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
         info->max_sm_clock_mhz = v;
@@ -283,6 +316,42 @@ static void read_static(gw_nvml *nv, gpu_state *g)
                 }
             }
         }
+    }
+}
+
+/* The MIG devices of a GPU in MIG mode: every filled slot, with its ids, name, profile and
+ * memory size. A slot that fails is skipped (the others are still worth exporting). */
+static void read_mig(gw_nvml *nv, gpu_state *g)
+{
+    unsigned current = 0, pending = 0, slots = 0;
+    if (!nv->mig_mode || !nv->max_mig_count || !nv->mig_handle || !nv->gpu_instance_id ||
+        !nv->compute_instance_id || nv->mig_mode(g->handle, &current, &pending) != NVML_SUCCESS ||
+        current != 1)
+        return;
+    g->info.mig_enabled = 1;
+    if (nv->max_mig_count(g->handle, &slots) != NVML_SUCCESS)
+        return;
+    for (unsigned k = 0; k < slots && g->mig_count < MAX_MIG_DEVICES; k++) {
+        nvmlDevice_t h = NULL;
+        if (nv->mig_handle(g->handle, k, &h) != NVML_SUCCESS || !h)
+            continue;
+        gw_mig_static *m = &g->mig[g->mig_count];
+        memset(m, 0, sizeof *m);
+        if (nv->gpu_instance_id(h, &m->gpu_instance_id) != NVML_SUCCESS ||
+            nv->compute_instance_id(h, &m->compute_instance_id) != NVML_SUCCESS)
+            continue;
+        if (nv->name && nv->name(h, m->name, sizeof m->name) != NVML_SUCCESS)
+            m->name[0] = '\0';
+        if (nv->uuid && nv->uuid(h, m->uuid, sizeof m->uuid) != NVML_SUCCESS)
+            m->uuid[0] = '\0';
+        m->name[sizeof m->name - 1] = '\0';
+        m->uuid[sizeof m->uuid - 1] = '\0';
+        const char *tag = strstr(m->name, " MIG ");
+        snprintf(m->profile, sizeof m->profile, "%s", tag ? tag + 5 : "");
+        uint64_t used = 0, free_bytes = 0;
+        if (read_memory(nv, h, &m->memory_total_bytes, &used, &free_bytes) != NVML_SUCCESS)
+            m->memory_total_bytes = 0;
+        g->mig_handles[g->mig_count++] = h;
     }
 }
 
@@ -376,11 +445,22 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
         }
         nv->gpu_count++;
         read_static(nv, g);
+        read_mig(nv, g);
     }
     setup_events(nv);
     if (count == 0 && !note[0])
         snprintf(note, note_size, "NVML found no GPU: host-only recording");
     return nv;
+}
+
+void gw_nvml_note_reason(const char *note, char *out, size_t size)
+{
+    static const char prefix[] = "no NVML: host-only recording (";
+    size_t len = strlen(note);
+    if (strncmp(note, prefix, sizeof prefix - 1) == 0 && len > sizeof prefix && note[len - 1] == ')')
+        snprintf(out, size, "%.*s", (int)(len - sizeof prefix), note + sizeof prefix - 1);
+    else
+        snprintf(out, size, "%.*s", (int)(size ? size - 1 : 0), note);
 }
 
 void gw_nvml_close(gw_nvml *nv)
@@ -472,10 +552,13 @@ static int read_processes(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
             const nvmlProcessInfo_v1_t *r = (const nvmlProcessInfo_v1_t *)g->raw_procs + i;
             p->pid = r->pid;
             p->used_memory_bytes = r->usedGpuMemory;
+            p->gpu_instance_id = p->compute_instance_id = GW_NVML_NO_INSTANCE;
         } else {
             const nvmlProcessInfo_v2_t *r = (const nvmlProcessInfo_v2_t *)g->raw_procs + i;
             p->pid = r->pid;
             p->used_memory_bytes = r->usedGpuMemory;
+            p->gpu_instance_id = r->gpuInstanceId;
+            p->compute_instance_id = r->computeInstanceId;
         }
         p->sm_util_pct = -1;
         p->mem_util_pct = -1;
@@ -551,18 +634,25 @@ static void read_gpm(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
     if (base < 0)
         return;
     nvmlGpmMetricsGet_t *req = &nv->gpm_request;
-    memset(req, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + 4 * sizeof req->metrics[0]);
+    memset(req, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + 5 * sizeof req->metrics[0]);
     req->version = GW_NVML_GPM_VERSION;
-    req->numMetrics = 4;
+    req->numMetrics = 5;
     req->sample1 = g->gpm[base];
     req->sample2 = g->gpm[slot];
     req->metrics[0].metricId = GW_NVML_GPM_METRIC_SM_UTIL;
     req->metrics[1].metricId = GW_NVML_GPM_METRIC_SM_OCCUPANCY;
     req->metrics[2].metricId = GW_NVML_GPM_METRIC_ANY_TENSOR_UTIL;
     req->metrics[3].metricId = GW_NVML_GPM_METRIC_DRAM_BW_UTIL;
+    req->metrics[4].metricId = GW_NVML_GPM_METRIC_GRAPHICS_UTIL;
     rc = nv->gpm_metrics(req);
     if (!check(nv, g, out, "nvmlGpmMetricsGet", rc))
         return;
+    /* Graphics activity (DCGM's GR_ENGINE_ACTIVE) stands apart: a driver without it still
+     * gives the other four. */
+    if (req->metrics[4].nvmlReturn == NVML_SUCCESS && !isnan(req->metrics[4].value)) {
+        out->graphics_active_pct = req->metrics[4].value;
+        out->valid |= GW_GPU_HAS_GPM_GRAPHICS;
+    }
     for (int i = 0; i < 4; i++)
         if (req->metrics[i].nvmlReturn != NVML_SUCCESS || isnan(req->metrics[i].value))
             return;
@@ -583,6 +673,7 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
         m.version = GW_NVML_MEMORY_V2_VERSION;
         if (check(nv, g, out, "nvmlDeviceGetMemoryInfo_v2", nv->memory_v2(h, &m))) {
             out->memory_used_bytes = m.used;
+            out->memory_free_bytes = m.free;
             out->valid |= GW_GPU_HAS_MEMORY;
         }
     } else if (nv->memory_v1) {
@@ -590,6 +681,7 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
         memset(&m, 0, sizeof m);
         if (check(nv, g, out, "nvmlDeviceGetMemoryInfo", nv->memory_v1(h, &m))) {
             out->memory_used_bytes = m.used;
+            out->memory_free_bytes = m.free;
             out->valid |= GW_GPU_HAS_MEMORY;
         }
     }
@@ -631,6 +723,7 @@ static void repeat_slow(const gw_gpu_sample *from, gw_gpu_sample *out)
 {
     out->valid |= from->valid & SLOW_BITS;
     out->memory_used_bytes = from->memory_used_bytes;
+    out->memory_free_bytes = from->memory_free_bytes;
     out->temperature_c = from->temperature_c;
     out->power_mw = from->power_mw;
     out->pcie_gen = from->pcie_gen;
@@ -704,6 +797,34 @@ int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out)
         read_gpm(nv, g, out);
 lost:
     out->lost = g->lost;
+    return 0;
+}
+
+unsigned gw_nvml_mig_count(const gw_nvml *nv, unsigned gpu)
+{
+    return nv && gpu < nv->gpu_count ? nv->gpus[gpu].mig_count : 0;
+}
+
+const gw_mig_static *gw_nvml_mig_static(const gw_nvml *nv, unsigned gpu, unsigned mig)
+{
+    return mig < gw_nvml_mig_count(nv, gpu) ? &nv->gpus[gpu].mig[mig] : NULL;
+}
+
+int gw_nvml_mig_sample(gw_nvml *nv, unsigned gpu, unsigned mig, gw_mig_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    if (mig >= gw_nvml_mig_count(nv, gpu))
+        return 0;
+    uint64_t total = 0, used = 0, free_bytes = 0;
+    nvmlReturn_t rc = read_memory(nv, nv->gpus[gpu].mig_handles[mig], &total, &used, &free_bytes);
+    if (rc == NVML_SUCCESS) {
+        out->has_memory = 1;
+        out->memory_used_bytes = used;
+        out->memory_free_bytes = free_bytes;
+    } else if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND) {
+        out->error_code = rc;
+        snprintf(out->error, sizeof out->error, "nvmlDeviceGetMemoryInfo: %s", err_text(nv, rc));
+    }
     return 0;
 }
 

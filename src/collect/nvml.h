@@ -22,7 +22,25 @@ typedef struct gw_gpu_static {
     unsigned pcie_max_width;
     int numa_node;                /* -1 unless the GPU itself is a NUMA node (NVML ≥ 12.4) */
     int gpm_supported;            /* 1 when GPM metrics (Hopper+) are read */
+    int mig_enabled;              /* 1 when the GPU is in MIG mode (see gw_nvml_mig_count) */
 } gw_gpu_static;
+
+/* One MIG device (a compute instance of a GPU instance), as found when NVML was opened:
+ * MIG layouts change only while the GPU is idle and reset, which re-opening NVML covers. */
+typedef struct gw_mig_static {
+    char name[96];                /* "NVIDIA A100-SXM4-80GB MIG 1g.10gb" */
+    char uuid[96];                /* "MIG-..." */
+    char profile[32];             /* the name's text after " MIG ": "1g.10gb"; "" unknown */
+    unsigned gpu_instance_id, compute_instance_id;
+    uint64_t memory_total_bytes;  /* 0 unknown */
+} gw_mig_static;
+
+typedef struct gw_mig_sample {
+    int has_memory;
+    uint64_t memory_used_bytes, memory_free_bytes;
+    int error_code;               /* NVML error other than NOT_SUPPORTED, 0 none */
+    char error[160];
+} gw_mig_sample;
 
 /* Bits of gw_gpu_sample.valid: a field is meaningful only when its bit is set. */
 enum {
@@ -35,7 +53,8 @@ enum {
     GW_GPU_HAS_PCIE_TPUT = 1u << 6,     /* pcie_tx_kbps, pcie_rx_kbps */
     GW_GPU_HAS_PCIE_LINK = 1u << 7,     /* pcie_gen, pcie_width */
     GW_GPU_HAS_GPM = 1u << 8,           /* the four gpm_* fields */
-    GW_GPU_HAS_PROCESSES = 1u << 9      /* processes[] is the complete list */
+    GW_GPU_HAS_PROCESSES = 1u << 9,     /* processes[] is the complete list */
+    GW_GPU_HAS_GPM_GRAPHICS = 1u << 10  /* graphics_active_pct (GPM) */
 };
 
 typedef struct gw_gpu_process {
@@ -43,13 +62,18 @@ typedef struct gw_gpu_process {
     uint64_t used_memory_bytes;   /* UINT64_MAX when NVML cannot tell (WDDM, MIG) */
     int sm_util_pct;              /* -1: no fresh per-process sample this interval */
     int mem_util_pct;
+    unsigned gpu_instance_id;     /* MIG instance of the process; GW_NVML_NO_INSTANCE when */
+    unsigned compute_instance_id; /* not MIG or not reported (old process-list ABI) */
 } gw_gpu_process;
+
+#define GW_NVML_NO_INSTANCE 0xFFFFFFFFu
 
 typedef struct gw_gpu_sample {
     unsigned valid;               /* GW_GPU_HAS_* bits */
     unsigned gpu_util_pct;
     unsigned mem_util_pct;
-    uint64_t memory_used_bytes;
+    uint64_t memory_used_bytes;   /* v2: allocated only (the driver's reservation apart) */
+    uint64_t memory_free_bytes;   /* with memory_used_bytes (GW_GPU_HAS_MEMORY) */
     unsigned sm_clock_mhz;
     unsigned mem_clock_mhz;
     uint64_t clock_event_reasons; /* GW_NVML_CLOCK_REASON_* bits */
@@ -63,6 +87,7 @@ typedef struct gw_gpu_sample {
     double sm_occupancy_pct;
     double tensor_active_pct;
     double dram_bw_pct;
+    double graphics_active_pct;   /* GPM: time any graphics/compute work was active */
     gw_gpu_process *processes;    /* owned by the gw_nvml; valid until the next sample of this GPU */
     size_t process_count;
     int slow_fresh;               /* 1 when the slow fields were read in this sample */
@@ -82,6 +107,9 @@ typedef struct gw_gpu_event {
  * driver, with a one-line reason in note ("no NVML: host-only recording (...)"); that is
  * not an error. */
 gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size);
+/* The reason inside such a note, for views that say "host only" in their own words:
+ * "no NVML: host-only recording (X)" gives X; any other note is copied as is. */
+void gw_nvml_note_reason(const char *note, char *out, size_t size);
 void gw_nvml_close(gw_nvml *nv);
 
 unsigned gw_nvml_gpu_count(const gw_nvml *nv);
@@ -104,13 +132,19 @@ void gw_nvml_set_slow_period_ns(gw_nvml *nv, long long period_ns);
  * returns -1 only when memory is exhausted. */
 int gw_nvml_sample(gw_nvml *nv, unsigned gpu, gw_gpu_sample *out);
 
+/* MIG devices of a GPU found when NVML was opened (0 when not in MIG mode), their facts
+ * (borrowed; NULL out of range) and their memory now (0, or -1 when out of memory: never). */
+unsigned gw_nvml_mig_count(const gw_nvml *nv, unsigned gpu);
+const gw_mig_static *gw_nvml_mig_static(const gw_nvml *nv, unsigned gpu, unsigned mig);
+int gw_nvml_mig_sample(gw_nvml *nv, unsigned gpu, unsigned mig, gw_mig_sample *out);
+
 /* Drains pending Xid/ECC events without waiting (timeout 0). Returns the number stored
  * in events (at most cap). */
 size_t gw_nvml_poll_events(gw_nvml *nv, gw_gpu_event *events, size_t cap);
 
 /* Which exported symbol serves a capability, for tests and `doctor`: capability is one of
  * "init", "count", "handle", "pci", "memory", "processes", "clock_reasons", "event_wait",
- * "gpm". Returns the symbol name or NULL when unavailable; borrowed. */
+ * "gpm", "mig". Returns the symbol name or NULL when unavailable; borrowed. */
 const char *gw_nvml_symbol_for(const gw_nvml *nv, const char *capability);
 
 #endif

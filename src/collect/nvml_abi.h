@@ -63,6 +63,7 @@ enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
 
 /* GPM metric ids (append-only across NVML versions). */
 enum {
+    GW_NVML_GPM_METRIC_GRAPHICS_UTIL = 1,   /* time any compute/graphics work was active */
     GW_NVML_GPM_METRIC_SM_UTIL = 2,
     GW_NVML_GPM_METRIC_SM_OCCUPANCY = 3,
     GW_NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
@@ -210,5 +211,9 @@ typedef nvmlReturn_t (*gw_nvml_gpm_sample_alloc_fn)(nvmlGpmSample_t *sample);
 typedef nvmlReturn_t (*gw_nvml_gpm_sample_free_fn)(nvmlGpmSample_t sample);
 typedef nvmlReturn_t (*gw_nvml_gpm_sample_get_fn)(nvmlDevice_t dev, nvmlGpmSample_t sample);
 typedef nvmlReturn_t (*gw_nvml_gpm_metrics_get_fn)(nvmlGpmMetricsGet_t *metrics);
+/* MIG: nvmlDeviceGetMigMode (current, pending; 1 = enabled) and the MIG device handles of a
+ * GPU (slots 0..nvmlDeviceGetMaxMigDeviceCount-1, NOT_FOUND for an empty slot). */
+typedef nvmlReturn_t (*gw_nvml_mig_mode_fn)(nvmlDevice_t dev, unsigned int *current_mode, unsigned int *pending_mode);
+typedef nvmlReturn_t (*gw_nvml_mig_handle_fn)(nvmlDevice_t dev, unsigned int index, nvmlDevice_t *mig);
 
 #endif

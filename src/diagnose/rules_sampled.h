@@ -1,8 +1,8 @@
 /* The S (sampled metrics) and E diagnoses of a recording, and what they share: their table
  * (rules_sampled_table.c), the finding helper that joins a trace finding of the same cause
  * instead of adding a second one (basis T|S), and the evaluate functions of each family:
- * GPU side (rules_sampled.c), host and job (rules_sampled_host.c), recurring drops
- * (rules_sampled_periodic.c). Every rule reads a->sampled (analyze/sampled.h) and does
+ * GPU side (rules_sampled.c), host and job (rules_sampled_host.c), the loader wait
+ * (rules_sampled_loader.c), recurring drops (rules_sampled_periodic.c). Every rule reads a->sampled (analyze/sampled.h) and does
  * nothing when it is NULL. */
 #ifndef GW_ANALYZE_RULES_SAMPLED_H
 #define GW_ANALYZE_RULES_SAMPLED_H
@@ -40,6 +40,12 @@ double gw_sampled_util_share(const gw_sample_stats *st);
 int gw_sampled_gpu_waits(const gw_analysis *a);
 /* GPU idle share of the window (1 - mean GPU-Util), 0.5 when there is no GPU data. */
 double gw_sampled_idle_share(const gw_sample_stats *st);
+/* Adds "meanwhile GPU-Util N% on average" (or that the recording has none) to f. */
+void gw_sampled_gpu_context(const gw_analysis *a, gw_finding *f);
+
+/* Machine CPU busy (% of all CPUs) at or above which no core is left for more loader
+ * workers: the fixes then make each sample cheaper instead. */
+#define GW_MACHINE_FULL_PCT 90.0
 
 /* GPU side (rules_sampled.c) */
 int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule);
@@ -61,6 +67,8 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule);
+/* the training process waiting on its loader workers (rules_sampled_loader.c) */
+int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule);
 /* recurring drops (rules_sampled_periodic.c) */
 int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule);
 

@@ -20,7 +20,7 @@ static gw_finding *loader_cause_finding(gw_analysis *a, const char *id, double s
     return gw_sampled_finding(a, id, NULL, -1, share, joined);
 }
 
-static void gpu_context(const gw_analysis *a, gw_finding *f)
+void gw_sampled_gpu_context(const gw_analysis *a, gw_finding *f)
 {
     double util = gw_sampled_util_share(a->sampled);
     if (!isnan(util))
@@ -29,14 +29,70 @@ static void gpu_context(const gw_analysis *a, gw_finding *f)
         gw_finding_evidence(f, "no GPU utilisation in the recording: the share is of wall time");
 }
 
+/* The job waits on storage although its disk is not saturated: reads held back above the
+ * device. A cgroup io.max (v1: blkio.throttle.*) limit queues the job's reads in the block
+ * layer before they reach the disk, so the disk's %util and await stay low while the
+ * readers sleep in D state; a remote volume's cap looks the same. The job's processes in D
+ * state for a share of the window, on the disk holding its open files, with reads flowing. */
+static int storage_held_back(gw_analysis *a)
+{
+    const gw_sample_stats *st = a->sampled;
+    double d_thr = a->thresholds.v[GW_T_STORAGE_D_STATE_SHARE];
+    double d_share = st->d_state_s / st->window_s;
+    if (d_share < d_thr || !st->disk_fs || st->disk_fs->fs_class != 0 || !gw_sampled_gpu_waits(a))
+        return 0;
+    if (!isnan(st->job_read_bytes_per_s_mean) && st->job_read_bytes_per_s_mean <= 0)
+        return 0; /* D state without reads: not the dataset (swap, a driver call, writes) */
+    if (st->swap_in_s >= st->d_state_s / 2)
+        return 0; /* page faults from swap also sleep in D: host.memory_pressure */
+    double share = d_share * gw_sampled_idle_share(st);
+    int joined;
+    gw_finding *f = loader_cause_finding(a, "data.storage_bound", share, &joined);
+    if (!f)
+        return -1;
+    const char *disk = st->samples->disk_names[st->disk];
+    gw_finding_evidence(f, "%sthe job's processes waited on storage (D state) during %.1f s of %.1f s (%.0f%%) "
+                           "while the busiest disk holding its files, %s, was only %.0f%% busy (await %.1f ms): "
+                           "the reads are held back before they reach the disk", joined ? "samples: " : "",
+                        st->d_state_s, st->window_s,
+                        d_share * 100.0, disk, st->disk_util_mean_pct,
+                        isnan(st->disk_await_mean_ms) ? 0.0 : st->disk_await_mean_ms);
+    if (!isnan(st->job_read_bytes_per_s_mean))
+        gw_finding_evidence(f, "the job read %.2f MB/s from storage on average", st->job_read_bytes_per_s_mean / 1e6);
+    gw_finding_evidence(f, "it holds the job's open files: %.100s (%s, up to %u files)", st->disk_fs->mount_point,
+                        st->disk_fs->fs_type, st->disk_fs->open_files_max);
+    if (joined)
+        return 0;
+    double util = gw_sampled_util_share(st);
+    f->confidence = isnan(util) ? 0.5 : 0.7;
+    snprintf(f->title, sizeof f->title, "Storage reads held back: the job waited on I/O %.0f%% of the window, "
+             "%s only %.0f%% busy", d_share * 100.0, disk, st->disk_util_mean_pct);
+    gw_sampled_gpu_context(a, f);
+    if (!isnan(st->cpu_iowait_mean_pct))
+        gw_finding_evidence(f, "CPU iowait %.1f%% of the machine", st->cpu_iowait_mean_pct);
+    gw_finding_evidence(f, "over %s; trigger: job in D state >= %.0f%% of the window (the disk's own trigger, "
+                           "%%util >= %.0f%%, did not fire)", st->window_description, d_thr * 100.0,
+                        a->thresholds.v[GW_T_STORAGE_UTIL_PCT]);
+    snprintf(f->fix, sizeof f->fix,
+             "Look for a limit on the job's reads: the cgroup's io.max (cat /sys/fs/cgroup/<the job's "
+             "cgroup>/io.max; blkio.throttle.read_bps_device on cgroup v1; a container's --device-read-bps), "
+             "or a cloud volume's IOPS/throughput cap; raise it, or put the dataset on local NVMe or tmpfs, "
+             "pack small files into shards, or cache it in RAM.");
+    snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time while the job waited on I/O)",
+             share * 100.0);
+    return 0;
+}
+
 int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule)
 {
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double util_thr = a->thresholds.v[GW_T_STORAGE_UTIL_PCT];
     double share_thr = a->thresholds.v[GW_T_STORAGE_WINDOW_SHARE];
-    if (st->disk < 0 || st->window_s <= 0 || st->disk_saturated_s / st->window_s < share_thr)
+    if (st->disk < 0 || st->window_s <= 0)
         return 0;
+    if (st->disk_saturated_s / st->window_s < share_thr)
+        return storage_held_back(a);
     double util = gw_sampled_util_share(st);
     if (!isnan(util) && util >= a->thresholds.v[GW_T_UTIL_LOW_BUSY])
         return 0; /* a busy disk under a busy GPU is not the bottleneck */
@@ -65,7 +121,7 @@ int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule)
     f->confidence = isnan(util) ? 0.5 : 0.8;
     snprintf(f->title, sizeof f->title, "Storage saturated: %s at >= %.0f%% util %.0f%% of the window", disk,
              util_thr, st->disk_saturated_s / st->window_s * 100.0);
-    gpu_context(a, f);
+    gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "over %s; triggers: %%util >= %.0f%% for >= %.0f%% of the window", st->window_description,
                         util_thr, share_thr * 100.0);
     snprintf(f->fix, sizeof f->fix,
@@ -92,19 +148,29 @@ int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule)
     if (!f)
         return -1;
     gw_finding_evidence(f, "%s%zu worker process(es) of the job at %.0f%% of a core on average, %.0f%% of their "
-                           "samples >= %.0f%%", joined ? "samples: " : "", st->worker_count,
-                        st->worker_cpu_mean_pct, st->worker_busy_share * 100.0, thr);
+                           "samples busy (>= %.0f%% of a core, or runnable: on a CPU or waiting for one; "
+                           "runnable in %.0f%%)", joined ? "samples: " : "", st->worker_count,
+                        st->worker_cpu_mean_pct, st->worker_busy_share * 100.0, thr,
+                        st->worker_runnable_share * 100.0);
     if (joined)
         return 0;
     f->confidence = 0.7;
-    snprintf(f->title, sizeof f->title, "Data workers CPU-bound: %zu worker(s) at %.0f%% of a core while the GPU waits",
-             st->worker_count, st->worker_cpu_mean_pct);
-    gpu_context(a, f);
-    gw_finding_evidence(f, "machine: %d CPUs, %.0f%% busy; over %s", st->cpu_count,
-                        isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct, st->window_description);
-    snprintf(f->fix, sizeof f->fix,
-             "More DataLoader workers up to the physical cores (num_workers), cheaper transforms "
-             "(decode once and cache, smaller images), or GPU-side augmentation (DALI, torchvision v2 on GPU).");
+    snprintf(f->title, sizeof f->title, "Data workers CPU-bound: %zu worker(s) busy in %.0f%% of their samples "
+             "while the GPU waits", st->worker_count, st->worker_busy_share * 100.0);
+    gw_sampled_gpu_context(a, f);
+    double busy = isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct;
+    gw_finding_evidence(f, "machine: %d CPUs, %.0f%% busy; over %s", st->cpu_count, busy, st->window_description);
+    /* More workers only help while CPUs are left over; a full machine needs less work per sample. */
+    if (busy >= GW_MACHINE_FULL_PCT)
+        snprintf(f->fix, sizeof f->fix,
+                 "Every CPU is busy (%.0f%%), so more workers would not help: make each sample cheaper "
+                 "(decode once and cache, smaller images, fewer augmentations), move augmentation to the "
+                 "GPU (DALI, torchvision v2 on GPU tensors), stop other work on the machine, or use a "
+                 "machine with more cores per GPU.", busy);
+    else
+        snprintf(f->fix, sizeof f->fix,
+                 "More DataLoader workers up to the physical cores (num_workers), cheaper transforms "
+                 "(decode once and cache, smaller images), or GPU-side augmentation (DALI, torchvision v2 on GPU).");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
     return 0;
 }
@@ -114,24 +180,26 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_WORKER_CPU_PCT];
-    if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) || st->main_cpu_mean_pct < thr ||
-        !gw_sampled_gpu_waits(a))
+    /* busy: at the threshold on average, or runnable in most samples (other load starving it) */
+    if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) ||
+        (st->main_cpu_mean_pct < thr && st->main_busy_share < 0.5) || !gw_sampled_gpu_waits(a))
         return 0;
     double share = gw_sampled_idle_share(st);
     int joined;
     gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", NULL, -1, share, &joined);
     if (!f)
         return -1;
-    gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, no worker process over %s",
-                        joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct,
-                        st->window_description);
+    gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, busy (>= %.0f%% of a core, "
+                           "or runnable) in %.0f%% of its samples, no worker process over %s",
+                        joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct, thr,
+                        st->main_busy_share * 100.0, st->window_description);
     if (joined)
         return 0;
     /* One busy process could also be Python work other than loading: a trace tells. */
     f->confidence = 0.5;
     snprintf(f->title, sizeof f->title, "One busy process and no workers: %s at %.0f%% of a core while the GPU waits",
              st->main_comm, st->main_cpu_mean_pct);
-    gpu_context(a, f);
+    gw_sampled_gpu_context(a, f);
     snprintf(f->fix, sizeof f->fix,
              "Load data in worker processes: DataLoader(num_workers=N, persistent_workers=True, "
              "pin_memory=True); check the dataset pickles (no lambdas or open handles) and "
@@ -156,6 +224,16 @@ static double wait_share_per_process(const gw_sample_stats *st)
     return st->job_runqueue_wait_mean_pct / 100.0 / (double)(1 + st->worker_count);
 }
 
+/* The job's threads that were runnable on average (CPU time plus run-queue wait, in cores):
+ * what the job asks of the CPUs, which other load does not change (a starved thread waits
+ * instead of running). NaN without schedstat. */
+static double job_runnable_threads(const gw_sample_stats *st)
+{
+    if (isnan(st->job_runqueue_wait_mean_pct) || isnan(st->job_cpu_mean_pct))
+        return NAN;
+    return (st->job_cpu_mean_pct + st->job_runqueue_wait_mean_pct) / 100.0;
+}
+
 /* 1 when other processes, rather than the job itself, fill the CPUs. */
 static int foreign_dominates(const gw_sample_stats *st)
 {
@@ -169,7 +247,16 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
     double wait = wait_share_per_process(st);
-    if (isnan(wait) || wait < thr || foreign_dominates(st) || !gpu_waits_or_unknown(a))
+    double runnable = job_runnable_threads(st);
+    /* The job's own runnable threads beyond the CPUs make it wait whatever else runs. Short of
+     * that, its waits are its own only on an otherwise quiet machine (a job pinned to fewer
+     * cores than it has threads); with other load about, they are host.cpu_contention's. */
+    int own = !isnan(runnable) && st->cpu_count > 0 &&
+              runnable >= a->thresholds.v[GW_T_OVERSUB_RUNNABLE_PER_CPU] * st->cpu_count;
+    double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
+                               ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
+    int quiet = foreign_share < a->thresholds.v[GW_T_FOREIGN_CPU_SHARE];
+    if (isnan(wait) || wait < thr || !(own || quiet) || !gpu_waits_or_unknown(a))
         return 0;
     double share = wait > 1 ? 1 : wait;
     int joined;
@@ -195,7 +282,15 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
                         isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct, st->cpu_count,
                         isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct,
                         isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores);
-    gw_finding_evidence(f, "trigger: run delay >= %.0f%% of wall time", thr * 100.0);
+    if (!isnan(runnable))
+        gw_finding_evidence(f, "the job's runnable threads (on a CPU or waiting for one): %.1f on average for %d "
+                               "CPUs (%.1f per CPU)%s", runnable, st->cpu_count,
+                            st->cpu_count > 0 ? runnable / st->cpu_count : 0.0,
+                            own ? ": the job alone asks for more CPUs than the machine has" : "");
+    gw_finding_evidence(f, "trigger: run delay >= %.0f%% of wall time, with the job's runnable threads >= %.1f "
+                           "per CPU, or other processes below %.0f%% of the CPUs", thr * 100.0,
+                        a->thresholds.v[GW_T_OVERSUB_RUNNABLE_PER_CPU],
+                        a->thresholds.v[GW_T_FOREIGN_CPU_SHARE] * 100.0);
     snprintf(f->fix, sizeof f->fix,
              "Fewer workers than cores (num_workers <= cores - 2), fewer intra-op threads per worker "
              "(torch.set_num_threads(1) in worker_init_fn, OMP_NUM_THREADS), and pin the training "
@@ -323,7 +418,7 @@ int gw_rule_s_data_network_fs(gw_analysis *a, const gw_rule *rule)
     f->confidence = 0.5;
     snprintf(f->title, sizeof f->title, "Dataset on a network filesystem (%s %.60s) while the GPU waits",
              fs->fs_type, fs->mount_point);
-    gpu_context(a, f);
+    gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "over %s", st->window_description);
     snprintf(f->fix, sizeof f->fix,
              "Copy the dataset to local NVMe (or tmpfs) before training, or read it in large "
@@ -363,7 +458,7 @@ int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule)
     for (size_t n = 0; n < st->samples->numa_node_count; n++)
         if (st->samples->numa_nodes[n].node == st->numa_gpu_node)
             gw_finding_evidence(f, "node %d's CPUs: %.100s", st->numa_gpu_node, st->samples->numa_nodes[n].cpulist);
-    gpu_context(a, f);
+    gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "trigger: >= %.0f%% of job CPU time remote", thr * 100.0);
     snprintf(f->fix, sizeof f->fix,
              "Bind the training process and its loader workers to the GPU's node: numactl "

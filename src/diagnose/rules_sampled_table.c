@@ -17,6 +17,7 @@ static const gw_rule TABLE[] = {
     {"data.storage_bound", "data", S, gw_rule_s_data_storage_bound, "the dataset's storage device saturated", 1},
     {"data.network_fs", "data", S, gw_rule_s_data_network_fs, "the dataset on a network filesystem", 1},
     {"data.workers_cpu_bound", "data", S, gw_rule_s_data_workers_cpu_bound, "loader workers saturated on CPU", 1},
+    {"data.loader_wait", "data", S, gw_rule_s_data_loader_wait, "the training process waiting for its DataLoader workers", 1},
     {"pipe.no_workers", "pipe", S, gw_rule_s_pipe_no_workers, "data loading in the training process", 1},
     {"pipe.oversubscribed", "pipe", S, gw_rule_s_pipe_oversubscribed, "the job's threads waiting for a CPU", 1},
     {"kernel.memory_bound", "kernel", S, gw_rule_s_kernel_memory_bound, "memory-bandwidth-bound kernels", 0},

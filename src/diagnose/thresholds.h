@@ -18,8 +18,13 @@ typedef enum gw_threshold_id {
     GW_T_STORAGE_UTIL_PCT,         /* data.storage_bound: device %util */
     GW_T_STORAGE_WINDOW_SHARE,     /* data.storage_bound: share of window at that %util */
     GW_T_WORKER_CPU_PCT,           /* data.workers_cpu_bound: worker CPU % of a core */
+    /* samples only (gpuwhy run/attach): the loader wait, storage held back above the disk */
+    GW_T_LOADER_WAIT_SAMPLED_SHARE, /* data.loader_wait (S): share of the window waited */
+    GW_T_LOADER_WAIT_MAIN_CPU_PCT, /* data.loader_wait (S): training process CPU below (% of a core) */
+    GW_T_STORAGE_D_STATE_SHARE,    /* data.storage_bound: job in D state, share of the window */
     /* §3 pipeline */
     GW_T_RUN_DELAY_SHARE,          /* pipe.oversubscribed: main-thread run delay / wall */
+    GW_T_OVERSUB_RUNNABLE_PER_CPU, /* pipe.oversubscribed: job's runnable threads per CPU */
     GW_T_PAGEABLE_PER_STEP,        /* pipe.pageable_copy: pageable copies per step */
     GW_T_PAGEABLE_BYTES_SHARE,     /* pipe.pageable_copy: share of copy bytes */
     GW_T_SYNC_PER_STEP,            /* pipe.host_sync: blocking syncs per steady step */

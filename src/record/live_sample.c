@@ -182,15 +182,6 @@ static void fill_gpu(gw_live_sampler *s, unsigned g, gw_live_gpu *out, gw_error 
     }
 }
 
-static bool is_whole_disk(const char *root, const char *name)
-{
-    if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0)
-        return false;
-    char path[512];
-    snprintf(path, sizeof path, "%s/sys/block/%s", root, name);
-    return access(path, F_OK) == 0;
-}
-
 /* Workers without a rate yet sort after every measured one. */
 static double worker_key(const gw_live_worker *w) { return isnan(w->cpu_pct) ? -1 : w->cpu_pct; }
 
@@ -237,7 +228,7 @@ static void fill_host(gw_live_sampler *s, const gw_host_sample *prev, const gw_h
     out->disk_count = 0;
     for (size_t i = 0; rates && i < cur->disk_count && out->disk_count < GW_LIVE_MAX_DISKS; i++) {
         const gw_disk_counters *d = &cur->disks[i];
-        if (!is_whole_disk(s->root, d->name))
+        if (!gw_disk_is_whole(s->root, d->name))
             continue;
         for (size_t k = 0; k < prev->disk_count; k++) {
             if (prev->disks[k].major != d->major || prev->disks[k].minor != d->minor)
@@ -308,18 +299,6 @@ static void fill_host(gw_live_sampler *s, const gw_host_sample *prev, const gw_h
         out->job_cpu_pct = job_cpu;
 }
 
-/* NVML's note is worded for recordings ("no NVML: host-only recording (REASON)"); the live
- * views say "host only" themselves and want just REASON. */
-static void copy_nvml_reason(const char *note, char *out, size_t size)
-{
-    static const char prefix[] = "no NVML: host-only recording (";
-    size_t len = strlen(note);
-    if (strncmp(note, prefix, sizeof prefix - 1) == 0 && len > sizeof prefix && note[len - 1] == ')')
-        snprintf(out, size, "%.*s", (int)(len - sizeof prefix), note + sizeof prefix - 1);
-    else
-        snprintf(out, size, "%s", note);
-}
-
 int gw_live_sampler_take(gw_live_sampler *s, gw_live_sample *out, gw_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -336,7 +315,7 @@ int gw_live_sampler_take(gw_live_sampler *s, gw_live_sample *out, gw_error *err)
 
     out->nvml_loaded = s->nvml != NULL;
     if (!s->nvml) {
-        copy_nvml_reason(s->nvml_note, out->nvml_note, sizeof out->nvml_note);
+        gw_nvml_note_reason(s->nvml_note, out->nvml_note, sizeof out->nvml_note);
         return 0;
     }
     snprintf(out->driver_version, sizeof out->driver_version, "%s", gw_nvml_driver_version(s->nvml));

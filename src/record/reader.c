@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "collect/host.h"
+#include "record/host_interval.h"
 #include "record/host_tables.h"
 #include "record/recording_format.h"
 #include "util/grow.h"
@@ -141,6 +142,7 @@ typedef struct load_ctx {
     /* parallel to s->job_processes: the last schedstat seen (mono_ns 0 = none yet) */
     struct sched_mark { uint64_t wait_ns; int64_t mono_ns; } *sched;
     size_t sched_cap;
+    int64_t thread_mono_ns;       /* the last sample with thread detail (schedstat), 0 none */
     /* parallel to s->job_processes: the last io and status read (values read every few
      * intervals; their rates span the samples between two reads) */
     struct slow_mark {
@@ -534,12 +536,6 @@ static double counter_rate(uint64_t prev, uint64_t cur, double interval_s)
     return (double)d / interval_s;
 }
 
-static double pressure(const gw_pressure_resource *a, const gw_pressure_resource *b, bool full, double interval_s)
-{
-    double pct = NAN;
-    return gw_pressure_pct(a, b, full, interval_s, &pct) == GW_RATE_OK ? pct : NAN;
-}
-
 static long disk_index(load_ctx *c, const char *name)
 {
     gw_samples *s = c->s;
@@ -771,9 +767,17 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         if (p->task.has_schedstat) {
             struct sched_mark *m = &c->sched[idx];
             uint64_t waited = 0;
-            if (m->mono_ns && b->mono_ns > m->mono_ns &&
+            int64_t since_ns = m->mono_ns;
+            /* A process born since the last thread sample (a DataLoader worker) waited all
+             * its run-queue time inside the span: counted from 0, like its first CPU. */
+            if (!since_ns && c->thread_mono_ns && b->mono_ns > c->thread_mono_ns &&
+                (double)p->start_ticks / (double)c->ticks_per_s * 1e9 >= (double)c->thread_mono_ns) {
+                since_ns = c->thread_mono_ns;
+                m->wait_ns = 0;
+            }
+            if (since_ns && b->mono_ns > since_ns &&
                 gw_counter_delta(m->wait_ns, p->task.runqueue_wait_ns, false, &waited) == GW_RATE_OK) {
-                double pct = (double)waited / (double)(b->mono_ns - m->mono_ns) * 100.0;
+                double pct = (double)waited / (double)(b->mono_ns - since_ns) * 100.0;
                 wait_pct += pct;
                 wait_known = 1;
                 if (i == 0 && b->job_alive)
@@ -784,6 +788,8 @@ static int add_procs(load_ctx *c, size_t interval, const gw_host_sample *a, cons
         }
     }
     h->job_runqueue_wait_pct = wait_known ? wait_pct : NAN;
+    if (b->has_threads)
+        c->thread_mono_ns = b->mono_ns;
     h->job_alive = b->job_alive;
     h->job_process_count = (int)b->proc_count;
     h->job_d_state_processes = b->procs_d_state;
@@ -875,38 +881,6 @@ static int note_fs_numa(load_ctx *c, size_t interval, const gw_host_sample *b)
         s->numa_node_count = b->numa_count;
     }
     return 0;
-}
-
-static void host_values(const gw_host_sample *a, const gw_host_sample *b, double interval_s, gw_host_interval *h)
-{
-    h->cpu_busy_pct = h->cpu_user_pct = h->cpu_system_pct = h->cpu_iowait_pct = h->cpu_steal_pct = NAN;
-    if (a->cpu_count && b->cpu_count && a->cpus[0].cpu == -1 && b->cpus[0].cpu == -1) {
-        gw_cpu_pct pct;
-        if (gw_cpu_pct_compute(&a->cpus[0], &b->cpus[0], &pct) == GW_RATE_OK) {
-            h->cpu_busy_pct = pct.busy;
-            h->cpu_user_pct = pct.user + pct.nice;
-            h->cpu_system_pct = pct.system + pct.irq + pct.softirq;
-            h->cpu_iowait_pct = pct.iowait;
-            h->cpu_steal_pct = pct.steal;
-        }
-    }
-    h->cpu_count = b->cpu_count ? (int)b->cpu_count - 1 : 0;
-    h->mem_total_kb = h->mem_available_kb = h->swap_used_kb = NAN;
-    if (b->has_meminfo) {
-        h->mem_total_kb = (double)b->mem.mem_total_kb;
-        h->mem_available_kb = b->mem.has_mem_available ? (double)b->mem.mem_available_kb : NAN;
-        h->swap_used_kb = (double)(b->mem.swap_total_kb -
-                                   (b->mem.swap_free_kb < b->mem.swap_total_kb ? b->mem.swap_free_kb : b->mem.swap_total_kb));
-    }
-    h->swap_in_pages_per_s = h->swap_out_pages_per_s = h->major_faults_per_s = NAN;
-    h->psi_cpu_some_pct = pressure(&a->pressure.cpu, &b->pressure.cpu, false, interval_s);
-    h->psi_io_some_pct = pressure(&a->pressure.io, &b->pressure.io, false, interval_s);
-    h->psi_io_full_pct = pressure(&a->pressure.io, &b->pressure.io, true, interval_s);
-    h->psi_mem_some_pct = pressure(&a->pressure.memory, &b->pressure.memory, false, interval_s);
-    h->psi_mem_full_pct = pressure(&a->pressure.memory, &b->pressure.memory, true, interval_s);
-    h->procs_running = b->procs_running;
-    h->procs_blocked = b->procs_blocked;
-    h->net_rx_bytes_per_s = h->net_tx_bytes_per_s = NAN;
 }
 
 /* Keeps the complete disk or interface list of sample b (after carry_forward) as the base
@@ -1028,6 +1002,8 @@ static int load_host(load_ctx *c, gw_error *err)
                     c->sched[idx].wait_ns = p->task.runqueue_wait_ns;
                     c->sched[idx].mono_ns = cur->mono_ns;
                 }
+                if (cur->has_threads)
+                    c->thread_mono_ns = cur->mono_ns;
                 struct slow_mark *m = &c->slow[idx];
                 m->has_io = p->has_io;
                 m->read_bytes = p->read_bytes;
@@ -1052,7 +1028,7 @@ static int load_host(load_ctx *c, gw_error *err)
                          c->r->path, (long long)c->rows[i].id);
             break;
         }
-        host_values(prev, cur, h->duration_s, h);
+        gw_host_interval_values(prev, cur, h->duration_s, h);
         if (add_disks(c, i - 1, prev, cur, h->duration_s) != 0 ||
             add_procs(c, i - 1, prev, cur, h->duration_s, h) != 0 ||
             add_others(c, i - 1, cur, h->duration_s) != 0 || slow_host_values(c, i, cur) != 0)

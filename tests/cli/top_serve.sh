@@ -2,26 +2,16 @@
 # gpuwhy top --once and gpuwhy serve against the fake NVML (2 GPUs, GPU 1 power- and
 # thermal-throttled) and without NVML: the scenario's values appear in the snapshot and in
 # /metrics, host-only is said rather than shown as 0%, / and 404, bind failure, and SIGTERM
-# ending serve with exit 0 within 2 s. Only loopback is ever contacted.
+# ending serve with exit 0 within 2 s. Only loopback is ever contacted. (NVML failures,
+# jobs, load and a real Prometheus: serve_*.sh.)
 set -u
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
+SRC=${GW_SOURCE_DIR:?GW_SOURCE_DIR must point at the source tree}
+. "$SRC/tests/tools/serve_lib.sh"
 WORK=$(mktemp -d /tmp/gw-top-serve-XXXXXX)
-pids_to_kill=()
-cleanup() {
-    for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'stop_all; rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
-pass=0 failed=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    local name=$1; shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
-has() { grep -qF -- "$2" "$1"; }
 
 # A process with a recognisable command line for the GPU's process list and --pid.
 sleep 300 &
@@ -115,34 +105,6 @@ check "top without NVML still shows the host" grep -qE "^Host  [0-9]+ CPUs  busy
 check "top without NVML: lines fit 100 columns" test "$(awk 'length > 100' host.txt | wc -l)" -eq 0
 
 # ---- serve -------------------------------------------------------------------------
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-# fetch PATH OUTFILE: prints the HTTP status; headers go to OUTFILE.headers
-fetch() {
-    python3 - "$PORT" "$1" "$2" <<'PY'
-import sys, urllib.request, urllib.error
-port, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (port, path), timeout=5)
-    status, body, headers = r.status, r.read(), r.headers
-except urllib.error.HTTPError as e:
-    status, body, headers = e.code, e.read(), e.headers
-except Exception as e:
-    status, body, headers = 0, str(e).encode(), {}
-open(out, "wb").write(body)
-open(out + ".headers", "w").write("".join("%s: %s\n" % kv for kv in headers.items()))
-print(status)
-PY
-}
-wait_until_up() {
-    for _ in $(seq 1 100); do
-        [ "$(fetch / /dev/null)" = 200 ] && return 0
-        kill -0 "$1" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
 # stop_within PID SECONDS: SIGTERM, then STOP_RESULT is the exit status if it ended in
 # time, else "timeout" (not run in $(...): only this shell can wait for its child)
 stop_within() {
@@ -159,7 +121,14 @@ stop_within() {
 "$BIN" serve --help >help.txt 2>&1
 check "serve --help exits 0 with an example" test $? -eq 0 -a -n "$(grep -i example help.txt)"
 "$BIN" serve --listen nonsense >/dev/null 2>err.txt
-check "serve --listen without a port: exit 1, names it" test $? -eq 1 -a -n "$(grep "nonsense" err.txt)"
+check "serve --listen without a port: exit 64, names it" test $? -eq 64 -a -n "$(grep "nonsense" err.txt)"
+"$BIN" serve --listen 'gpu-node:9400' >/dev/null 2>err.txt
+check "serve --listen with a host name: exit 64, says :PORT is every interface" \
+    test $? -eq 64 -a -n "$(grep -e ":PORT for every interface" err.txt)"
+"$BIN" serve --interval 1s --window 1s >/dev/null 2>err.txt
+check "serve --window under two intervals: exit 64" test $? -eq 64
+check "serve --help gives the default port 19400 and :PORT" \
+    test -n "$(grep -e "127.0.0.1:19400" help.txt)" -a -n "$(grep -e ":PORT is every interface" help.txt)"
 
 if [ -n "$FAKE" ]; then
     PORT=$(free_port)
@@ -167,14 +136,15 @@ if [ -n "$FAKE" ]; then
         "$BIN" serve --listen "127.0.0.1:$PORT" --interval 200ms 2>serve.err &
     SERVE=$!
     pids_to_kill+=("$SERVE")
-    if wait_until_up "$SERVE"; then
+    if wait_until_up "$SERVE" "$PORT"; then
         ok "serve answers on 127.0.0.1:$PORT"
         sleep 0.5   # a second sample, so host rates and the Xid event are in
-        check "GET /metrics is 200" test "$(fetch /metrics metrics.txt)" = 200
+        check "GET /metrics is 200" test "$(fetch "$PORT" /metrics metrics.txt)" = 200
         check "Content-Type is the 0.0.4 text format" grep -qi "^content-type: text/plain; version=0.0.4" metrics.txt.headers
         L0='gpu="0",uuid="GPU-aaaa-0000",name="Fake H100 \"SXM\" \\ rev"'
         L1='gpu="1",uuid="GPU-bbbb-1111",name="Fake L4"'
-        check "gpuwhy_up 1" has metrics.txt $'\ngpuwhy_up 1\n'
+        check "gpuwhy_up 1" line metrics.txt "gpuwhy_up 1"
+        check "gpuwhy_nvml_up 1" line metrics.txt "gpuwhy_nvml_up 1"
         check "GPU 0 utilisation with escaped name label" has metrics.txt "gpuwhy_gpu_utilization_ratio{$L0} 0.87"
         check "GPU 1 utilisation" has metrics.txt "gpuwhy_gpu_utilization_ratio{$L1} 0.12"
         check "GPU 0 SM active (GPM)" has metrics.txt "gpuwhy_gpu_sm_active_ratio{$L0} 0.715"
@@ -191,7 +161,7 @@ if [ -n "$FAKE" ]; then
                  -n "$(grep -F "gpuwhy_gpu_pcie_link_max_generation{$L1} 4" metrics.txt)"
         check "GPU 1 Xid counted" has metrics.txt "gpuwhy_gpu_xid_errors_total{$L1} 1"
         check "host CPU and memory" grep -qE "^gpuwhy_host_memory_available_bytes [0-9]+$" metrics.txt
-        check "host CPU ratio after two samples" grep -qE "^gpuwhy_host_cpu_user_ratio [0-9.e-]+$" metrics.txt
+        check "host CPU time as a counter" grep -qE '^gpuwhy_host_cpu_seconds_total\{mode="user"\} [0-9.e+]+$' metrics.txt
         if python3 - metrics.txt <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -212,8 +182,8 @@ for line in text.splitlines():
 PY
         then ok "every /metrics line is valid 0.0.4 text, HELP/TYPE once, no NaN"; else bad "/metrics format"; fi
         check "GET / is an HTML page linking /metrics" \
-            test "$(fetch / index.html)" = 200 -a -n "$(grep 'href="/metrics"' index.html)"
-        check "GET /nope is 404" test "$(fetch /nope nope.txt)" = 404
+            test "$(fetch "$PORT" / index.html)" = 200 -a -n "$(grep 'href="/metrics"' index.html)"
+        check "GET /nope is 404" test "$(fetch "$PORT" /nope nope.txt)" = 404
         "$BIN" serve --listen "127.0.0.1:$PORT" 2>busy.err
         rc=$?
         check "a second serve on the same port: exit 1, says why" \
@@ -229,11 +199,12 @@ PORT=$(free_port)
 GW_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$BIN" serve --listen "127.0.0.1:$PORT" --interval 200ms 2>serve2.err &
 SERVE=$!
 pids_to_kill+=("$SERVE")
-if wait_until_up "$SERVE"; then
-    fetch /metrics host_metrics.txt >/dev/null
-    check "serve without NVML: nvml_available 0" has host_metrics.txt $'\ngpuwhy_nvml_available 0\n'
+if wait_until_up "$SERVE" "$PORT"; then
+    fetch "$PORT" /metrics host_metrics.txt >/dev/null
+    check "serve without NVML: nvml_up 0" line host_metrics.txt "gpuwhy_nvml_up 0"
     check "serve without NVML: no GPU metric, not zeros" test -z "$(grep '^gpuwhy_gpu_' host_metrics.txt)"
-    check "serve without NVML says host only on stderr" has serve2.err "no NVIDIA driver: host metrics only"
+    check "serve without NVML says so once on stderr, and that it retries" \
+        test "$(grep -c "NVML unavailable (cannot load /nonexistent/libnvidia-ml.so.1" serve2.err)" -eq 1 -a -n "$(grep "retrying with a back-off" serve2.err)"
 else
     bad "host-only serve did not come up: $(cat serve2.err)"
 fi
@@ -241,5 +212,4 @@ kill -INT "$SERVE"
 wait "$SERVE"
 check "SIGINT ends serve with exit 0" test $? -eq 0
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -10,35 +10,49 @@
  *                         EventSetWait without _v2, no GPM
  *
  * Scenario file, one directive per line, '#' starts a comment:
- *   gpus N                      number of GPUs (default 1)
+ *   gpus N                      number of GPUs (default 1, at most 64)
  *   driver STRING               nvmlSystemGetDriverVersion
- *   clock ms|calls              what "at T" counts: ms since nvmlInit (default), or the
- *                               GPU's sample number = calls of GetUtilizationRates - 1
+ *   clock ms|calls              what "at T" counts: ms since the first nvmlInit of the
+ *                               process (default), or the GPU's sample number = calls of
+ *                               GetUtilizationRates - 1
  *   init_error CODE             nvmlInit fails with CODE
+ *   [at T] driver_error CODE    from T on (ms clock) the driver is gone: nvmlInit and every
+ *                               count, handle and device call fail with CODE (0: back again)
  *   [at T] gpu I KEY VALUES     KEY is static (name REST-OF-LINE, uuid S, pci DOM BUS DEV,
  *                               memory_total B, memory_reserved B, max_clocks SM MEM,
  *                               power_limit MW, pcie_max GEN WIDTH, numa N, gpm 0|1) or
  *                               timed (util GPU MEM, memory_used B, clocks SM MEM,
  *                               reasons HEX, temp C, power MW, pcie_tput TX RX,
  *                               pcie_link GEN WIDTH, procs PID:MEM,... or -,
- *                               putil PID:SM:MEM,... or -, gpm SMACT OCC TENSOR DRAM,
+ *                               putil PID:SM:MEM,... or -, gpm SMACT OCC TENSOR DRAM [GRAPHICS],
  *                               fail FUNC CODE (FUNC: util memory clocks reasons temp power
- *                               pcie link procs putil gpm; CODE 0 clears), lost, xid CODE).
- * A timed value holds from T (default 0) until a later T for the same GPU and key. */
+ *                               pcie link procs putil gpm; CODE 0 clears), lost [0|1],
+ *                               xid CODE). procs items may be PID:MEM:GI:CI (a process of a
+ *                               MIG instance; default not MIG).
+ *   gpu I mig GI CI PROFILE TOTAL USED
+ *                               one MIG device of GPU I (static, in index order): GPU instance
+ *                               GI, compute instance CI, profile name ("1g.10gb"), memory
+ *                               total and used in bytes. A GPU with one is in MIG mode.
+ * A timed value holds from T (default 0) until a later T for the same GPU and key.
+ * A re-init (nvmlShutdown then nvmlInit) of an unchanged scenario file keeps its clock and
+ * state, as a driver that comes back would; a new or modified file starts afresh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "collect/nvml_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_GPUS 16
+#define MAX_GPUS 64
 #define MAX_ITEMS 16
+#define MAX_MIG 7
 
 enum key_id {
     K_UTIL, K_MEMORY_USED, K_CLOCKS, K_REASONS, K_TEMP, K_POWER, K_PCIE_TPUT, K_PCIE_LINK,
-    K_PROCS, K_PUTIL, K_GPM, K_FAIL, K_LOST, K_XID, K_COUNT
+    K_PROCS, K_PUTIL, K_GPM, K_FAIL, K_LOST, K_XID, K_COUNT,
+    K_DRIVER = K_COUNT            /* driver_error: global, not a "gpu I" key */
 };
 static const char *const KEY_NAMES[K_COUNT] = {
     "util", "memory_used", "clocks", "reasons", "temp", "power", "pcie_tput", "pcie_link",
@@ -55,13 +69,18 @@ typedef struct entry {
     int key;
     int fail_slot;                /* K_FAIL only */
     int delivered;                /* K_XID only */
-    double v[4];
+    double v[5];
     size_t item_count;            /* K_PROCS / K_PUTIL */
-    unsigned long long items[MAX_ITEMS][3];
+    unsigned long long items[MAX_ITEMS][4];
 } entry;
 
 struct nvmlDevice_st {
-    int index;
+    int index;                    /* of the GPU, or of the parent GPU for a MIG device */
+    int mig;                      /* 0: a GPU; k + 1: MIG device k of GPU index */
+    unsigned gi, ci;              /* MIG device: its GPU and compute instance ids */
+    char profile[32];             /* MIG device: "1g.10gb" */
+    unsigned long long mig_used;  /* MIG device: memory used */
+    int mig_count;                /* GPU: MIG devices defined (MIG mode when > 0) */
     char name[96];
     char uuid[96];
     unsigned domain, bus, dev;
@@ -82,6 +101,9 @@ struct nvmlEventSet_st {
     unsigned long long registered[MAX_GPUS];
 };
 
+/* driver_error entries: a global timed value, not tied to a GPU */
+#define DRIVER_GPU -1
+
 static struct {
     int init_count;
     int gpus;
@@ -89,7 +111,12 @@ static struct {
     int init_error;
     char driver[80];
     long long start_ns;
+    int loaded;                   /* the scenario below was read from: */
+    char scenario_path[4096];
+    struct timespec scenario_mtime;
+    long long scenario_size;
     struct nvmlDevice_st dev[MAX_GPUS];
+    struct nvmlDevice_st migdev[MAX_GPUS][MAX_MIG];
     entry *entries;
     size_t entry_count;
     unsigned long long last_ts_us;
@@ -103,11 +130,28 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static long long ms_since_start(void) { return (now_ns() - F.start_ns) / 1000000LL; }
+
 static long long scenario_time(const struct nvmlDevice_st *d)
 {
+    if (d->mig)
+        d = &F.dev[d->index];   /* a MIG device lives on its GPU's clock */
     if (F.clock_calls)
         return d->util_calls > 0 ? d->util_calls - 1 : 0;
-    return (now_ns() - F.start_ns) / 1000000LL;
+    return ms_since_start();
+}
+
+/* The driver_error code in force now (0: the driver is there). */
+static int driver_error_now(void)
+{
+    long long t = ms_since_start();
+    const entry *best = NULL;
+    for (size_t i = 0; i < F.entry_count; i++) {
+        const entry *e = &F.entries[i];
+        if (e->key == K_DRIVER && e->at <= t && (!best || e->at >= best->at))
+            best = e;
+    }
+    return best ? (int)best->v[0] : 0;
 }
 
 /* The entry in force for (gpu, key[, fail slot]) now, or NULL. */
@@ -135,20 +179,55 @@ static int find_key(const char *name, const char *const *names, int n)
     return -1;
 }
 
+/* fields 2: PID:MEM[:GI:CI] (GI/CI 0xFFFFFFFF when absent: not MIG); 3: PID:SM:MEM. */
 static void parse_items(entry *e, char *list, int fields)
 {
     if (strcmp(list, "-") == 0)
         return;
     for (char *tok = strtok(list, ","); tok && e->item_count < MAX_ITEMS; tok = strtok(NULL, ",")) {
-        unsigned long long a = 0, b = 0, c = 0;
-        int got = fields == 2 ? sscanf(tok, "%llu:%llu", &a, &b) : sscanf(tok, "%llu:%llu:%llu", &a, &b, &c);
-        if (got == fields) {
+        unsigned long long a = 0, b = 0, c = 0, d = 0;
+        int got = fields == 2 ? sscanf(tok, "%llu:%llu:%llu:%llu", &a, &b, &c, &d)
+                              : sscanf(tok, "%llu:%llu:%llu", &a, &b, &c);
+        if (fields == 2 && got != 4)
+            c = d = 0xFFFFFFFFull;
+        if (got == fields || (fields == 2 && got == 4)) {
             e->items[e->item_count][0] = a;
             e->items[e->item_count][1] = b;
             e->items[e->item_count][2] = c;
+            e->items[e->item_count][3] = d;
             e->item_count++;
         }
     }
+}
+
+static entry *new_entry(long long at, int gpu, int key)
+{
+    entry *grown = realloc(F.entries, (F.entry_count + 1) * sizeof *F.entries);
+    if (!grown)
+        return NULL;
+    F.entries = grown;
+    entry *e = &F.entries[F.entry_count++];
+    memset(e, 0, sizeof *e);
+    e->at = at;
+    e->gpu = gpu;
+    e->key = key;
+    return e;
+}
+
+/* "gpu I mig GI CI PROFILE TOTAL USED": the next MIG device of GPU I. */
+static void parse_mig(struct nvmlDevice_st *d, const char *args)
+{
+    if (d->mig_count >= MAX_MIG)
+        return;
+    struct nvmlDevice_st *m = &F.migdev[d->index][d->mig_count];
+    memset(m, 0, sizeof *m);
+    if (sscanf(args, "%u %u %31s %llu %llu", &m->gi, &m->ci, m->profile, &m->memory_total, &m->mig_used) != 5)
+        return;
+    m->index = d->index;
+    m->mig = d->mig_count + 1;
+    m->numa = -1;
+    snprintf(m->uuid, sizeof m->uuid, "MIG-fake-%04d-%u-%u", d->index, m->gi, m->ci);
+    d->mig_count++;
 }
 
 static void parse_gpu_line(long long at, char *rest)
@@ -172,18 +251,13 @@ static void parse_gpu_line(long long at, char *rest)
     if (strcmp(key, "pcie_max") == 0) { sscanf(args, "%u %u", &d->pcie_max_gen, &d->pcie_max_width); return; }
     if (strcmp(key, "numa") == 0) { sscanf(args, "%d", &d->numa); return; }
     if (strcmp(key, "gpm") == 0 && strchr(args, ' ') == NULL) { sscanf(args, "%d", &d->gpm); return; }
+    if (strcmp(key, "mig") == 0) { parse_mig(d, args); return; }
     int k = find_key(key, KEY_NAMES, K_COUNT);
     if (k < 0)
         return;
-    entry *grown = realloc(F.entries, (F.entry_count + 1) * sizeof *F.entries);
-    if (!grown)
+    entry *e = new_entry(at, gpu, k);
+    if (!e)
         return;
-    F.entries = grown;
-    entry *e = &F.entries[F.entry_count++];
-    memset(e, 0, sizeof *e);
-    e->at = at;
-    e->gpu = gpu;
-    e->key = k;
     if (k == K_PROCS || k == K_PUTIL) {
         char list[1024];
         if (sscanf(args, "%1023s", list) == 1)
@@ -200,7 +274,10 @@ static void parse_gpu_line(long long at, char *rest)
             e->v[0] = code;
         }
     } else {
-        sscanf(args, "%lf %lf %lf %lf", &e->v[0], &e->v[1], &e->v[2], &e->v[3]);
+        int got = sscanf(args, "%lf %lf %lf %lf %lf", &e->v[0], &e->v[1], &e->v[2], &e->v[3], &e->v[4]);
+        e->item_count = got > 0 ? (size_t)got : 0;   /* values given (gpm: 5 with GRAPHICS) */
+        if (k == K_LOST && got < 1)
+            e->v[0] = 1;   /* a bare "lost" */
     }
 }
 
@@ -230,6 +307,11 @@ static int load_scenario(const char *path)
             F.clock_calls = strstr(p + 6, "calls") != NULL;
         else if (strncmp(p, "init_error ", 11) == 0)
             F.init_error = atoi(p + 11);
+        else if (strncmp(p, "driver_error ", 13) == 0) {
+            entry *e = new_entry(at, DRIVER_GPU, K_DRIVER);
+            if (e)
+                e->v[0] = atoi(p + 13);
+        }
         else if (strncmp(p, "gpu ", 4) == 0)
             parse_gpu_line(at, p + 4);
     }
@@ -244,6 +326,7 @@ static int load_scenario(const char *path)
 static void defaults(void)
 {
     memset(&F.dev, 0, sizeof F.dev);
+    memset(&F.migdev, 0, sizeof F.migdev);
     free(F.entries);
     F.entries = NULL;
     F.entry_count = 0;
@@ -264,14 +347,33 @@ static void defaults(void)
 
 /* Every device call starts here: validates the handle and applies "lost" and
  * "fail FUNC CODE" from the scenario. */
+/* 1 when device is one of our handles: a GPU, or a defined MIG device of one. */
+static int valid_handle(nvmlDevice_t d)
+{
+    if (!d)
+        return 0;
+    if (d >= &F.dev[0] && d < &F.dev[F.gpus])
+        return 1;
+    for (int g = 0; g < F.gpus; g++)
+        if (d >= &F.migdev[g][0] && d < &F.migdev[g][F.dev[g].mig_count])
+            return 1;
+    return 0;
+}
+
 static nvmlReturn_t enter(nvmlDevice_t device, int fail_slot)
 {
     F.calls++;
     if (F.init_count <= 0)
         return NVML_ERROR_UNINITIALIZED;
-    if (!device || device < &F.dev[0] || device >= &F.dev[F.gpus])
+    if (!valid_handle(device))
         return NVML_ERROR_INVALID_ARGUMENT;
-    if (current(device, K_LOST, 0))
+    int gone = driver_error_now();
+    if (gone)
+        return (nvmlReturn_t)gone;
+    if (device->mig)
+        device = &F.dev[device->index];   /* faults of the GPU hit its MIG devices */
+    entry *lost = current(device, K_LOST, 0);
+    if (lost && lost->v[0] != 0)
         return NVML_ERROR_GPU_IS_LOST;
     if (fail_slot >= 0) {
         entry *e = current(device, K_FAIL, fail_slot);
@@ -289,19 +391,42 @@ static double value(nvmlDevice_t d, int key, int i)
 
 /* ---- library, system, enumeration ---- */
 
+/* 1 when path is the scenario already loaded, unchanged since. */
+static int same_scenario(const char *path)
+{
+    struct stat st;
+    if (!F.loaded || strcmp(path, F.scenario_path) != 0 || stat(path, &st) != 0)
+        return 0;
+    return st.st_mtim.tv_sec == F.scenario_mtime.tv_sec && st.st_mtim.tv_nsec == F.scenario_mtime.tv_nsec &&
+           (long long)st.st_size == F.scenario_size;
+}
+
 static nvmlReturn_t do_init(void)
 {
     if (F.init_count > 0) {
         F.init_count++;
         return NVML_SUCCESS;
     }
-    defaults();
     const char *path = getenv("GW_FAKE_NVML_SCENARIO");
-    if (!path || load_scenario(path) != 0)
+    if (!path)
         return NVML_ERROR_DRIVER_NOT_LOADED;   /* no scenario = a machine without a driver */
+    if (!same_scenario(path)) {
+        defaults();
+        F.loaded = 0;
+        struct stat st;
+        if (stat(path, &st) != 0 || load_scenario(path) != 0)
+            return NVML_ERROR_DRIVER_NOT_LOADED;
+        F.loaded = 1;
+        snprintf(F.scenario_path, sizeof F.scenario_path, "%s", path);
+        F.scenario_mtime = st.st_mtim;
+        F.scenario_size = (long long)st.st_size;
+        F.start_ns = now_ns();
+    }
     if (F.init_error)
         return (nvmlReturn_t)F.init_error;
-    F.start_ns = now_ns();
+    int gone = driver_error_now();
+    if (gone)
+        return (nvmlReturn_t)gone;
     F.init_count = 1;
     return NVML_SUCCESS;
 }
@@ -311,13 +436,11 @@ EXPORT nvmlReturn_t nvmlInit(void) { return do_init(); }
 EXPORT nvmlReturn_t nvmlInit_v2(void) { return do_init(); }
 #endif
 
+/* The scenario stays loaded: a later nvmlInit of the same file continues its clock. */
 EXPORT nvmlReturn_t nvmlShutdown(void)
 {
-    if (F.init_count > 0 && --F.init_count == 0) {
-        free(F.entries);
-        F.entries = NULL;
-        F.entry_count = 0;
-    }
+    if (F.init_count > 0)
+        F.init_count--;
     return NVML_SUCCESS;
 }
 
@@ -353,6 +476,8 @@ static nvmlReturn_t do_count(unsigned int *count)
 {
     if (F.init_count <= 0)
         return NVML_ERROR_UNINITIALIZED;
+    if (driver_error_now())
+        return (nvmlReturn_t)driver_error_now();
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
     *count = (unsigned)F.gpus;
@@ -367,6 +492,8 @@ static nvmlReturn_t do_handle(unsigned int index, nvmlDevice_t *device)
 {
     if (F.init_count <= 0)
         return NVML_ERROR_UNINITIALIZED;
+    if (driver_error_now())
+        return (nvmlReturn_t)driver_error_now();
     if (index >= (unsigned)F.gpus || !device)
         return NVML_ERROR_INVALID_ARGUMENT;
     *device = &F.dev[index];
@@ -387,10 +514,17 @@ static nvmlReturn_t copy_string(const char *s, char *buf, unsigned int len)
     return NVML_SUCCESS;
 }
 
+/* A MIG device is named after its GPU and profile, as the real library names them. */
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
 {
     nvmlReturn_t rc = enter(d, -1);
-    return rc != NVML_SUCCESS ? rc : copy_string(d->name, name, length);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (!d->mig)
+        return copy_string(d->name, name, length);
+    char full[192];
+    snprintf(full, sizeof full, "%.96s MIG %.31s", F.dev[d->index].name, d->profile);
+    return copy_string(full, name, length);
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
@@ -425,7 +559,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     nvmlReturn_t rc = enter(d, F_MEMORY);
     if (rc != NVML_SUCCESS)
         return rc;
-    unsigned long long used = (unsigned long long)value(d, K_MEMORY_USED, 0) + d->memory_reserved;
+    unsigned long long used = d->mig ? d->mig_used : (unsigned long long)value(d, K_MEMORY_USED, 0) + d->memory_reserved;
     m->total = d->memory_total;
     m->used = used;
     m->free = d->memory_total > used ? d->memory_total - used : 0;
@@ -441,7 +575,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *
     /* The real library refuses a bare version number this way. */
     if (m->version != GW_NVML_MEMORY_V2_VERSION)
         return NVML_ERROR_FUNCTION_NOT_FOUND;
-    unsigned long long used = (unsigned long long)value(d, K_MEMORY_USED, 0);
+    unsigned long long used = d->mig ? d->mig_used : (unsigned long long)value(d, K_MEMORY_USED, 0);
     m->total = d->memory_total;
     m->reserved = d->memory_reserved;
     m->used = used;
@@ -513,6 +647,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
     nvmlReturn_t rc = enter(d, F_UTIL);
     if (rc != NVML_SUCCESS)
         return rc;
+    if (d->mig || d->mig_count > 0)
+        return NVML_ERROR_NOT_SUPPORTED;   /* as the real library: no GPU-Util under MIG */
     u->gpu = (unsigned)value(d, K_UTIL, 0);
     u->memory = (unsigned)value(d, K_UTIL, 1);
     return NVML_SUCCESS;
@@ -618,8 +754,8 @@ static nvmlReturn_t do_processes(nvmlDevice_t d, unsigned int *count, void *info
             nvmlProcessInfo_v2_t *p = (nvmlProcessInfo_v2_t *)infos + i;
             p->pid = (unsigned)e->items[i][0];
             p->usedGpuMemory = e->items[i][1];
-            p->gpuInstanceId = 0xFFFFFFFFu;
-            p->computeInstanceId = 0xFFFFFFFFu;
+            p->gpuInstanceId = (unsigned)e->items[i][2];
+            p->computeInstanceId = (unsigned)e->items[i][3];
         }
     }
     return NVML_SUCCESS;
@@ -829,9 +965,76 @@ EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
         case GW_NVML_GPM_METRIC_SM_OCCUPANCY: x->value = best ? best->v[1] : 0; break;
         case GW_NVML_GPM_METRIC_ANY_TENSOR_UTIL: x->value = best ? best->v[2] : 0; break;
         case GW_NVML_GPM_METRIC_DRAM_BW_UTIL: x->value = best ? best->v[3] : 0; break;
+        case GW_NVML_GPM_METRIC_GRAPHICS_UTIL:
+            if (best && best->item_count >= 5)
+                x->value = best->v[4];
+            else
+                x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            break;
         default: x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break;
         }
     }
+    return NVML_SUCCESS;
+}
+#endif
+
+/* ---- MIG ---- */
+#ifndef GW_FAKE_OLD_DRIVER
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current_mode, unsigned int *pending_mode)
+{
+    nvmlReturn_t rc = enter(d, -1);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (d->mig || !current_mode || !pending_mode)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *current_mode = *pending_mode = d->mig_count > 0 ? 1u : 0u;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+    nvmlReturn_t rc = enter(d, -1);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (d->mig || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = d->mig_count > 0 ? MAX_MIG : 0;
+    return NVML_SUCCESS;
+}
+
+/* Slots past the defined devices are empty, as unused slots of a real GPU are. */
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig)
+{
+    nvmlReturn_t rc = enter(d, -1);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (d->mig || !mig)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (index >= (unsigned)d->mig_count)
+        return NVML_ERROR_NOT_FOUND;
+    *mig = &F.migdev[d->index][index];
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+    nvmlReturn_t rc = enter(d, -1);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (!d->mig || !id)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *id = d->gi;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+    nvmlReturn_t rc = enter(d, -1);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (!d->mig || !id)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *id = d->ci;
     return NVML_SUCCESS;
 }
 #endif

@@ -1,7 +1,8 @@
 /* NVML through the real dlopen path, against the fake libnvidia-ml.so built by the test
  * suite: values exactly as the scenario says, symbol fallbacks (no _v3, an old driver),
- * nvtop's per-process filter, GPM's two-sample window, GPU_IS_LOST, Xid events, and no
- * library or no driver at all. */
+ * nvtop's per-process filter, GPM's two-sample window, GPU_IS_LOST, Xid events, no
+ * library or no driver at all; MIG devices, GPM graphics activity, 40 GPUs, and a driver
+ * that goes away and comes back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -357,6 +358,155 @@ static void test_env_selects_library(void **state)
     unlink(scenario);
 }
 
+static const char MIG_GPU[] =
+    "gpus 2\n"
+    "gpu 0 name NVIDIA A100-SXM4-80GB\n"
+    "gpu 0 uuid GPU-mig-parent\n"
+    "gpu 0 mig 1 0 3g.40gb 42949672960 1073741824\n"
+    "gpu 0 mig 2 0 1g.10gb 10737418240 0\n"
+    "gpu 0 procs 4001:1073741824:1:0,4002:524288:2:0\n"
+    "gpu 1 util 50 10\n"
+    "gpu 1 gpm 40 30 20 10 61.5\n"
+    "gpu 1 gpm 1\n";
+
+/* A GPU in MIG mode: its MIG devices with ids, names, profiles and memory; the processes'
+ * instances; no GPU-Util for the parent (NOT_SUPPORTED is not an error). */
+static void test_mig_devices(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", MIG_GPU);
+    if (!f)
+        skip();
+    assert_string_equal(gw_nvml_symbol_for(f->nv, "mig"), "nvmlDeviceGetMigMode");
+    assert_int_equal(gw_nvml_gpu_static(f->nv, 0)->mig_enabled, 1);
+    assert_int_equal(gw_nvml_gpu_static(f->nv, 1)->mig_enabled, 0);
+    assert_int_equal(gw_nvml_mig_count(f->nv, 0), 2);
+    assert_int_equal(gw_nvml_mig_count(f->nv, 1), 0);
+    assert_null(gw_nvml_mig_static(f->nv, 0, 2));
+    const gw_mig_static *m = gw_nvml_mig_static(f->nv, 0, 0);
+    assert_string_equal(m->name, "NVIDIA A100-SXM4-80GB MIG 3g.40gb");
+    assert_string_equal(m->profile, "3g.40gb");
+    assert_string_equal(m->uuid, "MIG-fake-0000-1-0");
+    assert_int_equal(m->gpu_instance_id, 1);
+    assert_int_equal(m->compute_instance_id, 0);
+    assert_int_equal(m->memory_total_bytes, 42949672960ULL);
+    m = gw_nvml_mig_static(f->nv, 0, 1);
+    assert_string_equal(m->profile, "1g.10gb");
+    assert_int_equal(m->gpu_instance_id, 2);
+    gw_mig_sample ms;
+    assert_int_equal(gw_nvml_mig_sample(f->nv, 0, 0, &ms), 0);
+    assert_int_equal(ms.has_memory, 1);
+    assert_int_equal(ms.memory_used_bytes, 1073741824ULL);
+    assert_int_equal(ms.error_code, 0);
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_false(s.valid & GW_GPU_HAS_UTIL);
+    assert_int_equal(s.error_code, 0);
+    assert_int_equal(s.process_count, 2);
+    assert_int_equal(s.processes[0].gpu_instance_id, 1);
+    assert_int_equal(s.processes[1].gpu_instance_id, 2);
+    assert_int_equal(s.processes[1].compute_instance_id, 0);
+    close_fixture(f);
+
+    /* a driver without the MIG calls: no MIG devices, not an error */
+    f = open_variant("old_driver", MIG_GPU);
+    if (!f)
+        skip();
+    assert_int_equal(gw_nvml_mig_count(f->nv, 0), 0);
+    assert_null(gw_nvml_symbol_for(f->nv, "mig"));
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.processes[0].gpu_instance_id, GW_NVML_NO_INSTANCE);
+    close_fixture(f);
+}
+
+/* GPM graphics activity (DCGM's GR_ENGINE_ACTIVE) comes with the other four when the driver
+ * has it, and its absence leaves the four alone. */
+static void test_gpm_graphics(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", MIG_GPU);
+    if (!f)
+        skip();
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);
+    sleep_ms(120);
+    assert_int_equal(gw_nvml_sample(f->nv, 1, &s), 0);
+    assert_true(s.valid & GW_GPU_HAS_GPM);
+    assert_true(s.valid & GW_GPU_HAS_GPM_GRAPHICS);
+    assert_true(s.graphics_active_pct == 61.5);
+    assert_true(s.sm_active_pct == 40.0);
+    close_fixture(f);
+    f = open_variant("full", TWO_GPUS);   /* four GPM values only */
+    if (!f)
+        skip();
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    sleep_ms(120);
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_true(s.valid & GW_GPU_HAS_GPM);
+    assert_false(s.valid & GW_GPU_HAS_GPM_GRAPHICS);
+    close_fixture(f);
+}
+
+/* More GPUs than the old fixed arrays held (16): every one is opened. */
+static void test_many_gpus(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", "gpus 40\ngpu 39 util 77 1\n");
+    if (!f)
+        skip();
+    assert_int_equal(gw_nvml_gpu_count(f->nv), 40);
+    assert_string_equal(gw_nvml_gpu_static(f->nv, 39)->uuid, "GPU-fake-0039");
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 39, &s), 0);
+    assert_int_equal(s.gpu_util_pct, 77);
+    close_fixture(f);
+}
+
+static long long elapsed_ms(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000LL;
+}
+
+/* The driver goes away and comes back (driver_error): calls fail with its code, a re-open
+ * fails while it is gone and works again after. Waits are polls, so load only slows them. */
+static void test_driver_error_and_reopen(void **state)
+{
+    (void)state;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fixture *f = open_variant("full", "gpus 1\ngpu 0 util 10 1\nat 300 driver_error 999\nat 2300 driver_error 0\n");
+    if (!f)
+        skip();
+    gw_gpu_sample s;
+    int failed = 0;
+    for (int i = 0; i < 300 && !failed; i++) {
+        assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+        failed = s.error_code == NVML_ERROR_UNKNOWN;
+        if (!failed)
+            sleep_ms(20);
+    }
+    assert_true(failed);
+    assert_false(s.valid & GW_GPU_HAS_UTIL);
+    gw_nvml_close(f->nv);
+    char note[512];
+    f->nv = gw_nvml_open(f->lib, note, sizeof note);
+    if (elapsed_ms(&t0) < 2000) {   /* still inside the outage */
+        assert_null(f->nv);
+        assert_non_null(strstr(note, "nvmlInit: Unknown Error"));
+    }
+    for (int i = 0; i < 400 && !f->nv; i++) {
+        sleep_ms(20);
+        f->nv = gw_nvml_open(f->lib, note, sizeof note);
+    }
+    assert_non_null(f->nv);
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_int_equal(s.error_code, 0);
+    assert_int_equal(s.gpu_util_pct, 10);
+    close_fixture(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +519,10 @@ int main(void)
         cmocka_unit_test(test_no_library_is_a_note),
         cmocka_unit_test(test_no_driver_is_a_note),
         cmocka_unit_test(test_env_selects_library),
+        cmocka_unit_test(test_mig_devices),
+        cmocka_unit_test(test_gpm_graphics),
+        cmocka_unit_test(test_many_gpus),
+        cmocka_unit_test(test_driver_error_and_reopen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

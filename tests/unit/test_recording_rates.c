@@ -173,7 +173,8 @@ static void write_recording(const char *path, int gpu_values)
         assert_int_equal(gw_recording_writer_begin(w, mono, 1700000000000000000LL + mono, &id, &err), 0);
         assert_int_equal(gw_recording_writer_host(w, id, &h, &err), 0);
         if (gpu_values) {
-            gw_gpu_process procs[1] = {{100, 1073741824ULL, 40, -1}};
+            gw_gpu_process procs[1] = {{.pid = 100, .used_memory_bytes = 1073741824ULL, .sm_util_pct = 40, .mem_util_pct = -1,
+                                         .gpu_instance_id = GW_NVML_NO_INSTANCE, .compute_instance_id = GW_NVML_NO_INSTANCE}};
             gw_gpu_sample g;
             memset(&g, 0, sizeof g);
             g.valid = GW_GPU_HAS_UTIL;

@@ -124,8 +124,8 @@ static void gpu_sample(gw_gpu_sample *g, gw_gpu_process procs[2], int step)
     if (step == 6)
         return;
     g->valid |= GW_GPU_HAS_PROCESSES;
-    procs[0] = (gw_gpu_process){100, 1073741824ULL, step >= 2 ? 60 : 40, -1};
-    procs[1] = (gw_gpu_process){101, 2147483648ULL, 10, 5};
+    procs[0] = (gw_gpu_process){.pid = 100, .used_memory_bytes = 1073741824ULL, .sm_util_pct = step >= 2 ? 60 : 40, .mem_util_pct = -1, .gpu_instance_id = GW_NVML_NO_INSTANCE, .compute_instance_id = GW_NVML_NO_INSTANCE};
+    procs[1] = (gw_gpu_process){.pid = 101, .used_memory_bytes = 2147483648ULL, .sm_util_pct = 10, .mem_util_pct = 5, .gpu_instance_id = GW_NVML_NO_INSTANCE, .compute_instance_id = GW_NVML_NO_INSTANCE};
     g->processes = procs;
     g->process_count = step >= 4 ? 2 : 1;
 }

@@ -107,7 +107,8 @@ static void set_util(gw_samples *s, size_t g, double util)
         gpu_at(s, i, g)->gpu_util_pct = util;
 }
 
-/* Adds `count` worker processes (pids 200..) at cpu_pct in every interval. */
+/* Adds `count` worker processes (pids 200..) at cpu_pct in every interval, runnable (R) at
+ * the samples when busier than half a core, else asleep (S). */
 static void add_workers(gw_samples *s, size_t count, double cpu_pct)
 {
     size_t n = s->interval_count;
@@ -120,7 +121,7 @@ static void add_workers(gw_samples *s, size_t count, double cpu_pct)
                                                    .first_interval = 0, .last_interval = n - 1};
         for (size_t i = 0; i < n; i++)
             s->procs[s->proc_count++] = (gw_proc_interval){.interval = i, .pid = (int32_t)(200 + w), .ppid = 100,
-                                                           .state = 'R', .cpu_pct = cpu_pct};
+                                                           .state = cpu_pct > 50 ? 'R' : 'S', .cpu_pct = cpu_pct};
     }
     s->job_process_count = 1 + count;
 }
@@ -592,6 +593,67 @@ static void storage_bound_only_on_the_jobs_disk(void **state)
     done(&r);
 }
 
+/* The job's readers in D state while its disk idles: reads held back above the device (a
+ * cgroup io.max or blkio throttle), which %util cannot see. */
+static gw_samples *held_back(size_t d_intervals)
+{
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 30);
+    add_workers(s, 2, 2);
+    add_filesystem(s, 0, "ext4", "/data", "nvme0n1");
+    for (size_t i = 0; i < 20; i++) {
+        s->disks[i].util_pct = 2;
+        s->host[i].job_read_bytes_per_s = 1e6;
+        s->host[i].job_d_state_processes = i < d_intervals ? 2 : 0;
+    }
+    return s;
+}
+
+static void storage_held_back_triggers_and_twins(void **state)
+{
+    (void)state;
+    run r = analyse(held_back(8)); /* 40% of the window in D state */
+    const gw_finding *f = find(&r, "data.storage_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.4 * 0.7, 1e-9);
+    assert_non_null(strstr(f->title, "Storage reads held back: the job waited on I/O 40% of the window"));
+    assert_true(evidence_has(f, "while the busiest disk holding its files, nvme0n1, was only 2% busy"));
+    assert_true(evidence_has(f, "the job read 1.00 MB/s from storage on average"));
+    assert_non_null(strstr(f->fix, "io.max"));
+    done(&r);
+
+    r = analyse(held_back(5)); /* 25%: under data.storage_bound.d_state_share */
+    assert_null(find(&r, "data.storage_bound"));
+    done(&r);
+
+    gw_samples *s = held_back(8); /* D state without reads: not the dataset */
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].job_read_bytes_per_s = 0;
+    r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    done(&r);
+
+    s = held_back(8); /* swapping alongside: the D state is page faults (host.memory_pressure) */
+    for (size_t i = 0; i < 8; i += 2)
+        s->host[i].swap_in_pages_per_s = 500;
+    r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    assert_non_null(find(&r, "host.memory_pressure"));
+    done(&r);
+
+    s = held_back(8); /* a page swapped in once does not explain 4 s in D state */
+    s->host[3].swap_in_pages_per_s = 2;
+    r = analyse(s);
+    assert_non_null(find(&r, "data.storage_bound"));
+    done(&r);
+
+    s = held_back(8); /* the GPU kept busy: the wait costs nothing */
+    set_util(s, 0, 95);
+    r = analyse(s);
+    assert_null(find(&r, "data.storage_bound"));
+    done(&r);
+}
+
 static void network_fs_triggers_and_twins(void **state)
 {
     (void)state;
@@ -677,11 +739,31 @@ static void workers_cpu_bound_triggers_and_twin(void **state)
     assert_null(find(&r, "pipe.no_workers"));
     done(&r);
 
+    /* under the CPU threshold and asleep at 60% of the samples: not CPU-bound */
     s = healthy(20, 1);
     set_util(s, 0, 40);
     add_workers(s, 4, 85);
+    for (size_t p = 0; p < s->proc_count; p++)
+        if (s->procs[p].pid >= 200 && s->procs[p].interval % 5 < 3)
+            s->procs[p].state = 'S';
     r = analyse(s);
     assert_null(find(&r, "data.workers_cpu_bound"));
+    done(&r);
+
+    /* starved by a full machine: a third of a core each, but runnable at every sample */
+    s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 30);
+    for (size_t p = 0; p < s->proc_count; p++)
+        if (s->procs[p].pid >= 200)
+            s->procs[p].state = 'R';
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].cpu_busy_pct = 100;
+    r = analyse(s);
+    f = find(&r, "data.workers_cpu_bound");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "at 30% of a core on average, 100% of their samples busy"));
+    assert_non_null(strstr(f->fix, "Every CPU is busy (100%), so more workers would not help"));
     done(&r);
 }
 
@@ -696,12 +778,24 @@ static void no_workers_triggers_and_twin(void **state)
     assert_true(evidence_has(f, "the job is one process (python, pid 100) at 100% of a core"));
     done(&r);
 
-    s = healthy(20, 1);
+    s = healthy(20, 1); /* 85% of a core and asleep at most samples: not busy */
     set_util(s, 0, 40);
-    for (size_t i = 0; i < 20; i++)
+    for (size_t i = 0; i < 20; i++) {
         s->procs[i].cpu_pct = 85;
+        s->procs[i].state = i % 5 < 3 ? 'S' : 'R';
+    }
     r = analyse(s);
     assert_null(find(&r, "pipe.no_workers"));
+    done(&r);
+
+    s = healthy(20, 1); /* starved by other load to a third of a core, but always runnable */
+    set_util(s, 0, 40);
+    for (size_t i = 0; i < 20; i++)
+        s->procs[i].cpu_pct = 30;
+    r = analyse(s);
+    f = find(&r, "pipe.no_workers");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "at 30% of a core, busy (>= 90% of a core, or runnable) in 100% of its samples"));
     done(&r);
 }
 
@@ -750,6 +844,44 @@ static void oversubscribed_triggers_and_twin(void **state)
     s = healthy(20, 1); /* waits, but the GPU is kept busy: costs nothing */
     for (size_t i = 0; i < 20; i++)
         s->host[i].job_runqueue_wait_pct = 60;
+    r = analyse(s);
+    assert_null(find(&r, "pipe.oversubscribed"));
+    done(&r);
+}
+
+/* Workers x intra-op threads beyond the CPUs: the job's own runnable threads make it wait
+ * whatever else runs; the same other load with a job that fits the CPUs is contention. */
+static void oversubscribed_by_its_own_threads(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 75);
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 100;           /* 8 cores: the job 4, others 4 */
+        s->host[i].job_cpu_pct = 400;
+        s->host[i].job_runqueue_wait_pct = 1000; /* 14 runnable threads for 8 CPUs */
+        s->host[i].main_runqueue_wait_pct = 40;
+        add_other(s, i, 0, "tenant", 888, 400, 0);
+    }
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "pipe.oversubscribed");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.40, 1e-9);
+    assert_true(evidence_has(f, "the job's runnable threads (on a CPU or waiting for one): 14.0 on average for 8 CPUs "
+                                "(1.8 per CPU): the job alone asks for more CPUs than the machine has"));
+    done(&r);
+
+    s = healthy(20, 1); /* the same other load, the job's threads fit: 10 runnable for 8 CPUs */
+    set_util(s, 0, 40);
+    add_workers(s, 4, 75);
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 100;
+        s->host[i].job_cpu_pct = 400;
+        s->host[i].job_runqueue_wait_pct = 600;
+        s->host[i].main_runqueue_wait_pct = 40;
+        add_other(s, i, 0, "tenant", 888, 400, 0);
+    }
     r = analyse(s);
     assert_null(find(&r, "pipe.oversubscribed"));
     done(&r);
@@ -897,14 +1029,85 @@ static void periodic_triggers_and_twins(void **state)
     done(&r);
 }
 
-/* ---- joining the trace -------------------------------------------------------------- */
+/* ---- the training process waiting on its workers (samples only) --------------------- */
 
-static void sampled_cause_joins_trace_loader_wait(void **state)
+/* The main process (pid 100) at main_cpu % of a core in state main_state; two workers at
+ * worker_cpu in worker_state, in every interval; the GPU at util. */
+static gw_samples *loader(char main_state, double main_cpu, char worker_state, double worker_cpu, double util)
+{
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, util);
+    add_workers(s, 2, worker_cpu);
+    for (size_t p = 0; p < s->proc_count; p++) {
+        gw_proc_interval *pi = &s->procs[p];
+        pi->state = pi->pid == 100 ? main_state : worker_state;
+        if (pi->pid == 100)
+            pi->cpu_pct = main_cpu;
+    }
+    return s;
+}
+
+static void loader_wait_from_samples_triggers_and_twins(void **state)
 {
     (void)state;
-    gw_samples *s = healthy(20, 1);
-    set_util(s, 0, 40);
-    add_workers(s, 4, 98);
+    gw_samples *s = loader('S', 5, 'R', 98, 40);
+    for (size_t p = 0; p < s->proc_count; p++) /* computing a quarter of the time */
+        if (s->procs[p].pid == 100 && s->procs[p].interval % 4 == 0) {
+            s->procs[p].state = 'R';
+            s->procs[p].cpu_pct = 100;
+        }
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "data.loader_wait");
+    assert_non_null(f);
+    assert_int_equal(f->basis, GW_BASIS_SAMPLES);
+    assert_float_equal(f->share, 0.75, 1e-9);
+    assert_true(evidence_has(f, "the training process python (pid 100) asleep (state S, below 50% of a core) while a "
+                                "worker ran or read (state R or D) in 15 samples: 7.5 s of 10.0 s (75%)"));
+    assert_true(evidence_has(f, "running or waiting for a CPU in 100%, waiting on storage (D state) in 0%"));
+    assert_non_null(strstr(f->fix, "more workers up to the free cores"));
+    assert_non_null(strstr(r.a->verdict, "main cause: the training process waiting for its DataLoader workers "
+                                         "(data.loader_wait, 75% of the window)"));
+    done(&r);
+
+    r = analyse(loader('S', 2, 'D', 3, 40)); /* workers reading: the fix goes to storage */
+    f = find(&r, "data.loader_wait");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "waiting on storage (D state) in 100%"));
+    assert_non_null(strstr(f->fix, "The workers wait on storage"));
+    done(&r);
+
+    r = analyse(loader('R', 100, 'S', 3, 40)); /* the loop computes, workers wait ahead */
+    assert_null(find(&r, "data.loader_wait"));
+    done(&r);
+
+    r = analyse(loader('R', 20, 'R', 60, 40)); /* starved, not asleep: runnable is not waiting */
+    assert_null(find(&r, "data.loader_wait"));
+    done(&r);
+
+    r = analyse(loader('S', 1, 'S', 1, 40)); /* everyone asleep: waiting on something else */
+    assert_null(find(&r, "data.loader_wait"));
+    done(&r);
+
+    r = analyse(loader('S', 5, 'R', 98, 95)); /* the GPU kept busy meanwhile */
+    assert_null(find(&r, "data.loader_wait"));
+    done(&r);
+
+    s = loader('S', 5, 'R', 98, 40); /* asleep in 1 of 20 samples: under sampled_share */
+    for (size_t p = 0; p < s->proc_count; p++)
+        if (s->procs[p].pid == 100 && s->procs[p].interval > 0) {
+            s->procs[p].state = 'R';
+            s->procs[p].cpu_pct = 100;
+        }
+    r = analyse(s);
+    assert_null(find(&r, "data.loader_wait"));
+    done(&r);
+}
+
+/* ---- joining the trace -------------------------------------------------------------- */
+
+/* The sampled cause rules run on s after a trace found data.loader_wait (41% of step time). */
+static gw_analysis *after_trace_loader_wait(gw_samples *s)
+{
     gw_analysis *a = calloc(1, sizeof *a);
     assert_non_null(a);
     gw_thresholds_default(&a->thresholds);
@@ -916,12 +1119,74 @@ static void sampled_cause_joins_trace_loader_wait(void **state)
     t->share = 0.41;
     t->severity = GW_SEV_CRITICAL;
     assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    return a;
+}
+
+static void sampled_cause_joins_trace_loader_wait(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    add_workers(s, 4, 98);
+    gw_analysis *a = after_trace_loader_wait(s);
     assert_null(gw_findings_get(&a->findings, "data.workers_cpu_bound"));
     const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
     assert_int_equal(f->basis, GW_BASIS_TRACE | GW_BASIS_SAMPLES);
     assert_float_equal(f->share, 0.41, 1e-12); /* the trace's measure of the time stays */
     assert_true(evidence_has(f, "samples: 4 worker process(es) of the job at 98% of a core"));
     gw_analysis_free(a);
+    gw_samples_free(s);
+}
+
+static void sampled_loader_wait_joins_trace_loader_wait(void **state)
+{
+    (void)state;
+    gw_samples *s = loader('S', 5, 'R', 98, 40);
+    gw_analysis *a = after_trace_loader_wait(s);
+    size_t count = 0;
+    for (size_t i = 0; i < a->findings.count; i++)
+        count += strcmp(a->findings.items[i].id, "data.loader_wait") == 0;
+    assert_int_equal(count, 1);
+    const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_int_equal(f->basis, GW_BASIS_TRACE | GW_BASIS_SAMPLES);
+    assert_float_equal(f->share, 0.41, 1e-12);
+    assert_true(evidence_has(f, "samples: the training process python (pid 100) asleep"));
+    gw_analysis_free(a);
+    gw_samples_free(s);
+}
+
+/* A merged profiler trace with host ops saw the DataLoader and found no wait worth a
+ * finding: its measure stands, the samples do not add a loader wait of their own. */
+static void trace_that_sees_the_loader_keeps_its_verdict(void **state)
+{
+    (void)state;
+    gw_samples *s = loader('S', 5, 'R', 98, 40);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_trace *t = gw_trace_new("rank0.json", "kineto");
+    assert_non_null(t);
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
+    assert_int_equal(gw_job_add(job, t), 0);
+    gw_analysis *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    gw_thresholds_default(&a->thresholds);
+    a->job = job;
+    a->rank_count = 1;
+    a->ranks = calloc(1, sizeof *a->ranks);
+    assert_non_null(a->ranks);
+    a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
+    assert_non_null(a->sampled);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    assert_null(gw_findings_get(&a->findings, "data.loader_wait"));
+    assert_non_null(gw_findings_get(&a->findings, "data.workers_cpu_bound")); /* the cause still shows */
+    /* an nsys or run --trace trace without loader spans cannot see it: the samples tell */
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    gw_findings_free(&a->findings);
+    memset(&a->findings, 0, sizeof a->findings);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    assert_non_null(gw_findings_get(&a->findings, "data.loader_wait"));
+    gw_analysis_free(a);
+    gw_job_free(job);
     gw_samples_free(s);
 }
 
@@ -953,6 +1218,11 @@ int main(void)
         cmocka_unit_test(memory_pressure_triggers_and_twins),
         cmocka_unit_test(periodic_triggers_and_twins),
         cmocka_unit_test(sampled_cause_joins_trace_loader_wait),
+        cmocka_unit_test(storage_held_back_triggers_and_twins),
+        cmocka_unit_test(oversubscribed_by_its_own_threads),
+        cmocka_unit_test(loader_wait_from_samples_triggers_and_twins),
+        cmocka_unit_test(sampled_loader_wait_joins_trace_loader_wait),
+        cmocka_unit_test(trace_that_sees_the_loader_keeps_its_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
