@@ -100,19 +100,22 @@ s = [f for f in d["findings"] if f["id"] == "comm.straggler"]
 print("RESULT %s verdict: %s" % (sys.argv[2], d["verdict"]))
 print("RESULT %s straggler: %s" % (sys.argv[2], ("rank %d, %.1f%%: %s" % (s[0]["rank"], 100 * s[0]["share"], s[0]["title"])) if s else "none"))
 ' "$SCRATCH/$name.json" "$name" | tee -a "$LOG"
-  # Map to summaries (one file per rank, as on many nodes would be one per node), then reduce.
+  # Map to summaries, one gpuwhy process per rank file (as on many nodes it would be one per
+  # node): also the baseline "each trace analysed alone", whose CPU the whole job must not exceed.
   rm -rf "$SCRATCH/sums" && mkdir -p "$SCRATCH/sums"
-  local t0; t0=$(date +%s.%N)
-  "$PY" - "$GW" "$dir" "$SCRATCH/sums" <<'EOF'
+  cat > "$SCRATCH/map.py" <<'EOF2'
 import os, subprocess, sys
 gw, src, out = sys.argv[1:4]
 for f in sorted(os.listdir(src)):
     subprocess.run([gw, "analyze", "-j", "1", "--no-progress", "--summary-out",
                     os.path.join(out, f + ".summary.gz"), os.path.join(src, f)],
                    stdout=subprocess.DEVNULL, check=True)
-EOF
+EOF2
+  RUNS=1 time_run "$name-each-alone" "$PY" "$SCRATCH/map.py" "$GW" "$dir" "$SCRATCH/sums"
+  read -r wall cpu rss < <(RUNS=1 medians "$name-each-alone")
+  say "RESULT $name each rank alone (one process per file, writing its summary): wall_s=$wall cpu_s=$cpu max_rss_mb=$rss cpu_ms_per_mb=$("$PY" -c "print(round($cpu*1000/$mb, 3))")"
   local sum_kb; sum_kb=$(du -sk "$SCRATCH/sums" | cut -f1)
-  say "RESULT $name summaries: $(ls "$SCRATCH/sums" | wc -l) files, ${sum_kb} KB for ${mb} MB of traces ($("$PY" -c "print(round(100*$sum_kb/1024/$mb, 3))")%), map $("$PY" -c "print(round($(date +%s.%N) - $t0, 1))") s wall"
+  say "RESULT $name summaries: $(ls "$SCRATCH/sums" | wc -l) files, ${sum_kb} KB for ${mb} MB of traces ($("$PY" -c "print(round(100*$sum_kb/1024/$mb, 3))")%)"
   time_run "$name-reduce" "$GW" analyze --no-progress --json -o "$SCRATCH/$name.reduce.json" "$SCRATCH/sums"
   read -r wall cpu rss < <(medians "$name-reduce")
   say "RESULT $name reduce of summaries: wall_s=$wall cpu_s=$cpu rss_mb=$rss"

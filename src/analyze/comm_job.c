@@ -528,6 +528,11 @@ static int analyse_group(gw_analysis *a, gw_job_comm *jc, group_work *g, const g
                 gw_ns wait = last - arrive;
                 if (wait > r->end - r->start)
                     wait = r->end - r->start;
+                /* Figures are over the rank's window: a wait running past its end counts up
+                 * to it (shares of the window stay shares). */
+                gw_ns room = a->ranks[g->parts[p].rank].window.end_ns - r->start;
+                if (wait > room)
+                    wait = room > 0 ? room : 0;
                 gw_ns wait_exposed = gw_coll_exposed_within(r, wait);
                 gw_ns exposed = gw_coll_exposed_within(r, r->end - r->start);
                 if (!r->in_window)
