@@ -128,10 +128,12 @@ gw_analysis *gw_analyze_summaries(gw_rank_summary **ranks, size_t count, const g
             a->feeders[a->device_count] = s->feeders[d];
             a->device_count++;
         }
-        memcpy(a->steps + a->step_count, s->steps, s->step_count * sizeof *s->steps);
+        if (s->step_count) /* NULL arrays when empty: memcpy may not be given them */
+            memcpy(a->steps + a->step_count, s->steps, s->step_count * sizeof *s->steps);
         a->step_count += s->step_count;
-        memcpy(a->findings.items + a->findings.count, s->findings.items,
-               s->findings.count * sizeof *s->findings.items);
+        if (s->findings.count)
+            memcpy(a->findings.items + a->findings.count, s->findings.items,
+                   s->findings.count * sizeof *s->findings.items);
         a->findings.count += s->findings.count;
         merge_not_evaluated(a, s->not_evaluated);
         gw_rank_summary_free(s);
