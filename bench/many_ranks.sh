@@ -89,7 +89,7 @@ job() { # NAME RANKS COPIES
   local dir="$SCRATCH/job" name=$1 ranks=$2 copies=$3
   df -h "$SCRATCH" | tail -1 | tee -a "$LOG"
   gen "$dir" "$ranks" "$copies" $((ranks * 2 / 3))
-  local mb; mb=$(du -sm "$dir" | cut -f1)
+  local mb; mb=$(du -sm --apparent-size "$dir" | cut -f1)
   time_run "$name-j$NCPU" "$GW" analyze -j "$NCPU" --no-progress --json -o "$SCRATCH/$name.json" "$dir"
   read -r wall cpu rss < <(medians "$name-j$NCPU")
   say "RESULT $name ranks=$ranks json_mb=$mb wall_s=$wall cpu_s=$cpu rss_mb=$rss cpu_ms_per_mb=$("$PY" -c "print(round($cpu*1000/$mb, 3))") cpu_ms_per_rank=$("$PY" -c "print(round($cpu*1000/$ranks, 1))")"
@@ -114,7 +114,7 @@ EOF2
   RUNS=1 time_run "$name-each-alone" "$PY" "$SCRATCH/map.py" "$GW" "$dir" "$SCRATCH/sums"
   read -r wall cpu rss < <(RUNS=1 medians "$name-each-alone")
   say "RESULT $name each rank alone (one process per file, writing its summary): wall_s=$wall cpu_s=$cpu max_rss_mb=$rss cpu_ms_per_mb=$("$PY" -c "print(round($cpu*1000/$mb, 3))")"
-  local sum_kb; sum_kb=$(du -sk "$SCRATCH/sums" | cut -f1)
+  local sum_kb; sum_kb=$(du -sk --apparent-size "$SCRATCH/sums" | cut -f1)
   say "RESULT $name summaries: $(ls "$SCRATCH/sums" | wc -l) files, ${sum_kb} KB for ${mb} MB of traces ($("$PY" -c "print(round(100*$sum_kb/1024/$mb, 3))")%)"
   # As the recipes map (one summary per node of 8 ranks): gzip shares the ranks' repeated text.
   if [ "$ranks" -ge 8 ]; then
@@ -125,7 +125,7 @@ EOF2
       "$GW" analyze -j 1 --no-progress --summary-out "$SCRATCH/nodes/node-$g.gz" \
         $(for k in 0 1 2 3 4 5 6 7; do echo "$dir/${files[$((g * 8 + k))]}"; done) > /dev/null
     done
-    node_kb=$(du -sk "$SCRATCH/nodes" | cut -f1)
+    node_kb=$(du -sk --apparent-size "$SCRATCH/nodes" | cut -f1)
     node_mb=$("$PY" -c "import os,sys; print(sum(os.path.getsize(os.path.join(sys.argv[1], f)) for f in sorted(os.listdir(sys.argv[1]))[:8*$groups]) / 2**20)" "$dir")
     say "RESULT $name node summaries (8 ranks per file, $groups files): ${node_kb} KB for $(printf %.0f "$node_mb") MB of traces ($("$PY" -c "print(round(100*$node_kb/1024/$node_mb, 3))")%)"
     rm -rf "$SCRATCH/nodes"
@@ -149,7 +149,7 @@ for e in "${EXPS[@]}"; do
     c=$(copies_for "$MB_PER_RANK")
     gen "$SCRATCH/single" 1 "$c"
     f=$(ls "$SCRATCH/single"/*)
-    mb=$(du -sm "$SCRATCH/single" | cut -f1)
+    mb=$(du -sm --apparent-size "$SCRATCH/single" | cut -f1)
     time_run single-j1 "$GW" analyze -j 1 --no-progress --json -o /dev/null "$f"
     read -r wall cpu rss < <(medians single-j1)
     say "RESULT single ranks=1 json_mb=$mb wall_s=$wall cpu_s=$cpu rss_mb=$rss cpu_ms_per_mb=$("$PY" -c "print(round($cpu*1000/$mb, 3))")"
@@ -159,7 +159,7 @@ for e in "${EXPS[@]}"; do
   job1024) job job1024 1024 1 ;;
   scaling)
     gen "$SCRATCH/job" 16 "$(copies_for 50)" 10
-    mb=$(du -sm "$SCRATCH/job" | cut -f1)
+    mb=$(du -sm --apparent-size "$SCRATCH/job" | cut -f1)
     # Interleaved: every -j value once per round, so the machine's load hits them alike.
     for r in $(seq 1 "$RUNS"); do
       for j in $JOBS; do

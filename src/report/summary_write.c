@@ -16,13 +16,26 @@
 
 static void write_value(gw_json_writer *w, const gw_field *f, const char *p);
 
+static int all_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* Members whose bytes are all zero are left out (the reader starts from zero): unused rows
+ * of the top-kernel table, empty evidence lines, unknown counts. -0.0 and NaN are not zero
+ * bytes, so every value still reads back bit for bit. */
 static void write_object(gw_json_writer *w, const gw_struct_desc *d, const void *obj)
 {
     gw_jw_object_begin(w);
     for (size_t i = 0; i < d->count; i++) {
         const gw_field *f = &d->fields[i];
-        gw_jw_key(w, f->name);
         const char *base = (const char *)obj + f->offset;
+        if (all_zero(base, f->size * f->count))
+            continue;
+        gw_jw_key(w, f->name);
         if (f->count > 1) {
             gw_jw_array_begin(w);
             for (size_t k = 0; k < f->count; k++)
