@@ -5,8 +5,10 @@ r mod n) repeated K times one after the other (its steps renumbered, correlation
 External ids kept unique), with its own clock offset (ranks beyond the first source node
 get one, as on other nodes), and optionally one planted straggler: that rank reaches every
 collective D us late because of D us of extra compute just before it, and every rank's
-collective ends D us later (the others wait for it). Nothing here is committed as data:
-the output goes to a scratch directory and is deleted after the run.
+collective ends D us later (the others wait for it). The delay is inserted time: on every
+rank, everything after a collective's start moves D us later (a step that holds it lasts D
+us longer), so no kernel overlaps the next one on its stream. Nothing here is committed as
+data: the output goes to a scratch directory and is deleted after the run.
 
 Usage:
   gen_ranks.py --ranks M --copies K --out DIR [--straggler S --delay-us D]
@@ -15,6 +17,7 @@ The sources are the ranks of one real job (e.g. the 8 ranks of facebookresearch/
 dlrm_kineto.tar.gz); output: DIR/rank-RRRR.pt.trace.json, plain JSON.
 """
 import argparse
+import bisect
 import gzip
 import json
 import os
@@ -39,13 +42,13 @@ class Template:
 
     def __init__(self, e):
         e = json.loads(json.dumps(e))
-        self.ts = e.get("ts")
-        self.dur = e.get("dur")
+        self.ts = e.get("ts") if isinstance(e.get("ts"), (int, float)) else None
+        self.dur = e.get("dur") if self.ts is not None and isinstance(e.get("dur"), (int, float)) else None
         holes = []
-        if "ts" in e:
+        if self.ts is not None:
             e["ts"] = "\x00TS\x00"
             holes.append("ts")
-        if e.get("cat") == "kernel" and "dur" in e:
+        if self.dur is not None:
             e["dur"] = "\x00DUR\x00"
             holes.append("dur")
         args = e.get("args")
@@ -89,6 +92,11 @@ def render(t, shift_us, id_off, step_off, ts=None, dur=None):
     return "".join(out)
 
 
+def later(t, comm_starts, delay_us):
+    """Time t once delay_us is inserted at the start of every collective before it."""
+    return t + bisect.bisect_left(comm_starts, t) * delay_us
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, required=True)
@@ -108,7 +116,8 @@ def main():
     t0, t1 = min(s for s, _ in spans), max(e for _, e in spans)
     steps = [int(e["name"].split("#")[1]) for e in docs[0]["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")]
     step_span = (max(steps) - min(steps) + 1) if steps else 1
-    copy_us = (t1 - t0) + 2 * a.delay_us * 20 + 1000.0
+    most_comm = max(sum(1 for e in d["traceEvents"] if is_comm(e)) for d in docs)
+    copy_us = (t1 - t0) + most_comm * a.delay_us + 1000.0
     id_span = 1 + max(max((v for e in d["traceEvents"] for k, v in (e.get("args") or {}).items()
                            if k in ID_KEYS and isinstance(v, int)), default=0) for d in docs)
     id_span = max(id_span, 1 + max((e.get("id", 0) for d in docs for e in d["traceEvents"]
@@ -136,6 +145,7 @@ def main():
             stream = max(counts, key=counts.get) if counts else 7
             dev = next(((e.get("args") or {}).get("device", 0) for e in src["traceEvents"] if e.get("cat") == "kernel"), 0)
             pid = next((e.get("pid") for e in src["traceEvents"] if e.get("cat") == "kernel"), 0)
+        comm_starts = sorted(t.ts for t in tl if t.comm)
         path = os.path.join(a.out, "rank-%04d.pt.trace.json" % r)
         with open(path, "w") as f:
             text = json.dumps(head, separators=(",", ":"))
@@ -147,17 +157,22 @@ def main():
                 step_off = k * step_span
                 chunk = []
                 for t in tl:
-                    if t.comm and a.delay_us > 0:
-                        end = t.ts + t.dur + a.delay_us
-                        start = t.ts + a.delay_us if r == a.straggler else t.ts
-                        chunk.append(render(t, shift, id_off, step_off, ts=start, dur=end - start))
-                        if r == a.straggler:
-                            chunk.append(json.dumps({
-                                "ph": "X", "cat": "kernel", "name": "planted_straggler_compute_kernel",
-                                "pid": pid, "tid": stream, "ts": t.ts + shift, "dur": a.delay_us,
-                                "args": {"device": dev, "stream": stream}}, separators=(",", ":")))
-                    else:
+                    if a.delay_us <= 0 or t.ts is None:
                         chunk.append(render(t, shift, id_off, step_off))
+                        continue
+                    ts = later(t.ts, comm_starts, a.delay_us)
+                    if t.dur is None:
+                        chunk.append(render(t, shift, id_off, step_off, ts=ts))
+                        continue
+                    end = later(t.ts + t.dur, comm_starts, a.delay_us)
+                    if t.comm and r == a.straggler:
+                        # Late by the planted compute, which runs where the wait would be.
+                        chunk.append(json.dumps({
+                            "ph": "X", "cat": "kernel", "name": "planted_straggler_compute_kernel",
+                            "pid": pid, "tid": stream, "ts": ts + shift, "dur": a.delay_us,
+                            "args": {"device": dev, "stream": stream}}, separators=(",", ":")))
+                        ts += a.delay_us
+                    chunk.append(render(t, shift, id_off, step_off, ts=ts, dur=end - ts))
                 f.write(("" if first else ",\n") + ",\n".join(chunk))
                 first = False
             f.write("\n]}\n")

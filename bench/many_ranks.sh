@@ -82,7 +82,7 @@ gen() { # DIR RANKS COPIES [straggler]
   rm -rf "$1"
   local s=${4:-}
   say "# generating $2 ranks x $3 copies in $1 $( [ -n "$s" ] && echo "(straggler rank $s)")"
-  "$PY" "$GEN" --ranks "$2" --copies "$3" --out "$1" ${s:+--straggler "$s" --delay-us 2000} "${SOURCES[@]}" | tee -a "$LOG"
+  "$PY" "$GEN" --ranks "$2" --copies "$3" --out "$1" ${s:+--straggler "$s" --delay-us 1000} "${SOURCES[@]}" | tee -a "$LOG"
 }
 
 job() { # NAME RANKS COPIES

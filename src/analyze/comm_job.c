@@ -431,7 +431,7 @@ static void group_work_free(group_work *g)
 
 /* Everything one group adds: its row, the ranks' waits, the bandwidth rows. */
 static int analyse_group(gw_analysis *a, gw_job_comm *jc, group_work *g, const group_ref *refs,
-                         gw_coll_group_stats *gs, bw_acc *bw, size_t *last_hist)
+                         gw_coll_group_stats *gs, bw_acc *bw, size_t *last_hist, gw_ival_list *waits)
 {
     group_label(a, &refs[g->first_ref], gs);
     gs->ranks = g->ref_count;
@@ -541,6 +541,10 @@ static int analyse_group(gw_analysis *a, gw_job_comm *jc, group_work *g, const g
                 rs->late_mean_s += gw_ns_to_s(arrive - first); /* divided at the end */
                 rs->wait_s += gw_ns_to_s(wait);
                 rs->wait_exposed_s += gw_ns_to_s(wait_exposed);
+                if (gw_ival_list_add(&waits[g->parts[p].rank], r->start, r->start + wait) != 0) {
+                    free(m.idx);
+                    return -1;
+                }
                 gs->wait_s += gw_ns_to_s(wait);
                 transfer_exposed += gw_ns_to_s(exposed - wait_exposed);
                 if (p == last_p)
@@ -605,11 +609,14 @@ int gw_job_comm_compute(gw_analysis *a)
     gw_job_comm *jc = calloc(1, sizeof *jc);
     group_ref *refs = malloc(ref_count * sizeof *refs);
     size_t *last_hist = calloc(a->rank_count, sizeof *last_hist);
+    /* Each rank's waiting intervals: collectives of two groups can wait at the same time
+     * (two communicators, two streams); the rank waits once. */
+    gw_ival_list *waits = calloc(a->rank_count, sizeof *waits);
     group_work *groups = NULL;
     bw_acc bw = {0};
     size_t group_count = 0;
     int rc = -1;
-    if (!jc || !refs || !last_hist)
+    if (!jc || !refs || !last_hist || !waits)
         goto out;
     jc->rank_count = a->rank_count;
     jc->ranks = calloc(a->rank_count, sizeof *jc->ranks);
@@ -644,7 +651,7 @@ int gw_job_comm_compute(gw_analysis *a)
             goto out;
         if (groups[g].part_count == 0)
             continue;
-        if (analyse_group(a, jc, &groups[g], refs, &jc->groups[jc->group_count], &bw, last_hist) != 0)
+        if (analyse_group(a, jc, &groups[g], refs, &jc->groups[jc->group_count], &bw, last_hist, waits) != 0)
             goto out;
         jc->group_count++;
     }
@@ -661,6 +668,12 @@ int gw_job_comm_compute(gw_analysis *a)
             rs->exposed_s += ds->comm_exposed_s;
         }
         rs->hidden_s = rs->comm_s - rs->exposed_s;
+        size_t nw = gw_ivals_normalize(waits[r].items, waits[r].count);
+        double once = gw_ns_to_s(gw_ivals_total(waits[r].items, nw));
+        if (rs->wait_s > 0 && once < rs->wait_s) {
+            rs->wait_exposed_s *= once / rs->wait_s;
+            rs->wait_s = once;
+        }
         if (rs->collectives)
             rs->late_mean_s /= (double)rs->collectives;
         jc->wait_s += rs->wait_s;
@@ -692,6 +705,9 @@ out:
     free(groups);
     free(refs);
     free(last_hist);
+    for (size_t r = 0; waits && r < a->rank_count; r++)
+        gw_ival_list_free(&waits[r]);
+    free(waits);
     free(bw.rows);
     gw_job_comm_free(jc);
     return rc;

@@ -214,7 +214,10 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     if (!f)
         return -1;
     f->confidence = 0.8;
-    double imposed_share = jc->wait_s > 0 ? ws->imposed_s / jc->wait_s : 0;
+    double imposed_all = 0;
+    for (size_t i = 0; i < jc->rank_count; i++)
+        imposed_all += jc->ranks[i].imposed_s;
+    double imposed_share = imposed_all > 0 ? ws->imposed_s / imposed_all : 0;
     snprintf(f->title, sizeof f->title,
              "Straggler: rank %d arrives last at %zu of %zu collectives; waiting for late ranks costs %.0f%% "
              "of the job's GPU time", r->rank, ws->last_count, ws->collectives, share * 100.0);
