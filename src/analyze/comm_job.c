@@ -681,6 +681,15 @@ int gw_job_comm_compute(gw_analysis *a)
         if (a->rank_comm[r].record_count)
             jc->window_s += rs->window_s;
     }
+    /* What each late rank imposed was summed per collective; where a rank waited in two
+     * groups at once it waited once, so the attribution shrinks in the same proportion
+     * (the imposed times add up to the job's waiting). */
+    double imposed_raw = 0;
+    for (size_t r = 0; r < a->rank_count; r++)
+        imposed_raw += jc->ranks[r].imposed_s;
+    if (imposed_raw > jc->wait_s && imposed_raw > 0)
+        for (size_t r = 0; r < a->rank_count; r++)
+            jc->ranks[r].imposed_s *= jc->wait_s / imposed_raw;
     link_of_job(a, jc);
     for (size_t i = 0; i < bw.count; i++) {
         gw_busbw_row *row = &bw.rows[i];

@@ -5,6 +5,7 @@
  * split communication by collective kind: the fix for an all-reduce (bucketing, overlap with
  * the backward pass) does nothing for an all-to-all or a pipeline's send/recv. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,40 @@ static void cause_phrase(const gw_analysis *a, const gw_rank_stats *r, int cause
                  own_finding->share * 100.0);
 }
 
+/* How many late ranks the straggler finding names beside the one it is about. */
+#define LATE_RANKS_NAMED 3
+
+typedef enum { LATE_BY_MEAN, LATE_BY_IMPOSED } late_order;
+
+static double late_key(const gw_rank_comm_stats *s, late_order by)
+{
+    return by == LATE_BY_MEAN ? s->late_mean_s : s->imposed_s;
+}
+
+/* Up to k ranks (indices, skipping `skip`) with the largest key above zero, largest first;
+ * O(ranks x k), which stays small for thousands of ranks. Returns how many. */
+static size_t top_ranks(const gw_job_comm *jc, late_order by, size_t skip, size_t *out, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < jc->rank_count; i++) {
+        double v = late_key(&jc->ranks[i], by);
+        if (i == skip || jc->ranks[i].collectives == 0 || !(v > 0))
+            continue;
+        size_t pos = n < k ? n : k;
+        while (pos > 0 && late_key(&jc->ranks[out[pos - 1]], by) < v)
+            pos--;
+        if (pos >= k)
+            continue;
+        size_t last = n < k ? n : k - 1;
+        for (size_t m = last; m > pos; m--)
+            out[m] = out[m - 1];
+        out[pos] = i;
+        if (n < k)
+            n++;
+    }
+    return n;
+}
+
 int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
 {
     const gw_job_comm *jc = a->comm;
@@ -233,34 +268,44 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     gw_rules_fmt_duration(ws->imposed_s, imposed, sizeof imposed);
     gw_finding_evidence(f, "rank %d arrives on average %s after the first rank; the others waited %s for it "
                            "(%.0f%% of all waiting)", r->rank, late, imposed, imposed_share * 100.0);
-    /* The next late ranks, by the waiting they impose. */
-    char others[200] = "";
-    size_t used = 0, named = 0;
-    size_t *order = calloc(jc->rank_count ? jc->rank_count : 1, sizeof *order);
-    if (order) {
-        size_t n = 0;
+    /* The ranks that arrive latest on average: a late rank need not be the very last one
+     * often (several late ranks take turns), but the others wait for all of them. */
+    size_t latest[LATE_RANKS_NAMED];
+    size_t n_latest = top_ranks(jc, LATE_BY_MEAN, SIZE_MAX, latest, LATE_RANKS_NAMED);
+    if (n_latest > 1) {
+        char list[200] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < n_latest && used < sizeof list; k++) {
+            char d[32];
+            gw_rules_fmt_duration(jc->ranks[latest[k]].late_mean_s, d, sizeof d);
+            used += (size_t)snprintf(list + used, sizeof list - used, "%srank %d %s", k ? ", " : "",
+                                     a->ranks[latest[k]].rank, d);
+        }
+        size_t earliest = SIZE_MAX;
         for (size_t i = 0; i < jc->rank_count; i++)
-            if (i != who && jc->ranks[i].imposed_s > 0)
-                order[n++] = i;
-        for (size_t x = 0; x < n; x++)
-            for (size_t y = x + 1; y < n; y++)
-                if (jc->ranks[order[y]].imposed_s > jc->ranks[order[x]].imposed_s) {
-                    size_t tmp = order[x];
-                    order[x] = order[y];
-                    order[y] = tmp;
-                }
-        for (size_t k = 0; k < n && k < 3 && used < sizeof others; k++) {
-            const gw_rank_comm_stats *o = &jc->ranks[order[k]];
+            if (jc->ranks[i].collectives > 0 &&
+                (earliest == SIZE_MAX || jc->ranks[i].late_mean_s < jc->ranks[earliest].late_mean_s))
+                earliest = i;
+        char d[32];
+        gw_rules_fmt_duration(jc->ranks[earliest].late_mean_s, d, sizeof d);
+        gw_finding_evidence(f, "latest to arrive on average (after the first rank): %s; earliest: rank %d %s",
+                            list, a->ranks[earliest].rank, d);
+    }
+    /* The next ranks the others waited for, by the waiting they impose. */
+    size_t also[LATE_RANKS_NAMED];
+    size_t named = top_ranks(jc, LATE_BY_IMPOSED, who, also, LATE_RANKS_NAMED);
+    if (named) {
+        char others[200] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < named && used < sizeof others; k++) {
+            const gw_rank_comm_stats *o = &jc->ranks[also[k]];
             char d[32];
             gw_rules_fmt_duration(o->imposed_s, d, sizeof d);
             used += (size_t)snprintf(others + used, sizeof others - used, "%srank %d (last at %zu, others waited %s)",
-                                     k ? ", " : "", a->ranks[order[k]].rank, o->last_count, d);
-            named++;
+                                     k ? ", " : "", a->ranks[also[k]].rank, o->last_count, d);
         }
-        free(order);
+        gw_finding_evidence(f, "also last at some collectives: %s", others);
     }
-    if (named)
-        gw_finding_evidence(f, "also late: %s", others);
     double excess = 0, own = 0, median = 0;
     int cause = late_rank_cause(a, who, &excess, &own, &median);
     char phrase[256] = "";

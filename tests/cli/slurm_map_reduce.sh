@@ -5,18 +5,18 @@
 # rank traces to a summary (srun, one task per share, as on many nodes), then the reduce,
 # which must give the same diagnosis as analysing the traces directly. Needs root (the
 # daemons run as root and the packages are installed by scripts/deps.sh slurm when
-# missing); skipped with a message elsewhere.
+# missing); skipped with a message (exit 77, ctest: Skipped) elsewhere.
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}" "${GW_SOURCE_DIR:?}"
 PY=/usr/bin/python3
 D="$GW_SHARED_DIR/traces/kineto/HolisticTraceAnalysis/tests/data/trace_filter"
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "skip - the Slurm test runs as root (it starts munged, slurmctld and slurmd)"; exit 0
+  echo "skip - the Slurm test runs as root (it starts munged, slurmctld and slurmd)"; exit 77
 fi
 if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
   if ! "$GW_SOURCE_DIR/scripts/deps.sh" slurm >/dev/null 2>&1; then
-    echo "skip - slurm-wlm and munge are not installed and could not be installed (apt)"; exit 0
+    echo "skip - slurm-wlm and munge are not installed and could not be installed (apt)"; exit 77
   fi
 fi
 
@@ -48,7 +48,7 @@ mkdir -p "$TMP/munge" && chmod 700 "$TMP/munge"
 dd if=/dev/urandom of="$TMP/munge/munge.key" bs=1024 count=1 2>/dev/null && chmod 400 "$TMP/munge/munge.key"
 if ! munged --force --socket="$TMP/munge/munge.sock" --key-file="$TMP/munge/munge.key" \
      --log-file="$TMP/munge/munged.log" --pid-file="$TMP/munged.pid" --seed-file="$TMP/munge/seed" 2>"$TMP/munge.err"; then
-  echo "skip - munged does not start here: $(head -c 200 "$TMP/munge.err")"; exit 0
+  echo "skip - munged does not start here: $(head -c 200 "$TMP/munge.err")"; exit 77
 fi
 
 HOST=$(hostname -s)
@@ -85,15 +85,15 @@ NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN
 PartitionName=gw Nodes=$HOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
 export SLURM_CONF="$TMP/slurm.conf"
-slurmctld -i -f "$SLURM_CONF" 2>"$TMP/ctld.err" || { echo "skip - slurmctld does not start here: $(head -c 300 "$TMP/ctld.err")"; exit 0; }
-slurmd -f "$SLURM_CONF" 2>"$TMP/slurmd.err" || { echo "skip - slurmd does not start here: $(head -c 300 "$TMP/slurmd.err")"; exit 0; }
+slurmctld -i -f "$SLURM_CONF" 2>"$TMP/ctld.err" || { echo "skip - slurmctld does not start here: $(head -c 300 "$TMP/ctld.err")"; exit 77; }
+slurmd -f "$SLURM_CONF" 2>"$TMP/slurmd.err" || { echo "skip - slurmd does not start here: $(head -c 300 "$TMP/slurmd.err")"; exit 77; }
 up=0
 for _ in $(seq 1 60); do
   if sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)'; then up=1; break; fi
   sleep 1
 done
 if [ $up -ne 1 ]; then
-  echo "skip - the one-node cluster did not come up: $(sinfo 2>&1 | tail -2; tail -3 "$TMP/log/slurmd.log" 2>/dev/null)"; exit 0
+  echo "skip - the one-node cluster did not come up: $(sinfo 2>&1 | tail -2; tail -3 "$TMP/log/slurmd.log" 2>/dev/null)"; exit 77
 fi
 ok "one-node Slurm cluster up ($HOST, ports $CTLD_PORT/$SLURMD_PORT)"
 
