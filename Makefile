@@ -8,7 +8,7 @@ DEMO_TRACE = examples/resnet50_num_workers_0.pt.trace.json.gz
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all build demo test test-asan deps deps-test clean bench install deb
+.PHONY: all build demo test test-asan deps deps-test clean bench install deb dist dist-check
 
 all: build
 
@@ -47,8 +47,21 @@ install: build
 deb: build
 	@cd $(BUILD) && cpack -G DEB
 
+# Portable tarballs for x86_64 and aarch64 in build-dist/ (docs/dist.md): installs the cross
+# toolchain, the arm64 libraries and qemu as root; runs each build's unit tests.
+dist:
+	@scripts/deps.sh dist
+	@scripts/dist.sh
+
+# The dist test with the aarch64 half: `make test` checks the x86_64 tarball only; this adds
+# the cross-built aarch64 one, run under qemu against x86_64 byte for byte (a cold cross-build
+# takes minutes, which is why it is not part of `make test`).
+dist-check: build
+	@scripts/deps.sh dist
+	@cd $(BUILD) && GW_DIST_CROSS=1 ctest -R '^cli_dist_portable$$' --output-on-failure
+
 bench: build
 	@bench/run_all.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) build-dist

@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
 # Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
 # As root it installs what is missing; otherwise it prints the exact apt line and fails.
-# Usage: scripts/deps.sh [build|test|browser]   (each level includes the previous)
+# Usage: scripts/deps.sh [build|test|browser|dist]   (build < test < browser; dist = build + test
+# + the aarch64 cross toolchain, the arm64 libraries and qemu for `make dist`)
 #        scripts/deps.sh slurm   (Slurm and MUNGE for tests/cli/slurm_map_reduce.sh only)
 set -euo pipefail
 level=${1:-build}
 pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
 if [ "$level" = slurm ]; then
   pkgs=(slurm-wlm munge)
+fi
+if [ "$level" = dist ]; then
+  # The arm64 libraries come from Debian's multiarch archive; qemu-user-static runs the
+  # aarch64 unit tests and binary on this machine (through the arm64 loader of libc6:arm64).
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "gpuwhy: make dist needs the arm64 architecture. Run as root:" >&2
+      echo "  dpkg --add-architecture arm64 && apt-get update" >&2
+      exit 1
+    fi
+    dpkg --add-architecture arm64
+    apt-get update -qq >&2
+  fi
+  pkgs+=(libcmocka-dev gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libsqlite3-dev:arm64
+         zlib1g-dev:arm64 libncurses-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64)
 fi
 if [ "$level" = test ] || [ "$level" = browser ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)

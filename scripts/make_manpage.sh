@@ -2,13 +2,17 @@
 # Writes gpuwhy(1) from the binary's own help: `gpuwhy --help` as the description and each
 # `gpuwhy COMMAND --help` as a subsection, so the manual can never disagree with the
 # program. Used by the build (the man page installed by `make install` and the .deb).
-# Usage: scripts/make_manpage.sh GPUWHY_BINARY OUTPUT
+# Usage: scripts/make_manpage.sh GPUWHY_BINARY OUTPUT [EMULATOR...]
+# (EMULATOR: how to run a cross-built binary here, e.g. qemu-aarch64-static)
 set -euo pipefail
 bin=$1 out=$2
+shift 2
+emulator=("$@")
+run_gpuwhy() { "${emulator[@]}" "$bin" "$@"; }
 # roff: a backslash is \e; a line starting with . or ' would be a request.
 escape() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
-version=$("$bin" --version | awk '{print $2}')
-commands=$("$bin" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}')
+version=$(run_gpuwhy --version | awk '{print $2}')
+commands=$(run_gpuwhy --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}')
 tmp=$(mktemp "$out.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 {
@@ -20,13 +24,13 @@ trap 'rm -f "$tmp"' EXIT
     echo "\\fICOMMAND\\fR [\\fIOPTIONS\\fR] ..."
     echo ".SH DESCRIPTION"
     echo ".nf"
-    "$bin" --help | escape
+    run_gpuwhy --help | escape
     echo ".fi"
     echo ".SH COMMANDS"
     for c in $commands; do
         echo ".SS gpuwhy $c"
         echo ".nf"
-        "$bin" "$c" --help | escape
+        run_gpuwhy "$c" --help | escape
         echo ".fi"
     done
     echo ".SH FILES"

@@ -278,4 +278,38 @@ void gw_input_info_free(gw_input_info *in);
 int gw_analysis_inputs_from_job(gw_analysis *a);
 void gw_analysis_free(gw_analysis *a);
 
+/* ---- Where the idle time happened (timelines) -------------------------------------- */
+
+/* One stretch of a device's steady window where it idled for one cause: a DataLoader wait,
+ * a blocking sync, a run of launch gaps between back-to-back small kernels (launch gaps
+ * closer than the launch-gap threshold with only GPU work between them are one stretch). */
+typedef struct gw_idle_stretch {
+    gw_ns start_ns, end_ns;      /* on the trace clock */
+    gw_ns idle_ns;               /* idle time of the cause inside (end - start, but for
+                                    launch stretches, which hold GPU work too) */
+    uint32_t pieces;             /* idle pieces in it */
+} gw_idle_stretch;
+
+typedef struct gw_device_stretches {
+    size_t device_index;         /* the row of a->devices */
+    gw_idle_stretch *by_cause[GW_IDLE_CAUSE_COUNT]; /* owned, in time order */
+    size_t count[GW_IDLE_CAUSE_COUNT];
+    size_t found[GW_IDLE_CAUSE_COUNT]; /* before keeping only the longest (GW_STRETCHES_MAX) */
+} gw_device_stretches;
+
+/* Stretches kept per device and cause (the longest): a timeline stays readable and small. */
+#define GW_STRETCHES_MAX 2048
+
+typedef struct gw_idle_stretches {
+    gw_device_stretches *devices; /* owned, one per row of a->devices */
+    size_t count;
+} gw_idle_stretches;
+
+/* The idle stretches of every device of the analysis, by the same attribution that gave
+ * idle_by_cause_s (their idle_ns add up to it, bar stretches dropped by the cap and launch
+ * gaps too isolated to make a stretch). Computed on demand (export), not by gw_analyze.
+ * Returns 0, or -1 on out-of-memory (err set, out empty). */
+int gw_idle_stretches_compute(const gw_analysis *a, gw_idle_stretches *out, gw_error *err);
+void gw_idle_stretches_free(gw_idle_stretches *s);
+
 #endif

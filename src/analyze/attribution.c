@@ -277,3 +277,100 @@ gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_n
     }
     return idle;
 }
+
+/* The part of [a, b) a set covers, as intervals appended to out (sorted, disjoint). */
+static int sweep_clip(sweep *w, gw_ns a, gw_ns b, gw_ival_list *out)
+{
+    const gw_ivset *s = w->set;
+    while (w->next < s->count && s->iv[w->next].end <= a)
+        w->next++;
+    for (size_t j = w->next; j < s->count && s->iv[j].start < b; j++)
+        if (gw_ival_list_add(out, s->iv[j].start > a ? s->iv[j].start : a,
+                             s->iv[j].end < b ? s->iv[j].end : b) != 0)
+            return -1;
+    return 0;
+}
+
+/* Appends inner minus outer (both sorted and disjoint) to dst; scratch is working room. */
+static int append_difference(const gw_ival_list *outer, const gw_ival_list *inner, gw_ival_list *scratch,
+                             gw_ival_list *dst)
+{
+    size_t room = outer->count + inner->count;
+    if (room == 0)
+        return 0;
+    if (scratch->cap < room) {
+        gw_ival *grown = realloc(scratch->items, room * sizeof *grown);
+        if (!grown)
+            return -1;
+        scratch->items = grown;
+        scratch->cap = room;
+    }
+    size_t n = gw_ivals_subtract(outer->items, outer->count, inner->items, inner->count, scratch->items);
+    for (size_t i = 0; i < n; i++)
+        if (gw_ival_list_add(dst, scratch->items[i].start, scratch->items[i].end) != 0)
+            return -1;
+    return 0;
+}
+
+int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                       gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT])
+{
+    /* The walk over the gaps is gw_attribute_idle's; each piece is split into intervals
+     * instead of summed: clip[k] is what level k covers of the piece, and cause k's part is
+     * clip[k] minus clip[k-1] (the levels are nested). */
+    gw_ival_list raw[GW_IDLE_CAUSE_COUNT] = {{0}};
+    gw_ival_list clip[GW_FEEDER_LEVELS + 1] = {{0}}, scratch = {0};
+    const gw_ivset *busy = &dw->busy;
+    int rc = -1;
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        out[c] = (gw_ivset){0};
+    sweep levels[GW_FEEDER_LEVELS];
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        levels[k] = (sweep){&fa->level[k], gw_ivset_first_ending_after(&fa->level[k], lo)};
+    size_t i = gw_ivset_first_ending_after(busy, lo);
+    gw_ns cursor = lo;
+    while (cursor < hi) {
+        if (i < busy->count && busy->iv[i].start <= cursor) {
+            cursor = busy->iv[i].end;
+            i++;
+            continue;
+        }
+        gw_ns gap_end = i < busy->count && busy->iv[i].start < hi ? busy->iv[i].start : hi;
+        int launch_gap = i > 0 && i < busy->count && busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
+        for (int k = 0; k <= GW_FEEDER_LEVELS; k++)
+            clip[k].count = 0;
+        for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+            if (sweep_clip(&levels[k], cursor, gap_end, &clip[k]) != 0)
+                goto out;
+        /* clip[GW_FEEDER_LEVELS]: the whole piece. */
+        if (gw_ival_list_add(&clip[GW_FEEDER_LEVELS], cursor, gap_end) != 0)
+            goto out;
+        static const gw_ival_list empty;
+        if (append_difference(&clip[0], &empty, &scratch, &raw[GW_IDLE_DATALOADER]) != 0 ||
+            append_difference(&clip[1], &clip[0], &scratch, &raw[GW_IDLE_SYNC]) != 0 ||
+            append_difference(&clip[2], &clip[1], &scratch, &raw[GW_IDLE_ALLOCATOR]) != 0)
+            goto out;
+        if (launch_gap) {
+            if (append_difference(&clip[GW_FEEDER_LEVELS], &clip[2], &scratch, &raw[GW_IDLE_LAUNCH]) != 0)
+                goto out;
+        } else if (append_difference(&clip[3], &clip[2], &scratch, &raw[GW_IDLE_HOST_BUSY]) != 0 ||
+                   append_difference(&clip[GW_FEEDER_LEVELS], &clip[3], &scratch, &raw[GW_IDLE_UNKNOWN]) != 0) {
+            goto out;
+        }
+        cursor = gap_end;
+    }
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        if (gw_ivset_build(&out[c], &raw[c]) != 0)
+            goto out;
+    rc = 0;
+out:
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        gw_ival_list_free(&raw[c]);
+    for (int k = 0; k <= GW_FEEDER_LEVELS; k++)
+        gw_ival_list_free(&clip[k]);
+    gw_ival_list_free(&scratch);
+    if (rc != 0)
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            gw_ivset_free(&out[c]);
+    return rc;
+}

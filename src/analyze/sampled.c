@@ -363,36 +363,80 @@ static void job_stats(gw_sample_stats *st, double worker_cpu_pct)
     }
 }
 
-/* The heaviest foreign processes by CPU seconds in the window (from the top-CPU lists). */
+/* The entry of (pid, comm) in all[0..*count), added when new; NULL on out-of-memory. */
+static gw_sampled_other *other_entry(gw_sampled_other **all, size_t *count, size_t *cap, int32_t pid,
+                                     const char *comm)
+{
+    for (size_t k = 0; k < *count; k++)
+        if ((*all)[k].pid == pid && strcmp((*all)[k].comm, comm) == 0)
+            return &(*all)[k];
+    if (*count == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        gw_sampled_other *grown = realloc(*all, ncap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        *all = grown;
+        *cap = ncap;
+    }
+    gw_sampled_other *e = &(*all)[(*count)++];
+    memset(e, 0, sizeof *e);
+    e->pid = pid;
+    snprintf(e->comm, sizeof e->comm, "%s", comm);
+    return e;
+}
+
+/* The heaviest foreign processes by CPU seconds in the window. From the totals since the
+ * recording began when it has them: the last total inside the window minus the last one
+ * before it. Older recordings have only the top-CPU lists, one interval every few seconds:
+ * their sum is what those intervals saw, not a total. */
 static int foreign_top(gw_sample_stats *st)
 {
     const gw_samples *s = st->samples;
     gw_sampled_other *all = NULL;
     size_t count = 0, cap = 0;
-    for (size_t o = 0; o < s->other_count; o++) {
-        const gw_other_proc_interval *op = &s->others[o];
-        if (op->by_io || !in_window(st, op->interval) || op->pid == st->recorder_pid)
-            continue;
-        size_t k = 0;
-        while (k < count && !(all[k].pid == op->pid && strcmp(all[k].comm, op->comm) == 0))
-            k++;
-        if (k == count) {
-            if (count == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                gw_sampled_other *grown = realloc(all, ncap * sizeof *all);
-                if (!grown) {
-                    free(all);
-                    return -1;
+    if (s->other_total_count > 0) {
+        /* Per process: its last total inside the window minus its last one before it (rows
+         * come in interval order, so a later row replaces an earlier one). */
+        double *start = NULL;
+        size_t start_cap = 0;
+        for (size_t o = 0; o < s->other_total_count; o++) {
+            const gw_other_proc_total *ot = &s->other_totals[o];
+            if (ot->pid == st->recorder_pid || ot->interval >= st->end_interval)
+                continue;
+            gw_sampled_other *e = other_entry(&all, &count, &cap, ot->pid, ot->comm);
+            if (e && count > start_cap) {
+                double *grown = realloc(start, cap * sizeof *grown);
+                if (grown) {
+                    memset(grown + start_cap, 0, (cap - start_cap) * sizeof *grown);
+                    start = grown;
+                    start_cap = cap;
                 }
-                all = grown;
-                cap = ncap;
             }
-            memset(&all[count], 0, sizeof all[count]);
-            all[count].pid = op->pid;
-            snprintf(all[count].comm, sizeof all[count].comm, "%s", op->comm);
-            count++;
+            if (!e || count > start_cap) {
+                free(all);
+                free(start);
+                return -1;
+            }
+            if (ot->interval < st->first_interval)
+                start[e - all] = ot->cpu_s;
+            else
+                e->cpu_core_s = ot->cpu_s;
         }
-        all[k].cpu_core_s += op->cpu_pct / 100.0 * interval_s(st, op->interval);
+        for (size_t k = 0; k < count; k++)
+            all[k].cpu_core_s = all[k].cpu_core_s > start[k] ? all[k].cpu_core_s - start[k] : 0;
+        free(start);
+    } else {
+        for (size_t o = 0; o < s->other_count; o++) {
+            const gw_other_proc_interval *op = &s->others[o];
+            if (op->by_io || !in_window(st, op->interval) || op->pid == st->recorder_pid)
+                continue;
+            gw_sampled_other *e = other_entry(&all, &count, &cap, op->pid, op->comm);
+            if (!e) {
+                free(all);
+                return -1;
+            }
+            e->cpu_core_s += op->cpu_pct / 100.0 * interval_s(st, op->interval);
+        }
     }
     for (size_t n = 0; n < GW_SAMPLED_FOREIGN_TOP && n < count; n++) {
         size_t best = n;

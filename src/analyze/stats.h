@@ -86,6 +86,11 @@ void gw_feeder_activity_free(gw_feeder_activity *fa);
  * the data loader, a sync or the allocator. */
 gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT]);
+/* The same split as interval sets: out[c] holds the idle instants of cause c, adding up to
+ * out_ns[c] of gw_attribute_idle (for timelines: where each cause happened). Returns 0, or
+ * -1 on out-of-memory (out freed). */
+int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                       gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 
 /* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */
 

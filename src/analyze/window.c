@@ -88,20 +88,24 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
             w->end_ns = t->steps[i].end;
 
     const char *src = step_source_name(t->step_source);
-    if (skip == 1)
-        snprintf(w->description, sizeof w->description,
-                 "steps #%lld-#%lld of %zu (%s), warm-up #%lld left out",
-                 (long long)w->first_step_number, (long long)w->last_step_number, n, src,
-                 (long long)t->steps[0].number);
-    else if (skip > 1)
-        snprintf(w->description, sizeof w->description,
-                 "steps #%lld-#%lld of %zu (%s), warm-up #%lld-#%lld left out",
-                 (long long)w->first_step_number, (long long)w->last_step_number, n, src,
-                 (long long)t->steps[0].number, (long long)t->steps[skip - 1].number);
+    char range[80];
+    if (w->steady_steps == 1)
+        snprintf(range, sizeof range, "step #%lld", (long long)w->first_step_number);
     else
-        snprintf(w->description, sizeof w->description,
-                 "steps #%lld-#%lld of %zu (%s), too few to leave warm-up out",
-                 (long long)w->first_step_number, (long long)w->last_step_number, n, src);
+        snprintf(range, sizeof range, "steps #%lld-#%lld", (long long)w->first_step_number,
+                 (long long)w->last_step_number);
+    if (skip == 1)
+        snprintf(w->description, sizeof w->description, "%s of %zu (%s), warm-up #%lld left out",
+                 range, n, src, (long long)t->steps[0].number);
+    else if (skip > 1)
+        snprintf(w->description, sizeof w->description, "%s of %zu (%s), warm-up #%lld-#%lld left out",
+                 range, n, src, (long long)t->steps[0].number, (long long)t->steps[skip - 1].number);
+    else if (n == 1)
+        snprintf(w->description, sizeof w->description, "%s, the only step (%s), warm-up included",
+                 range, src);
+    else
+        snprintf(w->description, sizeof w->description, "%s of %zu (%s), too few to leave warm-up out",
+                 range, n, src);
 }
 
 double gw_window_step_divisor(const gw_window *w)

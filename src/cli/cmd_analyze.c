@@ -115,7 +115,7 @@ static int render(const gw_analysis *a, int json, int verbose, const char *outpu
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        return GW_EXIT_INTERNAL;
+        return err.code;
     }
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
@@ -241,11 +241,29 @@ int gw_cmd_analyze(int argc, char **argv)
 
     gw_error err;
     gw_error_clear(&err);
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report
+     * (or a summary). */
+    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0 ||
+        gw_outfile_check(summary_out, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        return err.code;
+    }
+    if (output && summary_out && strcmp(output, summary_out) == 0) {
+        fprintf(stderr, "gpuwhy analyze: -o and --summary-out name the same file '%s'\n", output);
+        return GW_EXIT_USAGE;
+    }
     gw_phase_mark("start");
     gw_input_list inputs;
     if (gw_inputs_expand(argv + optind, (size_t)(argc - optind), &inputs, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
         return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    /* No output may be one of the files a directory holds either. */
+    if (gw_outfile_check(output, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
+        gw_outfile_check(summary_out, (const char *const *)inputs.paths, inputs.path_count, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code;
     }
     int rc;
     if (inputs.recordings) {

@@ -94,10 +94,15 @@ int gw_cmd_attach(int argc, char **argv)
     snprintf(command_line, sizeof command_line, "attach %ld", pid);
     rs.command_line = command_line;
     rs.job_pid = (pid_t)pid;
+    int usage = gw_record_session_prepare(&rs);
+    if (usage != 0)
+        return usage;
     gw_record_signals_stop_only();
     gw_record_signals_install();
     int failed = gw_record_session_run(&rs, NULL);
-    if (!failed)
+    if (gw_record_session_publish(&rs) != 0)
+        failed = 1;
+    else if (!failed)
         (void)gw_record_print_diagnosis(stderr, rs.output_path);
     return failed == 0 ? GW_EXIT_OK : GW_EXIT_INTERNAL;
 }

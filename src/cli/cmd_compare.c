@@ -79,6 +79,11 @@ int gw_cmd_compare(int argc, char **argv)
     }
     gw_error err;
     gw_error_clear(&err);
+    /* Before anything is read: the output must not be either input. */
+    if (gw_outfile_check(output, (const char *const *)argv + optind, 2, &err) != 0) {
+        fprintf(stderr, "gpuwhy compare: %s\n", err.message);
+        return err.code;
+    }
     gw_job *job_before = NULL, *job_after = NULL;
     gw_analysis *before = load_and_analyze(argv[optind], &job_before, &err);
     gw_analysis *after = before ? load_and_analyze(argv[optind + 1], &job_after, &err) : NULL;
@@ -98,7 +103,7 @@ int gw_cmd_compare(int argc, char **argv)
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
+        rc = err.code;
         goto done;
     }
     gw_render_options ro;

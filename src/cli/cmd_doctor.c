@@ -19,6 +19,7 @@
 #include "record/trace_session.h"
 #include "report/text_table.h"
 #include "util/error.h"
+#include "util/units.h"
 
 extern char **environ;
 
@@ -88,9 +89,11 @@ static void check_host(doctor *d)
     (void)scope;
     struct statvfs vfs;
     if (statvfs(".", &vfs) == 0) {
-        double free_gb = (double)vfs.f_bavail * (double)vfs.f_frsize / 1e9;
-        line(d, free_gb >= 1.0 ? "ok" : "warn", "disk for recordings", "%.1f GB free in the current directory%s",
-             free_gb, free_gb >= 1.0 ? "" : " (a recording at 10 Hz takes a few MB per hour per GPU)");
+        double free_bytes = (double)vfs.f_bavail * (double)vfs.f_frsize;
+        char free_text[32];
+        line(d, free_bytes >= GW_GIB ? "ok" : "warn", "disk for recordings", "%s free in the current directory%s",
+             gw_size_text(free_text, sizeof free_text, free_bytes),
+             free_bytes >= GW_GIB ? "" : " (a recording at 10 Hz takes a few MiB per hour per GPU)");
     }
 }
 
@@ -111,8 +114,10 @@ static size_t check_gpus(doctor *d, gw_link_state *links, size_t cap)
         gw_gpu_sample s;
         memset(&s, 0, sizeof s);
         gw_nvml_sample(nv, g, &s);
-        line(d, s.lost ? "FAIL" : s.error_code ? "warn" : "ok", "GPU", "%u %s, %.1f GB, bus %s%s%s", g, st->name,
-             (double)st->memory_total_bytes / 1e9, st->pci_bus_id, s.error[0] ? ": " : "", s.error);
+        char memory[32];
+        line(d, s.lost ? "FAIL" : s.error_code ? "warn" : "ok", "GPU", "%u %s, %s, bus %s%s%s", g, st->name,
+             gw_size_text(memory, sizeof memory, (double)st->memory_total_bytes), st->pci_bus_id,
+             s.error[0] ? ": " : "", s.error);
         line(d, st->gpm_supported ? "ok" : "warn", "SM activity (GPM)", "GPU %u: %s", g,
              st->gpm_supported ? "supported: GPU-Util can be checked against SM activity"
                                : "not supported (pre-Hopper or old driver)");
@@ -138,10 +143,10 @@ static size_t check_gpus(doctor *d, gw_link_state *links, size_t cap)
 
 static void check_tracing(doctor *d)
 {
-    char lib[4096];
-    if (gw_trace_find_inject_lib(lib, sizeof lib) != 0) {
-        line(d, "warn", "CUDA tracing", "libgpuwhy-cupti.so not found: built only where CUDA headers exist; "
-                                         "`run --trace` unavailable");
+    char lib[4096], missing[512];
+    if (gw_trace_find_inject_lib(lib, sizeof lib, missing, sizeof missing) != 0) {
+        line(d, "warn", "CUDA tracing", "`run --trace` unavailable (the library is built only with CUDA headers)");
+        wrapped("- ", missing);
     } else {
         /* Load it in a child: the library (and the libcupti it pulls in) should not stay
          * mapped in the doctor, and a crash while loading must not take the doctor down. */
@@ -167,10 +172,11 @@ static void check_tracing(doctor *d)
             }
             close(pipefd[0]);
         }
+        /* The whole path: unpacked from a tarball it is long, and a cut one cannot be checked. */
         if (loads)
-            line(d, "ok", "CUDA tracing", "%.60s loads", lib);
+            line(d, "ok", "CUDA tracing", "%s loads", lib);
         else
-            line(d, "warn", "CUDA tracing", "%.40s does not load: %.30s", lib, why[0] ? why : "no InitializeInjection");
+            line(d, "warn", "CUDA tracing", "%s does not load: %.200s", lib, why[0] ? why : "no InitializeInjection");
     }
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     if (inj && *inj)

@@ -1,5 +1,5 @@
-/* `gpuwhy export --perfetto`: write the job's timeline (and findings) in Chrome trace event
- * format for ui.perfetto.dev / chrome://tracing. */
+/* `gpuwhy export`: write the job's timeline (and findings, where they happen) in Chrome
+ * trace event format for ui.perfetto.dev / chrome://tracing. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,22 +15,24 @@
 static void export_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: gpuwhy export --perfetto [-o FILE] INPUT...\n"
+            "Usage: gpuwhy export [--perfetto] [-o FILE] INPUT...\n"
             "\n"
             "Writes a timeline that ui.perfetto.dev and chrome://tracing open: one track per GPU\n"
             "stream and host thread, API calls linked to the kernels they launched (flow arrows),\n"
-            "sampled metrics as counter tracks, and gpuwhy's findings as marked ranges.\n"
+            "sampled metrics as counter tracks, and gpuwhy's findings: each finding made of GPU\n"
+            "idle time (DataLoader waits, blocking syncs, launch gaps ...) marked at every stretch\n"
+            "where the GPU idled for that cause, any other over the time it concerns.\n"
             "INPUT is anything `gpuwhy analyze` reads. The output is streamed (large inputs are\n"
             "fine) and appears whole or not at all.\n"
             "\n"
             "Options:\n"
-            "  --perfetto          Chrome trace event JSON (the only format for now)\n"
+            "  --perfetto          Chrome trace event JSON (the default, and the only format)\n"
             "  -o, --output FILE   output file (default: standard output)\n"
             "  --step-range NAME   nsys: the NVTX range that marks one step\n"
             "  --no-findings       leave the findings track out\n"
             "\n"
             "Example:\n"
-            "  gpuwhy export --perfetto -o timeline.json worker0.pt.trace.json.gz\n");
+            "  gpuwhy export -o timeline.json worker0.pt.trace.json.gz\n");
 }
 
 int gw_cmd_export(int argc, char **argv)
@@ -45,13 +47,13 @@ int gw_cmd_export(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
-    int perfetto = 0, findings = 1;
+    int findings = 1;
     gw_ingest_options iopt = {0};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_PERFETTO: perfetto = 1; break;
+        case OPT_PERFETTO: break;   /* the default: accepted so that scripts may name it */
         case 'o': output = optarg; break;
         case OPT_STEP_RANGE: iopt.step_range = optarg; break;
         case OPT_NO_FINDINGS: findings = 0; break;
@@ -59,17 +61,22 @@ int gw_cmd_export(int argc, char **argv)
         default: export_usage(stderr); return GW_EXIT_USAGE;
         }
     }
-    if (!perfetto || optind >= argc) {
-        fprintf(stderr, "gpuwhy export: %s\n\n", !perfetto ? "say which format (--perfetto)" : "no input given");
+    if (optind >= argc) {
+        fprintf(stderr, "gpuwhy export: no input given\n\n");
         export_usage(stderr);
         return GW_EXIT_USAGE;
+    }
+    gw_error err;
+    gw_error_clear(&err);
+    /* Before anything is read: the timeline must not overwrite a trace it is made from. */
+    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+        fprintf(stderr, "gpuwhy export: %s\n", err.message);
+        return err.code;
     }
     gw_progress bar;
     gw_progress_init(&bar, 1);
     iopt.progress = gw_progress_update;
     iopt.progress_ctx = &bar;
-    gw_error err;
-    gw_error_clear(&err);
     gw_job *job = gw_job_new();
     if (!job)
         return GW_EXIT_INTERNAL;
@@ -81,12 +88,14 @@ int gw_cmd_export(int argc, char **argv)
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
     gw_analysis *a = NULL;
+    gw_idle_stretches stretches = {0};
     if (findings) {
         gw_thresholds th;
         gw_thresholds_default(&th);
         a = gw_analyze(job, &th, &err);
-        if (!a) {
+        if (!a || gw_idle_stretches_compute(a, &stretches, &err) != 0) {
             fprintf(stderr, "gpuwhy: %s\n", err.message);
+            gw_analysis_free(a);
             gw_job_free(job);
             return err.code ? err.code : GW_EXIT_INTERNAL;
         }
@@ -95,8 +104,8 @@ int gw_cmd_export(int argc, char **argv)
     rc = GW_EXIT_OK;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
-    } else if (gw_export_perfetto(of.fp, job, a) != 0) {
+        rc = err.code;
+    } else if (gw_export_perfetto(of.fp, job, a, a ? &stretches : NULL) != 0) {
         gw_outfile_abort(&of);
         fprintf(stderr, "gpuwhy: writing the timeline failed\n");
         rc = GW_EXIT_INTERNAL;
@@ -104,6 +113,7 @@ int gw_cmd_export(int argc, char **argv)
         fprintf(stderr, "gpuwhy: %s\n", err.message);
         rc = GW_EXIT_INTERNAL;
     }
+    gw_idle_stretches_free(&stretches);
     gw_analysis_free(a);
     gw_job_free(job);
     return rc;

@@ -82,12 +82,19 @@ int gw_cmd_report(int argc, char **argv)
         report_usage(stderr);
         return GW_EXIT_USAGE;
     }
+    gw_error err;
+    gw_error_clear(&err);
+    /* Before anything is read: the report must not overwrite a trace it is made from. */
+    const char *before_inputs[1] = {before_path};
+    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0 ||
+        gw_outfile_check(output, before_inputs, before_path ? 1 : 0, &err) != 0) {
+        fprintf(stderr, "gpuwhy report: %s\n", err.message);
+        return err.code;
+    }
     gw_progress bar;
     gw_progress_init(&bar, 1);
     iopt.progress = gw_progress_update;
     iopt.progress_ctx = &bar;
-    gw_error err;
-    gw_error_clear(&err);
     gw_job *job = NULL, *job_before = NULL;
     gw_analysis *a = load((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, &job, &err);
     gw_analysis *before = NULL;
@@ -108,7 +115,7 @@ int gw_cmd_report(int argc, char **argv)
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        rc = GW_EXIT_INTERNAL;
+        rc = err.code;
         goto done;
     }
     if (gw_render_html(of.fp, a, cmp, before_path) != 0) {

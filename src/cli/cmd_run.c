@@ -1,6 +1,7 @@
 /* `gpuwhy run`: start the job, record host and GPU metrics while it runs, exit with its
  * status. The job is started before anything that can fail (creating the recording,
- * loading NVML), so a recording problem never keeps it from running. */
+ * loading NVML), so a recording problem never keeps it from running; only a wrong command
+ * line (an output path that cannot hold a recording, like a wrong option) is refused first. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -155,27 +156,41 @@ int gw_cmd_run(int argc, char **argv)
         gw_default_recording_path(default_path, sizeof default_path);
         rs.output_path = default_path;
     }
+    int usage = gw_record_session_prepare(&rs);
+    if (usage != 0)
+        return usage;
     char *command_line = join_command(job_argv);
     rs.command_line = command_line;
 
     gw_record_signals_install();
-    gw_run_trace_before_job(&trace, rs.output_path);
+    /* The scratch file of the trace lives in the recording's private directory. */
+    char side_path[sizeof rs.recording_buf] = "";
+    if (trace.enabled && (!rs.recording_path ||
+                          gw_staging_path(&rs.staging, "cuda-trace.db", side_path, sizeof side_path) != 0)) {
+        fprintf(stderr, "gpuwhy run: --trace: nothing to record into; the job runs untraced\n");
+        trace.enabled = 0;
+    }
+    gw_run_trace_before_job(&trace, side_path);
     int exec_errno = 0;
     pid_t pid = start_job(job_argv, &exec_errno);
     if (pid < 0) {
         fprintf(stderr, "gpuwhy run: cannot run '%s': %s\n", job_argv[0], strerror(exec_errno));
         free(command_line);
         gw_run_trace_discard(&trace);
+        gw_staging_discard(&rs.staging);
         return exec_errno == ENOENT ? 127 : 126;
     }
     gw_record_signals_set_job(pid);
     rs.job_pid = pid;
     int status = 0;
     gw_record_session_run(&rs, &status);
-    gw_run_trace_after_job(&trace, rs.output_path);
+    if (rs.recording_path)
+        gw_run_trace_after_job(&trace, rs.recording_path);
+    gw_run_trace_discard(&trace);
     /* After the trace merge, so a cause both saw is one finding; the job's status wins
      * over a failed diagnosis (its message is printed). */
-    (void)gw_record_print_diagnosis(stderr, rs.output_path);
+    if (gw_record_session_publish(&rs) == 0)
+        (void)gw_record_print_diagnosis(stderr, rs.output_path);
     free(command_line);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

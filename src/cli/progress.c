@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/units.h"
+
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -34,11 +36,11 @@ void gw_progress_update(void *ctx, uint64_t done, uint64_t total)
         int filled = (int)((double)done / (double)total * width);
         if (filled > width)
             filled = width;
-        fprintf(stderr, "\rreading [%.*s%*s] %5.1f%% %8.1f MB",
+        fprintf(stderr, "\rreading [%.*s%*s] %5.1f%% %8.1f MiB",
                 filled, "########################################", width - filled, "",
-                100.0 * (double)done / (double)total, (double)done / 1e6);
+                100.0 * (double)done / (double)total, (double)done / GW_MIB);
     } else {
-        fprintf(stderr, "\rreading %8.1f MB", (double)done / 1e6);
+        fprintf(stderr, "\rreading %8.1f MiB", (double)done / GW_MIB);
     }
     fflush(stderr);
 }

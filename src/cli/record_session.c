@@ -14,6 +14,7 @@
 #include "record/reader.h"
 #include "record/sampler.h"
 #include "util/error.h"
+#include "util/outfile.h"
 
 /* Signal state: written by handlers, read by the loop. */
 static volatile sig_atomic_t g_job_pid;
@@ -128,16 +129,18 @@ typedef struct session_ctx {
     int line_shown;
 } session_ctx;
 
-static int reap_job(session_ctx *c)
+static int job_has_exited(session_ctx *c)
 {
     if (c->job_done || !c->rs->job_is_child)
         return c->job_done;
-    int status = 0;
-    pid_t r = waitpid(c->rs->job_pid, &status, WNOHANG);
-    if (r == c->rs->job_pid) {
-        c->job_done = 1;
-        c->job_status = status;
-    } else if (r < 0 && errno == ECHILD) {
+    /* WNOWAIT: the job stays a zombie until wait_job() reaps it, so the last sample still
+     * reads its final counters (its IO includes every child it reaped); reaped here, they
+     * would be folded into gpuwhy's own and lost to the recording. */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)c->rs->job_pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0)
+        return info.si_pid == c->rs->job_pid;
+    if (errno == ECHILD) {
         c->job_done = 1;   /* reaped elsewhere: status unknown */
         c->job_status = 0;
     }
@@ -147,7 +150,7 @@ static int reap_job(session_ctx *c)
 static int should_stop(void *ctx)
 {
     session_ctx *c = ctx;
-    return g_stop_requested || reap_job(c);
+    return g_stop_requested || job_has_exited(c);
 }
 
 static void fmt_pct(char *buf, size_t size, double v)
@@ -211,6 +214,51 @@ static int exit_code_of(int status)
     return 1;
 }
 
+/* ---- where the recording is written ---------------------------------------------- */
+
+/* The name of the recording inside the private directory. */
+#define STAGED_RECORDING "recording.db"
+
+int gw_record_session_prepare(gw_record_session *rs)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    rs->recording_path = NULL;
+    if (gw_outfile_check_regular(rs->output_path, &err) != 0) {
+        fprintf(stderr, "gpuwhy %s: %s\n", rs->command, err.message);
+        return GW_EXIT_USAGE;
+    }
+    if (gw_staging_begin(&rs->staging, rs->output_path, &err) != 0) {
+        if (err.code == GW_EXIT_USAGE) {
+            fprintf(stderr, "gpuwhy %s: %s\n", rs->command, err.message);
+            return GW_EXIT_USAGE;
+        }
+        fprintf(stderr, "gpuwhy %s: not recording: %s%s\n", rs->command, err.message,
+                rs->job_is_child ? " (the job runs on)" : "");
+        return 0;
+    }
+    if (gw_staging_path(&rs->staging, STAGED_RECORDING, rs->recording_buf, sizeof rs->recording_buf) != 0) {
+        fprintf(stderr, "gpuwhy %s: %s: path too long\n", rs->command, rs->output_path);
+        gw_staging_discard(&rs->staging);
+        return GW_EXIT_USAGE;
+    }
+    rs->recording_path = rs->recording_buf;
+    return 0;
+}
+
+int gw_record_session_publish(gw_record_session *rs)
+{
+    if (!rs->recording_path)
+        return -1;
+    gw_error err;
+    gw_error_clear(&err);
+    int rc = gw_staging_publish(&rs->staging, STAGED_RECORDING, &err);
+    rs->recording_path = NULL;
+    if (rc < 0)
+        fprintf(stderr, "gpuwhy %s: %s\n", rs->command, err.message);
+    return rc == 1 ? 0 : -1;
+}
+
 int gw_record_session_run(const gw_record_session *rs, int *job_status)
 {
     /* Past a file size limit, write() then fails with EFBIG and the recording stops like
@@ -223,7 +271,7 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
     c.status_line = isatty(STDERR_FILENO);
     gw_sampler_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.output_path = rs->output_path;
+    cfg.output_path = rs->recording_path;
     cfg.interval_ns = rs->interval_ns;
     cfg.job_pid = rs->job_pid;
     cfg.mode = rs->command;
@@ -235,8 +283,10 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
     gw_error err;
     gw_error_clear(&err);
     int failed = 0;
-    gw_sampler *s = gw_sampler_open(&cfg, &err);
-    if (!s) {
+    gw_sampler *s = NULL;
+    if (!rs->recording_path)
+        failed = 1;  /* the private directory could not be made: already said why */
+    else if (!(s = gw_sampler_open(&cfg, &err))) {
         fprintf(stderr, "gpuwhy %s: not recording: %s%s\n", rs->command, err.message,
                 rs->job_is_child ? " (the job runs on)" : "");
         failed = 1;
@@ -263,7 +313,7 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
             fprintf(stderr, "gpuwhy %s: closing the recording: %s\n", rs->command, err.message);
             failed = 1;
         }
-        if (gw_record_print_outcome(stderr, rs->output_path) != 0)
+        if (gw_record_print_outcome(stderr, rs->recording_path, rs->output_path) != 0)
             failed = 1;
     }
     return failed;
@@ -271,7 +321,7 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
 
 /* ---- the summary ---------------------------------------------------------------- */
 
-int gw_record_print_outcome(FILE *out, const char *recording_path)
+int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path)
 {
     gw_error err;
     gw_error_clear(&err);
@@ -287,7 +337,7 @@ int gw_record_print_outcome(FILE *out, const char *recording_path)
     for (size_t i = 0; i < s->interval_count; i++)
         duration += s->host[i].duration_s;
     fprintf(out, "gpuwhy: recorded %.1f s, %zu samples every %.0f ms into %s\n", duration, s->sample_count,
-            (double)s->interval_ns / 1e6, recording_path);
+            (double)s->interval_ns / 1e6, shown_path);
     if (s->gpu_count == 0) {
         fprintf(out, "  GPUs: none recorded: no GPU data, so no GPU diagnosis\n");
     } else {

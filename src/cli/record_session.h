@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "util/staging.h"
+
 /* "100ms", "0.5s", "2m", "1h", "30" (seconds) → ns; -1 when malformed or not positive. */
 int64_t gw_parse_duration_ns(const char *text);
 
@@ -17,7 +19,12 @@ void gw_default_recording_path(char *buf, size_t size);
 
 typedef struct gw_record_session {
     const char *command;        /* "run" or "attach", for messages and meta */
-    const char *output_path;
+    const char *output_path;    /* where the finished recording appears */
+    /* The file being written, inside the private directory `staging` beside output_path
+     * (gw_record_session_prepare); NULL when that directory could not be made. */
+    const char *recording_path;
+    gw_staging staging;
+    char recording_buf[4096];
     int64_t interval_ns;
     int64_t duration_ns;        /* 0: until the job ends */
     pid_t job_pid;
@@ -33,6 +40,16 @@ void gw_record_signals_set_job(pid_t job_pid);
 /* attach: a signal to gpuwhy ends the recording instead of reaching the job. */
 void gw_record_signals_stop_only(void);
 
+/* Before the job starts: refuses an output path that cannot hold a recording (a symbolic
+ * link, a device, a missing directory: message printed, returns GW_EXIT_USAGE) and makes the
+ * private directory the recording is built in. A failure to make that directory is printed
+ * and leaves recording_path NULL: the job still runs, unrecorded. Returns 0 otherwise. */
+int gw_record_session_prepare(gw_record_session *rs);
+/* After the job, the recording and any trace merge: moves the finished recording onto
+ * output_path and removes the private directory. Returns 0 when the recording is there,
+ * -1 when there is none (never started, or the move failed: printed). */
+int gw_record_session_publish(gw_record_session *rs);
+
 /* Records until the job ends (run: reaped; attach: its tree is gone) or the duration is
  * over, then prints the summary. For run, *job_status receives the wait status. Returns
  * 0 when the recording is complete, 1 when recording failed or never started (already
@@ -42,7 +59,7 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status);
 /* The end-of-recording summary on out (duration, samples, GPUs and mean utilisation, job
  * CPU, busiest disk, notes); the diagnosis follows it (gw_record_print_diagnosis, printed by
  * run and attach once any trace is merged). Returns 0 or -1 (message printed). */
-int gw_record_print_outcome(FILE *out, const char *recording_path);
+int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path);
 
 /* The diagnosis of the finished recording (with a merged `run --trace` trace), rendered like
  * `gpuwhy analyze FILE` (record_diagnosis.c). Printed after the summary, and after the trace

@@ -52,13 +52,13 @@ int gw_run_trace_option(gw_run_trace *t, int opt, const char *arg)
     }
 }
 
-void gw_run_trace_before_job(gw_run_trace *t, const char *recording_path)
+void gw_run_trace_before_job(gw_run_trace *t, const char *side_path)
 {
     if (!t->enabled)
         return;
     gw_error err;
     gw_error_clear(&err);
-    if (snprintf(t->side_path, sizeof t->side_path, "%s.cuda-trace.tmp", recording_path) >= (int)sizeof t->side_path) {
+    if (snprintf(t->side_path, sizeof t->side_path, "%s", side_path) >= (int)sizeof t->side_path) {
         fprintf(stderr, "gpuwhy run: --trace: recording path too long; the job runs untraced\n");
         return;
     }
@@ -80,7 +80,7 @@ int gw_run_trace_after_job(gw_run_trace *t, const char *recording_path)
     int rc = gw_trace_session_stop(t->session, 2000, &err);
     sqlite3 *db = NULL;
     if (rc == 0) {
-        if (sqlite3_open_v2(recording_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+        if (sqlite3_open_v2(recording_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
             rc = gw_fail(&err, GW_EXIT_INTERNAL, "%s: cannot open the recording to add the CUDA trace", recording_path);
         else if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK ||
                  sqlite3_exec(db, GW_TRACE_MERGE_PRAGMAS, NULL, NULL, NULL) != SQLITE_OK)
@@ -88,8 +88,6 @@ int gw_run_trace_after_job(gw_run_trace *t, const char *recording_path)
     }
     if (rc == 0)
         rc = gw_trace_session_merge(t->session, db, &err);
-    if (rc == 0 && sqlite3_exec(db, GW_TRACE_MERGE_DONE, NULL, NULL, NULL) != SQLITE_OK)
-        rc = gw_fail(&err, GW_EXIT_INTERNAL, "%s: %s", recording_path, sqlite3_errmsg(db));
     sqlite3_close(db);
     gw_trace_summary s;
     gw_trace_session_summary(t->session, &s);

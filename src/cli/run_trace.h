@@ -29,9 +29,10 @@ void gw_run_trace_usage(FILE *out);
 void gw_run_trace_init(gw_run_trace *t);
 /* Handles one of the options; returns 0, or GW_EXIT_USAGE after printing why. */
 int gw_run_trace_option(gw_run_trace *t, int opt, const char *arg);
-/* Before the job starts: opens the receiver and sets the job's environment. Never fails:
- * problems are printed and the job runs untraced. */
-void gw_run_trace_before_job(gw_run_trace *t, const char *recording_path);
+/* Before the job starts: opens the receiver, with its scratch file at side_path (in the
+ * recording's private directory), and sets the job's environment. Never fails: problems
+ * are printed and the job runs untraced. */
+void gw_run_trace_before_job(gw_run_trace *t, const char *side_path);
 /* After the job and the recording ended: stores the trace in the recording and prints one
  * summary line (counts, window, dropped records). Returns 0, or 1 when the trace could not
  * be stored (printed). */

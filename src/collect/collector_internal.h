@@ -119,6 +119,7 @@ struct gw_host_collector {
     size_t order_cap;
 
     gw_pid_table prev_counters, next_counters;   /* top processes: previous vs this sample */
+    gw_pid_table first_counters;  /* top processes: as the first full scan found them */
     gw_pid_table cmdline_seen, next_cmdline_seen;
 };
 
@@ -130,6 +131,8 @@ int gw_collect_proc_tree(gw_host_collector *c, gw_host_sample *out, bool read_th
 /* top_procs.c: keeps this full scan's per-process counters for the next one and, when
  * publish, fills out->top_cpu/top_io with the deltas since the previous full scan. */
 int gw_collect_top_procs(gw_host_collector *c, gw_host_sample *out, bool publish, gw_error *err);
+/* top_procs.c: out->top_total from the last full scan (c->scan) against the first one. */
+int gw_collect_top_totals(gw_host_collector *c, gw_host_sample *out, gw_error *err);
 /* proc_fds.c: fills out->fs from the job processes' open files. */
 int gw_collect_job_fs(gw_host_collector *c, gw_host_sample *out, gw_error *err);
 /* numa.c: fills out->numa_nodes; a machine without sys/devices/system/node leaves

@@ -169,6 +169,8 @@ typedef struct gw_top_proc {
     char comm[64];
     uint64_t cpu_ticks_delta;   /* Δ(utime+stime) since the previous sample */
     uint64_t io_bytes_delta;    /* Δ(read_bytes+write_bytes); 0 when io is not readable */
+    uint64_t cpu_ticks_total;   /* utime+stime since the collector's first sample (all of it
+                                   for a process started later); top_total lists only */
 } gw_top_proc;
 
 /* One interval's host sample. Arrays are owned and REUSED by gw_host_collect (their
@@ -211,6 +213,12 @@ typedef struct gw_host_sample {
     size_t top_cpu_count, top_cpu_cap;
     gw_top_proc *top_io;            /* descending io_bytes_delta, at most top_n, >0 only */
     size_t top_io_count, top_io_cap;
+    /* Processes outside the job by CPU time since the first sample: a total, unlike the
+     * one-interval deltas above (which a 100 ms interval every 5 s cannot add up to).
+     * Filled with the top lists after the first one, and by gw_host_collect_totals. */
+    bool has_top_total;
+    gw_top_proc *top_total;         /* descending cpu_ticks_total, at most top_n, >0 only */
+    size_t top_total_count, top_total_cap;
 
     /* false when the file was missing or malformed in this sample: its fields are unknown
      * (an empty disk list with has_diskstats true means "no disks") */
@@ -268,6 +276,11 @@ typedef struct gw_host_options {
                                     open files, no listing of /proc (the exporter, which
                                     reports the machine, must not cost more on a machine
                                     with more processes); default false */
+    int early_thread_tick;       /* > 0: the per-thread detail (schedstat run-queue wait) is
+                                    also read in this interval, so that a recording of a few
+                                    seconds has two reads; `attach` uses it (the job is in its
+                                    steady state from the start; under `run` the first
+                                    seconds are its start-up). 0 = none, the default */
 } gw_host_options;
 
 /* slow_every_n of recordings: 2 Hz at the default 100 ms interval. */
@@ -293,6 +306,11 @@ gw_host_collector *gw_host_collector_new(const char *root, pid_t job_root_pid,
  * sources that are missing only clear their has_* flag. Processes vanishing mid-read are
  * dropped from the sample quietly. */
 int gw_host_collect(gw_host_collector *c, gw_host_sample *out, gw_error *err);
+/* For the end of a recording: scans every process once more and fills only out->top_total
+ * (and the job's process list the scan needs), so that the totals cover the whole
+ * recording and not only up to the last top-list interval. Call after the last
+ * gw_host_collect; out is scratch (cleared first). Returns 0, or -1 with err set. */
+int gw_host_collect_totals(gw_host_collector *c, gw_host_sample *out, gw_error *err);
 
 /* Replaces the root (tests step through fixture snapshots taken in time); state carried
  * between samples (previous counters for top processes, cmdlines already seen) is kept. */

@@ -4,14 +4,19 @@
 #include "collect/nvml.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collect/nvml_abi.h"
 #include "util/grow.h"
+#include "util/lib_trust.h"
 
 /* GPM needs more than 100 ms between its two samples (NVML's internal refresh); 1 ms of
  * margin covers the time the sample call itself takes. */
@@ -379,12 +384,38 @@ static void setup_events(gw_nvml *nv)
     }
 }
 
+/* dlopen of lib_path. A path (not a bare name the loader looks up in the system's
+ * directories) is, as root, refused unless only root can have written it or swapped it
+ * (gw_lib_trusted checks the file and every directory above it, and gives the resolved name
+ * to load). Returns 0 (nv->lib set, or NULL with dlerror pending), or -1 with note set. */
+static int load_library(gw_nvml *nv, const char *lib_path, char *note, size_t note_size)
+{
+    char why[256];
+    struct stat st;
+    if (strchr(lib_path, '/') && geteuid() == 0 && stat(lib_path, &st) != 0) {
+        snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path, strerror(errno));
+        return -1;
+    }
+    char checked[PATH_MAX];
+    if (strchr(lib_path, '/')) {
+        if (gw_lib_trusted(lib_path, checked, sizeof checked, why, sizeof why) != 0) {
+            snprintf(note, note_size,
+                     "no NVML: host-only recording (%s refused: gpuwhy runs as root and the library is %s)", lib_path,
+                     why);
+            return -1;
+        }
+        lib_path = checked;
+    }
+    nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    return 0;
+}
+
 gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
 {
     if (note_size)
         note[0] = '\0';
     if (!lib_path)
-        lib_path = getenv("GW_NVML_LIB");
+        lib_path = gw_lib_env("GW_NVML_LIB");
     if (!lib_path || !*lib_path)
         lib_path = "libnvidia-ml.so.1";
     gw_nvml *nv = calloc(1, sizeof *nv);
@@ -393,7 +424,10 @@ gw_nvml *gw_nvml_open(const char *lib_path, char *note, size_t note_size)
         return NULL;
     }
     nv->slow_period_ns = GW_NVML_DEFAULT_SLOW_PERIOD_NS;
-    nv->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    if (load_library(nv, lib_path, note, note_size) != 0) {
+        free(nv);
+        return NULL;
+    }
     if (!nv->lib) {
         const char *why = dlerror();
         snprintf(note, note_size, "no NVML: host-only recording (cannot load %s: %s)", lib_path,
@@ -702,7 +736,9 @@ static int read_slow(gw_nvml *nv, gpu_state *g, gw_gpu_sample *out)
     if (nv->pcie_gen && nv->pcie_width) {
         unsigned gen = 0, width = 0;
         if (check(nv, g, out, "nvmlDeviceGetCurrPcieLinkGeneration", nv->pcie_gen(h, &gen)) &&
-            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width))) {
+            check(nv, g, out, "nvmlDeviceGetCurrPcieLinkWidth", nv->pcie_width(h, &width)) && gen > 0 &&
+            width > 0) {
+            /* 0 is what some drivers answer, with success, where no PCIe link applies. */
             out->pcie_gen = gen;
             out->pcie_width = width;
             out->valid |= GW_GPU_HAS_PCIE_LINK;

@@ -406,8 +406,11 @@ static int read_job_proc(gw_host_collector *c, int proc_dir_fd, const gw_scanned
     proc->rss_kb = st.rss_pages * (uint64_t)c->page_kb;
     bool seen_before = gw_pid_table_get(&c->cmdline_seen, st.pid, st.start_ticks) != NULL;
     /* A process new to the job gets its io and status at once: the reader credits all of
-     * a new worker's IO to its first interval, and a later first read could not. */
-    if (c->slow_due || !seen_before) {
+     * a new worker's IO to its first interval, and a later first read could not. A zombie
+     * gets them too: this is the last chance to read them (they hold what its reaped
+     * children did as well); once it is reaped they are gone, or folded into a parent
+     * that may never be read again (the job's root, reaped by gpuwhy). */
+    if (c->slow_due || !seen_before || st.state == 'Z') {
         if (gw_fd_cache_read(&c->fds, proc_dir_fd, pid, 0, GW_TASK_STATUS, c->tick, &c->buf) != 0) {
             if (vanished(errno))
                 return 1;

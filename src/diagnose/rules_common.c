@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/units.h"
+
 gw_severity gw_rules_severity(double share)
 {
     if (share >= GW_SHARE_CRITICAL)
@@ -110,14 +112,7 @@ void gw_rules_fmt_duration(double seconds, char *buf, size_t size)
 
 void gw_rules_fmt_bytes(double bytes, char *buf, size_t size)
 {
-    if (bytes < 1e3)
-        snprintf(buf, size, "%.0f B", bytes);
-    else if (bytes < 1e6)
-        snprintf(buf, size, "%.1f KB", bytes / 1e3);
-    else if (bytes < 1e9)
-        snprintf(buf, size, "%.1f MB", bytes / 1e6);
-    else
-        snprintf(buf, size, "%.2f GB", bytes / 1e9);
+    gw_size_text(buf, size, bytes);
 }
 
 void gw_rules_fmt_per_step(const gw_rank_stats *r, double per_step, char *buf, size_t size)
@@ -173,9 +168,27 @@ void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double
     char lo[32], hi[32];
     gw_rules_fmt_duration(per_step * lo_frac, lo, sizeof lo);
     gw_rules_fmt_duration(per_step * hi_frac, hi, sizeof hi);
-    double lo_pct = f->share * lo_frac * 100.0, hi_pct = f->share * hi_frac * 100.0;
-    snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%.0f-%.0f%% of step time)", lo, hi,
-             gw_rules_per_step_unit(r), lo_pct, hi_pct);
+    char pct[48];
+    gw_rules_fmt_pct_range(f->share * lo_frac * 100.0, f->share * hi_frac * 100.0, pct, sizeof pct);
+    const char *of = r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window";
+    if (strcmp(lo, hi) == 0)
+        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s)", hi, gw_rules_per_step_unit(r), pct, of);
+    else
+        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s)", lo, hi, gw_rules_per_step_unit(r),
+                 pct, of);
+}
+
+void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size)
+{
+    /* Below 10% one decimal, so a small range keeps its two ends apart. */
+    int decimals = hi < 10.0 ? 1 : 0;
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.*f", decimals, lo);
+    snprintf(b, sizeof b, "%.*f", decimals, hi);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, size, "≈ %s%%", b);
+    else
+        snprintf(buf, size, "%s-%s%%", a, b);
 }
 
 void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason)

@@ -51,7 +51,8 @@ const char *gw_rules_per_step_unit(const gw_rank_stats *r);
 
 /* Human durations: "41 µs", "176 ms", "3.10 s". */
 void gw_rules_fmt_duration(double seconds, char *buf, size_t size);
-/* Bytes with a unit that keeps small copies readable: "648 B", "16.4 KB", "96.3 MB". */
+/* Bytes with a unit that keeps small copies readable: "648 B", "16.4 KiB", "96.3 MiB" (binary
+ * units, util/units.h). */
 void gw_rules_fmt_bytes(double bytes, char *buf, size_t size);
 /* ", 2.0/step" when the window has steps, "" otherwise (the count already is per window). */
 void gw_rules_fmt_per_step(const gw_rank_stats *r, double per_step, char *buf, size_t size);
@@ -64,10 +65,14 @@ gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_
                              int32_t device, double share, double explained_s);
 
 /* Writes f->gain for a fix expected to recover between lo_frac and hi_frac of the time
- * the finding explains: "≈ 150 ms to 180 ms/step (35-41% of step time)". devices: how
- * many device windows f->explained_s adds up (1 for a per-device finding). */
+ * the finding explains: "≈ 150 ms to 180 ms/step (35-41% of step time)"; without steps
+ * "≈ 12 ms to 37 ms in the window (4.2-12.6% of the window)". devices: how many device
+ * windows f->explained_s adds up (1 for a per-device finding). */
 void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac,
                    double hi_frac);
+
+/* "12-21%", "0.6-1.1%", "≈ 3%": a range of percentages that never collapses to "1-1%". */
+void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size);
 
 /* Lists id under reason in a->not_evaluated, one group per reason:
  * "the input has no host API calls: pipe.host_sync, mem.alloc_churn; ...". */

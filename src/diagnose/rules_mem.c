@@ -6,6 +6,7 @@
 
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "util/units.h"
 
 static double window_length_s(const gw_rank_stats *r)
 {
@@ -47,12 +48,12 @@ int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
         char label[96], wait[32];
         gw_rules_window_label(r, label, sizeof label);
         gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
-        snprintf(f->title, sizeof f->title, "Device memory near full: peak reserved %.1f%% of %.1f GB",
-                 m->peak_reserved_share * 100.0, m->total_mem_bytes / 1e9);
-        gw_finding_evidence(f, "peak reserved %.2f GB of %.2f GB (%.1f%%), peak allocated %.2f GB",
-                            m->peak_reserved_bytes / 1e9, m->total_mem_bytes / 1e9,
+        snprintf(f->title, sizeof f->title, "Device memory near full: peak reserved %.1f%% of %.1f GiB",
+                 m->peak_reserved_share * 100.0, m->total_mem_bytes / GW_GIB);
+        gw_finding_evidence(f, "peak reserved %.2f GiB of %.2f GiB (%.1f%%), peak allocated %.2f GiB",
+                            m->peak_reserved_bytes / GW_GIB, m->total_mem_bytes / GW_GIB,
                             m->peak_reserved_share * 100.0,
-                            m->peak_allocated_bytes >= 0 ? m->peak_allocated_bytes / 1e9 : 0.0);
+                            m->peak_allocated_bytes >= 0 ? m->peak_allocated_bytes / GW_GIB : 0.0);
         char rate[32];
         gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
         gw_finding_evidence(f, "%zu allocator calls in %s%s, %s inside them", m->alloc_calls, label,
@@ -188,9 +189,9 @@ int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule)
         gw_rules_window_label(r, label, sizeof label);
         snprintf(f->title, sizeof f->title, "Room for a larger batch: GPU busy %.0f%%, memory %.0f%% used",
                  busy * 100.0, m->peak_reserved_share * 100.0);
-        gw_finding_evidence(f, "GPU busy %.1f%% of %s while peak reserved memory is %.2f GB of %.2f GB "
-                               "(%.1f%%)", busy * 100.0, label, m->peak_reserved_bytes / 1e9,
-                            m->total_mem_bytes / 1e9, m->peak_reserved_share * 100.0);
+        gw_finding_evidence(f, "GPU busy %.1f%% of %s while peak reserved memory is %.2f GiB of %.2f GiB "
+                               "(%.1f%%)", busy * 100.0, label, m->peak_reserved_bytes / GW_GIB,
+                            m->total_mem_bytes / GW_GIB, m->peak_reserved_share * 100.0);
         snprintf(f->fix, sizeof f->fix,
                  "After the causes above, try a larger batch (x2, scaling the learning rate) and "
                  "time a step at 2-3 batch sizes: if step time grows much less than the batch, the "

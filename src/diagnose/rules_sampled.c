@@ -76,6 +76,29 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+/* CPU and GPU both mostly idle: the job waits, and for a CPU only when the run queue says so
+ * (a CPU-starved loop also shows little CPU use). Unmeasured is said, never taken as no. */
+static void idle_both(const gw_analysis *a, char *buf, size_t size)
+{
+    const gw_sample_stats *st = a->sampled;
+    double job = isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct;
+    double wait = gw_sampled_run_queue_share(st);
+    if (wait > 1)
+        wait = 1;   /* the two schedstat reads lie a little further apart than their samples */
+    if (!isnan(wait) && wait >= a->thresholds.v[GW_T_RUN_DELAY_SHARE])
+        snprintf(buf, size, "timeline shape: CPU and GPU both mostly idle (job %.0f%% of a core) while the "
+                            "job waits for a CPU %.0f%% of the time (run queue): other work holds its CPUs",
+                 job, wait * 100.0);
+    else if (!isnan(wait))
+        snprintf(buf, size, "timeline shape: CPU and GPU both mostly idle (job %.0f%% of a core, run-queue "
+                            "wait %.0f%%): the job waits on something else: I/O, network, a sleep or a lock",
+                 job, wait * 100.0);
+    else
+        snprintf(buf, size, "timeline shape: CPU and GPU both mostly idle (job %.0f%% of a core): the job "
+                            "waits on I/O, network, a sleep, a lock or a CPU (its run-queue wait was not "
+                            "measured)", job);
+}
+
 /* §1.3: the first classification of the timeline from the samples alone. */
 static void timeline_shape(const gw_analysis *a, const gw_sampled_gpu *g, char *buf, size_t size)
 {
@@ -100,9 +123,7 @@ static void timeline_shape(const gw_analysis *a, const gw_sampled_gpu *g, char *
                             "(%.0f%%): data supply, Python preprocessing, GIL (§2, §3)",
                  st->job_cpu_mean_pct, g->util_mean_pct);
     else
-        snprintf(buf, size, "timeline shape (§1.3): CPU and GPU both mostly idle (job %.0f%% of a core): "
-                            "the job waits on something else: I/O, network, a sleep or a lock",
-                 isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct);
+        idle_both(a, buf, size);
 }
 
 /* Share of the window the cause findings from the samples already explain. */

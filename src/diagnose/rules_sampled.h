@@ -46,6 +46,10 @@ void gw_sampled_gpu_context(const gw_analysis *a, gw_finding *f);
 /* Machine CPU busy (% of all CPUs) at or above which no core is left for more loader
  * workers: the fixes then make each sample cheaper instead. */
 #define GW_MACHINE_FULL_PCT 90.0
+/* The training process's run-queue wait as a share of wall time: the root process's own
+ * when the recording has it, else the job's summed over its processes, per process. NaN
+ * when it was not measured (no schedstat, or a recording too short for two reads). */
+double gw_sampled_run_queue_share(const gw_sample_stats *st);
 
 /* GPU side (rules_sampled.c) */
 int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule);

@@ -214,10 +214,7 @@ static int gpu_waits_or_unknown(const gw_analysis *a)
     return isnan(gw_sampled_util_share(a->sampled)) || gw_sampled_gpu_waits(a);
 }
 
-/* The training process's run-queue wait as a share of wall time: the root process's own
- * when the recording has it, else the job's summed over its processes, per process. NaN
- * without schedstat. */
-static double wait_share_per_process(const gw_sample_stats *st)
+double gw_sampled_run_queue_share(const gw_sample_stats *st)
 {
     if (!isnan(st->main_runqueue_wait_mean_pct))
         return st->main_runqueue_wait_mean_pct / 100.0;
@@ -246,7 +243,7 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
     (void)rule;
     const gw_sample_stats *st = a->sampled;
     double thr = a->thresholds.v[GW_T_RUN_DELAY_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     double runnable = job_runnable_threads(st);
     /* The job's own runnable threads beyond the CPUs make it wait whatever else runs. Short of
      * that, its waits are its own only on an otherwise quiet machine (a job pinned to fewer
@@ -305,10 +302,14 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     double foreign_thr = a->thresholds.v[GW_T_FOREIGN_CPU_SHARE];
     double steal_thr = a->thresholds.v[GW_T_STEAL_SHARE];
-    double wait = wait_share_per_process(st);
+    double wait = gw_sampled_run_queue_share(st);
     double foreign_share = st->cpu_count > 0 && !isnan(st->foreign_cpu_mean_cores)
                                ? st->foreign_cpu_mean_cores / st->cpu_count : 0;
-    double steal = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
+    double steal_all = isnan(st->cpu_steal_mean_pct) ? 0 : st->cpu_steal_mean_pct / 100.0;
+    /* Steal only takes time the job would have run: a job busy on a core loses the steal
+     * share of it, a job that sleeps loses nothing (unknown job CPU: taken as busy). */
+    double job_cores = isnan(st->job_cpu_mean_pct) ? 1.0 : st->job_cpu_mean_pct / 100.0;
+    double steal = steal_all * (job_cores < 1.0 ? job_cores : 1.0);
     /* Foreign load only counts when the job felt it: its threads waited for a CPU. */
     int contended = foreign_share >= foreign_thr && !isnan(wait) &&
                     wait >= a->thresholds.v[GW_T_RUN_DELAY_SHARE] && foreign_dominates(st);
@@ -333,7 +334,8 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
                  "%.0f%% of the time%s%s", st->foreign_cpu_mean_cores, st->cpu_count, wait * 100.0,
                  st->foreign_top_count ? ": " : "", st->foreign_top_count ? st->foreign_top[0].comm : "");
     else
-        snprintf(f->title, sizeof f->title, "CPU steal %.1f%%: the hypervisor gives the VM's CPUs to others", steal * 100.0);
+        snprintf(f->title, sizeof f->title, "CPU steal %.1f%%: the hypervisor gives the VM's CPUs to others",
+                 steal_all * 100.0);
     gw_finding_evidence(f, "CPU outside the job %.1f cores on average (%.0f%% of %d CPUs) over %s",
                         isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores, foreign_share * 100.0,
                         st->cpu_count, st->window_description);
@@ -343,7 +345,8 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "the job's threads waited for a CPU %.0f%% of the time per process (schedstat)",
                             wait * 100.0);
     if (!isnan(st->cpu_steal_mean_pct))
-        gw_finding_evidence(f, "steal %.1f%%", st->cpu_steal_mean_pct);
+        gw_finding_evidence(f, "steal %.1f%%; the job ran %.0f%% of a core, so it lost about %.1f%% of its time",
+                            st->cpu_steal_mean_pct, job_cores * 100.0, steal * 100.0);
     gw_finding_evidence(f, "triggers: other CPU >= %.0f%% with the job waiting, or steal >= %.0f%%",
                         foreign_thr * 100.0, steal_thr * 100.0);
     snprintf(f->fix, sizeof f->fix,
@@ -380,7 +383,7 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "PSI memory some %.1f%% on average (peak %.1f%%)", st->psi_mem_some_mean_pct,
                             st->psi_mem_some_max_pct);
     if (!isnan(st->mem_available_min_kb) && st->mem_total_kb > 0)
-        gw_finding_evidence(f, "MemAvailable down to %.0f MB of %.0f MB (%.1f%%)", st->mem_available_min_kb / 1024.0,
+        gw_finding_evidence(f, "MemAvailable down to %.0f MiB of %.0f MiB (%.1f%%)", st->mem_available_min_kb / 1024.0,
                             st->mem_total_kb / 1024.0, st->mem_available_min_kb / st->mem_total_kb * 100.0);
     if (!isnan(st->major_faults_per_s_mean))
         gw_finding_evidence(f, "%.0f major page faults/s", st->major_faults_per_s_mean);

@@ -122,6 +122,21 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     return GW_INPUT_UNKNOWN;
 }
 
+/* --step-range chooses among an Nsight Systems export's NVTX ranges. The other readers
+ * never look at it, so ignoring it would answer with other steps than the ones asked for. */
+static int step_range_unsupported(const char *path, gw_input_kind kind, gw_error *err)
+{
+    const char *what = kind == GW_INPUT_KINETO      ? "a PyTorch profiler (Kineto) trace, whose steps are its "
+                                                      "ProfilerStep#N ranges (prof.step())"
+                       : kind == GW_INPUT_NSYS_CSV  ? "an nsys stats CSV, which holds no NVTX ranges (export "
+                                                      "SQLite: nsys export --type sqlite)"
+                                                    : "a gpuwhy recording, whose steps are the NVTX ranges named "
+                                                      "ProfilerStep#N that `run --trace` recorded";
+    return gw_fail(err, GW_EXIT_USAGE,
+                   "%s: --step-range names an NVTX range of an Nsight Systems SQLite export; this is %s", path,
+                   what);
+}
+
 int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
                     gw_job *job, gw_error *err)
 {
@@ -136,6 +151,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
     int rc = 0;
     for (size_t i = 0; i < path_count && rc == 0; i++) {
         gw_input_kind kind = gw_ingest_sniff(paths[i], err);
+        if (opt->step_range && kind != GW_INPUT_UNKNOWN && kind != GW_INPUT_NSYS_SQLITE) {
+            rc = step_range_unsupported(paths[i], kind, err);
+            break;
+        }
         gw_trace *t = NULL;
         switch (kind) {
         case GW_INPUT_KINETO:

@@ -851,8 +851,8 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return -1;
     if (note_gpu_metrics(d) != 0)
         return -1;
-    if (gw_nsys_find_steps(t, opt ? opt->step_range : NULL) != 0)
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+    if (gw_nsys_find_steps(t, opt ? opt->step_range : NULL, d->path, d->err) != 0)
+        return -1;
     gw_phase_mark("nsys: names, steps, notes");
     if (gw_trace_finish(t) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);

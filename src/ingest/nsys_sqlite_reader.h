@@ -164,7 +164,9 @@ long gw_nsys_read_nvtx(gw_nsys_db *d);
 int gw_nsys_read_thread_names(gw_nsys_db *d);
 
 /* Steps from NVTX annotations (before gw_trace_finish). step_range: exact range name or
- * NULL for auto-detection. Returns 0, or -1 on out-of-memory. */
-int gw_nsys_find_steps(gw_trace *t, const char *step_range);
+ * NULL for auto-detection. Returns 0, or -1 with err set: GW_EXIT_USAGE when no range has
+ * that name (the message lists the trace's ranges), GW_EXIT_INTERNAL on out-of-memory.
+ * path names the file in messages. */
+int gw_nsys_find_steps(gw_trace *t, const char *step_range, const char *path, gw_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,7 +172,42 @@ static uint32_t busiest_thread(gw_trace *t, uint8_t *is_launch_by_name)
     return best;
 }
 
-int gw_nsys_find_steps(gw_trace *t, const char *step_range)
+/* Ranges a --step-range may name, listed in the error when it names none of them. */
+#define LISTED_RANGES 8
+
+/* The NVTX range names of the trace, most frequent first: "name" (count), ... */
+static int list_ranges(const gw_trace *t, char *buf, size_t size)
+{
+    size_t names = t->strings.count;
+    size_t *count = calloc(names ? names : 1, sizeof *count);
+    if (!count)
+        return -1;
+    size_t distinct = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].kind == GW_HOST_ANNOTATION && t->host[i].name_id < names &&
+            count[t->host[i].name_id]++ == 0)
+            distinct++;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < LISTED_RANGES && k < distinct; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t n = 0; n < names; n++)
+            if (count[n] && (best == SIZE_MAX || count[n] > count[best]))
+                best = n;
+        int w = snprintf(buf + used, size - used, "%s\"%.60s\" (%zu)", k ? ", " : "", gw_trace_str(t, (uint32_t)best),
+                         count[best]);
+        count[best] = 0;
+        if (w < 0 || (size_t)w >= size - used)
+            break;
+        used += (size_t)w;
+    }
+    if (distinct > LISTED_RANGES && used < size)
+        snprintf(buf + used, size - used, " and %zu more", distinct - LISTED_RANGES);
+    free(count);
+    return 0;
+}
+
+int gw_nsys_find_steps(gw_trace *t, const char *step_range, const char *path, gw_error *err)
 {
     size_t names = t->strings.count;
     /* Per interned name: 0xFF not yet classified, else 0/1 (names are few, events many). */
@@ -220,10 +256,19 @@ int gw_nsys_find_steps(gw_trace *t, const char *step_range)
             }
     }
     if (thread == UINT32_MAX) {
-        if (step_range)
-            gw_trace_note(t, "no NVTX range is named \"%.120s\" (--step-range): the whole window is "
-                             "analysed as one step", step_range);
         rc = 0;
+        if (step_range) {
+            /* Analysing the whole window instead of the steps asked for would answer another
+             * question than the one put: say which names there are. */
+            char ranges[600];
+            if (list_ranges(t, ranges, sizeof ranges) != 0) {
+                rc = -1;
+                goto out;
+            }
+            rc = gw_fail(err, GW_EXIT_USAGE, "%s: no NVTX range is named \"%.120s\" (--step-range); %s%s", path,
+                         step_range, ranges[0] ? "the trace's ranges, most frequent first: " : "the trace has no NVTX ranges",
+                         ranges);
+        }
         goto out;
     }
     for (size_t i = 0; i < t->host_count; i++) {
@@ -239,6 +284,8 @@ int gw_nsys_find_steps(gw_trace *t, const char *step_range)
     }
     rc = add_steps(t, cands, cand_count, step_range ? GW_STEPS_USER_RANGE : GW_STEPS_NVTX);
 out:
+    if (rc != 0) /* no-op when the usage error is already set: the first error wins */
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     free(memo);
     free(per_thread);
     free(cands);

@@ -51,6 +51,7 @@ void gw_samples_free(struct gw_samples *s)
     }
     free(s->events);
     free(s->others);
+    free(s->other_totals);
     free(s->filesystems);
     free(s->numa_nodes);
     free(s);

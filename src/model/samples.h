@@ -132,6 +132,17 @@ typedef struct gw_other_proc_interval {
     double io_bytes_per_s;                /* 0 also when its /proc/PID/io is unreadable */
 } gw_other_proc_interval;
 
+/* A process OUTSIDE the job among the heaviest by CPU time since the recording began
+ * (recorded every few seconds and at the end): its row of the latest interval is its
+ * total so far. */
+typedef struct gw_other_proc_total {
+    size_t interval;
+    int32_t pid;
+    char comm[64];
+    double cpu_s;                         /* CPU seconds since the recording began (since the
+                                             process started, when that was later) */
+} gw_other_proc_total;
+
 typedef struct gw_gpu_event_rec {
     int64_t mono_ns;                      /* of the sample that saw it */
     unsigned gpu;
@@ -188,6 +199,9 @@ typedef struct gw_samples {
     size_t event_count;
     gw_other_proc_interval *others;       /* by interval, CPU list then IO list */
     size_t other_count;
+    gw_other_proc_total *other_totals;    /* by interval, heaviest first; none in recordings
+                                             made before they were written */
+    size_t other_total_count;
     gw_job_filesystem *filesystems;       /* owned: every filesystem the job had files open on */
     size_t filesystem_count;
     gw_numa_desc *numa_nodes;             /* owned: the last NUMA layout recorded; none on a

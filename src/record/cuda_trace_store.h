@@ -28,6 +28,10 @@ typedef struct gw_cuda_process_info {
     uint64_t dropped_cupti, dropped_handover;     /* records lost in the job */
     uint64_t lost_bytes;                          /* partial frame when the connection ended */
     int ended_cleanly;                            /* BYE received */
+    /* The receiver's bounds on what one process makes gpuwhy keep (not stored). */
+    uint64_t name_bytes;                          /* memory its names take */
+    uint64_t names_refused;                       /* names not kept: over the bound */
+    uint32_t notes;                               /* notes kept for it */
 } gw_cuda_process_info;
 
 /* Creates the tables in db (borrowed; must outlive the store). 0, or -1 with err. */

@@ -71,7 +71,10 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS top_proc ("
     " sample_id INTEGER NOT NULL, kind TEXT NOT NULL, rank INTEGER, pid INTEGER, comm TEXT,"
     " cpu_ticks_delta INTEGER, io_bytes_delta INTEGER);"
-    "CREATE INDEX IF NOT EXISTS top_proc_sample ON top_proc(sample_id);";
+    "CREATE INDEX IF NOT EXISTS top_proc_sample ON top_proc(sample_id);"
+    "CREATE TABLE IF NOT EXISTS top_proc_total ("
+    " sample_id INTEGER NOT NULL, rank INTEGER, pid INTEGER, comm TEXT, cpu_ticks INTEGER);"
+    "CREATE INDEX IF NOT EXISTS top_proc_total_sample ON top_proc_total(sample_id);";
 
 int gw_host_tables_create(sqlite3 *db, gw_error *err)
 {
@@ -87,7 +90,7 @@ int gw_host_tables_create(sqlite3 *db, gw_error *err)
 
 enum {
     INS_SYS, INS_CPU, INS_PRESSURE, INS_DISK, INS_NET, INS_NUMA, INS_PROC, INS_THREAD,
-    INS_CMDLINE, INS_FS, INS_TOP, INS_COUNT
+    INS_CMDLINE, INS_FS, INS_TOP, INS_TOP_TOTAL, INS_COUNT
 };
 
 static const char *const insert_sql[INS_COUNT] = {
@@ -102,6 +105,7 @@ static const char *const insert_sql[INS_COUNT] = {
     [INS_CMDLINE] = "INSERT OR IGNORE INTO job_cmdline VALUES (?,?,?,?)",
     [INS_FS] = "INSERT INTO job_fs VALUES (?,?,?,?,?,?,?,?)",
     [INS_TOP] = "INSERT INTO top_proc VALUES (?,?,?,?,?,?,?)",
+    [INS_TOP_TOTAL] = "INSERT INTO top_proc_total VALUES (?,?,?,?,?)",
 };
 
 /* Every this many written lists, disks and interfaces are written whole even when few
@@ -384,6 +388,20 @@ static int insert_top(gw_host_writer *w, int64_t id, const char *kind, const gw_
     return 0;
 }
 
+int gw_host_totals_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw_error *err)
+{
+    for (size_t i = 0; s->has_top_total && i < s->top_total_count; i++) {
+        binder b = bind_start(w->insert[INS_TOP_TOTAL], id);
+        bind_i64(&b, (int64_t)i);
+        bind_i64(&b, s->top_total[i].pid);
+        bind_text(&b, s->top_total[i].comm);
+        bind_u64(&b, s->top_total[i].cpu_ticks_total);
+        if (bind_run(&b, w, "top_proc_total", err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s, gw_error *err)
 {
     int disk_mode = !s->has_diskstats ? LIST_NOT_READ
@@ -512,5 +530,5 @@ int gw_host_sample_insert(gw_host_writer *w, int64_t id, const gw_host_sample *s
     if (insert_top(w, id, "cpu", s->top_cpu, s->top_cpu_count, err) != 0 ||
         insert_top(w, id, "io", s->top_io, s->top_io_count, err) != 0)
         return -1;
-    return 0;
+    return gw_host_totals_insert(w, id, s, err);
 }

@@ -1,6 +1,6 @@
 /* The host half of the SQLite recording: tables of raw host counters, one row set per
  * sample id (host_cpu, host_mem, host_vmstat, host_pressure, host_disk, host_net,
- * host_numa, job_proc, job_thread, job_cmdline, job_fs, top_proc), their creation, the
+ * host_numa, job_proc, job_thread, job_cmdline, job_fs, top_proc, top_proc_total), their creation, the
  * per-interval insert and the read-back into a gw_host_sample. Rates are never stored:
  * readers compute them with the helpers of collect/host.h. The samples table itself
  * (sample id, clocks) belongs to record/writer.c; these tables only reference its id.
@@ -29,6 +29,11 @@ gw_host_writer *gw_host_writer_new(sqlite3 *db, gw_error *err);
  * transaction (it never begins or commits). Returns 0 or -1 with err set. */
 int gw_host_sample_insert(gw_host_writer *w, int64_t sample_id, const gw_host_sample *s,
                           gw_error *err);
+
+/* Writes only s's top_total list under sample_id (the totals of the end of a recording,
+ * gw_host_collect_totals, added to its last sample). Runs inside the caller's transaction.
+ * Returns 0 or -1 with err set. */
+int gw_host_totals_insert(gw_host_writer *w, int64_t sample_id, const gw_host_sample *s, gw_error *err);
 
 void gw_host_writer_free(gw_host_writer *w);
 

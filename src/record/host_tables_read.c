@@ -347,13 +347,39 @@ static int read_top(reader *r, int64_t id, gw_host_sample *out)
     return got;
 }
 
+/* The closing and periodic CPU totals; a recording older than the table has none. */
+static int read_top_total(reader *r, int64_t id, gw_host_sample *out)
+{
+    /* "?1 = ?1": query() binds the sample id, which this question does not need. */
+    if (query(r, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'top_proc_total' AND ?1 = ?1",
+              id, "sqlite_master") != 0)
+        return -1;
+    int got = next_row(r, "sqlite_master");
+    if (got <= 0 || sqlite3_column_int(r->stmt, 0) == 0)
+        return got < 0 ? -1 : 0;
+    if (query(r, "SELECT pid, comm, cpu_ticks FROM top_proc_total WHERE sample_id = ?1 ORDER BY rank", id,
+              "top_proc_total") != 0)
+        return -1;
+    while ((got = next_row(r, "top_proc_total")) == 1) {
+        if (gw_grow((void **)&out->top_total, &out->top_total_cap, out->top_total_count + 1, sizeof *out->top_total) != 0)
+            return gw_fail(r->err, GW_EXIT_INTERNAL, "out of memory");
+        gw_top_proc *t = &out->top_total[out->top_total_count++];
+        memset(t, 0, sizeof *t);
+        t->pid = (pid_t)col_u64(r, 0);
+        col_text(r, 1, t->comm, sizeof t->comm);
+        t->cpu_ticks_total = col_u64(r, 2);
+        out->has_top_total = true;
+    }
+    return got;
+}
+
 int gw_host_sample_read(sqlite3 *db, int64_t sample_id, gw_host_sample *out, gw_error *err)
 {
     reader r = {db, NULL, err};
     gw_host_sample_clear(out);
     int (*const parts[])(reader *, int64_t, gw_host_sample *) = {
         read_sys, read_cpus, read_pressure, read_disks, read_nets, read_numa,
-        read_procs, read_threads, read_fs, read_top};
+        read_procs, read_threads, read_fs, read_top, read_top_total};
     int status = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0] && status == 0; i++)
         status = parts[i](&r, sample_id, out) < 0 ? -1 : 0;

@@ -134,7 +134,7 @@ typedef struct load_ctx {
     gw_samples *s;
     sample_row *rows;
     size_t row_count, row_cap;
-    size_t proc_cap, job_proc_cap, gpu_proc_cap, event_cap, note_cap, disk_name_cap, other_cap;
+    size_t proc_cap, job_proc_cap, gpu_proc_cap, event_cap, note_cap, disk_name_cap, other_cap, other_total_cap;
     disk_cell *cells;
     size_t cell_count, cell_cap;
     uint64_t *job_start_ticks;    /* parallel to s->job_processes */
@@ -837,6 +837,17 @@ static int add_others(load_ctx *c, size_t interval, const gw_host_sample *b, dou
             o->cpu_pct = (double)list[i].cpu_ticks_delta / (double)c->ticks_per_s / interval_s * 100.0;
             o->io_bytes_per_s = (double)list[i].io_bytes_delta / interval_s;
         }
+    }
+    for (size_t i = 0; b->has_top_total && i < b->top_total_count; i++) {
+        if (gw_grow((void **)&s->other_totals, &c->other_total_cap, s->other_total_count + 1,
+                    sizeof *s->other_totals) != 0)
+            return -1;
+        gw_other_proc_total *o = &s->other_totals[s->other_total_count++];
+        memset(o, 0, sizeof *o);
+        o->interval = interval;
+        o->pid = b->top_total[i].pid;
+        snprintf(o->comm, sizeof o->comm, "%s", b->top_total[i].comm);
+        o->cpu_s = (double)b->top_total[i].cpu_ticks_total / (double)c->ticks_per_s;
     }
     return 0;
 }

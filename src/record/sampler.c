@@ -29,6 +29,7 @@ struct gw_sampler {
     int *last_error;               /* per GPU: last NVML error written as an event */
     int64_t start_mono_ns;
     int64_t sample_count;
+    int64_t last_sample_id;        /* of the last committed sample */
     long ticks_per_s;
     char notes[1024];
 };
@@ -119,6 +120,11 @@ gw_sampler *gw_sampler_open(const gw_sampler_config *cfg, gw_error *err)
     gw_host_options host_opts;
     gw_host_options_default(&host_opts);
     host_opts.slow_every_n = GW_HOST_RECORDING_SLOW_EVERY_N;
+    /* An attached job is in its steady state from the first sample: read its run-queue
+     * wait a second time 5 intervals in, so a few seconds of attach can tell a job that
+     * waits for a CPU from one that sleeps. */
+    if (cfg->mode && strcmp(cfg->mode, "attach") == 0)
+        host_opts.early_thread_tick = GW_ATTACH_EARLY_THREAD_TICK;
     s->host = gw_host_collector_new(cfg->proc_root ? cfg->proc_root : "/", cfg->job_pid, &host_opts, err);
     if (!s->host)
         goto fail;
@@ -257,6 +263,7 @@ int gw_sampler_tick(gw_sampler *s, gw_error *err)
     }
     if (gw_recording_writer_commit(s->writer, err) != 0)
         return -1;
+    s->last_sample_id = id;
     s->have_prev = s->sample_count > 0;
     s->cur = next;
     s->sample_count++;
@@ -273,6 +280,22 @@ static int job_gone(const gw_sampler *s)
     return s->sample_count > 0 && !s->samples[s->cur].job_alive;
 }
 
+/* The other processes' CPU time over the whole recording, added to its last sample: the
+ * top lists come every top_every_n intervals and would leave the end out. */
+static int write_closing_totals(gw_sampler *s, gw_error *err)
+{
+    if (s->sample_count == 0 || s->samples[s->cur].has_top_total)
+        return 0;   /* nothing recorded, or the last sample has them already */
+    gw_host_sample totals;
+    gw_host_sample_init(&totals);
+    int rc = gw_host_collect_totals(s->host, &totals, err) != 0 ||
+                     gw_recording_writer_totals(s->writer, s->last_sample_id, &totals, err) != 0
+                 ? -1
+                 : 0;
+    gw_host_sample_free(&totals);
+    return rc;
+}
+
 int gw_sampler_run(gw_sampler *s, gw_error *err)
 {
     int64_t interval = s->cfg.interval_ns;
@@ -282,10 +305,10 @@ int gw_sampler_run(gw_sampler *s, gw_error *err)
         if (gw_sampler_tick(s, err) != 0)
             return -1;
         if (job_gone(s) || (s->cfg.should_stop && s->cfg.should_stop(s->cfg.ctx)))
-            return 0;
+            return write_closing_totals(s, err);
         int64_t now = clock_ns(CLOCK_MONOTONIC);
         if (now >= end)
-            return 0;
+            return write_closing_totals(s, err);
         next += interval;
         /* A late tick (a stalled disk, a suspended machine) skips the deadlines it missed
          * instead of firing a burst of back-to-back samples. */

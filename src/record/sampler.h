@@ -26,6 +26,9 @@ typedef struct gw_sampler_status {
     char disk_name[32];
 } gw_sampler_status;
 
+/* `attach`: the interval of the second read of the job's threads (gw_host_options). */
+#define GW_ATTACH_EARLY_THREAD_TICK 5
+
 typedef struct gw_sampler_config {
     const char *output_path;
     int64_t interval_ns;      /* 0: GW_SAMPLER_DEFAULT_INTERVAL_NS */

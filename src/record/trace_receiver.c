@@ -40,11 +40,19 @@ void gw_trace_conn_free(gw_trace_conn *c)
     c->len = c->cap = 0;
 }
 
-gw_cuda_process_info *gw_trace_receiver_process(gw_trace_receiver *r, uint32_t pid)
+static gw_cuda_process_info *find_process(gw_trace_receiver *r, uint32_t pid)
 {
     for (size_t i = 0; i < r->proc_count; i++)
         if (r->procs[i].pid == pid)
             return &r->procs[i];
+    return NULL;
+}
+
+gw_cuda_process_info *gw_trace_receiver_process(gw_trace_receiver *r, uint32_t pid)
+{
+    gw_cuda_process_info *found = find_process(r, pid);
+    if (found)
+        return found;
     if (gw_grow((void **)&r->procs, &r->proc_cap, r->proc_count + 1, sizeof *r->procs) != 0)
         return NULL;
     gw_cuda_process_info *p = &r->procs[r->proc_count++];
@@ -61,18 +69,64 @@ uint64_t gw_trace_receiver_dropped(const gw_trace_receiver *r)
     return n;
 }
 
-/* Notes are best effort: losing one to OOM must not lose the trace. */
+/* Notes are best effort: losing one to OOM must not lose the trace. A process that keeps
+ * sending notes gets GW_TRACE_MAX_NOTES_PER_PROCESS of them, the last saying so. */
 __attribute__((format(printf, 3, 4)))
 static void add_note(gw_trace_receiver *r, uint32_t pid, const char *fmt, ...)
 {
+    gw_cuda_process_info *p = find_process(r, pid);
+    if (r->note_count >= GW_TRACE_MAX_NOTES_TOTAL || (p && p->notes >= GW_TRACE_MAX_NOTES_PER_PROCESS))
+        return;
     if (gw_grow((void **)&r->notes, &r->note_cap, r->note_count + 1, sizeof *r->notes) != 0)
         return;
     gw_trace_note_entry *n = &r->notes[r->note_count++];
     n->pid = pid;
+    if (p && ++p->notes == GW_TRACE_MAX_NOTES_PER_PROCESS) {
+        snprintf(n->text, sizeof n->text, "this process sent more than %u notes: the rest are left out",
+                 GW_TRACE_MAX_NOTES_PER_PROCESS - 1);
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(n->text, sizeof n->text, fmt, ap);
     va_end(ap);
+}
+
+void gw_trace_receiver_refuse(gw_trace_receiver *r, uint32_t pid, uint32_t uid)
+{
+    if (r->refused_connections++ == 0)
+        add_note(r, pid, "refused a CUDA trace connection from process %u of another user (uid %u): only the "
+                         "user gpuwhy runs as may send it a trace", pid, uid);
+}
+
+/* Memory the decoder's names take: the text, plus index and hash-table entries (with their
+ * slack) per string, per announced address and per API name. */
+static uint64_t name_memory(const gw_cuda_decoder *d)
+{
+    return (uint64_t)d->strings.bytes_len + 16u * (uint64_t)d->strings.count + 64u * (uint64_t)d->addr_count +
+           64u * (uint64_t)d->api_count;
+}
+
+/* Whether a name of len bytes from p may still be kept (see GW_TRACE_MAX_NAME_BYTES_*). */
+static int name_fits(gw_trace_receiver *r, gw_cuda_process_info *p, size_t len)
+{
+    uint64_t cost = (uint64_t)len + 96u;
+    if (p->name_bytes + cost <= GW_TRACE_MAX_NAME_BYTES_PER_PROCESS && r->name_bytes + cost <= GW_TRACE_MAX_NAME_BYTES_TOTAL)
+        return 1;
+    if (p->names_refused++ == 0)
+        add_note(r, p->pid, "the names this process sent passed %u MiB of gpuwhy's memory: the rest are left "
+                            "out (their records keep an empty name)",
+                 (unsigned)((p->name_bytes + cost > GW_TRACE_MAX_NAME_BYTES_PER_PROCESS
+                                 ? GW_TRACE_MAX_NAME_BYTES_PER_PROCESS
+                                 : GW_TRACE_MAX_NAME_BYTES_TOTAL) >> 20));
+    return 0;
+}
+
+static void charge_names(gw_trace_receiver *r, gw_cuda_process_info *p, uint64_t before)
+{
+    uint64_t grown = name_memory(&r->decoder) - before;
+    p->name_bytes += grown;
+    r->name_bytes += grown;
 }
 
 static void mark_broken(gw_trace_receiver *r, gw_trace_conn *c, const char *why)
@@ -114,8 +168,12 @@ static int handle_frame(gw_trace_receiver *r, gw_trace_conn *c, const gw_ho_head
         if (n < sizeof address)
             break;
         memcpy(&address, payload, sizeof address);
+        if (!name_fits(r, p, n - 8))
+            break;
+        uint64_t before = name_memory(&r->decoder);
         if (gw_cuda_decoder_add_string(&r->decoder, h->pid, address, (const char *)payload + 8, n - 8) != 0)
             return gw_fail(err, GW_EXIT_INTERNAL, "out of memory receiving the CUDA trace");
+        charge_names(r, p, before);
         break;
     }
     case GW_HO_API_NAME: {
@@ -123,8 +181,12 @@ static int handle_frame(gw_trace_receiver *r, gw_trace_conn *c, const gw_ho_head
         if (n < sizeof ids)
             break;
         memcpy(ids, payload, sizeof ids);
+        if (!name_fits(r, p, n - 8))
+            break;
+        uint64_t before = name_memory(&r->decoder);
         if (gw_cuda_decoder_add_api_name(&r->decoder, h->pid, ids[0], ids[1], (const char *)payload + 8, n - 8) != 0)
             return gw_fail(err, GW_EXIT_INTERNAL, "out of memory receiving the CUDA trace");
+        charge_names(r, p, before);
         break;
     }
     case GW_HO_BUFFER: {
@@ -196,6 +258,8 @@ static int drain(gw_trace_receiver *r, gw_trace_conn *c, gw_error *err)
     while (!c->broken && c->len - pos >= sizeof(gw_ho_header)) {
         gw_ho_header h;
         memcpy(&h, c->buf + pos, sizeof h);
+        if (c->peer_pid)
+            h.pid = c->peer_pid;  /* the kernel's word, not the sender's */
         if (c->pid == 0)
             c->pid = h.pid;
         const char *why = NULL;
@@ -269,7 +333,7 @@ void gw_trace_receiver_conn_end(gw_trace_receiver *r, gw_trace_conn *c)
     uint32_t count = 0;
     if (c->len >= sizeof h) {
         memcpy(&h, c->buf, sizeof h);
-        pid = h.pid;
+        pid = c->peer_pid ? c->peer_pid : h.pid;
         if (h.type == GW_HO_BUFFER && c->len >= sizeof h + sizeof count)
             memcpy(&count, c->buf + sizeof h, sizeof count);
     }

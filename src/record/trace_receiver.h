@@ -19,6 +19,16 @@
 #include "record/cuda_trace_store.h"
 #include "util/error.h"
 
+/* What one traced process may make gpuwhy keep in memory for the whole session: the names
+ * its records point to (kernels, markers, allocations, API functions: a real job has a few
+ * thousand distinct ones, megabytes at most) and notes. A broken or hostile process must
+ * not grow gpuwhy without bound; past the bound its names are left out (the records stay,
+ * with an empty name) and a note says so. The total bounds many such processes. */
+#define GW_TRACE_MAX_NAME_BYTES_PER_PROCESS (64u << 20)
+#define GW_TRACE_MAX_NAME_BYTES_TOTAL (512u << 20)
+#define GW_TRACE_MAX_NOTES_PER_PROCESS 32u
+#define GW_TRACE_MAX_NOTES_TOTAL 4096u
+
 typedef struct gw_trace_note_entry {
     uint32_t pid;
     char text[256];
@@ -33,6 +43,8 @@ typedef struct gw_trace_receiver {
     gw_trace_note_entry *notes;       /* owned */
     size_t note_count, note_cap;
     uint64_t frames, corrupt_streams;
+    uint64_t name_bytes;              /* memory all processes' names take */
+    uint64_t refused_connections;     /* peers of another user (gw_trace_receiver_refuse) */
 } gw_trace_receiver;
 
 /* One connection's reassembly state. */
@@ -41,6 +53,9 @@ typedef struct gw_trace_conn {
     size_t len, cap;
     uint64_t stream_offset;           /* bytes consumed before buf[0], for messages */
     uint32_t pid;                     /* 0 until the first frame */
+    /* The sender's pid as the kernel saw it connect (SO_PEERCRED), 0 when unknown (a pipe
+     * in a test). When known, every frame is that process's, whatever pid it claims. */
+    uint32_t peer_pid;
     int broken;                       /* corrupt: further bytes are counted, not parsed */
 } gw_trace_conn;
 
@@ -63,6 +78,10 @@ int gw_trace_receiver_commit(gw_trace_receiver *r, gw_trace_conn *c, size_t got,
 /* The connection ended: a partial frame is counted as lost (and, for a buffer whose header
  * arrived, its records as dropped by the hand-over). */
 void gw_trace_receiver_conn_end(gw_trace_receiver *r, gw_trace_conn *c);
+
+/* A connection refused before any byte was read (its peer is another user): counted, and
+ * the first one noted. */
+void gw_trace_receiver_refuse(gw_trace_receiver *r, uint32_t pid, uint32_t uid);
 
 /* Facts about pid (created on first use); NULL on OOM. */
 gw_cuda_process_info *gw_trace_receiver_process(gw_trace_receiver *r, uint32_t pid);

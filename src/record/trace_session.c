@@ -51,6 +51,7 @@ int64_t gw_trace_parse_duration_ms(const char *text)
 #include "inject/gw_handover.h"
 #include "record/cuda_trace_store.h"
 #include "record/trace_receiver.h"
+#include "util/lib_trust.h"
 
 /* At most this many traced processes at once (ranks of one node, with margin). */
 #define SESSION_MAX_CONNS 256
@@ -77,13 +78,21 @@ struct gw_trace_session {
     gw_trace_summary summary;
 };
 
-int gw_trace_find_inject_lib(char *buf, size_t cap)
+int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size)
 {
-    const char *env = getenv("GW_CUPTI_LIB");
-    if (env && *env) {
-        if (access(env, R_OK) != 0 || strlen(env) >= cap)
+    snprintf(why, why_size, "libgpuwhy-cupti.so is not beside the gpuwhy binary (nor named by GW_CUPTI_LIB)");
+    const char *env = gw_lib_env("GW_CUPTI_LIB");
+    if (env) {
+        char reason[200];
+        if (access(env, R_OK) != 0 || strlen(env) >= cap) {
+            snprintf(why, why_size, "GW_CUPTI_LIB=%s is not readable", env);
             return -1;
-        strcpy(buf, env);
+        }
+        /* The job loads it as whoever runs gpuwhy: as root, only a library only root wrote. */
+        if (gw_lib_trusted(env, buf, cap, reason, sizeof reason) != 0) {
+            snprintf(why, why_size, "GW_CUPTI_LIB=%s refused: gpuwhy runs as root and the library is %s", env, reason);
+            return -1;
+        }
         return 0;
     }
     char exe[PATH_MAX];
@@ -167,14 +176,22 @@ static void *receiver_main(void *arg)
     for (;;) {
         size_t n = 0;
         pfds[n++] = (struct pollfd){.fd = s->wake_pipe[0], .events = POLLIN};
-        pfds[n++] = (struct pollfd){.fd = stopping ? -1 : s->listen_fd, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
         for (size_t i = 0; i < nconns; i++)
             pfds[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
         int timeout = -1;
         if (stopping) {
             int64_t left = s->stop_deadline_ms - now_ms();
-            if (nconns == 0 || left <= 0)
+            if (left <= 0)
                 break;
+            if (nconns == 0) {
+                /* Done, unless a process connected and is still waiting to be accepted (a
+                 * short-lived one, when the job ended before this thread got a CPU): its
+                 * trace is in the socket already. */
+                struct pollfd waiting = {.fd = s->listen_fd, .events = POLLIN};
+                if (poll(&waiting, 1, 0) <= 0)
+                    break;
+            }
             timeout = (int)(left > 1000 ? 1000 : left);
         }
         int rc = poll(pfds, n, timeout);
@@ -189,12 +206,21 @@ static void *receiver_main(void *arg)
             if (read(s->wake_pipe[0], &b, 1) <= 0 || b == 's')
                 stopping = 1;
         }
-        if (!stopping && (pfds[1].revents & POLLIN)) {
+        if (pfds[1].revents & POLLIN) {
             /* CLOEXEC: the job and anything else gpuwhy starts must not hold it */
             int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0 && nconns < SESSION_MAX_CONNS) {
+            /* Who connected, as the kernel saw it: only processes of the user gpuwhy runs as
+             * (the job's), and the pid is theirs, not what their frames claim. */
+            struct ucred peer = {0};
+            socklen_t peer_len = sizeof peer;
+            if (fd >= 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) != 0 || peer.pid <= 0 ||
+                            peer.uid != geteuid())) {
+                gw_trace_receiver_refuse(&s->rx, (uint32_t)peer.pid, (uint32_t)peer.uid);
+                close(fd);
+            } else if (fd >= 0 && nconns < SESSION_MAX_CONNS) {
                 conns[nconns].fd = fd;
                 gw_trace_conn_init(&conns[nconns].conn);
+                conns[nconns].conn.peer_pid = (uint32_t)peer.pid;
                 nconns++;
             } else if (fd >= 0) {
                 close(fd);  /* the job's library then runs untraced and says so */
@@ -228,7 +254,14 @@ static void *receiver_main(void *arg)
 static int open_side_db(gw_trace_session *s, gw_error *err)
 {
     unlink(s->side_path);  /* a stale file from a killed run would mix two traces */
-    if (sqlite3_open_v2(s->side_path, &s->side_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    /* Created exclusively, never through a link, private (it holds the job's kernel and
+     * marker names); SQLite then opens that very file. */
+    int fd = open(s->side_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the CUDA trace file: %s", s->side_path,
+                       strerror(errno));
+    close(fd);
+    if (sqlite3_open_v2(s->side_path, &s->side_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         return gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the CUDA trace file: %s", s->side_path,
                        s->side_db ? sqlite3_errmsg(s->side_db) : "out of memory");
@@ -262,10 +295,13 @@ gw_trace_session *gw_trace_session_start(const gw_trace_options *opt, const char
             return NULL;
         }
         strcpy(s->inject_lib, opt->inject_lib);
-    } else if (gw_trace_find_inject_lib(s->inject_lib, sizeof s->inject_lib) != 0) {
-        gw_fail(err, GW_EXIT_USAGE, "--trace needs libgpuwhy-cupti.so beside the gpuwhy binary (or GW_CUPTI_LIB)");
-        free(s);
-        return NULL;
+    } else {
+        char why[512];
+        if (gw_trace_find_inject_lib(s->inject_lib, sizeof s->inject_lib, why, sizeof why) != 0) {
+            gw_fail(err, GW_EXIT_USAGE, "--trace needs the CUPTI injection library: %s", why);
+            free(s);
+            return NULL;
+        }
     }
     s->side_path = strdup(side_path);
     if (!s->side_path || gw_trace_receiver_init(&s->rx, gw_cuda_store_emit, &s->sink) != 0) {
@@ -435,10 +471,11 @@ struct gw_trace_session {
     int unused;
 };
 
-int gw_trace_find_inject_lib(char *buf, size_t cap)
+int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size)
 {
     (void)buf;
     (void)cap;
+    snprintf(why, why_size, "gpuwhy was built without the CUDA/CUPTI headers");
     return -1;
 }
 

@@ -42,7 +42,7 @@ typedef struct gw_trace_session gw_trace_session;
 
 /* Finds libgpuwhy-cupti.so: $GW_CUPTI_LIB, then beside the gpuwhy binary, then
  * ../lib/gpuwhy/ relative to it. Writes the path into buf; 0 or -1 (not found). */
-int gw_trace_find_inject_lib(char *buf, size_t cap);
+int gw_trace_find_inject_lib(char *buf, size_t cap, char *why, size_t why_size);
 
 /* side_path: a scratch SQLite file for the trace until the merge (removed by free).
  * Returns NULL with err set. */
@@ -56,9 +56,9 @@ int gw_trace_session_stop(gw_trace_session *s, int linger_ms, gw_error *err);
  * the file: the trace is complete only when the merge is, so per-commit durability buys
  * nothing; a rollback journal instead of WAL halves the bytes written (measured: merge
  * 3.6 → 4.9 M records/CPU-s); a large cache keeps the b-tree building in memory.
- * GW_TRACE_MERGE_DONE puts the recording back in the writer's WAL mode. */
+ * The recording stays in rollback-journal mode afterwards, as the writer left it: one
+ * self-contained file, no -wal or -shm beside it. */
 #define GW_TRACE_MERGE_PRAGMAS "PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072;"
-#define GW_TRACE_MERGE_DONE "PRAGMA journal_mode=WAL;"
 
 /* Copies the CUDA tables into the recording. 0, or -1 with err. */
 int gw_trace_session_merge(gw_trace_session *s, sqlite3 *recording, gw_error *err);

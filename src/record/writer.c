@@ -4,6 +4,7 @@
 #include "record/writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,28 @@ gw_recording_writer *gw_recording_writer_create(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         return NULL;
     }
-    /* A stale -wal beside a new file would be replayed into it. */
+    /* A stale -wal beside a new file would be replayed into it. unlink removes a link, never
+     * what it points to. */
     remove_quietly(path, "");
     remove_quietly(path, "-wal");
     remove_quietly(path, "-shm");
-    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    /* Created here, exclusively and never through a link, readable by its owner only: it
+     * holds the full command line of every process of the job (tokens included) and other
+     * users' process names. SQLite then opens that very file (NOFOLLOW, no CREATE), and
+     * gives its -wal and -shm the same mode. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        gw_fail(err, errno == EEXIST || errno == ELOOP ? GW_EXIT_USAGE : GW_EXIT_INTERNAL,
+                "%s: cannot create the recording: %s", path, strerror(errno));
+        gw_recording_writer_close(w);
+        return NULL;
+    }
+    close(fd);
+    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: cannot create the recording: %s", path,
                 w->db ? sqlite3_errmsg(w->db) : "out of memory");
         gw_recording_writer_close(w);
+        unlink(path);
         return NULL;
     }
     /* 1 KiB pages: every interval's commit rewrites the last page of each table and index
@@ -346,6 +361,22 @@ int gw_recording_writer_host(gw_recording_writer *w, int64_t sample_id, const gw
                              gw_error *err)
 {
     return gw_host_sample_insert(w->host, sample_id, s, err);
+}
+
+int gw_recording_writer_totals(gw_recording_writer *w, int64_t sample_id, const gw_host_sample *s,
+                               gw_error *err)
+{
+    if (w->in_sample)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: an interval is already open", w->path);
+    if (step_reset(w, w->st[ST_BEGIN], err, "beginning the closing totals") != 0)
+        return -1;
+    w->in_sample = 1;
+    if (gw_host_totals_insert(w->host, sample_id, s, err) != 0) {
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        w->in_sample = 0;
+        return -1;
+    }
+    return gw_recording_writer_commit(w, err);
 }
 
 int gw_recording_writer_commit(gw_recording_writer *w, gw_error *err)

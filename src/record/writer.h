@@ -44,6 +44,10 @@ int gw_recording_writer_host(gw_recording_writer *w, int64_t sample_id, const gw
                              gw_error *err);
 /* Commits the interval. On failure the interval is rolled back and -1 returned. */
 int gw_recording_writer_commit(gw_recording_writer *w, gw_error *err);
+/* Adds the closing totals (s->top_total, from gw_host_collect_totals) to the already
+ * committed sample sample_id, in a transaction of their own. Returns 0 or -1 with err. */
+int gw_recording_writer_totals(gw_recording_writer *w, int64_t sample_id, const gw_host_sample *s,
+                               gw_error *err);
 
 /* Rolls back an open interval, checkpoints the WAL into the main file and closes.
  * NULL is fine. */

@@ -331,7 +331,7 @@ static void write_samples(FILE *out, const gw_job *job)
 
 static void write_comparison(FILE *out, const gw_comparison *c, const char *before_name)
 {
-    p(out, "<h2>Before and after</h2>\n<p class=\"verdict\">");
+    p(out, "<section id=\"before-after\"><h2>Before and after</h2>\n<p class=\"verdict\">");
     text(out, c->verdict);
     p(out, "</p>\n<p class=\"meta\">Before: ");
     text(out, before_name);
@@ -362,7 +362,7 @@ static void write_comparison(FILE *out, const gw_comparison *c, const char *befo
                 gw_change_name(ch->change), gw_change_name(ch->change), ch->share_before * 100.0,
                 ch->share_after * 100.0);
     }
-    p(out, "</table>\n");
+    p(out, "</table></section>\n");
 }
 
 int gw_render_html(FILE *out, const gw_analysis *a, const gw_comparison *cmp, const char *before_name)
@@ -388,9 +388,11 @@ int gw_render_html(FILE *out, const gw_analysis *a, const gw_comparison *cmp, co
     p(out, " · gpuwhy " GW_VERSION "</p>\n<p class=\"verdict\" id=\"verdict\">");
     text(out, a->verdict);
     p(out, "</p>\n");
-    write_findings(out, a);
+    /* Before/after answers the question that made the reader run it: "did my change
+     * work?", so it comes right under the verdict, before the findings. */
     if (cmp)
         write_comparison(out, cmp, before_name ? before_name : "before");
+    write_findings(out, a);
     if (a->device_count) {
         p(out, "<h2>Where the GPU time went</h2>\n");
         write_utilisation(out, a);

@@ -1,7 +1,8 @@
 /* Perfetto / chrome://tracing export (Chrome trace event format, JSON): one track per GPU
  * stream and per host thread, API calls linked to the GPU work they launched with flow
  * arrows, sampled metrics as counter tracks, findings as slices on a "gpuwhy findings"
- * process at the time ranges they concern.
+ * process: a finding made of GPU idle time at each stretch where the device idled for its
+ * cause (the analysis's gw_idle_stretches), any other at the time range it concerns.
  *
  * The output is streamed event by event straight from the model arrays (already sorted by
  * gw_trace_finish), so memory does not grow with the output. Timestamps stay monotonic per
@@ -12,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "diagnose/finding_causes.h"
 #include "model/classify.h"
 #include "model/samples.h"
 #include "report/json_writer.h"
@@ -231,7 +233,64 @@ static void write_trace(writer *w, const gw_trace *t)
     }
 }
 
-static void write_findings(writer *w, const gw_analysis *a)
+/* Track ids on the findings process: finding i (from 1) has tids i*STRIDE + device row. */
+#define FINDING_TID_STRIDE 100000LL
+
+static void finding_slice_args(writer *w, const gw_finding *f)
+{
+    fprintf(w->out, ",\"args\":{\"id\":\"%s\",\"severity\":\"%s\",\"share\":%.4f,\"finding\":",
+            f->id, gw_severity_name(f->severity), f->share);
+    put_str(w->out, f->title[0] ? f->title : f->id);
+    fputs(",\"fix\":", w->out);
+    put_str(w->out, f->fix);
+}
+
+/* The finding's stretches on one device, on their own track, in time order (the causes'
+ * lists are each in time order and never overlap one another). Returns how many. */
+static size_t write_device_stretches(writer *w, const gw_analysis *a, const gw_device_stretches *ds,
+                                     const gw_finding *f, size_t index, unsigned causes)
+{
+    const gw_device_stats *dev = &a->devices[ds->device_index];
+    size_t total = 0, found = 0;
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        if (causes & GW_CAUSE_BIT(c)) {
+            total += ds->count[c];
+            found += ds->found[c];
+        }
+    if (total == 0)
+        return 0;
+    int64_t tid = (int64_t)(index + 1) * FINDING_TID_STRIDE + (int64_t)ds->device_index;
+    char label[160];
+    int n = snprintf(label, sizeof label, "#%zu %s, GPU %d (rank %d)", index + 1, f->id, dev->device, dev->rank);
+    if (found > total && n > 0 && (size_t)n < sizeof label)
+        snprintf(label + n, sizeof label - (size_t)n, ": the longest %zu of %zu", total, found);
+    meta(w, "thread_name", FINDINGS_PID, tid, label);
+    size_t next[GW_IDLE_CAUSE_COUNT] = {0};
+    for (size_t k = 0; k < total; k++) {
+        int best = -1;
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            if ((causes & GW_CAUSE_BIT(c)) && next[c] < ds->count[c] &&
+                (best < 0 || ds->by_cause[c][next[c]].start_ns < ds->by_cause[best][next[best]].start_ns))
+                best = c;
+        const gw_idle_stretch *st = &ds->by_cause[best][next[best]++];
+        char name[160];
+        snprintf(name, sizeof name, "%s: %s", f->id, gw_idle_cause_title((gw_idle_cause)best));
+        begin_event(w);
+        fputs("{\"ph\":\"X\",\"cat\":\"finding\",\"name\":", w->out);
+        put_str(w->out, name);
+        fprintf(w->out, ",\"pid\":%lld,\"tid\":%" PRId64 ",\"ts\":", (long long)FINDINGS_PID, tid);
+        put_us(w->out, st->start_ns);
+        fputs(",\"dur\":", w->out);
+        put_us(w->out, st->end_ns - st->start_ns);
+        finding_slice_args(w, f);
+        fprintf(w->out, ",\"cause\":\"%s\",\"idle_us\":", gw_idle_cause_name((gw_idle_cause)best));
+        put_us(w->out, st->idle_ns);
+        fprintf(w->out, ",\"idle_pieces\":%u}}", (unsigned)st->pieces);
+    }
+    return total;
+}
+
+static void write_findings(writer *w, const gw_analysis *a, const gw_idle_stretches *stretches)
 {
     if (!a || a->findings.count == 0)
         return;
@@ -239,29 +298,39 @@ static void write_findings(writer *w, const gw_analysis *a)
     sort_index(w, FINDINGS_PID, 0);
     for (size_t i = 0; i < a->findings.count; i++) {
         const gw_finding *f = &a->findings.items[i];
+        /* A finding made of idle time is marked where that idle time is. */
+        unsigned causes = gw_finding_idle_causes(f->id);
+        size_t marked = 0;
+        for (size_t d = 0; causes && stretches && d < stretches->count; d++) {
+            const gw_device_stats *dev = &a->devices[stretches->devices[d].device_index];
+            if ((f->rank < 0 || dev->rank == f->rank) && (f->device < 0 || dev->device == f->device))
+                marked += write_device_stretches(w, a, &stretches->devices[d], f, i, causes);
+        }
+        if (marked)
+            continue;
+        /* Otherwise one range: the time it concerns (the steady window when it names none). */
         int64_t start = f->range_start_ns, end = f->range_end_ns;
         if (start == 0 && end == 0 && a->rank_count) {
             start = a->ranks[0].window.start_ns;
             end = a->ranks[0].window.end_ns;
         }
+        int64_t tid = (int64_t)(i + 1) * FINDING_TID_STRIDE;
         char label[96];
         snprintf(label, sizeof label, "#%zu %s", i + 1, f->id);
-        meta(w, "thread_name", FINDINGS_PID, (int64_t)i + 1, label);
+        meta(w, "thread_name", FINDINGS_PID, tid, label);
         begin_event(w);
         fputs("{\"ph\":\"X\",\"cat\":\"finding\",\"name\":", w->out);
         put_str(w->out, f->title[0] ? f->title : f->id);
-        fprintf(w->out, ",\"pid\":%lld,\"tid\":%zu,\"ts\":", (long long)FINDINGS_PID, i + 1);
+        fprintf(w->out, ",\"pid\":%lld,\"tid\":%" PRId64 ",\"ts\":", (long long)FINDINGS_PID, tid);
         put_us(w->out, start);
         fputs(",\"dur\":", w->out);
         put_us(w->out, end > start ? end - start : 0);
-        fprintf(w->out, ",\"args\":{\"id\":\"%s\",\"severity\":\"%s\",\"share\":%.4f,\"fix\":",
-                f->id, gw_severity_name(f->severity), f->share);
-        put_str(w->out, f->fix);
+        finding_slice_args(w, f);
         fputs("}}", w->out);
     }
 }
 
-int gw_export_perfetto(FILE *out, const gw_job *job, const gw_analysis *a)
+int gw_export_perfetto(FILE *out, const gw_job *job, const gw_analysis *a, const gw_idle_stretches *stretches)
 {
     writer w = {out, 1};
     fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpuwhy " GW_VERSION "\"},"
@@ -270,7 +339,7 @@ int gw_export_perfetto(FILE *out, const gw_job *job, const gw_analysis *a)
         write_trace(&w, job->traces[i]);
     if (job->samples)
         gw_export_perfetto_samples(out, job, SAMPLES_PID, &w.first);
-    write_findings(&w, a);
+    write_findings(&w, a, stretches);
     fputs("\n]}\n", out);
     return ferror(out) ? -1 : 0;
 }

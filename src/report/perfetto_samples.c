@@ -7,6 +7,7 @@
 
 #include "model/samples.h"
 #include "report/perfetto.h"
+#include "util/units.h"
 
 typedef struct counter_event {
     FILE *out;
@@ -93,9 +94,9 @@ void gw_export_perfetto_samples(FILE *out, const gw_job *job, long long pid, int
             }
             counter_end(&c);
             if (gi->valid & GW_GPUI_MEMORY) {
-                snprintf(name, sizeof name, "GPU %zu memory used GB", g);
+                snprintf(name, sizeof name, "GPU %zu memory used GiB", g);
                 counter_begin(&c, name, ts);
-                counter_field(&c, "used", gi->memory_used_bytes / 1e9);
+                counter_field(&c, "used", gi->memory_used_bytes / GW_GIB);
                 counter_end(&c);
             }
         }

@@ -6,8 +6,14 @@
 #include <string.h>
 
 #include "report/json_writer.h"
+#include "report/text_table.h"
 
 enum { CHART_W = 880, PAD_L = 64, PAD_R = 16, PAD_T = 28, PAD_B = 34, ROW_H = 22, LABEL_W = 260 };
+
+/* The widest advance to budget per character of an 11 px axis label: most glyphs of a
+ * kernel name are 5-7 px, capitals and 'm'/'w' up to 9. A label measured this way never
+ * runs past the left edge of its chart (the browser test checks it). */
+#define AXIS_CHAR_PX 7.5
 
 void gw_html_text(FILE *out, const char *s)
 {
@@ -64,6 +70,25 @@ static void axis_label(FILE *out, double x, double y, const char *anchor, const 
 {
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" class=\"axis\">", x, y, anchor);
     gw_html_text(out, text);
+    fputs("</text>\n", out);
+}
+
+/* A row label right-aligned at x that fits in width px: longer ones are shortened in the
+ * middle (the start and the template tail of a kernel name both tell), with the whole
+ * label as its tooltip. */
+static void row_label(FILE *out, double x, double y, double width, const char *label)
+{
+    size_t max_chars = width > AXIS_CHAR_PX ? (size_t)(width / AXIS_CHAR_PX) : 1;
+    if (gw_text_width(label) <= max_chars) {
+        axis_label(out, x, y, "end", label);
+        return;
+    }
+    char fitted[512];
+    gw_text_fit(fitted, sizeof fitted, label, max_chars, 1);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"axis\"><title>", x, y);
+    gw_html_text(out, label);
+    fputs("</title>", out);
+    gw_html_text(out, fitted);
     fputs("</text>\n", out);
 }
 
@@ -155,7 +180,7 @@ void gw_svg_stacked_rows(FILE *out, const char *id, const char *title, const gw_
         max_total = 1;
     for (size_t r = 0; r < row_count; r++) {
         double y = PAD_T + (double)r * ROW_H;
-        axis_label(out, x0 - 6, y + ROW_H * 0.65, "end", rows[r].label);
+        row_label(out, x0 - 6, y + ROW_H * 0.65, x0 - 12, rows[r].label);
         double x = x0, total = 0;
         for (size_t c = 0; c < category_count; c++)
             total += rows[r].values[c];
@@ -256,9 +281,7 @@ void gw_svg_bars(FILE *out, const char *id, const char *title, const char *const
         max_v = 1;
     for (size_t i = 0; i < count; i++) {
         double y = PAD_T + (double)i * ROW_H;
-        char short_label[48];
-        snprintf(short_label, sizeof short_label, "%.44s%s", labels[i], strlen(labels[i]) > 44 ? "…" : "");
-        axis_label(out, x0 - 6, y + ROW_H * 0.65, "end", short_label);
+        row_label(out, x0 - 6, y + ROW_H * 0.65, x0 - 12, labels[i]);
         double w = plot_w * values[i] / max_v;
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>", x0, y + 2,
                 w > 0 ? w : 0, ROW_H - 4, color);

@@ -6,6 +6,7 @@
 
 #include "analyze/sampled.h"
 #include "report/terminal_internal.h"
+#include "util/units.h"
 
 /* "42.0%" or "-" for a value no interval knew. */
 static const char *pct(char *buf, size_t size, double v)
@@ -25,7 +26,7 @@ static void gpu_rows(gw_term *t, const gw_sample_stats *st)
         const gw_sampled_gpu *s = &st->gpus[g];
         char util[16], sm[16], dram[16], mem[24] = "-", thr[16] = "-", err[32];
         if (!isnan(s->memory_used_max_bytes) && s->memory_total_bytes > 0)
-            snprintf(mem, sizeof mem, "%.1f/%.0f GB", s->memory_used_max_bytes / 1e9, s->memory_total_bytes / 1e9);
+            snprintf(mem, sizeof mem, "%.1f/%.1f GiB", s->memory_used_max_bytes / GW_GIB, s->memory_total_bytes / GW_GIB);
         if (s->busy_s > 0)
             snprintf(thr, sizeof thr, "%.0f%%", s->throttled_s / s->busy_s * 100.0);
         snprintf(err, sizeof err, "%s%zu xid", s->lost ? "LOST, " : "", s->xid_count);
@@ -54,7 +55,7 @@ void gw_term_sampled(gw_term *t)
              isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores);
     gw_term_wrap(t, "  host:   ", text);
     if (!isnan(st->mem_available_min_kb))
-        snprintf(text, sizeof text, "MemAvailable min %.0f MB, %.0f pages swapped in, PSI memory %s",
+        snprintf(text, sizeof text, "MemAvailable min %.0f MiB, %.0f pages swapped in, PSI memory %s",
                  st->mem_available_min_kb / 1024.0, st->swap_in_pages, pct(a, sizeof a, st->psi_mem_some_mean_pct));
     else
         snprintf(text, sizeof text, "memory not recorded");

@@ -361,7 +361,7 @@ void gw_term_copies(gw_term *t, const gw_rank_stats *r)
     gw_term_heading(t, "Copies%s", rs);
     static const gw_text_column cols[] = {
         {"direction", GW_ALIGN_LEFT, 1, 0}, {"count", GW_ALIGN_RIGHT, 0, 0},
-        {"MB", GW_ALIGN_RIGHT, 0, 0},       {"time ms", GW_ALIGN_RIGHT, 0, 0},
+        {"MiB", GW_ALIGN_RIGHT, 0, 0},      {"time ms", GW_ALIGN_RIGHT, 0, 0},
         {"GB/s", GW_ALIGN_RIGHT, 0, 0},     {"pageable copies", GW_ALIGN_RIGHT, 0, 0},
         {"pageable bytes", GW_ALIGN_RIGHT, 0, 0},
     };
@@ -374,7 +374,7 @@ void gw_term_copies(gw_term *t, const gw_rank_stats *r)
         rows++;
         gw_table_cell(&tab, "%s", copy_dir_name(dir));
         gw_table_cell(&tab, "%s", gw_fmt_count(b[0], 32, c->count[dir]));
-        gw_table_cell(&tab, "%s", gw_fmt_mb(b[1], 32, c->bytes[dir]));
+        gw_table_cell(&tab, "%s", gw_fmt_mib(b[1], 32, c->bytes[dir]));
         gw_table_cell(&tab, "%s", gw_fmt_ms(b[2], 32, c->seconds[dir]));
         if (isfinite(c->gbps[dir]) && c->gbps[dir] >= 0)
             gw_table_cell(&tab, "%.2f", c->gbps[dir]);
@@ -390,8 +390,12 @@ void gw_term_copies(gw_term *t, const gw_rank_stats *r)
     }
     print_table(t, &tab, 2);
     char line[300];
-    snprintf(line, sizeof line, "pageable share of host<->device bytes %s, %.1f pageable copies per step",
-             gw_fmt_pct(b[0], 32, c->pageable_share_bytes), c->pageable_per_step);
+    if (r->window.steady_steps > 0 && !r->window.whole_window)
+        snprintf(line, sizeof line, "pageable share of host<->device bytes %s, %.1f pageable copies per step",
+                 gw_fmt_pct(b[0], 32, c->pageable_share_bytes), c->pageable_per_step);
+    else
+        snprintf(line, sizeof line, "pageable share of host<->device bytes %s (no step markers: counts are "
+                 "for the whole window)", gw_fmt_pct(b[0], 32, c->pageable_share_bytes));
     gw_term_wrap(t, "  ", line);
 }
 
@@ -406,8 +410,11 @@ void gw_term_syncs(gw_term *t, const gw_rank_stats *r)
         return;
     }
     char line[400];
-    snprintf(line, sizeof line, "%s blocking calls (%.1f per step), host waited %s (%s of the window)",
-             gw_fmt_count(b[0], 32, s->count), s->per_step, gw_fmt_seconds(b[1], 32, s->wait_s),
+    char rate[48] = "";
+    if (r->window.steady_steps > 0 && !r->window.whole_window)
+        snprintf(rate, sizeof rate, " (%.1f per step)", s->per_step);
+    snprintf(line, sizeof line, "%s blocking calls%s, host waited %s (%s of the window)",
+             gw_fmt_count(b[0], 32, s->count), rate, gw_fmt_seconds(b[1], 32, s->wait_s),
              gw_fmt_pct(b[2], 32, s->wait_share_of_step));
     gw_term_wrap(t, "  ", line);
     if (s->source_count == 0)
@@ -459,8 +466,11 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
         gw_term_printf(t, "  No cudaMalloc/cudaFree-type calls in the window.\n");
         return;
     }
-    snprintf(line, sizeof line, "%s allocation and %s free calls (%.1f per step), %s inside them",
-             gw_fmt_count(b[0], 32, m->alloc_calls), gw_fmt_count(b[1], 32, m->free_calls),
-             m->alloc_calls_per_step, gw_fmt_seconds(b[2], 32, m->alloc_wait_s));
+    char rate[48] = "";
+    if (r->window.steady_steps > 0 && !r->window.whole_window)
+        snprintf(rate, sizeof rate, " (%.1f per step)", m->alloc_calls_per_step);
+    snprintf(line, sizeof line, "%s allocation and %s free calls%s, %s inside them",
+             gw_fmt_count(b[0], 32, m->alloc_calls), gw_fmt_count(b[1], 32, m->free_calls), rate,
+             gw_fmt_seconds(b[2], 32, m->alloc_wait_s));
     gw_term_wrap(t, "  ", line);
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/units.h"
+
 static const char *unknown(char *buf, size_t size)
 {
     snprintf(buf, size, "-");
@@ -89,26 +91,21 @@ const char *gw_fmt_bytes(char *buf, size_t size, double bytes)
 {
     if (!isfinite(bytes) || bytes < 0)
         return unknown(buf, size);
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024.0) {
-        snprintf(buf, size, "%.0f B", bytes);
-        return buf;
-    }
-    double v = bytes / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(buf, size, "%.1f %s", v, units[u]);
-    return buf;
+    return gw_size_text(buf, size, bytes);
 }
 
-const char *gw_fmt_mb(char *buf, size_t size, double bytes)
+const char *gw_fmt_rate(char *buf, size_t size, double bytes_per_s)
+{
+    if (!isfinite(bytes_per_s) || bytes_per_s < 0)
+        return unknown(buf, size);
+    return gw_rate_text(buf, size, bytes_per_s);
+}
+
+const char *gw_fmt_mib(char *buf, size_t size, double bytes)
 {
     if (!isfinite(bytes) || bytes < 0)
         return unknown(buf, size);
-    snprintf(buf, size, "%.1f", bytes / 1e6);
+    snprintf(buf, size, "%.1f", bytes / GW_MIB);
     group_thousands(buf, size);
     return buf;
 }

@@ -16,9 +16,11 @@ const char *gw_fmt_us(char *buf, size_t size, double microseconds);
 const char *gw_fmt_pct(char *buf, size_t size, double fraction);
 /* "4,096" */
 const char *gw_fmt_count(char *buf, size_t size, size_t n);
-/* Bytes in binary units: "12.3 GiB", "512.0 MiB", "4.0 KiB", "17 B". */
+/* Sizes in binary units, rates in decimal ones (util/units.h): "12.3 GiB", "17 B";
+ * "1.0 MB/s". */
 const char *gw_fmt_bytes(char *buf, size_t size, double bytes);
-/* Bytes as decimal megabytes with 1 decimal (copy tables pair them with GB/s). */
-const char *gw_fmt_mb(char *buf, size_t size, double bytes);
+const char *gw_fmt_rate(char *buf, size_t size, double bytes_per_s);
+/* Bytes in MiB with 1 decimal, for a table column headed "MiB". */
+const char *gw_fmt_mib(char *buf, size_t size, double bytes);
 
 #endif

@@ -13,6 +13,16 @@ static const char ELLIPSIS[] = "\xE2\x80\xA6"; /* U+2026 */
 
 static int is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+/* The length of the control character at s (C0, DEL, or a C1 control U+0080..U+009F in its
+ * two-byte UTF-8 form, which terminals such as xterm obey like ESC-sequences: U+009B is
+ * CSI), else 0. */
+static size_t control_length(const unsigned char *s, size_t avail)
+{
+    if (s[0] < 0x20 || s[0] == 0x7F)
+        return 1;
+    return avail >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F ? 2 : 0;
+}
+
 size_t gw_text_width(const char *s)
 {
     size_t cols = 0;
@@ -34,8 +44,8 @@ size_t gw_text_width(const char *s)
     return cols;
 }
 
-/* Copies src into dst (dst_size >= 1) replacing control bytes and invalid UTF-8 with '?';
- * keep_newlines leaves '\n' for gw_text_wrap. Stops before a sequence that would not fit. */
+/* Copies src into dst (dst_size >= 1) replacing control characters (C0, DEL, C1) and
+ * invalid UTF-8 with '?'; keep_newlines leaves '\n' for gw_text_wrap. Stops before a sequence that would not fit. */
 static void sanitize(char *dst, size_t dst_size, const char *src, int keep_newlines)
 {
     const unsigned char *p = (const unsigned char *)src;
@@ -43,9 +53,10 @@ static void sanitize(char *dst, size_t dst_size, const char *src, int keep_newli
     while (i < len) {
         unsigned char c = p[i];
         size_t bad = 1, n;
-        if (c < 0x20 || c == 0x7F) {
+        size_t control = control_length(p + i, len - i);
+        if (control) {
             n = 0;
-            bad = 1;
+            bad = control;
             if (c == '\n' && keep_newlines) {
                 if (o + 1 >= dst_size)
                     break;
@@ -331,4 +342,40 @@ void gw_table_free(gw_text_table *t)
         free(t->cells[i]);
     free(t->cells);
     memset(t, 0, sizeof *t);
+}
+
+size_t gw_text_escape(char *dst, size_t dst_size, const char *src, size_t max_cols)
+{
+    static const char HEX[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)src;
+    size_t len = strlen(src), i = 0, o = 0, cols = 0;
+    if (dst_size == 0)
+        return 0;
+    while (i < len) {
+        size_t bad = control_length(p + i, len - i);
+        size_t n = bad ? 0 : gw_utf8_sequence(p + i, len - i, &bad);
+        if (n) {
+            if (o + n >= dst_size || cols + 1 > max_cols)
+                break;
+            memcpy(dst + o, p + i, n);
+            o += n;
+            i += n;
+            cols++;
+            continue;
+        }
+        /* Each byte of a control character or of invalid UTF-8: "\xNN", four columns. */
+        for (size_t k = 0; k < bad; k++) {
+            if (o + 4 >= dst_size || cols + 4 > max_cols)
+                goto full;
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = HEX[p[i] >> 4];
+            dst[o++] = HEX[p[i] & 15];
+            i++;
+            cols += 4;
+        }
+    }
+full:
+    dst[o] = '\0';
+    return o;
 }

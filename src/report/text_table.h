@@ -13,8 +13,8 @@
 /* Columns of text s when printed: UTF-8 code points, ANSI CSI sequences not counted. */
 size_t gw_text_width(const char *s);
 
-/* Copies src into dst (always NUL-terminated) replacing control characters and invalid
- * UTF-8 bytes with '?', then shortens it to at most max_cols columns with "…" at the end
+/* Copies src into dst (always NUL-terminated) replacing control characters (C0, DEL and
+ * the C1 U+0080..U+009F) and invalid UTF-8 bytes with '?', then shortens it to at most max_cols columns with "…" at the end
  * (middle == 0) or in the middle (middle == 1, keeps both the namespace and the template
  * tail of a C++ kernel name recognisable). Never splits a UTF-8 sequence. */
 void gw_text_fit(char *dst, size_t dst_size, const char *src, size_t max_cols, int middle);
@@ -24,6 +24,14 @@ void gw_text_fit(char *dst, size_t dst_size, const char *src, size_t max_cols, i
  * line are cut. Text is sanitised like gw_text_fit. Returns 0 or -1 on a write error. */
 int gw_text_wrap(FILE *out, const char *first_prefix, const char *rest_prefix, const char *text,
                  int width);
+
+/* Copies src into dst (always NUL-terminated) keeping every byte visible yet harmless to a
+ * terminal: bytes below 0x20, 0x7F, the C1 controls U+0080..U+009F (each of their two
+ * bytes) and bytes of invalid UTF-8 become the four characters
+ * "\xNN" (so an escape sequence in another user's command line shows as text instead of
+ * acting on the terminal). Stops, never inside an escape or a UTF-8 sequence, before
+ * max_cols columns or the end of dst. Returns the bytes written. */
+size_t gw_text_escape(char *dst, size_t dst_size, const char *src, size_t max_cols);
 
 typedef enum gw_text_align { GW_ALIGN_LEFT = 0, GW_ALIGN_RIGHT } gw_text_align;
 

@@ -1,17 +1,20 @@
 /* `gpuwhy top` rendering and curses loop; see top_view.h. Every line goes through
- * put_line(), which cuts it to the width, so no value can push the layout past it. */
+ * put_line(), which makes control bytes visible escapes and cuts it to the width, so no
+ * value can push the layout past it or reach the terminal raw. */
 #include "report/top_view.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "report/text_format.h"
+#include "report/text_table.h"
 
 #ifdef GW_HAVE_NCURSES
 #include <curses.h>
@@ -33,9 +36,12 @@ static void put_line(view *v, const char *fmt, ...)
     size_t len = strlen(line);
     while (len > 0 && line[len - 1] == ' ')
         len--;
-    if (v->width > 0 && len > (size_t)v->width)
-        len = (size_t)v->width;
-    fprintf(v->out, "%.*s\n", (int)len, line);
+    line[len] = '\0';
+    /* Process names and command lines are other users' text: an escape sequence in one
+     * must show as text, not retitle or clear the terminal (or replay keystrokes). */
+    char shown[4 * sizeof line];
+    gw_text_escape(shown, sizeof shown, line, v->width > 0 ? (size_t)v->width : SIZE_MAX);
+    fprintf(v->out, "%s\n", shown);
 }
 
 /* A ratio as "42.0%", "-" when unknown. */
@@ -62,6 +68,15 @@ static const char *bytes(char *buf, size_t size, double b)
     return gw_fmt_bytes(buf, size, b);
 }
 
+static const char *rate(char *buf, size_t size, double b)
+{
+    if (isnan(b)) {
+        snprintf(buf, size, "-");
+        return buf;
+    }
+    return gw_fmt_rate(buf, size, b);
+}
+
 static const char *num(char *buf, size_t size, double x, const char *fmt)
 {
     if (isnan(x))
@@ -69,6 +84,22 @@ static const char *num(char *buf, size_t size, double x, const char *fmt)
     else
         snprintf(buf, size, fmt, x);
     return buf;
+}
+
+/* "gen 5/5 x16/16" (current/capable), "link unknown (capable of gen 4 x16)", "unknown":
+ * a link NVML cannot report (a VM, a C2C-attached GPU) is never shown as gen 0 x0. */
+static void pcie_link_text(char *buf, size_t size, const gw_live_gpu *g)
+{
+    int now = !isnan(g->pcie_gen) && !isnan(g->pcie_width);
+    int max = !isnan(g->pcie_max_gen) && !isnan(g->pcie_max_width);
+    if (now && max)
+        snprintf(buf, size, "gen %.0f/%.0f x%.0f/%.0f", g->pcie_gen, g->pcie_max_gen, g->pcie_width, g->pcie_max_width);
+    else if (now)
+        snprintf(buf, size, "gen %.0f x%.0f", g->pcie_gen, g->pcie_width);
+    else if (max)
+        snprintf(buf, size, "link unknown (capable of gen %.0f x%.0f)", g->pcie_max_gen, g->pcie_max_width);
+    else
+        snprintf(buf, size, "unknown");
 }
 
 static void render_gpu(view *v, const gw_live_gpu *g)
@@ -103,15 +134,13 @@ static void render_gpu(view *v, const gw_live_gpu *g)
              num(c, sizeof c, g->memory_clock_hz / 1e6, "%.0f"),
              num(d, sizeof d, g->memory_clock_max_hz / 1e6, "%.0f"), reasons);
     char link[160];
-    snprintf(link, sizeof link, "gen %s/%s x%s/%s", num(a, sizeof a, g->pcie_gen, "%.0f"),
-             num(b, sizeof b, g->pcie_max_gen, "%.0f"), num(c, sizeof c, g->pcie_width, "%.0f"),
-             num(d, sizeof d, g->pcie_max_width, "%.0f"));
+    pcie_link_text(link, sizeof link, g);
     char power[160];
     snprintf(power, sizeof power, "%s/%s W", num(a, sizeof a, g->power_watts, "%.1f"),
              num(b, sizeof b, g->power_limit_watts, "%.0f"));
-    put_line(v, "  temp %s C  power %s  PCIe %s  tx %s/s rx %s/s%s%s",
+    put_line(v, "  temp %s C  power %s  PCIe %s  tx %s rx %s%s%s",
              num(c, sizeof c, g->temperature_celsius, "%.0f"), power, link,
-             bytes(e, sizeof e, g->pcie_tx_bytes_per_s), bytes(f, sizeof f, g->pcie_rx_bytes_per_s),
+             rate(e, sizeof e, g->pcie_tx_bytes_per_s), rate(f, sizeof f, g->pcie_rx_bytes_per_s),
              g->xid_errors_total ? "  Xid errors: " : "",
              g->xid_errors_total ? num(d, sizeof d, (double)g->xid_errors_total, "%.0f") : "");
     if (g->error[0])
@@ -160,9 +189,9 @@ static void render_host(view *v, const gw_live_sample *s)
         return;
     }
     const gw_live_disk *k = &s->disks[busiest];
-    put_line(v, "  busiest disk %s  util %s  await %s ms  read %s/s  write %s/s", k->name,
+    put_line(v, "  busiest disk %s  util %s  await %s ms  read %s  write %s", k->name,
              pct(a, sizeof a, k->util_ratio), num(b, sizeof b, k->await_seconds * 1e3, "%.2f"),
-             bytes(c, sizeof c, k->read_bytes_per_s), bytes(d, sizeof d, k->write_bytes_per_s));
+             rate(c, sizeof c, k->read_bytes_per_s), rate(d, sizeof d, k->write_bytes_per_s));
 }
 
 static void render_job(view *v, const gw_live_sample *s)

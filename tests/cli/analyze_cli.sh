@@ -199,6 +199,35 @@ else
   bad "w0_json: JSON and terminal disagree (see the assertion above)"
 fi
 
+# ---- wording a new user stumbled on (issue 17) --------------------------------------------
+# A gain range that rounds to one number ("1-1% of step time" for ResNet-50's pageable copies).
+run w0_text analyze --no-progress "$W0"
+if grep -qE 'gain: .*\(([0-9]+(\.[0-9])?)-\1% of' "$tmp/w0_text.out" || ! grep -q "pipe.pageable_copy" "$tmp/w0_text.out"; then
+  bad "gain ranges: $(grep -E 'gain:' "$tmp/w0_text.out" | head -8)"
+else
+  ok "gain ranges keep their two ends apart ($(grep -m1 -oE 'gain: .*pageable|[0-9.]+-[0-9.]+% of step time' "$tmp/w0_text.out" | tail -1))"
+fi
+# No steps: nothing "per step" nor "of step time" in the sections and gains.
+D2H="$K/GPUPuzzlers/d2h_sync/addition_d2h_sync_final.json.gz"
+run d2h_text analyze --no-progress "$D2H"
+if [ "$rc" -eq 0 ] && ! grep -qE '[0-9] pageable copies per step|[0-9] per step\)|% of step time\) \(confidence' "$tmp/d2h_text.out" &&
+   grep -q "pageable share of host<->device bytes 100.0% (no step markers: counts are for the whole window)" "$tmp/d2h_text.out" &&
+   grep -qE "^  [0-9,]+ blocking calls, host waited" "$tmp/d2h_text.out" &&
+   grep -qE "gain: ≈ .* in the window \([0-9.]+-[0-9.]+% of the window\)" "$tmp/d2h_text.out"; then
+  ok "no step markers: counts for the whole window, gains of the window"
+else
+  bad "no step markers: rc=$rc $(grep -E 'per step|of step time|gain:' "$tmp/d2h_text.out" | head -6)"
+fi
+# One step in the trace: "step #1009, the only step", not "steps #1009-#1009 of 1".
+ONE="$K/HolisticTraceAnalysis/tests/data/distributed_info_unavailable/distributed_info_not_found.json.gz"
+run one_step analyze --no-progress "$ONE"
+if [ "$rc" -eq 0 ] && grep -q "^Window:  step #1009, the only step (ProfilerStep), warm-up included" "$tmp/one_step.out" &&
+   ! grep -q "#1009-#1009" "$tmp/one_step.out"; then
+  ok "one step: named once"
+else
+  bad "one step: rc=$rc $(grep -E 'Window|#1009' "$tmp/one_step.out" | head -3)"
+fi
+
 # ---- colour: only on a terminal, never with NO_COLOR -------------------------------------
 if command -v script >/dev/null 2>&1; then
   # script(1) gives gpuwhy a pseudo-terminal as stdout

@@ -142,6 +142,14 @@ zcat "$TMP/s.sum.gz" | sed 's/"version":1,/"version":99,/' | gzip > "$TMP/newer.
 zcat "$TMP/s.sum.gz" | sed 's/"records":{"count":\([0-9]*\)/"records":{"count":99\1/' | gzip > "$TMP/count.sum.gz"
 "$GW_BIN" analyze "$TMP/count.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "count" "$TMP/err" && ok "summary whose columns disagree with their count: exit 2" || bad "bad count: exit $rc"
+# Outputs never overwrite an input, also one found in a directory: checked before reading.
+cp "$TMP/dir/$(basename "${SAMPLED[0]}")" "$TMP/keep0" && cksum0=$(cksum < "$TMP/keep0")
+"$GW_BIN" analyze --summary-out "$TMP/dir/$(basename "${SAMPLED[0]}")" "$TMP/dir" > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 64 ] && [ "$(cksum < "$TMP/dir/$(basename "${SAMPLED[0]}")")" = "$cksum0" ] &&
+  ok "--summary-out naming a trace inside an input directory: exit 64, trace intact" ||
+  bad "--summary-out onto an input: exit $rc $(cat "$TMP/err")"
+"$GW_BIN" analyze -o "$TMP/dir/sub/$(basename "${SAMPLED[1]}")" "$TMP/dir" > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 64 ] && ok "-o naming a trace inside an input directory: exit 64" || bad "-o onto an input: exit $rc $(cat "$TMP/err")"
 mkdir -p "$TMP/empty"; echo x > "$TMP/empty/notes.txt"
 "$GW_BIN" analyze "$TMP/empty" > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "holds no trace" "$TMP/err" && ok "directory without inputs: exit 2" || bad "empty directory: exit $rc"

@@ -56,6 +56,33 @@ if "$GW_BIN" analyze --json --no-progress --step-range "iteration 7" -o "$tmp/tw
 else
   bad "--step-range: $(cat "$tmp/err")"
 fi
+# A --step-range that names no range: usage error (not the whole window analysed instead),
+# and the message lists the ranges there are, most frequent first.
+"$GW_BIN" analyze --no-progress --step-range "train step" "$tmp/two.sqlite" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 64 ] && [ ! -s "$tmp/out" ] &&
+   grep -q "two.sqlite: no NVTX range is named \"train step\" (--step-range); the trace's ranges, most frequent first: \"train_step\" (2), " "$tmp/err"; then
+  ok "--step-range with an unknown name: exit 64, the ranges listed"
+else
+  bad "--step-range unknown: rc=$rc $(cat "$tmp/err")"
+fi
+
+# --step-range on an input whose reader has no NVTX ranges to choose from: a usage error
+# saying so, not the trace's own steps analysed as if they were the ones asked for.
+"$GW_BIN" analyze --json --no-progress --step-range train_step -o "$tmp/kineto.json" \
+  "$GW_SHARED_DIR/traces/kineto/GPUPuzzlers/d2h_sync/addition_d2h_sync_final.json.gz" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 64 ] && [ ! -e "$tmp/kineto.json" ] &&
+   grep -q "addition_d2h_sync_final.json.gz: --step-range names an NVTX range of an Nsight Systems SQLite export; this is a PyTorch profiler (Kineto) trace" "$tmp/err"; then
+  ok "--step-range on a Kineto trace: exit 64, says why, no file"
+else
+  bad "--step-range on Kineto: rc=$rc $(cat "$tmp/err")"
+fi
+CSV=$N/derived/nsys-2022.4.2/dlprof_root/dlprof_root_gputrace.csv
+"$GW_BIN" analyze --no-progress --step-range train_step "$CSV" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 64 ] && [ ! -s "$tmp/out" ] && grep -q "dlprof_root_gputrace.csv: --step-range .* an nsys stats CSV, which holds no NVTX ranges" "$tmp/err" &&
+  ok "--step-range on an nsys stats CSV: exit 64, says why" || bad "--step-range on CSV: rc=$rc $(cat "$tmp/err")"
 
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

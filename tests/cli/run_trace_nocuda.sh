@@ -38,12 +38,19 @@ check "job stderr kept" grep -qx "err-line" "$tmp/plain.err"
 check "no LD_PRELOAD given to the job" grep -qx "preload=\[\]" "$tmp/plain.out"
 check "CUDA_INJECTION64_PATH names the library" grep -q "^inject=/.*libgpuwhy-cupti.so$" "$tmp/plain.out"
 check "recording written" [ -s "$tmp/plain.db" ]
-check "scratch trace file removed" [ ! -e "$tmp/plain.db.cuda-trace.tmp" ]
+# Before anything else opens it (a reader of a WAL file would make and remove them itself).
+check "no -wal or -shm beside the recording" [ ! -e "$tmp/plain.db-wal" -a ! -e "$tmp/plain.db-shm" ]
+check "no scratch file or private directory left beside it" \
+  [ -z "$(find "$tmp" -mindepth 1 -maxdepth 1 ! -name 'plain.*')" ]
 check "says nothing was traced" grep -q "no process of the job initialised CUDA" "$tmp/plain.err"
 tables=$(sqlite3 "$tmp/plain.db" "SELECT count(*) FROM sqlite_master WHERE name LIKE 'cuda_%' AND type='table'" 2>&1)
 check "CUDA trace tables in the recording (13, got $tables)" [ "$tables" = "13" ]
+# One self-contained file, as docs/recording-format.md promises: back in rollback-journal
+# mode after the trace merge, nothing beside it, readable by its owner only.
 mode=$(sqlite3 "$tmp/plain.db" "PRAGMA journal_mode" 2>&1)
-check "recording left in the writer's WAL mode (got $mode)" [ "$mode" = "wal" ]
+check "recording left in rollback-journal mode (got $mode)" [ "$mode" = "delete" ]
+perm=$(stat -c %a "$tmp/plain.db")
+check "recording is private (mode $perm)" [ "$perm" = "600" ]
 
 # 2. The library loaded the driver's way inside a job under --trace, with a fork.
 timeout 60 "$GW_BIN" run --trace --trace-delay 0 -o "$tmp/inj.db" -- "$loader" "" 1 0 0 fork \

@@ -8,6 +8,8 @@
 # pipe.oversubscribed, data.storage_bound under a cgroup read limit) are reproduced by real
 # PyTorch jobs in sampled_torch_jobs.sh.
 set -u
+# Runs in a session of its own at a raised priority where allowed: see the file.
+. "$(dirname "$0")/../tools/raised_priority.sh"
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
 [ -n "$FAKE" ] || { echo "SKIP: no fake NVML"; exit 77; }
@@ -26,6 +28,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 printf 'gpus 1\ngpu 0 name Fake H100\ngpu 0 util 30 5\n' >gpu_waits.txt
 printf 'gpus 1\ngpu 0 name Fake H100\ngpu 0 util 95 40\n' >gpu_busy.txt
+
 
 # The interpreter itself: a version-manager shim (pyenv) would be a shell script in the job.
 PY=$(python3 -c 'import sys; print(sys.executable)')
@@ -85,14 +88,16 @@ refuse storage_busy_gpu data.storage_bound
 # --- host.cpu_contention: a burner outside the job on the job's core ------------------------
 # Run-queue waits come with the per-thread detail, every 50 intervals: 50 ms intervals give
 # two thread samples in the job's 3 s.
-cp "$(command -v sh)" gwburner
-taskset -c 0 ./gwburner -c 'while :; do :; done' &
+# A name of this run's own: the same test running elsewhere on the machine must not stand in.
+BURNER=gwburner$(printf %04x $((RANDOM)))
+cp "$(command -v sh)" "$BURNER"
+taskset -c 0 "./$BURNER" -c 'while :; do :; done' &
 BURNER_PID=$!
 busy='import time
 end = time.time() + 3.5
 while time.time() < end: pass'
 record contention gpu_waits.txt 50ms -- taskset -c 0 "$PY" -c "$busy"
-expect contention host.cpu_contention gwburner
+expect contention host.cpu_contention "$BURNER"
 record contention_busy_gpu gpu_busy.txt 50ms -- taskset -c 0 "$PY" -c "$busy"
 refuse contention_busy_gpu host.cpu_contention
 record contention_sleeper gpu_waits.txt 50ms -- taskset -c 0 sleep 3

@@ -6,6 +6,8 @@
 # samples' evidence (basis trace+samples) instead of a second finding, the samples cover
 # exactly the trace's window, and the ranking is the trace's.
 set -u
+# Runs in a session of its own at a raised priority where allowed: see the file.
+. "$(dirname "$0")/../tools/raised_priority.sh"
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 SHARED=${GW_SHARED_DIR:?GW_SHARED_DIR must point at the shared directory}
 FAKE=${GW_FAKE_NVML:-}

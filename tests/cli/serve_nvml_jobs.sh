@@ -33,12 +33,15 @@ start_serve() {
 stop_serve() { kill -TERM "$SERVE"; wait "$SERVE"; }
 
 # ---- the driver goes away and comes back ---------------------------------------------
+# The fake's clock starts at nvmlInit; the outage and the loss below last long enough (7.5 s,
+# 9 s) to be seen even when serve comes up slowly on a loaded machine, where a 3 s window
+# was over before the first scrape.
 cat >outage.txt <<'EOF'
 gpus 2
 gpu 0 util 80 10
 gpu 1 util 70 10
 at 1500 driver_error 999
-at 5000 driver_error 0
+at 9000 driver_error 0
 EOF
 if start_serve outage outage.txt --window 2s; then
     ok "serve up with the driver present"
@@ -71,7 +74,7 @@ gpu 0 procs 1:1000
 gpu 1 util 60 10
 gpu 1 procs 1:1000
 at 1000 gpu 1 lost 1
-at 4000 gpu 1 lost 0
+at 10000 gpu 1 lost 0
 EOF
 if start_serve lost lost.txt --window 2s; then
     check "lost: gpuwhy_gpu_lost 1 within 10 s" poll_for "$PORT" 10 l1.txt '^gpuwhy_gpu_lost\{gpu="1".*\} 1$'

@@ -80,7 +80,7 @@ if [ -n "$FAKE" ]; then
         has top.txt "util 87.0%  mem-busy 31.0%  SM active 71.5%  tensor 22.0%  memory 40.0 GiB / 80.0 GiB (50.0%)"
     check "top: GPU 0 clocks vs max, not throttled" has top.txt "clocks SM 1755/1980 MHz  mem 2619/2619 MHz  throttle: none"
     check "top: GPU 0 temperature, power vs limit, PCIe link and traffic" \
-        has top.txt "temp 64 C  power 612.5/700 W  PCIe gen 5/5 x16/16  tx 1.0 MiB/s rx 2.0 MiB/s"
+        has top.txt "temp 64 C  power 612.5/700 W  PCIe gen 5/5 x16/16  tx 1.0 MB/s rx 2.1 MB/s"
     check "top: GPU 0 compute process with pid and command" \
         grep -qE "processes pid $JOB +1.0 GiB  sleep 300" top.txt
     check "top: GPU 1 without GPM says so" has top.txt "util 12.0%  mem-busy 3.0%  SM active - (no GPM)"

@@ -35,7 +35,8 @@
  *                               total and used in bytes. A GPU with one is in MIG mode.
  * A timed value holds from T (default 0) until a later T for the same GPU and key.
  * A re-init (nvmlShutdown then nvmlInit) of an unchanged scenario file keeps its clock and
- * state, as a driver that comes back would; a new or modified file starts afresh. */
+ * state, as a driver that comes back would; a new or modified file starts afresh.
+ * Env GW_FAKE_NVML_STARTED=PATH: nvmlInit creates PATH when the timeline starts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,14 @@ static nvmlReturn_t do_init(void)
         F.scenario_mtime = st.st_mtim;
         F.scenario_size = (long long)st.st_size;
         F.start_ns = now_ns();
+        /* Tests that act in step with the timeline (a burst while the GPU drops) wait for
+         * this file: it appears when "at T" times start counting. */
+        const char *started = getenv("GW_FAKE_NVML_STARTED");
+        if (started && *started) {
+            FILE *f = fopen(started, "w");
+            if (f)
+                fclose(f);
+        }
     }
     if (F.init_error)
         return (nvmlReturn_t)F.init_error;

@@ -233,6 +233,13 @@ static void second_sample_follows_the_tree(void **state)
     assert_int_equal(s->top_io[0].pid, 400);
     assert_int_equal(s->top_io[0].io_bytes_delta, 5000000);
     assert_int_equal(s->top_io[1].io_bytes_delta, 8192);
+    /* Totals since the first sample: the same here, one interval after it. */
+    assert_true(s->has_top_total);
+    assert_int_equal(s->top_total_count, 2);
+    assert_int_equal(s->top_total[0].pid, 400);
+    assert_int_equal(s->top_total[0].cpu_ticks_total, 90);
+    assert_int_equal(s->top_total[1].pid, 700);
+    assert_int_equal(s->top_total[1].cpu_ticks_total, 5);
 }
 
 static void open_files_by_filesystem(void **state)

@@ -154,6 +154,13 @@ static void assert_same_sample(const gw_host_sample *a, const gw_host_sample *b)
     assert_int_equal(a->top_io_count, b->top_io_count);
     for (size_t i = 0; i < a->top_io_count; i++)
         assert_int_equal(a->top_io[i].io_bytes_delta, b->top_io[i].io_bytes_delta);
+    assert_int_equal(a->has_top_total, b->has_top_total);
+    assert_int_equal(a->top_total_count, b->top_total_count);
+    for (size_t i = 0; i < a->top_total_count; i++) {
+        assert_int_equal(a->top_total[i].pid, b->top_total[i].pid);
+        assert_string_equal(a->top_total[i].comm, b->top_total[i].comm);
+        assert_int_equal(a->top_total[i].cpu_ticks_total, b->top_total[i].cpu_ticks_total);
+    }
 }
 
 static sqlite3 *open_db(void)
@@ -210,6 +217,7 @@ static void round_trip(void **state)
     assert_int_equal(gw_host_sample_carry_forward(&back, first_disks, first_disk_count, first_nets,
                                                   first_net_count, &err), 0);
     assert_false(back.disks_changed_only);
+    assert_true(t1.has_top_total && t1.top_total_count == 2);   /* compared field for field */
     assert_same_sample(&t1, &back);
     /* the collector gave the command line only in sample 1; the reader gives it always */
     assert_null(t1.procs[0].cmdline);

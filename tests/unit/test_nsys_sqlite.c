@@ -610,11 +610,19 @@ static void step_range_names_the_range(void **state)
     assert_true(has_note(t, "1 step from the NVTX range \"iteration 7\" (--step-range)"));
     gw_trace_free(t);
 
-    t = read_ok_opt(build_fixture("schema2_two_processes"), "no such range");
-    assert_int_equal(t->step_count, 0);
-    assert_int_equal(t->step_source, GW_STEPS_NONE);
-    assert_true(has_note(t, "no NVTX range is named \"no such range\""));
-    gw_trace_free(t);
+    /* A name that matches no range is a usage error that lists the names there are. */
+    const char *path = build_fixture("schema2_two_processes");
+    gw_ingest_options opt = {.step_range = "no such range"};
+    gw_error err;
+    gw_error_clear(&err);
+    t = (gw_trace *)0x1;
+    assert_int_equal(gw_nsys_sqlite_read(path, &opt, &t, &err), -1);
+    assert_null(t);
+    assert_int_equal(err.code, GW_EXIT_USAGE);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "no NVTX range is named \"no such range\" (--step-range); "
+                                        "the trace's ranges, most frequent first: \"train_step\" (2), "
+                                        "\"Optimizer.step#SGD.step\" (1), \"iteration 7\" (1)"));
 }
 
 static void schema3_uses_enum_tables(void **state)

@@ -240,6 +240,21 @@ static void test_no_v3_falls_back_to_v2(void **state)
     close_fixture(f);
 }
 
+/* A driver that answers the link query with success and generation/width 0 (VMs, GPUs
+ * attached over NVLink-C2C): the link is unknown, not "gen 0 x0". */
+static void test_zero_pcie_link_is_unknown(void **state)
+{
+    (void)state;
+    fixture *f = open_variant("full", "gpus 1\ngpu 0 pcie_max 4 16\ngpu 0 pcie_link 0 0\n");
+    if (!f)
+        skip();
+    gw_gpu_sample s;
+    assert_int_equal(gw_nvml_sample(f->nv, 0, &s), 0);
+    assert_false(s.valid & GW_GPU_HAS_PCIE_LINK);
+    assert_int_equal(gw_nvml_gpu_static(f->nv, 0)->pcie_max_gen, 4);
+    close_fixture(f);
+}
+
 static void test_old_driver(void **state)
 {
     (void)state;
@@ -514,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_full_dynamic_values),
         cmocka_unit_test(test_errors_lost_and_xid),
         cmocka_unit_test(test_no_v3_falls_back_to_v2),
+        cmocka_unit_test(test_zero_pcie_link_is_unknown),
         cmocka_unit_test(test_old_driver),
         cmocka_unit_test(test_slow_fields_cadence),
         cmocka_unit_test(test_no_library_is_a_note),

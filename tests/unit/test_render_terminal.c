@@ -104,7 +104,13 @@ static void test_format_helpers(void **state)
     assert_string_equal(gw_fmt_bytes(b, sizeof b, 4096), "4.0 KiB");
     assert_string_equal(gw_fmt_bytes(b, sizeof b, 12.5 * 1073741824.0), "12.5 GiB");
     assert_string_equal(gw_fmt_bytes(b, sizeof b, -1), "-");
-    assert_string_equal(gw_fmt_mb(b, sizeof b, 1.2e9), "1,200.0");
+    assert_string_equal(gw_fmt_mib(b, sizeof b, 1200.0 * 1048576.0), "1,200.0");
+    /* One convention (util/units.h): sizes binary, rates decimal. */
+    assert_string_equal(gw_fmt_bytes(b, sizeof b, 80e9), "74.5 GiB");
+    assert_string_equal(gw_fmt_rate(b, sizeof b, 1048576.0), "1.0 MB/s");
+    assert_string_equal(gw_fmt_rate(b, sizeof b, 25.3e9), "25.3 GB/s");
+    assert_string_equal(gw_fmt_rate(b, sizeof b, 999), "999 B/s");
+    assert_string_equal(gw_fmt_rate(b, sizeof b, NAN), "-");
 }
 
 static void test_text_fit_and_width(void **state)
@@ -127,6 +133,9 @@ static void test_text_fit_and_width(void **state)
     /* control bytes and invalid UTF-8 become '?' */
     gw_text_fit(b, sizeof b, "a\x1b[31mb\xff\tc", 40, 0);
     assert_string_equal(b, "a?[31mb??c");
+    /* a C1 control (U+009B is CSI to xterm) is one '?'; U+00A0 and é stay */
+    gw_text_fit(b, sizeof b, "a\xc2\x9b" "31mb\xc2\x80\xc2\xa0\xc3\xa9", 40, 0);
+    assert_string_equal(b, "a?31mb?\xc2\xa0\xc3\xa9");
     gw_text_fit(b, sizeof b, "anything", 0, 0);
     assert_string_equal(b, "");
     /* a small destination is never overrun */
@@ -251,7 +260,9 @@ static void test_report_content(void **state)
     assert_contains(line_with(text, "volta_sgemm_", line, sizeof line), "volta_sgemm_??[31m_128x64_nn");
     assert_contains(line, "yes");
     /* copies, syncs, memory */
-    assert_contains(line_with(text, "host to device", line, sizeof line), "70  1,200.0    120.0  10.00");
+    /* 1.2e9 bytes: a size, so 1,144.4 MiB; 10.00 GB/s: a rate, decimal (util/units.h). */
+    assert_contains(line_with(text, "  direction ", line, sizeof line), " MiB  time ms   GB/s ");
+    assert_contains(line_with(text, "host to device", line, sizeof line), "70  1,144.4    120.0  10.00");
     assert_contains(line, "100.0%");
     assert_contains(text, "pageable share of host<->device bytes 100.0%, 10.0 pageable copies per step");
     assert_contains(text, "14 blocking calls (2.0 per step), host waited 200.0 ms (8.0% of the window)");

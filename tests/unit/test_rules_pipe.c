@@ -30,7 +30,7 @@ static void pageable_copy_triggers(void **state)
     assert_float_equal(f->explained_s, 0.016, 1e-9); /* 16 of 20 copies' 20 ms */
     assert_float_equal(f->share, 0.02, 1e-9);
     assert_int_equal(f->severity, GW_SEV_INFO);
-    assert_true(fx_evidence_has(f, "16 pageable copies, 2.0/step: HtoD 16 (64.0 MB), DtoH 0 (0 B)"));
+    assert_true(fx_evidence_has(f, "16 pageable copies, 2.0/step: HtoD 16 (61.0 MiB), DtoH 0 (0 B)"));
     assert_true(fx_evidence_has(f, "80.0% of host<->device bytes"));
     assert_true(fx_evidence_has(f, "4 issued through the driver API (cuMemcpy*)"));
     assert_non_null(strstr(f->fix, "pin_memory=True"));

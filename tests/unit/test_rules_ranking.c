@@ -92,6 +92,36 @@ static void savings_stay_below_idle_causes_and_healthy_still_said(void **state)
     fx_free(a);
 }
 
+/* The expected gain: ranges that never collapse to "1-1%", and said of the window when
+ * there are no steps (main printed "(1-1% of step time)" for ResNet-50's pageable copies and
+ * "of step time" for traces without a step). */
+static void gain_ranges_read_well(void **state)
+{
+    (void)state;
+    char buf[64];
+    gw_rules_fmt_pct_range(0.6, 1.1, buf, sizeof buf);
+    assert_string_equal(buf, "0.6-1.1%");
+    gw_rules_fmt_pct_range(0.81, 0.84, buf, sizeof buf);
+    assert_string_equal(buf, "≈ 0.8%");
+    gw_rules_fmt_pct_range(21.0, 28.4, buf, sizeof buf);
+    assert_string_equal(buf, "21-28%");
+
+    gw_analysis *a = fx_analysis(1, NULL);
+    gw_finding f = {0};
+    f.explained_s = 0.08; /* 10 ms per step over 8 steps, 1.0% of the window */
+    f.share = 0.01;
+    gw_rules_gain(&f, &a->ranks[0], 1, 0.5, 0.67);
+    assert_string_equal(f.gain, "≈ 5.0 ms to 6.7 ms/step (0.5-0.7% of step time)");
+    a->ranks[0].window.whole_window = 1;
+    a->ranks[0].window.steady_steps = 0;
+    gw_rules_gain(&f, &a->ranks[0], 1, 0.5, 0.67);
+    assert_string_equal(f.gain, "≈ 40 ms to 54 ms in the window (0.5-0.7% of the window)");
+    /* Both ends the same duration: said once. */
+    gw_rules_gain(&f, &a->ranks[0], 1, 0.999, 1.0);
+    assert_string_equal(f.gain, "≈ 80 ms in the window (≈ 1.0% of the window)");
+    fx_free(a);
+}
+
 static void host_less_input_lists_what_was_not_evaluated_once(void **state)
 {
     (void)state;
@@ -206,6 +236,7 @@ int main(void)
         cmocka_unit_test(findings_rank_by_severity_then_share),
         cmocka_unit_test(verdict_says_when_more_idle_has_no_single_cause),
         cmocka_unit_test(savings_stay_below_idle_causes_and_healthy_still_said),
+        cmocka_unit_test(gain_ranges_read_well),
         cmocka_unit_test(host_less_input_lists_what_was_not_evaluated_once),
         cmocka_unit_test(one_finding_per_cause_across_ranks),
         cmocka_unit_test(table_ids_are_unique_and_documented),

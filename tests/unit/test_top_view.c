@@ -1,10 +1,12 @@
 /* The `top` screen text (report/top_view.c) on hand-made snapshots: unknown values are "-"
- * rather than 0, throttle reasons are words, no driver says "host only", and no line is
- * wider than asked even with the longest names and commands. */
+ * rather than 0, throttle reasons are words, no driver says "host only", no line is wider
+ * than asked even with the longest names and commands, and control bytes in other users'
+ * process names and command lines print as visible "\xNN" escapes. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "collect/nvml_abi.h"
+#include "report/text_table.h"
 #include "report/top_view.h"
 
 static gw_live_sample *blank_sample(void)
@@ -116,8 +119,21 @@ static void test_gpu_values_and_words(void **state)
     assert_non_null(strstr(text, "driver 550.54  1 GPU\n"));
     assert_non_null(strstr(text, "  util 50.0%  mem-busy -  SM active - (no GPM)  tensor -  memory 20.0 GiB / 80.0 GiB (25.0%)\n"));
     assert_non_null(strstr(text, "  clocks SM 1200/1980 MHz  mem -/- MHz  throttle: hw_slowdown,hw_power_brake\n"));
-    assert_non_null(strstr(text, "  temp - C  power 650.2/700 W  PCIe gen -/- x-/-"));
+    /* An unknown link is said to be unknown, never "gen 0/4 x0/16". */
+    assert_non_null(strstr(text, "  temp - C  power 650.2/700 W  PCIe unknown  tx - rx -\n"));
     assert_non_null(strstr(text, "  processes: none\n"));
+    g->pcie_max_gen = 4;
+    g->pcie_max_width = 16;
+    free(text);
+    text = render(s, 100);
+    assert_non_null(strstr(text, "  PCIe link unknown (capable of gen 4 x16)  tx - rx -\n"));
+    g->pcie_gen = 3;
+    g->pcie_width = 8;
+    g->pcie_tx_bytes_per_s = 1048576.0;
+    g->pcie_rx_bytes_per_s = 2.5e9;
+    free(text);
+    text = render(s, 100);
+    assert_non_null(strstr(text, "  PCIe gen 3/4 x8/16  tx 1.0 MB/s rx 2.5 GB/s\n"));
     g->has_throttle_reasons = false;
     g->has_processes = false;
     free(text);
@@ -190,9 +206,55 @@ static void test_no_negative_zero(void **state)
     free(s);
 }
 
+/* Other users' process names and command lines reach the terminal: an escape sequence in
+ * one (retitle the window, clear the screen, OSC 52 to the clipboard) must print as text,
+ * "\x1b", every byte kept visible (a C1 control too: U+009B is CSI to xterm); valid UTF-8
+ * stays as it is; the width still holds. */
+static void test_control_bytes_escaped(void **state)
+{
+    (void)state;
+    gw_live_sample *s = blank_sample();
+    s->nvml_loaded = true;
+    s->gpu_count = 1;
+    gw_live_gpu *g = &s->gpus[0];
+    gpu_blank(g, 0);
+    snprintf(g->name, sizeof g->name, "Fake H100");
+    g->has_processes = true;
+    g->process_count = 1;
+    g->processes[0].pid = 4242;
+    snprintf(g->processes[0].command, sizeof g->processes[0].command, "python \x1b]0;owned\x07train.py \x7f\xff\xc2\x9b" "2J");
+    s->job_pid = 1234;
+    s->job_alive = true;
+    s->worker_count = 1;
+    s->workers[0].pid = 1235;
+    s->workers[0].state = 'R';
+    snprintf(s->workers[0].comm, sizeof s->workers[0].comm, "\x1b[2J\x1b[31mw\xc3\xa9rker\r");
+    char *text = render(s, 100);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p == 0xff || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            fail_msg("raw byte 0x%02x reached the terminal: %s", *p, text);
+    assert_non_null(strstr(text, "python \\x1b]0;owned\\x07train.py \\x7f\\xff\\xc2\\x9b2J\n"));
+    assert_non_null(strstr(text, "\\x1b[2J\\x1b[31mw\xc3\xa9rker\\x0d\n"));
+    free(text);
+    free(s);
+    /* Cut at a number of characters, never inside an escape or a UTF-8 sequence. */
+    char out[64];
+    assert_int_equal(gw_text_escape(out, sizeof out, "ab\x1b" "c", 5), 2);
+    assert_string_equal(out, "ab");
+    assert_int_equal(gw_text_escape(out, sizeof out, "ab\x1b" "c", 6), 6);
+    assert_string_equal(out, "ab\\x1b");
+    gw_text_escape(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9", 2);
+    assert_string_equal(out, "\xc3\xa9\xc3\xa9");
+    gw_text_escape(out, 8, "abcdef\x01", SIZE_MAX);  /* the buffer, not the columns, ends it */
+    assert_string_equal(out, "abcdef");
+    gw_text_escape(out, sizeof out, "\xe2\x82", SIZE_MAX);  /* a truncated sequence */
+    assert_string_equal(out, "\\xe2\\x82");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_control_bytes_escaped),
         cmocka_unit_test(test_host_only),
         cmocka_unit_test(test_gpu_values_and_words),
         cmocka_unit_test(test_width_limit),
