@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/outfile.h"
 #include "util/phase_timer.h"
+#include "util/units.h"
 
 static void analyze_usage(FILE *out)
 {
@@ -41,7 +42,7 @@ static void analyze_usage(FILE *out)
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
             "  --summary-out FILE   also write the ranks' summaries to FILE (docs/summary-format.md):\n"
-            "                       a few KB to MB per rank; analyse many of them together later\n"
+            "                       a few KiB to MiB per rank; analyse many of them together later\n"
             "  -j, --jobs N         read N inputs at once (default: the CPUs this process may use)\n"
             "  --memory SIZE        memory budget of the readers, e.g. 8G or 512M (default: half of\n"
             "                       the available memory); fewer inputs are read at once to fit it\n"
@@ -305,9 +306,10 @@ int gw_cmd_analyze(int argc, char **argv)
             gw_inputs_free(&inputs);
             return err.code ? err.code : GW_EXIT_INTERNAL;
         }
+        char size[32];
         if (progress && isatty(STDERR_FILENO))
-            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%.1f KB)\n", count,
-                    count == 1 ? "" : "s", summary_out, (double)bytes / 1024.0);
+            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%s)\n", count, count == 1 ? "" : "s",
+                    summary_out, gw_size_text(size, sizeof size, (double)bytes));
         gw_phase_mark("summary");
     }
     gw_analysis *a = gw_analyze_summaries(ranks, count, &th, &err);

@@ -12,6 +12,7 @@
 
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "util/units.h"
 
 /* Waiting shorter than this share of the window is noise next to run-to-run variation. */
 #define CAUSE_MIN_EXCESS_SHARE 0.02
@@ -366,7 +367,8 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
     const gw_job_comm *jc = a->comm;
     if (!jc || jc->bw_count == 0)
         return 0;
-    const double min_bytes = a->thresholds.v[GW_T_SLOW_LINK_MIN_MB] * 1e6;
+    /* In MiB: the size classes are powers of 4 from 1 KiB, so 16 MiB is a class boundary. */
+    const double min_bytes = a->thresholds.v[GW_T_SLOW_LINK_MIN_MB] * GW_MIB;
     const double slow = a->thresholds.v[GW_T_SLOW_LINK_SHARE];
     double saving = 0;
     const gw_busbw_row *worst = NULL;
@@ -401,8 +403,10 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
     snprintf(f->title, sizeof f->title, "Slow link: %s of %s-%s at %.1f GB/s bus bandwidth, %.0f%% of the link's "
              "%.0f GB/s", gw_collective_title((gw_collective)worst->type), lo, hi, worst->busbw_gbps,
              worst->busbw_gbps / worst->peak_gbps * 100.0, worst->peak_gbps);
-    gw_finding_evidence(f, "%zu collectives in %zu size class(es) of at least %.0f MB below %.0f%% of the nominal "
-                           "peak (%s)", count, rows, min_bytes / 1e6, slow * 100.0, jc->link);
+    char min_text[32];
+    gw_rules_fmt_bytes(min_bytes, min_text, sizeof min_text);
+    gw_finding_evidence(f, "%zu collectives in %zu size class(es) of at least %s below %.0f%% of the nominal "
+                           "peak (%s)", count, rows, min_text, slow * 100.0, jc->link);
     gw_finding_evidence(f, "%s of %s-%s: %zu calls, algorithm bandwidth %.1f GB/s, bus bandwidth %.1f GB/s "
                            "(%.1f-%.1f per call) over %d ranks%s", gw_collective_title((gw_collective)worst->type),
                         lo, hi, worst->count, worst->algbw_gbps, worst->busbw_gbps, worst->busbw_min_gbps,
