@@ -8,7 +8,7 @@ DEMO_TRACE = examples/resnet50_num_workers_0.pt.trace.json.gz
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all build demo test test-asan deps deps-test clean bench install deb dist dist-check
+.PHONY: all build demo test test-asan deps deps-test clean bench fuzz install deb dist dist-check
 
 all: build
 
@@ -62,6 +62,19 @@ dist-check: build
 
 bench: build
 	@bench/run_all.sh
+
+# The long fuzzing campaign (docs/fuzzing.md): every libFuzzer target of tests/fuzz for
+# FUZZ_SECONDS each, FUZZ_JOBS at a time, at the lowest CPU priority. Corpus, crashes and a
+# summary line per target stay in FUZZ_WORK between campaigns.
+FUZZ_BUILD ?= $(BUILD)/fuzz
+FUZZ_WORK ?= fuzz-work
+FUZZ_SECONDS ?= 3600
+FUZZ_JOBS ?= $(JOBS)
+fuzz: build
+	@scripts/deps.sh fuzz
+	@cmake -S tests/fuzz -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@tests/fuzz/campaign.sh $(FUZZ_BUILD) $(FUZZ_WORK) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(CURDIR)/$(BUILD)/gpuwhy $(CURDIR)/$(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) build-dist

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the Debian 12 packages gpuwhy needs to build and test are installed.
 # As root it installs what is missing; otherwise it prints the exact apt line and fails.
-# Usage: scripts/deps.sh [build|test|browser|dist]   (build < test < browser; dist = build + test
-# + the aarch64 cross toolchain, the arm64 libraries and qemu for `make dist`)
+# Usage: scripts/deps.sh [build|test|browser|fuzz|dist]   (build < test < browser; fuzz = test
+# without the browser; dist = build + test + the aarch64 cross toolchain, the arm64 libraries
+# and qemu for `make dist`)
 #        scripts/deps.sh slurm   (Slurm and MUNGE for tests/cli/slurm_map_reduce.sh only)
 set -euo pipefail
 level=${1:-build}
@@ -25,8 +26,10 @@ if [ "$level" = dist ]; then
   pkgs+=(libcmocka-dev gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libsqlite3-dev:arm64
          zlib1g-dev:arm64 libncurses-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64)
 fi
-if [ "$level" = test ] || [ "$level" = browser ]; then
+if [ "$level" = test ] || [ "$level" = browser ] || [ "$level" = fuzz ]; then
   pkgs+=(libcmocka-dev python3 util-linux procps)
+  # The libFuzzer targets (tests/fuzz): their smoke run is part of the suite.
+  pkgs+=(clang libclang-rt-14-dev)
   # serve's tests: a real Prometheus and promtool, the manifests' YAML, systemd-analyze
   pkgs+=(prometheus python3-yaml systemd)
   # python3-torch/-torchvision (CPU): real training jobs under `gpuwhy run` and the Python

@@ -342,7 +342,7 @@ gw_analysis *gw_analyze_scoped(const gw_job *job, const gw_thresholds *threshold
     }
     a->rank_count = job->trace_count;
     for (size_t ti = 0; ti < job->trace_count; ti++)
-        if (analyze_trace(a, ti, &gr) != 0)
+        if (job->traces[ti]->out_of_memory || analyze_trace(a, ti, &gr) != 0)
             goto oom;
     if (job->samples && analyze_samples(a) != 0)
         goto oom;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
 
 int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end)
@@ -89,7 +90,7 @@ gw_ns gw_ivals_total(const gw_ival *iv, size_t n)
 {
     gw_ns total = 0;
     for (size_t i = 0; i < n; i++)
-        total += iv[i].end - iv[i].start;
+        total = gw_sat_add(total, gw_span_ns(iv[i].start, iv[i].end));
     return total;
 }
 
@@ -162,8 +163,10 @@ static int fill_prefix(gw_ivset *s)
     }
     s->prefix = prefix;
     s->prefix[0] = 0;
+    /* Saturating: the model keeps times within +-GW_NS_LIMIT, so disjoint lengths sum to
+     * less than 2^63; a set built from other times stops at INT64_MAX instead of wrapping. */
     for (size_t i = 0; i < s->count; i++)
-        s->prefix[i + 1] = s->prefix[i] + (s->iv[i].end - s->iv[i].start);
+        s->prefix[i + 1] = gw_sat_add(s->prefix[i], gw_span_ns(s->iv[i].start, s->iv[i].end));
     return 0;
 }
 
@@ -267,7 +270,7 @@ static gw_ns covered_before(const gw_ivset *s, gw_ns t)
     size_t i = gw_ivset_first_ending_after(s, t);
     gw_ns c = s->prefix[i];
     if (i < s->count && s->iv[i].start < t)
-        c += t - s->iv[i].start;
+        c = gw_sat_add(c, gw_span_ns(s->iv[i].start, t));
     return c;
 }
 

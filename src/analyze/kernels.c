@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
 
 /* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
@@ -109,8 +110,7 @@ static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
     }
     if (!under_zero_grad)
         return 0;
-    const char *name = gw_trace_str(t, g->name_id);
-    return name && (strstr(name, "fill") || strstr(name, "Fill") || strstr(name, "zero"));
+    return (g->flags & GW_GPU_F_NAME_FILL) != 0;
 }
 
 static int trace_has_zero_grad(const gw_trace *t)
@@ -208,7 +208,7 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
         }
         kernel_group *g = &groups[slot[id]];
         g->count++;
-        g->total += len;
+        g->total = gw_sat_add(g->total, len);  /* kernels overlap: sums of many can pass 2^63 */
         if (len < g->min) g->min = len;
         if (len > g->max) g->max = len;
     }
@@ -327,11 +327,11 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         if (len_us[k] < tiny_us)
             tiny++;
         k++;
-        total += len;
+        total = gw_sat_add(total, len);
         if (g->flags & GW_GPU_F_GEMM_LIKE) {
-            gemm += len;
+            gemm = gw_sat_add(gemm, len);
             if (g->flags & GW_GPU_F_TENSOR_CORE)
-                gemm_tc += len;
+                gemm_tc = gw_sat_add(gemm_tc, len);
         }
         double bps, occ;
         launch_figures(t, g, memo, &bps, &occ);
@@ -345,7 +345,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         }
         if (zero_grad && is_zero_grad_fill(t, g)) {
             ks->zero_fill_kernels++;
-            zero_fill += len;
+            zero_fill = gw_sat_add(zero_fill, len);
         }
     }
     ks->count = n;

@@ -4,6 +4,8 @@
  * Peaks cover the whole trace: running out of memory once is enough to matter. */
 #include "analyze/stats.h"
 
+#include "util/checked.h"
+
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated)
 {
     *reserved = -1;
@@ -74,7 +76,7 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
             ms->alloc_calls++;
         else
             ms->free_calls++;
-        wait += clipped(h->start, h->end, w->start_ns, w->end_ns);
+        wait = gw_sat_add(wait, clipped(h->start, h->end, w->start_ns, w->end_ns));  /* calls overlap */
     }
     ms->alloc_wait_s = gw_ns_to_s(wait);
     ms->alloc_calls_per_step = (double)(ms->alloc_calls + ms->free_calls) / gw_window_step_divisor(w);

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
 
 static int cmp_ns(const void *a, const void *b)
@@ -112,7 +113,7 @@ int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, d
         return -1;
     size_t n = 0;
     for (size_t s = w->first_step_index; s < t->step_count && n < w->steady_steps; s++)
-        d[n++] = gw_ns_to_s(t->steps[s].end - t->steps[s].start);
+        d[n++] = gw_ns_to_s(gw_span_ns(t->steps[s].start, t->steps[s].end));
     *median_s = gw_quantile(d, n, 0.5);
     *p90_s = gw_quantile(d, n, 0.9);
     free(d);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
+
 /* Guards walks up parent links against malformed nesting. */
 #define MAX_WALK 4096
 
@@ -22,8 +24,7 @@ static int is_dtoh_copy_call(const gw_trace *t, const gw_host_event *h)
             return t->gpu[t->gpu_by_corr[pos]].copy_dir == GW_COPY_DTOH;
     }
     /* No GPU record: trust the name (cuMemcpyDtoH, hipMemcpyDtoH). */
-    const char *name = gw_trace_str(t, h->name_id);
-    return name && strstr(name, "DtoH") != NULL;
+    return (h->flags & GW_HOST_F_NAME_DTOH) != 0;
 }
 
 int gw_host_is_counted_sync(const gw_trace *t, const gw_host_event *h)
@@ -144,7 +145,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_is_counted_sync(t, h))
             continue;
         gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
-        wait += wt;
+        wait = gw_sat_add(wait, wt);  /* syncs on several threads overlap */
         if (h->kind == GW_HOST_DRIVER)
             ss->via_driver++;
         const gw_host_event *op = issuing_op(t, h);
@@ -163,7 +164,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         sync_group g = {refs[i], 0, 0};
         while (j < n && refs[j].op_name == refs[i].op_name && refs[j].api_name == refs[i].api_name) {
             g.count++;
-            g.wait += refs[j].wait;
+            g.wait = gw_sat_add(g.wait, refs[j].wait);
             j++;
         }
         groups[ng++] = g;

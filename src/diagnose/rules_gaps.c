@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
+
 static int is_busy_op(const gw_gpu_event *g, int32_t device)
 {
     return g->device == device && g->kind != GW_GPU_SYNC && g->end > g->start;
@@ -18,9 +20,9 @@ static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns
 {
     if (chunk <= 0 || e <= s)
         return;
-    size_t first = (size_t)((s - range_start) / chunk);
+    size_t first = (size_t)(gw_span_ns(range_start, s) / chunk);
     for (size_t c = first; c < n; c++) {
-        gw_ns cs = range_start + (gw_ns)c * chunk, ce = cs + chunk;
+        gw_ns cs = gw_sat_add(range_start, gw_sat_mul((gw_ns)c, chunk)), ce = gw_sat_add(cs, chunk);
         if (cs >= e)
             break;
         gw_ns os = s > cs ? s : cs, oe = e < ce ? e : ce;
@@ -90,9 +92,8 @@ int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
     gw_ns chunk = (span + (gw_ns)n - 1) / (gw_ns)n;
     if (chunk <= 0)
         return 0;
-    double *chunk_busy = calloc(n, sizeof *chunk_busy);
-    if (!chunk_busy)
-        return 0; /* the chunk figures are optional evidence: leave them at zero */
+    /* At most 1000 chunks: on the stack, so the evidence never depends on the heap. */
+    double chunk_busy[1000] = {0};
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (is_busy_op(g, device))
@@ -107,6 +108,5 @@ int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
         if (cs < end && ce > start)
             out->low_chunks_in_window++;
     }
-    free(chunk_busy);
     return 0;
 }

@@ -20,11 +20,8 @@ static void blocking_calls(const gw_trace *t, gw_ns start, gw_ns end, size_t *co
             continue;
         if (h->flags & GW_HOST_F_BLOCKING_COPY)
             (*copies)++;
-        else if (h->api_class == GW_API_MEMSET) {
-            const char *name = gw_trace_str(t, h->name_id);
-            if (name && !strstr(name, "Async") && !strstr(name, "async"))
-                (*sets)++;
-        }
+        else if (h->api_class == GW_API_MEMSET && !(h->flags & GW_HOST_F_NAME_ASYNC))
+            (*sets)++;
     }
 }
 

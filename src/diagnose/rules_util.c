@@ -7,6 +7,7 @@
 
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "util/checked.h"
 
 /* The cause finding that claims each idle cause of the attribution. */
 static const char *const CAUSE_RULE[GW_IDLE_CAUSE_COUNT] = {
@@ -227,7 +228,7 @@ static void note_nsys_hits_outside_window(gw_analysis *a, const gw_rank_stats *r
     /* Gaps over the whole capture as nsys sees them; chunks counted against the window. */
     gw_gap_summary g, in_window;
     if (tot.main_device < 0 ||
-        gw_rules_gaps(t, tot.main_device, t->first_ns, t->last_ns + 1, &a->thresholds, &g) != 0 ||
+        gw_rules_gaps(t, tot.main_device, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &g) != 0 ||
         gw_rules_gaps(t, tot.main_device, r->window.start_ns, r->window.end_ns, &a->thresholds,
                       &in_window) != 0)
         return;

@@ -15,16 +15,17 @@ static const unsigned char GZIP_MAGIC[2] = {0x1f, 0x8b};
 static const char SQLITE_MAGIC[16] = "SQLite format 3";
 
 /* Application id stamped into gpuwhy recordings (see record/recording_format.h). On failure
- * why receives SQLite's own message. */
+ * why receives SQLite's own message; -2 when it was memory that ran out. */
 static int sqlite_app_id(const char *path, int *app_id, char *why, size_t why_size)
 {
     sqlite3 *db = NULL;
     *app_id = 0;
     snprintf(why, why_size, "unknown error");
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    int orc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (orc != SQLITE_OK) {
         snprintf(why, why_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
-        return -1;
+        return orc == SQLITE_NOMEM ? -2 : -1;
     }
     sqlite3_stmt *st = NULL;
     int rc = -1;
@@ -34,6 +35,8 @@ static int sqlite_app_id(const char *path, int *app_id, char *why, size_t why_si
         rc = 0;
     } else {
         snprintf(why, why_size, "%s", sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_NOMEM)
+            rc = -2;
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -89,8 +92,10 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     if (n == sizeof magic && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
         int app_id = 0;
         char why[256];
-        if (sqlite_app_id(path, &app_id, why, sizeof why) != 0) {
-            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, why);
+        int rc = sqlite_app_id(path, &app_id, why, sizeof why);
+        if (rc != 0) {
+            gw_fail(err, rc == -2 ? GW_EXIT_INTERNAL : GW_EXIT_BAD_INPUT, "%s: %s: %s", path,
+                    rc == -2 ? "out of memory opening the SQLite database" : "not a usable SQLite database", why);
             return GW_INPUT_UNKNOWN;
         }
         return app_id == GW_RECORDING_APPLICATION_ID ? GW_INPUT_RECORDING : GW_INPUT_NSYS_SQLITE;
@@ -120,6 +125,24 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
                 "%s: byte 0: not a format gpuwhy reads (expected Kineto JSON, an Nsight Systems "
                 "SQLite export or stats CSV, or a gpuwhy recording)", path);
     return GW_INPUT_UNKNOWN;
+}
+
+/* A trace with no events at all ({"traceEvents":[]}, an export whose event tables are
+ * empty, or one whose every record was damaged and skipped) has nothing to analyse: it is
+ * unusable input, not a "CPU-only" or "no GPU activity" diagnosis, which need events that
+ * show what did run. */
+static int refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
+{
+    if (t->gpu_count || t->host_count || t->mem_count)
+        return 0;
+    const char *skipped = NULL;
+    for (size_t i = 0; i < t->note_count && !skipped; i++)
+        if (strstr(t->notes[i].text, "skipped"))
+            skipped = t->notes[i].text;
+    return gw_fail(err, GW_EXIT_BAD_INPUT,
+                   "%s: no events to analyse: the trace holds no GPU activity, CPU operations, API calls or "
+                   "memory events%s%s%s",
+                   path, skipped ? " (" : "", skipped ? skipped : "", skipped ? ")" : "");
 }
 
 /* --step-range chooses among an Nsight Systems export's NVTX ranges. The other readers
@@ -177,6 +200,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
             rc = -1;
             break;
         }
+        if (rc == 0 && t && refuse_if_empty(t, paths[i], err) != 0) {
+            gw_trace_free(t);
+            rc = -1;
+        }
         if (rc == 0 && t) {
             if (!t->rank_from_file)
                 t->rank = file_order;
@@ -188,6 +215,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
     if (rc == 0 && csv_count) {
         gw_trace *t = NULL;
         rc = gw_nsys_csv_read(csvs, csv_count, opt, &t, err);
+        if (rc == 0 && t && refuse_if_empty(t, csvs[0], err) != 0) {
+            gw_trace_free(t);
+            rc = -1;
+        }
         if (rc == 0 && t) {
             if (!t->rank_from_file)
                 t->rank = file_order;

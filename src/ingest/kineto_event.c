@@ -433,16 +433,15 @@ static int32_t stream_of(const event_fields *f)
     return (s < 0 || s > INT32_MAX) ? GW_NO_STREAM : (int32_t)s;
 }
 
+/* The device of a GPU event: args.device, else a numeric pid (Kineto's GPU "process"), else
+ * 0; an id no device can have is GW_DEVICE_INVALID (dropped and counted by the model). */
 static int32_t device_of(const event_fields *f)
 {
-    int64_t d;
     if (f->device.present)
-        d = f->device.v;
-    else if (f->pid.present && !f->pid.from_text)
-        d = f->pid.num;
-    else
-        return 0;
-    return (d < INT32_MIN || d > INT32_MAX) ? 0 : (int32_t)d;
+        return gw_device_id(f->device.v);
+    if (f->pid.present && !f->pid.from_text)
+        return gw_device_id(f->pid.num);
+    return 0;
 }
 
 static gw_mem_kind mem_word(const char *name)
@@ -653,6 +652,11 @@ int gw_kineto_event(gw_kineto_state *st)
     }
     if (f.ph != 'X')
         return 0;   /* flows, counters, other phases: nothing the analysis uses */
+    /* The autograd profiler of a torch built without Kineto (Debian's) writes a bare array of
+     * complete events with no category at all: operators and record_function ranges
+     * (ProfilerStep#N) of the CPU side. Kineto always names a category. */
+    if (f.cat == CAT_NONE)
+        f.cat = CAT_CPU_OP;
 
     switch (f.cat) {
     case CAT_PROFILER_RANGE:

@@ -16,6 +16,7 @@
 #include "ingest/nsys_enums.h"
 #include "ingest/nsys_link.h"
 #include "model/classify.h"
+#include "util/checked.h"
 
 typedef enum csv_kind { CSV_OTHER = 0, CSV_GPU_TRACE, CSV_API_TRACE } csv_kind;
 
@@ -212,8 +213,12 @@ static int device_of(gw_trace *t, const char *s, int32_t *id)
         return 0;
     char *end = NULL;
     long v = strtol(open + 1, &end, 10);
-    if (!end || *end != ')' || v < 0 || v > INT32_MAX)
+    if (!end || *end != ')')
         return 0;
+    if (v < 0 || v > INT32_MAX) {
+        *id = GW_DEVICE_INVALID;   /* no device: the model drops the row and counts it */
+        return 0;
+    }
     *id = (int32_t)v;
     if (gw_trace_device(t, *id))
         return 0;
@@ -280,7 +285,8 @@ static int read_gpu_rows(csv_file *f, gw_trace *t, gpu_stats *stats, gw_error *e
         if (!e)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         e->start = start;
-        e->end = start + (dur > 0 ? dur : 0);
+        /* Out of range, or negative: dropped or clamped by gw_trace_finish, with a note. */
+        e->end = gw_sat_add(start, dur);
         int64_t v;
         if (read_count(f, &rec, COL_CORR, &v, err) != 0)
             return -1;
@@ -369,7 +375,7 @@ static int read_api_rows(csv_file *f, gw_trace *t, gw_error *err)
         if (!h)
             return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", f->path);
         h->start = start;
-        h->end = start + (dur > 0 ? dur : 0);
+        h->end = gw_sat_add(start, dur);
         h->correlation = corr > 0 ? (uint64_t)corr : GW_NO_CORRELATION;
         h->name_id = name_id;
         h->thread = thread;

@@ -50,15 +50,15 @@ void gw_nsys_link_api(gw_trace *t)
         long h = gw_trace_host_by_corr(t, g->correlation);
         if (h < 0)
             continue;
-        const char *api = gw_trace_str(t, t->host[h].name_id);
         if (g->kind == GW_GPU_MEMCPY) {
-            if (strstr(api, "Async"))
+            /* Async or async: the nsys API names in use are cudaMemcpyAsync, cuMemcpyHtoDAsync. */
+            if (t->host[h].flags & GW_HOST_F_NAME_ASYNC)
                 g->flags |= GW_GPU_F_ASYNC;
             continue;
         }
-        gw_sync_kind sk = GW_SYNC_UNKNOWN;
-        int blocking = 0;
-        gw_classify_api(api, &sk, &blocking);
+        /* Classified once per API name by gw_trace_finish (this runs after it): no
+         * rescanning of the name for every record. */
+        gw_sync_kind sk = (gw_sync_kind)t->host[h].sync_kind;
         if ((unsigned)sk >= GW_SYNC_KIND_COUNT)
             sk = GW_SYNC_UNKNOWN;
         g->sync_kind = (uint8_t)sk;

@@ -16,19 +16,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
 #include "util/phase_timer.h"
+#include "util/sqlite_fail.h"
 
 /* ---- helpers shared by the table-group files --------------------------------------- */
+
+/* A schema probe answers "absent" when its query fails. That is right when the table or
+ * column is missing (SQLITE_ERROR from prepare), wrong when memory ran out or the file is
+ * damaged: the read would go on with a different schema and give a different answer. The
+ * first such failure is remembered and reported when the read ends (gw_nsys_sqlite_read). */
+static void note_probe(gw_nsys_db *d, int rc)
+{
+    if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE && (rc & 0xff) != SQLITE_ERROR && !d->probe_rc)
+        d->probe_rc = rc;
+}
 
 int gw_nsys_has_table(gw_nsys_db *d, const char *table)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK)
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int found = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+                                 -1, &st, NULL)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK)
+        found = (rc = sqlite3_step(st)) == SQLITE_ROW;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return found;
 }
@@ -36,11 +49,13 @@ int gw_nsys_has_table(gw_nsys_db *d, const char *table)
 int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
-        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK)
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int found = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL)) ==
+            SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC)) == SQLITE_OK)
+        found = (rc = sqlite3_step(st)) == SQLITE_ROW;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return found;
 }
@@ -48,12 +63,14 @@ int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column)
 int gw_nsys_column_not_null(gw_nsys_db *d, const char *table, const char *column)
 {
     sqlite3_stmt *st = NULL;
-    int not_null = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT \"notnull\" FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
-        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    int not_null = 0, rc;
+    if ((rc = sqlite3_prepare_v2(d->db, "SELECT \"notnull\" FROM pragma_table_info(?) WHERE name = ?", -1, &st,
+                                 NULL)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC)) == SQLITE_OK &&
+        (rc = sqlite3_step(st)) == SQLITE_ROW)
         not_null = sqlite3_column_int(st, 0) != 0;
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return not_null;
 }
@@ -97,9 +114,13 @@ int64_t gw_nsys_row_estimate(gw_nsys_db *d, const char *table)
 sqlite3_stmt *gw_nsys_prepare(gw_nsys_db *d, const char *sql)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s (in: %.200s)", d->path,
-                sqlite3_errmsg(d->db), sql);
+    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_NOMEM)
+            gw_sqlite_read_failed_as(d->err, d->db, rc, d->path, "the schema", NULL);
+        else
+            gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s (in: %.200s)", d->path,
+                    sqlite3_errmsg(d->db), sql);
         sqlite3_finalize(st);
         return NULL;
     }
@@ -110,12 +131,9 @@ int gw_nsys_step_done(gw_nsys_db *d, int rc, const char *table)
 {
     if (rc == SQLITE_DONE)
         return 0;
-    if (rc == SQLITE_NOMEM)
-        return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory reading %s", d->path, table);
     if (d->err && d->err->code)
         return -1;
-    return gw_fail(d->err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: reading %s: %s", d->path,
-                   table, sqlite3_errmsg(d->db));
+    return gw_sqlite_read_failed(d->err, d->db, rc, d->path, table);
 }
 
 /* Length of name without one trailing "_v" + 4 or more digits (cudaLaunchKernel_v7000);
@@ -181,9 +199,11 @@ static int64_t query_int(gw_nsys_db *d, const char *sql, int64_t fallback)
 {
     sqlite3_stmt *st = NULL;
     int64_t v = fallback;
-    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+    int rc;
+    if ((rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL)) == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW &&
         sqlite3_column_type(st, 0) != SQLITE_NULL)
         v = sqlite3_column_int64(st, 0);
+    note_probe(d, rc);
     sqlite3_finalize(st);
     return v;
 }
@@ -314,42 +334,58 @@ static void read_session_start(gw_nsys_db *d)
         d->trace->clock_offset_ns = query_int(d, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", 0);
 }
 
+/* nsys's diagnostic text as quoted in a note: control bytes (its messages hold newlines and
+ * tabs; a hostile file could hold terminal escapes) become spaces, and a message too long for
+ * a note is cut with "...". */
+static void quote_diagnostic(const char *text, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; text[n] && n + 1 < cap; n++) {
+        unsigned char ch = (unsigned char)text[n];
+        out[n] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+    }
+    out[n] = '\0';
+    if (text[n] && cap > 4)
+        memcpy(out + cap - 4, "...", 4);
+}
+
+/* At most this many of nsys's own messages about CUDA tracing are quoted, one note each. */
+#define MISSING_GPU_REASONS_MAX 4
+
 /* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
 static int note_missing_gpu(gw_nsys_db *d)
 {
-    char reasons[200] = "";
-    size_t used = 0;
+    size_t quoted = 0;
     if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text")) {
         char sev[32];
-        char sql[400];
-        /* Warnings and errors about CUDA only, most frequent first: per-process repeats of
-         * "No CUDA events collected" collapse into one line. */
+        char sql[480];
+        /* Warnings and errors about CUDA or CUPTI, most frequent first, then in the order they
+         * happened: per-process repeats of "No CUDA events collected" collapse into one line. */
         snprintf(sql, sizeof sql,
-                 "SELECT text, count(*) FROM DIAGNOSTIC_EVENT WHERE %s >= 2 AND text LIKE '%%CUDA%%' "
-                 "GROUP BY text ORDER BY count(*) DESC, min(timestamp) LIMIT 3",
-                 gw_nsys_col(d, "DIAGNOSTIC_EVENT", "severity", "2", sev, sizeof sev));
+                 "SELECT text, count(*) FROM DIAGNOSTIC_EVENT WHERE %s >= 2 AND "
+                 "(text LIKE '%%CUDA%%' OR text LIKE '%%CUPTI%%') "
+                 "GROUP BY text ORDER BY count(*) DESC, min(timestamp) LIMIT %d",
+                 gw_nsys_col(d, "DIAGNOSTIC_EVENT", "severity", "2", sev, sizeof sev), MISSING_GPU_REASONS_MAX);
         sqlite3_stmt *st = gw_nsys_prepare(d, sql);
         if (!st)
             return -1;
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             const char *text = (const char *)sqlite3_column_text(st, 0);
-            if (!text)
+            if (!text || !*text)
                 continue;
-            int n = snprintf(reasons + used, sizeof reasons - used, "%s\"%s\"", used ? "; " : "", text);
-            if (n < 0 || (size_t)n >= sizeof reasons - used) {
-                reasons[used] = '\0';
-                break;
-            }
-            used += (size_t)n;
+            char reason[200];
+            quote_diagnostic(text, reason, sizeof reason);
+            if (quoted++ == 0)
+                gw_trace_note(d->trace, "no GPU activity was captured: nsys diagnostics say \"%s\"", reason);
+            else
+                gw_trace_note(d->trace, "nsys diagnostic about the GPU trace: \"%s\"", reason);
         }
         sqlite3_finalize(st);
         if (gw_nsys_step_done(d, rc, "DIAGNOSTIC_EVENT") != 0)
             return -1;
     }
-    if (used)
-        gw_trace_note(d->trace, "no GPU activity was captured: nsys diagnostics say %s", reasons);
-    else
+    if (!quoted)
         gw_trace_note(d->trace, "no GPU activity was captured: the export has no CUDA kernel, memcpy or "
                                 "memset rows (was it profiled with --trace=cuda?)");
     return 0;
@@ -435,7 +471,12 @@ static void decide_correlation(gw_nsys_db *d)
         d->corr_per_process = 0;
 }
 
-static void reserve_events(gw_nsys_db *d)
+/* A row of these tables takes more than this many bytes in the file, so a rowid span
+ * larger than file size / this cannot be dense (a hand-made or converted export whose
+ * rowids are, say, correlation ids): a slot per rowid would waste memory. */
+#define MIN_ROW_BYTES 16
+
+static void reserve_events(gw_nsys_db *d, uint64_t file_size)
 {
     /* The small tables only: the kernel and API tables get their room from reserve_span,
      * after these are read. */
@@ -450,7 +491,11 @@ static void reserve_events(gw_nsys_db *d)
         if (gw_nsys_has_table(d, HOST[i]))
             host += gw_nsys_row_estimate(d, HOST[i]);
     /* Only a hint: if the estimate cannot be had (sparse rowids, little memory), the arrays
-     * grow as rows arrive and a real shortage is reported there. */
+     * grow as rows arrive and a real shortage is reported there. A damaged rowid must not
+     * size it beyond what the file can hold (MIN_ROW_BYTES per row). */
+    int64_t most = (int64_t)(file_size / MIN_ROW_BYTES);
+    gpu = gpu < most ? gpu : most;
+    host = host < most ? host : most;
     gw_trace *t = d->trace;
     if (gpu)
         (void)gw_grow((void **)&t->gpu, &t->gpu_cap, (size_t)gpu, sizeof *t->gpu);
@@ -484,6 +529,7 @@ typedef struct chunk_table {
     const char *name;
     char sql[1024];
     int64_t min_rowid, last, next;  /* next: first rowid not handed out yet */
+    int handed_out;                  /* every rowid up to last is handed out (next would pass INT64_MAX) */
     int64_t chunk_rows;
     void *dst;                       /* borrowed: slot of min_rowid in the event array */
     size_t elem_size;
@@ -516,11 +562,17 @@ static int take_chunk(chunk_queue *q, int *table, int64_t *lo, int64_t *hi)
     pthread_mutex_lock(&q->lock);
     for (int k = 0; k < BIG_TABLES && !q->failed && !got; k++) {
         chunk_table *c = &q->tables[k];
-        if (c->dst && c->next <= c->last) {
+        if (c->dst && !c->handed_out && c->next <= c->last) {
             *table = k;
             *lo = c->next;
-            *hi = c->last - c->next + 1 > c->chunk_rows ? c->next + c->chunk_rows - 1 : c->last;
-            c->next = *hi + 1;
+            /* Unsigned distances: rowids may be anywhere in the int64 range. */
+            *hi = !c->sparse && gw_u64_distance(c->next, c->last) >= (uint64_t)c->chunk_rows
+                      ? c->next + (c->chunk_rows - 1)
+                      : c->last;
+            if (*hi == c->last)
+                c->handed_out = 1;
+            else
+                c->next = *hi + 1;
             got = 1;
         }
     }
@@ -552,7 +604,7 @@ static void *chunk_worker_run(void *arg)
         chunk_table *c = &w->queue->tables[table];
         if (!st[table] && !(st[table] = gw_nsys_prepare(&w->view, c->sql)))
             goto out;
-        char *dst = (char *)c->dst + (size_t)(lo - c->min_rowid) * c->elem_size;
+        char *dst = (char *)c->dst + (size_t)gw_u64_distance(c->min_rowid, lo) * c->elem_size;
         long n = gw_nsys_chunk_read(&w->sink, st[table], c->name, table == TABLE_API, dst, lo, hi, c->sparse,
                                     c->slots);
         if (n < 0)
@@ -626,6 +678,7 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     c->name = table;
     c->next = 0;
     c->last = -1;
+    c->handed_out = 0;
     if (!gw_nsys_has_table(d, table))
         return 0;
     char sql[160];
@@ -646,10 +699,6 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
     return 0;
 }
 
-/* A row of these tables takes more than this many bytes in the file, so a rowid span
- * larger than file size / this cannot be dense (a hand-made or converted export whose
- * rowids are, say, correlation ids): a slot per rowid would waste memory. */
-#define MIN_ROW_BYTES 16
 
 /* Makes room for table c's rows at the end of an event array and points c->dst there:
  * a slot per rowid normally, one per row (counted) when rowids are sparse. 0, or -1 with
@@ -657,11 +706,16 @@ static int rowid_range(gw_nsys_db *d, const char *table, chunk_table *c)
 static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *count, size_t *cap, size_t elem_size,
                         const gw_ingest_options *opt, unsigned threads, uint64_t file_size)
 {
-    int64_t span = c->last - c->min_rowid + 1;
-    if (span <= 0)
+    if (c->last < c->min_rowid)
         return 0;
-    int64_t slots = span;
-    if ((uint64_t)span > file_size / MIN_ROW_BYTES + CHUNK_MIN_ROWS) {
+    /* Rowids may be anywhere in the int64 range (INT64_MIN..INT64_MAX spans 2^64 rowids):
+     * the span is measured unsigned, less one, and only a span the file could fill with
+     * rows gets a slot per rowid; anything wider is counted, never trusted. */
+    uint64_t span_less_one = gw_u64_distance(c->min_rowid, c->last);
+    int64_t slots;
+    if (span_less_one < file_size / MIN_ROW_BYTES + CHUNK_MIN_ROWS) {
+        slots = (int64_t)span_less_one + 1;
+    } else {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", c->name);
         sqlite3_stmt *st = gw_nsys_prepare(d, sql);
@@ -682,12 +736,12 @@ static int reserve_span(gw_nsys_db *d, chunk_table *c, void **array, size_t *cou
     if (gw_grow(array, cap, *count + (size_t)slots, elem_size) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory for %lld rows of %s", d->path, (long long)slots,
                        c->name);
-    int64_t chunk = span / ((int64_t)threads * CHUNKS_PER_THREAD);
+    int64_t chunk = slots / ((int64_t)threads * CHUNKS_PER_THREAD);
     c->chunk_rows = chunk < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : chunk;
     if (opt && opt->nsys_chunk_rows)
-        c->chunk_rows = (int64_t)opt->nsys_chunk_rows;
+        c->chunk_rows = opt->nsys_chunk_rows > INT64_MAX ? INT64_MAX : (int64_t)opt->nsys_chunk_rows;
     if (c->sparse)
-        c->chunk_rows = span; /* packed rows need one reader in rowid order */
+        c->chunk_rows = INT64_MAX; /* packed rows need one reader in rowid order: one chunk */
     c->slots = (size_t)slots;
     c->elem_size = elem_size;
     gw_advise_huge(*array, *cap * elem_size);
@@ -830,7 +884,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return -1;
     read_session_start(d);
     decide_correlation(d);
-    reserve_events(d);
+    reserve_events(d, file_size);
     if (read_events(d, path, opt, file_size) != 0)
         return -1;
     if (gw_nsys_read_thread_names(d) != 0)
@@ -877,18 +931,25 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
     /* Read-only and never creating: a wrong path must not leave an empty database behind. */
     /* NOMUTEX: the connection never leaves this thread, and per-call locking costs ~10%
      * of reading time on multi-million-row tables. */
-    if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
-                d.db ? sqlite3_errmsg(d.db) : "cannot open");
+    int orc = sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (orc != SQLITE_OK) {
+        if (orc == SQLITE_NOMEM)
+            gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory opening the export", path);
+        else
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path,
+                    d.db ? sqlite3_errmsg(d.db) : "cannot open");
         goto done;
     }
     /* The first read of the schema is where a file that is not SQLite, or is truncated in
      * its first pages, fails. (mmap is left off: measured on a 600 MB export it cost 14%
      * more CPU and doubled peak RSS, see bench/RESULTS.md.) */
     sqlite3_stmt *probe = NULL;
-    if (sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL) != SQLITE_OK ||
-        sqlite3_step(probe) != SQLITE_ROW) {
-        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, sqlite3_errmsg(d.db));
+    if ((orc = sqlite3_prepare_v2(d.db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL)) != SQLITE_OK ||
+        (orc = sqlite3_step(probe)) != SQLITE_ROW) {
+        if (orc == SQLITE_NOMEM)
+            gw_sqlite_read_failed_as(err, d.db, orc, path, "the schema", NULL);
+        else
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: not a usable SQLite database: %s", path, sqlite3_errmsg(d.db));
         sqlite3_finalize(probe);
         goto done;
     }
@@ -914,6 +975,11 @@ int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace
         goto done;
     }
     rc = read_all(&d, path, opt, (uint64_t)sb.st_size);
+    if (d.probe_rc) {
+        /* A probe's failure is the cause of whatever the read made of it (see note_probe). */
+        gw_error_clear(err);
+        rc = gw_sqlite_read_failed_as(err, d.db, d.probe_rc, path, "the schema", NULL);
+    }
 
 done:
     sqlite3_finalize(d.string_stmt);

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "ingest/sqlite_btree.h"
+#include "util/checked.h"
 
 /* Leaves per chunk handed to a thread: enough pages for one large pread, few enough that
  * the threads finish together, and at most CHUNK_BYTES_MAX of pages (each thread keeps a
@@ -234,21 +235,25 @@ static int read_chunk(direct_worker *w, table_plan *p, size_t first, size_t end,
     direct_job *job = w->job;
     const gw_btree_file *f = &job->file;
     gw_nsys_direct_table *t = p->table;
-    /* The chunk owns the rowids between the previous leaf's key and its last leaf's key. */
-    int64_t lo = first == 0 ? t->min_rowid : p->leaves[first - 1].max_rowid + 1;
+    /* The chunk owns the rowids after the previous leaf's key up to its last leaf's key,
+     * within the table's range. A previous key of INT64_MAX leaves it none (lo > hi): any
+     * row its leaves hold is then out of range, and the fast path gives up. */
+    int64_t lo = t->min_rowid;
     int64_t hi = end == p->leaf_count ? t->last : p->leaves[end - 1].max_rowid;
-    if (lo < t->min_rowid)
-        lo = t->min_rowid;
     if (hi > t->last)
         hi = t->last;
-    if (lo > hi) {
-        /* Keys past the table's last rowid (rows deleted at the end): nothing to place, but
-         * any row these leaves hold would be out of range. */
-        lo = hi + 1;
+    if (first > 0) {
+        int64_t prev_key = p->leaves[first - 1].max_rowid;
+        if (prev_key >= hi)
+            lo = 1, hi = 0;   /* empty: every rowid is outside [1, 0] */
+        else if (prev_key >= lo)
+            lo = prev_key + 1;  /* prev_key < hi <= INT64_MAX */
     }
+    if (lo > hi)
+        lo = 1, hi = 0;
     gw_nsys_sink sink = {.d = job->d};
-    gw_nsys_sink_begin(&sink, (char *)t->dst + (size_t)(lo - t->min_rowid) * t->elem_size, t->is_api, lo, hi, 0,
-                       t->slots);
+    size_t first_slot = lo <= hi ? (size_t)gw_u64_distance(t->min_rowid, lo) : 0;
+    gw_nsys_sink_begin(&sink, (char *)t->dst + first_slot * t->elem_size, t->is_api, lo, hi, 0, t->slots);
     int64_t raw[RAW_MAX], v[KR_COUNT];
     uint8_t is_null[RAW_MAX];
     for (size_t i = first; i < end;) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ingest/nsys_link.h"
+#include "util/checked.h"
 
 /* CUPTI writes UINT32_MAX for "no stream" (context-wide syncs). */
 #define NSYS_NO_ID 4294967295LL
@@ -54,7 +55,7 @@ static void fill_common(gw_nsys_db *d, sqlite3_stmt *st, gw_gpu_event *e, uint8_
 {
     e->start = sqlite3_column_int64(st, C_START);
     e->end = sqlite3_column_int64(st, C_END);
-    e->device = (int32_t)sqlite3_column_int64(st, C_DEVICE);
+    e->device = gw_device_id(sqlite3_column_int64(st, C_DEVICE));
     e->stream = stream_of(st, C_STREAM);
     int64_t pid = gw_nsys_pid(sqlite3_column_int64(st, C_PID));
     e->correlation = gw_nsys_corr(d, pid, sqlite3_column_int64(st, C_CORR));
@@ -110,7 +111,7 @@ void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
     e->est_occupancy_pct = -1.0f;
     e->start = v[KR_START];
     e->end = v[KR_END];
-    e->device = (int32_t)v[KR_DEVICE];
+    e->device = gw_device_id(v[KR_DEVICE]);
     e->stream = stream_id(v[KR_STREAM]);
     e->correlation = gw_nsys_corr(d, gw_nsys_pid(v[KR_PID]), v[KR_CORR]);
     e->kind = GW_GPU_KERNEL;
@@ -124,20 +125,20 @@ void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
         e->flags |= GW_GPU_F_GRAPH;
 }
 
-/* Marks the slots of rowids [sink->expected, upto) as holes. */
-static void mark_holes(gw_nsys_sink *sink, int64_t upto)
+/* Marks dense slots [sink->filled, upto) as holes. */
+static void mark_holes(gw_nsys_sink *sink, uint64_t upto)
 {
-    for (; sink->expected < upto; sink->expected++) {
+    for (; sink->filled < upto; sink->filled++) {
         if (sink->is_api)
-            ((gw_host_event *)sink->dst)[sink->expected - sink->lo].kind = GW_NSYS_HOLE;
+            ((gw_host_event *)sink->dst)[sink->filled].kind = GW_NSYS_HOLE;
         else
-            ((gw_gpu_event *)sink->dst)[sink->expected - sink->lo].kind = GW_NSYS_HOLE;
+            ((gw_gpu_event *)sink->dst)[sink->filled].kind = GW_NSYS_HOLE;
     }
 }
 
 long gw_nsys_sink_place(gw_nsys_sink *sink, int64_t rowid, const char **why)
 {
-    if (rowid < sink->expected || rowid > sink->hi) {
+    if (rowid < sink->lo || rowid > sink->hi || (sink->rows > 0 && rowid <= sink->last_rowid)) {
         *why = "rowid out of order";
         return -1;
     }
@@ -149,10 +150,14 @@ long gw_nsys_sink_place(gw_nsys_sink *sink, int64_t rowid, const char **why)
         }
         slot = sink->rows;
     } else {
-        mark_holes(sink, rowid);
-        slot = (long)(rowid - sink->lo);
+        /* Dense chunks are no longer than the table's reserved slots (a few billion at
+         * most), so the offset and offset + 1 fit. */
+        uint64_t off = gw_u64_distance(sink->lo, rowid);
+        mark_holes(sink, off);
+        sink->filled = off + 1;
+        slot = (long)off;
     }
-    sink->expected = rowid + 1;
+    sink->last_rowid = rowid;
     sink->rows++;
     return slot;
 }
@@ -237,15 +242,17 @@ void gw_nsys_sink_begin(gw_nsys_sink *sink, void *dst, int is_api, int64_t lo, i
     sink->is_api = is_api;
     sink->sparse = sparse;
     sink->slots = slots;
-    sink->lo = sink->expected = lo;
+    sink->lo = lo;
     sink->hi = hi;
+    sink->last_rowid = lo;
+    sink->filled = 0;
     sink->rows = 0;
 }
 
 void gw_nsys_sink_end(gw_nsys_sink *sink)
 {
-    if (!sink->sparse)
-        mark_holes(sink, sink->hi + 1);
+    if (!sink->sparse && sink->lo <= sink->hi)
+        mark_holes(sink, gw_u64_distance(sink->lo, sink->hi) + 1);
     sink->dst = NULL;
 }
 

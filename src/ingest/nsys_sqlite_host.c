@@ -189,7 +189,22 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
         rows++;
     }
     sqlite3_finalize(st);
-    return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+    if (gw_nsys_step_done(d, rc, T) != 0)
+        return -1;
+    /* Say how many ranges had no end (left out above), so the output counts them. */
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE \"end\" IS NULL AND %s IN (59, 60, 70, 71)", T,
+             c[3]);
+    if (!(st = gw_nsys_prepare(d, sql)))
+        return -1;
+    rc = sqlite3_step(st);
+    int64_t open_ranges = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
+    if (open_ranges > 0)
+        gw_trace_note(d->trace, "skipped %lld NVTX ranges still open when the capture stopped (no end time)",
+                      (long long)open_ranges);
+    return rows;
 }
 
 int gw_nsys_read_thread_names(gw_nsys_db *d)

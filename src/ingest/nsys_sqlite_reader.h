@@ -33,6 +33,9 @@ typedef struct gw_nsys_db {
     /* 1 when correlation ids are made per-process (pid in the high 32 bits) so that two
      * processes' identical CUPTI correlation ids never join (ids are per process). */
     int corr_per_process;
+    /* First SQLite failure a schema probe turned into "absent" other than a missing table or
+     * column (no memory, damaged file): reported at the end of the read. 0 when none. */
+    int probe_rc;
 } gw_nsys_db;
 
 /* The kernel and CUDA API tables are read in chunks of rowids by several connections
@@ -52,12 +55,15 @@ typedef struct gw_nsys_sink {
     int sparse;                 /* 1: rows are placed one after the other (rowids too sparse
                                    for a slot each; the chunk is the whole table) */
     size_t slots;               /* room in dst (sparse) */
-    int64_t lo, hi, expected;   /* the chunk's rowids; next rowid expected */
+    int64_t lo, hi;             /* the chunk's rowids (lo > hi: the chunk owns none) */
+    int64_t last_rowid;         /* rowid of the last row placed (rows > 0) */
+    uint64_t filled;            /* dense: slots [0, filled) hold a row or a hole */
     long rows;
 } gw_nsys_sink;
 
-/* The chunk's rows go to dst (slot of rowid lo); rows must come in rowid order within
- * [lo, hi]. */
+/* The chunk's rows go to dst (slot of rowid lo); rows must come in increasing rowid order
+ * within [lo, hi]. Rowids are never incremented past one another, so INT64_MAX is a rowid
+ * like any other; dense chunks span at most the slots reserved for them. */
 void gw_nsys_sink_begin(gw_nsys_sink *sink, void *dst, int is_api, int64_t lo, int64_t hi, int sparse, size_t slots);
 /* Slot of the next row (its rowid), holes before it marked; -1 with *why set when the row
  * is out of order or outside the chunk. */

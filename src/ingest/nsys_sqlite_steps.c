@@ -11,16 +11,8 @@
 #include <string.h>
 
 #include "model/classify.h"
+#include "model/name_match.h"
 #include "util/grow.h"
-
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return 1;
-    return 0;
-}
 
 /* A word boundary before position i of s: start, a non-letter, or a camel-case hump
  * ("ProfilerStep"). *camel is set when only the hump makes it a boundary. */
@@ -49,8 +41,8 @@ static int boundary_after(const char *s, size_t end)
  * descriptions) are not iterations. */
 static int name_is_step(const char *name)
 {
-    if (!name[0] || name[0] == '{' || contains_ci(name, "optimizer") || contains_ci(name, "scheduler") ||
-        contains_ci(name, "aten::") || contains_ci(name, "zero_grad"))
+    static const char *const NOT_STEPS[] = {"optimizer", "scheduler", "aten::", "zero_grad"};
+    if (!name[0] || name[0] == '{' || gw_name_has_any_ci(name, NOT_STEPS, sizeof NOT_STEPS / sizeof NOT_STEPS[0]))
         return 0;
     static const char *const WORDS[] = {"iteration", "iter", "step"};
     for (size_t i = 0; name[i]; i++) {
@@ -116,6 +108,10 @@ static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
     qsort(c, n, sizeof *c, cmp_candidate);
     gw_ns open_end = INT64_MIN;
     int64_t ordinal = 0;
+    /* Steps named alike ("train_step" every time) parse their name once, not once a step. */
+    uint32_t parsed_name = UINT32_MAX;
+    int has_number = 0;
+    int64_t number = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].start < open_end)
             continue;
@@ -125,8 +121,11 @@ static int add_steps(gw_trace *t, candidate *c, size_t n, gw_step_source source)
             return -1;
         s->start = c[i].start;
         s->end = c[i].end;
-        int64_t number;
-        s->number = last_number(gw_trace_str(t, c[i].name_id), &number) ? number : ordinal;
+        if (c[i].name_id != parsed_name) {
+            parsed_name = c[i].name_id;
+            has_number = last_number(gw_trace_str(t, c[i].name_id), &number);
+        }
+        s->number = has_number ? number : ordinal;
         ordinal++;
     }
     if (t->step_count) {

@@ -6,26 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/name_match.h"
+
 static int starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Case-insensitive substring search (names mix cases across eras). */
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    if (n == 0)
-        return 1;
-    for (; *hay; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
+/* Case-insensitive searches (names mix cases across eras), one pass over the name. */
+#define HAS_ANY(name, list) gw_name_has_any_ci((name), (list), sizeof(list) / sizeof(list)[0])
 
 typedef struct api_rule {
     const char *prefix;     /* matched against the name without a trailing _v2/_ptsz etc. */
@@ -169,6 +158,12 @@ gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blo
     return GW_API_OTHER;
 }
 
+/* Communication kernels found anywhere in the (demangled) name. */
+static const char *const COMM_MARKERS[] = {
+    "ncclKernel", "AllReduce_", "all_to_all", "alltoall", "::ep::internode", "::ep::intranode",
+    "cross_device_reduce", "all_gather", "reduce_scatter", "SendRecv",
+};
+
 int gw_kernel_is_comm(const char *name)
 {
     if (!name)
@@ -177,12 +172,7 @@ int gw_kernel_is_comm(const char *name)
     const char *n = name;
     if (starts_with(n, "void "))
         n += 5;
-    return starts_with(n, "nccl") || starts_with(n, "rccl") || starts_with(n, "ncclDevKernel") ||
-           contains_ci(n, "ncclKernel") || contains_ci(n, "AllReduce_") ||
-           contains_ci(n, "all_to_all") || contains_ci(n, "alltoall") ||
-           contains_ci(n, "::ep::internode") || contains_ci(n, "::ep::intranode") ||
-           contains_ci(n, "cross_device_reduce") || contains_ci(n, "all_gather") ||
-           contains_ci(n, "reduce_scatter") || contains_ci(n, "SendRecv");
+    return starts_with(n, "nccl") || starts_with(n, "rccl") || HAS_ANY(n, COMM_MARKERS);
 }
 
 /* Markers of tensor-core kernels across cuBLAS/cuDNN/CUTLASS/Triton generations. */
@@ -196,13 +186,13 @@ static const char *const TENSOR_CORE_MARKERS[] = {
 
 int gw_kernel_uses_tensor_cores(const char *name)
 {
-    if (!name)
-        return 0;
-    for (size_t i = 0; i < sizeof TENSOR_CORE_MARKERS / sizeof TENSOR_CORE_MARKERS[0]; i++)
-        if (contains_ci(name, TENSOR_CORE_MARKERS[i]))
-            return 1;
-    return 0;
+    return name && HAS_ANY(name, TENSOR_CORE_MARKERS);
 }
+
+/* cudnn helper kernels (offsets, transposes, bn) are not matrix work. */
+static const char *const NOT_GEMM_MARKERS[] = {
+    "computeOffsets", "bn_fw", "bn_bw", "nchwToNhwc", "nhwcToNchw", "splitKreduce", "batch_norm", "pooling",
+};
 
 static const char *const GEMM_MARKERS[] = {
     "gemm", "conv", "cudnn", "cutlass", "matmul", "implicit_convolve", "wgrad", "dgrad",
@@ -211,31 +201,20 @@ static const char *const GEMM_MARKERS[] = {
 
 int gw_kernel_is_gemm_like(const char *name)
 {
-    if (!name)
-        return 0;
-    /* cudnn helper kernels (offsets, transposes, bn) are not matrix work. */
-    if (contains_ci(name, "computeOffsets") || contains_ci(name, "bn_fw") ||
-        contains_ci(name, "bn_bw") || contains_ci(name, "nchwToNhwc") ||
-        contains_ci(name, "nhwcToNchw") || contains_ci(name, "splitKreduce") ||
-        contains_ci(name, "batch_norm") || contains_ci(name, "pooling"))
-        return 0;
-    for (size_t i = 0; i < sizeof GEMM_MARKERS / sizeof GEMM_MARKERS[0]; i++)
-        if (contains_ci(name, GEMM_MARKERS[i]))
-            return 1;
-    return 0;
+    return name && !HAS_ANY(name, NOT_GEMM_MARKERS) && HAS_ANY(name, GEMM_MARKERS);
 }
 
 static gw_mem_kind mem_word(const char *s)
 {
-    if (contains_ci(s, "Pageable"))
+    if (gw_name_has_ci(s, "Pageable"))
         return GW_MEM_PAGEABLE;
-    if (contains_ci(s, "Pinned"))
+    if (gw_name_has_ci(s, "Pinned"))
         return GW_MEM_PINNED;
-    if (contains_ci(s, "Managed"))
+    if (gw_name_has_ci(s, "Managed"))
         return GW_MEM_MANAGED;
-    if (contains_ci(s, "Device"))
+    if (gw_name_has_ci(s, "Device"))
         return GW_MEM_DEVICE;
-    if (contains_ci(s, "Array"))
+    if (gw_name_has_ci(s, "Array"))
         return GW_MEM_ARRAY;
     return GW_MEM_UNKNOWN;
 }
@@ -246,15 +225,15 @@ void gw_parse_copy_name(const char *name, uint8_t *dir, uint8_t *src_mem, uint8_
     *src_mem = *dst_mem = GW_MEM_UNKNOWN;
     if (!name)
         return;
-    if (contains_ci(name, "HtoD") || contains_ci(name, "Host-to-Device"))
+    if (gw_name_has_ci(name, "HtoD") || gw_name_has_ci(name, "Host-to-Device"))
         *dir = GW_COPY_HTOD;
-    else if (contains_ci(name, "DtoH") || contains_ci(name, "Device-to-Host"))
+    else if (gw_name_has_ci(name, "DtoH") || gw_name_has_ci(name, "Device-to-Host"))
         *dir = GW_COPY_DTOH;
-    else if (contains_ci(name, "DtoD") || contains_ci(name, "Device-to-Device"))
+    else if (gw_name_has_ci(name, "DtoD") || gw_name_has_ci(name, "Device-to-Device"))
         *dir = GW_COPY_DTOD;
-    else if (contains_ci(name, "HtoH") || contains_ci(name, "Host-to-Host"))
+    else if (gw_name_has_ci(name, "HtoH") || gw_name_has_ci(name, "Host-to-Host"))
         *dir = GW_COPY_HTOH;
-    else if (contains_ci(name, "PtoP") || contains_ci(name, "Peer-to-Peer"))
+    else if (gw_name_has_ci(name, "PtoP") || gw_name_has_ci(name, "Peer-to-Peer"))
         *dir = GW_COPY_PTOP;
     /* "(Pageable -> Device)" */
     const char *open = strchr(name, '(');

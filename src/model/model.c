@@ -10,6 +10,7 @@
 #include "model/comm_meta.h"
 #include "model/corr_index.h"
 #include "model/samples.h"
+#include "util/checked.h"
 #include "util/grow.h"
 #include "util/runsort.h"
 
@@ -120,8 +121,10 @@ gw_comm_meta *gw_trace_add_comm(gw_trace *t)
 void gw_trace_note(gw_trace *t, const char *fmt, ...)
 {
     gw_note *n = append((void **)&t->notes, &t->note_count, &t->note_cap, sizeof *n);
-    if (!n)
+    if (!n) {
+        t->out_of_memory = 1;
         return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(n->text, sizeof n->text, fmt, ap);
@@ -211,30 +214,87 @@ static int cmp_step(const void *a, const void *b)
 #define NAME_COMM 0x01u
 #define NAME_TC 0x02u
 #define NAME_GEMM 0x04u
+#define NAME_FILL 0x08u
+/* api_flags[id]: bit 7 done, the rest GW_HOST_F_NAME_* bits. */
+#define API_NAME_FLAGS (GW_HOST_F_NAME_ASYNC | GW_HOST_F_NAME_DTOH)
 
-/* The order-free pass over every event: negative durations clipped to zero, names
- * classified where readers left them unset, the trace's span, launches per thread. */
+/* Events whose times a damaged file put outside what a clock can hold (see
+ * util/checked.h): dropped here, for every reader at once, and counted in a note so the
+ * output says what was left out. Every time the analyses see is then within
+ * +-GW_NS_LIMIT, and any difference of two fits an int64. */
+static void note_out_of_range(gw_trace *t, size_t gpu, size_t host, size_t mem, size_t steps)
+{
+    const size_t counts[] = {gpu, host, mem, steps};
+    static const char *const what[] = {"GPU", "host", "memory", "step"};
+    char list[160] = "";
+    size_t used = 0, kinds = 0;
+    for (size_t i = 0; i < 4; i++) {
+        if (!counts[i])
+            continue;
+        int n = snprintf(list + used, sizeof list - used, "%s%zu %s", kinds ? ", " : "", counts[i], what[i]);
+        if (n > 0 && (size_t)n < sizeof list - used)
+            used += (size_t)n;
+        kinds++;
+    }
+    if (kinds)
+        gw_trace_note(t, "skipped %s record%s whose timestamps lie outside +-146 years of the trace's clock "
+                         "(damaged values)", list, gpu + host + mem + steps == 1 ? "" : "s");
+}
+
+static void drop_out_of_range_mem_steps(gw_trace *t, size_t *mem_dropped, size_t *steps_dropped)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < t->mem_count; i++)
+        if (gw_ns_in_range(t->mem[i].ts))
+            t->mem[w++] = t->mem[i];
+    *mem_dropped = t->mem_count - w;
+    t->mem_count = w;
+    w = 0;
+    for (size_t i = 0; i < t->step_count; i++)
+        if (gw_ns_in_range(t->steps[i].start) && gw_ns_in_range(t->steps[i].end))
+            t->steps[w++] = t->steps[i];
+    *steps_dropped = t->step_count - w;
+    t->step_count = w;
+    if (!gw_ns_in_range(t->clock_offset_ns)) {
+        gw_trace_note(t, "the trace's clock offset (%lld ns) is out of range: its times are not mapped to Unix time",
+                      (long long)t->clock_offset_ns);
+        t->clock_offset_ns = 0;
+    }
+}
+
+/* The order-free pass over every event: events with out-of-range times dropped, negative
+ * durations clipped to zero (both counted in notes), names classified where readers left
+ * them unset, the trace's span, launches per thread. */
 static int prepare_events(gw_trace *t)
 {
     uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
-    if (!kernel_name || !host_name || !api_name || !api_blocking) {
+    uint8_t *api_flags = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (!kernel_name || !host_name || !api_name || !api_blocking || !api_flags) {
         free(kernel_name);
         free(host_name);
         free(api_name);
         free(api_blocking);
+        free(api_flags);
         return -1;
     }
     t->first_ns = INT64_MAX;
     t->last_ns = INT64_MIN;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
+    size_t kept = 0, host_reversed = 0, gpu_reversed = 0;
     for (size_t i = 0; i < t->host_count; i++) {
-        gw_host_event *h = &t->host[i];
-        if (h->end < h->start)
+        if (!gw_ns_in_range(t->host[i].start) || !gw_ns_in_range(t->host[i].end))
+            continue;
+        if (kept != i)
+            t->host[kept] = t->host[i];
+        gw_host_event *h = &t->host[kept++];
+        if (h->end < h->start) {
             h->end = h->start;
+            host_reversed++;
+        }
         if (h->start < t->first_ns)
             t->first_ns = h->start;
         if (h->end > t->last_ns)
@@ -260,6 +320,18 @@ static int prepare_events(gw_trace *t)
             if (api_blocking[h->name_id])
                 h->flags |= GW_HOST_F_BLOCKING_COPY;
         }
+        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->name_id < t->strings.count) {
+            uint8_t *c = &api_flags[h->name_id];
+            if (!(*c & NAME_DONE)) {
+                *c = NAME_DONE;
+                /* Case-sensitive, as the analyses always read these names. */
+                if (strstr(name, "Async") || strstr(name, "async"))
+                    *c |= GW_HOST_F_NAME_ASYNC;
+                if (strstr(name, "DtoH"))
+                    *c |= GW_HOST_F_NAME_DTOH;
+            }
+            h->flags |= (uint8_t)(*c & API_NAME_FLAGS);
+        }
         if ((h->kind == GW_HOST_CPU_OP || h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON) &&
             h->name_id < t->strings.count) {
             /* These three kinds classify alike, so one cache per name serves them all. */
@@ -274,10 +346,24 @@ static int prepare_events(gw_trace *t)
             h->thread < t->thread_count)
             t->threads[h->thread].launches++;
     }
+    size_t host_dropped = t->host_count - kept;
+    t->host_count = kept;
+    kept = 0;
+    size_t gpu_no_device = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
-        gw_gpu_event *g = &t->gpu[i];
-        if (g->end < g->start)
+        if (!gw_ns_in_range(t->gpu[i].start) || !gw_ns_in_range(t->gpu[i].end))
+            continue;
+        if (t->gpu[i].device == GW_DEVICE_INVALID) {
+            gpu_no_device++;
+            continue;
+        }
+        if (kept != i)
+            t->gpu[kept] = t->gpu[i];
+        gw_gpu_event *g = &t->gpu[kept++];
+        if (g->end < g->start) {
             g->end = g->start;
+            gpu_reversed++;
+        }
         if (g->start < t->first_ns)
             t->first_ns = g->start;
         if (g->end > t->last_ns)
@@ -289,8 +375,11 @@ static int prepare_events(gw_trace *t)
             const char *name = gw_trace_str(t, g->name_id);
             *c = (uint8_t)(NAME_DONE | (gw_kernel_is_comm(name) ? NAME_COMM : 0) |
                            (gw_kernel_uses_tensor_cores(name) ? NAME_TC : 0) |
-                           (gw_kernel_is_gemm_like(name) ? NAME_GEMM : 0));
+                           (gw_kernel_is_gemm_like(name) ? NAME_GEMM : 0) |
+                           (strstr(name, "fill") || strstr(name, "Fill") || strstr(name, "zero") ? NAME_FILL : 0));
         }
+        if (*c & NAME_FILL)
+            g->flags |= GW_GPU_F_NAME_FILL;
         if (g->kclass == GW_KCLASS_COMPUTE && (*c & NAME_COMM))
             g->kclass = GW_KCLASS_COMM;
         if (*c & NAME_TC)
@@ -298,10 +387,22 @@ static int prepare_events(gw_trace *t)
         if (*c & NAME_GEMM)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
+    size_t gpu_dropped = t->gpu_count - kept - gpu_no_device;
+    t->gpu_count = kept;
+    if (gpu_no_device)
+        gw_trace_note(t, "skipped %zu GPU record%s whose device id is out of range (damaged values)", gpu_no_device,
+                      gpu_no_device == 1 ? "" : "s");
+    size_t mem_dropped, steps_dropped;
+    drop_out_of_range_mem_steps(t, &mem_dropped, &steps_dropped);
+    note_out_of_range(t, gpu_dropped, host_dropped, mem_dropped, steps_dropped);
+    if (gpu_reversed + host_reversed)
+        gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
+                         "with a duration of 0", gpu_reversed, host_reversed);
     free(kernel_name);
     free(host_name);
     free(api_name);
     free(api_blocking);
+    free(api_flags);
     return 0;
 }
 
@@ -334,12 +435,12 @@ static int build_nesting(gw_trace *t)
     return 0;
 }
 
-static void derive_steps(gw_trace *t)
+static int derive_steps(gw_trace *t)
 {
     if (t->step_count > 0) {
         if (t->step_source == GW_STEPS_NONE)
             t->step_source = GW_STEPS_USER_RANGE;
-        return;
+        return 0;
     }
     /* Steps come from host-side ProfilerStep annotations only: the same names also
      * appear as gpu_user_annotation on GPU streams, which readers do not put in host[]. */
@@ -361,7 +462,7 @@ static void derive_steps(gw_trace *t)
             continue;
         gw_step *s = gw_trace_add_step(t);
         if (!s)
-            return;
+            return -1;
         s->start = h->start;
         s->end = h->end;
         s->number = n;
@@ -372,6 +473,7 @@ static void derive_steps(gw_trace *t)
         t->step_source = GW_STEPS_PROFILER_STEP;
         qsort(t->steps, t->step_count, sizeof *t->steps, cmp_step);
     }
+    return 0;
 }
 
 int gw_trace_finish(gw_trace *t)
@@ -383,9 +485,8 @@ int gw_trace_finish(gw_trace *t)
     gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
     gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
     gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
-    if (build_nesting(t) != 0)
+    if (build_nesting(t) != 0 || derive_steps(t) != 0)
         return -1;
-    derive_steps(t);
     gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
@@ -396,7 +497,7 @@ int gw_trace_finish(gw_trace *t)
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
-    return 0;
+    return t->out_of_memory ? -1 : 0;
 }
 
 gw_job *gw_job_new(void)

@@ -25,6 +25,14 @@ typedef int64_t gw_ns;
 
 #define GW_NO_STREAM (-1)
 #define GW_NO_CORRELATION 0
+/* A GPU event's device id from a file that no device index can be (outside int32): readers
+ * store this, gw_trace_finish drops the event and counts it in a note, rather than a
+ * truncated id putting it on a real GPU. */
+#define GW_DEVICE_INVALID INT32_MIN
+static inline int32_t gw_device_id(int64_t id)
+{
+    return id <= INT32_MIN || id > INT32_MAX ? GW_DEVICE_INVALID : (int32_t)id;
+}
 
 /* ---- GPU side ------------------------------------------------------------------- */
 
@@ -77,6 +85,7 @@ typedef enum gw_kernel_class {
 #define GW_GPU_F_TENSOR_CORE  0x04u  /* kernel name matches tensor-core patterns */
 #define GW_GPU_F_GEMM_LIKE    0x08u  /* matrix/conv work that could use tensor cores */
 #define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
+#define GW_GPU_F_NAME_FILL    0x20u  /* kernel name says fill/Fill/zero (set once per name) */
 
 typedef struct gw_gpu_event {
     gw_ns start, end;
@@ -131,7 +140,11 @@ typedef enum gw_api_class {
 #define GW_HOST_F_STEP          0x08u /* ProfilerStep / step NVTX range on the host */
 #define GW_HOST_F_ZERO_GRAD     0x10u /* Optimizer.zero_grad / aten::zero_ */
 #define GW_HOST_F_CUDNN_FIND    0x20u /* cudnnFind* / benchmark search */
-#define GW_HOST_F_COMM_META     0x40u /* has a gw_comm_meta (gw_trace_comm_of_host) */
+/* Substrings of API call names, found once per distinct name by gw_trace_finish so that no
+ * analysis rescans a (possibly huge) name for every call: */
+#define GW_HOST_F_NAME_ASYNC    0x40u /* runtime/driver call named ...Async/...async */
+#define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
+#define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 
 typedef struct gw_host_event {
     gw_ns start, end;
@@ -146,7 +159,7 @@ typedef struct gw_host_event {
     uint8_t kind;              /* gw_host_kind */
     uint8_t api_class;         /* gw_api_class (runtime/driver), GW_API_OTHER otherwise */
     uint8_t sync_kind;         /* gw_sync_kind for GW_API_SYNC calls */
-    uint8_t flags;             /* GW_HOST_F_* */
+    uint16_t flags;            /* GW_HOST_F_* (16 bits: the padding before the end holds them) */
 } gw_host_event;
 
 typedef struct gw_thread {
@@ -238,7 +251,9 @@ typedef struct gw_corr_dense {
 /* ---- Readers' notes ----------------------------------------------------------------- */
 
 /* Facts about the input that the output should state (e.g. "no ProfilerStep: whole
- * window"), or data a reader had to skip (e.g. 3 events with negative durations). */
+ * window"), or data a reader had to skip or change. A note about records left out says
+ * "skipped", how many and why ("skipped 3 GPU records whose timestamps ..."), so that an
+ * input left with no events at all can say why (ingest.c). */
 typedef struct gw_note {
     char text[256];
 } gw_note;
@@ -275,6 +290,9 @@ typedef struct gw_trace {
     gw_step_source step_source;
     gw_note *notes;      size_t note_count, note_cap;
     gw_comm_meta *comm;  size_t comm_count, comm_cap; /* sorted by gw_trace_finish */
+    /* An append whose caller cannot fail (gw_trace_note) ran out of memory: the trace is
+     * incomplete, and gw_trace_finish and the analysis refuse it. */
+    int out_of_memory;
 
     /* Set by gw_trace_finish(): */
     gw_ns first_ns, last_ns;   /* span of all events */
@@ -324,7 +342,7 @@ const char *gw_trace_str(const gw_trace *t, uint32_t id);
 /* Sorts events, fixes negative durations, computes nesting (parent/depth) of host
  * events per thread, classifies API calls and kernels when readers left them unset,
  * builds correlation indexes, and derives steps from annotations when the reader did
- * not set any. Returns 0, or -1 on out-of-memory. */
+ * not set any. Returns 0, or -1 on out-of-memory (also one met earlier: out_of_memory). */
 int gw_trace_finish(gw_trace *t);
 
 /* Correlation look-ups (after gw_trace_finish). host: index into t->host, or -1.

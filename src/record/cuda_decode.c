@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/classify.h"
+#include "util/checked.h"
 
 struct gw_cuda_addr_slot {
     uint64_t address;
@@ -185,9 +186,17 @@ int gw_cuda_decoder_add_api_name(gw_cuda_decoder *d, uint32_t pid, uint32_t api_
         memcpy(&(var), (src), (size) < sizeof(var) ? (size) : sizeof(var)); \
     } while (0)
 
+/* CUPTI times are unsigned ns; the model's are int64 within +-GW_NS_LIMIT. A value past
+ * that (a damaged or hostile buffer) would turn negative when stored, and an interval
+ * could end before it starts: skipped and counted like a zero time. */
+static int bad_time_value(uint64_t t)
+{
+    return t == 0 || t > (uint64_t)GW_NS_LIMIT;
+}
+
 static int bad_interval(uint64_t start, uint64_t end)
 {
-    return start == 0 || end < start;
+    return bad_time_value(start) || bad_time_value(end) || end < start;
 }
 
 /* Fills rec from one record. Returns 1 kept, 0 skipped (counted). */
@@ -347,7 +356,7 @@ static int decode_one(gw_cuda_decoder *d, uint32_t pid, const uint8_t *p, size_t
         if (size < NEED(CUpti_ActivityMemory4, isAsync))
             goto short_record;
         LOAD(m, p, size);
-        if (m.timestamp == 0)
+        if (bad_time_value(m.timestamp))
             goto bad_time;
         rec->kind = GW_CREC_MEMORY;
         rec->start = rec->end = (int64_t)m.timestamp;
@@ -368,7 +377,7 @@ static int decode_one(gw_cuda_decoder *d, uint32_t pid, const uint8_t *p, size_t
         if (size < NEED(CUpti_ActivityMarker2, domain))
             goto short_record;
         LOAD(m, p, size);
-        if (m.timestamp == 0)
+        if (bad_time_value(m.timestamp))
             goto bad_time;
         rec->kind = GW_CREC_MARKER;
         rec->start = rec->end = (int64_t)m.timestamp;

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
 #include "util/grow.h"
+#include "util/sqlite_fail.h"
 
 /* CUPTI enum values (cupti_activity.h), repeated here because reading a recording must not
  * need the CUDA headers; the decoder, which does have them, writes these numbers. */
@@ -30,7 +32,10 @@ typedef struct loader {
     sqlite3 *db;            /* borrowed */
     const char *path;       /* borrowed */
     gw_trace *t;            /* being filled */
-    uint32_t *string_ids;   /* owned: store string id → trace string id */
+    /* owned: (store string id, trace string id) by ascending store id, one per row of
+     * cuda_strings, so a damaged id (4294967294) never sizes an allocation. The writer
+     * numbers strings 0, 1, 2...: then entry i holds id i and look-ups are direct. */
+    struct string_map { int64_t id; uint32_t tid; } *strings;
     size_t string_count;
     int64_t base_ns;        /* CUPTI ns that becomes gw_ns 0 */
     struct ctx_device { int64_t pid, context, device; } *ctx_devices;  /* owned */
@@ -40,7 +45,10 @@ typedef struct loader {
 
 static int prep(loader *L, const char *sql, sqlite3_stmt **st)
 {
-    if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
+    int rc = sqlite3_prepare_v2(L->db, sql, -1, st, NULL);
+    if (rc == SQLITE_NOMEM)
+        return gw_sqlite_read_failed_as(L->err, L->db, rc, L->path, "the CUDA trace", NULL);
+    if (rc != SQLITE_OK)
         return gw_fail(L->err, GW_EXIT_BAD_INPUT, "%s: cannot read the CUDA trace (%s)", L->path,
                        sqlite3_errmsg(L->db));
     return 0;
@@ -48,6 +56,8 @@ static int prep(loader *L, const char *sql, sqlite3_stmt **st)
 
 static int step_failed(loader *L, int rc)
 {
+    if (rc == SQLITE_NOMEM)
+        return gw_sqlite_read_failed_as(L->err, L->db, rc, L->path, "the CUDA trace", NULL);
     return gw_fail(L->err, GW_EXIT_BAD_INPUT, "%s: reading the CUDA trace failed (%s, code %d)", L->path,
                    sqlite3_errmsg(L->db), rc);
 }
@@ -57,15 +67,18 @@ static int oom(loader *L)
     return gw_fail(L->err, GW_EXIT_INTERNAL, "out of memory loading the CUDA trace of %s", L->path);
 }
 
+/* 1 present, 0 absent, or minus the SQLite result code when the question could not be
+ * answered (no memory, damaged schema): never "absent" for that. */
 static int table_exists(sqlite3 *db, const char *name)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return found;
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -(rc ? rc : SQLITE_ERROR);
 }
 
 static int load_strings(loader *L)
@@ -73,6 +86,7 @@ static int load_strings(loader *L)
     sqlite3_stmt *st;
     if (prep(L, "SELECT id, text FROM cuda_strings ORDER BY id", &st) != 0)
         return -1;
+    size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
@@ -81,16 +95,9 @@ static int load_strings(loader *L)
             return gw_fail(L->err, GW_EXIT_BAD_INPUT, "%s: table cuda_strings: id %lld is out of range", L->path,
                            (long long)id);
         }
-        size_t cap = L->string_count;
-        if ((size_t)id >= L->string_count) {
-            size_t need = (size_t)id + 1;
-            if (gw_grow((void **)&L->string_ids, &cap, need, sizeof *L->string_ids) != 0) {
-                sqlite3_finalize(st);
-                return oom(L);
-            }
-            for (size_t i = L->string_count; i < need; i++)
-                L->string_ids[i] = UINT32_MAX;
-            L->string_count = need;
+        if (gw_grow((void **)&L->strings, &cap, L->string_count + 1, sizeof *L->strings) != 0) {
+            sqlite3_finalize(st);
+            return oom(L);
         }
         const char *text = (const char *)sqlite3_column_text(st, 1);
         uint32_t tid = gw_trace_intern(L->t, text ? text : "", text ? strlen(text) : 0);
@@ -98,7 +105,7 @@ static int load_strings(loader *L)
             sqlite3_finalize(st);
             return oom(L);
         }
-        L->string_ids[id] = tid;
+        L->strings[L->string_count++] = (struct string_map){id, tid};
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : step_failed(L, rc);
@@ -111,10 +118,22 @@ static int map_string(loader *L, int64_t id, const char *table, int64_t rowid, u
         *out = 0;
         return 0;
     }
-    if (id < 0 || (size_t)id >= L->string_count || L->string_ids[id] == UINT32_MAX)
+    size_t lo = 0, hi = L->string_count;
+    if (id >= 0 && (uint64_t)id < L->string_count && L->strings[id].id == id) {
+        lo = (size_t)id;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (L->strings[mid].id < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    if (lo >= L->string_count || L->strings[lo].id != id)
         return gw_fail(L->err, GW_EXIT_BAD_INPUT, "%s: table %s row %lld: string id %lld is not in cuda_strings",
                        L->path, table, (long long)rowid, (long long)id);
-    *out = L->string_ids[id];
+    *out = L->strings[lo].tid;
     return 0;
 }
 
@@ -160,9 +179,21 @@ static const char *mem_label(uint8_t m)
     return m < GW_MEM_KIND_COUNT ? names[m] : "Unknown";
 }
 
+/* Saturates: a damaged time lands outside the model's range and gw_trace_finish drops
+ * it with a note. */
 static int64_t rebase(loader *L, int64_t cupti_ns)
 {
-    return cupti_ns - L->base_ns;
+    return gw_sat_sub(cupti_ns, L->base_ns);
+}
+
+/* x * y * z of three launch dimensions; 0 (unknown) when the product does not fit. */
+static uint32_t launch_product(sqlite3_stmt *st, int col)
+{
+    int64_t p;
+    if (gw_ckd_mul(&p, sqlite3_column_int64(st, col), sqlite3_column_int64(st, col + 1)) ||
+        gw_ckd_mul(&p, p, sqlite3_column_int64(st, col + 2)))
+        return 0;
+    return p > 0 && p <= UINT32_MAX ? (uint32_t)p : 0;
 }
 
 static int add_ctx_device(loader *L, int64_t pid, int64_t context, int64_t device)
@@ -180,7 +211,7 @@ static int32_t device_of_context(const loader *L, int64_t pid, int64_t context)
 {
     for (size_t i = 0; i < L->ctx_device_count; i++)
         if (L->ctx_devices[i].pid == pid && L->ctx_devices[i].context == context)
-            return (int32_t)L->ctx_devices[i].device;
+            return gw_device_id(L->ctx_devices[i].device);
     return 0;
 }
 
@@ -204,14 +235,12 @@ static int load_kernels(loader *L)
         g->kind = GW_GPU_KERNEL;
         g->start = rebase(L, sqlite3_column_int64(st, 2));
         g->end = rebase(L, sqlite3_column_int64(st, 3));
-        g->device = (int32_t)sqlite3_column_int64(st, 4);
+        g->device = gw_device_id(sqlite3_column_int64(st, 4));
         g->stream = stream_of(sqlite3_column_int64(st, 6));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 7);
         g->name_id = name;
-        int64_t grid = sqlite3_column_int64(st, 9) * sqlite3_column_int64(st, 10) * sqlite3_column_int64(st, 11);
-        int64_t block = sqlite3_column_int64(st, 12) * sqlite3_column_int64(st, 13) * sqlite3_column_int64(st, 14);
-        g->grid_blocks = grid > 0 && grid <= UINT32_MAX ? (uint32_t)grid : 0;
-        g->block_threads = block > 0 && block <= UINT32_MAX ? (uint32_t)block : 0;
+        g->grid_blocks = launch_product(st, 9);
+        g->block_threads = launch_product(st, 12);
         g->registers = (uint16_t)sqlite3_column_int(st, 15);
         if (g->grid_blocks && g->block_threads)
             g->flags |= GW_GPU_F_HAS_LAUNCH;
@@ -241,7 +270,7 @@ static int load_copies(loader *L)
         g->kind = GW_GPU_MEMCPY;
         g->start = rebase(L, sqlite3_column_int64(st, 1));
         g->end = rebase(L, sqlite3_column_int64(st, 2));
-        g->device = (int32_t)sqlite3_column_int64(st, 3);
+        g->device = gw_device_id(sqlite3_column_int64(st, 3));
         g->stream = stream_of(sqlite3_column_int64(st, 5));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 6);
         g->bytes = (uint64_t)sqlite3_column_int64(st, 7);
@@ -282,7 +311,7 @@ static int load_sets(loader *L)
         g->kind = GW_GPU_MEMSET;
         g->start = rebase(L, sqlite3_column_int64(st, 1));
         g->end = rebase(L, sqlite3_column_int64(st, 2));
-        g->device = (int32_t)sqlite3_column_int64(st, 3);
+        g->device = gw_device_id(sqlite3_column_int64(st, 3));
         g->stream = stream_of(sqlite3_column_int64(st, 5));
         g->correlation = (uint64_t)sqlite3_column_int64(st, 6);
         g->bytes = (uint64_t)sqlite3_column_int64(st, 7);
@@ -385,6 +414,8 @@ static int load_memory(loader *L)
         int64_t bytes = sqlite3_column_int64(st, 5);
         uint8_t kind = mem_kind_of(sqlite3_column_int64(st, 3));
         m->ts = rebase(L, sqlite3_column_int64(st, 1));
+        if (bytes < 0)
+            bytes = 0;   /* a size is never negative: a damaged one counts as unknown */
         m->bytes = sqlite3_column_int64(st, 2) == 2 ? -bytes : bytes;   /* 2 = RELEASE */
         m->total_allocated = -1;
         m->total_reserved = -1;
@@ -483,7 +514,7 @@ static int choose_base(loader *L, int *processes)
     L->base_ns = 0;
     if (rc == SQLITE_ROW) {
         L->base_ns = sqlite3_column_int64(st, 0);
-        realtime_minus_cupti = sqlite3_column_int64(st, 1) - L->base_ns;
+        realtime_minus_cupti = gw_sat_sub(sqlite3_column_int64(st, 1), L->base_ns);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -496,7 +527,7 @@ static int choose_base(loader *L, int *processes)
             return -1;
         L->base_ns = first;
     }
-    L->t->clock_offset_ns = L->base_ns + realtime_minus_cupti;
+    L->t->clock_offset_ns = gw_sat_add(L->base_ns, realtime_minus_cupti);
     return 0;
 }
 
@@ -511,12 +542,14 @@ static int load_process_notes(loader *L)
         long long pid = sqlite3_column_int64(st, 0);
         int64_t w0 = sqlite3_column_int64(st, 1), w1 = sqlite3_column_int64(st, 2);
         uint64_t dropped = (uint64_t)sqlite3_column_int64(st, 5) + (uint64_t)sqlite3_column_int64(st, 6);
+        /* In double: the window comes from the file and may be anything. */
+        double base = (double)L->base_ns;
         if (w0 > 0 && w1 > w0)
             gw_trace_note(L->t, "CUDA trace of pid %lld covered %.3f s, from %.3f s to %.3f s after tracing was set up",
-                          pid, (double)(w1 - w0) / 1e9, (double)(w0 - L->base_ns) / 1e9, (double)(w1 - L->base_ns) / 1e9);
+                          pid, ((double)w1 - (double)w0) / 1e9, ((double)w0 - base) / 1e9, ((double)w1 - base) / 1e9);
         else if (w0 > 0)
             gw_trace_note(L->t, "CUDA trace of pid %lld started %.3f s after tracing was set up and ran to the end",
-                          pid, (double)(w0 - L->base_ns) / 1e9);
+                          pid, ((double)w0 - base) / 1e9);
         if (dropped)
             gw_trace_note(L->t, "pid %lld: %llu CUDA activity records were DROPPED (%lld: no free buffer in the job; "
                           "%lld: could not be handed over); GPU busy time is under-counted",
@@ -546,7 +579,7 @@ static int load_summaries(loader *L)
 {
     int64_t overhead_n = 0, overhead_ns = 0, buffer_full = 0, graphs = 0, unknown = 0, bad_ts = 0, short_rec = 0;
     if (query_int(L, "SELECT count(*) FROM cuda_overhead", &overhead_n) != 0 ||
-        query_int(L, "SELECT coalesce(sum(end_ns - start_ns), 0) FROM cuda_overhead", &overhead_ns) != 0 ||
+        query_int(L, "SELECT total(end_ns - start_ns) FROM cuda_overhead", &overhead_ns) != 0 ||
         query_int(L, "SELECT count(*) FROM cuda_overhead WHERE overhead_kind = 393216", &buffer_full) != 0 ||
         query_int(L, "SELECT count(*) FROM cuda_graphs", &graphs) != 0 ||
         query_int(L, "SELECT value FROM cuda_counts WHERE name = 'unknown_kind'", &unknown) != 0 ||
@@ -572,8 +605,12 @@ int gw_cuda_trace_load(sqlite3 *db, const char *path, gw_trace **out, gw_error *
                                          "cuda_memory", "cuda_markers", "cuda_overhead", "cuda_graphs",
                                          "cuda_strings", "cuda_processes", "cuda_counts", "cuda_notes"};
     size_t present = 0;
-    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
-        present += (size_t)table_exists(db, needed[i]);
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
+        int found = table_exists(db, needed[i]);
+        if (found < 0)
+            return gw_sqlite_read_failed_as(err, db, -found, path, "the list of tables", NULL);
+        present += (size_t)found;
+    }
     if (present == 0)
         return 0;
     if (present != sizeof needed / sizeof needed[0])
@@ -609,7 +646,7 @@ int gw_cuda_trace_load(sqlite3 *db, const char *path, gw_trace **out, gw_error *
         rc = load_process_notes(&L);
     if (rc == 0)
         rc = load_summaries(&L);
-    free(L.string_ids);
+    free(L.strings);
     free(L.ctx_devices);
     if (rc != 0) {
         gw_trace_free(L.t);

@@ -8,6 +8,7 @@
 
 #include "collect/host_parse.h"
 #include "util/grow.h"
+#include "util/sqlite_fail.h"
 
 typedef struct reader {
     sqlite3 *db;
@@ -17,6 +18,8 @@ typedef struct reader {
 
 static int fail_sql(reader *r, const char *what)
 {
+    if (sqlite3_errcode(r->db) == SQLITE_NOMEM)
+        return gw_sqlite_read_failed_as(r->err, r->db, SQLITE_NOMEM, "recording", what, NULL);
     return gw_fail(r->err, GW_EXIT_BAD_INPUT, "recording: reading %s: %s", what,
                    sqlite3_errmsg(r->db));
 }

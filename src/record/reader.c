@@ -14,15 +14,25 @@
 #include "record/host_interval.h"
 #include "record/host_tables.h"
 #include "record/recording_format.h"
+#include "util/checked.h"
 #include "util/grow.h"
+#include "util/sqlite_fail.h"
 
 struct gw_recording_reader {
     sqlite3 *db;      /* owned */
     char *path;       /* owned */
 };
 
+static int oom(gw_error *err, const char *path)
+{
+    return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+}
+
 static int bad(gw_error *err, const char *path, const char *what, sqlite3 *db)
 {
+    /* SQLite's NOMEM is a damaged file or a real shortage: sqlite_fail.h tells which. */
+    if (db && sqlite3_errcode(db) == SQLITE_NOMEM)
+        return gw_sqlite_read_failed_as(err, db, SQLITE_NOMEM, path, what, NULL);
     return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: %s%s%s", path, what, db ? ": " : "", db ? sqlite3_errmsg(db) : "");
 }
 
@@ -58,8 +68,12 @@ gw_recording_reader *gw_recording_reader_open(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         return NULL;
     }
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        bad(err, path, "cannot open the recording", r->db);
+    int orc = sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL);
+    if (orc != SQLITE_OK) {
+        if (orc == SQLITE_NOMEM)
+            oom(err, path);
+        else
+            bad(err, path, "cannot open the recording", r->db);
         gw_recording_reader_close(r);
         return NULL;
     }
@@ -187,10 +201,6 @@ static double col_or_nan(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
-static int oom(gw_error *err, const char *path)
-{
-    return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-}
 
 static int load_meta(load_ctx *c, gw_error *err)
 {
@@ -241,6 +251,14 @@ static int load_rows(load_ctx *c, gw_error *err)
         row->id = sqlite3_column_int64(st, 0);
         row->mono_ns = sqlite3_column_int64(st, 1);
         row->real_ns = sqlite3_column_int64(st, 2);
+        /* Every interval and rate below subtracts these: out-of-range clocks (a damaged
+         * file) are refused here, so no difference of two can overflow. */
+        if (!gw_ns_in_range(row->mono_ns) || !gw_ns_in_range(row->real_ns)) {
+            sqlite3_finalize(st);
+            return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: table samples: sample %lld has an impossible timestamp "
+                           "(mono_ns %lld, real_ns %lld)", c->r->path, (long long)row->id, (long long)row->mono_ns,
+                           (long long)row->real_ns);
+        }
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
@@ -262,6 +280,38 @@ static long row_index(const load_ctx *c, int64_t id)
             hi = mid;
     }
     return lo < c->row_count && c->rows[lo].id == id ? (long)lo : -1;
+}
+
+/* Cells of a samples x columns matrix (GPUs, disks). A recording holds a value for most of
+ * its cells, so a matrix far larger than the values in the file comes from a damaged or
+ * hostile one (thousands of GPU rows and no samples of them): refused before anything is
+ * allocated. Matrices up to MATRIX_FREE_CELLS are always fine (GPUs lost early leave their
+ * cells empty). */
+#define MATRIX_FREE_CELLS ((size_t)1 << 24)
+
+static int matrix_cells(const load_ctx *c, size_t rows, size_t cols, uint64_t values, const char *what,
+                        size_t *cells, gw_error *err)
+{
+    size_t n;
+    if (!gw_size_mul(rows, cols, &n) || (n > MATRIX_FREE_CELLS && values < n / 8))
+        return gw_fail(err, GW_EXIT_BAD_INPUT,
+                       "%s: %s: %zu sample intervals of %zu columns, but the file holds only %llu values: damaged", c->r->path,
+                       what, rows, cols, (unsigned long long)values);
+    *cells = n;
+    return 0;
+}
+
+/* count(*) of a table; -1 with err set on failure. */
+static int64_t table_rows(load_ctx *c, const char *sql, const char *what, gw_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return bad(err, c->r->path, what, c->r->db);
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (n < 0)
+        return bad(err, c->r->path, what, c->r->db);
+    return n;
 }
 
 static int load_gpus(load_ctx *c, gw_error *err)
@@ -303,7 +353,12 @@ static int load_gpus(load_ctx *c, gw_error *err)
     if (rc != SQLITE_DONE)
         return bad(err, c->r->path, "table gpu", c->r->db);
     if (s->interval_count && s->gpu_count) {
-        s->gpu = calloc(s->interval_count * s->gpu_count, sizeof *s->gpu);
+        int64_t values = table_rows(c, "SELECT count(*) FROM gpu_sample", "table gpu_sample", err);
+        size_t cells = 0;
+        if (values < 0 || matrix_cells(c, s->interval_count, s->gpu_count, (uint64_t)values, "table gpu_sample",
+                                       &cells, err) != 0)
+            return -1;
+        s->gpu = calloc(cells, sizeof *s->gpu);
         if (!s->gpu)
             return oom(err, c->r->path);
     }
@@ -1051,7 +1106,10 @@ static int load_host(load_ctx *c, gw_error *err)
         return -1;
     job_io_totals(s);
     if (s->disk_count) {
-        s->disks = calloc(s->interval_count * s->disk_count, sizeof *s->disks);
+        size_t cells = 0;
+        if (matrix_cells(c, s->interval_count, s->disk_count, c->cell_count, "table host_disk", &cells, err) != 0)
+            return -1;
+        s->disks = calloc(cells, sizeof *s->disks);
         if (!s->disks)
             return oom(err, c->r->path);
         for (size_t i = 0; i < c->cell_count; i++)

@@ -48,6 +48,15 @@ if "$GW_BIN" analyze --json --no-progress -o "$tmp/uvm.json" "$N/CO18326__uvmTor
 else
   bad "uvmTorch: $(cat "$tmp/err")"
 fi
+# nsys's diagnostics longer than one note (StellaWava's shape, see no_cuda_diagnostics.sql):
+# data.none quoting them, not "reading DIAGNOSTIC_EVENT: not an error".
+sqlite3 "$tmp/nocuda.sqlite" < "$F/no_cuda_diagnostics.sql"
+if "$GW_BIN" analyze --json --no-progress -o "$tmp/nocuda.json" "$tmp/nocuda.sqlite" 2>"$tmp/err" &&
+   python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; s=json.dumps(f[0]); sys.exit(0 if f[0]["id"] == "data.none" and "No CUDA events collected" in s and "CUPTI_ERROR_INVALID_DEVICE" in s else 1)' "$tmp/nocuda.json"; then
+  ok "failed CUDA capture (nsys 2024.6): exit 0, data.none quoting nsys's CUDA/CUPTI messages"
+else
+  bad "failed CUDA capture (nsys 2024.6): $(cat "$tmp/err")"
+fi
 # --step-range picks the named NVTX range as the step.
 sqlite3 "$tmp/two.sqlite" < "$F/schema2_two_processes.sql"
 if "$GW_BIN" analyze --json --no-progress --step-range "iteration 7" -o "$tmp/two.json" "$tmp/two.sqlite" 2>"$tmp/err" &&

@@ -90,6 +90,21 @@ static inline void exec_sql(const char *path, const char *sql)
     assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
+/* Creates (or adds to) the database at path from the SQL script at sql_path (a fixture of
+ * tests/data/nsys). */
+static inline void exec_sql_file(const char *path, const char *sql_path)
+{
+    FILE *f = fopen(sql_path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", sql_path);
+    static char sql[1 << 16];
+    size_t n = fread(sql, 1, sizeof sql - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < sizeof sql - 1);
+    sql[n] = '\0';
+    exec_sql(path, sql);
+}
+
 /* A scratch directory per test program for modified copies of exports: made by the
  * group setup, removed with its contents by the group teardown. */
 static char g_tmpdir[64] __attribute__((unused));

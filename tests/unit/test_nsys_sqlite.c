@@ -663,6 +663,36 @@ static void empty_fixture_refused(void **state)
     assert_non_null(strstr(msg, "StringIds, ThreadNames, TARGET_INFO_GPU"));
 }
 
+/* nsys 2024.6.2 export whose CUDA tracing failed (the shape of StellaWava's report1.sqlite):
+ * its four warnings/errors about CUDA and CUPTI are longer together than one note, which
+ * once stopped the diagnostics query midway and refused the file ("reading
+ * DIAGNOSTIC_EVENT: not an error"). Each is quoted in its own note, in the order they
+ * happened; control bytes of the messages become spaces; info-level and non-CUDA messages
+ * (perf paranoid level, NVTX, OpenGL) are not quoted. */
+static void failed_cuda_capture_quotes_diagnostics(void **state)
+{
+    (void)state;
+    gw_trace *t = read_ok(build_fixture("no_cuda_diagnostics"));
+    counts c = count(t);
+    assert_int_equal(t->gpu_count, 0);
+    assert_false(t->has & GW_HAS_GPU_TRACE);
+    assert_int_equal(c.host[GW_HOST_OSRT], 10);
+    assert_int_equal(t->note_count, 4);
+    assert_string_equal(t->notes[0].text,
+                        "no GPU activity was captured: nsys diagnostics say \"Installed CUDA driver version (13.1) "
+                        "is not supported by this build of Nsight Systems. CUDA trace will be collected using "
+                        "libraries for driver version 12.8\"");
+    assert_string_equal(t->notes[1].text,
+                        "nsys diagnostic about the GPU trace: \"No CUDA events collected. Does the process use CUDA?\"");
+    assert_string_equal(t->notes[2].text,
+                        "nsys diagnostic about the GPU trace: \"ActivityFlushAll returned 2: CUPTI_ERROR_INVALID_DEVICE\"");
+    assert_string_equal(t->notes[3].text,
+                        "nsys diagnostic about the GPU trace: \"ActivityFlushAll returned 15: CUPTI_ERROR_NOT_INITIALIZED\"");
+    assert_false(has_note(t, "paranoid"));
+    assert_false(has_note(t, "NVTX"));
+    gw_trace_free(t);
+}
+
 /* Through the dispatcher: an nsys export is sniffed as such and read by this reader. */
 static void ingest_dispatches_to_reader(void **state)
 {
@@ -700,6 +730,7 @@ int main(void)
         cmocka_unit_test(step_range_names_the_range),
         cmocka_unit_test(schema3_uses_enum_tables),
         cmocka_unit_test(empty_fixture_refused),
+        cmocka_unit_test(failed_cuda_capture_quotes_diagnostics),
         cmocka_unit_test(ingest_dispatches_to_reader),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
