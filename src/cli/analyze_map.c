@@ -139,6 +139,8 @@ static int map_unit(mapper *m, gw_input_unit *u, gw_error *err)
     unsigned share = files ? m->mo->threads / (unsigned)files : 1;
     if (opt.nsys_threads == 0)
         opt.nsys_threads = share ? share : 1;
+    if (opt.step_range && u->kind != GW_INPUT_NSYS_SQLITE)
+        return gw_ingest_step_range_unsupported(u->paths[0], u->kind, err);
     gw_trace *t = NULL;
     int rc;
     switch (u->kind) {
@@ -156,6 +158,10 @@ static int map_unit(mapper *m, gw_input_unit *u, gw_error *err)
     }
     if (rc != 0)
         return -1;
+    if (gw_ingest_refuse_if_empty(t, u->paths[0], err) != 0) {
+        gw_trace_free(t);
+        return -1;
+    }
     if (!t->rank_from_file)
         t->rank = u->file_order;
     if (gw_grow((void **)&u->ranks, &u->rank_cap, 1, sizeof *u->ranks) != 0) {
