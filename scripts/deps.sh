@@ -7,7 +7,7 @@
 #        scripts/deps.sh slurm   (Slurm and MUNGE for tests/cli/slurm_map_reduce.sh only)
 set -euo pipefail
 level=${1:-build}
-pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libncurses-dev libmicrohttpd-dev sqlite3)
+pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libisal-dev libncurses-dev libmicrohttpd-dev sqlite3)
 if [ "$level" = slurm ]; then
   pkgs=(slurm-wlm munge)
 fi

@@ -26,11 +26,15 @@
 typedef enum gw_idle_cause {
     GW_IDLE_DATALOADER = 0,  /* waiting for the next batch (DataLoader __next__) */
     GW_IDLE_SYNC,            /* blocked in a synchronising call (stream/device/event sync,
-                                blocking copy, async copy into pageable host memory) */
+                                blocking copy, async copy into pageable host memory) and
+                                the bubble right after it */
     GW_IDLE_ALLOCATOR,       /* inside cudaMalloc/cudaFree and friends */
     GW_IDLE_LAUNCH,          /* short gaps between back-to-back launches on the stream */
-    GW_IDLE_HOST_BUSY,       /* the host is in its own work (ops, Python) */
-    GW_IDLE_UNKNOWN,         /* nothing traced on the feeding thread explains it */
+    GW_IDLE_DISPATCH,        /* the host is on its way to the GPU: CUDA calls, and the ops
+                                and frames that launch GPU work (framework overhead) */
+    GW_IDLE_HOST_BUSY,       /* the host is in its own work: ops and frames that launch
+                                nothing, or other threads' work while the feeder waits */
+    GW_IDLE_UNKNOWN,         /* nothing traced explains it */
     GW_IDLE_CAUSE_COUNT
 } gw_idle_cause;
 
@@ -39,17 +43,75 @@ const char *gw_idle_cause_title(gw_idle_cause c);  /* "waiting for data", ... (t
 
 /* ---- Window ------------------------------------------------------------------------ */
 
+/* What the window is the span of. */
+typedef enum gw_window_span {
+    GW_SPAN_STEPS = 0,           /* steady steps (warm-up left out) */
+    GW_SPAN_PROFILER,            /* no steps: the profiler's own capture window */
+    GW_SPAN_EVENTS,              /* no steps, no capture window: first to last event */
+    GW_SPAN_LOADER               /* no steps: iterations marked by the loop's DataLoader calls */
+} gw_window_span;
+
 typedef struct gw_window {
     gw_ns start_ns, end_ns;      /* steady-state window on the trace clock */
+    gw_window_span span;
     size_t steps;                /* steps found in the trace (0 = none: whole window) */
     size_t steady_steps;         /* steps inside the window */
     size_t first_step_index;     /* index into trace->steps of the first steady step */
     size_t warmup_steps_skipped; /* leading steps left out as warm-up */
     int64_t first_step_number, last_step_number; /* N of ProfilerStep#N, steady range */
-    int whole_window;            /* 1 when there are no steps: the span of GPU activity (of all
-                                    events when there is none) */
-    char description[160];       /* "steps 3-9 (ProfilerStep#3..#9), warm-up steps 1-2 left out" */
+    int whole_window;            /* 1 when there are no steps (nor DataLoader iterations): the
+                                    profiled span */
+    gw_ns trimmed_head_ns;       /* cut from the start: capture start-up before the first op
+                                    (no-step windows only) */
+    gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work */
+    int too_short;               /* 1 when the window holds too little GPU work to judge
+                                    (GW_T_WINDOW_MIN_BUSY_MS): severities are capped */
+    double busy_s;               /* GPU busy time in the window, summed over the devices */
+    char description[200];       /* "steps #3-#9 of 10 (ProfilerStep), warm-up #1-#2 left out" */
 } gw_window;
+
+/* ---- Host ops while the GPU idled ------------------------------------------------------ */
+
+#define GW_TOP_HOST_OPS 8
+
+typedef struct gw_host_op_row {
+    char name[160];              /* the op, annotation or Python frame as the trace names it */
+    uint8_t kind;                /* gw_host_kind: CPU op, annotation or Python frame */
+    size_t calls;                /* its spans that overlap the idle time */
+    double idle_s;               /* idle time (of the view's causes) it was running in */
+} gw_host_op_row;
+
+/* One view: the idle instants of some causes, and the host ops and frames that ran in them,
+ * most idle time first. Nested spans each count their own covered time. */
+typedef struct gw_host_ops {
+    double idle_s;               /* idle time of the view's causes in the window */
+    size_t op_count;
+    gw_host_op_row ops[GW_TOP_HOST_OPS];    /* CPU ops and annotations (NVTX ranges) */
+    size_t frame_count;
+    gw_host_op_row frames[GW_TOP_HOST_OPS]; /* Python frames, when the trace has them */
+} gw_host_ops;
+
+typedef enum gw_host_view {
+    GW_VIEW_DISPATCH = 0,        /* launch gaps + dispatching GPU work (kernel.launch_bound) */
+    GW_VIEW_OWN_WORK,            /* the host's own work (pipe.cpu_bound) */
+    GW_HOST_VIEW_COUNT
+} gw_host_view;
+
+/* ---- Idle gaps of one device (nsys analyze's gpu_gaps / gpu_time_util view) ------------ */
+
+typedef struct gw_gap_summary {
+    int known;                   /* 0 when the device has no GPU work */
+    size_t noise_count;          /* gaps shorter than util.gaps.noise_us */
+    double noise_s;
+    size_t mid_count;            /* from noise_us up to nsys_gap_ms */
+    double mid_s;
+    double mid_max_s;
+    size_t long_count;           /* longer than nsys_gap_ms: what gpu_gaps flags */
+    double long_s;
+    size_t chunks;               /* gpu_time_util chunks over the device's active range */
+    size_t low_chunks;           /* of which below util.chunks.low_pct */
+    size_t low_chunks_in_window; /* low chunks overlapping the steady window */
+} gw_gap_summary;
 
 /* ---- Per device -------------------------------------------------------------------- */
 
@@ -76,6 +138,14 @@ typedef struct gw_device_stats {
     size_t feeder_thread_count;  /* threads whose activity explains idle time: every thread
                                     that issued >= 10% of the device's work (the training
                                     loop and the autograd thread, typically) */
+    /* Evidence for launch-bound vs CPU-bound, over the window's idle time: */
+    double dispatch_api_s;       /* of launch + dispatch idle: the host inside CUDA calls */
+    double own_cpu_op_s;         /* of own-work idle: inside CPU ops that launch nothing */
+    double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
+    gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
+    gw_gap_summary gaps;         /* gaps inside the window */
+    gw_gap_summary capture_gaps; /* over the whole capture, warm-up included, as nsys sees it
+                                    (low_chunks_in_window counted against the window) */
 } gw_device_stats;
 
 /* ---- Per step ---------------------------------------------------------------------- */
@@ -95,6 +165,8 @@ typedef struct gw_step_stats {
 } gw_step_stats;
 
 /* ---- Kernels ----------------------------------------------------------------------- */
+
+/* gw_collective (what a communication kernel does): analyze/comm.h. */
 
 #define GW_TOP_KERNELS 10
 
@@ -119,9 +191,12 @@ typedef struct gw_kernel_stats {
     double fp32_gemm_share;      /* (gemm_s - gemm_tensor_core_s) / total kernel time */
     double blocks_per_sm_weighted; /* time-weighted mean blocks per SM; <0 unknown */
     double occupancy_weighted_pct; /* time-weighted est. achieved occupancy; <0 unknown */
+    double comm_type_s[GW_COLL_COUNT]; /* communication kernel time by collective */
     double memset_s;             /* time of memset ops (for mem.zero_grad_memset) */
     double memset_share;         /* memset time / GPU busy time */
     size_t memset_count;
+    size_t zero_grad_memset_count; /* of them launched from inside zero_grad */
+    double zero_grad_memset_s;
     size_t zero_fill_kernels;    /* fill/zero kernels launched from zero_grad */
     double zero_fill_s;
     size_t top_count;
@@ -146,6 +221,10 @@ typedef struct gw_copy_stats {
     size_t pageable_via_driver;              /* issued through cu* driver calls */
     double pageable_share_bytes;             /* pageable bytes / all host<->device bytes */
     double pageable_per_step;
+    double pageable_gpu_s;                   /* GPU time of the copies with a pageable side */
+    double pageable_host_s;                  /* host time in the calls that issued them */
+    size_t pageable_noise_count;             /* of them shorter than 1 µs (nsys lists each) */
+    double pageable_noise_bytes;
 } gw_copy_stats;
 
 /* ---- Synchronisation --------------------------------------------------------------- */
@@ -168,6 +247,12 @@ typedef struct gw_sync_stats {
     double wait_s;               /* host time inside them */
     double per_step;             /* count / steady steps (or per window) */
     double wait_share_of_step;   /* wait_s / window length */
+    size_t copy_count;           /* of them copies (blocking copy calls, async copies into
+                                    pageable memory: both return only when done) */
+    double copy_wait_s;
+    size_t outside_window;       /* blocking calls of the capture outside the window */
+    size_t sync_copy_calls;      /* synchronous copy API calls (nsys cuda_memcpy_sync) */
+    size_t sync_memset_calls;    /* synchronous memset API calls (nsys cuda_memset_sync) */
     size_t source_count;
     gw_sync_source sources[GW_TOP_SYNC_SOURCES];
 } gw_sync_stats;
@@ -183,6 +268,9 @@ typedef struct gw_memory_stats {
     size_t free_calls;
     double alloc_wait_s;         /* host time inside them */
     double alloc_calls_per_step;
+    double longest_call_s;       /* the longest allocator call in the window */
+    int longest_is_first_call;   /* 1 when it is the process's first call to the device (which
+                                    creates the CUDA context) */
     size_t allocator_events;     /* [memory] events seen */
 } gw_memory_stats;
 
@@ -204,6 +292,14 @@ typedef struct gw_rank_stats {
                                     threads (all threads without GPU work), steady window */
     double dataloader_share;     /* of steady window */
     int single_process_loader;   /* saw _SingleProcessDataLoaderIter */
+    int has_python_frames;       /* the trace records Python frames (with_stack) */
+    size_t cudnn_searches;       /* cuDNN algorithm searches starting in the window (nested
+                                    spans once: the outermost) */
+    double cudnn_search_s;       /* host time in them */
+    double startup_call_s;       /* start-up CUDA calls in the window: made before the GPU's
+                                  first work, GW_STARTUP_CALL_NS or longer each (context
+                                  creation, module loading); 0 none */
+    char startup_call[64];       /* the longest one's name ("cudaMalloc") */
     int has_gpu_data;            /* any kernel/copy/set */
 } gw_rank_stats;
 
@@ -241,6 +337,34 @@ typedef enum gw_rule_scope {
     GW_SCOPE_JOB
 } gw_rule_scope;
 
+/* ---- The verdict's utilisation summary (written by src/diagnose/verdict.c) ---------- */
+
+typedef enum gw_util_state {
+    GW_UTIL_NO_GPU = 0,          /* no GPU activity in the input */
+    GW_UTIL_IDLE,                /* busy under 5%: the GPU did next to nothing */
+    GW_UTIL_LOW,                 /* busy below util.low.busy */
+    GW_UTIL_MODERATE,            /* between util.low.busy and util.healthy.busy */
+    GW_UTIL_BUSY,                /* at or above util.healthy.busy, but a cause above minor
+                                    (exposed communication, savings in the kernels' feed) */
+    GW_UTIL_HEALTHY              /* at or above util.healthy.busy, no cause above minor */
+} gw_util_state;
+
+const char *gw_util_state_name(gw_util_state s); /* "no_gpu", "idle", "low" ... */
+
+typedef struct gw_utilisation {
+    gw_util_state state;
+    size_t gpus;                 /* devices with a window */
+    int rank;                    /* the GPU the figures are about when gpus == 1 */
+    int32_t device;
+    double busy_min, busy_max, busy_mean; /* fractions of the window, over the devices */
+    double idle_share;           /* idle / window, all devices together */
+    double unexplained_share;    /* of the window: idle no named cause claims */
+    double window_s;             /* the first GPU rank's window length */
+    double gpu_work_s;           /* GPU busy time, all devices together */
+    int too_short;               /* every GPU rank's window holds under window.min_busy_ms of work */
+    gw_gap_summary capture_gaps; /* nsys analyze's view of the first GPU rank's busiest device */
+} gw_utilisation;
+
 /* ---- The whole analysis ------------------------------------------------------------ */
 
 typedef struct gw_analysis {
@@ -254,7 +378,8 @@ typedef struct gw_analysis {
                                     (steady = 0); none for a trace without steps */
     size_t step_count;
     gw_finding_list findings;    /* owned, ranked most important first */
-    char verdict[320];           /* one line: how busy and the main reason */
+    gw_utilisation util;         /* how busy the GPUs were: the verdict's first half */
+    char verdict[400];           /* one line: how busy and the main reason */
     char not_evaluated[512];     /* diagnoses that the input cannot support, and why */
     struct gw_sample_stats *sampled; /* owned: statistics of job->samples over the window
                                         (analyze/sampled.h); NULL when nothing was sampled */

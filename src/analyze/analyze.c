@@ -21,7 +21,7 @@
 const char *gw_idle_cause_name(gw_idle_cause c)
 {
     static const char *const names[GW_IDLE_CAUSE_COUNT] = {
-        "dataloader", "sync", "allocator", "launch", "host_busy", "unknown"};
+        "dataloader", "sync", "allocator", "launch", "dispatch", "host_busy", "unknown"};
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? names[c] : "unknown";
 }
 
@@ -29,7 +29,7 @@ const char *gw_idle_cause_title(gw_idle_cause c)
 {
     static const char *const titles[GW_IDLE_CAUSE_COUNT] = {
         "waiting for data (DataLoader)", "blocked in a sync", "in the allocator",
-        "launch gaps", "host busy in its own work", "unexplained"};
+        "launch gaps", "dispatching GPU work", "host busy in its own work", "unexplained"};
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? titles[c] : "unexplained";
 }
 
@@ -119,6 +119,38 @@ static int dataloader_all_threads(const gw_trace *t, const gw_window *w, double 
     return 0;
 }
 
+/* The host-ops views of one device (which ops ran while it idled for dispatch, and for the
+ * host's own work) and the split of those idle times by the innermost host event. */
+static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeders *feeders,
+                         const gw_feeder_activity *fa, const gw_window *w, gw_ns launch_gap_ns,
+                         gw_device_stats *ds)
+{
+    gw_ivset sets[GW_IDLE_CAUSE_COUNT];
+    if (gw_idle_cause_sets(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
+        return -1;
+    gw_ivset dispatch;
+    int rc = -1;
+    if (gw_ivset_union_sets(&dispatch, &sets[GW_IDLE_LAUNCH], &sets[GW_IDLE_DISPATCH]) != 0)
+        goto out;
+    ds->dispatch_api_s = gw_ns_to_s(gw_ivset_overlap(&dispatch, &fa->api));
+    ds->own_cpu_op_s = gw_ns_to_s(gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->cpu_op));
+    /* Own-work idle outside every feeder's work: other threads were busy, the feeders not. */
+    ds->own_other_threads_s = gw_ns_to_s(
+        gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -
+        gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->all.level[GW_FEEDER_LEVELS - 2]));
+    if (gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]) != 0 ||
+        gw_host_ops_compute(t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK]) != 0) {
+        gw_ivset_free(&dispatch);
+        goto out;
+    }
+    gw_ivset_free(&dispatch);
+    rc = 0;
+out:
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        gw_ivset_free(&sets[c]);
+    return rc;
+}
+
 /* One device of one trace: busy, idle attribution, memory peaks, step rows. */
 typedef struct device_work_job {
     const gw_trace *trace;
@@ -150,7 +182,8 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     pthread_t thread;
     int threaded = pthread_create(&thread, NULL, device_work_thread, &job) == 0;
     int feeders_rc = gw_feeder_threads(t, device, &feeders);
-    int activity_rc = feeders_rc == 0 ? gw_feeder_activity_build(t, &feeders, &fa) : -1;
+    gw_ns bubble_ns = (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6);
+    int activity_rc = feeders_rc == 0 ? gw_feeder_activity_build(t, &feeders, bubble_ns, a->thresholds.v[GW_T_DISPATCH_RATIO], &fa) : -1;
     if (threaded)
         pthread_join(thread, NULL);
     else
@@ -184,15 +217,23 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_device_busy_fill(t, &dw, ds);
     gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
     gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
-    gw_ns idle = gw_attribute_idle(&dw.busy, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns);
+    gw_ns idle = gw_attribute_idle(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns);
     ds->idle_s = gw_ns_to_s(idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
     gw_phase_mark("analysis: idle attribution");
+    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, ds) != 0)
+        goto out;
+    gw_phase_mark("analysis: host ops");
     gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
+    /* Both views of the gaps: the window's, and the whole capture's as nsys would count them
+     * (its low chunks counted against the window). */
+    if (gw_gaps_compute(t, device, w->start_ns, w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
+        gw_gaps_compute(t, device, t->first_ns, t->last_ns + 1, &a->thresholds, &ds->capture_gaps) == 0)
+        ds->capture_gaps.low_chunks_in_window = ds->gaps.low_chunks_in_window;
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {
-        *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.level[0], w->start_ns, w->end_ns));
+        *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.all.level[0], w->start_ns, w->end_ns));
         *dataloader_set = 1;
     }
     if (gw_step_rows_append(t, t->rank, w, &a->thresholds, &dw, &fa, &a->steps, &a->step_count,
@@ -270,18 +311,53 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         r->comm_s += ds->comm_total_s;
     }
     r->busy_share = a->device_count > first_row ? share_sum / (double)(a->device_count - first_row) : 0.0;
+    /* Too little GPU work to judge: a 5 ms forward pass says little about a training job. */
+    r->window.busy_s = busy_s;
+    int repeats = !r->window.whole_window && (double)r->window.steady_steps >= a->thresholds.v[GW_T_WINDOW_MIN_STEPS];
+    r->window.too_short = r->has_gpu_data && !repeats && busy_s * 1e3 < a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS];
 
     if (!dataloader_set && dataloader_all_threads(t, &r->window, &dataloader_s) != 0)
         return -1;
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
-    for (size_t i = 0; i < t->host_count; i++)
-        if (t->host[i].flags & GW_HOST_F_SINGLE_PROC_LOADER) {
+    /* cuDNN searches in the window: nested spans (cudnnFind inside cudnn_convolution_find)
+     * count once, the outermost; host events are sorted by thread, then start. */
+    gw_ns covered_until = INT64_MIN;
+    uint32_t thread = UINT32_MAX;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
             r->single_process_loader = 1;
-            break;
+        if (h->kind == GW_HOST_PYTHON)
+            r->has_python_frames = 1;
+        if (h->thread != thread) {
+            thread = h->thread;
+            covered_until = INT64_MIN;
         }
+        if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns || h->start >= r->window.end_ns ||
+            h->start < covered_until)
+            continue;
+        r->cudnn_searches++;
+        r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
+        covered_until = h->end;
+    }
 
+    /* Start-up calls in the window: their total and the longest one's name. */
+    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
+            continue;
+        gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
+        gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        r->startup_call_s += gw_ns_to_s(e - s);
+        if (e - s > longest) {
+            longest = e - s;
+            const char *name = gw_trace_str(t, h->name_id);
+            snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
+        }
+    }
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     gw_copy_stats_compute(t, &r->window, &r->copies);
     if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)

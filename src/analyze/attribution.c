@@ -1,23 +1,57 @@
 /* Idle-time attribution, the core of the diagnosis: every stretch of time a device is idle
- * inside a range is split by what its feeding host threads were doing at that instant,
- * cause by cause in priority order (data loader > blocking sync > allocator > launch gap >
- * host busy > unknown, the order of gw_idle_cause).
+ * inside a range is split by what the host was doing at that instant, cause by cause in
+ * priority order (the order of gw_idle_cause):
  *
- * Feeders: every thread that issued a real share of the device's work, not only the one
- * that issued most. In PyTorch the backward pass launches from the autograd engine's
- * thread, often more kernels than the training loop's thread, while the DataLoader waits
- * happen on the loop's thread (HTA trace_diff control/test traces: 6,126 vs 3,324
- * launches); one feeder would call those waits "unknown".
+ *   data loader  the feeder waits in DataLoader __next__
+ *   sync         it blocks on the GPU (sync calls, blocking copies, async copies into
+ *                pageable memory) or runs the op that issued such a call (aten::item,
+ *                aten::to: the op exists for the sync), and the bubble right after a call that was waiting when
+ *                the GPU ran dry: it drained the queue, so the GPU idles until the host
+ *                launches again; counted up to the GPU's busy time during the call (the
+ *                overlap with the host's next work the call prevented), and up to
+ *                GW_T_SYNC_BUBBLE_MS. A call made while the
+ *                GPU was already idle waited for nothing and leaves no bubble.
+ *   allocator    it is inside cudaMalloc/cudaFree and friends
+ *   launch       a gap shorter than GW_T_LAUNCH_GAP_US between two pieces of GPU work: the
+ *                launch pipeline itself, whatever the host was doing
+ *   dispatch     the host is on the way to the GPU: in a CUDA call, or in an op, annotation
+ *                or Python frame that launches GPU work beneath it (framework and Python
+ *                overhead of feeding the GPU: launch-bound when it dominates)
+ *   host busy    the host is in its own work: start-up (CUDA calls made before the GPU's first
+ *                work that take GW_STARTUP_CALL_NS or more: context creation, module loading;
+ *                not allocator churn, a sync nor dispatch), ops, annotations and frames that launch
+ *                nothing (CPU tensor ops, preprocessing, Python loops), or the work of the
+ *                process's other threads while the feeder waits (e.g. NVTX-marked JIT
+ *                compilation on worker threads)
+ *   unknown      nothing traced explains it
  *
- * How: the feeders' events become one interval set per priority level, each level the
- * union of itself and the levels above it. The exclusive time of a cause in an idle
- * stretch is then a difference of two coverage queries; the gaps come in time order, so
- * the queries sweep each set once and the attribution of a range is linear in its gaps and
- * host events (after one binary search to find the range's start) and the parts add up to the
- * idle time exactly (integer nanoseconds, no double counting by construction). */
+ * "What the host was doing" is decided on the thread the GPU waited for: the thread that
+ * launched the work ending the gap (PyTorch launches the backward pass from the autograd
+ * thread and waits for data on the loop's thread; the thread whose launch ends a gap is the
+ * one that was late). When that thread is unknown (graph replays, the window's last gap)
+ * every feeding thread counts together.
+ *
+ * Dispatch vs own work is decided by the innermost traced event at each instant: a thread
+ * inside a CUDA call, or in the own code of an op, annotation or Python frame that launches
+ * GPU work beneath it and spends little of its own time beyond those launches (at most
+ * GW_T_DISPATCH_RATIO times the time of the CUDA calls beneath it: aten::linear's few
+ * microseconds around its GEMM launch) is dispatching. One whose own time dwarfs its launches
+ * (an optimizer step doing its math on the host, a wait inside "## backward ##"), or that
+ * launches nothing (aten ops on CPU tensors, preprocessing, Python loops), is in its own work.
+ * The figures beneath each event come from one backward pass over the nesting, so the whole
+ * build is linear in the host events.
+ *
+ * How: the activity becomes one interval set per priority level, each level the union of
+ * itself and the levels above it, so the exclusive time of a cause in an idle stretch is a
+ * difference of two coverage queries; the gaps come in time order, so the queries sweep
+ * each set once and the parts add up to the idle time exactly (integer nanoseconds, no
+ * double counting by construction). */
 #include "analyze/stats.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "util/grow.h"
 
 void gw_thread_host_range(const gw_trace *t, uint32_t thread, size_t *lo, size_t *hi)
 {
@@ -46,19 +80,55 @@ static int is_api(const gw_host_event *h)
     return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
 }
 
-int gw_host_blocks_on_gpu(const gw_host_event *h)
+/* An "async" copy from the device into pageable host memory returns only once the copy
+ * has completed (CUDA runtime API, "API synchronization behavior"), so the host waits for
+ * everything queued before it: the .cpu() / .item() / .to('cpu') pattern. */
+static int is_pageable_dtoh_copy(const gw_trace *t, const gw_host_event *h)
+{
+    if (!is_api(h) || h->api_class != GW_API_MEMCPY || h->correlation == GW_NO_CORRELATION)
+        return 0;
+    size_t n = 0;
+    long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
+    if (pos < 0 || n == 0)
+        return 0;
+    const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[pos]];
+    return g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_DTOH && g->dst_mem == GW_MEM_PAGEABLE;
+}
+
+int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h)
 {
     if (!is_api(h))
         return 0;
     /* cudaStreamWaitEvent makes a stream wait, not the host: it is not a host sync. */
     if (h->api_class == GW_API_SYNC && h->sync_kind != GW_SYNC_STREAM_WAIT)
         return 1;
-    return (h->flags & GW_HOST_F_BLOCKING_COPY) != 0;
+    if (h->flags & GW_HOST_F_BLOCKING_COPY)
+        return 1;
+    return t && is_pageable_dtoh_copy(t, h);
 }
 
 int gw_host_is_allocator(const gw_host_event *h)
 {
     return is_api(h) && (h->api_class == GW_API_ALLOC || h->api_class == GW_API_FREE);
+}
+
+int gw_host_issues_gpu_work(const gw_host_event *h)
+{
+    return is_api(h) && (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY ||
+                         h->api_class == GW_API_MEMSET);
+}
+
+gw_ns gw_first_gpu_work(const gw_trace *t)
+{
+    for (size_t i = 0; i < t->gpu_count; i++) /* sorted by start */
+        if (gw_gpu_is_work(&t->gpu[i]))
+            return t->gpu[i].start;
+    return INT64_MAX;
+}
+
+int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
+{
+    return is_api(h) && h->start < first_gpu_work && h->end - h->start >= GW_STARTUP_CALL_NS;
 }
 
 static uint32_t argmax(const size_t *counts, size_t n)
@@ -136,70 +206,355 @@ void gw_feeders_free(gw_feeders *f)
     f->count = 0;
 }
 
+static void level_sets_free(gw_level_sets *ls)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        gw_ivset_free(&ls->level[k]);
+    gw_ivset_free(&ls->blocking);
+}
+
 void gw_feeder_activity_free(gw_feeder_activity *fa)
 {
-    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        gw_ivset_free(&fa->level[k]);
-}
-
-/* An "async" copy from the device into pageable host memory returns only once the copy
- * has completed (CUDA runtime API, "API synchronization behavior"), so the host waits for
- * everything queued before it: the .cpu() / .item() pattern. */
-static int is_pageable_dtoh_copy(const gw_trace *t, const gw_host_event *h)
-{
-    if (!is_api(h) || h->api_class != GW_API_MEMCPY || h->correlation == GW_NO_CORRELATION)
-        return 0;
-    size_t n = 0;
-    long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
-    if (pos < 0 || n == 0)
-        return 0;
-    const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[pos]];
-    return g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_DTOH && g->dst_mem == GW_MEM_PAGEABLE;
-}
-
-/* Which level a feeder event contributes to; -1 none. */
-static int event_level(const gw_trace *t, const gw_host_event *h)
-{
-    if (h->flags & GW_HOST_F_DATALOADER)
-        return 0;
-    if (gw_host_blocks_on_gpu(h) || is_pageable_dtoh_copy(t, h))
-        return 1;
-    if (gw_host_is_allocator(h))
-        return 2;
-    /* A step range covers the whole step: it says nothing about what the host did. */
-    if (h->flags & GW_HOST_F_STEP)
-        return -1;
-    /* An OS call (poll, read, pthread_cond_wait) is the host waiting, not working, so it
-     * does not make the host "busy in its own work"; the time stays unknown. */
-    if (h->kind == GW_HOST_OSRT)
-        return -1;
-    return 3;
-}
-
-int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_activity *fa)
-{
+    level_sets_free(&fa->all);
+    for (size_t i = 0; fa->per_thread && i < fa->thread_count; i++)
+        level_sets_free(&fa->per_thread[i]);
+    free(fa->per_thread);
+    free(fa->threads);
+    gw_ivset_free(&fa->api);
+    gw_ivset_free(&fa->cpu_op);
+    gw_ivset_free(&fa->other_threads);
     *fa = (gw_feeder_activity){0};
-    gw_ival_list raw[GW_FEEDER_LEVELS] = {{0}};
-    int rc = -1;
-    for (size_t k = 0; k < f->count; k++) {
-        size_t lo, hi;
-        gw_thread_host_range(t, f->threads[k], &lo, &hi);
-        for (size_t i = lo; i < hi; i++) {
-            const gw_host_event *h = &t->host[i];
-            int level = event_level(t, h);
-            if (level >= 0 && gw_ival_list_add_merging(&raw[level], h->start, h->end) != 0)
-                goto out;
+}
+
+uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
+{
+    size_t n = t->host_count;
+    uint8_t *marks = calloc(n ? n : 1, 1);
+    gw_ns *api = calloc(n ? n : 1, sizeof *api);       /* GPU-issuing call time beneath */
+    gw_ns *children = calloc(n ? n : 1, sizeof *children); /* direct children's time */
+    if (!marks || !api || !children) {
+        free(marks);
+        free(api);
+        free(children);
+        return NULL;
+    }
+    /* Parents precede their children (sorted by thread, start, longer first): one backward
+     * pass hands each event's figures to its parent. */
+    for (size_t k = n; k-- > 0;) {
+        const gw_host_event *h = &t->host[k];
+        gw_ns dur = h->end - h->start;
+        if (gw_host_issues_gpu_work(h))
+            api[k] += dur;
+        uint32_t p = h->parent;
+        if (p < n && p < k) {
+            api[p] += api[k];
+            children[p] += dur;
         }
     }
-    if (gw_ivset_build(&fa->level[0], &raw[0]) != 0)
-        goto out;
-    for (int k = 1; k < GW_FEEDER_LEVELS; k++)
-        if (gw_ivset_build_union(&fa->level[k], &fa->level[k - 1], &raw[k]) != 0)
+    for (size_t k = 0; k < n; k++) {
+        const gw_host_event *h = &t->host[k];
+        if (api[k] <= 0 || is_api(h))
+            continue;
+        gw_ns self = h->end - h->start - children[k];
+        if (self < 0)
+            self = 0;
+        marks[k] = (double)self <= ratio * (double)api[k];
+    }
+    free(api);
+    free(children);
+    return marks;
+}
+
+/* The raw lists of one thread, level by level (not yet cumulative), plus the innermost
+ * pieces spent in CUDA calls and in CPU ops that launch nothing (evidence of the split). */
+typedef struct thread_raw {
+    gw_ival_list level[GW_FEEDER_LEVELS - 1]; /* loader, sync, allocator, dispatch, work */
+    gw_ival_list blocking;                    /* the sync level's calls, kept apart */
+    gw_ival_list api, cpu_op;
+} thread_raw;
+
+static void thread_raw_free(thread_raw *r)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
+        gw_ival_list_free(&r->level[k]);
+    gw_ival_list_free(&r->blocking);
+    gw_ival_list_free(&r->api);
+    gw_ival_list_free(&r->cpu_op);
+}
+
+/* Events that say nothing about what the thread did: a step range covers the whole step,
+ * and an OS call (poll, read, pthread_cond_wait) is the host waiting, not working. */
+static int says_nothing(const gw_host_event *h)
+{
+    return (h->flags & GW_HOST_F_STEP) || h->kind == GW_HOST_OSRT;
+}
+
+enum { PIECE_OWN = 0, PIECE_DISPATCH, PIECE_API, PIECE_CPU_OP };
+
+static int piece_kind(const gw_host_event *h, const uint8_t *marks, size_t index, gw_ns startup)
+{
+    if (gw_host_is_startup_call(h, startup))
+        return PIECE_OWN;
+    if (is_api(h))
+        return PIECE_API;
+    if (marks[index])
+        return PIECE_DISPATCH;
+    return h->kind == GW_HOST_CPU_OP ? PIECE_CPU_OP : PIECE_OWN;
+}
+
+static int emit_piece(thread_raw *r, int kind, gw_ns a, gw_ns b)
+{
+    if (b <= a)
+        return 0;
+    if (kind == PIECE_API || kind == PIECE_DISPATCH) {
+        if (gw_ival_list_add_merging(&r->level[3], a, b) != 0)
+            return -1;
+        if (kind == PIECE_API && gw_ival_list_add_merging(&r->api, a, b) != 0)
+            return -1;
+    } else if (kind == PIECE_CPU_OP && gw_ival_list_add_merging(&r->cpu_op, a, b) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct open_event {
+    gw_ns end;
+    int kind;
+} open_event;
+
+/* The innermost traced event at each instant of one thread, as pieces of time in order. */
+static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8_t *marks, gw_ns startup,
+                            thread_raw *r)
+{
+    open_event *stack = NULL;
+    size_t depth = 0, cap = 0;
+    gw_ns cursor = INT64_MIN;
+    int rc = -1;
+    for (size_t i = lo; i < hi; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (says_nothing(h))
+            continue;
+        while (depth > 0 && stack[depth - 1].end <= h->start) {
+            open_event top = stack[--depth];
+            if (emit_piece(r, top.kind, cursor, top.end) != 0)
+                goto out;
+            if (top.end > cursor)
+                cursor = top.end;
+        }
+        if (depth > 0 && emit_piece(r, stack[depth - 1].kind, cursor, h->start) != 0)
             goto out;
+        if (h->start > cursor)
+            cursor = h->start;
+        /* A partly overlapping event (profiler clipping) hands its rest to this one. */
+        while (depth > 0 && stack[depth - 1].end < h->end)
+            depth--;
+        if (gw_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0)
+            goto out;
+        stack[depth++] = (open_event){h->end, piece_kind(h, marks, i, startup)};
+    }
+    while (depth > 0) {
+        open_event top = stack[--depth];
+        if (emit_piece(r, top.kind, cursor, top.end) != 0)
+            goto out;
+        if (top.end > cursor)
+            cursor = top.end;
+    }
     rc = 0;
 out:
-    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        gw_ival_list_free(&raw[k]);
+    free(stack);
+    return rc;
+}
+
+/* 1 when a start-up call runs inside op on its thread (start-up stays the host's own work). */
+static int holds_startup_call(const gw_trace *t, const gw_host_event *op, gw_ns first_gpu_work)
+{
+    if (op->start >= first_gpu_work)
+        return 0;
+    size_t lo, hi;
+    gw_thread_host_range(t, op->thread, &lo, &hi);
+    for (size_t i = lo; i < hi && t->host[i].start < op->end; i++)
+        if (t->host[i].start >= op->start && t->host[i].end <= op->end &&
+            gw_host_is_startup_call(&t->host[i], first_gpu_work))
+            return 1;
+    return 0;
+}
+
+static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *marks, gw_ns startup,
+                            thread_raw *r)
+{
+    size_t lo, hi;
+    gw_thread_host_range(t, thread, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const gw_host_event *h = &t->host[i];
+        int level = -1;
+        if (gw_host_is_startup_call(h, startup))
+            level = 4; /* context creation, module loading: the host's own start-up work */
+        else if (h->flags & GW_HOST_F_DATALOADER)
+            level = 0;
+        else if (gw_host_blocks_on_gpu(t, h))
+            level = 1;
+        else if (gw_host_is_allocator(h))
+            level = 2;
+        else if (!says_nothing(h))
+            level = 4;
+        if (level >= 0 && gw_ival_list_add_merging(&r->level[level], h->start, h->end) != 0)
+            return -1;
+        if (level == 1) {
+            if (gw_ival_list_add_merging(&r->blocking, h->start, h->end) != 0)
+                return -1;
+            /* The op that issued it exists for the sync (.item(), .cpu()): its own time
+             * goes with the sync, so removing the sync is seen to remove it. The op starts
+             * before the call: a plain add, normalised when the set is built. */
+            const gw_host_event *op = gw_sync_issuing_op(t, h);
+            /* ... and so does the Python binding that called it (Tensor.cpu, Tensor.item). */
+            if (op && op->parent < t->host_count && t->host[op->parent].kind == GW_HOST_PYTHON) {
+                const char *name = gw_trace_str(t, t->host[op->parent].name_id);
+                if (name && strncmp(name, "<built-in method ", 17) == 0)
+                    op = &t->host[op->parent];
+            }
+            if (op && !holds_startup_call(t, op, startup) && gw_ival_list_add(&r->level[1], op->start, op->end) != 0)
+                return -1;
+        }
+    }
+    return innermost_pieces(t, lo, hi, marks, startup, r);
+}
+
+/* Cumulative sets from one thread's (or several threads') raw lists; the lists are
+ * consumed. other: the process's host work outside these threads (level 5), may be empty. */
+static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *other)
+{
+    *ls = (gw_level_sets){0};
+    if (gw_ivset_build(&ls->blocking, &r->blocking) != 0 || gw_ivset_build(&ls->level[0], &r->level[0]) != 0)
+        goto fail;
+    for (int k = 1; k < GW_FEEDER_LEVELS - 1; k++)
+        if (gw_ivset_build_union(&ls->level[k], &ls->level[k - 1], &r->level[k]) != 0)
+            goto fail;
+    if (gw_ivset_union_sets(&ls->level[GW_FEEDER_LEVELS - 1], &ls->level[GW_FEEDER_LEVELS - 2], other) != 0)
+        goto fail;
+    return 0;
+fail:
+    level_sets_free(ls);
+    return -1;
+}
+
+static int is_feeder(const gw_feeders *f, uint32_t thread)
+{
+    for (size_t k = 0; k < f->count; k++)
+        if (f->threads[k] == thread)
+            return 1;
+    return 0;
+}
+
+/* Host work of the process's threads that do not feed the device (level 5's extra). Only
+ * threads of the feeders' processes: another process's work does not hold this one up. */
+static int other_threads_work(const gw_trace *t, const gw_feeders *f, gw_ivset *out)
+{
+    gw_ival_list raw = {0};
+    for (uint32_t th = 0; th < t->thread_count; th++) {
+        if (is_feeder(f, th))
+            continue;
+        int same_process = 0;
+        for (size_t k = 0; k < f->count && !same_process; k++)
+            same_process = f->threads[k] < t->thread_count && t->threads[f->threads[k]].pid == t->threads[th].pid;
+        if (!same_process)
+            continue;
+        size_t lo, hi;
+        gw_thread_host_range(t, th, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            const gw_host_event *h = &t->host[i];
+            if (!says_nothing(h) && !(h->flags & GW_HOST_F_DATALOADER) &&
+                gw_ival_list_add_merging(&raw, h->start, h->end) != 0) {
+                gw_ival_list_free(&raw);
+                return -1;
+            }
+        }
+    }
+    return gw_ivset_build(out, &raw);
+}
+
+/* Moves src's lists onto dst's (for the all-feeders union). */
+static int thread_raw_append(thread_raw *dst, const thread_raw *src)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
+        if (gw_ival_list_append(&dst->level[k], &src->level[k]) != 0)
+            return -1;
+    if (gw_ival_list_append(&dst->api, &src->api) != 0 || gw_ival_list_append(&dst->cpu_op, &src->cpu_op) != 0 ||
+        gw_ival_list_append(&dst->blocking, &src->blocking) != 0)
+        return -1;
+    return 0;
+}
+
+int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns,
+                             double dispatch_ratio, gw_feeder_activity *fa)
+{
+    *fa = (gw_feeder_activity){0};
+    fa->bubble_ns = bubble_ns;
+    uint8_t *marks = gw_host_dispatch_marks(t, dispatch_ratio);
+    gw_ns startup = gw_first_gpu_work(t);
+    thread_raw all = {0};
+    thread_raw *per = f->count > 0 ? calloc(f->count, sizeof *per) : NULL;
+    int rc = -1;
+    if (!marks || (f->count > 0 && !per))
+        goto out;
+    if (f->count > 0) {
+        fa->threads = malloc(f->count * sizeof *fa->threads);
+        if (!fa->threads)
+            goto out;
+        for (size_t k = 0; k < f->count; k++)
+            fa->threads[k] = f->threads[k];
+        fa->thread_count = f->count;
+    }
+    if (other_threads_work(t, f, &fa->other_threads) != 0)
+        goto out;
+    for (size_t k = 0; k < f->count; k++) {
+        if (thread_raw_build(t, f->threads[k], marks, startup, &per[k]) != 0)
+            goto out;
+        if (f->count > 1 && thread_raw_append(&all, &per[k]) != 0)
+            goto out;
+    }
+    if (f->count > 1) {
+        /* Each feeder alone (level 5: its work plus the work of every other thread of the
+         * process, the other feeders' included) and all together. */
+        fa->per_thread = calloc(f->count, sizeof *fa->per_thread);
+        if (!fa->per_thread)
+            goto out;
+        gw_ival_list all_work = {0};
+        for (size_t k = 0; k < f->count; k++)
+            if (gw_ival_list_append(&all_work, &per[k].level[3]) != 0 ||
+                gw_ival_list_append(&all_work, &per[k].level[4]) != 0) {
+                gw_ival_list_free(&all_work);
+                goto out;
+            }
+        gw_ivset feeders_work, everyone;
+        if (gw_ivset_build(&feeders_work, &all_work) != 0)
+            goto out;
+        int failed = gw_ivset_union_sets(&everyone, &feeders_work, &fa->other_threads) != 0;
+        gw_ivset_free(&feeders_work);
+        if (failed)
+            goto out;
+        for (size_t k = 0; k < f->count && !failed; k++) {
+            gw_ival_list_free(&per[k].api);
+            gw_ival_list_free(&per[k].cpu_op);
+            failed = level_sets_build(&fa->per_thread[k], &per[k], &everyone) != 0;
+        }
+        gw_ivset_free(&everyone);
+        if (failed)
+            goto out;
+    } else if (f->count == 1) {
+        all = per[0];
+        per[0] = (thread_raw){0};
+    }
+    if (gw_ivset_build(&fa->api, &all.api) != 0 || gw_ivset_build(&fa->cpu_op, &all.cpu_op) != 0)
+        goto out;
+    if (level_sets_build(&fa->all, &all, &fa->other_threads) != 0)
+        goto out;
+    rc = 0;
+out:
+    thread_raw_free(&all);
+    for (size_t k = 0; per && k < f->count; k++)
+        thread_raw_free(&per[k]);
+    free(per);
+    free(marks);
     if (rc != 0)
         gw_feeder_activity_free(fa);
     return rc;
@@ -227,39 +582,141 @@ static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
     return covered;
 }
 
-static void attribute_piece(sweep levels[GW_FEEDER_LEVELS], gw_ns a, gw_ns b, int launch_gap,
-                            gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
+/* Appends ([a, b) ∩ outer) \ inner to out; outer NULL means all of [a, b). inner ⊆ outer.
+ * Both sweeps must already be positioned for a (sweep_covered was called). */
+static int emit_difference(const sweep *outer, const sweep *inner, gw_ns a, gw_ns b, gw_ival_list *out)
+{
+    gw_ival whole = {a, b};
+    const gw_ival *ov = outer ? outer->set->iv : &whole;
+    size_t on = outer ? outer->set->count : 1, oi = outer ? outer->next : 0;
+    const gw_ival *iv = inner ? inner->set->iv : NULL;
+    size_t in = inner ? inner->set->count : 0, ii = inner ? inner->next : 0;
+    for (; oi < on && ov[oi].start < b; oi++) {
+        gw_ns cur = ov[oi].start > a ? ov[oi].start : a;
+        gw_ns end = ov[oi].end < b ? ov[oi].end : b;
+        while (ii < in && iv[ii].end <= cur)
+            ii++;
+        for (size_t k = ii; k < in && iv[k].start < end && cur < end; k++) {
+            if (iv[k].start > cur && gw_ival_list_add(out, cur, iv[k].start) != 0)
+                return -1;
+            if (iv[k].end > cur)
+                cur = iv[k].end;
+        }
+        if (cur < end && gw_ival_list_add(out, cur, end) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One group of level sweeps (all feeders, or one feeder). */
+typedef struct level_sweeps {
+    sweep lv[GW_FEEDER_LEVELS];
+    const gw_ivset *blocking;
+} level_sweeps;
+
+static void level_sweeps_init(level_sweeps *s, const gw_level_sets *ls, gw_ns lo)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        s->lv[k] = (sweep){&ls->level[k], gw_ivset_first_ending_after(&ls->level[k], lo)};
+    s->blocking = &ls->blocking;
+}
+
+enum { L_LOADER = 0, L_SYNC, L_ALLOC, L_DISPATCH, L_WORK, L_OTHER };
+
+/* The bubble after a blocking call that was waiting when the GPU ran dry at gap_start: the
+ * call drained the queue, so GPU idle right after it is the call's. How much: what the call
+ * kept from overlapping. Without it the host would have gone on with its next work while the
+ * GPU finished the queued work (the GPU's busy time during the call), so at most that, and
+ * at most bubble_ns; host work beyond it would have left the GPU idle anyway. Returns the
+ * bubble's end (gap_start: none). */
+static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns gap_start, gw_ns bubble_ns)
+{
+    /* The blocking call in progress at gap_start: start < gap_start <= end. */
+    size_t k = gw_ivset_first_ending_after(blocking, gap_start - 1);
+    if (k >= blocking->count || blocking->iv[k].start >= gap_start)
+        return gap_start;
+    gw_ns end = blocking->iv[k].end;
+    gw_ns overlap = gw_ivset_covered(busy, blocking->iv[k].start, gap_start);
+    gw_ns len = overlap < bubble_ns ? overlap : bubble_ns;
+    return end > INT64_MAX - len ? INT64_MAX : end + len;
+}
+
+/* A piece of a bubble: the data loader keeps its priority, the rest is the sync's. */
+static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
+                            gw_ival_list *pieces)
+{
+    gw_ns loader = sweep_covered(&s->lv[0], a, b);
+    for (int k = 1; k < GW_FEEDER_LEVELS; k++)
+        sweep_covered(&s->lv[k], a, b); /* keep the cursors moving */
+    out_ns[GW_IDLE_DATALOADER] += loader;
+    out_ns[GW_IDLE_SYNC] += (b - a) - loader;
+    if (!pieces)
+        return 0;
+    if (emit_difference(&s->lv[0], NULL, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_difference(NULL, &s->lv[0], a, b, &pieces[GW_IDLE_SYNC]) != 0)
+        return -1;
+    return 0;
+}
+
+static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
+                           gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces)
 {
     gw_ns c[GW_FEEDER_LEVELS];
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        c[k] = sweep_covered(&levels[k], a, b);
+        c[k] = sweep_covered(&s->lv[k], a, b);
     gw_ns len = b - a;
-    out_ns[GW_IDLE_DATALOADER] += c[0];
-    out_ns[GW_IDLE_SYNC] += c[1] - c[0];
-    out_ns[GW_IDLE_ALLOCATOR] += c[2] - c[1];
+    out_ns[GW_IDLE_DATALOADER] += c[L_LOADER];
+    out_ns[GW_IDLE_SYNC] += c[L_SYNC] - c[L_LOADER];
+    out_ns[GW_IDLE_ALLOCATOR] += c[L_ALLOC] - c[L_SYNC];
     if (launch_gap) {
         /* A gap this short between two pieces of work is the launch pipeline itself,
          * whatever else the host was doing meanwhile. */
-        out_ns[GW_IDLE_LAUNCH] += len - c[2];
+        out_ns[GW_IDLE_LAUNCH] += len - c[L_ALLOC];
     } else {
-        out_ns[GW_IDLE_HOST_BUSY] += c[3] - c[2];
-        out_ns[GW_IDLE_UNKNOWN] += len - c[3];
+        out_ns[GW_IDLE_DISPATCH] += c[L_DISPATCH] - c[L_ALLOC];
+        out_ns[GW_IDLE_HOST_BUSY] += c[L_OTHER] - c[L_DISPATCH];
+        out_ns[GW_IDLE_UNKNOWN] += len - c[L_OTHER];
     }
+    if (!pieces)
+        return 0;
+    sweep *lv = s->lv;
+    if (emit_difference(&lv[L_LOADER], NULL, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_difference(&lv[L_SYNC], &lv[L_LOADER], a, b, &pieces[GW_IDLE_SYNC]) != 0 ||
+        emit_difference(&lv[L_ALLOC], &lv[L_SYNC], a, b, &pieces[GW_IDLE_ALLOCATOR]) != 0)
+        return -1;
+    if (launch_gap)
+        return emit_difference(NULL, &lv[L_ALLOC], a, b, &pieces[GW_IDLE_LAUNCH]);
+    if (emit_difference(&lv[L_DISPATCH], &lv[L_ALLOC], a, b, &pieces[GW_IDLE_DISPATCH]) != 0 ||
+        emit_difference(&lv[L_OTHER], &lv[L_DISPATCH], a, b, &pieces[GW_IDLE_HOST_BUSY]) != 0 ||
+        emit_difference(NULL, &lv[L_OTHER], a, b, &pieces[GW_IDLE_UNKNOWN]) != 0)
+        return -1;
+    return 0;
 }
 
-gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                        gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
+static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                     gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces,
+                     gw_ns *idle_out)
 {
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         out_ns[c] = 0;
+    *idle_out = 0;
     if (hi <= lo)
         return 0;
+    const gw_ivset *busy = &dw->busy;
+    level_sweeps all;
+    level_sweeps_init(&all, &fa->all, lo);
+    level_sweeps *per = NULL;
+    if (fa->per_thread && fa->thread_count > 0) {
+        per = malloc(fa->thread_count * sizeof *per);
+        if (!per)
+            return -1;
+        for (size_t k = 0; k < fa->thread_count; k++)
+            level_sweeps_init(&per[k], &fa->per_thread[k], lo);
+    }
     size_t i = gw_ivset_first_ending_after(busy, lo);
     gw_ns cursor = lo, idle = 0;
-    sweep levels[GW_FEEDER_LEVELS];
-    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        levels[k] = (sweep){&fa->level[k], gw_ivset_first_ending_after(&fa->level[k], lo)};
-    while (cursor < hi) {
+    int rc = 0;
+    while (cursor < hi && rc == 0) {
         if (i < busy->count && busy->iv[i].start <= cursor) {
             cursor = busy->iv[i].end;
             i++;
@@ -271,104 +728,57 @@ gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_n
          * "host busy" one. */
         int launch_gap = i > 0 && i < busy->count &&
                          busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
-        attribute_piece(levels, cursor, gap_end, launch_gap, out_ns);
+        /* The thread whose launch ends the gap is the one the GPU waited for, when that
+         * launch came during the gap. Work queued before the gap began waited on something
+         * else (another stream, an event): then every feeder counts together. */
+        level_sweeps *s = &all;
+        gw_ns gap_start = i > 0 ? busy->iv[i - 1].end : lo;
+        if (per && i < busy->count && dw->launcher && dw->launched_at[i] > gap_start)
+            for (size_t k = 0; k < fa->thread_count; k++)
+                if (fa->threads[k] == dw->launcher[i])
+                    s = &per[k];
+        gw_ns piece_start = cursor;
+        gw_ns bubble = i > 0 ? bubble_end(s->blocking, busy, gap_start, fa->bubble_ns) : gap_start;
+        if (bubble > piece_start) {
+            gw_ns b_end = bubble < gap_end ? bubble : gap_end;
+            rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);
+            piece_start = b_end;
+        }
+        if (rc == 0 && piece_start < gap_end)
+            rc = attribute_piece(s, piece_start, gap_end, launch_gap, out_ns, pieces);
         idle += gap_end - cursor;
         cursor = gap_end;
     }
-    return idle;
+    free(per);
+    *idle_out = idle;
+    return rc;
 }
 
-/* The part of [a, b) a set covers, as intervals appended to out (sorted, disjoint). */
-static int sweep_clip(sweep *w, gw_ns a, gw_ns b, gw_ival_list *out)
+gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                        gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT])
 {
-    const gw_ivset *s = w->set;
-    while (w->next < s->count && s->iv[w->next].end <= a)
-        w->next++;
-    for (size_t j = w->next; j < s->count && s->iv[j].start < b; j++)
-        if (gw_ival_list_add(out, s->iv[j].start > a ? s->iv[j].start : a,
-                             s->iv[j].end < b ? s->iv[j].end : b) != 0)
-            return -1;
-    return 0;
-}
-
-/* Appends inner minus outer (both sorted and disjoint) to dst; scratch is working room. */
-static int append_difference(const gw_ival_list *outer, const gw_ival_list *inner, gw_ival_list *scratch,
-                             gw_ival_list *dst)
-{
-    size_t room = outer->count + inner->count;
-    if (room == 0)
-        return 0;
-    if (scratch->cap < room) {
-        gw_ival *grown = realloc(scratch->items, room * sizeof *grown);
-        if (!grown)
-            return -1;
-        scratch->items = grown;
-        scratch->cap = room;
+    gw_ns idle = 0;
+    if (attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle) != 0) {
+        /* Out of memory for the per-thread cursors: every feeder together instead. */
+        gw_feeder_activity shared = *fa;
+        shared.per_thread = NULL;
+        attribute(dw, &shared, lo, hi, launch_gap_ns, out_ns, NULL, &idle);
     }
-    size_t n = gw_ivals_subtract(outer->items, outer->count, inner->items, inner->count, scratch->items);
-    for (size_t i = 0; i < n; i++)
-        if (gw_ival_list_add(dst, scratch->items[i].start, scratch->items[i].end) != 0)
-            return -1;
-    return 0;
+    return idle;
 }
 
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT])
 {
-    /* The walk over the gaps is gw_attribute_idle's; each piece is split into intervals
-     * instead of summed: clip[k] is what level k covers of the piece, and cause k's part is
-     * clip[k] minus clip[k-1] (the levels are nested). */
-    gw_ival_list raw[GW_IDLE_CAUSE_COUNT] = {{0}};
-    gw_ival_list clip[GW_FEEDER_LEVELS + 1] = {{0}}, scratch = {0};
-    const gw_ivset *busy = &dw->busy;
-    int rc = -1;
+    gw_ival_list pieces[GW_IDLE_CAUSE_COUNT] = {{0}};
+    gw_ns ns[GW_IDLE_CAUSE_COUNT], idle;
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         out[c] = (gw_ivset){0};
-    sweep levels[GW_FEEDER_LEVELS];
-    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        levels[k] = (sweep){&fa->level[k], gw_ivset_first_ending_after(&fa->level[k], lo)};
-    size_t i = gw_ivset_first_ending_after(busy, lo);
-    gw_ns cursor = lo;
-    while (cursor < hi) {
-        if (i < busy->count && busy->iv[i].start <= cursor) {
-            cursor = busy->iv[i].end;
-            i++;
-            continue;
-        }
-        gw_ns gap_end = i < busy->count && busy->iv[i].start < hi ? busy->iv[i].start : hi;
-        int launch_gap = i > 0 && i < busy->count && busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
-        for (int k = 0; k <= GW_FEEDER_LEVELS; k++)
-            clip[k].count = 0;
-        for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-            if (sweep_clip(&levels[k], cursor, gap_end, &clip[k]) != 0)
-                goto out;
-        /* clip[GW_FEEDER_LEVELS]: the whole piece. */
-        if (gw_ival_list_add(&clip[GW_FEEDER_LEVELS], cursor, gap_end) != 0)
-            goto out;
-        static const gw_ival_list empty;
-        if (append_difference(&clip[0], &empty, &scratch, &raw[GW_IDLE_DATALOADER]) != 0 ||
-            append_difference(&clip[1], &clip[0], &scratch, &raw[GW_IDLE_SYNC]) != 0 ||
-            append_difference(&clip[2], &clip[1], &scratch, &raw[GW_IDLE_ALLOCATOR]) != 0)
-            goto out;
-        if (launch_gap) {
-            if (append_difference(&clip[GW_FEEDER_LEVELS], &clip[2], &scratch, &raw[GW_IDLE_LAUNCH]) != 0)
-                goto out;
-        } else if (append_difference(&clip[3], &clip[2], &scratch, &raw[GW_IDLE_HOST_BUSY]) != 0 ||
-                   append_difference(&clip[GW_FEEDER_LEVELS], &clip[3], &scratch, &raw[GW_IDLE_UNKNOWN]) != 0) {
-            goto out;
-        }
-        cursor = gap_end;
-    }
+    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, pieces, &idle);
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT && rc == 0; c++)
+        rc = gw_ivset_build(&out[c], &pieces[c]);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        if (gw_ivset_build(&out[c], &raw[c]) != 0)
-            goto out;
-    rc = 0;
-out:
-    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        gw_ival_list_free(&raw[c]);
-    for (int k = 0; k <= GW_FEEDER_LEVELS; k++)
-        gw_ival_list_free(&clip[k]);
-    gw_ival_list_free(&scratch);
+        gw_ival_list_free(&pieces[c]);
     if (rc != 0)
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             gw_ivset_free(&out[c]);

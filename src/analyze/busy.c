@@ -59,7 +59,39 @@ void gw_device_work_free(gw_device_work *w)
     free(w->events);
     w->events = NULL;
     w->event_count = 0;
+    free(w->launcher);
+    w->launcher = NULL;
+    free(w->launched_at);
+    w->launched_at = NULL;
     gw_ivset_free(&w->busy);
+}
+
+/* The host thread that launched the work starting each busy interval: the events are in
+ * start order, so each interval's first event is met in one pass. */
+static int find_launchers(const gw_trace *t, gw_device_work *w)
+{
+    w->launcher = malloc((w->busy.count + 1) * sizeof *w->launcher);
+    w->launched_at = malloc((w->busy.count + 1) * sizeof *w->launched_at);
+    if (!w->launcher || !w->launched_at)
+        return -1;
+    size_t j = 0;
+    for (size_t k = 0; k < w->event_count && j < w->busy.count; k++) {
+        const gw_gpu_event *g = &t->gpu[w->events[k]];
+        while (j < w->busy.count && w->busy.iv[j].start < g->start) {
+            w->launcher[j] = UINT32_MAX; /* not reached: every interval starts at an event */
+            w->launched_at[j++] = INT64_MAX;
+        }
+        if (j < w->busy.count && w->busy.iv[j].start == g->start) {
+            long h = g->correlation != GW_NO_CORRELATION ? gw_trace_host_by_corr(t, g->correlation) : -1;
+            w->launcher[j] = h >= 0 ? t->host[h].thread : UINT32_MAX;
+            w->launched_at[j++] = h >= 0 ? t->host[h].end : INT64_MAX;
+        }
+    }
+    for (; j < w->busy.count; j++) {
+        w->launcher[j] = UINT32_MAX;
+        w->launched_at[j] = INT64_MAX;
+    }
+    return 0;
 }
 
 int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w)
@@ -103,7 +135,7 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
     if (gw_ivset_add(&w->busy, &raw[COPY]) != 0)
         goto out;
     w->kernels_copies_ns = gw_ivset_covered(&w->busy, lo, hi);
-    if (gw_ivset_add(&w->busy, &raw[SET]) != 0)
+    if (gw_ivset_add(&w->busy, &raw[SET]) != 0 || find_launchers(t, w) != 0)
         goto out;
     rc = 0;
 out:

@@ -3,6 +3,9 @@
  * pinned bounce buffer, synchronously for device→host: the pipe.pageable_copy evidence). */
 #include "analyze/stats.h"
 
+/* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
+#define GW_COPY_NOISE_NS 1000
+
 static int is_pageable(const gw_gpu_event *g)
 {
     return g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE;
@@ -34,6 +37,14 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
             host_dev_bytes += (double)g->bytes;
         if (is_pageable(g)) {
             cs->pageable_count[d]++;
+            cs->pageable_gpu_s += gw_ns_to_s(g->end - g->start);
+            if (g->end - g->start < GW_COPY_NOISE_NS) {
+                cs->pageable_noise_count++;
+                cs->pageable_noise_bytes += (double)g->bytes;
+            }
+            long h = g->correlation != GW_NO_CORRELATION ? gw_trace_host_by_corr(t, g->correlation) : -1;
+            if (h >= 0)
+                cs->pageable_host_s += gw_ns_to_s(t->host[h].end - t->host[h].start);
             cs->pageable_bytes[d] += (double)g->bytes;
             if (issued_via_driver(t, g))
                 cs->pageable_via_driver++;

@@ -280,3 +280,33 @@ gw_ns gw_ivset_covered(const gw_ivset *s, gw_ns lo, gw_ns hi)
         return 0;
     return covered_before(s, hi) - covered_before(s, lo);
 }
+
+int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b)
+{
+    *out = (gw_ivset){0};
+    out->iv = malloc((a->count + b->count + 1) * sizeof *out->iv);
+    if (!out->iv)
+        return -1;
+    out->count = gw_ivals_union(a->iv, a->count, b->iv, b->count, out->iv);
+    return fill_prefix(out);
+}
+
+int gw_ivset_copy(gw_ivset *out, const gw_ivset *src)
+{
+    *out = (gw_ivset){0};
+    out->iv = malloc((src->count + 1) * sizeof *out->iv);
+    if (!out->iv)
+        return -1;
+    for (size_t i = 0; i < src->count; i++)
+        out->iv[i] = src->iv[i];
+    out->count = src->count;
+    return fill_prefix(out);
+}
+
+gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b)
+{
+    gw_ns total = 0;
+    for (size_t i = 0; i < a->count; i++)
+        total += gw_ivset_covered(b, a->iv[i].start, a->iv[i].end);
+    return total;
+}

@@ -65,9 +65,15 @@ int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw);
  * (the set is then freed too). */
 int gw_ivset_add(gw_ivset *s, gw_ival_list *raw);
 void gw_ivset_free(gw_ivset *s);
+/* out = a ∪ b (both left as they are). Returns 0, or -1 on out-of-memory (out empty). */
+int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b);
+/* out = a copy of src. Returns 0, or -1 on out-of-memory (out empty). */
+int gw_ivset_copy(gw_ivset *out, const gw_ivset *src);
 
 /* Length of [lo, hi) covered by the set (0 when hi <= lo). */
 gw_ns gw_ivset_covered(const gw_ivset *s, gw_ns lo, gw_ns hi);
+/* Length of a ∩ b (one binary search per interval of a: pass the smaller set as a). */
+gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b);
 /* Index of the first interval whose end is after t (count when none). */
 size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t);
 

@@ -90,25 +90,27 @@ static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo
     *occ = m->occupancy_pct;
 }
 
+int gw_gpu_under_zero_grad(const gw_trace *t, const gw_gpu_event *g)
+{
+    if (g->correlation == GW_NO_CORRELATION)
+        return 0;
+    long h = gw_trace_host_by_corr(t, g->correlation);
+    /* Nesting is bounded by the depth field; the counter guards malformed parent links. */
+    for (int guard = 0; h >= 0 && (size_t)h < t->host_count && guard < 4096; guard++) {
+        if (t->host[h].flags & GW_HOST_F_ZERO_GRAD)
+            return 1;
+        uint32_t p = t->host[h].parent;
+        h = p == UINT32_MAX ? -1 : (long)p;
+    }
+    return 0;
+}
+
 /* 1 when the kernel was launched from inside Optimizer.zero_grad and fills or zeroes. The
  * launch's ancestry is checked first: only the few kernels under zero_grad pay for the
  * name search. */
 static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
 {
-    if (g->correlation == GW_NO_CORRELATION)
-        return 0;
-    long h = gw_trace_host_by_corr(t, g->correlation);
-    int under_zero_grad = 0;
-    /* Nesting is bounded by the depth field; the counter guards malformed parent links. */
-    for (int guard = 0; h >= 0 && (size_t)h < t->host_count && guard < 4096; guard++) {
-        if (t->host[h].flags & GW_HOST_F_ZERO_GRAD) {
-            under_zero_grad = 1;
-            break;
-        }
-        uint32_t p = t->host[h].parent;
-        h = p == UINT32_MAX ? -1 : (long)p;
-    }
-    if (!under_zero_grad)
+    if (!gw_gpu_under_zero_grad(t, g))
         return 0;
     return (g->flags & GW_GPU_F_NAME_FILL) != 0;
 }
@@ -318,10 +320,16 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         if (g->kind == GW_GPU_MEMSET) {
             ks->memset_count++;
             ks->memset_s += gw_ns_to_s(len);
+            if (zero_grad && gw_gpu_under_zero_grad(t, g)) {
+                ks->zero_grad_memset_count++;
+                ks->zero_grad_memset_s += gw_ns_to_s(len);
+            }
             continue;
         }
         if (g->kind != GW_GPU_KERNEL)
             continue;
+        if (g->kclass == GW_KCLASS_COMM)
+            ks->comm_type_s[gw_collective_of(t, g)] += gw_ns_to_s(len);
         refs[k] = (kernel_ref)i;
         len_us[k] = (double)len / 1000.0;
         if (len_us[k] < tiny_us)

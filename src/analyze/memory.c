@@ -1,6 +1,8 @@
 /* Memory statistics: peak reserved/allocated device memory from the caching allocator's
  * [memory] events against the device's capacity, and the cudaMalloc/cudaFree-type calls
- * (and the host time inside them) in the steady window (mem.alloc_churn evidence).
+ * (and the host time inside them) in the steady window (mem.alloc_churn evidence), with the
+ * longest of them and whether it was the process's first call to the device (the one that
+ * creates the CUDA context: a start-up cost, not churn).
  * Peaks cover the whole trace: running out of memory once is enough to matter. */
 #include "analyze/stats.h"
 
@@ -67,17 +69,27 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
                 ms->peak_reserved_share = used / ms->total_mem_bytes;
         }
     }
-    gw_ns wait = 0;
+    gw_ns wait = 0, longest = 0, longest_start = 0, first_gpu_call = INT64_MAX;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
+        if ((gw_host_is_allocator(h) || gw_host_issues_gpu_work(h)) && h->start < first_gpu_call)
+            first_gpu_call = h->start;
         if (!gw_host_is_allocator(h) || h->start < w->start_ns || h->start >= w->end_ns)
             continue;
         if (h->api_class == GW_API_ALLOC)
             ms->alloc_calls++;
         else
             ms->free_calls++;
-        wait = gw_sat_add(wait, clipped(h->start, h->end, w->start_ns, w->end_ns));  /* calls overlap */
+        gw_ns c = clipped(h->start, h->end, w->start_ns, w->end_ns);
+        wait = gw_sat_add(wait, c);  /* calls overlap */
+        if (c > longest) {
+            longest = c;
+            longest_start = h->start;
+        }
     }
+    ms->longest_call_s = gw_ns_to_s(longest);
+    /* The process's first CUDA call that touches the device creates the CUDA context. */
+    ms->longest_is_first_call = longest > 0 && longest_start == first_gpu_call;
     ms->alloc_wait_s = gw_ns_to_s(wait);
     ms->alloc_calls_per_step = (double)(ms->alloc_calls + ms->free_calls) / gw_window_step_divisor(w);
 }

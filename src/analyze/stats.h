@@ -14,6 +14,11 @@
 
 /* Steady-state window of one trace (steps, warm-up left out; whole span without steps). */
 void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w);
+/* DataLoader calls that mark iterations when there are no steps: at least this many. */
+#define GW_LOADER_STEPS_MIN 3
+/* Sorted starts of the training loop's outermost DataLoader calls in [lo, hi) (the thread
+ * with most of them); *starts owned by the caller. Returns how many (0: none, or OOM). */
+size_t gw_window_loader_starts(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns **starts);
 /* Steps the per-step figures divide by: steady steps, or 1 for a whole window. */
 double gw_window_step_divisor(const gw_window *w);
 
@@ -25,6 +30,10 @@ typedef struct gw_device_work {
                                   and sets (not sync records), in start order */
     size_t event_count;
     gw_ivset busy;             /* owned: union of all of them, over the whole trace */
+    uint32_t *launcher;        /* owned, busy.count entries: the host thread that launched the
+                                  work starting each busy interval, UINT32_MAX unknown */
+    gw_ns *launched_at;        /* owned, busy.count entries: when that launch call returned
+                                  (INT64_MAX unknown): a gap the launch ends started before it */
     /* Inside the window given to gw_device_work_build: the nested unions of the exclusive
      * split compute > comm > copy > set (kept as totals only: the sets themselves would
      * quadruple the memory of the busy set). */
@@ -48,14 +57,31 @@ void gw_device_work_free(gw_device_work *w);
  * of ds for the window the work was built with. */
 void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_stats *ds);
 
-/* ---- attribution.c: what the feeding host thread did while a device idled ---------- */
+/* ---- attribution.c: what the host did while a device idled ------------------------- */
 
-/* The feeders' host activity as cumulative interval sets, one per cause in priority
- * order: level[k] covers causes 0..k (dataloader; + sync; + allocator; + any host work),
- * so the exclusive time of cause k in a range is covered(level[k]) - covered(level[k-1]). */
-#define GW_FEEDER_LEVELS 4
-typedef struct gw_feeder_activity {
+/* The host's activity as cumulative interval sets, one per cause in priority order:
+ * level[k] covers levels 0..k (data loader; + blocking calls; + allocator;
+ * + dispatch of GPU work; + the thread's own work; + the process's other threads' work), so
+ * the exclusive time of a cause in a range is covered(level[k]) - covered(level[k-1]). */
+#define GW_FEEDER_LEVELS 6
+typedef struct gw_level_sets {
     gw_ivset level[GW_FEEDER_LEVELS]; /* owned */
+    gw_ivset blocking;                /* owned: the blocking calls alone (for the bubbles) */
+} gw_level_sets;
+
+typedef struct gw_feeder_activity {
+    gw_level_sets all;           /* every feeding thread together */
+    uint32_t *threads;           /* owned: the feeding threads, thread_count of them */
+    size_t thread_count;
+    gw_level_sets *per_thread;   /* owned: one per feeding thread when there are several
+                                    (NULL with one): a gap is judged on the thread whose
+                                    launch ends it */
+    gw_ivset api;                /* owned: instants the feeders' innermost event is a CUDA
+                                    call (the launch calls of dispatch) */
+    gw_ivset cpu_op;             /* owned: instants the innermost event is a CPU op in its own
+                                    work (launching nothing, or little beside its own time) */
+    gw_ivset other_threads;      /* owned: host work of the process's non-feeding threads */
+    gw_ns bubble_ns;             /* GPU idle after a blocking call that drained it, counted to it */
 } gw_feeder_activity;
 
 /* Host events of one thread are contiguous in t->host (sorted by thread): [*lo, *hi). */
@@ -73,34 +99,58 @@ typedef struct gw_feeders {
 /* Returns 0, or -1 on out-of-memory. */
 int gw_feeder_threads(const gw_trace *t, int32_t device, gw_feeders *f);
 void gw_feeders_free(gw_feeders *f);
-/* 1 when the call blocks the host until GPU work completes (sync APIs, blocking copies). */
-int gw_host_blocks_on_gpu(const gw_host_event *h);
+/* 1 when the call blocks the host until GPU work completes: sync APIs, blocking copies,
+ * and async copies from the device into pageable memory (they return only once the copy
+ * is done). t may be NULL (then the last case is not checked). The one definition every
+ * statistic of syncs uses. */
+int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
-/* Builds the feeders' activity, all feeding threads together (sets empty when there are
- * none). Returns 0, or -1 on out-of-memory. */
-int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_feeder_activity *fa);
+/* A CUDA call made before the GPU's first work that takes this long is start-up: creating
+ * the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
+#define GW_STARTUP_CALL_NS 10000000
+/* Start of the trace's first GPU work (INT64_MAX none). */
+gw_ns gw_first_gpu_work(const gw_trace *t);
+int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
+/* 1 for a CUDA call that puts work on the GPU (launch, copy, memset). */
+int gw_host_issues_gpu_work(const gw_host_event *h);
+/* One byte per host event: 1 when it dispatches GPU work: calls that put work on the GPU are
+ * nested beneath it on its thread and its own time (beyond its children) is at most `ratio`
+ * times theirs. Owned by the caller (free); NULL on out-of-memory. */
+uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio);
+/* Builds the feeders' activity (sets empty when there are none). bubble_ns: GPU idle right
+ * after a blocking sync counted to the sync; dispatch_ratio: see gw_host_dispatch_marks.
+ * Returns 0, or -1 on out-of-memory. */
+int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns,
+                             double dispatch_ratio, gw_feeder_activity *fa);
 void gw_feeder_activity_free(gw_feeder_activity *fa);
-/* Splits the idle time of [lo, hi) (range minus busy) over the causes; out_ns[c] receive
- * nanoseconds, adding up exactly to the return value (the idle time). A gap between two
- * pieces of GPU work shorter than launch_gap_ns is a launch gap unless the feeder was in
- * the data loader, a sync or the allocator. */
-gw_ns gw_attribute_idle(const gw_ivset *busy, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+/* Splits the idle time of [lo, hi) (range minus the device's busy set) over the causes;
+ * out_ns[c] receive nanoseconds, adding up exactly to the return value (the idle time). A
+ * gap between two pieces of GPU work shorter than launch_gap_ns is a launch gap unless the
+ * host was in the data loader, a sync or the allocator. */
+gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT]);
 /* The same split as interval sets: out[c] holds the idle instants of cause c, adding up to
- * out_ns[c] of gw_attribute_idle (for timelines: where each cause happened). Returns 0, or
- * -1 on out-of-memory (out freed). */
+ * out_ns[c] of gw_attribute_idle (for the host-ops view: which ops ran while the GPU idled
+ * for that cause; for timelines: where each cause happened). Returns 0, or -1 on
+ * out-of-memory (out freed). */
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 
 /* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */
 
+/* (The collective a communication kernel belongs to: gw_collective_of, analyze/comm.h.) */
+/* 1 when the launch of this GPU work sits inside Optimizer.zero_grad / aten::zero_. */
+int gw_gpu_under_zero_grad(const gw_trace *t, const gw_gpu_event *g);
+
 /* busy_s: summed device busy time of the rank in the window (memset share). 0 / -1 OOM. */
 int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thresholds *th,
                             double busy_s, gw_kernel_stats *ks);
 void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs);
-/* Calls counted as host syncs by the statistics: sync APIs and blocking device→host copies. */
-int gw_host_is_counted_sync(const gw_trace *t, const gw_host_event *h);
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss);
+/* The op a user would change to remove a blocking call: the outermost aten:: op of the chain
+ * around it (aten::item rather than aten::_local_scalar_dense), or the innermost op when that
+ * is not an aten:: op; NULL when no CPU op encloses it. */
+const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *call);
 void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_stats *ms);
 /* Peak Total Reserved / Allocated of one device's [memory] events; -1 when none. */
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated);
@@ -115,6 +165,19 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
 /* Median and 90th percentile of steady step durations (seconds); window length without
  * steps. Returns 0, or -1 on out-of-memory. */
 int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, double *p90_s);
+
+/* ---- gaps.c ------------------------------------------------------------------------ */
+
+/* Idle gaps of one device over [start, end) and the chunked view of its active range.
+ * Returns 0 (out->known set), or -1 when the trace holds no GPU work on that device. */
+int gw_gaps_compute(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
+                    const gw_thresholds *th, gw_gap_summary *out);
+
+/* ---- host_ops.c -------------------------------------------------------------------- */
+
+/* The host ops and Python frames of the feeders' process that ran while the GPU was idle
+ * in `idle` (an idle-cause set), most covered time first. Returns 0, or -1 on OOM. */
+int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, gw_host_ops *out);
 
 /* ---- quantile.c -------------------------------------------------------------------- */
 

@@ -47,7 +47,7 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
      * Counted first: these are few, and the host side can hold millions of events. */
     size_t nsync = 0, nalloc = 0, nkern = 0;
     for (size_t i = 0; i < t->host_count; i++) {
-        if (gw_host_is_counted_sync(t, &t->host[i]))
+        if (gw_host_blocks_on_gpu(t, &t->host[i]))
             nsync++;
         else if (gw_host_is_allocator(&t->host[i]))
             nalloc++;
@@ -61,7 +61,7 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
     nsync = nalloc = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
-        if (gw_host_is_counted_sync(t, h))
+        if (gw_host_blocks_on_gpu(t, h))
             syncs[nsync++] = h->start;
         else if (gw_host_is_allocator(h))
             allocs[nalloc++] = h->start;
@@ -83,16 +83,18 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
         r->device = dw->device;
         r->number = st->number;
         r->steady = s >= w->first_step_index && !w->whole_window;
-        r->duration_s = gw_ns_to_s(st->end - st->start);
-        r->busy_s = gw_ns_to_s(gw_ivset_covered(&dw->busy, st->start, st->end));
+        /* The window's teardown cut ends the last steady step there too. */
+        gw_ns end = r->steady && st->end > w->end_ns && st->start < w->end_ns ? w->end_ns : st->end;
+        r->duration_s = gw_ns_to_s(end - st->start);
+        r->busy_s = gw_ns_to_s(gw_ivset_covered(&dw->busy, st->start, end));
         gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
-        gw_attribute_idle(&dw->busy, fa, st->start, st->end, launch_gap_ns, idle_ns);
+        gw_attribute_idle(dw, fa, st->start, end, launch_gap_ns, idle_ns);
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             r->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
-        r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->level[0], st->start, st->end));
-        r->sync_calls = count_in(syncs, nsync, st->start, st->end);
-        r->alloc_calls = count_in(allocs, nalloc, st->start, st->end);
-        r->kernels = count_in(kernels, nkern, st->start, st->end);
+        r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->all.level[0], st->start, end));
+        r->sync_calls = count_in(syncs, nsync, st->start, end);
+        r->alloc_calls = count_in(allocs, nalloc, st->start, end);
+        r->kernels = count_in(kernels, nkern, st->start, end);
     }
     rc = 0;
 out:
@@ -108,12 +110,33 @@ int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, d
     *median_s = *p90_s = whole;
     if (w->whole_window || w->steady_steps == 0)
         return 0;
+    if (w->span == GW_SPAN_LOADER) {
+        /* Iterations from one DataLoader call to the next; the last runs to the window's end. */
+        gw_ns *starts;
+        size_t n = gw_window_loader_starts(t, w->start_ns, w->end_ns, &starts);
+        if (n == 0)
+            return 0;
+        double *d = malloc(n * sizeof *d);
+        if (!d) {
+            free(starts);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+            d[i] = gw_ns_to_s((i + 1 < n ? starts[i + 1] : w->end_ns) - starts[i]);
+        *median_s = gw_quantile(d, n, 0.5);
+        *p90_s = gw_quantile(d, n, 0.9);
+        free(d);
+        free(starts);
+        return 0;
+    }
     double *d = malloc(w->steady_steps * sizeof *d);
     if (!d)
         return -1;
     size_t n = 0;
-    for (size_t s = w->first_step_index; s < t->step_count && n < w->steady_steps; s++)
-        d[n++] = gw_ns_to_s(gw_span_ns(t->steps[s].start, t->steps[s].end));
+    for (size_t s = w->first_step_index; s < t->step_count && n < w->steady_steps; s++) {
+        gw_ns end = t->steps[s].end > w->end_ns && t->steps[s].start < w->end_ns ? w->end_ns : t->steps[s].end;
+        d[n++] = gw_ns_to_s(gw_span_ns(t->steps[s].start, end));
+    }
     *median_s = gw_quantile(d, n, 0.5);
     *p90_s = gw_quantile(d, n, 0.9);
     free(d);

@@ -58,7 +58,8 @@ static const int CAUSE_LEVEL[GW_IDLE_CAUSE_COUNT] = {
     [GW_IDLE_SYNC] = 1,
     [GW_IDLE_ALLOCATOR] = 2,
     [GW_IDLE_LAUNCH] = -1,
-    [GW_IDLE_HOST_BUSY] = 3,
+    [GW_IDLE_DISPATCH] = 3,
+    [GW_IDLE_HOST_BUSY] = GW_FEEDER_LEVELS - 1, /* own work and the process's other threads */
     [GW_IDLE_UNKNOWN] = -1,
 };
 
@@ -144,7 +145,8 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
     int rc = -1, have_fa = 0, have_sets = 0;
     gw_ival_list all = {0};
     gw_ivset idle = {0};
-    if (gw_feeder_activity_build(t, &feeders, &fa) != 0)
+    gw_ns bubble_ns = (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6);
+    if (gw_feeder_activity_build(t, &feeders, bubble_ns, a->thresholds.v[GW_T_DISPATCH_RATIO], &fa) != 0)
         goto out;
     have_fa = 1;
     if (gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
@@ -161,7 +163,7 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
         stretch_list l = {0};
         int level = CAUSE_LEVEL[c];
         int ok = c == GW_IDLE_LAUNCH ? stretches_by_run(&sets[c], &idle, launch_gap_ns, LAUNCH_STRETCH_MIN_GAPS, &l)
-                 : level >= 0        ? stretches_by_host_span(&sets[c], &fa.level[level], &l)
+                 : level >= 0        ? stretches_by_host_span(&sets[c], &fa.all.level[level], &l)
                                      : stretches_by_run(&sets[c], &idle, 0, 1, &l);
         if (ok != 0) {
             free(l.items);

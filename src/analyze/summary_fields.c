@@ -18,6 +18,7 @@
 static const gw_field DESC_WINDOW_FIELDS[] = {
     ONE(gw_window, start_ns, GW_F_I64),
     ONE(gw_window, end_ns, GW_F_I64),
+    ONE(gw_window, span, GW_F_INT),
     ONE(gw_window, steps, GW_F_SIZE),
     ONE(gw_window, steady_steps, GW_F_SIZE),
     ONE(gw_window, first_step_index, GW_F_SIZE),
@@ -25,6 +26,10 @@ static const gw_field DESC_WINDOW_FIELDS[] = {
     ONE(gw_window, first_step_number, GW_F_I64),
     ONE(gw_window, last_step_number, GW_F_I64),
     ONE(gw_window, whole_window, GW_F_INT),
+    ONE(gw_window, trimmed_head_ns, GW_F_I64),
+    ONE(gw_window, trimmed_tail_ns, GW_F_I64),
+    ONE(gw_window, too_short, GW_F_INT),
+    ONE(gw_window, busy_s, GW_F_F64),
     ONE(gw_window, description, GW_F_STR),
 };
 static const gw_struct_desc DESC_WINDOW = {"gw_window", sizeof(gw_window), DESC_WINDOW_FIELDS, sizeof DESC_WINDOW_FIELDS / sizeof DESC_WINDOW_FIELDS[0]};
@@ -54,9 +59,12 @@ static const gw_field DESC_KERNEL_STATS_FIELDS[] = {
     ONE(gw_kernel_stats, fp32_gemm_share, GW_F_F64),
     ONE(gw_kernel_stats, blocks_per_sm_weighted, GW_F_F64),
     ONE(gw_kernel_stats, occupancy_weighted_pct, GW_F_F64),
+    MANY(gw_kernel_stats, comm_type_s, GW_F_F64),
     ONE(gw_kernel_stats, memset_s, GW_F_F64),
     ONE(gw_kernel_stats, memset_share, GW_F_F64),
     ONE(gw_kernel_stats, memset_count, GW_F_SIZE),
+    ONE(gw_kernel_stats, zero_grad_memset_count, GW_F_SIZE),
+    ONE(gw_kernel_stats, zero_grad_memset_s, GW_F_F64),
     ONE(gw_kernel_stats, zero_fill_kernels, GW_F_SIZE),
     ONE(gw_kernel_stats, zero_fill_s, GW_F_F64),
     ONE(gw_kernel_stats, top_count, GW_F_SIZE),
@@ -77,6 +85,10 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, pageable_via_driver, GW_F_SIZE),
     ONE(gw_copy_stats, pageable_share_bytes, GW_F_F64),
     ONE(gw_copy_stats, pageable_per_step, GW_F_F64),
+    ONE(gw_copy_stats, pageable_gpu_s, GW_F_F64),
+    ONE(gw_copy_stats, pageable_host_s, GW_F_F64),
+    ONE(gw_copy_stats, pageable_noise_count, GW_F_SIZE),
+    ONE(gw_copy_stats, pageable_noise_bytes, GW_F_F64),
 };
 static const gw_struct_desc DESC_COPY_STATS = {"gw_copy_stats", sizeof(gw_copy_stats), DESC_COPY_STATS_FIELDS, sizeof DESC_COPY_STATS_FIELDS / sizeof DESC_COPY_STATS_FIELDS[0]};
 
@@ -95,6 +107,11 @@ static const gw_field DESC_SYNC_STATS_FIELDS[] = {
     ONE(gw_sync_stats, wait_s, GW_F_F64),
     ONE(gw_sync_stats, per_step, GW_F_F64),
     ONE(gw_sync_stats, wait_share_of_step, GW_F_F64),
+    ONE(gw_sync_stats, copy_count, GW_F_SIZE),
+    ONE(gw_sync_stats, copy_wait_s, GW_F_F64),
+    ONE(gw_sync_stats, outside_window, GW_F_SIZE),
+    ONE(gw_sync_stats, sync_copy_calls, GW_F_SIZE),
+    ONE(gw_sync_stats, sync_memset_calls, GW_F_SIZE),
     ONE(gw_sync_stats, source_count, GW_F_SIZE),
     OBJS(gw_sync_stats, sources, DESC_SYNC_SOURCE),
 };
@@ -109,9 +126,43 @@ static const gw_field DESC_MEMORY_STATS_FIELDS[] = {
     ONE(gw_memory_stats, free_calls, GW_F_SIZE),
     ONE(gw_memory_stats, alloc_wait_s, GW_F_F64),
     ONE(gw_memory_stats, alloc_calls_per_step, GW_F_F64),
+    ONE(gw_memory_stats, longest_call_s, GW_F_F64),
+    ONE(gw_memory_stats, longest_is_first_call, GW_F_INT),
     ONE(gw_memory_stats, allocator_events, GW_F_SIZE),
 };
 static const gw_struct_desc DESC_MEMORY_STATS = {"gw_memory_stats", sizeof(gw_memory_stats), DESC_MEMORY_STATS_FIELDS, sizeof DESC_MEMORY_STATS_FIELDS / sizeof DESC_MEMORY_STATS_FIELDS[0]};
+
+static const gw_field DESC_GAP_SUMMARY_FIELDS[] = {
+    ONE(gw_gap_summary, known, GW_F_INT),
+    ONE(gw_gap_summary, noise_count, GW_F_SIZE),
+    ONE(gw_gap_summary, noise_s, GW_F_F64),
+    ONE(gw_gap_summary, mid_count, GW_F_SIZE),
+    ONE(gw_gap_summary, mid_s, GW_F_F64),
+    ONE(gw_gap_summary, mid_max_s, GW_F_F64),
+    ONE(gw_gap_summary, long_count, GW_F_SIZE),
+    ONE(gw_gap_summary, long_s, GW_F_F64),
+    ONE(gw_gap_summary, chunks, GW_F_SIZE),
+    ONE(gw_gap_summary, low_chunks, GW_F_SIZE),
+    ONE(gw_gap_summary, low_chunks_in_window, GW_F_SIZE),
+};
+static const gw_struct_desc DESC_GAP_SUMMARY = {"gw_gap_summary", sizeof(gw_gap_summary), DESC_GAP_SUMMARY_FIELDS, sizeof DESC_GAP_SUMMARY_FIELDS / sizeof DESC_GAP_SUMMARY_FIELDS[0]};
+
+static const gw_field DESC_HOST_OP_ROW_FIELDS[] = {
+    ONE(gw_host_op_row, name, GW_F_STR),
+    ONE(gw_host_op_row, kind, GW_F_U8),
+    ONE(gw_host_op_row, calls, GW_F_SIZE),
+    ONE(gw_host_op_row, idle_s, GW_F_F64),
+};
+static const gw_struct_desc DESC_HOST_OP_ROW = {"gw_host_op_row", sizeof(gw_host_op_row), DESC_HOST_OP_ROW_FIELDS, sizeof DESC_HOST_OP_ROW_FIELDS / sizeof DESC_HOST_OP_ROW_FIELDS[0]};
+
+static const gw_field DESC_HOST_OPS_FIELDS[] = {
+    ONE(gw_host_ops, idle_s, GW_F_F64),
+    ONE(gw_host_ops, op_count, GW_F_SIZE),
+    OBJS(gw_host_ops, ops, DESC_HOST_OP_ROW),
+    ONE(gw_host_ops, frame_count, GW_F_SIZE),
+    OBJS(gw_host_ops, frames, DESC_HOST_OP_ROW),
+};
+static const gw_struct_desc DESC_HOST_OPS = {"gw_host_ops", sizeof(gw_host_ops), DESC_HOST_OPS_FIELDS, sizeof DESC_HOST_OPS_FIELDS / sizeof DESC_HOST_OPS_FIELDS[0]};
 
 static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, rank, GW_F_INT),
@@ -129,6 +180,11 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, dataloader_s, GW_F_F64),
     ONE(gw_rank_stats, dataloader_share, GW_F_F64),
     ONE(gw_rank_stats, single_process_loader, GW_F_INT),
+    ONE(gw_rank_stats, has_python_frames, GW_F_INT),
+    ONE(gw_rank_stats, cudnn_searches, GW_F_SIZE),
+    ONE(gw_rank_stats, cudnn_search_s, GW_F_F64),
+    ONE(gw_rank_stats, startup_call_s, GW_F_F64),
+    ONE(gw_rank_stats, startup_call, GW_F_STR),
     ONE(gw_rank_stats, has_gpu_data, GW_F_INT),
 };
 const gw_struct_desc GW_DESC_RANK_STATS = {"gw_rank_stats", sizeof(gw_rank_stats), GW_DESC_RANK_STATS_FIELDS, sizeof GW_DESC_RANK_STATS_FIELDS / sizeof GW_DESC_RANK_STATS_FIELDS[0]};
@@ -156,6 +212,12 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, total_mem_bytes, GW_F_F64),
     ONE(gw_device_stats, comm_total_s, GW_F_F64),
     ONE(gw_device_stats, feeder_thread_count, GW_F_SIZE),
+    ONE(gw_device_stats, dispatch_api_s, GW_F_F64),
+    ONE(gw_device_stats, own_cpu_op_s, GW_F_F64),
+    ONE(gw_device_stats, own_other_threads_s, GW_F_F64),
+    OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),
+    OBJ(gw_device_stats, gaps, DESC_GAP_SUMMARY),
+    OBJ(gw_device_stats, capture_gaps, DESC_GAP_SUMMARY),
 };
 const gw_struct_desc GW_DESC_DEVICE_STATS = {"gw_device_stats", sizeof(gw_device_stats), GW_DESC_DEVICE_STATS_FIELDS, sizeof GW_DESC_DEVICE_STATS_FIELDS / sizeof GW_DESC_DEVICE_STATS_FIELDS[0]};
 
@@ -236,5 +298,9 @@ static const gw_field GW_DESC_FINDING_FIELDS[] = {
     ONE(gw_finding, range_start_ns, GW_F_I64),
     ONE(gw_finding, range_end_ns, GW_F_I64),
     ONE(gw_finding, note, GW_F_STR),
+    ONE(gw_finding, cause, GW_F_STR),
+    ONE(gw_finding, includes, GW_F_STR),
+    ONE(gw_finding, host_view, GW_F_INT),
+    ONE(gw_finding, view_device, GW_F_I32),
 };
 const gw_struct_desc GW_DESC_FINDING = {"gw_finding", sizeof(gw_finding), GW_DESC_FINDING_FIELDS, sizeof GW_DESC_FINDING_FIELDS / sizeof GW_DESC_FINDING_FIELDS[0]};

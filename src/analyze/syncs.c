@@ -1,6 +1,6 @@
-/* Host synchronisation statistics over the steady window: the calls that block the host
- * until the GPU catches up (stream/device/event sync, blocking device→host copies), the
- * time inside them, and who issued them. The issuing op is what the user must change, so
+/* Host synchronisation statistics over the steady window: every call that blocks the host
+ * until the GPU catches up (stream/device/event sync, blocking copies, async copies into
+ * pageable host memory: gw_host_blocks_on_gpu), the time inside them, and who issued them. The issuing op is what the user must change, so
  * each call is traced up to the outermost aten:: op of its chain (aten::item rather than
  * the aten::_local_scalar_dense it calls; aten::to rather than aten::copy_), or the
  * innermost op when that is not an aten:: op (a custom or Python-level op). */
@@ -15,27 +15,6 @@
 /* Guards walks up parent links against malformed nesting. */
 #define MAX_WALK 4096
 
-static int is_dtoh_copy_call(const gw_trace *t, const gw_host_event *h)
-{
-    if (h->correlation != GW_NO_CORRELATION) {
-        size_t n = 0;
-        long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
-        if (pos >= 0 && n > 0)
-            return t->gpu[t->gpu_by_corr[pos]].copy_dir == GW_COPY_DTOH;
-    }
-    /* No GPU record: trust the name (cuMemcpyDtoH, hipMemcpyDtoH). */
-    return (h->flags & GW_HOST_F_NAME_DTOH) != 0;
-}
-
-int gw_host_is_counted_sync(const gw_trace *t, const gw_host_event *h)
-{
-    if (h->kind != GW_HOST_RUNTIME && h->kind != GW_HOST_DRIVER)
-        return 0;
-    if (h->api_class == GW_API_SYNC && h->sync_kind != GW_SYNC_STREAM_WAIT)
-        return 1;
-    return (h->flags & GW_HOST_F_BLOCKING_COPY) && is_dtoh_copy_call(t, h);
-}
-
 static int starts_with_aten(const gw_trace *t, const gw_host_event *h)
 {
     const char *name = gw_trace_str(t, h->name_id);
@@ -48,7 +27,7 @@ static const gw_host_event *parent_of(const gw_trace *t, const gw_host_event *h)
 }
 
 /* The op a user would change to remove this sync; NULL when no CPU op encloses it. */
-static const gw_host_event *issuing_op(const gw_trace *t, const gw_host_event *call)
+const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *call)
 {
     const gw_host_event *op = parent_of(t, call);
     int guard = 0;
@@ -105,10 +84,11 @@ static int cmp_ref(const void *a, const void *b)
 static int cmp_group(const void *a, const void *b)
 {
     const sync_group *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
+    /* The call sites that kept the host waiting longest first, then the most frequent. */
     if (x->wait != y->wait)
         return x->wait > y->wait ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
     /* qsort is not stable: ties fall back to the key so the output never varies. */
     return cmp_ref(&x->key, &y->key);
 }
@@ -120,14 +100,34 @@ static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
     return b > a ? b - a : 0;
 }
 
+/* Synchronous memcpy/memset API calls (nsys analyze's cuda_memcpy_sync and
+ * cuda_memset_sync rules, which pipe.host_sync covers). */
+static void sync_api_calls(const gw_trace *t, const gw_host_event *h, gw_sync_stats *ss)
+{
+    if (h->flags & GW_HOST_F_BLOCKING_COPY) {
+        ss->sync_copy_calls++;
+    } else if (h->api_class == GW_API_MEMSET) {
+        const char *name = gw_trace_str(t, h->name_id);
+        if (name && !strstr(name, "Async") && !strstr(name, "async"))
+            ss->sync_memset_calls++;
+    }
+}
+
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss)
 {
     *ss = (gw_sync_stats){0};
     size_t n = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
-        if (h->start >= w->start_ns && h->start < w->end_ns && gw_host_is_counted_sync(t, h))
+        int in_window = h->start >= w->start_ns && h->start < w->end_ns;
+        if (in_window)
+            sync_api_calls(t, h, ss);
+        if (!gw_host_blocks_on_gpu(t, h))
+            continue;
+        if (in_window)
             n++;
+        else
+            ss->outside_window++;
     }
     if (n == 0)
         return 0;
@@ -142,13 +142,17 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
     size_t k = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
-        if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_is_counted_sync(t, h))
+        if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h))
             continue;
         gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
         wait = gw_sat_add(wait, wt);  /* syncs on several threads overlap */
+        if (h->api_class == GW_API_MEMCPY) {
+            ss->copy_count++;
+            ss->copy_wait_s += gw_ns_to_s(wt);
+        }
         if (h->kind == GW_HOST_DRIVER)
             ss->via_driver++;
-        const gw_host_event *op = issuing_op(t, h);
+        const gw_host_event *op = gw_sync_issuing_op(t, h);
         refs[k++] = (sync_ref){op ? op->name_id : UINT32_MAX, h->name_id, stack_of(t, op, h), wt};
     }
     ss->count = n;

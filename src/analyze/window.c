@@ -1,7 +1,7 @@
-/* The steady-state window of a trace: the steps the statistics cover.
+/* The steady-state window of a trace: the stretch of time the statistics cover.
  *
- * Warm-up: the first steps of a run pay for cuDNN autotuning, allocator growth and lazy
- * initialisation, so with enough steps (GW_T_WARMUP_MIN_STEPS) the first
+ * With steps: warm-up first. The first steps of a run pay for cuDNN autotuning, allocator
+ * growth and lazy initialisation, so with enough steps (GW_T_WARMUP_MIN_STEPS) the first
  * GW_T_WARMUP_STEPS are left out. With fewer steps nothing is dropped: a figure over one
  * step is worse than a figure that includes warm-up, and the description says so.
  *
@@ -11,12 +11,25 @@
  * while traces often hold only 3-5 steps, so dropping one would cost a quarter of the
  * evidence for a bias that every step has anyway.
  *
- * Without steps the window is the span of GPU activity (kernels, copies, sets): leading
- * and trailing host-only time (profiler start-up, the final flush) is not GPU idle time
- * the job could have used. With no GPU activity at all it is the span of all events. */
+ * Without steps the window is the profiled span: the profiler's own capture window when the
+ * input marks it (Kineto's "PyTorch Profiler (N)" span, nsys ANALYSIS_DETAILS), else the span
+ * of all events. GPU idle inside it is idle the job had: a 50 ms capture whose GPU worked
+ * 3 µs is a GPU idle 99.99% of the time, not "busy 100% of the span of GPU activity".
+ *
+ * Without step markers but with a training loop's DataLoader calls (at least
+ * GW_LOADER_STEPS_MIN on one thread), the calls mark the iterations: the window starts at the
+ * first steady one, like with steps (loader_iterations).
+ *
+ * Teardown: when the profiler stops it flushes and synchronises, so the window can end with a
+ * stretch in which no host op runs and the GPU does nothing (80 ms at the end of the last
+ * step of a ResNet-50 trace). That stretch is not the job's idle time: it is cut from the
+ * window's end, and likewise a leading stretch of a capture without steps (profiler start-up
+ * before the first op), and the description says how much. */
 #include "analyze/stats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *step_source_name(gw_step_source s)
 {
@@ -38,28 +51,227 @@ static size_t threshold_count(double v)
     return (size_t)v;
 }
 
-static void whole_window(const gw_trace *t, gw_window *w)
+/* Host events that show the job doing something: ops, annotations, Python frames and CUDA
+ * calls. Step ranges say nothing (they cover the whole step) and OS calls are waits. */
+static int is_host_activity(const gw_host_event *h)
 {
-    gw_ns lo = INT64_MAX, hi = INT64_MIN;
+    if (h->flags & GW_HOST_F_STEP)
+        return 0;
+    return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER || h->kind == GW_HOST_CPU_OP ||
+           h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON;
+}
+
+/* First and last instant inside [lo, hi) at which a host op ran or the GPU worked, ignoring
+ * spans that enclose everything from `anchor` to hi (an outer range around the whole last
+ * step or capture says nothing about its end). Returns 0 when nothing is active. */
+static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, gw_ns *first,
+                           gw_ns *last)
+{
+    gw_ns f = INT64_MAX, l = INT64_MIN;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
-        if (g->kind == GW_GPU_SYNC)
+        if (g->kind == GW_GPU_SYNC || g->end <= lo || g->start >= hi)
             continue;
-        if (g->start < lo) lo = g->start;
-        if (g->end > hi) hi = g->end;
+        gw_ns s = g->start > lo ? g->start : lo, e = g->end < hi ? g->end : hi;
+        if (e == s)
+            e = s + 1; /* an instant still marks activity */
+        if (s < f) f = s;
+        if (e > l) l = e;
     }
-    if (lo > hi) {
-        lo = t->first_ns;
-        hi = t->last_ns;
-        snprintf(w->description, sizeof w->description,
-                 "whole trace (no step markers, no GPU activity)");
-    } else {
-        snprintf(w->description, sizeof w->description,
-                 "whole span of GPU activity (no step markers in the trace)");
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!is_host_activity(h) || h->end < lo || h->start >= hi)
+            continue;
+        if (h->start <= anchor && h->end >= hi)
+            continue;
+        gw_ns s = h->start > lo ? h->start : lo, e = h->end < hi ? h->end : hi;
+        if (e == s)
+            e = s + 1 <= hi ? s + 1 : s;
+        if (s < f) f = s;
+        if (e > l) l = e;
     }
-    w->start_ns = lo;
-    w->end_ns = hi;
+    if (f > l)
+        return 0;
+    *first = f;
+    *last = l;
+    return 1;
+}
+
+/* Trimmed stretches shorter than this are not worth a word (timer granularity, the last
+ * launch's return); the figures always use the cut window. */
+#define GW_TRIM_SAY_NS 1000000
+
+static void describe_trim(gw_window *w)
+{
+    char extra[96] = "";
+    size_t used = strlen(w->description);
+    gw_ns head = w->trimmed_head_ns >= GW_TRIM_SAY_NS ? w->trimmed_head_ns : 0;
+    gw_ns tail = w->trimmed_tail_ns >= GW_TRIM_SAY_NS ? w->trimmed_tail_ns : 0;
+    if (head > 0 && tail > 0)
+        snprintf(extra, sizeof extra, "; %.1f ms before the first op and %.1f ms of teardown cut",
+                 (double)head / 1e6, (double)tail / 1e6);
+    else if (tail > 0)
+        snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (no host op, no GPU work)",
+                 (double)tail / 1e6);
+    else if (head > 0)
+        snprintf(extra, sizeof extra, "; %.1f ms before the first op cut", (double)head / 1e6);
+    if (extra[0] && used < sizeof w->description)
+        snprintf(w->description + used, sizeof w->description - used, "%s", extra);
+}
+
+static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
+{
+    gw_ns first, last;
+    if (!activity_bounds(t, w->start_ns, w->end_ns, anchor, &first, &last))
+        return;
+    /* Never past the anchor (the last step's start): a step with nothing in it stays. */
+    gw_ns floor = anchor > w->start_ns ? anchor : w->start_ns;
+    if (floor > w->end_ns)
+        floor = w->end_ns;
+    if (last < floor)
+        last = floor;
+    if (last < w->end_ns) {
+        w->trimmed_tail_ns = w->end_ns - last;
+        w->end_ns = last;
+    }
+    if (trim_head && first > w->start_ns && first < w->end_ns) {
+        w->trimmed_head_ns = first - w->start_ns;
+        w->start_ns = first;
+    }
+}
+
+/* 1 when the input's capture window is on the events' clock: it covers at least half of
+ * the span of the events (some nsys exports write ANALYSIS_DETAILS on another time base). */
+static int profile_span_usable(const gw_trace *t)
+{
+    if (t->profile_end_ns <= t->profile_start_ns || t->last_ns < t->first_ns)
+        return 0;
+    gw_ns lo = t->profile_start_ns > t->first_ns ? t->profile_start_ns : t->first_ns;
+    gw_ns hi = t->profile_end_ns < t->last_ns ? t->profile_end_ns : t->last_ns;
+    gw_ns events = t->last_ns - t->first_ns;
+    return hi > lo && (double)(hi - lo) >= 0.5 * (double)events;
+}
+
+static void profiled_span(const gw_trace *t, gw_window *w)
+{
     w->whole_window = 1;
+    if (profile_span_usable(t)) {
+        w->span = GW_SPAN_PROFILER;
+        w->start_ns = t->profile_start_ns;
+        w->end_ns = t->profile_end_ns;
+        snprintf(w->description, sizeof w->description,
+                 "the profiled span (the profiler's own window; no step markers)");
+    } else {
+        w->span = GW_SPAN_EVENTS;
+        w->start_ns = t->first_ns;
+        w->end_ns = t->last_ns;
+        snprintf(w->description, sizeof w->description,
+                 "the profiled span (first to last event; no step markers)");
+    }
+    /* Nothing encloses a capture's end the way an epoch range encloses the last step: a span
+     * over the whole capture is the host working all along. */
+    trim(t, w, INT64_MIN, 1);
+}
+
+static int cmp_ns(const void *a, const void *b)
+{
+    gw_ns x = *(const gw_ns *)a, y = *(const gw_ns *)b;
+    return (x > y) - (x < y);
+}
+
+size_t gw_window_loader_starts(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns **starts)
+{
+    *starts = NULL;
+    /* The thread with the most outermost DataLoader spans is the training loop. */
+    uint32_t best = UINT32_MAX;
+    size_t best_n = 0, n = 0;
+    uint32_t cur = UINT32_MAX;
+    for (size_t i = 0; i <= t->host_count; i++) {
+        const gw_host_event *h = i < t->host_count ? &t->host[i] : NULL;
+        if (!h || h->thread != cur) {
+            if (n > best_n) {
+                best_n = n;
+                best = cur;
+            }
+            n = 0;
+            if (!h)
+                break;
+            cur = h->thread;
+        }
+        if (!(h->flags & GW_HOST_F_DATALOADER) || h->start < lo || h->start >= hi)
+            continue;
+        if (h->parent < t->host_count && (t->host[h->parent].flags & GW_HOST_F_DATALOADER))
+            continue;
+        n++;
+    }
+    if (best == UINT32_MAX || best_n == 0)
+        return 0;
+    gw_ns *s = malloc(best_n * sizeof *s);
+    if (!s)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->host_count && k < best_n; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->thread != best || !(h->flags & GW_HOST_F_DATALOADER) || h->start < lo || h->start >= hi)
+            continue;
+        if (h->parent < t->host_count && (t->host[h->parent].flags & GW_HOST_F_DATALOADER))
+            continue;
+        s[k++] = h->start;
+    }
+    qsort(s, k, sizeof *s, cmp_ns);
+    *starts = s;
+    return k;
+}
+
+/* Without step markers a training loop still shows its iterations: each one asks the
+ * DataLoader for its batch. With enough of those calls they mark the steps, and the first
+ * iteration (cuDNN search, lazy module loading, allocator growth) is left out as warm-up like
+ * a first ProfilerStep. Returns 1 when the window became those iterations. */
+/* How many leading steps (or iterations) of n are warm-up, left out of the window. */
+static size_t warmup_skip(const gw_thresholds *th, size_t n)
+{
+    size_t skip = 0;
+    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
+        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
+    if (skip >= n)
+        skip = n - 1;
+    return skip;
+}
+
+static int loader_iterations(const gw_trace *t, const gw_thresholds *th, gw_window *w)
+{
+    gw_ns *starts;
+    size_t n = gw_window_loader_starts(t, w->start_ns, w->end_ns, &starts);
+    if (n < GW_LOADER_STEPS_MIN) {
+        free(starts);
+        return 0;
+    }
+    size_t skip = warmup_skip(th, n);
+    w->span = GW_SPAN_LOADER;
+    w->whole_window = 0;
+    w->steps = n;
+    w->first_step_index = skip;
+    w->warmup_steps_skipped = skip;
+    w->steady_steps = n - skip;
+    w->first_step_number = (int64_t)skip + 1;
+    w->last_step_number = (int64_t)n;
+    w->trimmed_head_ns = 0;
+    w->start_ns = starts[skip];
+    free(starts);
+    char range[64];
+    if (w->steady_steps == 1)
+        snprintf(range, sizeof range, "iteration #%lld", (long long)w->first_step_number);
+    else
+        snprintf(range, sizeof range, "iterations #%lld-#%lld", (long long)w->first_step_number,
+                 (long long)w->last_step_number);
+    if (skip > 0)
+        snprintf(w->description, sizeof w->description,
+                 "%s of %zu (no step markers: each iteration starts at a DataLoader call), warm-up #1%s left out",
+                 range, n, skip > 1 ? "..." : "");
+    else
+        snprintf(w->description, sizeof w->description,
+                 "%s of %zu (no step markers: each iteration starts at a DataLoader call)", range, n);
+    return 1;
 }
 
 void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
@@ -67,15 +279,14 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     *w = (gw_window){0};
     w->steps = t->step_count;
     if (t->step_count == 0) {
-        whole_window(t, w);
+        profiled_span(t, w);
+        loader_iterations(t, th, w);
+        describe_trim(w);
         return;
     }
+    w->span = GW_SPAN_STEPS;
     size_t n = t->step_count;
-    size_t skip = 0;
-    if (n >= threshold_count(th->v[GW_T_WARMUP_MIN_STEPS]))
-        skip = threshold_count(th->v[GW_T_WARMUP_STEPS]);
-    if (skip >= n)
-        skip = n - 1;
+    size_t skip = warmup_skip(th, n);
     w->first_step_index = skip;
     w->warmup_steps_skipped = skip;
     w->steady_steps = n - skip;
@@ -83,9 +294,14 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     w->last_step_number = t->steps[n - 1].number;
     w->start_ns = t->steps[skip].start;
     w->end_ns = t->steps[skip].end;
-    for (size_t i = skip; i < n; i++)
+    gw_ns last_start = t->steps[skip].start;
+    for (size_t i = skip; i < n; i++) {
         if (t->steps[i].end > w->end_ns)
             w->end_ns = t->steps[i].end;
+        if (t->steps[i].start > last_start)
+            last_start = t->steps[i].start;
+    }
+    trim(t, w, last_start, 0);
 
     const char *src = step_source_name(t->step_source);
     char range[80];
@@ -106,6 +322,7 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     else
         snprintf(w->description, sizeof w->description, "%s of %zu (%s), too few to leave warm-up out",
                  range, n, src);
+    describe_trim(w);
 }
 
 double gw_window_step_divisor(const gw_window *w)

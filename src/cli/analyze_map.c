@@ -134,11 +134,20 @@ static int map_unit(mapper *m, gw_input_unit *u, gw_error *err)
     gw_ingest_options opt = *m->mo->ingest;
     opt.progress = unit_progress;
     opt.progress_ctx = &ctx;
-    /* One thread budget: readers of one big file may use what parallel files leave. */
-    size_t files = m->l->unit_count < m->mo->threads ? m->l->unit_count : m->mo->threads;
+    /* One thread budget (-j N: inputs read at once): when fewer inputs than N are left to read
+     * (this one included), each reader of one big file (nsys export, plain Kineto JSON) may
+     * use the threads the missing inputs leave, N / inputs left. */
+    pthread_mutex_lock(&m->lock);
+    size_t left = m->l->unit_count - m->done;
+    pthread_mutex_unlock(&m->lock);
+    size_t files = left < m->mo->threads ? left : m->mo->threads;
     unsigned share = files ? m->mo->threads / (unsigned)files : 1;
+    if (share == 0)
+        share = 1;
     if (opt.nsys_threads == 0)
-        opt.nsys_threads = share ? share : 1;
+        opt.nsys_threads = share;
+    if (opt.reader_threads == 0)
+        opt.reader_threads = share;
     if (opt.step_range && u->kind != GW_INPUT_NSYS_SQLITE)
         return gw_ingest_step_range_unsupported(u->paths[0], u->kind, err);
     gw_trace *t = NULL;

@@ -2,7 +2,8 @@
  * JSON). A job's ranks are mapped to rank summaries several at a time (analyze_map.c) and
  * reduced into the job's diagnosis (analyze/rank_summary.h); --summary-out writes the
  * summaries for a reduce elsewhere. A gpuwhy recording (sampled metrics) is analysed whole,
- * with the traces given beside it. */
+ * with the traces given beside it. Inputs that are not ranks of one job are refused, or
+ * with --separate analysed one by one (cli/inputs.h). */
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "analyze/rank_summary.h"
 #include "cli/analyze_job.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 #include "cli/progress.h"
 #include "ingest/ingest.h"
 #include "report/render.h"
@@ -37,13 +39,19 @@ static void analyze_usage(FILE *out)
             "  - gpuwhy recordings (gpuwhy run -o FILE).\n"
             "The format is recognised from the content, not the file name. A job's ranks are\n"
             "compared: who the others wait for at the collectives, bus bandwidth per collective.\n"
+            "Inputs that are not ranks of one job (other world size or GPU model, the same rank\n"
+            "twice) are refused (exit 2) unless --separate is given; the same file twice is a\n"
+            "usage error.\n"
             "\n"
             "Options:\n"
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
+            "  --separate           inputs that are not ranks of one job: one report each (with\n"
+            "                       --json, a JSON array of documents) instead of refusing them\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
             "  --summary-out FILE   also write the ranks' summaries to FILE (docs/summary-format.md):\n"
             "                       a few KiB to MiB per rank; analyse many of them together later\n"
-            "  -j, --jobs N         read N inputs at once (default: the CPUs this process may use)\n"
+            "  -j, --jobs N         read N inputs at once (default: the CPUs this process may use);\n"
+            "                       fewer inputs than N: each large trace on N / inputs threads\n"
             "  --memory SIZE        memory budget of the readers, e.g. 8G or 512M (default: half of\n"
             "                       the available memory); fewer inputs are read at once to fit it\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
@@ -109,27 +117,25 @@ static gw_rank_summary **all_ranks(gw_input_list *l, size_t *count)
     return ranks;
 }
 
-static int render(const gw_analysis *a, int json, int verbose, const char *output)
+/* What every job of one command line is analysed and rendered with. */
+typedef struct run_options {
+    const gw_ingest_options *ingest;
+    const gw_thresholds *th;
+    const gw_render_options *ro;
+    int json, progress;
+    unsigned jobs;
+    uint64_t memory;
+    const char *summary_out;
+    const char *output;          /* -o, checked against the inputs found in directories too */
+    int check_one_job;           /* refuse inputs that are not ranks of one job */
+} run_options;
+
+static int render_to(FILE *fp, const gw_analysis *a, const run_options *o)
 {
-    gw_error err;
-    gw_error_clear(&err);
-    gw_outfile of;
-    if (gw_outfile_open(&of, output, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        return err.code;
-    }
-    gw_render_options ro;
-    gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
-    ro.verbose = verbose;
-    int rc = json ? gw_render_json(of.fp, a) : gw_render_terminal(of.fp, a, &ro);
+    int rc = o->json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, o->ro);
     gw_phase_mark("render");
     if (rc != 0) {
-        gw_outfile_abort(&of);
         fprintf(stderr, "gpuwhy: writing the output failed\n");
-        return GW_EXIT_INTERNAL;
-    }
-    if (gw_outfile_commit(&of, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
         return GW_EXIT_INTERNAL;
     }
     return GW_EXIT_OK;
@@ -137,12 +143,11 @@ static int render(const gw_analysis *a, int json, int verbose, const char *outpu
 
 /* A recording with the traces given beside it: one job in memory, sampled metrics and
  * trace rules evaluated together. */
-static int analyze_whole(gw_input_list *l, const gw_ingest_options *iopt, const gw_thresholds *th, int progress,
-                         int json, int verbose, const char *output)
+static int analyze_whole(gw_input_list *l, const run_options *o, FILE *fp)
 {
     gw_progress bar;
-    gw_progress_init(&bar, progress);
-    gw_ingest_options opt = *iopt;
+    gw_progress_init(&bar, o->progress);
+    gw_ingest_options opt = *o->ingest;
     opt.progress = gw_progress_update;
     opt.progress_ctx = &bar;
     gw_error err;
@@ -154,28 +159,117 @@ static int analyze_whole(gw_input_list *l, const gw_ingest_options *iopt, const 
     }
     int rc = gw_ingest_files((const char *const *)l->paths, l->path_count, &opt, job, &err);
     gw_progress_done(&bar);
+    if (rc == 0 && o->check_one_job)
+        rc = gw_inputs_one_job(job, &err);
     if (rc != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
         gw_job_free(job);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
     gw_phase_mark("ingest (rest)");
-    gw_analysis *a = gw_analyze(job, th, &err);
+    gw_analysis *a = gw_analyze(job, o->th, &err);
     gw_phase_mark("analysis");
     if (!a) {
         fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
         gw_job_free(job);
         return err.code ? err.code : GW_EXIT_INTERNAL;
     }
-    rc = render(a, json, verbose, output);
+    rc = render_to(fp, a, o);
     gw_analysis_free(a);
     gw_job_free(job);
     return rc;
 }
 
+/* Reads, analyses and renders one set of inputs (files and directories) as one job onto
+ * fp: the map of every trace to rank summaries, then the reduce. Returns a GW_EXIT_*. */
+static int analyze_job(char *const *args, size_t n, const run_options *o, FILE *fp)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    gw_input_list inputs;
+    if (gw_inputs_expand(args, n, &inputs, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    /* The same file twice, also through a directory, would count as two GPUs; and no output
+     * may be one of the files a directory holds. */
+    if (gw_outfile_check(o->output, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
+        gw_outfile_check(o->summary_out, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
+        gw_inputs_distinct((const char *const *)inputs.paths, inputs.path_count, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code;
+    }
+    int rc;
+    if (inputs.recordings) {
+        if (inputs.summaries || o->summary_out) {
+            fprintf(stderr, "gpuwhy analyze: a gpuwhy recording is analysed with its own traces, not with "
+                            "rank summaries (--summary-out and summary inputs take traces only)\n");
+            gw_inputs_free(&inputs);
+            return GW_EXIT_USAGE;
+        }
+        rc = analyze_whole(&inputs, o, fp);
+        gw_inputs_free(&inputs);
+        return rc;
+    }
+    if (o->summary_out && inputs.traces == 0 && inputs.summaries == 0) {
+        gw_inputs_free(&inputs);
+        fprintf(stderr, "gpuwhy analyze: --summary-out needs traces or summaries\n");
+        return GW_EXIT_USAGE;
+    }
+    gw_map_options mo = {o->jobs ? o->jobs : cpus_available(),
+                         o->memory ? o->memory : gw_default_memory_budget(), o->progress, o->ingest, o->th};
+    if (gw_map_units(&inputs, &mo, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("map");
+    size_t count = 0;
+    gw_rank_summary **ranks = all_ranks(&inputs, &count);
+    if (!ranks) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        gw_inputs_free(&inputs);
+        return GW_EXIT_INTERNAL;
+    }
+    if (o->check_one_job && gw_inputs_one_job_ranks((const gw_rank_summary *const *)ranks, count, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        free(ranks);
+        gw_inputs_free(&inputs);
+        return err.code;
+    }
+    if (o->summary_out) {
+        uint64_t bytes = 0;
+        if (gw_summary_write(o->summary_out, ranks, count, &bytes, &err) != 0) {
+            fprintf(stderr, "gpuwhy: %s\n", err.message);
+            free(ranks);
+            gw_inputs_free(&inputs);
+            return err.code ? err.code : GW_EXIT_INTERNAL;
+        }
+        char size[32];
+        if (o->progress && isatty(STDERR_FILENO))
+            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%s)\n", count, count == 1 ? "" : "s",
+                    o->summary_out, gw_size_text(size, sizeof size, (double)bytes));
+        gw_phase_mark("summary");
+    }
+    gw_analysis *a = gw_analyze_summaries(ranks, count, o->th, &err);
+    free(ranks);
+    gw_phase_mark("reduce");
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_inputs_free(&inputs);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    rc = render_to(fp, a, o);
+    gw_analysis_free(a);
+    gw_inputs_free(&inputs);
+    return rc;
+}
+
 int gw_cmd_analyze(int argc, char **argv)
 {
-    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SUMMARY_OUT, OPT_MEMORY };
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SUMMARY_OUT, OPT_MEMORY,
+           OPT_SEPARATE };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
@@ -184,12 +278,13 @@ int gw_cmd_analyze(int argc, char **argv)
         {"memory", required_argument, NULL, OPT_MEMORY},
         {"step-range", required_argument, NULL, OPT_STEP_RANGE},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"separate", no_argument, NULL, OPT_SEPARATE},
         {"verbose", no_argument, NULL, 'v'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, verbose = 0, progress = 1;
+    int json = 0, verbose = 0, progress = 1, separate = 0;
     const char *output = NULL, *summary_out = NULL;
     unsigned jobs = 0;
     uint64_t memory = 0;
@@ -228,6 +323,7 @@ int gw_cmd_analyze(int argc, char **argv)
                 return GW_EXIT_USAGE;
             }
             break;
+        case OPT_SEPARATE: separate = 1; break;
         case 'v': verbose = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
         case 'h': analyze_usage(stdout); return GW_EXIT_OK;
@@ -239,13 +335,18 @@ int gw_cmd_analyze(int argc, char **argv)
         analyze_usage(stderr);
         return GW_EXIT_USAGE;
     }
-
+    if (separate && summary_out) {
+        fprintf(stderr, "gpuwhy analyze: --summary-out writes one job's ranks: not with --separate\n");
+        return GW_EXIT_USAGE;
+    }
+    char *const *paths = argv + optind;
+    size_t n = (size_t)(argc - optind);
     gw_error err;
     gw_error_clear(&err);
     /* Before anything is read: a typo must not turn the only copy of a trace into a report
      * (or a summary). */
-    if (gw_outfile_check(output, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0 ||
-        gw_outfile_check(summary_out, (const char *const *)argv + optind, (size_t)(argc - optind), &err) != 0) {
+    if (gw_outfile_check(output, (const char *const *)paths, n, &err) != 0 ||
+        gw_outfile_check(summary_out, (const char *const *)paths, n, &err) != 0) {
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
@@ -253,75 +354,46 @@ int gw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuwhy analyze: -o and --summary-out name the same file '%s'\n", output);
         return GW_EXIT_USAGE;
     }
-    gw_phase_mark("start");
-    gw_input_list inputs;
-    if (gw_inputs_expand(argv + optind, (size_t)(argc - optind), &inputs, &err) != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    /* No output may be one of the files a directory holds either. */
-    if (gw_outfile_check(output, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
-        gw_outfile_check(summary_out, (const char *const *)inputs.paths, inputs.path_count, &err) != 0) {
+    if (gw_inputs_distinct((const char *const *)paths, n, &err) != 0) {
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
-        gw_inputs_free(&inputs);
         return err.code;
     }
-    int rc;
-    if (inputs.recordings) {
-        if (inputs.summaries || summary_out) {
-            fprintf(stderr, "gpuwhy analyze: a gpuwhy recording is analysed with its own traces, not with "
-                            "rank summaries (--summary-out and summary inputs take traces only)\n");
-            gw_inputs_free(&inputs);
-            return GW_EXIT_USAGE;
+    gw_phase_mark("start");
+
+    gw_outfile of;
+    if (gw_outfile_open(&of, output, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return err.code;
+    }
+    gw_render_options ro;
+    gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
+    ro.verbose = verbose;
+    run_options o = {&iopt, &th, &ro, json, progress, jobs, memory, summary_out, output, !separate};
+    int rc = GW_EXIT_OK;
+    if (!separate) {
+        rc = analyze_job(paths, n, &o, of.fp);
+    } else {
+        /* One job per input: a report each, one after the other (a JSON array of documents). */
+        if (json && fputs("[\n", of.fp) == EOF)
+            rc = GW_EXIT_INTERNAL;
+        for (size_t i = 0; i < n && rc == GW_EXIT_OK; i++) {
+            if (json && i > 0 && fputs(",\n", of.fp) == EOF)
+                rc = GW_EXIT_INTERNAL;
+            else if (!json && fprintf(of.fp, "%s== %s ==\n", i ? "\n" : "", paths[i]) < 0)
+                rc = GW_EXIT_INTERNAL;
+            if (rc == GW_EXIT_OK)
+                rc = analyze_job(&paths[i], 1, &o, of.fp);
         }
-        rc = analyze_whole(&inputs, &iopt, &th, progress, json, verbose, output);
-        gw_inputs_free(&inputs);
+        if (rc == GW_EXIT_OK && json && fputs("]\n", of.fp) == EOF)
+            rc = GW_EXIT_INTERNAL;
+    }
+    if (rc != GW_EXIT_OK) {
+        gw_outfile_abort(&of);
         return rc;
     }
-    if (summary_out && inputs.traces == 0 && inputs.summaries == 0) {
-        gw_inputs_free(&inputs);
-        fprintf(stderr, "gpuwhy analyze: --summary-out needs traces or summaries\n");
-        return GW_EXIT_USAGE;
-    }
-    gw_map_options mo = {jobs ? jobs : cpus_available(), memory ? memory : gw_default_memory_budget(), progress,
-                         &iopt, &th};
-    if (gw_map_units(&inputs, &mo, &err) != 0) {
+    if (gw_outfile_commit(&of, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_inputs_free(&inputs);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    gw_phase_mark("map");
-    size_t count = 0;
-    gw_rank_summary **ranks = all_ranks(&inputs, &count);
-    if (!ranks) {
-        fprintf(stderr, "gpuwhy: out of memory\n");
-        gw_inputs_free(&inputs);
         return GW_EXIT_INTERNAL;
     }
-    if (summary_out) {
-        uint64_t bytes = 0;
-        if (gw_summary_write(summary_out, ranks, count, &bytes, &err) != 0) {
-            fprintf(stderr, "gpuwhy: %s\n", err.message);
-            free(ranks);
-            gw_inputs_free(&inputs);
-            return err.code ? err.code : GW_EXIT_INTERNAL;
-        }
-        char size[32];
-        if (progress && isatty(STDERR_FILENO))
-            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%s)\n", count, count == 1 ? "" : "s",
-                    summary_out, gw_size_text(size, sizeof size, (double)bytes));
-        gw_phase_mark("summary");
-    }
-    gw_analysis *a = gw_analyze_summaries(ranks, count, &th, &err);
-    free(ranks);
-    gw_phase_mark("reduce");
-    if (!a) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
-        gw_inputs_free(&inputs);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    rc = render(a, json, verbose, output);
-    gw_analysis_free(a);
-    gw_inputs_free(&inputs);
-    return rc;
+    return GW_EXIT_OK;
 }

@@ -15,7 +15,7 @@ static void compare_usage(FILE *out)
     fprintf(out,
             "Usage: gpuwhy compare [--json] [-o FILE] BEFORE AFTER\n"
             "\n"
-            "Compares the same phase of a job before and after one change (seed §8.1 step 6):\n"
+            "Compares the same phase of a job before and after one change:\n"
             "step time (median, p90), GPU busy, idle time per step by cause, and which findings\n"
             "were resolved, are new, or got better or worse, with the change in each.\n"
             "BEFORE and AFTER are anything `gpuwhy analyze` reads (one file each).\n"

@@ -6,6 +6,7 @@
 
 #include "analyze/analysis.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 #include "cli/progress.h"
 #include "ingest/ingest.h"
 #include "report/perfetto.h"
@@ -80,8 +81,14 @@ int gw_cmd_export(int argc, char **argv)
     gw_job *job = gw_job_new();
     if (!job)
         return GW_EXIT_INTERNAL;
-    int rc = gw_ingest_files((const char *const *)argv + optind, (size_t)(argc - optind), &iopt, job, &err);
+    const char *const *paths = (const char *const *)argv + optind;
+    size_t n = (size_t)(argc - optind);
+    int rc = gw_inputs_distinct(paths, n, &err);
+    if (rc == 0)
+        rc = gw_ingest_files(paths, n, &iopt, job, &err);
     gw_progress_done(&bar);
+    if (rc == 0)
+        rc = gw_inputs_one_job(job, &err);
     if (rc != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
         gw_job_free(job);

@@ -4,6 +4,7 @@
 
 #include "analyze/compare.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 #include "cli/progress.h"
 #include "ingest/ingest.h"
 #include "report/html.h"
@@ -39,7 +40,8 @@ static gw_analysis *load(const char *const *paths, size_t n, const gw_ingest_opt
         gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
         return NULL;
     }
-    if (gw_ingest_files(paths, n, iopt, job, err) != 0) {
+    if (gw_inputs_distinct(paths, n, err) != 0 || gw_ingest_files(paths, n, iopt, job, err) != 0 ||
+        gw_inputs_one_job(job, err) != 0) {
         gw_job_free(job);
         return NULL;
     }

@@ -1,6 +1,9 @@
 /* gpuwhy entry point: dispatches to the subcommands listed in GW_COMMANDS. */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli/commands.h"
 #include "util/error.h"
@@ -26,8 +29,21 @@ static void usage(FILE *out)
             "2 unusable input, 64 wrong usage.\n");
 }
 
+/* Blocks of a megabyte and more are mapped on their own and unmapped when freed. Large
+ * arrays come and go while a big trace is read and analysed (readers' staging, sort
+ * scratch, the analysis' interval sets); glibc otherwise raises that threshold after the
+ * first large free, up to 32 MB, and keeps later freed blocks in its heap, resident: 10 MB
+ * more peak memory on a 400 MB trace. */
+static void tune_allocator(void)
+{
+#ifdef __GLIBC__
+    (void)mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    tune_allocator();
     if (argc < 2) {
         usage(stderr);
         return GW_EXIT_USAGE;

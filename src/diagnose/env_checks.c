@@ -2,6 +2,7 @@
  * (seed §6.4: P2P/IB disabled or a P2P level beyond the real topology cost bandwidth; with
  * several NICs NCCL_SOCKET_IFNAME must name the right one, §6.2). */
 #include "diagnose/env_checks.h"
+#include "diagnose/rules_common.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ int gw_env_nccl_check(char *const *envp, size_t nic_count, gw_finding_list *out)
                  "falls back to TCP sockets", v);
     if ((v = env_value(envp, "NCCL_P2P_LEVEL")) && *v)
         snprintf(lines[n++], sizeof lines[0], "NCCL_P2P_LEVEL=%.40s forces a P2P path level: beyond the real "
-                 "topology it selects slower paths (seed §6.4 saw 2x slower)", v);
+                 "topology it selects slower paths", v);
     if (truthy(v = env_value(envp, "NCCL_SHM_DISABLE")))
         snprintf(lines[n++], sizeof lines[0], "NCCL_SHM_DISABLE=%s: intra-node shared-memory transport is off", v);
     if (nic_count > 1 && !env_value(envp, "NCCL_SOCKET_IFNAME"))
@@ -53,10 +54,10 @@ int gw_env_nccl_check(char *const *envp, size_t nic_count, gw_finding_list *out)
     snprintf(f->title, sizeof f->title, "%zu risky NCCL setting%s in the environment", n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
         gw_finding_evidence(f, "%s", lines[i]);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Remove the overrides unless a benchmark proved them right for this machine; set "
              "NCCL_SOCKET_IFNAME to the data NIC. Verify with nccl-tests: all_reduce_perf -b 128M -e 1G "
-             "-f 2 -g <gpus> with and without each variable (seed §6.1, §6.4).");
+             "-f 2 -g <gpus> with and without each variable.");
     snprintf(f->gain, sizeof f->gain, "communication time; measure with all_reduce_perf bus bandwidth");
     return (int)n;
 }
@@ -89,10 +90,10 @@ int gw_env_link_check(const gw_link_state *links, size_t count, gw_finding_list 
                                 l->width < l->max_width ? " (lanes missing: slot, riser or seating)"
                                                         : " (an idle GPU may lower the generation to save power)");
     }
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Re-check under load (nvidia-smi -q -d PCIE while training): a generation that stays low or "
              "missing lanes mean reseating the card, another slot or a BIOS setting; check peer paths with "
-             "nvidia-smi topo -m and place ranks that talk most on the same switch (seed §6.1).");
+             "nvidia-smi topo -m and place ranks that talk most on the same switch.");
     snprintf(f->gain, sizeof f->gain, "host<->device and peer bandwidth up to %s",
              narrow ? "the lost lanes' share" : "2x per generation");
     return (int)degraded;

@@ -14,9 +14,11 @@ static const struct {
     /* A copy from the device into pageable memory blocks like a sync and is counted as one. */
     {"pipe.pageable_copy", GW_CAUSE_BIT(GW_IDLE_SYNC)},
     {"mem.alloc_churn", GW_CAUSE_BIT(GW_IDLE_ALLOCATOR)},
-    {"kernel.launch_bound", GW_CAUSE_BIT(GW_IDLE_LAUNCH)},
+    /* Short gaps between launches and the host's way to the GPU (dispatch). */
+    {"kernel.launch_bound", GW_CAUSE_BIT(GW_IDLE_LAUNCH) | GW_CAUSE_BIT(GW_IDLE_DISPATCH)},
     {"pipe.cpu_bound", GW_CAUSE_BIT(GW_IDLE_HOST_BUSY)},
-    /* Its share is the idle time no cause explains. */
+    /* Its share is the idle time no cause explains (util.low: the samples' residue). */
+    {"util.unexplained", GW_CAUSE_BIT(GW_IDLE_UNKNOWN)},
     {"util.low", GW_CAUSE_BIT(GW_IDLE_UNKNOWN)},
 };
 

@@ -27,6 +27,8 @@ gw_finding *gw_findings_add(gw_finding_list *l, const char *id)
     snprintf(f->id, sizeof f->id, "%s", id);
     f->rank = -1;
     f->device = -1;
+    f->host_view = -1;
+    f->view_device = -1;
     return f;
 }
 

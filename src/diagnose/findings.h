@@ -32,7 +32,7 @@ typedef struct gw_finding {
     char title[200];
     size_t evidence_count;
     char evidence[GW_MAX_EVIDENCE][256];
-    char fix[512];
+    char fix[768];
     char gain[200];              /* "≈ 176 ms/step (41%), 150-190 ms" */
     double confidence;           /* 0..1 */
     unsigned basis;              /* GW_BASIS_* */
@@ -41,6 +41,13 @@ typedef struct gw_finding {
     int64_t range_start_ns;      /* time range it concerns on the trace clock (0,0 none) */
     int64_t range_end_ns;
     char note[256];              /* e.g. why a nsys rule's hit is not flagged; "" none */
+    char cause[80];              /* the verdict's phrase for this cause when the rule's own
+                                    does not fit the evidence ("CUDA context creation"); "" */
+    char includes[96];           /* ids of findings folded into this one as its mechanism
+                                    ("pipe.no_workers"), comma-separated; "" none */
+    int host_view;               /* gw_host_view whose host ops explain it (shown with it),
+                                    -1 none; the ops are those of (rank, view_device) */
+    int32_t view_device;
 } gw_finding;
 
 typedef struct gw_finding_list {
@@ -48,7 +55,7 @@ typedef struct gw_finding_list {
     size_t count, cap;
 } gw_finding_list;
 
-/* Appends a zeroed finding with id set (rank/device -1); NULL on out-of-memory. */
+/* Appends a zeroed finding with id set (rank/device/host_view -1); NULL on out-of-memory. */
 gw_finding *gw_findings_add(gw_finding_list *l, const char *id);
 /* printf-style evidence line; silently ignored past GW_MAX_EVIDENCE. */
 void gw_finding_evidence(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

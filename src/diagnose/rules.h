@@ -25,6 +25,10 @@ const gw_rule *gw_rules_table(size_t *count);
 /* The rule with this id, NULL when none. */
 const gw_rule *gw_rules_find(const char *id);
 
+/* The finding that claims an idle cause of the attribution (each cause belongs to exactly
+ * one: launch gaps and dispatch both to kernel.launch_bound). */
+const char *gw_idle_cause_finding(gw_idle_cause c);
+
 /* Runs every rule, ranks the findings, writes a->verdict and a->not_evaluated.
  * Returns 0, or -1 on out-of-memory. */
 int gw_rules_evaluate(gw_analysis *a);

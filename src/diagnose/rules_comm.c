@@ -1,13 +1,53 @@
-/* §6 of the catalogue, multi-GPU from the trace: comm.heavy (collective kernels as a share of
- * step time and the part not hidden behind compute, less the time spent waiting for a later
- * rank, which is comm.straggler's) and the busy-spread form of comm.straggler, used when the
- * collectives cannot be matched across ranks (rules_comm_job.c has the matched form and
- * comm.slow_link). */
+/* Multi-GPU from the trace: comm.heavy (collective kernels as a share of step time and the
+ * part not hidden behind compute, less the time spent waiting for a later rank, which is
+ * comm.straggler's; advice for the collective that dominates) and the busy-spread form of
+ * comm.straggler (one rank or GPU slower than the others: busy spread in points, or more
+ * compute per step), used when the collectives cannot be matched across ranks
+ * (rules_comm_job.c has the matched form and comm.slow_link). */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+
+/* The fix for the collective that takes most of the communication time: bucketing helps an
+ * all-reduce, not an all-to-all or a pipeline's send/recv. */
+static const char *comm_fix(gw_collective c)
+{
+    switch (c) {
+    case GW_COLL_ALL_REDUCE:
+        return "Hide or shrink the gradient all-reduce: DDP(bucket_cap_mb=50-100) so it overlaps the "
+               "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), a "
+               "compression hook (PowerSGD) or bf16 gradients. Check the links: nvidia-smi topo -m, "
+               "nccl-tests all_reduce_perf -b 128M -e 1G -f 2 -g 1.";
+    case GW_COLL_REDUCE_SCATTER:
+    case GW_COLL_ALL_GATHER:
+        return "Overlap the sharded-parameter traffic (FSDP/ZeRO all-gather and reduce-scatter): "
+               "FSDP(forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE), larger "
+               "wrapping units (fewer, bigger collectives), HYBRID_SHARD to keep the gathers inside a "
+               "node, bf16 parameters for communication. Check the links: nvidia-smi topo -m, "
+               "nccl-tests all_gather_perf / reduce_scatter_perf.";
+    case GW_COLL_ALL_TO_ALL:
+        return "All-to-all traffic (expert or embedding sharding): balance what each rank sends "
+               "(capacity factor, sharding plan, token/ID distribution), overlap the exchange with "
+               "compute (pipeline the embedding or expert communication), send less (fp16/fp8 or "
+               "quantised all-to-all). Check the bandwidth across nodes with nccl-tests "
+               "alltoall_perf; gradient bucketing does not apply.";
+    case GW_COLL_SEND_RECV:
+        return "Point-to-point traffic (pipeline parallelism): more micro-batches per step to shrink "
+               "the pipeline bubble, an interleaved 1F1B schedule, send/recv overlapped with compute; "
+               "balance the stages so none waits on a slower neighbour. Check the link with nccl-tests "
+               "sendrecv_perf.";
+    case GW_COLL_BROADCAST:
+        return "Broadcasts in every step: DDP(broadcast_buffers=False) when buffers do not change "
+               "per step, broadcast parameters once at start-up, not per step.";
+    default:
+        break;
+    }
+    return "Overlap communication with compute and send less of it; check the links with "
+           "nvidia-smi topo -m and nccl-tests for the collective in use.";
+}
 
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
 {
@@ -19,7 +59,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        if (tot.window_s <= 0 || tot.comm_s <= 0)
+        if (tot.window_s <= 0 || tot.comm_total_s <= 0)
             continue;
         /* Waiting in a collective for a later rank is the straggler's cost, not the
          * collective's: it is taken out here and reported by comm.straggler. */
@@ -27,7 +67,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         double exposed_s = tot.comm_exposed_s - wait_exposed_s;
         if (exposed_s < 0)
             exposed_s = 0;
-        double comm = tot.comm_s / tot.window_s, exposed = exposed_s / tot.window_s;
+        double comm = tot.comm_total_s / tot.window_s, exposed = exposed_s / tot.window_s;
         if (comm < comm_thr && exposed < exposed_thr)
             continue;
         /* Overlapped communication costs nothing: the share is the exposed part. */
@@ -38,34 +78,59 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         char label[96], per_step[32], exp_step[32];
         gw_rules_window_label(r, label, sizeof label);
         double steps = gw_rules_steps(r), devices = (double)tot.device_count;
-        gw_rules_fmt_duration(tot.comm_s / steps / devices, per_step, sizeof per_step);
+        gw_rules_fmt_duration(tot.comm_total_s / steps / devices, per_step, sizeof per_step);
         gw_rules_fmt_duration(exposed_s / steps / devices, exp_step, sizeof exp_step);
-        double by_type[GW_COLL_COUNT];
-        gw_collective main_type = gw_comm_rank_types(a, i, by_type);
+        /* The named collective with the most kernel time decides the advice when it holds a
+         * real part of the time (unnamed ones, e.g. ncclDevKernel_Generic without the
+         * collective's op, could be anything). */
+        const gw_kernel_stats *k = &r->kernels;
+        double typed = 0;
+        int top = -1;
+        for (int c = 0; c < GW_COLL_COUNT; c++) {
+            typed += k->comm_type_s[c];
+            if (c != GW_COLL_OTHER && k->comm_type_s[c] > 0 && (top < 0 || k->comm_type_s[c] > k->comm_type_s[top]))
+                top = c;
+        }
+        int advise = top >= 0 && k->comm_type_s[top] >= 0.25 * typed;
+        int mostly = top >= 0 && k->comm_type_s[top] >= 0.5 * typed;
         snprintf(f->title, sizeof f->title,
-                 "Communication %.0f%% of step time, %.0f%% not overlapped with compute%s%s",
-                 comm * 100.0, exposed * 100.0, main_type != GW_COLL_COUNT ? ", mostly " : "",
-                 main_type != GW_COLL_COUNT ? gw_collective_title(main_type) : "");
-        gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), exposed %.1f%% (%s%s)",
+                 "Communication %.0f%% of %s, %.0f%% not overlapped with compute%s%s",
+                 comm * 100.0, gw_rules_share_of(r), exposed * 100.0, mostly ? ", mostly " : "",
+                 mostly ? gw_collective_title((gw_collective)top) : "");
+        gw_finding_evidence(f, "collective kernels %.1f%% of %s (%s%s), of which not overlapped with compute "
+                               "%.1f%% (%s%s)",
                             comm * 100.0, label, per_step, gw_rules_per_step_unit(r),
                             exposed * 100.0, exp_step, gw_rules_per_step_unit(r));
-        gw_comm_evidence_types(f, by_type);
+        if (typed > 0) {
+            char line[256];
+            size_t used = (size_t)snprintf(line, sizeof line, "by collective:");
+            for (int c = 0; c < GW_COLL_COUNT && used < sizeof line; c++) {
+                if (k->comm_type_s[c] <= 0)
+                    continue;
+                char d[32];
+                gw_rules_fmt_duration(k->comm_type_s[c], d, sizeof d);
+                used += (size_t)snprintf(line + used, sizeof line - used, "%s %s %s (%.0f%%)",
+                                         used > 14 ? "," : "", gw_collective_title((gw_collective)c), d,
+                                         k->comm_type_s[c] / typed * 100.0);
+            }
+            gw_finding_evidence(f, "%s", line);
+        }
         if (wait_exposed_s > 0)
             gw_finding_evidence(f, "not counted: %.1f%% of %s waiting in collectives for a later rank "
                                    "(see comm.straggler)", wait_exposed_s / tot.window_s * 100.0, label);
-        else if (a->rank_count > 1 && !a->comm)
+        else if ((a->rank_count > 1 || r->window.steady_steps > 0) && (!a->comm || a->comm->matched == 0))
             gw_finding_evidence(f, "collective kernels also run while they wait for the other ranks: "
                                    "a slow rank shows here as communication (see comm.straggler)");
-        for (size_t k = 0; k < r->kernels.top_count; k++)
-            if (r->kernels.top[k].comm) {
+        for (size_t n = 0; n < k->top_count; n++)
+            if (k->top[n].comm) {
                 char calls[32];
-                gw_rules_fmt_count((double)r->kernels.top[k].count, calls, sizeof calls);
+                gw_rules_fmt_count((double)k->top[n].count, calls, sizeof calls);
                 gw_finding_evidence(f, "largest: %.120s, %.1f%% of kernel time, %s calls",
-                                    r->kernels.top[k].name, r->kernels.top[k].share * 100.0, calls);
+                                    k->top[n].name, k->top[n].share * 100.0, calls);
                 break;
             }
-        snprintf(f->fix, sizeof f->fix, "%s", gw_comm_fix(main_type));
-        gw_rules_gain(f, r, tot.device_count, 0.3, 0.8);
+        gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -179,12 +244,12 @@ int gw_rule_comm_straggler_busy(gw_analysis *a, const gw_rule *rule)
                             slowest ? slowest->rank : -1, c_slow, c_med,
                             median > 0 ? (slowest_c / median - 1.0) * 100.0 : 0.0);
     }
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Find rank %d's own cause: analyse its trace alone (gpuwhy analyze <rank %d trace>) for "
              "data loading or host syncs; check its CPU feed and NUMA binding (numactl --cpunodebind), "
-             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or CPUs.",
-             who_rank, who_rank);
+             "data skew (uneven sample lengths: bucket by length), other processes on its GPU or "
+             "CPUs.", who_rank, who_rank);
     if (who)
-        gw_rules_gain(f, who, 1, 0.5, 0.9);
+        gw_gain_write(f, who, 1);
     return 0;
 }

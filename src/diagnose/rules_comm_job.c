@@ -24,81 +24,6 @@ double gw_comm_rank_wait_exposed(const gw_analysis *a, size_t i)
     return a->comm && i < a->comm->rank_count ? a->comm->ranks[i].wait_exposed_s : 0.0;
 }
 
-gw_collective gw_comm_rank_types(const gw_analysis *a, size_t i, double by_type[GW_COLL_COUNT])
-{
-    for (int c = 0; c < GW_COLL_COUNT; c++)
-        by_type[c] = 0;
-    if (!a->rank_comm || i >= a->rank_count)
-        return GW_COLL_COUNT;
-    const gw_rank_comm *rc = &a->rank_comm[i];
-    for (size_t k = 0; k < rc->record_count; k++) {
-        const gw_coll_record *r = &rc->records[k];
-        if (r->in_window)
-            by_type[r->type < GW_COLL_COUNT ? r->type : GW_COLL_OTHER] += (double)(r->end - r->start) * 1e-9;
-    }
-    int top = -1;
-    for (int c = 0; c < GW_COLL_COUNT; c++)
-        if (by_type[c] > 0 && (top < 0 || by_type[c] > by_type[top]))
-            top = c;
-    return top < 0 ? GW_COLL_COUNT : (gw_collective)top;
-}
-
-void gw_comm_evidence_types(gw_finding *f, const double by_type[GW_COLL_COUNT])
-{
-    double total = 0;
-    for (int c = 0; c < GW_COLL_COUNT; c++)
-        total += by_type[c];
-    if (total <= 0)
-        return;
-    char line[256];
-    size_t used = (size_t)snprintf(line, sizeof line, "by collective:");
-    int first = 1;
-    for (int c = 0; c < GW_COLL_COUNT && used < sizeof line; c++) {
-        if (by_type[c] <= 0)
-            continue;
-        char d[32];
-        gw_rules_fmt_duration(by_type[c], d, sizeof d);
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s %s %s (%.0f%%)", first ? "" : ",",
-                                 gw_collective_title((gw_collective)c), d, by_type[c] / total * 100.0);
-        first = 0;
-    }
-    gw_finding_evidence(f, "%s", line);
-}
-
-const char *gw_comm_fix(gw_collective c)
-{
-    switch (c) {
-    case GW_COLL_ALL_REDUCE:
-        return "Hide or shrink the gradient all-reduce: DDP(bucket_cap_mb=50-100) so it overlaps the "
-               "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), a "
-               "compression hook (PowerSGD) or bf16 gradients. Check the links: nvidia-smi topo -m, "
-               "nccl-tests all_reduce_perf -b 128M -e 1G -f 2 -g 1.";
-    case GW_COLL_REDUCE_SCATTER:
-    case GW_COLL_ALL_GATHER:
-        return "Overlap the sharded-parameter traffic (FSDP/ZeRO all-gather and reduce-scatter): "
-               "FSDP(forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE), larger "
-               "wrapping units (fewer, bigger collectives), HYBRID_SHARD to keep the gathers inside a "
-               "node. Check the links: nccl-tests all_gather_perf / reduce_scatter_perf.";
-    case GW_COLL_ALL_TO_ALL:
-        return "All-to-all traffic (embedding or expert sharding): balance what each rank sends "
-               "(sharding plan, capacity factor, ID/token distribution), overlap the exchange with "
-               "compute (pipeline the embedding lookups or experts), send less (fp16/fp8 or "
-               "quantised all-to-all). Gradient bucketing does not apply. Check the bandwidth with "
-               "nccl-tests alltoall_perf.";
-    case GW_COLL_SEND_RECV:
-        return "Point-to-point traffic (pipeline parallelism): more micro-batches per step to shrink "
-               "the bubble, an interleaved 1F1B schedule, send/recv overlapped with compute, stages "
-               "balanced so none waits on a slower neighbour. Gradient bucketing does not apply. "
-               "Check the link with nccl-tests sendrecv_perf.";
-    case GW_COLL_BROADCAST:
-        return "Broadcasts every step: DDP(broadcast_buffers=False) when buffers need no sync each "
-               "step; broadcast parameters once at start-up.";
-    default:
-        return "Overlap communication with compute and send less of it; check the links with "
-               "nvidia-smi topo -m and nccl-tests for the collective in use.";
-    }
-}
-
 /* ---- comm.straggler ----------------------------------------------------------------- */
 
 static int cmp_double(const void *x, const void *y)
@@ -346,7 +271,7 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     else
         own_fix = "analyse its trace alone (gpuwhy analyze <its trace>) for data loading, host syncs or "
                   "other processes on its CPUs";
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Make rank %d keep pace: %s. Check its host: CPU and NUMA binding (numactl --cpunodebind), "
              "other processes on its CPUs or GPU, its data (uneven sample lengths: bucket by length). "
              "Re-profile all ranks over the same steps: the waiting should shrink.", r->rank, own_fix);
@@ -414,7 +339,7 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
                         worst->matched ? "" : " (one rank's kernels: waiting included, a lower bound)");
     gw_finding_evidence(f, "time it would save at the link's peak, not hidden by compute: %.1f%% of the GPU time",
                         share * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Find the path NCCL takes: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH shows the transport "
              "(P2P/NVLink, SHM, NET) and rings; nvidia-smi topo -m and nvidia-smi nvlink -s show the links. "
              "Check that NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and NCCL_IB_DISABLE are unset and that the job "

@@ -2,6 +2,7 @@
 #include "diagnose/rules_common.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ void gw_rank_totals_compute(const gw_analysis *a, const gw_rank_stats *r, gw_ran
         out->compute_s += d->compute_s;
         out->comm_s += d->comm_s;
         out->comm_exposed_s += d->comm_exposed_s;
+        out->comm_total_s += d->comm_total_s;
         out->copy_s += d->copy_s;
         out->set_s += d->set_s;
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
@@ -63,7 +65,12 @@ const gw_trace *gw_rules_trace(const gw_analysis *a, const gw_rank_stats *r)
 unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r)
 {
     const gw_trace *t = gw_rules_trace(a, r);
-    return t ? t->has : ~0u;
+    if (t)
+        return t->has;
+    /* The reduce of a job has no traces: what each rank's input held travels with it. */
+    if (a->inputs && r->trace_index < a->rank_count)
+        return a->inputs[r->trace_index].has;
+    return ~0u;
 }
 
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)
@@ -80,12 +87,19 @@ double gw_rules_steps(const gw_rank_stats *r)
 void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size)
 {
     if (r->window.steady_steps == 0 || r->window.whole_window)
-        snprintf(buf, size, "the span of GPU activity (no step markers)");
+        snprintf(buf, size, "the profiled span (no step markers)");
     else if (r->window.first_step_number == r->window.last_step_number)
-        snprintf(buf, size, "step #%lld", (long long)r->window.first_step_number);
+        snprintf(buf, size, "%s #%lld", r->window.span == GW_SPAN_LOADER ? "iteration" : "step",
+                 (long long)r->window.first_step_number);
     else
-        snprintf(buf, size, "steps #%lld-#%lld", (long long)r->window.first_step_number,
+        snprintf(buf, size, "%s #%lld-#%lld", r->window.span == GW_SPAN_LOADER ? "iterations" : "steps",
+                 (long long)r->window.first_step_number,
                  (long long)r->window.last_step_number);
+}
+
+const char *gw_rules_share_of(const gw_rank_stats *r)
+{
+    return r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window";
 }
 
 const char *gw_rules_per_step_unit(const gw_rank_stats *r)
@@ -161,23 +175,6 @@ gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_
     return f;
 }
 
-void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac,
-                   double hi_frac)
-{
-    double per_step = f->explained_s / gw_rules_steps(r) / (devices > 0 ? (double)devices : 1.0);
-    char lo[32], hi[32];
-    gw_rules_fmt_duration(per_step * lo_frac, lo, sizeof lo);
-    gw_rules_fmt_duration(per_step * hi_frac, hi, sizeof hi);
-    char pct[48];
-    gw_rules_fmt_pct_range(f->share * lo_frac * 100.0, f->share * hi_frac * 100.0, pct, sizeof pct);
-    const char *of = r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window";
-    if (strcmp(lo, hi) == 0)
-        snprintf(f->gain, sizeof f->gain, "≈ %s%s (%s of %s)", hi, gw_rules_per_step_unit(r), pct, of);
-    else
-        snprintf(f->gain, sizeof f->gain, "≈ %s to %s%s (%s of %s)", lo, hi, gw_rules_per_step_unit(r),
-                 pct, of);
-}
-
 void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size)
 {
     /* Below 10% one decimal, so a small range keeps its two ends apart. */
@@ -230,4 +227,45 @@ int gw_rules_has_finding(const gw_analysis *a, const char *id, int rank)
         if (a->findings.items[i].rank == rank && strcmp(a->findings.items[i].id, id) == 0)
             return 1;
     return 0;
+}
+
+double gw_rules_cause_share(const gw_rank_totals *tot, gw_idle_cause c)
+{
+    return tot->window_s > 0 && (unsigned)c < GW_IDLE_CAUSE_COUNT ? tot->idle_by_cause_s[c] / tot->window_s : 0.0;
+}
+
+const gw_device_stats *gw_rules_device(const gw_analysis *a, int rank, int32_t device)
+{
+    for (size_t i = 0; i < a->device_count; i++)
+        if (a->devices[i].rank == rank && a->devices[i].device == device)
+            return &a->devices[i];
+    return NULL;
+}
+
+int32_t gw_rules_view_device(const gw_analysis *a, const gw_rank_stats *r, gw_host_view v)
+{
+    int32_t best = -1;
+    double best_s = -1;
+    for (size_t i = 0; i < a->device_count; i++) {
+        const gw_device_stats *d = &a->devices[i];
+        if (d->trace_index != r->trace_index || (unsigned)v >= GW_HOST_VIEW_COUNT)
+            continue;
+        if (d->host_ops[v].idle_s > best_s) {
+            best_s = d->host_ops[v].idle_s;
+            best = d->device;
+        }
+    }
+    return best;
+}
+
+void gw_rules_fix(gw_finding *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(f->fix, sizeof f->fix, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        f->fix[0] = '\0';
+    size_t used = strlen(f->fix);
+    snprintf(f->fix + used, sizeof f->fix - used, " (docs/diagnoses.md: %s)", f->id);
 }

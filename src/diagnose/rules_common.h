@@ -27,6 +27,7 @@ typedef struct gw_rank_totals {
     double window_s;             /* device-seconds of steady window */
     double busy_s, idle_s;
     double compute_s, comm_s, comm_exposed_s, copy_s, set_s;
+    double comm_total_s;         /* all communication kernel time, overlapped or not */
     double idle_by_cause_s[GW_IDLE_CAUSE_COUNT];
     double busy_min_share, busy_max_share; /* over the rank's devices */
 } gw_rank_totals;
@@ -42,10 +43,19 @@ unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r);
 /* 1 when GPU rules should look at this rank: it holds GPU activity (else data.none). */
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r);
 
+/* Share of the rank's device time that the attribution gave to a cause. */
+double gw_rules_cause_share(const gw_rank_totals *tot, gw_idle_cause c);
+/* The device statistics row of (rank, device), NULL when none. */
+const gw_device_stats *gw_rules_device(const gw_analysis *a, int rank, int32_t device);
+/* The rank's device whose host-ops view v covers the most idle time (-1 none). */
+int32_t gw_rules_view_device(const gw_analysis *a, const gw_rank_stats *r, gw_host_view v);
+
 /* Steady steps, at least 1 (the whole window counts as one). */
 double gw_rules_steps(const gw_rank_stats *r);
-/* "steps #2-#9" or "the span of GPU activity (no step markers)". */
+/* "steps #2-#9", "step #6" or "the profiled span (no step markers)". */
 void gw_rules_window_label(const gw_rank_stats *r, char *buf, size_t size);
+/* "step time" or "the window": what shares are of. */
+const char *gw_rules_share_of(const gw_rank_stats *r);
 /* "ms/step" or "ms in the window": the unit for per-step figures. */
 const char *gw_rules_per_step_unit(const gw_rank_stats *r);
 
@@ -64,13 +74,6 @@ void gw_rules_fmt_count(double count, char *buf, size_t size);
 gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_stats *r,
                              int32_t device, double share, double explained_s);
 
-/* Writes f->gain for a fix expected to recover between lo_frac and hi_frac of the time
- * the finding explains: "≈ 150 ms to 180 ms/step (35-41% of step time)"; without steps
- * "≈ 12 ms to 37 ms in the window (4.2-12.6% of the window)". devices: how many device
- * windows f->explained_s adds up (1 for a per-device finding). */
-void gw_rules_gain(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac,
-                   double hi_frac);
-
 /* "12-21%", "0.6-1.1%", "≈ 3%": a range of percentages that never collapses to "1-1%". */
 void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size);
 
@@ -81,23 +84,8 @@ void gw_rules_not_evaluated(gw_analysis *a, const char *id, const char *reason);
 /* 1 when a finding with this id exists for rank r (any device). */
 int gw_rules_has_finding(const gw_analysis *a, const char *id, int rank);
 
-/* Idle gaps of one device over [start, end) computed from the model: how nsys analyze's
- * gpu_gaps and gpu_time_util rules would see it, and what they miss. */
-typedef struct gw_gap_summary {
-    size_t noise_count;          /* gaps shorter than util.gaps.noise_us */
-    double noise_s;
-    size_t mid_count;            /* from noise_us up to nsys_gap_ms */
-    double mid_s;
-    double mid_max_s;
-    size_t long_count;           /* longer than nsys_gap_ms: what gpu_gaps flags */
-    double long_s;
-    size_t chunks;               /* gpu_time_util chunks over the device's active range */
-    size_t low_chunks;           /* of which below util.chunks.low_pct */
-    size_t low_chunks_in_window; /* low chunks overlapping the steady window */
-} gw_gap_summary;
-
-/* Returns 0, or -1 when the trace holds no GPU work on that device. */
-int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
-                  const gw_thresholds *th, gw_gap_summary *out);
+/* Writes f->fix from a printf format and ends it with the finding's entry in the catalogue,
+ * " (docs/diagnoses.md: pipe.host_sync)": the fix stands on its own and says where more is. */
+void gw_rules_fix(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,17 +1,20 @@
-/* §4 of the catalogue, kernels from the trace: kernel.launch_bound (many tiny kernels with
- * gaps as long as they are), kernel.low_occupancy (grids too small for the SMs),
+/* Kernels from the trace: kernel.launch_bound (the GPU idle while the host dispatches GPU
+ * work: short gaps between launches, CUDA calls, and the ops and Python frames that launch
+ * kernels; the evidence says why launch-bound and not CPU-bound), kernel.low_occupancy
+ * (grids too small for the SMs),
  * kernel.fp32_math (matrix work without tensor cores on a GPU that has them), kernel.hot
  * (the top kernels, like nsys cuda_gpu_kern_sum) and kernel.cudnn_autotune (cuDNN algorithm
  * searches inside steady-state steps). */
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 #include "model/classify.h"
 
 /* Share of FP32 matrix time that tensor cores save, taken conservatively: mixed precision
- * runs matrix math 2-8x faster on paper, about 2x end to end for conv nets (seed §4.3). */
+ * runs matrix math 2-8x faster on paper, about 2x end to end for conv nets. */
 #define GW_TENSOR_CORE_SAVING 0.5
 
 static double window_length_s(const gw_rank_stats *r)
@@ -22,52 +25,65 @@ static double window_length_s(const gw_rank_stats *r)
 
 int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
 {
-    const double tiny_thr = a->thresholds.v[GW_T_TINY_KERNEL_SHARE];
-    const double ratio_thr = a->thresholds.v[GW_T_LAUNCH_GAP_RATIO];
+    const double tiny_us = a->thresholds.v[GW_T_TINY_KERNEL_US];
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
         const gw_kernel_stats *k = &r->kernels;
-        if (!gw_rules_rank_has_gpu(a, r) || k->count == 0 || k->median_us <= 0)
-            continue;
-        double ratio = k->median_gap_us / k->median_us;
-        if (k->share_under_5us < tiny_thr || ratio < ratio_thr)
+        if (!gw_rules_rank_has_gpu(a, r))
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        if (tot.window_s <= 0)
+        double gaps_s = tot.idle_by_cause_s[GW_IDLE_LAUNCH], dispatch_s = tot.idle_by_cause_s[GW_IDLE_DISPATCH];
+        double explained = gaps_s + dispatch_s;
+        double share = tot.window_s > 0 ? explained / tot.window_s : 0;
+        if (tot.window_s <= 0 || share < GW_SHARE_MINOR)
             continue;
-        double explained = tot.idle_by_cause_s[GW_IDLE_LAUNCH];
-        int estimated = 0;
-        if (explained <= 0) {
-            /* No launch-gap attribution: one median gap per kernel, bounded by the idle time. */
-            explained = (double)k->count * k->median_gap_us * 1e-6;
-            if (explained > tot.idle_s)
-                explained = tot.idle_s;
-            estimated = 1;
-        }
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, explained);
         if (!f)
             return -1;
-        f->confidence = estimated ? 0.6 : 0.8;
-        char window[96], n[32];
+        int tiny = k->count > 0 && k->share_under_5us >= a->thresholds.v[GW_T_TINY_KERNEL_SHARE];
+        f->confidence = tiny ? 0.85 : 0.7;
+        int32_t vdev = gw_rules_view_device(a, r, GW_VIEW_DISPATCH);
+        const gw_device_stats *d = gw_rules_device(a, r->rank, vdev);
+        f->host_view = GW_VIEW_DISPATCH;
+        f->view_device = vdev;
+        char window[96], n[32], per_step[32];
         gw_rules_window_label(r, window, sizeof window);
         gw_rules_fmt_count((double)k->count, n, sizeof n);
-        snprintf(f->title, sizeof f->title,
-                 "Launch-bound: %.0f%% of %s kernels shorter than %.0f µs, gaps %.1fx the kernel",
-                 k->share_under_5us * 100.0, n, a->thresholds.v[GW_T_TINY_KERNEL_US], ratio);
-        gw_finding_evidence(f, "%s kernels in %s, %.0f%% shorter than %.0f µs; median kernel %.1f µs, "
-                               "median gap between kernels %.1f µs (%.1fx)",
-                            n, window, k->share_under_5us * 100.0, a->thresholds.v[GW_T_TINY_KERNEL_US],
-                            k->median_us, k->median_gap_us, ratio);
-        gw_finding_evidence(f, "GPU idle in launch gaps: %.1f%% of the window%s", f->share * 100.0,
-                            estimated ? " (estimated: count x median gap)" : "");
-        snprintf(f->fix, sizeof f->fix,
-                 "Launch fewer, bigger kernels: torch.compile(model) to fuse element-wise ops, CUDA "
-                 "Graphs (torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay "
-                 "a step with one launch, fused optimizers (foreach/fused=True), a larger batch. "
-                 "Re-profile the same steps: the median gap and kernel count per step should drop "
-                 "(seed §4.1, §4.3).");
-        gw_rules_gain(f, r, tot.device_count, 0.5, 0.9);
+        gw_rules_fmt_duration(explained / gw_rules_steps(r) / (double)tot.device_count, per_step, sizeof per_step);
+        if (k->count > 0)
+            snprintf(f->title, sizeof f->title,
+                     "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work "
+                     "(median kernel %.1f µs)", share * 100.0, gw_rules_share_of(r), k->median_us);
+        else
+            snprintf(f->title, sizeof f->title,
+                     "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work",
+                     share * 100.0, gw_rules_share_of(r));
+        gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host was on its way to the GPU (%s%s): "
+                               "short gaps between launches %.1f%%, dispatching (CUDA calls, framework and "
+                               "Python code that launches kernels) %.1f%%",
+                            share * 100.0, window, per_step, gw_rules_per_step_unit(r),
+                            gaps_s / tot.window_s * 100.0, dispatch_s / tot.window_s * 100.0);
+        if (k->count > 0)
+            gw_finding_evidence(f, "%s kernels in %s, %.0f%% shorter than %.0f µs; median kernel %.1f µs, "
+                                   "median gap between kernels %.1f µs",
+                                n, window, k->share_under_5us * 100.0, tiny_us, k->median_us, k->median_gap_us);
+        if (d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0) {
+            double api = d->dispatch_api_s / d->host_ops[GW_VIEW_DISPATCH].idle_s;
+            gw_finding_evidence(f, "of the dispatch time: inside CUDA calls (cudaLaunchKernel ...) %.0f%%, in "
+                                   "the ops' and frames' own code around them %.0f%%",
+                                api * 100.0, (1.0 - api) * 100.0);
+        }
+        gw_finding_evidence(f, "launch-bound rather than CPU-bound: %.1f%% of the window dispatching GPU "
+                               "work against %.1f%% in the host's own work",
+                            share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
+        gw_rules_fix(f,
+                     "Launch fewer, bigger kernels and spend less host time per launch: "
+                     "torch.compile(model) to fuse element-wise ops, CUDA Graphs "
+                     "(torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay a step "
+                     "with one launch, fused/foreach optimizers, a larger batch. Re-profile the same "
+                     "steps: kernels per step and the GPU's idle time should drop.");
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -120,11 +136,11 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                 k->occupancy_weighted_pct);
         gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
                             tot.compute_s / tot.window_s * 100.0, unused * 100.0);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
                  "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
-                 "LaunchStats --section Occupancy -k regex:<kernel> python train.py) (seed §4.2).");
-        gw_rules_gain(f, r, tot.device_count, 0.2, 0.5);
+                 "LaunchStats --section Occupancy -k regex:<kernel> python train.py).");
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -172,8 +188,8 @@ int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
                  k->fp32_gemm_share * 100.0);
         gw_finding_evidence(f, "matrix/conv kernels without tensor-core names: %s of %s kernel time "
                                "(%.1f%%) in %s", t_fp32, t_all, k->fp32_gemm_share * 100.0, window);
-        gw_finding_evidence(f, "tensor cores would save about half of it: %.1f%% of step time",
-                            f->share * 100.0);
+        gw_finding_evidence(f, "tensor cores would save about half of it: %.1f%% of %s",
+                            f->share * 100.0, gw_rules_share_of(r));
         if (dev)
             gw_finding_evidence(f, "GPU compute capability %d.%d has tensor cores (%s)", dev->cc_major,
                                 dev->cc_minor, dev->cc_major >= 8 ? "TF32, BF16, FP16" : "FP16");
@@ -186,15 +202,15 @@ int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
             }
         }
         int has_tf32 = !dev || dev->cc_major >= 8;
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Use tensor cores: mixed precision with torch.autocast('cuda', dtype=%s) (+ "
                  "GradScaler for FP16)%s. Re-profile: the gemm kernel names should change "
-                 "(e.g. to *_bf16/*s16816*/*hmma*) and their time drop (seed §4.3).",
+                 "(e.g. to *_bf16/*s16816*/*hmma*) and their time drop.",
                  has_tf32 ? "torch.bfloat16" : "torch.float16",
                  has_tf32 ? ", or at least TF32: torch.backends.cuda.matmul.allow_tf32 = True and "
                             "torch.backends.cudnn.allow_tf32 = True" : "");
         /* As a share of the FP32 time: 40-75% (1.7x to 4x faster matrix math). */
-        gw_rules_gain(f, r, tot.device_count, 0.4 / GW_TENSOR_CORE_SAVING, 0.75 / GW_TENSOR_CORE_SAVING);
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -266,11 +282,11 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
             target++;
         char first[80];
         kernel_base_name(k->top[target].name, first, sizeof first);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
                  "--launch-count 1 python train.py; SM busy with memory idle means compute-bound "
                  "(lower precision, a faster algorithm), memory busy with SM idle means memory-bound "
-                 "(fusion) (seed §4.2).", first);
+                 "(fusion).", first);
         snprintf(f->gain, sizeof f->gain, "depends on the kernels: these are where the GPU time goes");
     }
     return 0;
@@ -281,10 +297,9 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
     const double count_thr = a->thresholds.v[GW_T_CUDNN_FIND_COUNT];
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
-        const gw_trace *t = gw_rules_trace(a, r);
-        if (!gw_rules_rank_has_gpu(a, r) || !t)
+        if (!gw_rules_rank_has_gpu(a, r))
             continue;
-        if (!(t->has & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
+        if (!(gw_rules_has(a, r) & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))) {
             gw_rules_not_evaluated(a, rule->id, "the input has no host side");
             continue;
         }
@@ -293,19 +308,8 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
                                                 "apart from steady state");
             continue;
         }
-        size_t count = 0;
-        double search_s = 0;
-        /* Nested spans (cudnnFind inside cudnn_convolution_find) count once: outermost only. */
-        gw_ns covered_until = 0;
-        for (size_t j = 0; j < t->host_count; j++) {
-            const gw_host_event *h = &t->host[j];
-            if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns ||
-                h->start >= r->window.end_ns || h->start < covered_until)
-                continue;
-            count++;
-            search_s += (double)(h->end - h->start) * 1e-9;
-            covered_until = h->end;
-        }
+        size_t count = r->cudnn_searches;
+        double search_s = r->cudnn_search_s;
         if (count == 0 || (double)count < count_thr)
             continue;
         double window = window_length_s(r);
@@ -321,12 +325,12 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "%zu cuDNN algorithm searches (cudnnFind*) in %s, %s in total (%.1f%% "
                                "of the window): input shapes keep changing, so benchmark mode "
                                "searches again", count, label, total, f->share * 100.0);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "With fixed input shapes keep torch.backends.cudnn.benchmark = True and make the "
                  "shapes constant (drop_last=True, pad or bucket variable sizes); with shapes that "
                  "really vary, set torch.backends.cudnn.benchmark = False. Re-profile: no cudnnFind "
-                 "after the first steps (seed §4.3).");
-        gw_rules_gain(f, r, 1, 0.7, 1.0);
+                 "after the first steps.");
+        gw_gain_write(f, r, 1);
     }
     return 0;
 }

@@ -1,9 +1,10 @@
-/* §5 of the catalogue, device memory from the trace: mem.near_full (peak reserved near
- * capacity), mem.alloc_churn (allocator calls inside steady steps), mem.zero_grad_memset
- * (gradient zeroing as memsets/fill kernels) and mem.batch_headroom (GPU idle-ish with most
- * memory free: the batch could grow). */
+/* Device memory from the trace: mem.near_full (peak reserved near capacity), mem.alloc_churn
+ * (the GPU idle while the host is in cudaMalloc/cudaFree-type calls), mem.zero_grad_memset
+ * (gradient zeroing as memsets/fill kernels launched from zero_grad) and mem.batch_headroom
+ * (GPU idle-ish with most memory free: the batch could grow). */
 #include <stdio.h>
 
+#include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 #include "util/units.h"
@@ -58,16 +59,20 @@ int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
         gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
         gw_finding_evidence(f, "%zu allocator calls in %s%s, %s inside them", m->alloc_calls, label,
                             rate, wait);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Make room: a smaller batch with gradient accumulation, activation checkpointing "
                  "(torch.utils.checkpoint), AMP (bf16 halves activations); on a shared GPU cap the "
                  "process with torch.cuda.set_per_process_memory_fraction. Check "
-                 "torch.cuda.memory_stats()['allocated_bytes.all.peak'] after the change (seed §5.1).");
+                 "torch.cuda.memory_stats()['allocated_bytes.all.peak'] after the change.");
         snprintf(f->gain, sizeof f->gain, "avoids allocator retries and OOM; time now in the allocator: %s",
                  wait);
     }
     return 0;
 }
+
+/* Without step markers, fewer allocator calls than this in the window read as set-up, not
+ * as the repeated calls of a training loop (a loop that churns makes them every step). */
+#define GW_ALLOC_LOOP_CALLS 100
 
 int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
 {
@@ -80,45 +85,57 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
             gw_rules_not_evaluated(a, rule->id, "the input has no host API calls");
             continue;
         }
-        /* Without steps the first calls (context creation, model load) cannot be told apart
-         * from calls inside the training loop. */
-        if (r->window.steady_steps == 0 || r->window.whole_window) {
-            gw_rules_not_evaluated(a, rule->id, "no step markers: set-up allocations cannot be told "
-                                                "apart from the training loop");
-            continue;
-        }
         const gw_memory_stats *m = &r->memory;
-        if (m->alloc_calls == 0 || m->alloc_calls_per_step < per_step_thr)
-            continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        double window = window_length_s(r);
-        double idle_share = tot.window_s > 0 ? tot.idle_by_cause_s[GW_IDLE_ALLOCATOR] / tot.window_s : 0;
-        double wait_share = window > 0 ? m->alloc_wait_s / window : 0;
-        double share = idle_share > wait_share ? idle_share : wait_share;
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, share * window);
+        double share = gw_rules_cause_share(&tot, GW_IDLE_ALLOCATOR);
+        int steps = r->window.steady_steps > 0 && !r->window.whole_window;
+        /* The idle the allocator causes always belongs here; with steps, calls in every step
+         * are churn even when they cost little (listed at info). */
+        int churn = steps && m->alloc_calls > 0 && m->alloc_calls_per_step >= per_step_thr;
+        if (m->alloc_calls == 0 || (share < GW_SHARE_MINOR && !churn))
+            continue;
+        double idle_s = tot.idle_by_cause_s[GW_IDLE_ALLOCATOR];
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, idle_s);
         if (!f)
             return -1;
-        f->confidence = 0.8;
+        f->confidence = steps ? 0.8 : 0.6;
+        double window = window_length_s(r);
         char label[96], n[32], wait[32], rate[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_rules_fmt_count((double)m->alloc_calls, n, sizeof n);
+        size_t calls = m->alloc_calls + m->free_calls;
+        gw_rules_fmt_count((double)calls, n, sizeof n);
         gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
         gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
-        snprintf(f->title, sizeof f->title, "Allocator churn: %s cudaMalloc/cudaFree-type calls in %.80s%s",
-                 n, label, rate);
-        gw_finding_evidence(f, "%s allocator calls (%zu frees) in %s after warm-up%s, %s inside them "
-                               "(%.1f%% of step time)", n, m->free_calls, label, rate, wait,
-                            wait_share * 100.0);
-        if (idle_share > 0)
-            gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window",
-                                idle_share * 100.0);
-        snprintf(f->fix, sizeof f->fix,
-                 "Let the caching allocator reuse memory: no torch.cuda.empty_cache() in the loop, "
-                 "constant tensor shapes (pad/bucket), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
-                 "if memory is near full, free headroom first (see mem.near_full). Re-profile: no "
-                 "cudaMalloc/cudaFree after the first steps (seed §5.1).");
-        gw_rules_gain(f, r, 1, 0.7, 1.0);
+        snprintf(f->title, sizeof f->title, "%s: %.16s cudaMalloc/cudaFree-type calls in %.48s%.16s, GPU "
+                 "idle %.1f%% of %s", steps ? "Allocator churn" : "Allocator calls", n, label, rate,
+                 share * 100.0, gw_rules_share_of(r));
+        gw_finding_evidence(f, "%zu allocation and %zu free calls in %s%s, %s inside them (%.1f%% of the "
+                               "window)", m->alloc_calls, m->free_calls, label, rate, wait,
+                            window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0);
+        gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window", share * 100.0);
+        /* Without steps only repetition tells a loop's churn from set-up (model and buffers
+         * allocated once): a few calls in a capture are set-up until shown otherwise. */
+        int set_up = !steps && (double)calls < GW_ALLOC_LOOP_CALLS;
+        if (set_up) {
+            if (f->severity > GW_SEV_MINOR)
+                f->severity = GW_SEV_MINOR;
+            gw_finding_evidence(f, "no step markers and only %zu calls: more likely set-up (model and "
+                                   "buffers allocated once) than churn in a training loop; minor until "
+                                   "steps show them repeating", calls);
+        } else if (!steps) {
+            gw_finding_evidence(f, "no step markers: some of these may be set-up allocations, not churn in "
+                                   "the training loop");
+        }
+        gw_rules_fix(f,
+                         "Let the caching allocator reuse memory: no torch.cuda.empty_cache() in the loop, "
+                         "constant tensor shapes (pad/bucket), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
+                         "if memory is near full, free headroom first (see mem.near_full). Re-profile: no "
+                         "cudaMalloc/cudaFree after the first steps.");
+        if (set_up)
+            gw_gain_one_off(f, "set-up allocation");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -135,30 +152,38 @@ int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule)
         gw_rank_totals_compute(a, r, &tot);
         if (tot.busy_s <= 0 || tot.window_s <= 0)
             continue;
-        double zeroing_s = k->memset_s + k->zero_fill_s;
+        /* Gradient zeroing is memsets and fills launched from zero_grad. When the trace shows
+         * the ops, only those count (a memset elsewhere zeroes something else); without ops the
+         * memsets' origin is unknown and they count at lower confidence. A window without a
+         * single kernel is no training step at all. */
+        int has_ops = (gw_rules_has(a, r) & GW_HAS_CPU_OPS) != 0;
+        double memset_s = has_ops ? k->zero_grad_memset_s : k->memset_s;
+        size_t memsets = has_ops ? k->zero_grad_memset_count : k->memset_count;
+        double zeroing_s = memset_s + k->zero_fill_s;
         double of_busy = zeroing_s / tot.busy_s;
-        if (zeroing_s <= 0 || of_busy < share_thr)
+        if (k->count == 0 || zeroing_s <= 0 || of_busy < share_thr)
             continue;
         gw_finding *f = gw_rules_finding(a, rule, r, -1, zeroing_s / tot.window_s, zeroing_s);
         if (!f)
             return -1;
-        f->confidence = k->zero_fill_kernels > 0 ? 0.85 : 0.6;
+        f->confidence = has_ops ? 0.85 : 0.5;
         char label[96], t_set[32], t_fill[32];
         gw_rules_window_label(r, label, sizeof label);
-        gw_rules_fmt_duration(k->memset_s, t_set, sizeof t_set);
+        gw_rules_fmt_duration(memset_s, t_set, sizeof t_set);
         gw_rules_fmt_duration(k->zero_fill_s, t_fill, sizeof t_fill);
         snprintf(f->title, sizeof f->title, "Gradient zeroing: memsets and fill kernels %.1f%% of GPU "
                  "busy time", of_busy * 100.0);
-        gw_finding_evidence(f, "%zu memsets, %s (%.1f%% of GPU busy time) in %s", k->memset_count,
-                            t_set, k->memset_share * 100.0, label);
+        gw_finding_evidence(f, "%zu memsets%s, %s (%.1f%% of GPU busy time) in %s", memsets,
+                            has_ops ? " launched from zero_grad" : " (the trace has no ops to say where from)",
+                            t_set, memset_s / tot.busy_s * 100.0, label);
         if (k->zero_fill_kernels > 0)
             gw_finding_evidence(f, "%zu fill kernels launched from zero_grad, %s", k->zero_fill_kernels,
                                 t_fill);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "optimizer.zero_grad(set_to_none=True) (the default from PyTorch 2.0; also "
                  "model.zero_grad(set_to_none=True)): gradients are dropped instead of filled with "
-                 "zeros. Re-profile: the memsets per step should disappear (seed §5.3).");
-        gw_rules_gain(f, r, tot.device_count, 0.8, 1.0);
+                 "zeros. Re-profile: the memsets per step should disappear.");
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
@@ -192,10 +217,10 @@ int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "GPU busy %.1f%% of %s while peak reserved memory is %.2f GiB of %.2f GiB "
                                "(%.1f%%)", busy * 100.0, label, m->peak_reserved_bytes / GW_GIB,
                             m->total_mem_bytes / GW_GIB, m->peak_reserved_share * 100.0);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "After the causes above, try a larger batch (x2, scaling the learning rate) and "
                  "time a step at 2-3 batch sizes: if step time grows much less than the batch, the "
-                 "GPU was not saturated (seed §5.2).");
+                 "GPU was not saturated.");
         snprintf(f->gain, sizeof f->gain, "more samples per second if step time grows less than the "
                  "batch; measure the batch/time curve");
     }

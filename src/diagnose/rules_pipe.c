@@ -1,80 +1,15 @@
-/* §3 of the catalogue, the CPU→GPU pipeline from the trace: pipe.no_workers (loading in the
- * training process, reported only with the loader wait it causes), pipe.pageable_copy
- * (runtime and driver-API copies from pageable memory) and pipe.cpu_bound (the GPU idle while
- * the host is busy in its own work). pipe.host_sync has its own file, rules_sync.c. */
+/* The CPU→GPU pipeline from the trace: pipe.pageable_copy (runtime and driver-API copies
+ * from pageable memory: GPU time a pinned buffer would save) and pipe.cpu_bound (the GPU idle
+ * while the host runs its own work: CPU ops that launch nothing, Python, other threads),
+ * with the host ops that ran meanwhile. pipe.host_sync has its own file, rules_sync.c;
+ * pipe.no_workers is folded into data.loader_wait (rules_data.c). */
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/gain.h"
+
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
-
-int gw_rule_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
-{
-    for (size_t i = 0; i < a->rank_count; i++) {
-        const gw_rank_stats *r = &a->ranks[i];
-        /* Single-process loading only costs something when the GPU waits for it: the loader
-         * wait finding carries the time, this one names the cause and its fix. */
-        if (!r->has_gpu_data || !r->single_process_loader)
-            continue;
-        const gw_finding *wait = NULL;
-        for (size_t k = 0; k < a->findings.count && !wait; k++)
-            if (a->findings.items[k].rank == r->rank &&
-                strcmp(a->findings.items[k].id, "data.loader_wait") == 0)
-                wait = &a->findings.items[k];
-        if (!wait)
-            continue;
-        double share = wait->share, explained = wait->explained_s;
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, explained);
-        if (!f)
-            return -1;
-        f->confidence = 0.95;
-        char window[96];
-        gw_rules_window_label(r, window, sizeof window);
-        snprintf(f->title, sizeof f->title,
-                 "DataLoader runs in the training process (num_workers=0): %.1f%% of step time",
-                 share * 100.0);
-        gw_finding_evidence(f, "_SingleProcessDataLoaderIter in %s: every batch is read and "
-                               "transformed by the training thread while the GPU waits",
-                            window);
-        gw_finding_evidence(f, "the same time as data.loader_wait (%.1f%% of step time): this is "
-                               "its cause, not additional time",
-                            share * 100.0);
-        snprintf(f->fix, sizeof f->fix,
-                 "Set DataLoader(num_workers=N) with N from 4 up to the physical cores per GPU, "
-                 "persistent_workers=True, pin_memory=True. If workers fail to start, make the "
-                 "Dataset picklable (no lambdas, locks or open handles as attributes; open them in "
-                 "worker_init_fn) (seed §3.1, §3.2). Re-profile the same steps to confirm.");
-        gw_rules_gain(f, r, 1, 0.7, 0.95);
-    }
-    return 0;
-}
-
-/* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
-#define GW_COPY_NOISE_NS 1000
-
-/* GPU time of pageable copies in the window, host time of the calls that issued them, and
- * how many of them are sub-microsecond noise (with their bytes). */
-static void pageable_times(const gw_trace *t, gw_ns start, gw_ns end, double *gpu_s,
-                           double *host_s, size_t *noise, double *noise_bytes)
-{
-    *gpu_s = *host_s = *noise_bytes = 0;
-    *noise = 0;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (g->kind != GW_GPU_MEMCPY || g->start < start || g->start >= end)
-            continue;
-        if (g->src_mem != GW_MEM_PAGEABLE && g->dst_mem != GW_MEM_PAGEABLE)
-            continue;
-        if (g->end - g->start < GW_COPY_NOISE_NS) {
-            (*noise)++;
-            *noise_bytes += (double)g->bytes;
-        }
-        *gpu_s += (double)(g->end - g->start) * 1e-9;
-        long h = g->correlation ? gw_trace_host_by_corr(t, g->correlation) : -1;
-        if (h >= 0)
-            *host_s += (double)(t->host[h].end - t->host[h].start) * 1e-9;
-    }
-}
 
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 {
@@ -98,13 +33,9 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        double gpu_s = 0, host_s = 0, noise_bytes = 0;
-        size_t noise = 0;
-        const gw_trace *t = gw_rules_trace(a, r);
-        if (t)
-            pageable_times(t, r->window.start_ns, r->window.end_ns, &gpu_s, &host_s, &noise,
-                           &noise_bytes);
-        else if (all_count > 0)
+        double gpu_s = c->pageable_gpu_s, host_s = c->pageable_host_s, noise_bytes = c->pageable_noise_bytes;
+        size_t noise = c->pageable_noise_count;
+        if (gpu_s <= 0 && all_count > 0) /* statistics without per-copy times (unit fixtures) */
             gpu_s = all_seconds * (double)count / (double)all_count;
         /* The copies' own time is what pinning speeds up; the host time in the issuing calls
          * also holds waits for earlier GPU work (a pageable copy synchronises), which
@@ -152,20 +83,40 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "
                                    "cuda_memcpy_async rule does not see these",
                                 c->pageable_via_driver);
-        snprintf(f->fix, sizeof f->fix,
-                 "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
-                 "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
-                 "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
-                 "Confirm: re-profile the same steps, the copies should show 'Pinned' (seed §3.2).");
-        gw_rules_gain(f, r, tot.device_count, 0.5, 0.9);
+        gw_rules_fix(f,
+                     "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
+                     "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
+                     "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
+                     "Confirm: re-profile the same steps, the copies should show 'Pinned'.");
+        gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
 
+/* 1 when the name reads like compilation (JIT, NVRTC, torch.compile, nvFuser lowering). */
+static int looks_like_compile(const char *name)
+{
+    static const char *const words[] = {"ompile", "NVRTC", "Nvrtc", "nvrtc", "jit", "JIT", "Jit",
+                                        "Lower", "lower", "codegen", "Codegen", "inductor", "dynamo"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(name, words[i]))
+            return 1;
+    return 0;
+}
+
+/* Share of the view's idle time covered by ops that read like compilation: the largest
+ * such op (nested compile ranges would otherwise count several times). */
+static double compile_share(const gw_host_ops *v)
+{
+    double best = 0;
+    for (size_t k = 0; k < v->op_count; k++)
+        if (looks_like_compile(v->ops[k].name) && v->ops[k].idle_s > best)
+            best = v->ops[k].idle_s;
+    return v->idle_s > 0 ? best / v->idle_s : 0.0;
+}
+
 int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
 {
-    const double host_thr = a->thresholds.v[GW_T_CPU_BOUND_HOST_BUSY];
-    const double idle_thr = a->thresholds.v[GW_T_CPU_BOUND_MIN_IDLE];
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
         if (!gw_rules_rank_has_gpu(a, r))
@@ -176,45 +127,100 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         }
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
-        if (tot.window_s <= 0 || tot.idle_s <= 0 || tot.idle_s / tot.window_s < idle_thr)
+        double share = gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY);
+        if (tot.window_s <= 0 || share < GW_SHARE_MINOR)
             continue;
-        double host_busy = tot.idle_by_cause_s[GW_IDLE_HOST_BUSY];
-        double of_idle = host_busy / tot.idle_s;
-        if (of_idle < host_thr)
-            continue;
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, host_busy / tot.window_s, host_busy);
+        double own_s = tot.idle_by_cause_s[GW_IDLE_HOST_BUSY];
+        double dispatch_s = tot.idle_by_cause_s[GW_IDLE_DISPATCH] + tot.idle_by_cause_s[GW_IDLE_LAUNCH];
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, own_s);
         if (!f)
             return -1;
-        f->confidence = 0.75;
+        f->confidence = 0.8;
+        int32_t vdev = gw_rules_view_device(a, r, GW_VIEW_OWN_WORK);
+        const gw_device_stats *d = gw_rules_device(a, r->rank, vdev);
+        f->host_view = GW_VIEW_OWN_WORK;
+        f->view_device = vdev;
         char window[96], per_step[32];
         gw_rules_window_label(r, window, sizeof window);
-        gw_rules_fmt_duration(host_busy / gw_rules_steps(r) / (double)tot.device_count, per_step,
-                        sizeof per_step);
+        gw_rules_fmt_duration(own_s / gw_rules_steps(r) / (double)tot.device_count, per_step, sizeof per_step);
         snprintf(f->title, sizeof f->title,
-                 "CPU-bound: the GPU waits %.1f%% of step time while the host runs its own work",
-                 f->share * 100.0);
-        gw_finding_evidence(f, "host busy in ops/Python during %.0f%% of the GPU's idle time (%s%s), %s",
-                            of_idle * 100.0, per_step, gw_rules_per_step_unit(r), window);
-        gw_finding_evidence(f, "GPU idle %.1f%% of the window", tot.idle_s / tot.window_s * 100.0);
-        const gw_trace *t = gw_rules_trace(a, r);
-        gw_gap_summary g;
-        if (t && tot.main_device >= 0 &&
-            gw_rules_gaps(t, tot.main_device, r->window.start_ns, r->window.end_ns, &a->thresholds,
-                          &g) == 0 && g.mid_count > 0) {
-            char n[32], sum[32];
-            gw_rules_fmt_count((double)g.mid_count, n, sizeof n);
-            gw_rules_fmt_duration(g.mid_s, sum, sizeof sum);
-            gw_finding_evidence(f, "%s idle gaps between %.0f µs and %.0f ms add up to %s", n,
-                                a->thresholds.v[GW_T_GAP_NOISE_US], a->thresholds.v[GW_T_NSYS_GAP_MS],
-                                sum);
+                 "CPU-bound: the GPU waits %.1f%% of %s while the host runs its own work (%s%s)",
+                 share * 100.0, gw_rules_share_of(r), per_step, gw_rules_per_step_unit(r));
+        gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host ran ops, code or threads that put no "
+                               "work on the GPU (%s%s)",
+                            share * 100.0, window, per_step, gw_rules_per_step_unit(r));
+        /* CUDA calls before the GPU's first work (context creation, module loading). */
+        double startup = own_s > 0 ? r->startup_call_s * (double)tot.device_count / own_s : 0;
+        if (startup > 1)
+            startup = 1;
+        double cpu_op = 0, other = 0, python = 0;
+        if (d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0) {
+            double v = d->host_ops[GW_VIEW_OWN_WORK].idle_s;
+            cpu_op = d->own_cpu_op_s / v;
+            other = d->own_other_threads_s / v;
+            python = 1.0 - cpu_op - other - startup;
+            if (python < 0)
+                python = 0;
+            char su[64] = "";
+            if (startup > 0)
+                snprintf(su, sizeof su, ", start-up CUDA calls %.0f%%", startup * 100.0);
+            gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
+                                   "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
+                                   "the process while the feeding thread waited %.0f%%",
+                                cpu_op * 100.0, su, python * 100.0, other * 100.0);
         }
-        snprintf(f->fix, sizeof f->fix,
-                 "Give the GPU more work per host instruction: torch.compile(model) (fusion, fewer "
-                 "launches), CUDA Graphs (mode='reduce-overhead'), a larger batch, fewer Python-level "
-                 "ops per step, optimizer and metrics on the GPU (fused/foreach optimizers). Find the "
-                 "host hot spots with py-spy top --pid <training pid>. Re-profile the same steps "
-                 "after each change (seed §3.3, §4.3).");
-        gw_rules_gain(f, r, tot.device_count, 0.4, 0.8);
+        gw_finding_evidence(f, "CPU-bound rather than launch-bound: %.1f%% of the window in the host's own "
+                               "work against %.1f%% dispatching GPU work",
+                            share * 100.0, dispatch_s / tot.window_s * 100.0);
+        double compile = d ? compile_share(&d->host_ops[GW_VIEW_OWN_WORK]) : 0;
+        if (r->startup_call_s > 0) {
+            char d_s[32];
+            gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
+            gw_finding_evidence(f, "%s in CUDA calls made before the GPU's first work (the longest: %.40s): "
+                                   "creating the CUDA context and loading modules, a one-off start-up cost",
+                                d_s, r->startup_call);
+        }
+        if (startup >= 0.5) {
+            snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
+            gw_rules_fix(f,
+                         "Profile steady-state steps, not start-up: create the CUDA context and warm up "
+                         "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
+                         "each iteration, or nsys --capture-range=cudaProfilerApi around the steps), so "
+                         "context creation and first-call library loads fall outside the window.");
+        } else if (compile >= 0.5) {
+            gw_finding_evidence(f, "%.0f%% of it inside compilation ranges (JIT): the steps profiled were "
+                                   "still compiling", compile * 100.0);
+            gw_rules_fix(f,
+                         "The host is compiling kernels while the GPU waits (JIT compilation, e.g. "
+                         "NVRTC, torch.compile, nvFuser): warm up before profiling (run the shapes once "
+                         "first), keep input shapes stable so compiled kernels are reused (or mark "
+                         "dynamic dimensions), and use the compiler's cache across runs; steady-state "
+                         "steps should show no compile ranges.");
+        } else if (cpu_op >= 0.5) {
+            gw_rules_fix(f,
+                         "Ops do their work on the CPU while the GPU waits (the ops above spend far more "
+                         "time on the host than in launching GPU work): keep their tensors on the GPU "
+                         "(device='cuda'), drop .cpu()/.numpy() round trips, move the optimizer and metrics "
+                         "to the GPU (foreach/fused); re-profile the same steps: these ops' host time "
+                         "should shrink to their launches.");
+        } else if (other >= 0.5) {
+            gw_rules_fix(f,
+                         "The feeding thread waits while other threads of the process work (the ops "
+                         "above): take that work off the training loop's path (a background thread or "
+                         "process that does not hold the GIL, an earlier start), or give it its own "
+                         "cores; re-profile the same steps.");
+        } else {
+            gw_rules_fix(f,
+                         "Take host work off the GPU's critical path: preprocessing into DataLoader "
+                         "workers, Python loops vectorised or moved to the GPU, optimizer and metrics on "
+                         "the GPU (foreach/fused optimizers), logging every N steps. Find the host hot "
+                         "spots with py-spy top --pid <training pid> and re-profile the same steps after "
+                         "each change.");
+        }
+        if (startup >= 0.5)
+            gw_gain_one_off(f, "CUDA initialisation");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

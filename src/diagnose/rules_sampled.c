@@ -64,12 +64,12 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
     gw_finding_evidence(f, "job CPU %.0f%% of one core on average: the host side was recorded",
                         isnan(st->job_cpu_mean_pct) ? 0.0 : st->job_cpu_mean_pct);
     if (st->has_gpu_util)
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Check that the job puts its model and tensors on the GPU (torch.cuda.is_available(), "
                  "model.to('cuda'), tensor.device) and that CUDA_VISIBLE_DEVICES names this GPU; read the "
                  "job's log for CUDA errors.");
     else
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Check the driver (nvidia-smi), that the job runs where a GPU is visible "
                  "(CUDA_VISIBLE_DEVICES) and that libnvidia-ml.so.1 is on the loader path; then record again.");
     snprintf(f->gain, sizeof f->gain, "none to estimate: no GPU time was measured");
@@ -113,14 +113,14 @@ static void timeline_shape(const gw_analysis *a, const gw_sampled_gpu *g, char *
     }
     double mem_share = g->memory_total_bytes > 0 ? g->memory_used_max_bytes / g->memory_total_bytes : NAN;
     if (st->gpu_count > 1 && hi - lo >= a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS])
-        snprintf(buf, size, "timeline shape (§1.3): GPUs waiting for each other (GPU-Util %.0f-%.0f%%): "
-                            "communication or imbalance (§6)", lo, hi);
+        snprintf(buf, size, "timeline shape: GPUs waiting for each other (GPU-Util %.0f-%.0f%%): "
+                            "communication or imbalance", lo, hi);
     else if (!isnan(mem_share) && mem_share >= 0.8 && !isnan(g->sm_active_mean_pct) && g->sm_active_mean_pct < 50)
-        snprintf(buf, size, "timeline shape (§1.3): memory high (%.0f%% used), SM activity low (%.0f%%): "
-                            "oversized batch, paging or sparse work (§5)", mem_share * 100.0, g->sm_active_mean_pct);
+        snprintf(buf, size, "timeline shape: memory high (%.0f%% used), SM activity low (%.0f%%): "
+                            "oversized batch, paging or sparse work", mem_share * 100.0, g->sm_active_mean_pct);
     else if (!isnan(st->job_cpu_mean_pct) && st->job_cpu_mean_pct >= 80.0)
-        snprintf(buf, size, "timeline shape (§1.3): CPU side dense (job %.0f%% of a core), GPU side sparse "
-                            "(%.0f%%): data supply, Python preprocessing, GIL (§2, §3)",
+        snprintf(buf, size, "timeline shape: CPU side dense (job %.0f%% of a core), GPU side sparse "
+                            "(%.0f%%): data supply, Python preprocessing, GIL",
                  st->job_cpu_mean_pct, g->util_mean_pct);
     else
         idle_both(a, buf, size);
@@ -146,6 +146,10 @@ int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)
     long worst = least_used_gpu(st);
     if (worst < 0 || !st->gpu_ever_used)
         return 0; /* data.none says it */
+    /* With a trace's GPU activity, how busy the GPU was is the trace's verdict line (exact,
+     * where GPU-Util samples only say a kernel ran). */
+    if (a->device_count > 0)
+        return 0;
     const gw_sampled_gpu *g = &st->gpus[worst];
     double threshold = a->thresholds.v[GW_T_UTIL_LOW_BUSY] * 100.0;
     if (g->util_mean_pct >= threshold)
@@ -178,10 +182,10 @@ int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "GPU %zu: GPU-Util %.1f%%", k, st->gpus[k].util_mean_pct);
     gw_finding_evidence(f, "%s", shape);
     gw_finding_evidence(f, "idle time no other finding explains: %.1f%% of the window", f->share * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Fix the findings ranked above first. For the rest, record a trace of a few steps "
              "(gpuwhy run --trace, or torch.profiler) to see what the host does while the GPU "
-             "waits, and compare GPU-Util on the same workload after each change (seed §8.3).");
+             "waits, and compare GPU-Util on the same workload after each change.");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% more GPU time if the idle time is removed",
              f->share * 100.0);
     return 0;
@@ -217,7 +221,7 @@ int gw_rule_s_util_inflated(gw_analysis *a, const gw_rule *rule)
         if (!isnan(g->sm_occupancy_mean_pct))
             gw_finding_evidence(f, "SM occupancy %.1f%%", g->sm_occupancy_mean_pct);
         gw_finding_evidence(f, "triggers: GPU-Util >= %.0f%% and SM activity < %.0f%%", util_thr, sm_thr);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Judge the GPU by SM activity, not GPU-Util: kernels too small to fill the SMs "
                  "(small batch, unfused element-wise ops). Larger batch, torch.compile or fused ops; "
                  "check kernel.low_occupancy in a trace.");
@@ -253,7 +257,7 @@ int gw_rule_s_kernel_memory_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "DRAM bandwidth utilisation %.1f%% (GPM) with SM activity %.1f%% over %s",
                             g->dram_bw_mean_pct, g->sm_active_mean_pct, st->window_description);
         gw_finding_evidence(f, "triggers: DRAM >= %.0f%% and SM activity < %.0f%%", dram_thr, sm_thr);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Move fewer bytes per FLOP: lower precision (bf16/fp16 AMP), fuse element-wise ops "
                  "(torch.compile), channels_last for convolutions; confirm with Nsight Compute "
                  "memory workload analysis on the top kernels.");
@@ -291,7 +295,7 @@ int gw_rule_s_mem_near_full(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.8;
         snprintf(f->title, sizeof f->title, "GPU %zu memory %.0f%% full", k, used * 100.0);
         gw_finding_evidence(f, "trigger: >= %.0f%% of capacity", thr * 100.0);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Smaller batch, activation checkpointing, AMP, or set_per_process_memory_fraction "
                  "on a shared GPU; watch for allocator retries (torch.cuda.memory_stats num_alloc_retries).");
         snprintf(f->gain, sizeof f->gain, "avoids out-of-memory failures and allocator retries");
@@ -336,7 +340,7 @@ int gw_rule_s_comm_straggler(gw_analysis *a, const gw_rule *rule)
         if ((long)k != lo && (long)k != hi && !isnan(st->gpus[k].util_mean_pct))
             gw_finding_evidence(f, "GPU %zu: %.1f%%", k, st->gpus[k].util_mean_pct);
     gw_finding_evidence(f, "trigger: spread >= %.0f points", thr);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "In data-parallel training the fast GPUs wait for the slowest at each all-reduce: find "
              "what differs on the odd GPU (its data shard, its CPU feed and NUMA node, its clocks: "
              "see gpu.throttled, host.numa_remote), or rebalance the work.");
@@ -378,7 +382,7 @@ int gw_rule_s_host_gpu_shared(gw_analysis *a, const gw_rule *rule)
         if (uses_sm)
             gw_finding_evidence(f, "their SM utilisation %.1f%% on average (NVML per-process samples)",
                                 g->foreign_sm_mean_pct);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Give the job a GPU of its own: CUDA_VISIBLE_DEVICES to a free GPU, MIG partitions, "
                  "or a scheduler that allocates whole GPUs; stop the other process (nvidia-smi shows it).");
         snprintf(f->gain, sizeof f->gain, "≈ %.0f%% of the GPU's time the other process takes", share * 100.0);
@@ -437,7 +441,7 @@ int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule)
         if (!isnan(g->power_mean_w) && g->power_limit_w > 0)
             gw_finding_evidence(f, "power %.0f W on average vs limit %.0f W", g->power_mean_w, g->power_limit_w);
         gw_finding_evidence(f, "trigger: throttled >= %.0f%% of the busy window", thr * 100.0);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Check the node: cooling and airflow for thermal reasons, the power limit "
                  "(nvidia-smi -q -d PERFORMANCE,POWER; nvidia-smi -pl) for power capping; compare "
                  "with the other GPUs of the node.");
@@ -475,7 +479,7 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule)
         if (g->lost)
             gw_finding_evidence(f, "NVML answered GPU_IS_LOST during the recording");
         gw_finding_evidence(f, "%.1f s of the %.1f s window from the first fault on", g->faulty_s, st->window_s);
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Drain the node and check the driver and hardware: dmesg | grep -i xid, nvidia-smi -q "
                  "-d ECC,PAGE_RETIREMENT; Xid 79 (fallen off the bus) and 48/63/64 (ECC) mean a "
                  "hardware ticket, Xid 13/31/43 usually an application fault.");

@@ -73,6 +73,10 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule);
 int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule);
 /* the training process waiting on its loader workers (rules_sampled_loader.c) */
 int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule);
+/* 1 when a merged trace could see the DataLoader itself (a profiler trace with host ops, or
+ * loader ranges from NVTX): its measure of the loader wait then stands, found or not, and the
+ * samples only add to a data.loader_wait it made. */
+int gw_sampled_trace_sees_loader(const gw_analysis *a);
 /* recurring drops (rules_sampled_periodic.c) */
 int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule);
 

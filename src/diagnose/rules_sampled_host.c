@@ -73,7 +73,7 @@ static int storage_held_back(gw_analysis *a)
     gw_finding_evidence(f, "over %s; trigger: job in D state >= %.0f%% of the window (the disk's own trigger, "
                            "%%util >= %.0f%%, did not fire)", st->window_description, d_thr * 100.0,
                         a->thresholds.v[GW_T_STORAGE_UTIL_PCT]);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Look for a limit on the job's reads: the cgroup's io.max (cat /sys/fs/cgroup/<the job's "
              "cgroup>/io.max; blkio.throttle.read_bps_device on cgroup v1; a container's --device-read-bps), "
              "or a cloud volume's IOPS/throughput cap; raise it, or put the dataset on local NVMe or tmpfs, "
@@ -124,7 +124,7 @@ int gw_rule_s_data_storage_bound(gw_analysis *a, const gw_rule *rule)
     gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "over %s; triggers: %%util >= %.0f%% for >= %.0f%% of the window", st->window_description,
                         util_thr, share_thr * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Read less or faster: put the dataset on local NVMe or tmpfs, pack small files into "
              "shards (WebDataset, TFRecord), keep it in the page cache (enough free RAM), or "
              "cache decoded samples; check with a synthetic-data run that the GPU then fills.");
@@ -162,13 +162,13 @@ int gw_rule_s_data_workers_cpu_bound(gw_analysis *a, const gw_rule *rule)
     gw_finding_evidence(f, "machine: %d CPUs, %.0f%% busy; over %s", st->cpu_count, busy, st->window_description);
     /* More workers only help while CPUs are left over; a full machine needs less work per sample. */
     if (busy >= GW_MACHINE_FULL_PCT)
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Every CPU is busy (%.0f%%), so more workers would not help: make each sample cheaper "
                  "(decode once and cache, smaller images, fewer augmentations), move augmentation to the "
                  "GPU (DALI, torchvision v2 on GPU tensors), stop other work on the machine, or use a "
                  "machine with more cores per GPU.", busy);
     else
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "More DataLoader workers up to the physical cores (num_workers), cheaper transforms "
                  "(decode once and cache, smaller images), or GPU-side augmentation (DALI, torchvision v2 on GPU).");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
@@ -184,11 +184,25 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     if (st->worker_count > 0 || isnan(st->main_cpu_mean_pct) ||
         (st->main_cpu_mean_pct < thr && st->main_busy_share < 0.5) || !gw_sampled_gpu_waits(a))
         return 0;
+    /* pipe.no_workers is the mechanism of a loader wait: with a trace that measured the wait
+     * it joins that finding (folded in, as the trace folds _SingleProcessDataLoaderIter); a
+     * trace that saw the loader and found no wait has put the busy process's time in its own
+     * partition of the idle (pipe.cpu_bound ...), so a second share of the same idle would
+     * count it twice. Only a trace blind to the loader leaves the samples to tell. */
+    const gw_finding *wait = gw_findings_get(&a->findings, "data.loader_wait");
+    if (wait && !(wait->basis & GW_BASIS_TRACE))
+        wait = NULL;
+    if (!wait && gw_sampled_trace_sees_loader(a))
+        return 0;
     double share = gw_sampled_idle_share(st);
     int joined;
-    gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", NULL, -1, share, &joined);
+    gw_finding *f = gw_sampled_finding(a, "pipe.no_workers", wait ? "data.loader_wait" : NULL, -1, share, &joined);
     if (!f)
         return -1;
+    if (joined && strcmp(f->id, "data.loader_wait") == 0 && !strstr(f->includes, "pipe.no_workers")) {
+        size_t used = strlen(f->includes);
+        snprintf(f->includes + used, sizeof f->includes - used, "%spipe.no_workers", used ? "," : "");
+    }
     gw_finding_evidence(f, "%sthe job is one process (%s, pid %d) at %.0f%% of a core, busy (>= %.0f%% of a core, "
                            "or runnable) in %.0f%% of its samples, no worker process over %s",
                         joined ? "samples: " : "", st->main_comm, (int)st->main_pid, st->main_cpu_mean_pct, thr,
@@ -200,7 +214,7 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     snprintf(f->title, sizeof f->title, "One busy process and no workers: %s at %.0f%% of a core while the GPU waits",
              st->main_comm, st->main_cpu_mean_pct);
     gw_sampled_gpu_context(a, f);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Load data in worker processes: DataLoader(num_workers=N, persistent_workers=True, "
              "pin_memory=True); check the dataset pickles (no lambdas or open handles) and "
              "worker_init_fn. Confirm with a trace (_SingleProcessDataLoaderIter).");
@@ -288,7 +302,7 @@ int gw_rule_s_pipe_oversubscribed(gw_analysis *a, const gw_rule *rule)
                            "per CPU, or other processes below %.0f%% of the CPUs", thr * 100.0,
                         a->thresholds.v[GW_T_OVERSUB_RUNNABLE_PER_CPU],
                         a->thresholds.v[GW_T_FOREIGN_CPU_SHARE] * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Fewer workers than cores (num_workers <= cores - 2), fewer intra-op threads per worker "
              "(torch.set_num_threads(1) in worker_init_fn, OMP_NUM_THREADS), and pin the training "
              "process to its own cores (taskset/numactl).");
@@ -349,7 +363,7 @@ int gw_rule_s_host_cpu_contention(gw_analysis *a, const gw_rule *rule)
                             st->cpu_steal_mean_pct, job_cores * 100.0, steal * 100.0);
     gw_finding_evidence(f, "triggers: other CPU >= %.0f%% with the job waiting, or steal >= %.0f%%",
                         foreign_thr * 100.0, steal_thr * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Isolate the job's cores: cpusets/cgroups for the other processes (systemd-run -p "
              "AllowedCPUs=), taskset the job to cores nobody else uses, move or reschedule the "
              "co-tenants%s.", contended ? "" : "; on a VM ask for dedicated vCPUs");
@@ -389,7 +403,7 @@ int gw_rule_s_host_memory_pressure(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "%.0f major page faults/s", st->major_faults_per_s_mean);
     gw_finding_evidence(f, "over %s; triggers: any swap-in, or PSI memory some >= %.0f%%", st->window_description,
                         psi_thr * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Use less host memory: fewer DataLoader workers or a smaller prefetch_factor, datasets "
              "memory-mapped instead of copied into each worker, no growing caches; or give the job "
              "more RAM (a larger memory.max).");
@@ -423,7 +437,7 @@ int gw_rule_s_data_network_fs(gw_analysis *a, const gw_rule *rule)
              fs->fs_type, fs->mount_point);
     gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "over %s", st->window_description);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Copy the dataset to local NVMe (or tmpfs) before training, or read it in large "
              "sequential shards (WebDataset, TFRecord) with more loader workers to hide the latency.");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
@@ -463,7 +477,7 @@ int gw_rule_s_host_numa_remote(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "node %d's CPUs: %.100s", st->numa_gpu_node, st->samples->numa_nodes[n].cpulist);
     gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "trigger: >= %.0f%% of job CPU time remote", thr * 100.0);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Bind the training process and its loader workers to the GPU's node: numactl "
              "--cpunodebind=%d --membind=%d python train.py (or taskset with that node's CPUs); "
              "with several GPUs, one rank per node's GPUs.", st->numa_gpu_node, st->numa_gpu_node);

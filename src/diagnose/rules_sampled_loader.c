@@ -70,10 +70,8 @@ static int tally(const gw_sample_stats *st, double main_cpu_pct, wait_tally *t)
     return 0;
 }
 
-/* 1 when a merged trace could see the loader itself: a profiler trace with host ops (its
- * DataLoader spans are recorded by default), or loader spans from NVTX. Its measure of the
- * wait then stands, found or not; the samples only add to a finding it made. */
-static int trace_sees_loader(const gw_analysis *a)
+/* A profiler trace records its DataLoader spans by default. */
+int gw_sampled_trace_sees_loader(const gw_analysis *a)
 {
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
@@ -100,7 +98,7 @@ int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule)
     /* A host wait only costs while the GPU waits (or the trace measured the loader wait). */
     if (share < thr || !gw_sampled_gpu_waits(a))
         return 0;
-    if (!gw_findings_get(&a->findings, "data.loader_wait") && trace_sees_loader(a))
+    if (!gw_findings_get(&a->findings, "data.loader_wait") && gw_sampled_trace_sees_loader(a))
         return 0;
     int joined;
     gw_finding *f = gw_sampled_finding(a, "data.loader_wait", "data.loader_wait", -1, share, &joined);
@@ -128,19 +126,19 @@ int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule)
     double busy = isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct;
     /* The fix follows what the workers were doing while the main process waited. */
     if (reading > running)
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "The workers wait on storage: read the dataset from local NVMe, tmpfs or the page cache, pack "
                  "small files into shards, look for an I/O limit (cgroup io.max); more workers only overlap "
                  "more reads. Confirm with a trace of a few steps (torch.profiler: the "
                  "enumerate(DataLoader)#...__next__ spans).");
     else if (busy >= GW_MACHINE_FULL_PCT)
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "The workers compute on a full machine (%.0f%% CPU busy): make each sample cheaper (decode once "
                  "and cache, smaller images, fewer augmentations) or augment on the GPU; more workers would not "
                  "help. Confirm with a trace of a few steps (torch.profiler: the enumerate(DataLoader)#...__next__ "
                  "spans).", busy);
     else
-        snprintf(f->fix, sizeof f->fix,
+        gw_rules_fix(f,
                  "Feed the loop faster: more workers up to the free cores (num_workers), prefetch_factor, "
                  "persistent_workers=True, pin_memory=True, cheaper transforms. Confirm with a trace of a few "
                  "steps (torch.profiler: the enumerate(DataLoader)#...__next__ spans).");

@@ -303,7 +303,7 @@ int gw_rule_s_host_periodic_interference(gw_analysis *a, const gw_rule *rule)
     gw_sample_range_label(st, eps[0].first, eps[0].end, range, sizeof range);
     gw_finding_evidence(f, "first drop %s", range);
     gw_finding_evidence(f, "trigger: >= %zu recurrences", min_recur);
-    snprintf(f->fix, sizeof f->fix,
+    gw_rules_fix(f,
              "Find what schedules %s (crontab -l, systemctl list-timers, its parent process) and "
              "move it off the training hours or off this node, or lower its priority (ionice -c3, "
              "nice -n19, a cgroup io.max).", named ? c.comm : "the work recurring at that period");

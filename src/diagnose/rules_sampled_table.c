@@ -98,7 +98,9 @@ gw_finding *gw_sampled_finding(gw_analysis *a, const char *id, const char *join_
     const char *want = join_id ? join_id : id;
     for (size_t i = 0; i < a->findings.count; i++) {
         gw_finding *f = &a->findings.items[i];
-        if (!(f->basis & GW_BASIS_TRACE) || strcmp(f->id, want) != 0)
+        /* The trace's finding of that id, or the one it is folded into (pipe.no_workers is
+         * data.loader_wait's mechanism). */
+        if (!(f->basis & GW_BASIS_TRACE) || (strcmp(f->id, want) != 0 && !strstr(f->includes, want)))
             continue;
         if (device >= 0 && f->device >= 0 && f->device != device)
             continue;

@@ -1,5 +1,5 @@
 /* Default thresholds of every diagnosis, in one table. Sources: the user's checklist
- * (seed §), ../shared/DIAGNOSES.md, and the tools users compare us with (TensorBoard
+ * (restated in ../shared/DIAGNOSES.md), and the tools users compare us with (TensorBoard
  * profiler plugin: DataLoader > 5%; nsys analyze; HTA). */
 #include "diagnose/thresholds.h"
 
@@ -28,11 +28,8 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_PAGEABLE_BYTES_SHARE] = {"pipe.pageable_copy.bytes_share", 0.05, "fraction", "or pageable share of copied bytes at or above"},
     [GW_T_SYNC_PER_STEP] = {"pipe.host_sync.per_step", 1, "count", "blocking syncs per steady step at or above"},
     [GW_T_SYNC_WAIT_SHARE] = {"pipe.host_sync.wait_share", 0.05, "fraction", "or sync wait share of step time at or above"},
-    [GW_T_CPU_BOUND_HOST_BUSY] = {"pipe.cpu_bound.host_busy_share", 0.80, "fraction", "host busy share of GPU idle time at or above"},
-    [GW_T_CPU_BOUND_MIN_IDLE] = {"pipe.cpu_bound.min_idle_share", 0.10, "fraction", "considered only when the GPU is idle at least this share"},
-    [GW_T_TINY_KERNEL_US] = {"kernel.launch_bound.tiny_us", 5, "µs", "kernels shorter than this are tiny (seed §4.1)"},
+    [GW_T_TINY_KERNEL_US] = {"kernel.launch_bound.tiny_us", 5, "µs", "kernels shorter than this are tiny"},
     [GW_T_TINY_KERNEL_SHARE] = {"kernel.launch_bound.tiny_share", 0.50, "fraction", "share of kernels that are tiny at or above"},
-    [GW_T_LAUNCH_GAP_RATIO] = {"kernel.launch_bound.gap_ratio", 1.0, "ratio", "median inter-kernel gap / median kernel at or above"},
     [GW_T_LOW_OCC_BLOCKS_PER_SM] = {"kernel.low_occupancy.blocks_per_sm", 1.0, "blocks", "time-weighted blocks per SM below"},
     [GW_T_FP32_MATH_SHARE] = {"kernel.fp32_math.share", 0.30, "fraction", "FP32 matrix kernels share of kernel time at or above"},
     [GW_T_FP32_MIN_CC] = {"kernel.fp32_math.min_cc", 7, "major", "only on GPUs with tensor cores (compute capability major at least)"},
@@ -64,6 +61,10 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_NSYS_UTIL_PCT] = {"util.chunks.low_pct", 50, "percent", "a chunk below this time utilisation is low (nsys gpu_time_util default)"},
     [GW_T_CUDNN_FIND_COUNT] = {"kernel.cudnn_autotune.count", 2, "count", "cuDNN algorithm searches inside the steady window at or above"},
     [GW_T_LAUNCH_GAP_US] = {"attribution.launch_gap_us", 30, "µs", "GPU idle gaps shorter than this between two pieces of GPU work count as launch gaps (HTA consecutive_kernel_delay)"},
+    [GW_T_SYNC_BUBBLE_MS] = {"attribution.sync_bubble_ms", 1, "ms", "GPU idle right after a blocking sync, up to this long, is the sync's (the queue was drained: the GPU waits for the host's next launch)"},
+    [GW_T_DISPATCH_RATIO] = {"attribution.dispatch_ratio", 8, "ratio", "an op, annotation or Python frame that launches GPU work counts as dispatching it (launch-bound) while its own time is at most this many times that of the CUDA calls beneath it; beyond, it is the host's own work (CPU-bound)"},
+    [GW_T_WINDOW_MIN_BUSY_MS] = {"window.min_busy_ms", 50, "ms", "a window with less GPU work than this is too short to judge (severities capped at minor) ..."},
+    [GW_T_WINDOW_MIN_STEPS] = {"window.min_steps", 3, "count", "... unless it holds at least this many steady steps (a repeating pattern)"},
 };
 
 const gw_threshold_info *gw_threshold_table(void)

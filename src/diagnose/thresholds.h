@@ -29,12 +29,9 @@ typedef enum gw_threshold_id {
     GW_T_PAGEABLE_BYTES_SHARE,     /* pipe.pageable_copy: share of copy bytes */
     GW_T_SYNC_PER_STEP,            /* pipe.host_sync: blocking syncs per steady step */
     GW_T_SYNC_WAIT_SHARE,          /* pipe.host_sync: sync wait share of step */
-    GW_T_CPU_BOUND_HOST_BUSY,      /* pipe.cpu_bound: host busy share of GPU idle */
-    GW_T_CPU_BOUND_MIN_IDLE,       /* pipe.cpu_bound: only when idle share at least this */
     /* §4 kernels */
     GW_T_TINY_KERNEL_US,           /* kernel.launch_bound: "tiny" kernel length (µs) */
     GW_T_TINY_KERNEL_SHARE,        /* kernel.launch_bound: share of kernels that are tiny */
-    GW_T_LAUNCH_GAP_RATIO,         /* kernel.launch_bound: median gap / median kernel */
     GW_T_LOW_OCC_BLOCKS_PER_SM,    /* kernel.low_occupancy: time-weighted blocks/SM below */
     GW_T_FP32_MATH_SHARE,          /* kernel.fp32_math: FP32 gemm share of kernel time */
     GW_T_FP32_MIN_CC,              /* kernel.fp32_math: compute capability (major) at least */
@@ -71,6 +68,11 @@ typedef enum gw_threshold_id {
     GW_T_CUDNN_FIND_COUNT,         /* kernel.cudnn_autotune: cuDNN searches in steady state */
     /* idle attribution */
     GW_T_LAUNCH_GAP_US,            /* GPU idle gaps shorter than this between GPU work are launch gaps (µs) */
+    GW_T_SYNC_BUBBLE_MS,           /* GPU idle after a blocking sync counted to the sync, at most (ms) */
+    GW_T_DISPATCH_RATIO,           /* host code around launches is dispatch while its own time is at most this x its CUDA calls */
+    /* window */
+    GW_T_WINDOW_MIN_BUSY_MS,       /* less GPU work than this in the window: too short to judge (ms) */
+    GW_T_WINDOW_MIN_STEPS,         /* ... unless the window holds at least this many steady steps */
     GW_T_COUNT
 } gw_threshold_id;
 

@@ -45,6 +45,12 @@ typedef struct gw_ingest_options {
      * the reason instead of a silent fallback. */
     int nsys_sql_only;
     int nsys_require_direct;
+    /* Reader threads for one large file (0: the CPUs this process may use). A plain Kineto
+     * trace of 16 MB and more is read on that many threads (src/ingest/kineto_parallel.h). */
+    unsigned reader_threads;
+    /* Kineto: the stretch each thread reads at a time (0: sized from the file). Tests set a
+     * small value to read small files in parallel too. */
+    size_t kineto_chunk_bytes;
 } gw_ingest_options;
 
 /* Looks at the first bytes (and, for SQLite, the tables) of path. Returns the kind, or

@@ -4,6 +4,8 @@
  * contain escapes are copied into the scratch buffer. */
 #include "ingest/json_lexer.h"
 
+#include "ingest/json_number.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,6 +65,23 @@ int gw_json_init_mem(gw_json_lexer *lx, const char *data, size_t len)
     lx->buf_cap = lx->buf_len = len;
     lx->at_eof = 1;
     lx->state = ST_VALUE;
+    return 0;
+}
+
+int gw_json_init_mem_at(gw_json_lexer *lx, const char *data, size_t len, uint64_t base, const uint8_t *stack,
+                        int depth)
+{
+    gw_json_init_mem(lx, data, len);
+    lx->buf_base = base;
+    lx->started = 1;   /* no byte-order mark in the middle of a document */
+    if (depth > 0) {
+        lx->stack = malloc((size_t)depth < 32 ? 32 : (size_t)depth);
+        if (!lx->stack)
+            return -1;
+        lx->stack_cap = (size_t)depth < 32 ? 32 : (size_t)depth;
+        memcpy(lx->stack, stack, (size_t)depth);
+        lx->depth = depth;
+    }
     return 0;
 }
 
@@ -377,56 +396,13 @@ static int lex_string(gw_json_lexer *lx)
 
 static int lex_literal(gw_json_lexer *lx, const char *word);
 
-static int is_number_byte(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
-/* JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; returns the length of
- * the valid prefix, equal to len when the text is one valid number. */
-static size_t number_valid_prefix(const char *s, size_t len)
-{
-    size_t i = 0;
-    if (i < len && s[i] == '-')
-        i++;
-    if (i >= len)
-        return i;
-    if (s[i] == '0') {
-        i++;
-    } else if (s[i] >= '1' && s[i] <= '9') {
-        while (i < len && s[i] >= '0' && s[i] <= '9')
-            i++;
-    } else {
-        return i;
-    }
-    if (i < len && s[i] == '.') {
-        i++;
-        size_t d = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return i;
-    }
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < len && (s[i] == '+' || s[i] == '-'))
-            i++;
-        size_t d = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return i;
-    }
-    return i;
-}
-
 static int lex_number(gw_json_lexer *lx)
 {
     uint64_t start_offset = here(lx);
     const char *p = lx->buf + lx->pos;
     size_t avail = lx->buf_len - lx->pos;
     size_t n = 0;
-    while (n < avail && is_number_byte((unsigned char)p[n]))
+    while (n < avail && gw_json_is_number_byte((unsigned char)p[n]))
         n++;
     if (n < avail) {
         lx->text = p;
@@ -459,7 +435,7 @@ static int lex_number(gw_json_lexer *lx)
             p = lx->buf + lx->pos;
             avail = lx->buf_len - lx->pos;
             n = 0;
-            while (n < avail && is_number_byte((unsigned char)p[n]))
+            while (n < avail && gw_json_is_number_byte((unsigned char)p[n]))
                 n++;
             if (n == 0)
                 break;
@@ -485,10 +461,9 @@ static int lex_number(gw_json_lexer *lx)
         lx->text_len = 9;
         return 0;
     }
-    size_t ok = number_valid_prefix(lx->text, lx->text_len);
     /* A JSON number always ends in a digit: "-", "1." and "1e" are incomplete. */
-    char last = lx->text[lx->text_len - 1];
-    if (ok != lx->text_len || last < '0' || last > '9') {
+    if (!gw_json_number_is_complete(lx->text, lx->text_len)) {
+        size_t ok = gw_json_number_valid_prefix(lx->text, lx->text_len);
         fail_at(lx, start_offset + ok, "malformed number '%.*s'",
                 (int)(lx->text_len > 40 ? 40 : lx->text_len), lx->text);
         return -1;
@@ -723,6 +698,55 @@ int gw_json_skip(gw_json_lexer *lx)
     return 0;
 }
 
+int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_value)
+{
+    if (offset < lx->buf_base || offset > lx->buf_base + lx->buf_len || depth < 1 || depth > lx->depth ||
+        (size_t)depth > lx->stack_cap)
+        return -1;
+    lx->pos = (size_t)(offset - lx->buf_base);
+    lx->depth = depth;
+    lx->state = after_value ? ST_COMMA_OR_END : ST_VALUE;
+    lx->text = NULL;
+    lx->text_len = 0;
+    return 0;
+}
+
+int gw_json_open_object_in_place(gw_json_lexer *lx, size_t len)
+{
+    lx->pos += len - 1;
+    lx->tok_offset = here(lx);
+    lx->pos++;
+    lx->text = NULL;
+    lx->text_len = 0;
+    if (push(lx, 'o') != 0)
+        return -1;
+    lx->state = ST_KEY_OR_END_OBJECT;
+    lx->tok = GW_JSON_BEGIN_OBJECT;
+    return 0;
+}
+
+uint64_t gw_json_position(const gw_json_lexer *lx)
+{
+    return here(lx);
+}
+
+size_t gw_json_buffered(const gw_json_lexer *lx, const char **p)
+{
+    *p = lx->buf + lx->pos;
+    return lx->buf_len - lx->pos;
+}
+
+void gw_json_close_object_in_place(gw_json_lexer *lx, size_t consumed)
+{
+    lx->pos += consumed;
+    lx->tok_offset = here(lx) - 1;
+    lx->depth--;
+    lx->text = NULL;
+    lx->text_len = 0;
+    after_value(lx);
+    lx->tok = GW_JSON_END_OBJECT;
+}
+
 int gw_json_text_is(const gw_json_lexer *lx, const char *s)
 {
     size_t n = strlen(s);
@@ -740,6 +764,17 @@ int gw_json_number_int64(const char *text, size_t len, int64_t *out)
     if (i >= len)
         return -1;
     uint64_t v = 0;
+    if (len - i <= 18) {
+        /* At most 18 digits always fit: no overflow check per digit. */
+        for (; i < len; i++) {
+            unsigned d = (unsigned)(unsigned char)text[i] - '0';
+            if (d > 9)
+                return -1;
+            v = v * 10 + d;
+        }
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return 0;
+    }
     const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
     for (; i < len; i++) {
         char c = text[i];
@@ -757,8 +792,50 @@ int gw_json_number_int64(const char *text, size_t len, int64_t *out)
     return 0;
 }
 
+/* 10^k for k <= 22: every one is exactly a double. */
+static const double EXACT_POWERS_OF_TEN[] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* Plain decimals ("12.5", "-0.75") of at most 15 significant digits without strtod: the
+ * digits as an integer (< 2^53, so exact) divided by an exact power of ten is one correctly
+ * rounded IEEE operation, the same double strtod returns. 0 when the text is not such a
+ * decimal (strtod decides then). */
+static int simple_decimal(const char *text, size_t len, double *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && text[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    uint64_t m = 0;
+    size_t digits = 0, frac = 0;
+    int seen_point = 0;
+    for (; i < len; i++) {
+        char c = text[i];
+        if (c >= '0' && c <= '9') {
+            m = m * 10 + (uint64_t)(c - '0');
+            digits++;
+            frac += (size_t)seen_point;
+        } else if (c == '.' && !seen_point) {
+            seen_point = 1;
+        } else {
+            return 0;
+        }
+    }
+    if (digits == 0 || digits > 15 || (seen_point && frac == 0))
+        return 0;
+    double v = (double)m / EXACT_POWERS_OF_TEN[frac];
+    *out = neg ? -v : v;
+    return 1;
+}
+
 int gw_json_number_double(const char *text, size_t len, double *out)
 {
+    if (simple_decimal(text, len, out))
+        return 0;
     char tmp[512];
     if (len == 0 || len >= sizeof tmp)
         return -1;
@@ -775,16 +852,6 @@ int gw_json_number_double(const char *text, size_t len, double *out)
 
 int gw_json_number_us_to_ns(const char *text, size_t len, int64_t *out_ns)
 {
-    if (memchr(text, 'e', len) || memchr(text, 'E', len)) {
-        double us;
-        if (gw_json_number_double(text, len, &us) != 0)
-            return -1;
-        double ns = us * 1000.0;
-        if (!(ns > -9.2e18 && ns < 9.2e18))
-            return -1;
-        *out_ns = llround(ns);
-        return 0;
-    }
     size_t i = 0;
     int neg = 0;
     if (i < len && text[i] == '-') {
@@ -795,16 +862,17 @@ int gw_json_number_us_to_ns(const char *text, size_t len, int64_t *out_ns)
     const uint64_t max_us = (uint64_t)INT64_MAX / 1000u - 1u;
     uint64_t us = 0;
     size_t digits = 0;
+    int too_big = 0;
     for (; i < len && text[i] >= '0' && text[i] <= '9'; i++, digits++) {
         us = us * 10 + (uint64_t)(text[i] - '0');
-        if (us > max_us)
-            return -1;
+        if (us > max_us) {
+            too_big = 1;
+            break;
+        }
     }
-    if (digits == 0)
-        return -1;
     uint64_t frac_ns = 0;
     int round_up = 0;
-    if (i < len && text[i] == '.') {
+    if (!too_big && digits > 0 && i < len && text[i] == '.') {
         i++;
         int k = 0;
         for (; i < len && text[i] >= '0' && text[i] <= '9'; i++, k++) {
@@ -816,8 +884,19 @@ int gw_json_number_us_to_ns(const char *text, size_t len, int64_t *out_ns)
         for (; k < 3; k++)
             frac_ns *= 10;
     }
-    if (i != len)
-        return -1;
+    if (too_big || digits == 0 || i != len) {
+        /* Exponent forms ("1.5e3") go through double, whatever came before the 'e'. */
+        if (!memchr(text, 'e', len) && !memchr(text, 'E', len))
+            return -1;
+        double us_d;
+        if (gw_json_number_double(text, len, &us_d) != 0)
+            return -1;
+        double ns = us_d * 1000.0;
+        if (!(ns > -9.2e18 && ns < 9.2e18))
+            return -1;
+        *out_ns = llround(ns);
+        return 0;
+    }
     uint64_t ns = us * 1000u + frac_ns + (round_up ? 1u : 0u);
     *out_ns = neg ? -(int64_t)ns : (int64_t)ns;
     return 0;

@@ -94,6 +94,36 @@ gw_json_tok gw_json_next(gw_json_lexer *lx);
  * nothing. Returns 0, or -1 with the lexer in the error state. */
 int gw_json_skip(gw_json_lexer *lx);
 
+/* In-place parsing for callers with a faster parser of their own (kineto_fast.c). After a
+ * BEGIN_OBJECT token, *p receives the bytes of the current buffer that follow the '{' (valid
+ * until the next call of any lexer function); returns how many there are. */
+size_t gw_json_buffered(const gw_json_lexer *lx, const char **p);
+/* The caller parsed and checked the rest of that object in place: `consumed` bytes from *p,
+ * through its closing '}'. The lexer continues as if it had returned every token up to and
+ * including that END_OBJECT (which becomes the current token). */
+void gw_json_close_object_in_place(gw_json_lexer *lx, size_t consumed);
+
+/* Lexes data[0..len), which is the part of a larger document starting at stream offset
+ * `base`, inside `depth` open containers (stack: 'o' or 'a' per level, outermost first),
+ * where a value comes next: a worker thread reads one stretch of a big array this way.
+ * Returns 0, or -1 when out of memory. */
+int gw_json_init_mem_at(gw_json_lexer *lx, const char *data, size_t len, uint64_t base, const uint8_t *stack,
+                        int depth);
+
+/* Moves the lexer back or ahead to stream offset `offset` of its current buffer, inside
+ * `depth` open containers (those it already has on its stack): with after_value 0 a value
+ * comes next there (as after a ','), with 1 a ',' or the container's end. -1 when offset is
+ * outside the current buffer or deeper than the stack. */
+int gw_json_resume_at(gw_json_lexer *lx, uint64_t offset, int depth, int after_value);
+
+/* After an END_OBJECT inside an array: the caller checked that the next `len` bytes of the
+ * buffer are white space, a ',', white space and a '{'. The lexer takes them as if it had
+ * returned that BEGIN_OBJECT (which becomes the current token). -1 when out of memory. */
+int gw_json_open_object_in_place(gw_json_lexer *lx, size_t len);
+
+/* Stream offset of the next byte the lexer will look at. */
+uint64_t gw_json_position(const gw_json_lexer *lx);
+
 /* 1 when the current KEY/STRING token equals the NUL-terminated s. */
 int gw_json_text_is(const gw_json_lexer *lx, const char *s);
 

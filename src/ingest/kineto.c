@@ -1,7 +1,8 @@
 /* PyTorch profiler (Kineto) Chrome-trace reader: streams a plain or gzip JSON file
  * (kineto_source.c) into the JSON pull parser, reads the top level (an object with
  * traceEvents and metadata keys in any order, or a bare array of events), hands each event
- * to kineto_event.c, and returns a finished trace, or refuses the file naming the byte
+ * to kineto_event.c (a large plain file's event array on several threads:
+ * kineto_parallel.c), and returns a finished trace, or refuses the file naming the byte
  * offset (of the uncompressed stream for gzip). Hazards and the mapping: docs/format-kineto.md. */
 #include "ingest/ingest.h"
 
@@ -11,7 +12,10 @@
 
 #include "ingest/json_lexer.h"
 #include "ingest/kineto_event.h"
+#include "ingest/kineto_parallel.h"
 #include "ingest/kineto_source.h"
+#include "ingest/map_guard.h"
+#include "util/phase_timer.h"
 
 typedef struct reader {
     const char *path;            /* borrowed */
@@ -20,6 +24,8 @@ typedef struct reader {
     gw_kineto_state st;
     gw_trace *trace;             /* owned until handed to the caller */
     int amd_runtime;             /* roctracer/hip keys at top level: devices are AMD */
+    uint64_t next_report;        /* input offset at which the source wants to hear again */
+    const gw_ingest_options *opt;/* borrowed, may be NULL */
     gw_error *err;               /* borrowed */
 } reader;
 
@@ -49,6 +55,15 @@ static int not_a_trace(reader *r, uint64_t offset, const char *what)
 {
     return gw_fail(r->err, GW_EXIT_BAD_INPUT, "%s: %s %llu: not a Kineto trace: %s", r->path,
                    where_prefix(r), (unsigned long long)offset, what);
+}
+
+/* Lets the source follow the parser (progress, pages given back): checked per event, the
+ * call itself comes every megabyte or so. */
+static void note_position(reader *r)
+{
+    uint64_t at = gw_json_position(&r->lx);
+    if (at >= r->next_report)
+        r->next_report = gw_kineto_source_reached(r->src, at);
 }
 
 static int next(reader *r)
@@ -179,17 +194,67 @@ static int read_distributed_info(reader *r)
     }
 }
 
+/* The lexer is at the first-cut event of a parallel read: the other threads' stretches are
+ * appended, and the lexer goes on after the last of them (or, from a stretch that failed,
+ * reads on alone). 0, or -1 out of memory. */
+static int join_parallel(reader *r, gw_kineto_par *par)
+{
+    gw_kineto_resume resume;
+    uint64_t offset;
+    int depth = r->lx.depth - 1;   /* the event's '{' is open */
+    if (gw_kineto_par_join(par, &r->st, &resume, &offset) != 0)
+        return gw_fail(r->err, GW_EXIT_INTERNAL, "%s: out of memory while reading the trace", r->path);
+    if (gw_json_resume_at(&r->lx, offset, depth, resume == GW_KINETO_RESUME_END) != 0)
+        return gw_fail(r->err, GW_EXIT_INTERNAL, "%s: internal error: cannot resume at byte %llu", r->path,
+                       (unsigned long long)offset);
+    r->next_report = gw_json_position(&r->lx);
+    return 0;
+}
+
+/* A parallel read of the event array whose '[' is the current token, when the file allows
+ * it; NULL otherwise. */
+static gw_kineto_par *start_parallel(reader *r)
+{
+    unsigned threads = r->opt && r->opt->reader_threads ? r->opt->reader_threads : gw_kineto_default_threads();
+    size_t chunk = r->opt ? r->opt->kineto_chunk_bytes : 0;
+    uint8_t stack[2] = {'o', 'a'};
+    int depth = r->lx.depth;
+    if (threads < 2 || depth < 1 || depth > 2)
+        return NULL;
+    return gw_kineto_par_start(r->src, r->lx.tok_offset, depth == 2 ? stack : stack + 1, depth, threads, chunk);
+}
+
 /* The current token is the '[' of the events array. */
 static int read_events(reader *r)
 {
     gw_json_lexer *lx = &r->lx;
     uint64_t index = 0;
+    gw_kineto_par *par = start_parallel(r);
+    uint64_t cut = par ? gw_kineto_par_first_cut(par) : UINT64_MAX;
     for (;;) {
-        if (next(r) != 0)
+        if (next(r) != 0) {
+            gw_kineto_par_cancel(par);
             return -1;
-        if (lx->tok == GW_JSON_END_ARRAY)
+        }
+        if (lx->tok == GW_JSON_BEGIN_OBJECT && lx->tok_offset >= cut) {
+            gw_kineto_par *joining = par;
+            uint64_t at = cut;
+            par = NULL;
+            cut = UINT64_MAX;
+            if (lx->tok_offset > at) {
+                gw_kineto_par_cancel(joining);   /* the cut was no event start */
+            } else {
+                if (join_parallel(r, joining) != 0)
+                    return -1;
+                continue;
+            }
+        }
+        if (lx->tok == GW_JSON_END_ARRAY) {
+            gw_kineto_par_cancel(par);
             return 0;
+        }
         if (lx->tok != GW_JSON_BEGIN_OBJECT) {
+            gw_kineto_par_cancel(par);
             char what[200];
             /* torch.profiler's export_memory_timeline_raw writes a list of number arrays. */
             snprintf(what, sizeof what, "element %llu of the event array is %s, not an event object%s",
@@ -198,9 +263,15 @@ static int read_events(reader *r)
                          ? " (a list of arrays, like a torch.profiler memory-timeline export)" : "");
             return not_a_trace(r, lx->tok_offset, what);
         }
-        if (gw_kineto_event(&r->st) != 0)
+        /* Events in a row, up to the next cut or progress report. */
+        uint64_t limit = cut < r->next_report ? cut : r->next_report;
+        long n = gw_kineto_events(&r->st, limit);
+        if (n < 0) {
+            gw_kineto_par_cancel(par);
             return lexer_failure(r);
-        index++;
+        }
+        note_position(r);
+        index += (uint64_t)n;
     }
 }
 
@@ -286,6 +357,11 @@ static int read_document(reader *r)
     return 0;
 }
 
+static int read_document_guarded(void *arg)
+{
+    return read_document(arg);
+}
+
 int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err)
 {
     *out = NULL;
@@ -293,6 +369,7 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     memset(&r, 0, sizeof r);
     r.path = path;
     r.err = err;
+    r.opt = opt;
     r.src = gw_kineto_source_open(path, opt, err);
     if (!r.src)
         return -1;
@@ -305,22 +382,30 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     r.st.trace = r.trace;
     r.st.lx = &r.lx;
 
-    int rc = read_document(&r);
+    /* A mapped file read while another process truncates it raises SIGBUS (map_guard.h). */
+    const char *data;
+    uint64_t size = gw_kineto_source_file_size(r.src);
+    int rc = gw_kineto_source_mapped(r.src, &data, &size) ? gw_map_guard_run(read_document_guarded, &r, -2)
+                                                          : read_document(&r);
+    if (rc == -2)
+        rc = gw_fail(err, GW_EXIT_BAD_INPUT, "%s: the file changed (shrank) while it was being read", path);
+    gw_phase_mark("kineto: parse");
+    /* The input is not needed any more: its memory goes before the trace is finished. */
+    gw_json_free(&r.lx);
+    gw_kineto_source_close(r.src);
+    r.src = NULL;
     if (rc == 0 && r.amd_runtime)
         for (size_t i = 0; i < r.trace->device_count; i++)
             r.trace->devices[i].is_amd = 1;
     if (rc == 0 && gw_kineto_events_done(&r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-    if (rc == 0 && gw_trace_finish(r.trace) != 0)
+    if (rc == 0 && gw_trace_finish_filling_host(r.trace, gw_kineto_fill_host, &r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
-    if (rc == 0 && opt && opt->progress) {
-        uint64_t size = gw_kineto_source_file_size(r.src);
+    gw_phase_mark("model: correlation indexes");
+    if (rc == 0 && opt && opt->progress)
         opt->progress(opt->progress_ctx, size, size);
-    }
 
     gw_kineto_state_free(&r.st);
-    gw_json_free(&r.lx);
-    gw_kineto_source_close(r.src);
     if (rc != 0) {
         gw_trace_free(r.trace);
         return -1;

@@ -50,27 +50,33 @@ static void reset(gw_kineto_comm *c)
     c->group_size = 0;
 }
 
-static void copy_text(char *dst, size_t size, const gw_json_lexer *lx)
+static void touch(gw_kineto_comm *c)
 {
-    size_t n = lx->text_len < size - 1 ? lx->text_len : size - 1;
-    memcpy(dst, lx->text, n);
+    if (!c->seen)
+        reset(c);
+}
+
+static void copy_text(char *dst, size_t size, const gw_kval *v)
+{
+    size_t n = v->len < size - 1 ? v->len : size - 1;
+    memcpy(dst, v->text, n);
     dst[n] = '\0';
 }
 
 /* An integer given as a number or as its text ("Seq": "12" in some versions). */
-static int read_int(const gw_json_lexer *lx, int64_t *out)
+static int read_int(const gw_kval *v, int64_t *out)
 {
-    if (lx->tok != GW_JSON_NUMBER && lx->tok != GW_JSON_STRING)
+    if (v->tok != GW_JSON_NUMBER && v->tok != GW_JSON_STRING)
         return 0;
-    int64_t v;
-    if (gw_json_number_int64(lx->text, lx->text_len, &v) != 0) {
+    int64_t x;
+    if (v->tok == GW_JSON_NUMBER ? gw_kineto_int64(v, &x) != 0 : gw_json_number_int64(v->text, v->len, &x) != 0) {
         double d;
-        if (lx->tok != GW_JSON_NUMBER || gw_json_number_double(lx->text, lx->text_len, &d) != 0 ||
+        if (v->tok != GW_JSON_NUMBER || gw_json_number_double(v->text, v->len, &d) != 0 ||
             !(d > -9.2e18 && d < 9.2e18))
             return 0;
-        v = (int64_t)d;
+        x = (int64_t)d;
     }
-    *out = v;
+    *out = x;
     return 1;
 }
 
@@ -101,136 +107,108 @@ unsigned gw_dtype_bytes(const char *s, size_t len)
     return 0;
 }
 
-/* "Input Dims": [[6144], [], ...] → 6144 (the first tensor's element count). */
-static int read_dims(gw_kineto_comm *c, gw_json_lexer *lx)
+gw_kcomm_key gw_kineto_comm_arg(const gw_kfields *f, const char *key, size_t len)
 {
-    if (lx->tok != GW_JSON_BEGIN_ARRAY)
-        return gw_json_skip(lx);
-    if (gw_json_next(lx) == GW_JSON_ERROR)
-        return -1;
-    if (lx->tok == GW_JSON_END_ARRAY)
-        return 0;
-    if (lx->tok == GW_JSON_BEGIN_ARRAY) {
-        int64_t product = 1;
-        int count = 0, ok = 1;
-        for (;;) {
-            gw_json_tok t = gw_json_next(lx);
-            if (t == GW_JSON_ERROR)
-                return -1;
-            if (t == GW_JSON_END_ARRAY)
-                break;
-            int64_t v;
-            if (t == GW_JSON_NUMBER && gw_json_number_int64(lx->text, lx->text_len, &v) == 0 && v >= 0 &&
-                (v == 0 || product <= INT64_MAX / v)) {
-                product *= v;
-                count++;
-            } else {
-                ok = 0;
-                if (gw_json_skip(lx) != 0)
-                    return -1;
-            }
-        }
-        if (ok && count > 0)
-            c->dims_elems = product;
-    } else if (gw_json_skip(lx) != 0) {
-        return -1;
+    if (!f->comm)
+        return GW_KC_NONE;
+    gw_kcomm_key k = gw_kineto_comm_key(key, len);
+    if (k == GW_KC_INPUT_DIMS || k == GW_KC_INPUT_TYPE) {
+        int host_op = (f->cat == GW_KCAT_CPU_OP || f->cat == GW_KCAT_ANNOTATION) && f->has_name &&
+                      gw_kineto_comm_host_name(f->name, f->name_len);
+        return host_op ? k : GW_KC_NONE;
     }
-    /* The rest of the outer array. */
-    for (;;) {
-        gw_json_tok t = gw_json_next(lx);
-        if (t == GW_JSON_ERROR)
-            return -1;
-        if (t == GW_JSON_END_ARRAY)
-            return 0;
-        if (gw_json_skip(lx) != 0)
-            return -1;
+    return k;
+}
+
+void gw_kineto_comm_dims_begin(gw_kcomm_dims *d)
+{
+    d->product = 1;
+    d->count = 0;
+    d->ok = 1;
+}
+
+void gw_kineto_comm_dims_step(gw_kcomm_dims *d, const gw_kval *v)
+{
+    int64_t x;
+    if (v && v->tok == GW_JSON_NUMBER && gw_kineto_int64(v, &x) == 0 && x >= 0 &&
+        (x == 0 || d->product <= INT64_MAX / x)) {
+        d->product *= x;
+        d->count++;
+    } else {
+        d->ok = 0;
     }
 }
 
-/* "Input type": ["float", "Scalar", ...] → the first entry's size. */
-static int read_input_type(gw_kineto_comm *c, gw_json_lexer *lx)
+void gw_kineto_comm_dims_end(gw_kineto_comm *c, const gw_kcomm_dims *d)
 {
-    if (lx->tok != GW_JSON_BEGIN_ARRAY)
-        return gw_json_skip(lx);
-    int first = 1;
-    for (;;) {
-        gw_json_tok t = gw_json_next(lx);
-        if (t == GW_JSON_ERROR)
-            return -1;
-        if (t == GW_JSON_END_ARRAY)
-            return 0;
-        if (first && t == GW_JSON_STRING && c->elem_bytes == 0)
-            c->elem_bytes = gw_dtype_bytes(lx->text, lx->text_len);
-        first = 0;
-        if (gw_json_skip(lx) != 0)
-            return -1;
-    }
+    touch(c);
+    if (d->ok && d->count > 0)
+        c->dims_elems = d->product;
 }
 
-int gw_kineto_comm_value(gw_kineto_comm *c, gw_kcomm_key key, gw_json_lexer *lx)
+void gw_kineto_comm_input_type(gw_kineto_comm *c, const gw_kval *first)
 {
-    if (!c->seen)
-        reset(c);
-    int64_t v;
+    touch(c);
+    if (first && first->tok == GW_JSON_STRING && c->elem_bytes == 0)
+        c->elem_bytes = gw_dtype_bytes(first->text, first->len);
+}
+
+void gw_kineto_comm_scalar(gw_kineto_comm *c, gw_kcomm_key key, const gw_kval *v)
+{
+    touch(c);
+    int64_t x;
     switch (key) {
     case GW_KC_COLL_NAME:
-        if (lx->tok == GW_JSON_STRING)
-            copy_text(c->coll_name, sizeof c->coll_name, lx);
+        if (v->tok == GW_JSON_STRING)
+            copy_text(c->coll_name, sizeof c->coll_name, v);
         break;
     case GW_KC_DTYPE:
         /* "dtype" is the collective's own type: it wins over "Input type". */
-        if (lx->tok == GW_JSON_STRING) {
-            unsigned b = gw_dtype_bytes(lx->text, lx->text_len);
+        if (v->tok == GW_JSON_STRING) {
+            unsigned b = gw_dtype_bytes(v->text, v->len);
             if (b)
                 c->elem_bytes = b;
         }
         break;
     case GW_KC_IN_ELEMS:
-        if (read_int(lx, &v) && v >= 0)
-            c->in_elems = v;
+        if (read_int(v, &x) && x >= 0)
+            c->in_elems = x;
         break;
     case GW_KC_OUT_ELEMS:
-        if (read_int(lx, &v) && v >= 0)
-            c->out_elems = v;
+        if (read_int(v, &x) && x >= 0)
+            c->out_elems = x;
         break;
     case GW_KC_GROUP_SIZE:
-        if (read_int(lx, &v) && v > 0 && v <= INT32_MAX)
-            c->group_size = v;
+        if (read_int(v, &x) && x > 0 && x <= INT32_MAX)
+            c->group_size = x;
         break;
     case GW_KC_PG_NAME:
-        if (lx->tok == GW_JSON_STRING)
-            copy_text(c->pg_name, sizeof c->pg_name, lx);
-        else if (lx->tok == GW_JSON_NUMBER)
-            copy_text(c->pg_name, sizeof c->pg_name, lx);
+        if (v->tok == GW_JSON_STRING || v->tok == GW_JSON_NUMBER)
+            copy_text(c->pg_name, sizeof c->pg_name, v);
         break;
     case GW_KC_PG_DESC:
-        if (lx->tok == GW_JSON_STRING)
-            copy_text(c->pg_desc, sizeof c->pg_desc, lx);
+        if (v->tok == GW_JSON_STRING)
+            copy_text(c->pg_desc, sizeof c->pg_desc, v);
         break;
     case GW_KC_PG_RANKS:
-        if (lx->tok == GW_JSON_STRING)
-            copy_text(c->pg_ranks, sizeof c->pg_ranks, lx);
+        if (v->tok == GW_JSON_STRING)
+            copy_text(c->pg_ranks, sizeof c->pg_ranks, v);
         break;
     case GW_KC_SEQ:
-        if (read_int(lx, &v) && v >= 0)
-            c->seq = v;
+        if (read_int(v, &x) && x >= 0)
+            c->seq = x;
         break;
     case GW_KC_SRC:
-        if (read_int(lx, &v) && v >= 0 && v <= INT32_MAX)
-            c->src_rank = v;
+        if (read_int(v, &x) && x >= 0 && x <= INT32_MAX)
+            c->src_rank = x;
         break;
     case GW_KC_DST:
-        if (read_int(lx, &v) && v >= 0 && v <= INT32_MAX)
-            c->dst_rank = v;
+        if (read_int(v, &x) && x >= 0 && x <= INT32_MAX)
+            c->dst_rank = x;
         break;
-    case GW_KC_INPUT_DIMS:
-        return read_dims(c, lx);
-    case GW_KC_INPUT_TYPE:
-        return read_input_type(c, lx);
     default:
         break;
     }
-    return gw_json_skip(lx);
 }
 
 int gw_kineto_comm_host_name(const char *name, size_t len)

@@ -1,7 +1,9 @@
 /* The collective arguments of a Kineto event: what PyTorch's c10d records on NCCL kernels
  * and on the host ops that issue them (record_param_comms, nccl:* annotations), kept as a
  * gw_comm_meta so that the analysis can match one collective across ranks and size it.
- * Internal to the Kineto reader (kineto_event.c). Keys, as Kineto writes them:
+ * Internal to the Kineto reader: both parsers of an event (kineto_event.c over the lexer,
+ * kineto_fast_impl.h in place) hand each value over as a gw_kval, so that they read the same
+ * record from the same bytes. Keys, as Kineto writes them:
  *   "Collective name", "dtype", "In msg nelems", "Out msg nelems", "Group size",
  *   "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq",
  *   "Src Rank", "Dst Rank", and on nccl:* annotations "Input Dims" / "Input type". */
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "ingest/json_lexer.h"
+#include "ingest/kineto_fields.h"
 #include "model/model.h"
 
 typedef enum gw_kcomm_key {
@@ -21,8 +24,9 @@ typedef enum gw_kcomm_key {
     GW_KC_INPUT_DIMS, GW_KC_INPUT_TYPE
 } gw_kcomm_key;
 
-/* One event's collective arguments. Reused across events: reset when an event shows its
- * first such key (seen == 0 means nothing is recorded for the current event). */
+/* One event's collective arguments, kept by the reader and pointed at by gw_kfields.comm.
+ * Reused across events: the reader clears `seen` before each event, and the first such key
+ * of an event resets the rest (seen == 0 means nothing is recorded for the current event). */
 typedef struct gw_kineto_comm {
     int seen;
     int64_t seq, in_elems, out_elems, group_size, src_rank, dst_rank;
@@ -34,9 +38,29 @@ typedef struct gw_kineto_comm {
 /* Which collective argument a key of "args" is (GW_KC_NONE: not one). */
 gw_kcomm_key gw_kineto_comm_key(const char *key, size_t len);
 
-/* Reads the value of key (the lexer's current token is its first token) into c, consuming
- * the whole value. Returns 0, or -1 on a lexer error. */
-int gw_kineto_comm_value(gw_kineto_comm *c, gw_kcomm_key key, gw_json_lexer *lx);
+/* The collective argument a key of this event's args is, for the parsers: GW_KC_NONE when the
+ * reader keeps none (f->comm NULL) or the key is not one; an op's "Input Dims" and "Input
+ * type" only on a collective's host op (record_shapes puts them on every op), which needs the
+ * event's category and name, both written before args. */
+gw_kcomm_key gw_kineto_comm_arg(const gw_kfields *f, const char *key, size_t len);
+
+/* A scalar value (number, string) of any key but GW_KC_INPUT_DIMS / GW_KC_INPUT_TYPE; other
+ * kinds of value are ignored. */
+void gw_kineto_comm_scalar(gw_kineto_comm *c, gw_kcomm_key key, const gw_kval *v);
+
+/* "Input Dims": [[6144], [], ...] → 6144, the first tensor's element count. The parser
+ * feeds the elements of the first inner array, in order, then ends (an outer array whose
+ * first element is not an array: no step, then end with nothing fed). */
+typedef struct gw_kcomm_dims {
+    int64_t product;
+    int count, ok;
+} gw_kcomm_dims;
+void gw_kineto_comm_dims_begin(gw_kcomm_dims *d);
+void gw_kineto_comm_dims_step(gw_kcomm_dims *d, const gw_kval *v);   /* v NULL: not a number */
+void gw_kineto_comm_dims_end(gw_kineto_comm *c, const gw_kcomm_dims *d);
+
+/* "Input type": ["float", "Scalar", ...] → the first entry's size, unless "dtype" gave it. */
+void gw_kineto_comm_input_type(gw_kineto_comm *c, const gw_kval *first);
 
 /* 1 when a host event of this name carries a collective's arguments (record_param_comms,
  * nccl:all_reduce, c10d::allreduce_ ...). */

@@ -1,7 +1,8 @@
-/* One Kineto trace event → the timeline model. Reads the event object's fields in any
- * order into a fixed struct (name and a few strings copied into reused buffers), skips
- * every key it does not need without decoding it, then decides from ph and cat (all three
- * eras' spellings) what the event is. See docs/format-kineto.md for the mapping. */
+/* One Kineto trace event → the timeline model. The event object's fields are read in any
+ * order into a fixed struct (kineto_fields.h), in place when possible (kineto_fast.c),
+ * else token by token through the lexer with the few texts it keeps copied into reused
+ * buffers; keys it does not need are skipped without decoding. Then ph and cat (all three
+ * eras' spellings) decide what the event is. See docs/format-kineto.md for the mapping. */
 #include "ingest/kineto_event.h"
 
 #include <stdlib.h>
@@ -9,95 +10,14 @@
 #include <strings.h>
 
 #include "model/classify.h"
+#include "util/grow.h"
 
-/* Categories we act on; every other category is skipped. */
-typedef enum cat_kind {
-    CAT_NONE = 0,          /* absent (2021 [memory] instants, metadata) */
-    CAT_OTHER,
-    CAT_KERNEL,
-    CAT_MEMCPY,
-    CAT_MEMSET,
-    CAT_SYNC,
-    CAT_RUNTIME,
-    CAT_DRIVER,
-    CAT_CPU_OP,
-    CAT_ANNOTATION,
-    CAT_GPU_ANNOTATION,
-    CAT_PYTHON,
-    CAT_PROFILER_RANGE,
-    CAT_INSTANT
-} cat_kind;
-
-#define CAT(text, kind) {text, sizeof text - 1, kind}
-static const struct {
-    const char *name;
-    size_t len;
-    cat_kind kind;
-} CATEGORIES[] = {
-    CAT("kernel", CAT_KERNEL),                 /* "Kernel" in 2021 and in some mixed files */
-    CAT("gpu_memcpy", CAT_MEMCPY), CAT("Memcpy", CAT_MEMCPY),
-    CAT("gpu_memset", CAT_MEMSET), CAT("Memset", CAT_MEMSET),
-    CAT("cuda_sync", CAT_SYNC),
-    CAT("cuda_runtime", CAT_RUNTIME), CAT("Runtime", CAT_RUNTIME),
-    CAT("cuda_driver", CAT_DRIVER),
-    CAT("cpu_op", CAT_CPU_OP), CAT("Operator", CAT_CPU_OP),
-    CAT("user_annotation", CAT_ANNOTATION),
-    CAT("gpu_user_annotation", CAT_GPU_ANNOTATION),
-    CAT("python_function", CAT_PYTHON),
-    CAT("cuda_profiler_range", CAT_PROFILER_RANGE),
-    CAT("cpu_instant_event", CAT_INSTANT),
-};
-
-#undef CAT
-
-static cat_kind classify_cat(const char *s, size_t n)
+/* Copies text[0..n) into (*buf, *len, *cap), NUL-terminated. 0 or -1 (out of memory). */
+static int copy_bytes(const char *text, size_t n, char **buf, size_t *len, size_t *cap)
 {
-    for (size_t i = 0; i < sizeof CATEGORIES / sizeof CATEGORIES[0]; i++)
-        if (CATEGORIES[i].len == n && strncasecmp(CATEGORIES[i].name, s, n) == 0)
-            return CATEGORIES[i].kind;
-    return CAT_OTHER;
-}
-
-/* pid/tid: int, negative int, or string ("25738", "stream 7", "PyTorch Profiler"). */
-typedef struct id_value {
-    int present;
-    int64_t num;
-    int from_text;       /* a string that is not a number (hashed) */
-} id_value;
-
-/* Optional numbers are int64 with a presence bit; -1 would be a legal value. */
-typedef struct opt_i64 {
-    int present;
-    int64_t v;
-} opt_i64;
-
-typedef struct event_fields {
-    char ph;
-    cat_kind cat;
-    int has_name;
-    int ts_ok, dur_ok;
-    gw_ns ts, dur;
-    id_value pid, tid;
-    /* args */
-    opt_i64 device, stream, correlation, external_id, registers;
-    opt_i64 bytes;                              /* "bytes" of copies/sets */
-    opt_i64 mem_bytes, total_allocated, total_reserved, device_type, device_id; /* [memory] */
-    uint64_t grid_blocks, block_threads;        /* products, 0 unknown */
-    int has_grid, has_block;
-    double blocks_per_sm, occupancy_pct;
-    int has_blocks_per_sm, has_occupancy;
-    int has_collective;
-    int comm_host;                              /* the name is a collective's host op */
-    gw_sync_kind sync_kind;
-    int has_stack;
-    int has_arg_name;
-} event_fields;
-
-int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t *cap)
-{
-    if (lx->text_len + 1 > *cap) {
+    if (n + 1 > *cap) {
         size_t ncap = *cap ? *cap : 128;
-        while (ncap < lx->text_len + 1)
+        while (ncap < n + 1)
             ncap *= 2;
         char *nb = realloc(*buf, ncap);
         if (!nb)
@@ -105,122 +25,108 @@ int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t
         *buf = nb;
         *cap = ncap;
     }
-    if (lx->text_len)
-        memcpy(*buf, lx->text, lx->text_len);
-    (*buf)[lx->text_len] = '\0';
-    *len = lx->text_len;
+    if (n)
+        memcpy(*buf, text, n);
+    (*buf)[n] = '\0';
+    *len = n;
     return 0;
 }
 
-/* FNV-1a: a stable number for string thread ids, kept positive and away from real pids. */
-static int64_t hash_text(const char *s, size_t n)
+int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t *cap)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return (int64_t)((h & 0x3fffffffffffffffull) | 0x4000000000000000ull);
+    return copy_bytes(lx->text, lx->text_len, buf, len, cap);
 }
 
-static void parse_id(const gw_json_lexer *lx, id_value *out)
+/* The current token is a KEY/STRING: its text as a value view. */
+static gw_kval current_value(const gw_json_lexer *lx)
 {
-    out->present = 1;
-    out->from_text = 0;
-    const char *s = lx->text;
-    size_t n = lx->text_len;
-    if (lx->tok == GW_JSON_NUMBER) {
-        if (gw_json_number_int64(s, n, &out->num) != 0)
-            out->num = hash_text(s, n);
-        return;
-    }
-    /* "stream 7" (2021 GPU tracks) → 7; "25738" → 25738. */
-    if (n > 7 && strncmp(s, "stream ", 7) == 0 && gw_json_number_int64(s + 7, n - 7, &out->num) == 0)
-        return;
-    if (n > 0 && gw_json_number_int64(s, n, &out->num) == 0)
-        return;
-    out->num = hash_text(s, n);
-    out->from_text = 1;
+    gw_kval v = {lx->tok, lx->text, lx->text_len, 0, 0};
+    return v;
 }
 
-static int read_int(const gw_json_lexer *lx, opt_i64 *out)
+/* "grid": [x, y, z]; anything else is skipped. */
+static int read_dims(gw_json_lexer *lx, uint64_t *product, int *has)
 {
-    if (lx->tok == GW_JSON_NUMBER && gw_json_number_int64(lx->text, lx->text_len, &out->v) == 0) {
-        out->present = 1;
-        return 1;
-    }
-    /* Floats where ints are expected ("bytes": 4096.0): take the integral part. */
-    double d;
-    if (lx->tok == GW_JSON_NUMBER && gw_json_number_double(lx->text, lx->text_len, &d) == 0 &&
-        d > -9.2e18 && d < 9.2e18) {
-        out->v = (int64_t)d;
-        out->present = 1;
-        return 1;
-    }
-    return 0;
-}
-
-/* After a key: reads its value token. A value we do not use is skipped whole. */
-static int next_value(gw_kineto_state *st)
-{
-    return gw_json_next(st->lx) == GW_JSON_ERROR ? -1 : 0;
-}
-
-/* "grid": [x, y, z] → x*y*z (saturating); anything else is skipped. */
-static int read_dims(gw_kineto_state *st, uint64_t *product, int *has)
-{
-    gw_json_lexer *lx = st->lx;
     if (lx->tok != GW_JSON_BEGIN_ARRAY)
         return gw_json_skip(lx);
-    uint64_t p = 1;
-    int count = 0, ok = 1;
+    gw_kdims d;
+    gw_kineto_dims_begin(&d);
     for (;;) {
         gw_json_tok t = gw_json_next(lx);
         if (t == GW_JSON_ERROR)
             return -1;
         if (t == GW_JSON_END_ARRAY)
             break;
-        int64_t v;
-        if (t == GW_JSON_NUMBER && gw_json_number_int64(lx->text, lx->text_len, &v) == 0 && v >= 0) {
-            p = (v != 0 && p > UINT32_MAX / (uint64_t)v) ? UINT32_MAX : p * (uint64_t)v;
-            count++;
+        if (t == GW_JSON_NUMBER) {
+            gw_kval v = current_value(lx);
+            gw_kineto_dims_step(&d, &v);
         } else {
-            ok = 0;
-            if (gw_json_skip(lx) != 0)
-                return -1;
+            gw_kineto_dims_step(&d, NULL);
         }
+        if (gw_json_skip(lx) != 0)
+            return -1;
     }
-    if (ok && count > 0) {
-        *product = p;
-        *has = 1;
-    }
+    gw_kineto_dims_end(&d, product, has);
     return 0;
 }
 
-static double read_double(const gw_json_lexer *lx, int *has)
+/* Keeps a copy of the current string in (buf, len, cap): the lexer may reuse its text. */
+static int keep_text(gw_kineto_state *st, char **buf, size_t *len, size_t *cap, const char **text,
+                     size_t *text_len)
 {
-    double d = 0;
-    if (lx->tok == GW_JSON_NUMBER && gw_json_number_double(lx->text, lx->text_len, &d) == 0)
-        *has = 1;
-    return d;
+    if (gw_kineto_copy_text(st->lx, buf, len, cap) != 0) {
+        st->out_of_memory = 1;
+        return -1;
+    }
+    *text = *buf;
+    *text_len = *len;
+    return 0;
 }
 
-static gw_sync_kind sync_kind_from(const char *s, size_t n)
+/* A collective host op's "Input Dims" ([[6144], [], ...]) or "Input type" (["float", ...]),
+ * the current token its first; the whole value is consumed. */
+static int read_comm_array(gw_json_lexer *lx, gw_kineto_comm *c, gw_kcomm_key ck)
 {
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(s, lit, n) == 0)
-    if (IS("Stream Sync"))
-        return GW_SYNC_STREAM;
-    if (IS("Context Sync"))
-        return GW_SYNC_CONTEXT;
-    if (IS("Event Sync"))
-        return GW_SYNC_EVENT;
-    if (IS("Stream Wait Event"))
-        return GW_SYNC_STREAM_WAIT;
-#undef IS
-    return GW_SYNC_UNKNOWN;
+    if (lx->tok != GW_JSON_BEGIN_ARRAY)
+        return gw_json_skip(lx);
+    gw_kcomm_dims d;
+    gw_kineto_comm_dims_begin(&d);
+    int first = 1;
+    for (;;) {
+        gw_json_tok t = gw_json_next(lx);
+        if (t == GW_JSON_ERROR)
+            return -1;
+        if (t == GW_JSON_END_ARRAY)
+            break;
+        if (first && ck == GW_KC_INPUT_TYPE) {
+            gw_kval v = current_value(lx);
+            gw_kineto_comm_input_type(c, &v);
+        } else if (first && t == GW_JSON_BEGIN_ARRAY) {
+            /* Input Dims: the first tensor's sizes. */
+            for (;;) {
+                gw_json_tok e = gw_json_next(lx);
+                if (e == GW_JSON_ERROR)
+                    return -1;
+                if (e == GW_JSON_END_ARRAY)
+                    break;
+                gw_kval v = current_value(lx);
+                gw_kineto_comm_dims_step(&d, e == GW_JSON_NUMBER ? &v : NULL);
+                if (gw_json_skip(lx) != 0)
+                    return -1;
+            }
+            first = 0;
+            continue;
+        }
+        first = 0;
+        if (gw_json_skip(lx) != 0)
+            return -1;
+    }
+    if (ck == GW_KC_INPUT_DIMS)
+        gw_kineto_comm_dims_end(c, &d);
+    return 0;
 }
 
-static int parse_args(gw_kineto_state *st, event_fields *f)
+static int parse_args(gw_kineto_state *st, gw_kfields *f)
 {
     gw_json_lexer *lx = st->lx;
     if (lx->tok != GW_JSON_BEGIN_OBJECT)
@@ -231,108 +137,56 @@ static int parse_args(gw_kineto_state *st, event_fields *f)
             return -1;
         if (t == GW_JSON_END_OBJECT)
             return 0;
-        /* Dispatch on the key; most keys are skipped. The key text is only valid until the
-         * value is read, so decide first. */
-        const char *k = lx->text;
-        size_t n = lx->text_len;
-        /* Collective arguments (kineto_comm.c); an op's Input Dims only on a collective's
-         * host op, where they give its size (record_shapes puts them on every op). */
-        gw_kcomm_key ck = gw_kineto_comm_key(k, n);
-        if (ck != GW_KC_NONE && (f->comm_host || (ck != GW_KC_INPUT_DIMS && ck != GW_KC_INPUT_TYPE))) {
-            if (ck == GW_KC_COLL_NAME)
-                f->has_collective = 1;
-            if (next_value(st) != 0 || gw_kineto_comm_value(&st->comm, ck, lx) != 0)
+        /* The key text is only valid until the value is read, so decide first. */
+        gw_karg a = gw_kineto_arg_key(lx->text, lx->text_len);
+        gw_kcomm_key ck = a == GW_KA_SKIP || a == GW_KA_COLL ? gw_kineto_comm_arg(f, lx->text, lx->text_len)
+                                                              : GW_KC_NONE;
+        if (gw_json_next(lx) == GW_JSON_ERROR)
+            return -1;
+        t = lx->tok;
+        gw_kval v = current_value(lx);
+        if (ck == GW_KC_INPUT_DIMS || ck == GW_KC_INPUT_TYPE) {
+            if (read_comm_array(lx, f->comm, ck) != 0)
                 return -1;
             continue;
         }
-#define KEY(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
-        opt_i64 *target = NULL;
-        enum { A_SKIP, A_INT, A_GRID, A_BLOCK, A_BPSM, A_OCC, A_SYNC, A_STACK, A_NAME } action = A_SKIP;
-        if (KEY("device")) { target = &f->device; action = A_INT; }
-        else if (KEY("stream")) { target = &f->stream; action = A_INT; }
-        else if (KEY("correlation")) { target = &f->correlation; action = A_INT; }
-        else if (KEY("External id") || KEY("external id")) { target = &f->external_id; action = A_INT; }
-        else if (KEY("registers per thread")) { target = &f->registers; action = A_INT; }
-        else if (KEY("bytes")) { target = &f->bytes; action = A_INT; }
-        else if (KEY("Bytes")) { target = &f->mem_bytes; action = A_INT; }
-        else if (KEY("Total Allocated")) { target = &f->total_allocated; action = A_INT; }
-        else if (KEY("Total Reserved")) { target = &f->total_reserved; action = A_INT; }
-        else if (KEY("Device Type")) { target = &f->device_type; action = A_INT; }
-        else if (KEY("Device Id")) { target = &f->device_id; action = A_INT; }
-        else if (KEY("grid")) action = A_GRID;
-        else if (KEY("block")) action = A_BLOCK;
-        else if (KEY("blocks per SM")) action = A_BPSM;
-        else if (KEY("est. achieved occupancy %")) action = A_OCC;
-        else if (KEY("cuda_sync_kind")) action = A_SYNC;
-        else if (KEY("Call stack")) action = A_STACK;
-        else if (KEY("name")) action = A_NAME;
-#undef KEY
-        if (next_value(st) != 0)
-            return -1;
-        int rc = 0;
-        switch (action) {
-        case A_INT:
-            if (!read_int(lx, target))
-                rc = gw_json_skip(lx);
-            break;
-        case A_GRID:
-            rc = read_dims(st, &f->grid_blocks, &f->has_grid);
-            break;
-        case A_BLOCK:
-            rc = read_dims(st, &f->block_threads, &f->has_block);
-            break;
-        case A_BPSM:
-            f->blocks_per_sm = read_double(lx, &f->has_blocks_per_sm);
-            rc = gw_json_skip(lx);
-            break;
-        case A_OCC:
-            f->occupancy_pct = read_double(lx, &f->has_occupancy);
-            rc = gw_json_skip(lx);
-            break;
-        case A_SYNC:
-            if (lx->tok == GW_JSON_STRING)
-                f->sync_kind = sync_kind_from(lx->text, lx->text_len);
-            rc = gw_json_skip(lx);
-            break;
-        case A_STACK:
-            if (lx->tok == GW_JSON_STRING && lx->text_len > 0) {
-                if (gw_kineto_copy_text(lx, &st->stack, &st->stack_len, &st->stack_cap) != 0) {
-                    st->out_of_memory = 1;
+        if (ck != GW_KC_NONE)
+            gw_kineto_comm_scalar(f->comm, ck, &v);
+        switch (a) {
+        case GW_KA_GRID:
+            if (read_dims(lx, &f->grid_blocks, &f->has_grid) != 0)
+                return -1;
+            continue;
+        case GW_KA_BLOCK:
+            if (read_dims(lx, &f->block_threads, &f->has_block) != 0)
+                return -1;
+            continue;
+        case GW_KA_STACK:
+            if (t == GW_JSON_STRING && lx->text_len > 0) {
+                if (keep_text(st, &st->stack, &st->stack_len, &st->stack_cap, &f->stack, &f->stack_len) != 0)
                     return -1;
-                }
                 f->has_stack = 1;
             }
-            rc = gw_json_skip(lx);
             break;
-        case A_NAME:
-            if (lx->tok == GW_JSON_STRING) {
-                if (gw_kineto_copy_text(lx, &st->arg_name, &st->arg_name_len, &st->arg_name_cap) != 0) {
-                    st->out_of_memory = 1;
+        case GW_KA_NAME:
+            if (t == GW_JSON_STRING) {
+                if (keep_text(st, &st->arg_name, &st->arg_name_len, &st->arg_name_cap, &f->arg_name,
+                              &f->arg_name_len) != 0)
                     return -1;
-                }
                 f->has_arg_name = 1;
             }
-            rc = gw_json_skip(lx);
             break;
-        case A_SKIP:
-            rc = gw_json_skip(lx);
+        default:
+            gw_kineto_arg_scalar(f, a, &v);
             break;
         }
-        if (rc != 0)
+        if (gw_json_skip(lx) != 0)
             return -1;
     }
 }
 
-/* 1 when what is known so far already rules the event out (see gw_kineto_event). */
-static int event_is_dropped(const event_fields *f)
-{
-    if (f->ph == 's' || f->ph == 'f' || f->ph == 'C')
-        return 1;
-    return f->ph == 'X' && (f->cat == CAT_OTHER || f->cat == CAT_GPU_ANNOTATION ||
-                            f->cat == CAT_PROFILER_RANGE);
-}
-
-static int parse_fields(gw_kineto_state *st, event_fields *f)
+/* The streaming parser: the current token is the event's '{'. */
+static int parse_fields(gw_kineto_state *st, gw_kfields *f)
 {
     gw_json_lexer *lx = st->lx;
     for (;;) {
@@ -341,61 +195,26 @@ static int parse_fields(gw_kineto_state *st, event_fields *f)
             return -1;
         if (t == GW_JSON_END_OBJECT)
             return 0;
-        const char *k = lx->text;
-        size_t n = lx->text_len;
-        char which = 0;
-        if (n == 2 && memcmp(k, "ph", 2) == 0) which = 'p';
-        else if (n == 3 && memcmp(k, "cat", 3) == 0) which = 'c';
-        else if (n == 4 && memcmp(k, "name", 4) == 0) which = 'n';
-        else if (n == 3 && memcmp(k, "pid", 3) == 0) which = 'P';
-        else if (n == 3 && memcmp(k, "tid", 3) == 0) which = 'T';
-        else if (n == 2 && memcmp(k, "ts", 2) == 0) which = 't';
-        else if (n == 3 && memcmp(k, "dur", 3) == 0) which = 'd';
-        else if (n == 4 && memcmp(k, "args", 4) == 0) which = 'a';
-        if (next_value(st) != 0)
+        gw_kkey key = gw_kineto_event_key(lx->text, lx->text_len);
+        if (gw_json_next(lx) == GW_JSON_ERROR)
             return -1;
         t = lx->tok;
-        switch (which) {
-        case 'p':
-            if (t == GW_JSON_STRING && lx->text_len == 1)
-                f->ph = lx->text[0];
-            break;
-        case 'c':
-            if (t == GW_JSON_STRING)
-                f->cat = classify_cat(lx->text, lx->text_len);
-            break;
-        case 'n':
-            /* Most events name their phase and category first: a flow or an ignored
-             * category needs no copy of its (often long) name. */
-            if (t == GW_JSON_STRING && !event_is_dropped(f)) {
-                if (gw_kineto_copy_text(lx, &st->name, &st->name_len, &st->name_cap) != 0) {
-                    st->out_of_memory = 1;
-                    return -1;
-                }
-                f->has_name = 1;
-                f->comm_host = (f->cat == CAT_CPU_OP || f->cat == CAT_ANNOTATION) &&
-                               gw_kineto_comm_host_name(st->name, st->name_len);
-            }
-            break;
-        case 'P':
-        case 'T':
-            if (t == GW_JSON_NUMBER || t == GW_JSON_STRING)
-                parse_id(lx, which == 'P' ? &f->pid : &f->tid);
-            break;
-        case 't':
-            if (t == GW_JSON_NUMBER && gw_json_number_us_to_ns(lx->text, lx->text_len, &f->ts) == 0)
-                f->ts_ok = 1;
-            break;
-        case 'd':
-            if (t == GW_JSON_NUMBER && gw_json_number_us_to_ns(lx->text, lx->text_len, &f->dur) == 0)
-                f->dur_ok = 1;
-            break;
-        case 'a':
+        if (key == GW_KK_ARGS) {
             if (parse_args(st, f) != 0)
                 return -1;
             continue;
-        default:
-            break;
+        }
+        if (key == GW_KK_NAME) {
+            /* Most events name their phase and category first: a flow or an ignored
+             * category needs no copy of its (often long) name. */
+            if (t == GW_JSON_STRING && !gw_kineto_event_is_dropped(f)) {
+                if (keep_text(st, &st->name, &st->name_len, &st->name_cap, &f->name, &f->name_len) != 0)
+                    return -1;
+                f->has_name = 1;
+            }
+        } else if (key != GW_KK_OTHER) {
+            gw_kval v = current_value(lx);
+            gw_kineto_event_scalar(f, key, &v);
         }
         if (gw_json_skip(lx) != 0)
             return -1;
@@ -408,20 +227,35 @@ static int oom(gw_kineto_state *st)
     return -1;
 }
 
-static const char *name_of(const gw_kineto_state *st, const event_fields *f)
+/* The name as a C string, for the few events whose name is parsed further (copies, sets):
+ * the in-place parser's text is not NUL-terminated. NULL when out of memory. */
+static const char *name_cstr(gw_kineto_state *st, const gw_kfields *f)
 {
-    return f->has_name ? st->name : "";
+    if (!f->has_name)
+        return "";
+    if (f->name != st->name && copy_bytes(f->name, f->name_len, &st->name, &st->name_len, &st->name_cap) != 0)
+        return NULL;
+    return st->name;
 }
 
-static uint32_t intern_name(gw_kineto_state *st, const event_fields *f)
+/* strcmp(text as a C string, lit) == 0: a name holding a NUL byte ends there, as it did
+ * when names were always compared as C strings. */
+static int cstr_is(const char *text, size_t len, const char *lit)
+{
+    const char *nul = memchr(text, '\0', len);
+    size_t n = nul ? (size_t)(nul - text) : len;
+    return n == strlen(lit) && memcmp(text, lit, n) == 0;
+}
+
+static uint32_t intern_name(gw_kineto_state *st, const gw_kfields *f)
 {
     if (!f->has_name)
         return 0;
-    return gw_trace_intern(st->trace, st->name, st->name_len);
+    return gw_trace_intern(st->trace, f->name, f->name_len);
 }
 
 /* Context-wide sync uses stream 4294967295 and tid -1: no stream. */
-static int32_t stream_of(const event_fields *f)
+static int32_t stream_of(const gw_kfields *f)
 {
     int64_t s;
     if (f->stream.present)
@@ -435,7 +269,7 @@ static int32_t stream_of(const event_fields *f)
 
 /* The device of a GPU event: args.device, else a numeric pid (Kineto's GPU "process"), else
  * 0; an id no device can have is GW_DEVICE_INVALID (dropped and counted by the model). */
-static int32_t device_of(const event_fields *f)
+static int32_t device_of(const gw_kfields *f)
 {
     if (f->device.present)
         return gw_device_id(f->device.v);
@@ -457,7 +291,7 @@ static gw_mem_kind mem_word(const char *name)
     return GW_MEM_UNKNOWN;
 }
 
-static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind kind)
+static int add_gpu_event(gw_kineto_state *st, const gw_kfields *f, gw_gpu_kind kind)
 {
     uint32_t name_id = intern_name(st, f);
     if (name_id == UINT32_MAX)
@@ -490,30 +324,45 @@ static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind
             g->est_occupancy_pct = (float)f->occupancy_pct;
         if (f->has_collective)
             g->kclass = GW_KCLASS_COMM;
-        if (st->comm.seen) {
+        if (f->comm && f->comm->seen) {
             gw_comm_meta key = {.owner = GW_COMM_ON_KERNEL, .start = g->start, .device = g->device,
                                 .stream = g->stream};
-            if (gw_kineto_comm_emit(st->trace, &st->comm, &key) != 0)
+            if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
                 return oom(st);
         }
         break;
     case GW_GPU_MEMCPY:
-        st->copies++;
-        gw_parse_copy_name(name_of(st, f), &g->copy_dir, &g->src_mem, &g->dst_mem);
+    case GW_GPU_MEMSET: {
+        struct gw_kineto_name_kinds *nk = &st->name_kinds[name_id % (sizeof st->name_kinds / sizeof st->name_kinds[0])];
+        if (nk->name_id_plus1 != name_id + 1 || nk->gpu_kind != kind) {
+            const char *name = name_cstr(st, f);
+            if (!name)
+                return oom(st);
+            nk->name_id_plus1 = name_id + 1;
+            nk->gpu_kind = (uint8_t)kind;
+            nk->dir = nk->src = 0;
+            if (kind == GW_GPU_MEMCPY)
+                gw_parse_copy_name(name, &nk->dir, &nk->src, &nk->dst);
+            else
+                nk->dst = (uint8_t)mem_word(name);
+        }
+        if (kind == GW_GPU_MEMCPY) {
+            st->copies++;
+            g->copy_dir = nk->dir;
+            g->src_mem = nk->src;
+        } else {
+            st->sets++;
+        }
+        g->dst_mem = nk->dst;
         if (f->bytes.present && f->bytes.v > 0)
             g->bytes = (uint64_t)f->bytes.v;
         break;
-    case GW_GPU_MEMSET:
-        st->sets++;
-        g->dst_mem = (uint8_t)mem_word(name_of(st, f));
-        if (f->bytes.present && f->bytes.v > 0)
-            g->bytes = (uint64_t)f->bytes.v;
-        break;
+    }
     case GW_GPU_SYNC: {
         st->syncs++;
         gw_sync_kind sk = f->sync_kind;
         if (sk == GW_SYNC_UNKNOWN && f->has_name)
-            sk = sync_kind_from(st->name, st->name_len);
+            sk = gw_kineto_sync_kind(f->name, f->name_len);
         g->sync_kind = (uint8_t)sk;
         break;
     }
@@ -523,7 +372,7 @@ static int add_gpu_event(gw_kineto_state *st, const event_fields *f, gw_gpu_kind
     return 0;
 }
 
-static int thread_of(gw_kineto_state *st, const event_fields *f, uint32_t *thread)
+static int thread_of(gw_kineto_state *st, const gw_kfields *f, uint32_t *thread)
 {
     int64_t pid = f->pid.present ? f->pid.num : 0;
     int64_t tid = f->tid.present ? f->tid.num : 0;
@@ -531,21 +380,21 @@ static int thread_of(gw_kineto_state *st, const event_fields *f, uint32_t *threa
     return *thread == UINT32_MAX ? oom(st) : 0;
 }
 
-static int add_host_event(gw_kineto_state *st, const event_fields *f, gw_host_kind kind)
+static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind kind)
 {
     uint32_t name_id = intern_name(st, f);
     if (name_id == UINT32_MAX)
         return oom(st);
     uint32_t stack_id = 0;
     if (f->has_stack) {
-        stack_id = gw_trace_intern(st->trace, st->stack, st->stack_len);
+        stack_id = gw_trace_intern(st->trace, f->stack, f->stack_len);
         if (stack_id == UINT32_MAX)
             return oom(st);
     }
     uint32_t thread;
     if (thread_of(st, f, &thread) != 0)
         return -1;
-    gw_host_event *h = gw_trace_add_host(st->trace);
+    gw_host_event *h = gw_host_bins_add(&st->host_bins, thread);
     if (!h)
         return oom(st);
     h->kind = (uint8_t)kind;
@@ -554,9 +403,9 @@ static int add_host_event(gw_kineto_state *st, const event_fields *f, gw_host_ki
     h->thread = thread;
     h->start = f->ts;
     h->end = f->ts + f->dur;
-    if (st->comm.seen && (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION)) {
+    if (f->comm && f->comm->seen && (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION)) {
         gw_comm_meta key = {.owner = GW_COMM_ON_HOST, .start = h->start, .thread = thread};
-        if (gw_kineto_comm_emit(st->trace, &st->comm, &key) != 0)
+        if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
             return oom(st);
     }
     if (f->correlation.present && f->correlation.v > 0)
@@ -581,7 +430,7 @@ static int add_host_event(gw_kineto_state *st, const event_fields *f, gw_host_ki
     return 0;
 }
 
-static int add_mem_event(gw_kineto_state *st, const event_fields *f)
+static int add_mem_event(gw_kineto_state *st, const gw_kfields *f)
 {
     if (!f->ts_ok || !f->mem_bytes.present) {
         st->no_timestamp++;
@@ -608,11 +457,11 @@ static int add_mem_event(gw_kineto_state *st, const event_fields *f)
     return 0;
 }
 
-static int add_thread_name(gw_kineto_state *st, const event_fields *f)
+static int add_thread_name(gw_kineto_state *st, const gw_kfields *f)
 {
     if (!f->has_arg_name || !f->pid.present || !f->tid.present)
         return 0;
-    uint32_t id = gw_trace_intern(st->trace, st->arg_name, st->arg_name_len);
+    uint32_t id = gw_trace_intern(st->trace, f->arg_name, f->arg_name_len);
     if (id == UINT32_MAX)
         return oom(st);
     if (st->thread_name_count == st->thread_name_cap) {
@@ -630,73 +479,162 @@ static int add_thread_name(gw_kineto_state *st, const event_fields *f)
     return 0;
 }
 
-int gw_kineto_event(gw_kineto_state *st)
+/* Widens the trace's profiled span (both 0 when unknown) to hold [start, end). */
+static void widen_profile_span(gw_trace *t, gw_ns start, gw_ns end)
 {
-    event_fields f;
-    memset(&f, 0, sizeof f);
-    st->comm.seen = 0;
-    if (parse_fields(st, &f) != 0)
-        return -1;
+    if (t->profile_start_ns == 0 && t->profile_end_ns == 0) {
+        t->profile_start_ns = start;
+        t->profile_end_ns = end;
+        return;
+    }
+    if (start < t->profile_start_ns)
+        t->profile_start_ns = start;
+    if (end > t->profile_end_ns)
+        t->profile_end_ns = end;
+}
+
+/* The profiler's own window: the span Kineto writes as "PyTorch Profiler (N)" (one per
+ * profiling cycle; several are joined). Without step markers it is the window the user
+ * asked to profile, so GPU idle inside it is idle the job had (CUPTI's own "__cupti_profiler__"
+ * span is not a capture window). */
+static int note_profile_span(gw_kineto_state *st, const gw_kfields *f)
+{
+    static const char prefix[] = "PyTorch Profiler";
+    if (!f->has_name || !f->ts_ok || !f->dur_ok || f->dur <= 0 || f->ts > INT64_MAX - f->dur ||
+        f->name_len < sizeof prefix - 1 || memcmp(f->name, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    widen_profile_span(st->trace, f->ts, f->ts + f->dur);
+    return 0;
+}
+
+/* What one event's fields make of it in the model. */
+static int commit(gw_kineto_state *st, gw_kfields *f)
+{
     st->events++;
 
-    if (f.ph == 'i') {
-        if (f.has_name && strcmp(st->name, "[memory]") == 0 &&
-            (f.cat == CAT_NONE || f.cat == CAT_INSTANT))
-            return add_mem_event(st, &f);
+    if (f->ph == 'i') {
+        if (f->has_name && cstr_is(f->name, f->name_len, "[memory]") &&
+            (f->cat == GW_KCAT_NONE || f->cat == GW_KCAT_INSTANT))
+            return add_mem_event(st, f);
         return 0;
     }
-    if (f.ph == 'M') {
-        if (f.has_name && strcmp(st->name, "thread_name") == 0)
-            return add_thread_name(st, &f);
+    if (f->ph == 'M') {
+        if (f->has_name && cstr_is(f->name, f->name_len, "thread_name"))
+            return add_thread_name(st, f);
         return 0;
     }
-    if (f.ph != 'X')
+    if (f->ph != 'X')
         return 0;   /* flows, counters, other phases: nothing the analysis uses */
     /* The autograd profiler of a torch built without Kineto (Debian's) writes a bare array of
      * complete events with no category at all: operators and record_function ranges
      * (ProfilerStep#N) of the CPU side. Kineto always names a category. */
-    if (f.cat == CAT_NONE)
-        f.cat = CAT_CPU_OP;
+    if (f->cat == GW_KCAT_NONE)
+        f->cat = GW_KCAT_CPU_OP;
 
-    switch (f.cat) {
-    case CAT_PROFILER_RANGE:
+    switch (f->cat) {
+    case GW_KCAT_PROFILER_RANGE:
         st->profiler_ranges++;
         return 0;
-    case CAT_GPU_ANNOTATION:
+    case GW_KCAT_TRACE:
+        return note_profile_span(st, f);
+    case GW_KCAT_GPU_ANNOTATION:
         /* GPU-side copies of ProfilerStep#N: steps are counted from host annotations. */
         st->gpu_annotations++;
         return 0;
-    case CAT_KERNEL: case CAT_MEMCPY: case CAT_MEMSET: case CAT_SYNC:
-    case CAT_RUNTIME: case CAT_DRIVER: case CAT_CPU_OP: case CAT_ANNOTATION: case CAT_PYTHON:
+    case GW_KCAT_KERNEL: case GW_KCAT_MEMCPY: case GW_KCAT_MEMSET: case GW_KCAT_SYNC:
+    case GW_KCAT_RUNTIME: case GW_KCAT_DRIVER: case GW_KCAT_CPU_OP: case GW_KCAT_ANNOTATION: case GW_KCAT_PYTHON:
         break;
     default:
         return 0;   /* overhead, Trace, unknown categories */
     }
-    if (!f.ts_ok) {
+    if (!f->ts_ok) {
         st->no_timestamp++;
         return 0;
     }
-    if (!f.dur_ok)
-        f.dur = 0;
-    if (f.dur < 0) {
+    if (!f->dur_ok)
+        f->dur = 0;
+    if (f->dur < 0) {
         st->negative_durations++;
-        f.dur = 0;
+        f->dur = 0;
     }
-    if (f.ts > INT64_MAX - f.dur)
-        f.dur = 0;
+    if (f->ts > INT64_MAX - f->dur)
+        f->dur = 0;
 
-    switch (f.cat) {
-    case CAT_KERNEL: return add_gpu_event(st, &f, GW_GPU_KERNEL);
-    case CAT_MEMCPY: return add_gpu_event(st, &f, GW_GPU_MEMCPY);
-    case CAT_MEMSET: return add_gpu_event(st, &f, GW_GPU_MEMSET);
-    case CAT_SYNC: return add_gpu_event(st, &f, GW_GPU_SYNC);
-    case CAT_RUNTIME: return add_host_event(st, &f, GW_HOST_RUNTIME);
-    case CAT_DRIVER: return add_host_event(st, &f, GW_HOST_DRIVER);
-    case CAT_CPU_OP: return add_host_event(st, &f, GW_HOST_CPU_OP);
-    case CAT_ANNOTATION: return add_host_event(st, &f, GW_HOST_ANNOTATION);
-    case CAT_PYTHON: return add_host_event(st, &f, GW_HOST_PYTHON);
+    switch (f->cat) {
+    case GW_KCAT_KERNEL: return add_gpu_event(st, f, GW_GPU_KERNEL);
+    case GW_KCAT_MEMCPY: return add_gpu_event(st, f, GW_GPU_MEMCPY);
+    case GW_KCAT_MEMSET: return add_gpu_event(st, f, GW_GPU_MEMSET);
+    case GW_KCAT_SYNC: return add_gpu_event(st, f, GW_GPU_SYNC);
+    case GW_KCAT_RUNTIME: return add_host_event(st, f, GW_HOST_RUNTIME);
+    case GW_KCAT_DRIVER: return add_host_event(st, f, GW_HOST_DRIVER);
+    case GW_KCAT_CPU_OP: return add_host_event(st, f, GW_HOST_CPU_OP);
+    case GW_KCAT_ANNOTATION: return add_host_event(st, f, GW_HOST_ANNOTATION);
+    case GW_KCAT_PYTHON: return add_host_event(st, f, GW_HOST_PYTHON);
     default: return 0;
     }
+}
+
+/* One event whose '{' is the current token: in place when possible, else through the
+ * lexer. */
+static int one_event(gw_kineto_state *st)
+{
+    gw_kfields f;
+    memset(&f, 0, sizeof f);
+    f.comm = &st->comm;
+    st->comm.seen = 0;
+    if (!gw_kineto_fast_event(st, &f)) {
+        /* The in-place parser gave up: whatever it took in is read again. */
+        memset(&f, 0, sizeof f);
+        f.comm = &st->comm;
+        st->comm.seen = 0;
+        if (parse_fields(st, &f) != 0)
+            return -1;
+    }
+    return commit(st, &f);
+}
+
+int gw_kineto_event(gw_kineto_state *st)
+{
+    return one_event(st);
+}
+
+/* After an event's '}' inside the event array: the length through the next element's '{'
+ * when one follows in the buffer (white space, ',', white space, '{'), else 0. */
+static size_t next_event_ahead(const gw_json_lexer *lx)
+{
+    const char *p;
+    size_t n = gw_json_buffered(lx, &p), k = 0;
+    while (k < n && (p[k] == ' ' || p[k] == '\n' || p[k] == '\r' || p[k] == '\t'))
+        k++;
+    if (k == n || p[k] != ',')
+        return 0;
+    k++;
+    while (k < n && (p[k] == ' ' || p[k] == '\n' || p[k] == '\r' || p[k] == '\t'))
+        k++;
+    return k < n && p[k] == '{' ? k + 1 : 0;
+}
+
+long gw_kineto_events(gw_kineto_state *st, uint64_t limit)
+{
+    long n = 0;
+    for (;;) {
+        if (one_event(st) != 0)
+            return -1;
+        n++;
+        size_t ahead = next_event_ahead(st->lx);
+        if (ahead == 0 || gw_json_position(st->lx) + ahead - 1 >= limit)
+            return n;
+        if (gw_json_open_object_in_place(st->lx, ahead) != 0) {
+            st->out_of_memory = st->lx->out_of_memory;
+            return -1;
+        }
+    }
+}
+
+int gw_kineto_fill_host(void *ctx, gw_trace *t)
+{
+    gw_kineto_state *st = ctx;
+    return gw_host_bins_drain(&st->host_bins, t);
 }
 
 int gw_kineto_events_done(gw_kineto_state *st)
@@ -734,11 +672,147 @@ int gw_kineto_events_done(gw_kineto_state *st)
     return 0;
 }
 
+/* Ids of part's strings in into's trace, interned in part's id order (= the order in which
+ * reading the events would have met them). NULL when out of memory. */
+static uint32_t *map_strings(gw_trace *into, const gw_trace *part)
+{
+    uint32_t n = part->strings.count;
+    uint32_t *map = malloc((n ? n : 1) * sizeof *map);
+    if (!map)
+        return NULL;
+    for (uint32_t id = 0; id < n; id++) {
+        const char *s = gw_strtab_get(&part->strings, id);
+        map[id] = gw_trace_intern(into, s, strlen(s));
+        if (map[id] == UINT32_MAX) {
+            free(map);
+            return NULL;
+        }
+    }
+    return map;
+}
+
+static uint32_t *map_threads(gw_trace *into, const gw_trace *part)
+{
+    uint32_t *map = malloc((part->thread_count ? part->thread_count : 1) * sizeof *map);
+    if (!map)
+        return NULL;
+    for (size_t i = 0; i < part->thread_count; i++) {
+        map[i] = gw_trace_thread(into, part->threads[i].pid, part->threads[i].tid);
+        if (map[i] == UINT32_MAX) {
+            free(map);
+            return NULL;
+        }
+    }
+    return map;
+}
+
+static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uint32_t *names, const uint32_t *threads)
+{
+    gw_trace *t = into->trace, *p = part->trace;
+    if (p->gpu_count &&
+        gw_grow((void **)&t->gpu, &t->gpu_cap, t->gpu_count + p->gpu_count, sizeof *t->gpu) != 0)
+        return -1;
+    for (size_t i = 0; i < p->gpu_count; i++) {
+        gw_gpu_event *g = &t->gpu[t->gpu_count++];
+        *g = p->gpu[i];
+        g->name_id = names[g->name_id];
+    }
+    if (p->mem_count &&
+        gw_grow((void **)&t->mem, &t->mem_cap, t->mem_count + p->mem_count, sizeof *t->mem) != 0)
+        return -1;
+    for (size_t i = 0; i < p->mem_count; i++) {
+        gw_mem_event *m = &t->mem[t->mem_count++];
+        *m = p->mem[i];
+        m->thread = threads[m->thread];
+    }
+    for (size_t b = 0; b < part->host_bins.bin_count; b++) {
+        const gw_host_bin *bin = &part->host_bins.bins[b];
+        for (size_t i = 0; i < bin->count; i++) {
+            gw_host_event *h = gw_host_bins_add(&into->host_bins, threads[b]);
+            if (!h)
+                return -1;
+            *h = bin->events[i];
+            h->name_id = names[h->name_id];
+            h->stack_id = names[h->stack_id];
+            h->thread = threads[b];
+        }
+    }
+    /* Collective arguments: records stay in reading order, which gw_trace_finish sorts. */
+    if (p->comm_count &&
+        gw_grow((void **)&t->comm, &t->comm_cap, t->comm_count + p->comm_count, sizeof *t->comm) != 0)
+        return -1;
+    for (size_t i = 0; i < p->comm_count; i++) {
+        gw_comm_meta *m = &t->comm[t->comm_count++];
+        *m = p->comm[i];
+        if (m->owner == GW_COMM_ON_HOST)
+            m->thread = threads[m->thread];
+        m->coll_name_id = names[m->coll_name_id];
+        m->pg_name_id = names[m->pg_name_id];
+        m->pg_desc_id = names[m->pg_desc_id];
+        m->pg_ranks_id = names[m->pg_ranks_id];
+    }
+    for (size_t i = 0; i < part->thread_name_count; i++) {
+        if (gw_grow((void **)&into->thread_names, &into->thread_name_cap, into->thread_name_count + 1,
+                    sizeof *into->thread_names) != 0)
+            return -1;
+        gw_kineto_thread_name *tn = &into->thread_names[into->thread_name_count++];
+        *tn = part->thread_names[i];
+        tn->name_id = names[tn->name_id];
+    }
+    return 0;
+}
+
+int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
+{
+    uint32_t *names = map_strings(into->trace, part->trace);
+    uint32_t *threads = names ? map_threads(into->trace, part->trace) : NULL;
+    int rc = threads ? absorb_events(into, part, names, threads) : -1;
+    free(names);
+    free(threads);
+    if (rc != 0)
+        return oom(into);
+    gw_trace *pt = part->trace;
+    if (pt->profile_start_ns != 0 || pt->profile_end_ns != 0) {
+        widen_profile_span(into->trace, pt->profile_start_ns, pt->profile_end_ns);
+        pt->profile_start_ns = pt->profile_end_ns = 0;
+    }
+    into->events += part->events;
+    into->kernels += part->kernels;
+    into->copies += part->copies;
+    into->sets += part->sets;
+    into->syncs += part->syncs;
+    into->api_calls += part->api_calls;
+    into->cpu_ops += part->cpu_ops;
+    into->annotations += part->annotations;
+    into->mem_events += part->mem_events;
+    into->negative_durations += part->negative_durations;
+    into->profiler_ranges += part->profiler_ranges;
+    into->gpu_annotations += part->gpu_annotations;
+    into->no_timestamp += part->no_timestamp;
+    /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
+    gw_trace *p = part->trace;
+    p->gpu_count = p->mem_count = p->thread_count = p->comm_count = 0;
+    gw_strtab_free(&p->strings);
+    gw_strtab_init(&p->strings);
+    for (size_t b = 0; b < part->host_bins.bin_count; b++)
+        part->host_bins.bins[b].count = 0;
+    part->host_bins.total = 0;
+    part->thread_name_count = 0;
+    memset(part->name_kinds, 0, sizeof part->name_kinds);   /* its name ids start over */
+    part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
+    part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
+    part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
+    if (p->strings.count == 0)
+        return oom(into);
+    return 0;
+}
+
 void gw_kineto_state_free(gw_kineto_state *st)
 {
     free(st->name);
     free(st->stack);
     free(st->arg_name);
     free(st->thread_names);
+    gw_host_bins_free(&st->host_bins);
     memset(st, 0, sizeof *st);
 }

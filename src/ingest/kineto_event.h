@@ -1,5 +1,7 @@
 /* Internal interface of the Kineto reader: kineto.c owns the file and the top-level object;
- * kineto_event.c turns one traceEvents element into model events. Not used elsewhere. */
+ * kineto_event.c turns one traceEvents element into model events, reading it either in
+ * place (kineto_fast.c, when the whole event lies in the lexer's buffer and holds nothing
+ * unusual) or token by token through the lexer. Not used elsewhere. */
 #ifndef GW_INGEST_KINETO_EVENT_H
 #define GW_INGEST_KINETO_EVENT_H
 
@@ -8,6 +10,8 @@
 
 #include "ingest/json_lexer.h"
 #include "ingest/kineto_comm.h"
+#include "ingest/kineto_fields.h"
+#include "model/host_bins.h"
 #include "model/model.h"
 
 /* A thread_name metadata event, applied to the trace's threads once all are known (the
@@ -21,7 +25,9 @@ typedef struct gw_kineto_state {
     gw_trace *trace;             /* borrowed: the trace being filled */
     gw_json_lexer *lx;           /* borrowed */
 
-    /* Reused per event so that no event allocates (each grows to the longest seen). */
+    /* The streaming parser's copies of texts that the lexer may overwrite before the event
+     * is complete; reused per event so that no event allocates (each grows to the longest
+     * seen). The in-place parser points into the JSON buffer instead. */
     char *name;  size_t name_len, name_cap;     /* owned: the event's "name" */
     char *stack; size_t stack_len, stack_cap;   /* owned: args "Call stack" */
     char *arg_name; size_t arg_name_len, arg_name_cap; /* owned: args "name" (metadata) */
@@ -29,6 +35,15 @@ typedef struct gw_kineto_state {
     gw_kineto_comm comm;         /* the current event's collective arguments (kineto_comm.h) */
 
     gw_kineto_thread_name *thread_names; size_t thread_name_count, thread_name_cap; /* owned */
+    /* Host events per thread until gw_kineto_events_done puts them in the trace. */
+    gw_host_bins host_bins;
+    /* What copy and set names say (direction, memory kinds), remembered by name id: a trace
+     * repeats a handful of such names thousands of times. Direct-mapped; valid when
+     * name_id_plus1 matches. */
+    struct gw_kineto_name_kinds {
+        uint32_t name_id_plus1;
+        uint8_t gpu_kind, dir, src, dst;
+    } name_kinds[64];
 
     /* Counts for the reader's notes and has-bits. */
     uint64_t events;
@@ -44,13 +59,42 @@ typedef struct gw_kineto_state {
  * it describes to st->trace. Returns 0, or -1 (lexer error, or st->out_of_memory). */
 int gw_kineto_event(gw_kineto_state *st);
 
+/* The same for the event whose '{' is the current token and, while another event follows
+ * it in the lexer's buffer (", {") that starts before stream offset `limit`, for the ones
+ * after it too, without a lexer token between them. Returns how many events were read (at
+ * least 1), or -1 as gw_kineto_event. The lexer is left after the last one's '}'. */
+long gw_kineto_events(gw_kineto_state *st, uint64_t limit);
+
 /* After the last event: names threads, records notes, sets the trace's has-bits. Returns 0
- * or -1 when out of memory. */
+ * or -1 when out of memory. The host events are still held per thread: gw_kineto_fill_host
+ * (ctx: the state) puts them in the trace, as gw_trace_finish_filling_host wants. */
 int gw_kineto_events_done(gw_kineto_state *st);
+int gw_kineto_fill_host(void *ctx, gw_trace *t);
 
 void gw_kineto_state_free(gw_kineto_state *st);
 
+/* Parallel reading (kineto_parallel.c): appends what `part` read (a stretch of events that
+ * follows, in the file, everything `into` has read) to `into` and its trace, with names and
+ * threads renumbered in `into`'s trace exactly as if `into` had read those events itself;
+ * then empties `part` for the next stretch, keeping its memory. 0, or -1 when out of
+ * memory. */
+int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part);
+
 /* Copies the current KEY/STRING text into (*buf, *len, *cap) NUL-terminated. 0 or -1 (OOM). */
 int gw_kineto_copy_text(const gw_json_lexer *lx, char **buf, size_t *len, size_t *cap);
+
+/* The in-place parser (kineto_fast.c). The current token is the '{' of an event: when the
+ * whole event lies in the lexer's buffer and holds only what the in-place parser reads
+ * (no escapes in texts it keeps, no NaN, nesting within bounds, valid JSON), fills *f,
+ * moves the lexer past the closing '}' and returns 1. Otherwise returns 0 and has changed
+ * neither the lexer nor st: the caller then reads the event through the lexer, which
+ * gives the same fields, or the exact error. */
+int gw_kineto_fast_event(gw_kineto_state *st, gw_kfields *f);
+
+/* Which in-place parser runs: "avx2", "sse4.2", "scalar" (chosen once from the CPU and
+ * the GW_SIMD environment variable), or "off" when GW_KINETO_FAST=0 turns it off. */
+const char *gw_kineto_fast_variant(void);
+/* Tests: chooses again from the environment. Not thread-safe: only while nothing is read. */
+void gw_kineto_fast_reselect(void);
 
 #endif

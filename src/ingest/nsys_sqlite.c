@@ -352,6 +352,21 @@ static void quote_diagnostic(const char *text, char *out, size_t cap)
 /* At most this many of nsys's own messages about CUDA tracing are quoted, one note each. */
 #define MISSING_GPU_REASONS_MAX 4
 
+/* The capture range nsys profiled (ANALYSIS_DETAILS, on the events' own clock): the window
+ * of a capture without step markers. */
+static void read_capture_range(gw_nsys_db *d)
+{
+    if (!gw_nsys_has_table(d, "ANALYSIS_DETAILS") || !gw_nsys_has_column(d, "ANALYSIS_DETAILS", "startTime") ||
+        !gw_nsys_has_column(d, "ANALYSIS_DETAILS", "stopTime"))
+        return;
+    int64_t start = query_int(d, "SELECT min(startTime) FROM ANALYSIS_DETAILS", -1);
+    int64_t stop = query_int(d, "SELECT max(stopTime) FROM ANALYSIS_DETAILS", -1);
+    if (start >= 0 && stop > start) {
+        d->trace->profile_start_ns = start;
+        d->trace->profile_end_ns = stop;
+    }
+}
+
 /* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
 static int note_missing_gpu(gw_nsys_db *d)
 {
@@ -883,6 +898,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
     if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
         return -1;
     read_session_start(d);
+    read_capture_range(d);
     decide_correlation(d);
     reserve_events(d, file_size);
     if (read_events(d, path, opt, file_size) != 0)

@@ -1,7 +1,7 @@
 /* Rank summary files (docs/summary-format.md) back into gw_rank_summary structs: the
  * reverse of report/summary_write.c through the same field tables. Members the file does
  * not have stay zero, members this version does not know are skipped, so that a summary
- * of the same format version from another build reads; a newer format version is refused.
+ * of the same format version from another build reads; another format version is refused.
  * Anything malformed is refused with the byte offset (of the uncompressed stream). */
 #include <math.h>
 #include <stdio.h>
@@ -478,6 +478,15 @@ int gw_summary_read(const char *path, gw_rank_summary **ranks, size_t *count, si
                 r.failed = 1;
                 gw_fail(err, GW_EXIT_BAD_INPUT, "%s: summary format version %lld, written by a newer gpuwhy; "
                         "this one reads up to version %d", path, (long long)version, GW_SUMMARY_VERSION);
+                goto out;
+            }
+            /* An older version's members mean other things (indices by cause moved): read
+             * as this one, it would be a wrong answer, not an error. */
+            if (version < GW_SUMMARY_VERSION) {
+                r.failed = 1;
+                gw_fail(err, GW_EXIT_BAD_INPUT, "%s: summary format version %lld, written by an older gpuwhy; "
+                        "this one reads version %d: summarise the traces again with this gpuwhy", path,
+                        (long long)version, GW_SUMMARY_VERSION);
                 goto out;
             }
         } else if (is_ranks) {

@@ -9,4 +9,12 @@
  * memory (the trace then has no indexes and look-ups answer "none"). */
 int gw_corr_index_build(gw_trace *t);
 
+/* The two halves on their own (gw_trace_finish runs them on two lanes: they touch
+ * disjoint parts of the trace): the API-call index from t->host, the GPU index from t->gpu.
+ * Each replaces its own index; 0 or -1 as above. */
+int gw_corr_index_build_host(gw_trace *t);
+int gw_corr_index_build_gpu(gw_trace *t);
+/* Frees both indexes. */
+void gw_corr_index_drop(gw_trace *t);
+
 #endif

@@ -1,6 +1,7 @@
 /* Timeline model storage and the post-load pass (sorting, nesting, indexes); see model.h. */
 #include "model/model.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "model/samples.h"
 #include "util/checked.h"
 #include "util/grow.h"
+#include "util/phase_timer.h"
 #include "util/runsort.h"
 
 gw_trace *gw_trace_new(const char *path, const char *format)
@@ -218,16 +220,38 @@ static int cmp_step(const void *a, const void *b)
 /* api_flags[id]: bit 7 done, the rest GW_HOST_F_NAME_* bits. */
 #define API_NAME_FLAGS (GW_HOST_F_NAME_ASYNC | GW_HOST_F_NAME_DTOH)
 
+/* Span of the events a lane looked at (INT64_MAX/INT64_MIN when none). */
+typedef struct span {
+    gw_ns first, last;
+} span;
+
+static void widen(span *s, gw_ns start, gw_ns end)
+{
+    if (start < s->first)
+        s->first = start;
+    if (end > s->last)
+        s->last = end;
+}
+
+/* What each lane dropped or clipped: counted on the lanes, written as notes after both
+ * joined (notes are appended to the trace, which only one thread may do). */
+typedef struct damage {
+    size_t host_dropped, host_reversed;
+    size_t steps_dropped;
+    size_t gpu_dropped, gpu_reversed, gpu_no_device;
+    size_t mem_dropped;
+} damage;
+
 /* Events whose times a damaged file put outside what a clock can hold (see
  * util/checked.h): dropped here, for every reader at once, and counted in a note so the
  * output says what was left out. Every time the analyses see is then within
  * +-GW_NS_LIMIT, and any difference of two fits an int64. */
-static void note_out_of_range(gw_trace *t, size_t gpu, size_t host, size_t mem, size_t steps)
+static void note_damage(gw_trace *t, const damage *d)
 {
-    const size_t counts[] = {gpu, host, mem, steps};
+    const size_t counts[] = {d->gpu_dropped, d->host_dropped, d->mem_dropped, d->steps_dropped};
     static const char *const what[] = {"GPU", "host", "memory", "step"};
     char list[160] = "";
-    size_t used = 0, kinds = 0;
+    size_t used = 0, kinds = 0, total = 0;
     for (size_t i = 0; i < 4; i++) {
         if (!counts[i])
             continue;
@@ -235,26 +259,23 @@ static void note_out_of_range(gw_trace *t, size_t gpu, size_t host, size_t mem, 
         if (n > 0 && (size_t)n < sizeof list - used)
             used += (size_t)n;
         kinds++;
+        total += counts[i];
     }
+    if (d->gpu_no_device)
+        gw_trace_note(t, "skipped %zu GPU record%s whose device id is out of range (damaged values)",
+                      d->gpu_no_device, d->gpu_no_device == 1 ? "" : "s");
     if (kinds)
         gw_trace_note(t, "skipped %s record%s whose timestamps lie outside +-146 years of the trace's clock "
-                         "(damaged values)", list, gpu + host + mem + steps == 1 ? "" : "s");
-}
-
-static void drop_out_of_range_mem_steps(gw_trace *t, size_t *mem_dropped, size_t *steps_dropped)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < t->mem_count; i++)
-        if (gw_ns_in_range(t->mem[i].ts))
-            t->mem[w++] = t->mem[i];
-    *mem_dropped = t->mem_count - w;
-    t->mem_count = w;
-    w = 0;
-    for (size_t i = 0; i < t->step_count; i++)
-        if (gw_ns_in_range(t->steps[i].start) && gw_ns_in_range(t->steps[i].end))
-            t->steps[w++] = t->steps[i];
-    *steps_dropped = t->step_count - w;
-    t->step_count = w;
+                         "(damaged values)", list, total == 1 ? "" : "s");
+    if (d->gpu_reversed + d->host_reversed)
+        gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
+                         "with a duration of 0", d->gpu_reversed, d->host_reversed);
+    if ((t->profile_start_ns != 0 || t->profile_end_ns != 0) &&
+        (!gw_ns_in_range(t->profile_start_ns) || !gw_ns_in_range(t->profile_end_ns) ||
+         t->profile_end_ns <= t->profile_start_ns)) {
+        gw_trace_note(t, "the profiler's own window has impossible times: not used");
+        t->profile_start_ns = t->profile_end_ns = 0;
+    }
     if (!gw_ns_in_range(t->clock_offset_ns)) {
         gw_trace_note(t, "the trace's clock offset (%lld ns) is out of range: its times are not mapped to Unix time",
                       (long long)t->clock_offset_ns);
@@ -262,29 +283,26 @@ static void drop_out_of_range_mem_steps(gw_trace *t, size_t *mem_dropped, size_t
     }
 }
 
-/* The order-free pass over every event: events with out-of-range times dropped, negative
- * durations clipped to zero (both counted in notes), names classified where readers left
- * them unset, the trace's span, launches per thread. */
-static int prepare_events(gw_trace *t)
+/* The order-free pass over the host events (host lane): events with out-of-range times
+ * dropped, negative durations clipped to zero, API calls and ops classified by name where
+ * readers left them unset, launches per thread; reader-made steps with out-of-range times
+ * dropped. */
+static int prepare_host(gw_trace *t, span *sp, damage *d)
 {
-    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_flags = calloc(t->strings.count ? t->strings.count : 1, 1);
-    if (!kernel_name || !host_name || !api_name || !api_blocking || !api_flags) {
-        free(kernel_name);
+    if (!host_name || !api_name || !api_blocking || !api_flags) {
         free(host_name);
         free(api_name);
         free(api_blocking);
         free(api_flags);
         return -1;
     }
-    t->first_ns = INT64_MAX;
-    t->last_ns = INT64_MIN;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
-    size_t kept = 0, host_reversed = 0, gpu_reversed = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         if (!gw_ns_in_range(t->host[i].start) || !gw_ns_in_range(t->host[i].end))
             continue;
@@ -293,12 +311,9 @@ static int prepare_events(gw_trace *t)
         gw_host_event *h = &t->host[kept++];
         if (h->end < h->start) {
             h->end = h->start;
-            host_reversed++;
+            d->host_reversed++;
         }
-        if (h->start < t->first_ns)
-            t->first_ns = h->start;
-        if (h->end > t->last_ns)
-            t->last_ns = h->end;
+        widen(sp, h->start, h->end);
         const char *name = gw_trace_str(t, h->name_id);
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER &&
             h->name_id < t->strings.count) {
@@ -346,15 +361,36 @@ static int prepare_events(gw_trace *t)
             h->thread < t->thread_count)
             t->threads[h->thread].launches++;
     }
-    size_t host_dropped = t->host_count - kept;
+    d->host_dropped = t->host_count - kept;
     t->host_count = kept;
-    kept = 0;
-    size_t gpu_no_device = 0;
+    size_t w = 0;
+    for (size_t i = 0; i < t->step_count; i++)
+        if (gw_ns_in_range(t->steps[i].start) && gw_ns_in_range(t->steps[i].end))
+            t->steps[w++] = t->steps[i];
+    d->steps_dropped = t->step_count - w;
+    t->step_count = w;
+    free(host_name);
+    free(api_name);
+    free(api_blocking);
+    free(api_flags);
+    return 0;
+}
+
+/* The same for the GPU and memory events (GPU lane): out-of-range times and device ids
+ * dropped, durations, kernel classes and flags by name. */
+static int prepare_gpu(gw_trace *t, span *sp, damage *d)
+{
+    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    if (!kernel_name)
+        return -1;
+    size_t kept = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
-        if (!gw_ns_in_range(t->gpu[i].start) || !gw_ns_in_range(t->gpu[i].end))
+        if (!gw_ns_in_range(t->gpu[i].start) || !gw_ns_in_range(t->gpu[i].end)) {
+            d->gpu_dropped++;
             continue;
+        }
         if (t->gpu[i].device == GW_DEVICE_INVALID) {
-            gpu_no_device++;
+            d->gpu_no_device++;
             continue;
         }
         if (kept != i)
@@ -362,12 +398,9 @@ static int prepare_events(gw_trace *t)
         gw_gpu_event *g = &t->gpu[kept++];
         if (g->end < g->start) {
             g->end = g->start;
-            gpu_reversed++;
+            d->gpu_reversed++;
         }
-        if (g->start < t->first_ns)
-            t->first_ns = g->start;
-        if (g->end > t->last_ns)
-            t->last_ns = g->end;
+        widen(sp, g->start, g->end);
         if (g->kind != GW_GPU_KERNEL || g->name_id >= t->strings.count)
             continue;
         uint8_t *c = &kernel_name[g->name_id];
@@ -387,22 +420,14 @@ static int prepare_events(gw_trace *t)
         if (*c & NAME_GEMM)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
-    size_t gpu_dropped = t->gpu_count - kept - gpu_no_device;
     t->gpu_count = kept;
-    if (gpu_no_device)
-        gw_trace_note(t, "skipped %zu GPU record%s whose device id is out of range (damaged values)", gpu_no_device,
-                      gpu_no_device == 1 ? "" : "s");
-    size_t mem_dropped, steps_dropped;
-    drop_out_of_range_mem_steps(t, &mem_dropped, &steps_dropped);
-    note_out_of_range(t, gpu_dropped, host_dropped, mem_dropped, steps_dropped);
-    if (gpu_reversed + host_reversed)
-        gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
-                         "with a duration of 0", gpu_reversed, host_reversed);
+    size_t w = 0;
+    for (size_t i = 0; i < t->mem_count; i++)
+        if (gw_ns_in_range(t->mem[i].ts))
+            t->mem[w++] = t->mem[i];
+    d->mem_dropped = t->mem_count - w;
+    t->mem_count = w;
     free(kernel_name);
-    free(host_name);
-    free(api_name);
-    free(api_blocking);
-    free(api_flags);
     return 0;
 }
 
@@ -476,23 +501,77 @@ static int derive_steps(gw_trace *t)
     return 0;
 }
 
+/* gw_trace_finish in two lanes that touch disjoint parts of the trace: the GPU lane (GPU
+ * and memory events, the GPU correlation index) runs on a helper thread for large traces
+ * while the caller's thread takes the host lane (host events, nesting, steps, the API
+ * correlation index). Strings are only read by both. */
+typedef struct gpu_lane {
+    gw_trace *t;
+    span sp;
+    damage *d;
+    int rc;
+} gpu_lane;
+
+static void *run_gpu_lane(void *arg)
+{
+    gpu_lane *lane = arg;
+    gw_trace *t = lane->t;
+    lane->rc = prepare_gpu(t, &lane->sp, lane->d);
+    gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
+    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
+    if (lane->rc == 0)
+        lane->rc = gw_corr_index_build_gpu(t);
+    return NULL;
+}
+
+/* Below this many GPU plus memory events the helper thread costs more than it saves. */
+#define GPU_LANE_THREAD_MIN_EVENTS 100000u
+
 int gw_trace_finish(gw_trace *t)
 {
-    /* One pass per array does what needs no order (durations, names, span, launch
-     * counts): at millions of events each pass over the arrays costs tens of ms. */
-    if (prepare_events(t) != 0)
+    return gw_trace_finish_filling_host(t, NULL, NULL);
+}
+
+int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_trace *t), void *ctx)
+{
+    damage d = {0};
+    gpu_lane lane = {t, {INT64_MAX, INT64_MIN}, &d, -1};
+    pthread_t thread;
+    int threaded = t->gpu_count + t->mem_count >= GPU_LANE_THREAD_MIN_EVENTS &&
+                   pthread_create(&thread, NULL, run_gpu_lane, &lane) == 0;
+    span host_span = {INT64_MAX, INT64_MIN};
+    int rc = fill_host ? fill_host(ctx, t) : 0;
+    gw_phase_mark("model: host events filled");
+    if (rc == 0)
+        rc = prepare_host(t, &host_span, &d);
+    gw_phase_mark("model: host names, span");
+    if (rc == 0) {
+        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+        gw_phase_mark("model: sort host");
+        rc = build_nesting(t);
+    }
+    if (rc == 0) {
+        rc = derive_steps(t);
+    }
+    if (rc == 0) {
+        gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+        gw_phase_mark("model: nesting, steps");
+        rc = gw_corr_index_build_host(t);
+    }
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        run_gpu_lane(&lane);
+    gw_phase_mark("model: correlation indexes (host || GPU lane)");
+    if (rc != 0 || lane.rc != 0) {
+        gw_corr_index_drop(t);
         return -1;
-    gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
-    gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
-    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
-    if (build_nesting(t) != 0 || derive_steps(t) != 0)
-        return -1;
-    gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+    }
+    t->first_ns = host_span.first < lane.sp.first ? host_span.first : lane.sp.first;
+    t->last_ns = host_span.last > lane.sp.last ? host_span.last : lane.sp.last;
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
-
-    if (gw_corr_index_build(t) != 0)
-        return -1;
+    note_damage(t, &d);
     gw_trace_comm_index(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);

@@ -277,6 +277,9 @@ typedef struct gw_trace {
     int rank_from_file;        /* 1 when the rank came from the input itself */
     int world_size;            /* 0 unknown */
     gw_ns clock_offset_ns;     /* add to a gw_ns to get Unix ns; 0 unknown */
+    gw_ns profile_start_ns;    /* the profiler's own capture window when the input marks it
+                                  (Kineto "PyTorch Profiler (N)" span, nsys ANALYSIS_DETAILS); */
+    gw_ns profile_end_ns;      /* both 0 when unknown */
     unsigned has;              /* GW_HAS_* */
 
     gw_strtab strings;
@@ -344,6 +347,10 @@ const char *gw_trace_str(const gw_trace *t, uint32_t id);
  * builds correlation indexes, and derives steps from annotations when the reader did
  * not set any. Returns 0, or -1 on out-of-memory (also one met earlier: out_of_memory). */
 int gw_trace_finish(gw_trace *t);
+/* The same for a reader that still holds its host events elsewhere: fill_host(ctx, t) puts
+ * them in t->host first, while the GPU events are already being finished on another thread.
+ * fill_host returns 0 or -1 (out of memory). */
+int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_trace *t), void *ctx);
 
 /* Correlation look-ups (after gw_trace_finish). host: index into t->host, or -1.
  * gpu: POSITION in t->gpu_by_corr (not an index into t->gpu) of the first GPU event with

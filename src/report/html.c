@@ -14,7 +14,9 @@
 #define SERIES_BUCKETS 200
 
 static const char *const CAUSE_COLORS[GW_IDLE_CAUSE_COUNT] = {
-    "#d62728", "#9467bd", "#8c564b", "#ff7f0e", "#e377c2", "#7f7f7f"};
+    [GW_IDLE_DATALOADER] = "#d62728", [GW_IDLE_SYNC] = "#9467bd", [GW_IDLE_ALLOCATOR] = "#8c564b",
+    [GW_IDLE_LAUNCH] = "#ff7f0e",     [GW_IDLE_DISPATCH] = "#bcbd22", [GW_IDLE_HOST_BUSY] = "#e377c2",
+    [GW_IDLE_UNKNOWN] = "#7f7f7f"};
 static const char *const BUSY_COLOR = "#2ca02c";
 
 static const char *const STYLE =
@@ -47,6 +49,36 @@ static void text(FILE *out, const char *s)
     gw_html_text(out, s);
 }
 
+/* The host ops (and Python frames) that ran while the GPU idled for the finding's cause. */
+static void write_host_ops(FILE *out, const gw_analysis *a, const gw_finding *f)
+{
+    if (f->host_view < 0 || f->host_view >= GW_HOST_VIEW_COUNT)
+        return;
+    const gw_device_stats *d = NULL;
+    for (size_t i = 0; i < a->device_count && !d; i++)
+        if (a->devices[i].device == f->view_device && (f->rank < 0 || a->devices[i].rank == f->rank))
+            d = &a->devices[i];
+    if (!d)
+        return;
+    const gw_host_ops *v = &d->host_ops[f->host_view];
+    for (int frames = 0; frames < 2; frames++) {
+        const gw_host_op_row *rows = frames ? v->frames : v->ops;
+        size_t n = frames ? v->frame_count : v->op_count;
+        if (n == 0)
+            continue;
+        fprintf(out, "<table class=\"host-ops\" data-view=\"%s\"><tr><th>%s while the GPU waited</th>"
+                     "<th>idle ms</th><th>of it</th><th>calls</th></tr>",
+                f->host_view == GW_VIEW_DISPATCH ? "dispatch" : "own_work", frames ? "Python frames" : "host ops");
+        for (size_t k = 0; k < n && k < GW_TOP_HOST_OPS; k++) {
+            p(out, "<tr><td>");
+            text(out, rows[k].name);
+            fprintf(out, "</td><td>%.1f</td><td>%.1f%%</td><td>%zu</td></tr>", rows[k].idle_s * 1e3,
+                    v->idle_s > 0 ? rows[k].idle_s / v->idle_s * 100.0 : 0.0, rows[k].calls);
+        }
+        p(out, "</table>");
+    }
+}
+
 static void write_findings(FILE *out, const gw_analysis *a)
 {
     p(out, "<h2>Findings, most important first</h2>\n");
@@ -66,6 +98,7 @@ static void write_findings(FILE *out, const gw_analysis *a)
             p(out, "</li>");
         }
         p(out, "</ul>");
+        write_host_ops(out, a, f);
         if (f->fix[0]) {
             p(out, "<div class=\"fix\"><b>Fix:</b> ");
             text(out, f->fix);

@@ -5,8 +5,11 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "report/json_comm.h"
+#include "diagnose/rules.h"
 #include "report/json_sampled.h"
 #include "report/json_writer.h"
 
@@ -47,6 +50,12 @@ static void write_window(gw_json_writer *w, const gw_window *win)
         gw_jw_knull(w, "last_step");
     }
     gw_jw_kbool(w, "whole_window", win->whole_window);
+    static const char *const spans[] = {"steps", "profiler", "events", "loader_iterations"};
+    gw_jw_kstring(w, "span", (unsigned)win->span <= GW_SPAN_LOADER ? spans[win->span] : "steps");
+    gw_jw_kint(w, "trimmed_head_ns", win->trimmed_head_ns);
+    gw_jw_kint(w, "trimmed_tail_ns", win->trimmed_tail_ns);
+    gw_jw_kbool(w, "too_short", win->too_short);
+    gw_jw_kdouble(w, "gpu_work_s", win->busy_s);
     gw_jw_kstring(w, "description", win->description);
     gw_jw_object_end(w);
 }
@@ -93,6 +102,58 @@ static void write_feeder(gw_json_writer *w, const gw_analysis *a, size_t device_
     gw_jw_object_end(w);
 }
 
+static void write_host_op_rows(gw_json_writer *w, const char *key, const gw_host_op_row *rows, size_t n)
+{
+    gw_jw_key(w, key);
+    gw_jw_array_begin(w);
+    for (size_t i = 0; i < n && i < GW_TOP_HOST_OPS; i++) {
+        gw_jw_object_begin(w);
+        gw_jw_kstring(w, "name", rows[i].name);
+        gw_jw_kstring(w, "kind", rows[i].kind == GW_HOST_PYTHON ? "python" :
+                                 rows[i].kind == GW_HOST_ANNOTATION ? "annotation" : "op");
+        gw_jw_kuint(w, "calls", rows[i].calls);
+        gw_jw_kdouble(w, "idle_s", rows[i].idle_s);
+        gw_jw_object_end(w);
+    }
+    gw_jw_array_end(w);
+}
+
+static const char *view_name(int v)
+{
+    return v == GW_VIEW_DISPATCH ? "dispatch" : "own_work";
+}
+
+static void write_host_ops(gw_json_writer *w, const gw_host_ops *v)
+{
+    gw_jw_object_begin(w);
+    gw_jw_kdouble(w, "idle_s", v->idle_s);
+    write_host_op_rows(w, "ops", v->ops, v->op_count);
+    write_host_op_rows(w, "python_frames", v->frames, v->frame_count);
+    gw_jw_object_end(w);
+}
+
+static void write_gaps(gw_json_writer *w, const gw_gap_summary *g, const gw_thresholds *th)
+{
+    if (!g->known) {
+        gw_jw_null(w);
+        return;
+    }
+    gw_jw_object_begin(w);
+    gw_jw_kdouble(w, "noise_us", th->v[GW_T_GAP_NOISE_US]);
+    gw_jw_kdouble(w, "long_ms", th->v[GW_T_NSYS_GAP_MS]);
+    gw_jw_kuint(w, "noise_count", g->noise_count);
+    gw_jw_kdouble(w, "noise_s", g->noise_s);
+    gw_jw_kuint(w, "mid_count", g->mid_count);
+    gw_jw_kdouble(w, "mid_s", g->mid_s);
+    gw_jw_kdouble(w, "mid_max_s", g->mid_max_s);
+    gw_jw_kuint(w, "long_count", g->long_count);
+    gw_jw_kdouble(w, "long_s", g->long_s);
+    gw_jw_kuint(w, "chunks", g->chunks);
+    gw_jw_kuint(w, "low_chunks", g->low_chunks);
+    gw_jw_kuint(w, "low_chunks_in_window", g->low_chunks_in_window);
+    gw_jw_object_end(w);
+}
+
 static void write_devices(gw_json_writer *w, const gw_analysis *a)
 {
     gw_jw_key(w, "devices");
@@ -125,6 +186,20 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
             gw_jw_knull(w, "total_mem_bytes");
         write_feeder(w, a, i);
         gw_jw_kuint(w, "feeder_thread_count", d->feeder_thread_count);
+        gw_jw_kdouble(w, "dispatch_api_s", d->dispatch_api_s);
+        gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
+        gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
+        gw_jw_key(w, "host_ops");
+        gw_jw_object_begin(w);
+        for (int v = 0; v < GW_HOST_VIEW_COUNT; v++) {
+            gw_jw_key(w, view_name(v));
+            write_host_ops(w, &d->host_ops[v]);
+        }
+        gw_jw_object_end(w);
+        gw_jw_key(w, "gaps");
+        write_gaps(w, &d->gaps, &a->thresholds);
+        gw_jw_key(w, "capture_gaps");
+        write_gaps(w, &d->capture_gaps, &a->thresholds);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);
@@ -145,6 +220,7 @@ static void write_idle_attribution(gw_json_writer *w, const gw_analysis *a)
             gw_jw_kdouble(w, "seconds", d->idle_by_cause_s[c]);
             gw_jw_kdouble(w, "share", d->idle_s > 0 ? d->idle_by_cause_s[c] / d->idle_s : 0.0);
             gw_jw_kdouble(w, "window_share", ratio(d->idle_by_cause_s[c], d->window_s));
+            gw_jw_kstring(w, "finding", gw_idle_cause_finding((gw_idle_cause)c));
             gw_jw_object_end(w);
         }
     }
@@ -192,9 +268,16 @@ static void write_kernels(gw_json_writer *w, const gw_kernel_stats *k)
     gw_jw_kdouble(w, "fp32_gemm_share", k->fp32_gemm_share);
     kdouble_known(w, "blocks_per_sm", k->blocks_per_sm_weighted);
     kdouble_known(w, "occupancy_pct", k->occupancy_weighted_pct);
+    gw_jw_key(w, "comm_by_collective");
+    gw_jw_object_begin(w);
+    for (int c = 0; c < GW_COLL_COUNT; c++)
+        gw_jw_kdouble(w, gw_collective_name((gw_collective)c), k->comm_type_s[c]);
+    gw_jw_object_end(w);
     gw_jw_kdouble(w, "memset_s", k->memset_s);
     gw_jw_kdouble(w, "memset_share", k->memset_share);
     gw_jw_kuint(w, "memset_count", k->memset_count);
+    gw_jw_kuint(w, "zero_grad_memset_count", k->zero_grad_memset_count);
+    gw_jw_kdouble(w, "zero_grad_memset_s", k->zero_grad_memset_s);
     gw_jw_kuint(w, "zero_fill_kernels", k->zero_fill_kernels);
     gw_jw_kdouble(w, "zero_fill_s", k->zero_fill_s);
     gw_jw_key(w, "top");
@@ -266,6 +349,11 @@ static void write_syncs(gw_json_writer *w, const gw_sync_stats *s)
     gw_jw_kdouble(w, "wait_s", s->wait_s);
     gw_jw_kdouble(w, "per_step", s->per_step);
     gw_jw_kdouble(w, "wait_share", s->wait_share_of_step);
+    gw_jw_kuint(w, "copy_count", s->copy_count);
+    gw_jw_kdouble(w, "copy_wait_s", s->copy_wait_s);
+    gw_jw_kuint(w, "outside_window", s->outside_window);
+    gw_jw_kuint(w, "sync_copy_calls", s->sync_copy_calls);
+    gw_jw_kuint(w, "sync_memset_calls", s->sync_memset_calls);
     gw_jw_key(w, "sources");
     gw_jw_array_begin(w);
     size_t n = s->source_count < GW_TOP_SYNC_SOURCES ? s->source_count : GW_TOP_SYNC_SOURCES;
@@ -309,6 +397,8 @@ static void write_memory(gw_json_writer *w, const gw_memory_stats *m)
     gw_jw_kuint(w, "free_calls", m->free_calls);
     gw_jw_kdouble(w, "alloc_wait_s", m->alloc_wait_s);
     gw_jw_kdouble(w, "alloc_calls_per_step", m->alloc_calls_per_step);
+    gw_jw_kdouble(w, "longest_call_s", m->longest_call_s);
+    gw_jw_kbool(w, "longest_is_first_call", m->longest_is_first_call);
     gw_jw_kuint(w, "allocator_events", m->allocator_events);
     gw_jw_object_end(w);
 }
@@ -340,6 +430,74 @@ static void write_rank(gw_json_writer *w, const gw_rank_stats *r)
     write_syncs(w, &r->syncs);
     gw_jw_key(w, "memory");
     write_memory(w, &r->memory);
+    gw_jw_object_end(w);
+}
+
+/* "pipe.no_workers,x.y" -> ["pipe.no_workers", "x.y"] */
+static void write_includes(gw_json_writer *w, const char *ids)
+{
+    gw_jw_key(w, "includes");
+    gw_jw_array_begin(w);
+    for (const char *p = ids; *p;) {
+        size_t n = strcspn(p, ",");
+        char id[96];
+        snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), p);
+        if (id[0])
+            gw_jw_string(w, id);
+        p += n;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    gw_jw_array_end(w);
+}
+
+static void write_finding_host_ops(gw_json_writer *w, const gw_analysis *a, const gw_finding *f)
+{
+    gw_jw_key(w, "host_ops");
+    const gw_device_stats *d = NULL;
+    for (size_t i = 0; f->host_view >= 0 && f->host_view < GW_HOST_VIEW_COUNT && i < a->device_count && !d; i++)
+        if (a->devices[i].device == f->view_device && (f->rank < 0 || a->devices[i].rank == f->rank))
+            d = &a->devices[i];
+    if (!d) {
+        gw_jw_null(w);
+        return;
+    }
+    gw_jw_object_begin(w);
+    gw_jw_kstring(w, "view", view_name(f->host_view));
+    gw_jw_kint(w, "rank", d->rank);
+    gw_jw_kint(w, "device", d->device);
+    gw_jw_kdouble(w, "idle_s", d->host_ops[f->host_view].idle_s);
+    write_host_op_rows(w, "ops", d->host_ops[f->host_view].ops, d->host_ops[f->host_view].op_count);
+    write_host_op_rows(w, "python_frames", d->host_ops[f->host_view].frames,
+                       d->host_ops[f->host_view].frame_count);
+    gw_jw_object_end(w);
+}
+
+static void write_utilisation(gw_json_writer *w, const gw_analysis *a)
+{
+    const gw_utilisation *u = &a->util;
+    gw_jw_key(w, "utilisation");
+    gw_jw_object_begin(w);
+    gw_jw_kstring(w, "state", gw_util_state_name(u->state));
+    gw_jw_kuint(w, "gpus", u->gpus);
+    if (u->gpus > 0) {
+        gw_jw_kdouble(w, "busy_min", u->busy_min);
+        gw_jw_kdouble(w, "busy_max", u->busy_max);
+        gw_jw_kdouble(w, "busy_mean", u->busy_mean);
+        gw_jw_kdouble(w, "idle", u->idle_share);
+        gw_jw_kdouble(w, "unexplained", u->unexplained_share);
+    } else {
+        gw_jw_knull(w, "busy_min");
+        gw_jw_knull(w, "busy_max");
+        gw_jw_knull(w, "busy_mean");
+        gw_jw_knull(w, "idle");
+        gw_jw_knull(w, "unexplained");
+    }
+    gw_jw_kdouble(w, "window_s", u->window_s);
+    gw_jw_kdouble(w, "gpu_work_s", u->gpu_work_s);
+    gw_jw_kbool(w, "too_short", u->too_short);
+    gw_jw_key(w, "nsys_view");
+    write_gaps(w, &u->capture_gaps, &a->thresholds);
     gw_jw_object_end(w);
 }
 
@@ -399,6 +557,12 @@ static void write_findings(gw_json_writer *w, const gw_analysis *a)
             gw_jw_kstring(w, "note", f->note);
         else
             gw_jw_knull(w, "note");
+        if (f->cause[0])
+            gw_jw_kstring(w, "cause", f->cause);
+        else
+            gw_jw_knull(w, "cause");
+        write_includes(w, f->includes);
+        write_finding_host_ops(w, a, f);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);
@@ -427,6 +591,7 @@ int gw_render_json(FILE *out, const gw_analysis *a)
     gw_jw_kstring(&w, "version", GW_VERSION);
     gw_jw_object_end(&w);
     gw_jw_kstring(&w, "verdict", a->verdict);
+    write_utilisation(&w, a);
     write_inputs(&w, a);
     const gw_rank_stats *first = a->rank_count ? &a->ranks[0] : NULL;
     gw_jw_key(&w, "window");

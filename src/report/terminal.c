@@ -116,6 +116,7 @@ static void print_finding(gw_term *t, const gw_finding *f, int label_width)
     gw_term_wrap(t, prefix, f->title[0] ? f->title : "(no title)");
     for (size_t i = 0; i < f->evidence_count && i < GW_MAX_EVIDENCE; i++)
         gw_term_wrap(t, "      - ", f->evidence[i]);
+    gw_term_host_ops(t, f);
     if (f->fix[0])
         gw_term_wrap(t, "      fix:  ", f->fix);
     char gain[320], conf[16];

@@ -15,6 +15,7 @@
 #define GW_TERM_KERNEL_ROWS 5       /* rows of the top-kernel table */
 #define GW_TERM_DEVICES 4           /* devices with an idle table */
 #define GW_TERM_MAX_INPUTS 16       /* inputs and windows listed one per line */
+#define GW_TERM_HOST_OPS 5          /* rows of a finding's host-ops list */
 
 typedef struct gw_term {
     FILE *out;                      /* borrowed */
@@ -45,6 +46,8 @@ void gw_term_kernels(gw_term *t, const gw_rank_stats *r);
 void gw_term_copies(gw_term *t, const gw_rank_stats *r);
 void gw_term_syncs(gw_term *t, const gw_rank_stats *r);
 void gw_term_memory(gw_term *t, const gw_rank_stats *r);
+/* The host ops and Python frames of a finding's host-ops view (nothing without one). */
+void gw_term_host_ops(gw_term *t, const gw_finding *f);
 /* The recording's sampled figures (terminal_sampled.c); nothing without samples. */
 void gw_term_sampled(gw_term *t);
 

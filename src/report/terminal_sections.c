@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/rules.h"
 #include "report/terminal_internal.h"
 #include "report/text_format.h"
 #include "report/text_table.h"
@@ -128,6 +129,7 @@ static void idle_table(gw_term *t, const gw_device_stats *d)
         {"idle ms", GW_ALIGN_RIGHT, 0, 0},
         {"of idle", GW_ALIGN_RIGHT, 0, 0},
         {"of window", GW_ALIGN_RIGHT, 0, 0},
+        {"finding", GW_ALIGN_LEFT, 0, 0},
     };
     gw_text_table tab;
     gw_table_init(&tab, cols, ARRAY_LEN(cols));
@@ -139,12 +141,65 @@ static void idle_table(gw_term *t, const gw_device_stats *d)
         gw_table_cell(&tab, "%s", gw_fmt_ms(b[0], 32, s));
         gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, ratio(s, d->idle_s)));
         gw_table_cell(&tab, "%s", gw_fmt_pct(b[2], 32, ratio(s, d->window_s)));
+        gw_table_cell(&tab, "%s", gw_idle_cause_finding((gw_idle_cause)c));
     }
     gw_table_cell(&tab, "total idle");
     gw_table_cell(&tab, "%s", gw_fmt_ms(b[0], 32, d->idle_s));
     gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, 1.0));
     gw_table_cell(&tab, "%s", gw_fmt_pct(b[2], 32, ratio(d->idle_s, d->window_s)));
+    gw_table_cell(&tab, "%s", "");
     print_table(t, &tab, 2);
+    /* What nsys analyze would report for the same device (whole capture, warm-up included). */
+    const gw_gap_summary *g = &d->capture_gaps;
+    if (g->known && (g->long_count > 0 || g->low_chunks > 0)) {
+        char line[300];
+        snprintf(line, sizeof line, "nsys analyze's view of the whole capture: %zu idle gap(s) over %.0f ms "
+                 "(gpu_gaps), %zu of %zu chunks below %.0f%% (gpu_time_util), %zu of them in the window",
+                 g->long_count, t->a->thresholds.v[GW_T_NSYS_GAP_MS], g->low_chunks, g->chunks,
+                 t->a->thresholds.v[GW_T_NSYS_UTIL_PCT], g->low_chunks_in_window);
+        gw_term_wrap(t, "  ", line);
+    }
+}
+
+/* The host ops (and Python frames) that ran while the GPU idled for a finding's cause, most
+ * idle time first: the operator view restricted to the GPU's waits. */
+void gw_term_host_ops(gw_term *t, const gw_finding *f)
+{
+    if (f->host_view < 0 || f->host_view >= GW_HOST_VIEW_COUNT)
+        return;
+    const gw_device_stats *d = NULL;
+    for (size_t i = 0; i < t->a->device_count && !d; i++)
+        if (t->a->devices[i].device == f->view_device &&
+            (f->rank < 0 || t->a->devices[i].rank == f->rank))
+            d = &t->a->devices[i];
+    if (!d)
+        return;
+    const gw_host_ops *v = &d->host_ops[f->host_view];
+    size_t limit = t->verbose ? GW_TOP_HOST_OPS : GW_TERM_HOST_OPS;
+    for (int frames = 0; frames < 2; frames++) {
+        const gw_host_op_row *rows = frames ? v->frames : v->ops;
+        size_t n = frames ? v->frame_count : v->op_count;
+        if (n == 0)
+            continue;
+        static const gw_text_column cols[] = {
+            {"", GW_ALIGN_LEFT, 1, 1},
+            {"idle ms", GW_ALIGN_RIGHT, 0, 0},
+            {"of it", GW_ALIGN_RIGHT, 0, 0},
+            {"calls", GW_ALIGN_RIGHT, 0, 0},
+        };
+        gw_text_table tab;
+        gw_table_init(&tab, cols, ARRAY_LEN(cols));
+        for (size_t k = 0; k < n && k < limit; k++) {
+            char b[3][32];
+            gw_table_cell(&tab, "%s", rows[k].name);
+            gw_table_cell(&tab, "%s", gw_fmt_ms(b[0], 32, rows[k].idle_s));
+            gw_table_cell(&tab, "%s", gw_fmt_pct(b[1], 32, ratio(rows[k].idle_s, v->idle_s)));
+            gw_table_cell(&tab, "%s", gw_fmt_count(b[2], 32, rows[k].calls));
+        }
+        gw_term_printf(t, "      %s while the GPU waited (idle time each ran in; nested spans each count):\n",
+                       frames ? "Python frames" : "host ops");
+        print_table(t, &tab, 8);
+    }
 }
 
 void gw_term_idle_tables(gw_term *t)

@@ -26,6 +26,17 @@ void gw_advise_huge(void *buf, size_t bytes)
 #endif
 }
 
+void gw_release_pages(void *buf, size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!buf || page <= 0)
+        return;
+    uintptr_t begin = ((uintptr_t)buf + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)buf + bytes) & ~((uintptr_t)page - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, MADV_DONTNEED); /* advice only: failure changes nothing */
+}
+
 int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
 {
     if (need <= *cap)

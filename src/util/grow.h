@@ -24,4 +24,9 @@ void gw_shrink(void **buf, size_t *cap, size_t count, size_t elem_size);
  * 4 MiB and wherever the advice is refused. */
 void gw_advise_huge(void *buf, size_t bytes);
 
+/* Gives the pages wholly inside buf[0..bytes) back to the kernel (their contents are lost;
+ * reading them later gives zeros): for a large array that is being drained before it is
+ * freed, so that the copy and the original are not both resident. Advice only. */
+void gw_release_pages(void *buf, size_t bytes);
+
 #endif

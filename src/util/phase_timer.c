@@ -7,17 +7,36 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static int g_enabled = -1;  /* -1: environment not looked at yet */
 static double g_last_wall_ms, g_last_cpu_ms;
 static long g_last_faults;
 
 /* Page faults so far: first touches of memory, which cost as much as the work itself on
- * some machines (VMs that back guest memory lazily). */
-static long faults_so_far(void)
+ * some machines (VMs that back guest memory lazily). *peak_kb: the peak RSS so far. */
+static long faults_so_far(long *peak_kb)
 {
     struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt + ru.ru_majflt : 0;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        *peak_kb = 0;
+        return 0;
+    }
+    *peak_kb = ru.ru_maxrss;
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Resident memory now (VmRSS), in KiB; 0 when /proc is not there. */
+static long rss_now_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    long size = 0, resident = 0;
+    int n = fscanf(f, "%ld %ld", &size, &resident);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return n == 2 && page > 0 ? resident * (page / 1024) : 0;
 }
 
 static double clock_ms(clockid_t id)
@@ -35,14 +54,17 @@ void gw_phase_mark(const char *phase)
         g_enabled = v && strcmp(v, "1") == 0;
         g_last_wall_ms = clock_ms(CLOCK_MONOTONIC);
         g_last_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-        g_last_faults = faults_so_far();
+        long peak_kb;
+        g_last_faults = faults_so_far(&peak_kb);
     }
     if (!g_enabled)
         return;
     double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-    long faults = faults_so_far();
-    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld\n", phase,
-            wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults);
+    long peak_kb;
+    long faults = faults_so_far(&peak_kb);
+    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld)\n",
+            phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, rss_now_kb() / 1024,
+            peak_kb / 1024);
     g_last_wall_ms = wall;
     g_last_cpu_ms = cpu;
     g_last_faults = faults;

@@ -7,10 +7,13 @@
 
 #include <stddef.h>
 
-/* Sorts base[0..count) (elements of size bytes) by cmp. Already sorted: one pass, nothing
- * moves. A few runs (at most GW_RUNSORT_MAX_RUNS): stable merges of adjacent runs, each
- * with a scratch buffer the size of the smaller run. Many runs, or no memory for the
- * scratch: qsort (not stable). Never fails. */
+/* Sorts base[0..count) (elements of size bytes) by cmp, stably. Already sorted: one pass,
+ * nothing moves. A few runs (at most GW_RUNSORT_MAX_RUNS) of which each merge's smaller side
+ * is small: merges of adjacent runs, each with a scratch buffer the size of the smaller run.
+ * Otherwise (many runs, or runs of similar sizes, whose merges would need scratch of half
+ * the array): the order is found on an array of 4-byte indexes and each element is moved
+ * once, in place, so memory stays at about 8 bytes per element. Only when even that memory
+ * is missing: qsort (not stable). Never fails. */
 #define GW_RUNSORT_MAX_RUNS 64
 void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
 

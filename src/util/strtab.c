@@ -1,4 +1,4 @@
-/* Open-addressing string interner (FNV-1a hash, linear probing); see strtab.h. */
+/* Open-addressing string interner (word-at-a-time hash, linear probing); see strtab.h. */
 #include "util/strtab.h"
 
 #include <stdlib.h>
@@ -8,30 +8,46 @@
 
 /* Word-at-a-time multiplicative hash: names run to hundreds of bytes (demangled kernel
  * signatures) and are hashed for every event, so 8 bytes per step instead of FNV's one
- * matters (17% of a 1 GB trace's load was the byte loop). */
-static uint32_t hash_bytes(const char *s, size_t len)
+ * matters (17% of a 1 GB trace's load was the byte loop). The same pass tells whether the
+ * text holds a NUL byte (*has_nul), which ends a stored string early. */
+static uint32_t hash_bytes(const char *s, size_t len, int *has_nul)
 {
     const uint64_t mul = 0x9E3779B97F4A7C15ull;
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)len;
+    uint64_t zero = 0;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
+        zero |= (w - ones) & ~w & highs;
         h = (h ^ w) * mul;
         h ^= h >> 29;
     }
     uint64_t tail = 0;
-    memcpy(&tail, s + i, len - i);
+    size_t rest = len - i;
+    memcpy(&tail, s + i, rest);
+    /* Only the rest's own bytes count (the padding is zeros). A flag that the borrow of a
+     * lower zero byte set still means that a zero byte is there. */
+    if (rest)
+        zero |= (tail - ones) & ~tail & highs & (~0ull >> (64 - 8 * rest));
+    *has_nul = zero != 0;
     h = (h ^ tail) * mul;
     h ^= h >> 32;
     h *= mul;
     return (uint32_t)(h >> 32);
 }
 
-static size_t bounded_len(const char *s, size_t len)
+/* The hash of s[0..*len) as it is stored: up to its first NUL byte, if any (*len is then
+ * shortened). */
+static uint32_t hash_text(const char *s, size_t *len)
 {
-    const char *nul = memchr(s, '\0', len);
-    return nul ? (size_t)(nul - s) : len;
+    int has_nul;
+    uint32_t h = hash_bytes(s, *len, &has_nul);
+    if (!has_nul)
+        return h;
+    *len = (size_t)((const char *)memchr(s, '\0', *len) - s);
+    return hash_bytes(s, *len, &has_nul);
 }
 
 void gw_strtab_init(gw_strtab *t)
@@ -55,25 +71,34 @@ const char *gw_strtab_get(const gw_strtab *t, uint32_t id)
     return t->bytes + t->offsets[id];
 }
 
+/* s[0..len) holds no NUL byte (hash_text cut it there), nor does a stored string: its
+ * length is the distance to the next one. */
 static int same(const gw_strtab *t, uint32_t id, const char *s, size_t len)
 {
-    const char *have = t->bytes + t->offsets[id];
-    return strncmp(have, s, len) == 0 && have[len] == '\0';
+    size_t end = id + 1 < t->count ? t->offsets[id + 1] : t->bytes_len;
+    return end - t->offsets[id] - 1 == len && memcmp(t->bytes + t->offsets[id], s, len) == 0;
+}
+
+/* The slot holding s, or the empty slot where it would go. */
+static uint32_t probe(const gw_strtab *t, uint32_t hash, const char *s, size_t len)
+{
+    uint32_t mask = t->slots_cap - 1;
+    uint32_t i = hash & mask;
+    for (;;) {
+        uint32_t slot = t->slots[i];
+        if (slot == 0 || same(t, slot - 1, s, len))
+            return i;
+        i = (i + 1) & mask;
+    }
 }
 
 uint32_t gw_strtab_find(const gw_strtab *t, const char *s, size_t len)
 {
-    len = bounded_len(s, len);
     if (!t->slots_cap)
         return UINT32_MAX;
-    uint32_t mask = t->slots_cap - 1;
-    for (uint32_t i = hash_bytes(s, len) & mask;; i = (i + 1) & mask) {
-        uint32_t slot = t->slots[i];
-        if (slot == 0)
-            return UINT32_MAX;
-        if (same(t, slot - 1, s, len))
-            return slot - 1;
-    }
+    uint32_t hash = hash_text(s, &len);
+    uint32_t slot = t->slots[probe(t, hash, s, len)];
+    return slot ? slot - 1 : UINT32_MAX;
 }
 
 static int rehash(gw_strtab *t, uint32_t new_cap)
@@ -84,7 +109,8 @@ static int rehash(gw_strtab *t, uint32_t new_cap)
     uint32_t mask = new_cap - 1;
     for (uint32_t id = 0; id < t->count; id++) {
         const char *s = t->bytes + t->offsets[id];
-        uint32_t i = hash_bytes(s, strlen(s)) & mask;
+        size_t len = strlen(s);
+        uint32_t i = hash_text(s, &len) & mask;
         while (slots[i])
             i = (i + 1) & mask;
         slots[i] = id + 1;
@@ -97,10 +123,12 @@ static int rehash(gw_strtab *t, uint32_t new_cap)
 
 uint32_t gw_strtab_intern(gw_strtab *t, const char *s, size_t len)
 {
-    len = bounded_len(s, len);
-    uint32_t found = gw_strtab_find(t, s, len);
-    if (found != UINT32_MAX)
-        return found;
+    uint32_t hash = hash_text(s, &len);
+    if (t->slots_cap) {
+        uint32_t slot = t->slots[probe(t, hash, s, len)];
+        if (slot)
+            return slot - 1;
+    }
     if ((uint64_t)(t->count + 1) * 2 > t->slots_cap) {
         if (rehash(t, t->slots_cap ? t->slots_cap * 2 : 1024) != 0)
             return UINT32_MAX;
@@ -118,11 +146,7 @@ uint32_t gw_strtab_intern(gw_strtab *t, const char *s, size_t len)
     uint32_t id = t->count++;
     t->offsets[id] = (uint32_t)t->bytes_len;
     t->bytes_len += len + 1;
-    uint32_t mask = t->slots_cap - 1;
-    uint32_t i = hash_bytes(s, len) & mask;
-    while (t->slots[i])
-        i = (i + 1) & mask;
-    t->slots[i] = id + 1;
+    t->slots[probe(t, hash, s, len)] = id + 1;
     return id;
 }
 

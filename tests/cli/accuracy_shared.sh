@@ -26,6 +26,14 @@ else
   echo "FAIL - oracle no longer reproduces kineto-rn50-nw0's numbers"; fail=1
 fi
 
+# Expected gain against reality on the before/after pairs present (the resnet50 num_workers
+# 0 -> 4 pair is in ../shared/traces; the others only in GW_ACCURACY_DIR).
+if "$PY" "$A/gains.py" --gpuwhy "$GW_BIN"; then
+  echo "ok - measured gains inside the predicted ranges"
+else
+  echo "FAIL - a measured gain falls outside its predicted range (tests/accuracy/gains.py)"; fail=1
+fi
+
 if "$PY" "$A/run.py" --gpuwhy "$GW_BIN" --only shared --ratchet; then
   echo "ok - no label missed beyond the known misses"
 else

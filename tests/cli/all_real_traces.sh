@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Every real trace in ../shared/traces is analysed (exit 0, valid gpuwhy.diagnosis/1 JSON) or
 # refused with exit 2 and a message naming the file — exactly the ones that must be refused.
-# GPU-less inputs must yield data.none and never a utilisation figure.
+# GPU-less inputs must yield data.none and never a utilisation figure. On every analysed one:
+# the findings partition the idle time (each cause of 3% or more has its finding, their shares
+# add up to the idle share at most), util.low/util.healthy are the verdict line's state and
+# not findings, every fix cites docs/diagnoses.md and no text cites the seed's sections.
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}"
 T="$GW_SHARED_DIR/traces"
@@ -57,6 +60,28 @@ for dev in d["devices"]:
              if a["device"] == dev["id"] and a.get("rank", 0) == dev.get("rank", 0)]
     idle_s = dev["idle"] * dev["window_s"]
     assert abs(sum(parts) - idle_s) <= max(1e-6, 1e-3 * idle_s), (sum(parts), idle_s)
+text = open(sys.argv[1], encoding="utf-8").read()
+assert "seed" not in text and "\u00a7" not in text and "§" not in text, "cites the seed"
+ids = [f["id"] for f in d["findings"]]
+assert "util.low" not in ids and "util.healthy" not in ids, ids
+assert d["utilisation"]["state"] in ("no_gpu", "idle", "low", "moderate", "busy", "healthy")
+for f in d["findings"]:
+    assert not f["fix"] or "docs/diagnoses.md" in f["fix"], (f["id"], f["fix"])
+# The findings partition the idle time (one rank, one device: shares are of its window).
+if len(d["devices"]) == 1 and len(d["ranks"]) == 1:
+    dev = d["devices"][0]
+    by_cause = {}
+    for a in d["idle_attribution"]:
+        by_cause[a["finding"]] = by_cause.get(a["finding"], 0) + a["window_share"]
+    shares = {f["id"]: f["share"] for f in d["findings"]}
+    total = 0
+    for fid, share in by_cause.items():
+        if share >= 0.03:
+            assert fid in shares, (fid, share, ids)
+        if fid in shares:
+            assert abs(shares[fid] - share) < 1e-6, (fid, shares[fid], share)
+        total += shares.get(fid, 0)
+    assert total <= dev["idle"] + 1e-6, (total, dev["idle"])
 PY
   then
     bad "$name: JSON invalid or inconsistent"

@@ -136,12 +136,27 @@ fi
 head -c 300 "$TMP/s.sum.gz" > "$TMP/trunc.sum.gz"
 "$GW_BIN" analyze "$TMP/trunc.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "trunc.sum.gz" "$TMP/err" && ok "truncated summary: exit 2 ($(head -c 120 "$TMP/err"))" || bad "truncated summary: exit $rc"
-zcat "$TMP/s.sum.gz" | sed 's/"version":1,/"version":99,/' | gzip > "$TMP/newer.sum.gz"
+zcat "$TMP/s.sum.gz" | sed 's/"version":[0-9]*,/"version":99,/' | gzip > "$TMP/newer.sum.gz"
 "$GW_BIN" analyze "$TMP/newer.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "newer gpuwhy" "$TMP/err" && ok "summary of a newer format: exit 2" || bad "newer summary: exit $rc"
+zcat "$TMP/s.sum.gz" | sed 's/"version":[0-9]*,/"version":1,/' | gzip > "$TMP/older.sum.gz"
+"$GW_BIN" analyze "$TMP/older.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "older gpuwhy" "$TMP/err" && ok "summary of an older format: exit 2" || bad "older summary: exit $rc"
 zcat "$TMP/s.sum.gz" | sed 's/"records":{"count":\([0-9]*\)/"records":{"count":99\1/' | gzip > "$TMP/count.sum.gz"
 "$GW_BIN" analyze "$TMP/count.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "count" "$TMP/err" && ok "summary whose columns disagree with their count: exit 2" || bad "bad count: exit $rc"
+# Summaries are checked like traces for being ranks of one job: rank 0 twice (a copy of the
+# same summary under another name) and a trace given twice through a directory.
+cp "$TMP/r0.sum.gz" "$TMP/r0-copy.sum.gz"
+"$GW_BIN" analyze "$TMP/r0.sum.gz" "$TMP/r0-copy.sum.gz" > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "r0.sum.gz and r0-copy.sum.gz are not ranks of one job (both are rank 0)" "$TMP/err" &&
+  ok "two summaries of rank 0: exit 2 ($(head -c 100 "$TMP/err"))" || bad "rank 0 twice in summaries: exit $rc $(cat "$TMP/err")"
+"$GW_BIN" analyze "$TMP/dir" "$TMP/dir/sub/$(basename "${SAMPLED[1]}")" > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 64 ] && grep -q "sampled_rank-1.json.gz is given twice" "$TMP/err" &&
+  ok "a file also inside a given directory: exit 64" || bad "file twice via a directory: exit $rc $(cat "$TMP/err")"
+"$GW_BIN" analyze --separate --json "$TMP/r0.sum.gz" "$TMP/r0-copy.sum.gz" > "$TMP/sep.json" 2> "$TMP/err" &&
+  "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d) == 2 and all(x["inputs"] for x in d)' "$TMP/sep.json" &&
+  ok "--separate: one document per summary" || bad "--separate on summaries: $(cat "$TMP/err")"
 # Outputs never overwrite an input, also one found in a directory: checked before reading.
 cp "$TMP/dir/$(basename "${SAMPLED[0]}")" "$TMP/keep0" && cksum0=$(cksum < "$TMP/keep0")
 "$GW_BIN" analyze --summary-out "$TMP/dir/$(basename "${SAMPLED[0]}")" "$TMP/dir" > /dev/null 2> "$TMP/err"; rc=$?

@@ -4,7 +4,9 @@
 # per derived folder and rule hit: a rule with rows must have its gpuwhy counterpart
 #   cuda_memcpy_async (pageable async copies)        -> pipe.pageable_copy
 #   cuda_memcpy_sync / cuda_memset_sync / cuda_api_sync -> pipe.host_sync
-#   gpu_gaps / gpu_time_util                           -> util.low
+#   gpu_gaps / gpu_time_util                           -> utilisation.nsys_view (gaps over
+#                                                         500 ms, low chunks): how busy the
+#                                                         GPU was is the verdict, not a finding
 # or a finding/not-evaluated note that names the nsys rule and says why not. The export
 # whose CUDA tracing failed (no rule has rows) must give data.none.
 set -u
@@ -25,6 +27,10 @@ covered() {
 import json, sys
 doc = json.load(open(sys.argv[1]))
 fid, rule = sys.argv[2], sys.argv[3]
+if fid.startswith("nsys_view."):
+    view = (doc.get("utilisation") or {}).get("nsys_view") or {}
+    key = {"nsys_view.gaps": "long_count", "nsys_view.chunks": "low_chunks"}[fid]
+    sys.exit(0 if view.get(key, 0) > 0 else 1)
 ids = {f["id"] for f in doc["findings"]}
 notes = [f.get("note") or "" for f in doc["findings"]]
 ne = doc.get("not_evaluated") or []
@@ -43,9 +49,9 @@ check() {
   fi
   local pairs
   if [ "$style" = 2022 ]; then
-    pairs="cuda-async-memcpy:pipe.pageable_copy cuda-sync-memcpy:pipe.host_sync cuda-sync-memset:pipe.host_sync cuda-sync-api:pipe.host_sync gpu-starv:util.low gpu-low-util:util.low"
+    pairs="cuda-async-memcpy:pipe.pageable_copy cuda-sync-memcpy:pipe.host_sync cuda-sync-memset:pipe.host_sync cuda-sync-api:pipe.host_sync gpu-starv:nsys_view.gaps gpu-low-util:nsys_view.chunks"
   else
-    pairs="cuda_memcpy_async:pipe.pageable_copy cuda_memcpy_sync:pipe.host_sync cuda_memset_sync:pipe.host_sync cuda_api_sync:pipe.host_sync gpu_gaps:util.low gpu_time_util:util.low"
+    pairs="cuda_memcpy_async:pipe.pageable_copy cuda_memcpy_sync:pipe.host_sync cuda_memset_sync:pipe.host_sync cuda_api_sync:pipe.host_sync gpu_gaps:nsys_view.gaps gpu_time_util:nsys_view.chunks"
   fi
   local hits=0
   for pair in $pairs; do
@@ -59,7 +65,7 @@ check() {
     if covered "$out" "$id" "$rule"; then
       ok "$label: nsys $rule ($n rows) -> gpuwhy $id"
     else
-      bad "$label: nsys $rule flagged $n rows, gpuwhy has no $id finding and no note naming $rule"
+      bad "$label: nsys $rule flagged $n rows, gpuwhy has no $id and no note naming $rule"
     fi
   done
   echo "# $label: $hits nsys rule hits"
@@ -94,22 +100,27 @@ else
   bad "driver API fixture: $(cat "$tmp/err")"
 fi
 
-# The same run given as `nsys stats` CSVs (GPU trace + API trace) must reach the same
-# findings with the same shares as its SQLite export.
+# The same run given as `nsys stats` CSVs (GPU trace + API trace) must reach the same main
+# finding, blocking calls and kernels as its SQLite export (the CSVs carry no NVTX and no
+# capture range, so the windows and shares differ).
 csvdir="$D23/dlprof_root"
 if "$GW_BIN" analyze --json --no-progress -o "$tmp/csv.json" "$csvdir/dlprof_root_cuda_gpu_trace.csv" \
      "$csvdir/dlprof_root_cuda_api_trace.csv" 2>"$tmp/err"; then
   if python3 - "$tmp/dlprof_root_2023.4.json" "$tmp/csv.json" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-share = lambda d: {f["id"]: round(f["share"], 4) for f in d["findings"]}
-sa, sb = share(a), share(b)
-for fid in ("pipe.host_sync", "util.low"):
-    if fid not in sa or sa.get(fid) != sb.get(fid):
-        print(f"{fid}: sqlite {sa.get(fid)} csv {sb.get(fid)}")
+if a["findings"][0]["id"] != b["findings"][0]["id"]:
+    print("first finding: sqlite", a["findings"][0]["id"], "csv", b["findings"][0]["id"])
+    sys.exit(1)
+for key in (("syncs", "count"), ("kernels", "count")):
+    if a[key[0]][key[1]] != b[key[0]][key[1]]:
+        print(key, "sqlite", a[key[0]][key[1]], "csv", b[key[0]][key[1]])
         sys.exit(1)
+if "pipe.host_sync" not in {f["id"] for f in b["findings"]}:
+    print("csv: no pipe.host_sync")
+    sys.exit(1)
 PY
-  then ok "dlprof_root: CSV pair and SQLite export give the same pipe.host_sync and util.low shares"
+  then ok "dlprof_root: CSV pair and SQLite export give the same main finding, blocking calls and kernels"
   else bad "dlprof_root: CSV pair and SQLite export disagree"; fi
 else
   bad "dlprof_root CSV pair: $(cat "$tmp/err")"

@@ -3,12 +3,45 @@
 trace with Python's json module, the figures gpuwhy must report, inside the window gpuwhy says it
 used. Written separately from the C code on purpose: a shared bug cannot make both agree.
 
-Usage: kineto_oracle.py TRACE START_NS END_NS
-Prints one JSON object: dataloader_share, sync_calls, kernels, window_s.
+Usage: kineto_oracle.py TRACE START_NS END_NS [--op NAME]...
+Prints one JSON object:
+  dataloader_share   host time in DataLoader __next__ spans (union) / window
+  loader_idle_share  GPU idle (no kernel, copy or memset on any stream) while a DataLoader
+                     span runs / window
+  busy_share         GPU busy (union of kernels, copies, memsets) / window
+  sync_calls         stream/device/event synchronise calls starting in the window
+  pageable_dtoh      async device-to-host copies into pageable memory issued in the window
+                     (they block the host: CUDA's "API synchronization behavior")
+  pageable_dtoh_wait_s  host time inside those calls, clipped to the window
+  blocking_calls     sync_calls + pageable_dtoh + synchronous copy calls (cudaMemcpy ...)
+  kernels            kernels starting in the window
+  comm_share         union of communication kernels (nccl/rccl names) / window
+  comm_exposed_share communication not overlapped by a compute kernel / window
+  op_idle_s          for each --op NAME: GPU idle inside the window covered by the union of
+                     that name's host spans
+  median_kernel_us   median duration of the kernels starting in the window
+  dispatch_idle_share, own_work_idle_share
+                     launch-bound vs CPU-bound from the ops' own time against their launch calls
+                     (issue 13): on the threads that launch GPU work, each moment belongs to the
+                     innermost host span then (CPU op, annotation or Python frame) or to a CUDA
+                     call. A span "dispatches" when GPU-issuing calls lie beneath it and its own time
+                     (its length less its direct children's) is at most 8x their time; it "works"
+                     otherwise (it launches nothing, or its own work dwarfs its launches). GPU idle under CUDA calls or dispatching spans, and GPU
+                     idle under working spans (and not under the former), each / window
+  window_s
 """
+import bisect
 import gzip
 import json
 import sys
+
+SYNC_NAMES = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+              "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize",
+              "hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
+SYNC_COPY_NAMES = ("cudaMemcpy", "cuMemcpyDtoH", "cuMemcpyDtoH_v2", "cuMemcpyHtoD", "cuMemcpyHtoD_v2",
+                   "hipMemcpy")
+RUNTIME_CATS = ("cuda_runtime", "runtime", "cuda_driver")
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 
 
 def load(path):
@@ -20,52 +53,205 @@ def load(path):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
-def union_length(intervals):
-    total = 0
-    cur_s = cur_e = None
+def union(intervals):
+    out = []
     for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
         else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
+            out.append([s, e])
+    return out
+
+
+def length(ivs):
+    return sum(e - s for s, e in ivs)
+
+
+def intersect(a, b):
+    i = j = 0
+    out = []
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if e > s:
+            out.append([s, e])
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def subtract(a, b):
+    """a minus b, both unions."""
+    out = []
+    j = 0
+    for s, e in a:
+        cur = s
+        while j < len(b) and b[j][1] <= cur:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] < e:
+            if b[k][0] > cur:
+                out.append([cur, b[k][0]])
+            cur = max(cur, b[k][1])
+            k += 1
+        if cur < e:
+            out.append([cur, e])
+    return out
+
+
+def innermost_pieces(spans):
+    """spans: [(start, end, key)] of one thread, properly nested. Returns [(start, end, key)]:
+    every moment to the innermost span covering it."""
+    out = []
+    stack = []  # (end, key)
+    cursor = None
+    for st, en, key in sorted(spans, key=lambda x: (x[0], -x[1])):
+        while stack and stack[-1][0] <= st:
+            top_end, top_key = stack.pop()
+            if cursor < top_end:
+                out.append((cursor, top_end, top_key))
+            cursor = top_end
+        if stack and cursor < st:
+            out.append((cursor, st, stack[-1][1]))
+        stack.append((en, key))
+        cursor = st
+    while stack:
+        top_end, top_key = stack.pop()
+        if cursor < top_end:
+            out.append((cursor, top_end, top_key))
+        cursor = top_end
+    return out
+
+
+def ns(x):
+    return int(round(float(x) * 1000))
 
 
 def main():
-    path, start_ns, end_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    args = sys.argv[1:]
+    ops = []
+    while "--op" in args:
+        k = args.index("--op")
+        ops.append(args[k + 1])
+        del args[k:k + 2]
+    path, start_ns, end_ns = args[0], int(args[1]), int(args[2])
     events = load(path)
-    loader = []
-    syncs = 0
-    kernels = 0
+    window = [[start_ns, end_ns]]
+    loader, busy, comm, compute = [], [], [], []
+    op_spans = {o: [] for o in ops}
+    syncs = blocking_copies = kernels = 0
+    copies_by_corr = {}
+    gpu_corr = set()
+    kernel_durs = []
+    host_spans = {}  # tid -> [(start, end, index)]
+    runtime = []
     for e in events:
-        if e.get("ph") != "X":
+        if not isinstance(e, dict) or e.get("ph") != "X":
             continue
-        ts = int(round(float(e["ts"]) * 1000))
-        end = ts + int(round(float(e.get("dur", 0)) * 1000))
+        ts = ns(e["ts"])
+        end = ts + ns(e.get("dur", 0))
         name = e.get("name", "")
         cat = (e.get("cat") or "").lower()
+        args_ = e.get("args") or {}
         if name.startswith("enumerate(DataLoader)") and "__next__" in name:
-            s, t = max(ts, start_ns), min(end, end_ns)
-            if t > s:
-                loader.append((s, t))
-        if cat in ("cuda_runtime", "runtime", "cuda_driver") and name in (
-                "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-                "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"):
-            if start_ns <= ts < end_ns:
-                syncs += 1
-        if cat == "kernel" and start_ns <= ts < end_ns:
-            kernels += 1
-    window = end_ns - start_ns
-    print(json.dumps({
-        "dataloader_share": union_length(loader) / window if window > 0 else 0.0,
+            loader.append((ts, end))
+        if name in op_spans and cat in ("cpu_op", "operator", "user_annotation", "python_function"):
+            op_spans[name].append((ts, end))
+        if cat in ("cpu_op", "operator", "user_annotation", "python_function"):
+            host_spans.setdefault(e.get("tid"), []).append((ts, end, None))
+        if cat in GPU_CATS:
+            busy.append((ts, end))
+            if "correlation" in args_:
+                gpu_corr.add(args_["correlation"])
+            if cat == "kernel":
+                if start_ns <= ts < end_ns:
+                    kernels += 1
+                    kernel_durs.append(end - ts)
+                low = name.lower()
+                (comm if ("nccl" in low or "rccl" in low) else compute).append((ts, end))
+            if cat in ("gpu_memcpy", "memcpy") and "correlation" in args_:
+                copies_by_corr[args_["correlation"]] = name
+        if cat in RUNTIME_CATS:
+            runtime.append((ts, end, name, args_.get("correlation"), e.get("tid")))
+    pageable = 0
+    pageable_wait = 0
+    for ts, end, name, corr, _ in runtime:
+        if not (start_ns <= ts < end_ns):
+            continue
+        if name in SYNC_NAMES:
+            syncs += 1
+        elif name in SYNC_COPY_NAMES:
+            blocking_copies += 1
+        elif corr is not None and "DtoH" in copies_by_corr.get(corr, "") and "Pageable" in copies_by_corr[corr]:
+            pageable += 1
+            pageable_wait += min(end, end_ns) - ts
+    busy_u = intersect(union(busy), window)
+    idle = subtract(window, busy_u)
+    comm_u = intersect(union(comm), window)
+    w = end_ns - start_ns
+    # Launch-bound vs CPU-bound: on the threads that launch GPU work in the window.
+    launches = [(ts, end, tid) for ts, end, name, corr, tid in runtime if corr in gpu_corr]
+    launch_tids = {tid for ts, end, tid in launches if start_ns <= ts < end_ns}
+    dispatch, work = [], []
+    for tid in launch_tids:
+        # Every span of the thread (host spans and CUDA calls), parents before children.
+        spans = [(st, en, "span") for st, en, _ in host_spans.get(tid, [])]
+        spans += [(ts, end, "launch" if corr in gpu_corr else "call")
+                  for ts, end, name, corr, t in runtime if t == tid]
+        spans.sort(key=lambda x: (x[0], -x[1]))
+        n = len(spans)
+        parent = [-1] * n
+        stack = []
+        for i, (st, en, _) in enumerate(spans):
+            while stack and spans[stack[-1]][1] <= st:
+                stack.pop()
+            parent[i] = stack[-1] if stack else -1
+            stack.append(i)
+        launch_below = [0] * n  # time of GPU-issuing calls beneath (or itself)
+        children = [0] * n      # direct children's time
+        for i in range(n - 1, -1, -1):
+            st, en, kind = spans[i]
+            if kind == "launch":
+                launch_below[i] += en - st
+            p_ = parent[i]
+            if p_ >= 0:
+                launch_below[p_] += launch_below[i]
+                children[p_] += en - st
+        marked = []
+        for i, (st, en, kind) in enumerate(spans):
+            if kind != "span":
+                marked.append((st, en, "dispatch"))  # inside a CUDA call
+            else:
+                own = max(0, en - st - children[i])
+                d = launch_below[i] > 0 and own <= 8 * launch_below[i]
+                marked.append((st, en, "dispatch" if d else "work"))
+        for a_, b_, kind in innermost_pieces(marked):
+            (dispatch if kind == "dispatch" else work).append((a_, b_))
+    dispatch_u = union(dispatch)
+    idle_dispatch = intersect(idle, dispatch_u)
+    idle_work = subtract(intersect(idle, union(work)), dispatch_u)
+    kernel_durs.sort()
+    out = {
+        "dataloader_share": length(intersect(union(loader), window)) / w if w > 0 else 0.0,
+        "loader_idle_share": length(intersect(union(loader), idle)) / w if w > 0 else 0.0,
+        "busy_share": length(busy_u) / w if w > 0 else 0.0,
         "sync_calls": syncs,
+        "pageable_dtoh": pageable,
+        "pageable_dtoh_wait_s": pageable_wait / 1e9,
+        "blocking_calls": syncs + pageable + blocking_copies,
         "kernels": kernels,
-        "window_s": window / 1e9,
-    }))
+        "comm_share": length(comm_u) / w if w > 0 else 0.0,
+        "comm_exposed_share": length(subtract(comm_u, union(compute))) / w if w > 0 else 0.0,
+        "op_idle_s": {o: length(intersect(union(s), idle)) / 1e9 for o, s in op_spans.items()},
+        "median_kernel_us": kernel_durs[len(kernel_durs) // 2] / 1e3 if kernel_durs else 0.0,
+        "dispatch_idle_share": length(idle_dispatch) / w if w > 0 else 0.0,
+        "own_work_idle_share": length(idle_work) / w if w > 0 else 0.0,
+        "window_s": w / 1e9,
+    }
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -84,6 +84,14 @@ static inline void fx_step(gw_trace *t, int number, double start_us, double end_
     fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, name, start_us, end_us, 0);
 }
 
+/* The profiler's own capture window (Kineto "PyTorch Profiler" span): without steps, the
+ * analysis window is this span. */
+static inline void fx_profile(gw_trace *t, double start_us, double end_us)
+{
+    t->profile_start_ns = FX_US(start_us);
+    t->profile_end_ns = FX_US(end_us);
+}
+
 static inline gw_device *fx_device(gw_trace *t, int32_t id, int32_t num_sms)
 {
     gw_device *d = gw_trace_add_device(t);

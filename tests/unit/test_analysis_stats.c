@@ -20,7 +20,9 @@ static gw_analysis *analyze_with(gw_trace *t, const gw_thresholds *th, gw_job **
     return a;
 }
 
-static void window_without_steps_is_gpu_span(void **state)
+/* Without steps the window is the profiled span, not the span of GPU activity: the host
+ * working before and after the GPU's work is idle time the job had. */
+static void window_without_steps_is_profiled_span(void **state)
 {
     (void)state;
     gw_trace *t = fx_trace();
@@ -31,13 +33,70 @@ static void window_without_steps_is_gpu_span(void **state)
     gw_analysis *a = fx_analyze(t, &job);
     const gw_window *w = &a->ranks[0].window;
     assert_true(w->whole_window);
+    assert_int_equal(w->span, GW_SPAN_EVENTS);
     assert_int_equal(w->steps, 0);
-    assert_int_equal(w->start_ns, FX_US(100));
-    assert_int_equal(w->end_ns, FX_US(400));
+    assert_int_equal(w->start_ns, FX_US(0));
+    assert_int_equal(w->end_ns, FX_US(1000));
     assert_non_null(strstr(w->description, "no step markers"));
     assert_int_equal(a->step_count, 0);
-    fx_assert_s(a->ranks[0].step_median_s, 300);
+    fx_assert_s(a->ranks[0].step_median_s, 1000);
+    fx_assert_s(a->devices[0].idle_s, 800);
     assert_true(a->ranks[0].has_gpu_data);
+    fx_done(a, job);
+}
+
+/* The profiler's own window, when the input marks it, is the window; a leading stretch with
+ * no host op and no GPU work (profiler start-up) and the trailing teardown are cut. A capture
+ * whose GPU worked 3 µs is too short to judge. */
+static void profile_window_trimmed(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_profile(t, 0, 50000);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", 1000, 1010, 1);
+    fx_copy(t, 0, 1005, 1008, 1, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 64);
+    for (int i = 0; i < 40; i++)
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 1100 + i * 1000, 2000 + i * 1000, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->span, GW_SPAN_PROFILER);
+    assert_int_equal(w->trimmed_head_ns, FX_US(1000));
+    assert_int_equal(w->trimmed_tail_ns, FX_US(50000 - 41000));
+    assert_int_equal(w->start_ns, FX_US(1000));
+    assert_int_equal(w->end_ns, FX_US(41000));
+    assert_non_null(strstr(w->description, "the profiler's own window"));
+    assert_non_null(strstr(w->description, "1.0 ms before the first op and 9.0 ms of teardown cut"));
+    assert_true(w->too_short);
+    fx_assert_s(a->devices[0].busy_s, 3);
+    fx_done(a, job);
+}
+
+/* With steps, the last step's end with no host op and no GPU work is teardown: cut, and the
+ * last step's row ends there too. */
+static void teardown_cut_from_last_step(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    for (int s = 0; s < 5; s++) {
+        double b = s * 1000.0;
+        fx_step(t, s + 1, b, b + (s == 4 ? 2500 : 1000));
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", b, b + 100, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b + 10, b + 20, corr);
+        fx_kernel(t, 0, 7, b + 100, b + 1000, corr++, "gemm");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->steady_steps, 4);
+    assert_int_equal(w->end_ns, FX_US(5000));
+    assert_int_equal(w->trimmed_tail_ns, FX_US(1500));
+    assert_non_null(strstr(w->description, "1.5 ms of teardown at the end cut"));
+    assert_int_equal(a->step_count, 5);
+    fx_assert_s(a->steps[4].duration_s, 1000);
+    fx_assert_s(a->ranks[0].step_p90_s, 1000);
+    assert_false(w->too_short); /* 4 steady steps: a repeating pattern */
     fx_done(a, job);
 }
 
@@ -58,7 +117,7 @@ static void no_gpu_data(void **state)
     assert_int_equal(a->device_count, 0);
     assert_true(r->window.whole_window);
     assert_int_equal(r->window.end_ns - r->window.start_ns, FX_US(200));
-    assert_non_null(strstr(r->window.description, "no GPU activity"));
+    assert_non_null(strstr(r->window.description, "the profiled span"));
     fx_assert_s(r->dataloader_s, 50);
     assert_true(fabs(r->dataloader_share - 0.25) < 1e-9);
     assert_false(r->single_process_loader);
@@ -96,6 +155,8 @@ static void warmup_override_and_step_quantiles(void **state)
         double len = s * 10.0;
         fx_step(t, s, at, at + len);
         fx_kernel(t, 0, 7, at, at + len / 2, 0, "k");
+        /* The host works through the second half (or the last step's would be teardown). */
+        fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "train.py(9): log", at + len / 2, at + len, 0);
         at += len;
     }
     gw_thresholds th;
@@ -227,10 +288,11 @@ static void copy_statistics(void **state)
     fx_done(a, job);
 }
 
-/* Two steps; each calls .item() (aten::item > aten::_local_scalar_dense > copy + stream
- * sync); step 2 also does a blocking .cpu() (aten::to > aten::_to_copy > aten::copy_ >
- * cudaMemcpy device-to-host). A blocking host-to-device copy and a stream wait are not
- * host syncs of the statistics. */
+/* Two steps; each calls .item() (aten::item > aten::_local_scalar_dense > an async copy into
+ * pageable memory + stream sync: both block); step 2 also does a blocking .cpu() (aten::to >
+ * aten::_to_copy > aten::copy_ > cudaMemcpy device-to-host) and a blocking host-to-device
+ * cudaMemcpy: every call that blocks the host counts, whatever its direction. A stream wait
+ * does not block the host. */
 static void sync_statistics(void **state)
 {
     (void)state;
@@ -255,16 +317,21 @@ static void sync_statistics(void **state)
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", 180, 182, corr);
     fx_copy(t, 0, 180, 182, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 64);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamWaitEvent", 183, 184, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 190, 200, 0);
     gw_job *job;
     gw_analysis *a = fx_analyze(t, &job);
     const gw_sync_stats *s = &a->ranks[0].syncs;
     assert_int_equal(a->ranks[0].window.steady_steps, 2);
-    assert_int_equal(s->count, 3);
+    assert_int_equal(s->count, 6);
     assert_int_equal(s->via_driver, 0);
-    fx_assert_s(s->wait_s, 34 + 34 + 16);
-    assert_true(fabs(s->per_step - 1.5) < 1e-9);
-    assert_true(fabs(s->wait_share_of_step - 84.0 / 200.0) < 1e-9);
-    assert_int_equal(s->source_count, 2);
+    fx_assert_s(s->wait_s, 3 + 34 + 3 + 34 + 16 + 2);
+    assert_true(fabs(s->per_step - 3.0) < 1e-9);
+    assert_true(fabs(s->wait_share_of_step - 92.0 / 200.0) < 1e-9);
+    assert_int_equal(s->copy_count, 4);
+    fx_assert_s(s->copy_wait_s, 3 + 3 + 16 + 2);
+    assert_int_equal(s->sync_copy_calls, 2);
+    assert_int_equal(s->outside_window, 0);
+    assert_int_equal(s->source_count, 3);
     assert_string_equal(s->sources[0].op, "aten::item");
     assert_string_equal(s->sources[0].api, "cudaStreamSynchronize");
     assert_string_equal(s->sources[0].stack, "train.py(42): step;loss.item()");
@@ -272,10 +339,66 @@ static void sync_statistics(void **state)
     fx_assert_s(s->sources[0].wait_s, 68);
     assert_string_equal(s->sources[1].op, "aten::to");
     assert_string_equal(s->sources[1].api, "cudaMemcpy");
-    assert_int_equal(s->sources[1].count, 1);
+    assert_int_equal(s->sources[1].count, 2);
+    fx_assert_s(s->sources[1].wait_s, 18);
+    assert_string_equal(s->sources[2].op, "aten::item");
+    assert_string_equal(s->sources[2].api, "cudaMemcpyAsync");
     assert_int_equal(a->step_count, 2);
-    assert_int_equal(a->steps[0].sync_calls, 1);
-    assert_int_equal(a->steps[1].sync_calls, 2);
+    assert_int_equal(a->steps[0].sync_calls, 2);
+    assert_int_equal(a->steps[1].sync_calls, 4);
+    fx_done(a, job);
+}
+
+/* Copies with a pageable side: their GPU time, the host time of the calls that issued them
+ * (driver calls included), and the sub-microsecond ones. */
+static void pageable_copy_times(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_step(t, 1, 0, 800000);
+    for (int i = 0; i < 8; i++) {
+        double b = i * 100000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemcpyHtoDAsync_v2", b, b + 6000, (uint64_t)i + 1);
+        fx_copy(t, 0, b + 500, b + 5500, (uint64_t)i + 1, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 4000000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", b + 6000, b + 100000, 0);
+    }
+    fx_copy(t, 0, 750000, 750000.6, 0, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 4);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_copy_stats *c = &a->ranks[0].copies;
+    fx_assert_s(c->pageable_gpu_s, 8 * 5000 + 0.6);
+    fx_assert_s(c->pageable_host_s, 8 * 6000);
+    assert_int_equal(c->pageable_noise_count, 1);
+    assert_true(fabs(c->pageable_noise_bytes - 4) < 1e-9);
+    assert_int_equal(c->pageable_via_driver, 8);
+    fx_done(a, job);
+}
+
+/* cuDNN searches inside the window, nested ones counted once. */
+static void cudnn_searches(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    for (int s = 0; s < 5; s++) {
+        fx_step(t, s + 1, s * 1000, s * 1000 + 1000);
+        fx_kernel(t, 0, 7, s * 1000, s * 1000 + 900, 0, "conv");
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::conv2d", s * 1000, s * 1000 + 1000, 0);
+    }
+    /* step 1 (warm-up) and steps 3 and 4 search; the one in step 3 is nested */
+    static const double at[] = {100, 2100, 3100};
+    for (int i = 0; i < 3; i++) {
+        gw_host_event *h = fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "cudnn_convolution_find", at[i], at[i] + 50, 0);
+        h->flags |= GW_HOST_F_CUDNN_FIND;
+        if (i == 1) {
+            h = fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudnnFindConvolutionForwardAlgorithmEx", at[i] + 10,
+                        at[i] + 40, 0);
+            h->flags |= GW_HOST_F_CUDNN_FIND;
+        }
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].cudnn_searches, 2);
+    fx_assert_s(a->ranks[0].cudnn_search_s, 100);
     fx_done(a, job);
 }
 
@@ -413,7 +536,9 @@ static void quantiles_match_sorting(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(window_without_steps_is_gpu_span),
+        cmocka_unit_test(window_without_steps_is_profiled_span),
+        cmocka_unit_test(profile_window_trimmed),
+        cmocka_unit_test(teardown_cut_from_last_step),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),
@@ -421,6 +546,8 @@ int main(void)
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(sync_statistics),
+        cmocka_unit_test(pageable_copy_times),
+        cmocka_unit_test(cudnn_searches),
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),

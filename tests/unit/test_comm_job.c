@@ -291,6 +291,8 @@ static const gw_finding *heavy_with(gw_analysis *a, gw_collective type)
         add_record(a, 0, "pg 0 [0]", type, k * 100 * MS, k * 100 * MS + 40 * MS, k, INT64_MIN, -1);
     a->devices[0].comm_total_s = a->devices[0].comm_s = 0.32;
     a->devices[0].comm_exposed_s = 0.096;
+    /* The rank's kernel statistics by collective, as kernels.c finds them in the trace. */
+    a->ranks[0].kernels.comm_type_s[type] = 0.32;
     assert_int_equal(gw_job_comm_compute(a), 0);
     return fx_run(a, "comm.heavy");
 }

@@ -1,5 +1,6 @@
 /* The model's post-load machinery that large inputs depend on: the run-merging sort
- * (src/util/runsort.c) against qsort on random run layouts, with stability checked, and the
+ * (src/util/runsort.c) against a stable reference on random run layouts (both of its ways:
+ * merging elements, and ordering indexes then moving each element once), and the
  * correlation indexes (src/model/corr_index.c) against a brute-force scan for dense ids,
  * sparse ids (bucketed), clustered ids (comparison-sort fallback), duplicates and misses. */
 #include <stdarg.h>
@@ -66,8 +67,7 @@ static void check_runs(size_t runs, size_t max_len, int64_t key_range)
     gw_sort_runs(a, n, sizeof *a, cmp_item);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(a[i].key, want[i].key);
-        if (runs <= GW_RUNSORT_MAX_RUNS) /* merges are stable; the qsort fallback is not */
-            assert_int_equal(a[i].origin, want[i].origin);
+        assert_int_equal(a[i].origin, want[i].origin);   /* stable whichever way it sorted */
     }
     free(a);
     free(want);
@@ -81,9 +81,61 @@ static void runsort_matches_reference(void **state)
     check_runs(2, 3, 5);
     check_runs(7, 200, 50);
     check_runs(GW_RUNSORT_MAX_RUNS, 40, 1000);
-    check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: qsort */
+    check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: through indexes */
+    check_runs(4, 2000, 100);         /* runs of similar size: through indexes */
+    check_runs(3000, 3, 200);         /* short runs extended by insertion */
+    check_runs(500, 1, 1000);         /* no order at all */
     for (int round = 0; round < 50; round++)
         check_runs(1 + rnd() % 20, 1 + rnd() % 300, 1 + (int64_t)(rnd() % 500));
+    for (int round = 0; round < 20; round++)
+        check_runs(1 + rnd() % 400, 1 + rnd() % 100, 1 + (int64_t)(rnd() % 500));
+}
+
+/* Elements larger than the sort's scratch allowance (8 bytes per element): two interleaved
+ * runs of equal size overlap everywhere, so the merge must split and rotate instead of
+ * copying a run aside. */
+typedef struct wide_item {
+    int64_t key;
+    uint32_t origin;
+    char pad[116];
+} wide_item;
+
+static int cmp_wide(const void *a, const void *b)
+{
+    const wide_item *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : 0;
+}
+
+static void runsort_wide_elements_overlapping_runs(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        size_t runs = 2 + rnd() % 6, n = 0;
+        size_t cap = runs * 600;
+        wide_item *a = calloc(cap, sizeof *a);
+        assert_non_null(a);
+        for (size_t r = 0; r < runs; r++) {
+            size_t len = 300 + rnd() % 300;
+            int64_t k = (int64_t)(rnd() % 50);
+            for (size_t i = 0; i < len; i++) {
+                k += (int64_t)(rnd() % 3);
+                a[n].key = k;
+                a[n].origin = (uint32_t)n;
+                memset(a[n].pad, (int)(n & 0xff), sizeof a[n].pad);
+                n++;
+            }
+        }
+        gw_sort_runs(a, n, sizeof *a, cmp_wide);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0) {
+                assert_true(a[i - 1].key <= a[i].key);
+                if (a[i - 1].key == a[i].key)
+                    assert_true(a[i - 1].origin < a[i].origin);   /* stable */
+            }
+            assert_int_equal((unsigned char)a[i].pad[57], a[i].origin & 0xff);   /* moved whole */
+        }
+        free(a);
+    }
 }
 
 static void runsort_small_left_and_small_right(void **state)
@@ -217,6 +269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runsort_matches_reference),
         cmocka_unit_test(runsort_small_left_and_small_right),
+        cmocka_unit_test(runsort_wide_elements_overlapping_runs),
         cmocka_unit_test(corr_index_dense),
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),

@@ -3,30 +3,62 @@
  * each threshold and the single-GPU case. */
 #include "test_rules_fixture.h"
 
+/* Collectives take 40% of the window, 12% not hidden under compute: the title and evidence
+ * give both (never "40%, exposed 40%" from the exposed part alone). */
 static void comm_heavy_triggers(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
-    a->devices[0].comm_s = 0.32;
-    a->devices[0].comm_exposed_s = 0.096;
+    a->devices[0].comm_total_s = 0.32;
+    a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.096;
+    a->ranks[0].kernels.comm_type_s[GW_COLL_ALL_REDUCE] = 0.3;
+    a->ranks[0].kernels.comm_type_s[GW_COLL_BROADCAST] = 0.02;
     const gw_finding *f = fx_run(a, "comm.heavy");
     assert_non_null(f);
     assert_float_equal(f->share, 0.12, 1e-9);
     assert_int_equal(f->severity, GW_SEV_MAJOR);
-    assert_true(fx_evidence_has(f, "collective kernels 40.0% of steps #2-#9 (40 ms/step), exposed 12.0% (12 ms/step)"));
-    /* No collective kinds known: no bucketing advice that may not fit (test_comm_job.c has
-     * the advice per kind). */
-    assert_null(strstr(f->fix, "bucket_cap_mb"));
-    assert_non_null(strstr(f->fix, "nccl-tests"));
+    assert_string_equal(f->title, "Communication 40% of step time, 12% not overlapped with compute, mostly all-reduce");
+    assert_true(fx_evidence_has(f, "collective kernels 40.0% of steps #2-#9 (40 ms/step), of which not overlapped "
+                                   "with compute 12.0% (12 ms/step)"));
+    assert_true(fx_evidence_has(f, "by collective: all-reduce 300 ms (94%), broadcast 20 ms (6%)"));
+    assert_non_null(strstr(f->fix, "bucket_cap_mb"));
     fx_free(a);
+}
+
+/* The fix follows the collective: no all-reduce bucketing for all-to-all or send/recv. */
+static void comm_heavy_fix_by_collective(void **state)
+{
+    (void)state;
+    static const struct {
+        gw_collective c;
+        const char *want, *title;
+    } cases[] = {
+        {GW_COLL_ALL_TO_ALL, "alltoall_perf", "all-to-all"},
+        {GW_COLL_SEND_RECV, "micro-batches", "send/recv"},
+        {GW_COLL_ALL_GATHER, "forward_prefetch", "all-gather"},
+        {GW_COLL_REDUCE_SCATTER, "HYBRID_SHARD", "reduce-scatter"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        a->devices[0].comm_total_s = 0.32;
+        a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.2;
+        a->ranks[0].kernels.comm_type_s[cases[i].c] = 0.3;
+        a->ranks[0].kernels.comm_type_s[GW_COLL_ALL_REDUCE] = 0.02;
+        const gw_finding *f = fx_run(a, "comm.heavy");
+        assert_non_null(f);
+        assert_non_null(strstr(f->fix, cases[i].want));
+        assert_null(strstr(f->fix, "bucket_cap_mb"));
+        assert_non_null(strstr(f->title, cases[i].title));
+        fx_free(a);
+    }
 }
 
 static void comm_heavy_twin(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
-    a->devices[0].comm_s = 0.232;          /* 29% */
-    a->devices[0].comm_exposed_s = 0.0784; /* 9.8% */
+    a->devices[0].comm_total_s = 0.232;                      /* 29% */
+    a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.0784; /* 9.8% */
     assert_null(fx_run(a, "comm.heavy"));
     fx_free(a);
 }
@@ -88,6 +120,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(comm_heavy_triggers),
+        cmocka_unit_test(comm_heavy_fix_by_collective),
         cmocka_unit_test(comm_heavy_twin),
         cmocka_unit_test(straggler_by_busy_spread_names_the_starved_rank),
         cmocka_unit_test(straggler_by_compute_names_the_slow_rank),

@@ -77,6 +77,7 @@ static inline void fx_busy(gw_analysis *a, size_t i, double busy, gw_idle_cause 
     d->idle_by_cause_s[cause] = d->idle_s;
     a->ranks[d->trace_index].busy_share = busy;
     a->ranks[d->trace_index].compute_s = d->compute_s;
+    a->ranks[d->trace_index].window.busy_s = d->busy_s; /* one GPU per rank */
 }
 
 static inline void fx_free(gw_analysis *a)

@@ -1,14 +1,25 @@
-/* Tests of the kernel rules (rules_kernel.c): launch_bound (attributed and estimated),
+/* Tests of the kernel rules (rules_kernel.c): launch_bound (launch gaps + dispatch, with the
+ * split and its host ops),
  * low_occupancy, fp32_math (compute-capability gate, AMD not evaluated), hot and
  * cudnn_autotune (searches counted from the model), each with a just-below twin. */
 #include "test_rules_fixture.h"
 
 #include <stdio.h>
 
+/* GPU busy 50%; of the idle, 0.1 s short gaps between launches and 0.3 s dispatch. */
 static gw_analysis *tiny_kernels(void)
 {
     gw_analysis *a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.50, GW_IDLE_LAUNCH);
+    a->devices[0].idle_by_cause_s[GW_IDLE_LAUNCH] = 0.1;
+    a->devices[0].idle_by_cause_s[GW_IDLE_DISPATCH] = 0.3;
+    gw_host_ops *v = &a->devices[0].host_ops[GW_VIEW_DISPATCH];
+    v->idle_s = 0.4;
+    v->op_count = 1;
+    snprintf(v->ops[0].name, sizeof v->ops[0].name, "aten::add");
+    v->ops[0].idle_s = 0.25;
+    v->ops[0].calls = 3000;
+    a->devices[0].dispatch_api_s = 0.1;
     gw_kernel_stats *k = &a->ranks[0].kernels;
     k->count = 4000;
     k->median_us = 3.0;
@@ -25,36 +36,46 @@ static void launch_bound_triggers(void **state)
     const gw_finding *f = fx_run(a, "kernel.launch_bound");
     assert_non_null(f);
     assert_float_equal(f->share, 0.5, 1e-9);
+    assert_float_equal(f->explained_s, 0.4, 1e-9);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_float_equal(f->confidence, 0.85, 1e-9); /* tiny kernels back it */
+    assert_int_equal(f->host_view, GW_VIEW_DISPATCH);
+    assert_true(fx_evidence_has(f, "short gaps between launches 12.5%, dispatching (CUDA calls, framework "
+                                   "and Python code that launches kernels) 37.5%"));
     assert_true(fx_evidence_has(f, "4,000 kernels in steps #2-#9, 80% shorter than 5 µs; median kernel "
-                                   "3.0 µs, median gap between kernels 6.0 µs (2.0x)"));
+                                   "3.0 µs, median gap between kernels 6.0 µs"));
+    assert_true(fx_evidence_has(f, "inside CUDA calls (cudaLaunchKernel ...) 25%, in the ops' and frames' own "
+                                   "code around them 75%"));
+    assert_true(fx_evidence_has(f, "launch-bound rather than CPU-bound: 50.0% of the window dispatching GPU "
+                                   "work against 0.0% in the host's own work"));
     assert_non_null(strstr(f->fix, "CUDA Graphs"));
+    assert_non_null(strstr(a->verdict, "(kernel.launch_bound, 50% of step time; mostly in aten::add)"));
     fx_free(a);
 }
 
-static void launch_bound_estimated_without_attribution(void **state)
+/* The split is decided on the idle's structure, not on an absolute kernel size: 10 µs kernels
+ * on a fast GPU dispatched one op at a time are launch-bound all the same (lower confidence). */
+static void launch_bound_with_bigger_kernels(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    a->ranks[0].kernels.median_us = 10.0;
+    a->ranks[0].kernels.share_under_5us = 0.2;
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.5, 1e-9);
+    assert_float_equal(f->confidence, 0.7, 1e-9);
+    fx_free(a);
+}
+
+static void launch_bound_twin_under_minor(void **state)
 {
     (void)state;
     gw_analysis *a = tiny_kernels();
     fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
-    const gw_finding *f = fx_run(a, "kernel.launch_bound");
-    assert_non_null(f);
-    assert_float_equal(f->explained_s, 4000 * 6e-6, 1e-9);
-    assert_float_equal(f->share, 0.03, 1e-9);
-    assert_int_equal(f->severity, GW_SEV_MINOR);
-    assert_true(fx_evidence_has(f, "(estimated: count x median gap)"));
-    fx_free(a);
-}
-
-static void launch_bound_twins(void **state)
-{
-    (void)state;
-    gw_analysis *a = tiny_kernels();
-    a->ranks[0].kernels.share_under_5us = 0.49;
-    assert_null(fx_run(a, "kernel.launch_bound"));
-    fx_free(a);
-    a = tiny_kernels();
-    a->ranks[0].kernels.median_gap_us = 2.97; /* 0.99x the kernel */
+    a->devices[0].idle_by_cause_s[GW_IDLE_LAUNCH] = 0.01;
+    a->devices[0].idle_by_cause_s[GW_IDLE_DISPATCH] = 0.013; /* 2.9% together */
+    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.4 - 0.023;
     assert_null(fx_run(a, "kernel.launch_bound"));
     fx_free(a);
 }
@@ -199,28 +220,18 @@ static void hot_names_the_top_kernels(void **state)
     fx_free(a);
 }
 
-static gw_job *job_with_searches(int in_window)
+static gw_analysis *with_searches(size_t searches)
 {
-    const gw_ns spans[][2] = {{0, 1000}};
-    gw_trace *t = fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API);
-    for (int i = 0; i < 4; i++) {
-        gw_host_event *h = gw_trace_add_host(t);
-        assert_non_null(h);
-        h->kind = GW_HOST_CPU_OP;
-        /* in_window searches inside [0, 0.8 s), the rest after it */
-        h->start = i < in_window ? (gw_ns)(100 + 200 * i) * 1000000 : (gw_ns)(900 + i) * 1000000;
-        h->end = h->start + 10000000;
-        h->name_id = gw_trace_intern(t, "cudnnFindConvolutionForwardAlgorithmEx", 38);
-        h->flags = GW_HOST_F_CUDNN_FIND;
-    }
-    return fx_job(t);
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->ranks[0].cudnn_searches = searches;
+    a->ranks[0].cudnn_search_s = 0.01 * (double)searches;
+    return a;
 }
 
 static void cudnn_autotune_counts_steady_searches(void **state)
 {
     (void)state;
-    gw_job *job = job_with_searches(3);
-    gw_analysis *a = fx_analysis(1, job);
+    gw_analysis *a = with_searches(3);
     const gw_finding *f = fx_run(a, "kernel.cudnn_autotune");
     assert_non_null(f);
     assert_float_equal(f->explained_s, 0.03, 1e-9);
@@ -229,25 +240,22 @@ static void cudnn_autotune_counts_steady_searches(void **state)
     assert_true(fx_evidence_has(f, "3 cuDNN algorithm searches (cudnnFind*) in steps #2-#9, 30 ms in total"));
     assert_non_null(strstr(f->fix, "cudnn.benchmark"));
     fx_free(a);
-    gw_job_free(job);
 }
 
 static void cudnn_autotune_twin_one_search(void **state)
 {
     (void)state;
-    gw_job *job = job_with_searches(1);
-    gw_analysis *a = fx_analysis(1, job);
+    gw_analysis *a = with_searches(1);
     assert_null(fx_run(a, "kernel.cudnn_autotune"));
     fx_free(a);
-    gw_job_free(job);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_bound_triggers),
-        cmocka_unit_test(launch_bound_estimated_without_attribution),
-        cmocka_unit_test(launch_bound_twins),
+        cmocka_unit_test(launch_bound_with_bigger_kernels),
+        cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),

@@ -1178,28 +1178,81 @@ static void sampled_loader_wait_joins_trace_loader_wait(void **state)
     gw_samples_free(s);
 }
 
-/* A merged profiler trace with host ops saw the DataLoader and found no wait worth a
- * finding: its measure stands, the samples do not add a loader wait of their own. */
-static void trace_that_sees_the_loader_keeps_its_verdict(void **state)
+/* An analysis of samples s merged with a profiler trace of one rank that has host ops (it
+ * could see the DataLoader) and no finding; the sampled rules have run once. */
+static gw_analysis *with_profiler_trace(gw_samples *s, gw_job **job, gw_trace **t)
 {
-    (void)state;
-    gw_samples *s = loader('S', 5, 'R', 98, 40);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_trace *t = gw_trace_new("rank0.json", "kineto");
-    assert_non_null(t);
-    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
-    assert_int_equal(gw_job_add(job, t), 0);
+    *job = gw_job_new();
+    assert_non_null(*job);
+    *t = gw_trace_new("rank0.json", "kineto");
+    assert_non_null(*t);
+    (*t)->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS;
+    assert_int_equal(gw_job_add(*job, *t), 0);
     gw_analysis *a = calloc(1, sizeof *a);
     assert_non_null(a);
     gw_thresholds_default(&a->thresholds);
-    a->job = job;
+    a->job = *job;
     a->rank_count = 1;
     a->ranks = calloc(1, sizeof *a->ranks);
     assert_non_null(a->ranks);
     a->sampled = gw_sample_stats_compute(s, 0, 0, 0, 90, 90);
     assert_non_null(a->sampled);
     assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    return a;
+}
+
+/* One busy process and no workers is the mechanism of the trace's loader wait: it joins that
+ * finding and is listed in its includes, never a second finding over the same idle time. */
+static void no_workers_joins_trace_loader_wait(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    gw_analysis *a = after_trace_loader_wait(s);
+    assert_null(gw_findings_get(&a->findings, "pipe.no_workers"));
+    const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_non_null(f);
+    assert_int_equal(f->basis, GW_BASIS_TRACE | GW_BASIS_SAMPLES);
+    assert_string_equal(f->includes, "pipe.no_workers");
+    assert_float_equal(f->share, 0.41, 1e-12);
+    assert_true(evidence_has(f, "samples: the job is one process (python, pid 100) at 100% of a core"));
+    gw_analysis_free(a);
+    gw_samples_free(s);
+}
+
+/* A profiler trace that saw the loader and found no wait: the busy process's time is already
+ * in the trace's partition of the idle, so no pipe.no_workers of the samples' 60% is added;
+ * a trace blind to the loader (nsys without loader ranges) leaves it to the samples. */
+static void no_workers_defers_to_a_trace_that_sees_the_loader(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(20, 1);
+    set_util(s, 0, 40);
+    gw_job *job;
+    gw_trace *t;
+    gw_analysis *a = with_profiler_trace(s, &job, &t);
+    assert_null(gw_findings_get(&a->findings, "pipe.no_workers"));
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    gw_findings_free(&a->findings);
+    memset(&a->findings, 0, sizeof a->findings);
+    assert_int_equal(gw_rules_sampled_evaluate(a, 0), 0);
+    const gw_finding *f = gw_findings_get(&a->findings, "pipe.no_workers");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.6, 1e-9); /* the GPU's idle share from GPU-Util 40% */
+    gw_analysis_free(a);
+    gw_job_free(job);
+    gw_samples_free(s);
+}
+
+/* A merged profiler trace with host ops saw the DataLoader and found no wait worth a
+ * finding: its measure stands, the samples do not add a loader wait of their own. */
+static void trace_that_sees_the_loader_keeps_its_verdict(void **state)
+{
+    (void)state;
+    gw_samples *s = loader('S', 5, 'R', 98, 40);
+    gw_job *job;
+    gw_trace *t;
+    gw_analysis *a = with_profiler_trace(s, &job, &t);
     assert_null(gw_findings_get(&a->findings, "data.loader_wait"));
     assert_non_null(gw_findings_get(&a->findings, "data.workers_cpu_bound")); /* the cause still shows */
     /* an nsys or run --trace trace without loader spans cannot see it: the samples tell */
@@ -1246,6 +1299,8 @@ int main(void)
         cmocka_unit_test(loader_wait_from_samples_triggers_and_twins),
         cmocka_unit_test(sampled_loader_wait_joins_trace_loader_wait),
         cmocka_unit_test(trace_that_sees_the_loader_keeps_its_verdict),
+        cmocka_unit_test(no_workers_joins_trace_loader_wait),
+        cmocka_unit_test(no_workers_defers_to_a_trace_that_sees_the_loader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

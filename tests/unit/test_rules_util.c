@@ -1,92 +1,111 @@
-/* Tests of §0 rules (rules_util.c): util.low with its residual share and the gap evidence
- * computed from the model, util.healthy, data.none for GPU-less inputs, and their twins
- * just across the thresholds. */
+/* Tests of the utilisation family (rules_util.c, verdict.c): util.unexplained as its own
+ * finding in the partition of the idle time, the verdict line's states (low, moderate, idle,
+ * healthy) that replace util.low / util.healthy, the too-short cap, data.none for GPU-less
+ * inputs, and twins just across the thresholds. */
 #include "test_rules_fixture.h"
 
 #include <stdio.h>
 
-static void util_low_triggers_with_unexplained_idle(void **state)
+static void unexplained_idle_is_its_own_finding(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
-    const gw_finding *f = fx_run(a, "util.low");
+    const gw_finding *f = fx_run(a, "util.unexplained");
     assert_non_null(f);
     assert_float_equal(f->share, 0.50, 1e-9);
     assert_float_equal(f->explained_s, 0.40, 1e-9);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
-    assert_non_null(strstr(f->title, "GPU 0 busy 50% of steps #2-#9"));
-    assert_true(fx_evidence_has(f, "busy 50.0% of steps #2-#9"));
-    assert_true(fx_evidence_has(f, "unexplained 50.0%"));
-    assert_non_null(strstr(a->verdict, "GPU 0 busy 50% of steps #2-#9"));
-    assert_non_null(strstr(a->verdict, "util.low"));
+    assert_non_null(strstr(f->title, "GPU idle 50.0% of steps #2-#9 with nothing traced on the host"));
+    assert_true(fx_evidence_has(f, "0.0% with a named cause, 50.0% with none"));
+    assert_non_null(strstr(f->fix, "(docs/diagnoses.md: util.unexplained)"));
+    /* util.low is the verdict line, not a finding */
+    assert_null(gw_findings_get(&a->findings, "util.low"));
+    assert_int_equal(a->util.state, GW_UTIL_LOW);
+    assert_float_equal(a->util.busy_mean, 0.50, 1e-9);
+    assert_float_equal(a->util.unexplained_share, 0.50, 1e-9);
+    assert_string_equal(a->verdict, "GPU 0 busy 50% of steps #2-#9; main cause: idle time with nothing "
+                                    "traced on the host (util.unexplained, 50% of step time)");
     fx_free(a);
 }
 
-static void util_low_twin_just_above_threshold(void **state)
+static void unexplained_twin_below_minor(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
-    fx_busy(a, 0, 0.81, GW_IDLE_UNKNOWN);
-    assert_null(fx_run(a, "util.low"));
-    assert_null(gw_findings_get(&a->findings, "util.healthy")); /* 81% is not healthy either */
+    fx_busy(a, 0, 0.975, GW_IDLE_UNKNOWN); /* 2.5% unexplained */
+    assert_null(fx_run(a, "util.unexplained"));
+    assert_int_equal(a->util.state, GW_UTIL_HEALTHY);
     fx_free(a);
 }
 
-static void util_low_share_leaves_out_idle_a_cause_explains(void **state)
+/* Findings partition the idle time: the loader's idle is data.loader_wait's, only the unknown
+ * rest is util.unexplained's, and the two rank by their own sizes. */
+static void idle_time_is_partitioned_between_findings(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.50, GW_IDLE_DATALOADER);
     a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER] = 0.30;
     a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.10;
-    a->ranks[0].dataloader_s = 0.30;
-    a->ranks[0].dataloader_share = 0.375;
-    const gw_finding *f = fx_run(a, "util.low");
+    a->ranks[0].dataloader_s = 0.36;
+    a->ranks[0].dataloader_share = 0.45;
+    const gw_finding *f = fx_run(a, "util.unexplained");
     assert_non_null(f);
-    assert_float_equal(f->share, 0.10 / 0.8, 1e-9); /* only the unknown part */
+    assert_float_equal(f->share, 0.10 / 0.8, 1e-9);
     assert_int_equal(f->severity, GW_SEV_MAJOR);
+    const gw_finding *d = gw_findings_get(&a->findings, "data.loader_wait");
+    assert_non_null(d);
+    assert_float_equal(d->share, 0.30 / 0.8, 1e-9); /* the GPU's idle, not the host's 45% */
     assert_string_equal(a->findings.items[0].id, "data.loader_wait");
+    assert_string_equal(a->findings.items[1].id, "util.unexplained");
+    double sum = 0;
+    for (size_t i = 0; i < a->findings.count; i++)
+        if (strcmp(a->findings.items[i].id, "kernel.hot") != 0)
+            sum += a->findings.items[i].share;
+    assert_float_equal(sum, 0.50, 1e-9); /* together they are the idle time, no more */
+    assert_non_null(strstr(a->verdict, "main cause: waiting for data (data.loader_wait, 37% of step time)"));
     fx_free(a);
 }
 
-static void util_low_gap_evidence_from_the_model(void **state)
+static void unexplained_gap_evidence(void **state)
 {
     (void)state;
-    /* 320 kernels of 0.5 ms every 2.5 ms: 319 interior gaps of 2 ms, 20% busy. */
-    gw_ns spans[320][2];
-    for (int i = 0; i < 320; i++) {
-        spans[i][0] = (gw_ns)i * 2500000;
-        spans[i][1] = spans[i][0] + 500000;
-    }
-    gw_job *job = fx_job(fx_trace_with_kernels(spans, 320, GW_HAS_GPU_TRACE));
-    gw_analysis *a = fx_analysis(1, job);
+    gw_analysis *a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.20, GW_IDLE_UNKNOWN);
-    const gw_finding *f = fx_run(a, "util.low");
+    gw_gap_summary *g = &a->devices[0].gaps;
+    g->known = 1;
+    g->mid_count = 319;
+    g->mid_s = 0.638;
+    g->mid_max_s = 0.002;
+    g->long_count = 1;
+    g->long_s = 0.599;
+    const gw_finding *f = fx_run(a, "util.unexplained");
     assert_non_null(f);
-    assert_true(fx_evidence_has(f, "319 idle gaps between 10 µs and 500 ms add up to 638 ms "
-                                   "(longest 2.0 ms): none reaches nsys gpu_gaps' threshold"));
-    assert_true(fx_evidence_has(f, "30 of 30 chunks"));
+    assert_true(fx_evidence_has(f, "319 idle gaps between 10 µs and 500 ms add up to 638 ms (longest 2.0 ms)"));
+    assert_true(fx_evidence_has(f, "1 idle gap(s) over 500 ms add up to 599 ms"));
     fx_free(a);
-    gw_job_free(job);
 }
 
-static void util_low_counts_gaps_nsys_would_flag(void **state)
+/* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
+ * side to explain the idle time instead of naming it a cause. */
+static void gpu_only_input_says_it_has_no_host_side(void **state)
 {
     (void)state;
-    const gw_ns spans[][2] = {{0, 1000000}, {600000000, 601000000}, {601005000, 602000000}};
-    gw_job *job = fx_job(fx_trace_with_kernels(spans, 3, GW_HAS_GPU_TRACE));
+    const gw_ns spans[][2] = {{0, 1000000}};
+    gw_job *job = fx_job(fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE));
     gw_analysis *a = fx_analysis(1, job);
-    fx_busy(a, 0, 0.10, GW_IDLE_UNKNOWN);
-    const gw_finding *f = fx_run(a, "util.low");
+    fx_busy(a, 0, 0.40, GW_IDLE_UNKNOWN);
+    const gw_finding *f = fx_run(a, "util.unexplained");
     assert_non_null(f);
-    assert_true(fx_evidence_has(f, "1 idle gap(s) over 500 ms (what nsys gpu_gaps flags) add up to 599 ms"));
-    assert_true(fx_evidence_has(f, "1 gaps under 10 µs (launch noise, folded) add up to 5.0 µs"));
+    assert_non_null(strstr(f->title, "the input has no host side to say why"));
+    assert_non_null(strstr(f->fix, "Capture the host side"));
+    assert_non_null(strstr(a->verdict, "the input has GPU activity only, no host side to say why"));
     fx_free(a);
     gw_job_free(job);
 }
 
-static void healthy_trace_has_no_alarm_and_says_healthy(void **state)
+static void healthy_is_the_verdict_line(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
@@ -97,40 +116,86 @@ static void healthy_trace_has_no_alarm_and_says_healthy(void **state)
     a->ranks[0].kernels.top[0].count = 80;
     a->ranks[0].kernels.count = 400;
     a->ranks[0].kernels.total_s = 0.75;
-    const gw_finding *f = fx_run(a, "util.healthy");
-    assert_non_null(f);
-    assert_int_equal(f->severity, GW_SEV_INFO);
-    assert_non_null(strstr(f->title, "GPU 0 busy 95%"));
-    assert_true(fx_evidence_has(f, "volta_sgemm_128x64_nn, 60.0% of kernel time"));
+    assert_null(fx_run(a, "util.healthy"));
+    assert_int_equal(a->util.state, GW_UTIL_HEALTHY);
     for (size_t i = 0; i < a->findings.count; i++)
         assert_true(a->findings.items[i].severity <= GW_SEV_MINOR);
-    assert_non_null(gw_findings_get(&a->findings, "kernel.hot"));
-    assert_non_null(strstr(a->verdict, "healthy"));
+    const gw_finding *hot = gw_findings_get(&a->findings, "kernel.hot");
+    assert_non_null(hot);
+    assert_true(fx_evidence_has(hot, "volta_sgemm_128x64_nn: 60.0% of kernel time"));
+    assert_string_equal(a->verdict, "GPU 0 busy 95% of steps #2-#9; healthy: the time is in the kernels "
+                                    "themselves (see kernel.hot)");
     fx_free(a);
 }
 
-/* A warm-up kernel 600 ms before a busy steady window: nsys would flag the gap and the empty
- * chunks, the note on util.healthy says so and why it is not flagged. */
-static void healthy_notes_what_nsys_would_flag_outside_the_window(void **state)
-{
-    (void)state;
-    const gw_ns spans[][2] = {{-600000000, -599000000}, {0, 800000000}};
-    gw_job *job = fx_job(fx_trace_with_kernels(spans, 2, GW_HAS_GPU_TRACE));
-    gw_analysis *a = fx_analysis(1, job);
-    const gw_finding *f = fx_run(a, "util.healthy");
-    assert_non_null(f);
-    assert_non_null(strstr(f->note, "nsys analyze would flag 13 of 30 chunks below 50% (1 in steps "
-                                    "#2-#9) and 1 gap(s) over 500 ms; not flagged: busy 95%"));
-    fx_free(a);
-    gw_job_free(job);
-}
-
-static void healthy_twin_just_below(void **state)
+static void moderate_and_idle_states(void **state)
 {
     (void)state;
     gw_analysis *a = fx_analysis(1, NULL);
-    fx_busy(a, 0, 0.89, GW_IDLE_UNKNOWN);
-    assert_null(fx_run(a, "util.healthy"));
+    fx_busy(a, 0, 0.85, GW_IDLE_UNKNOWN);
+    fx_run(a, "util.unexplained");
+    assert_int_equal(a->util.state, GW_UTIL_MODERATE);
+    fx_free(a);
+
+    /* A capture in which the GPU did next to nothing leads with the idle time. */
+    a = fx_analysis(1, NULL);
+    a->ranks[0].window.steady_steps = 0;
+    a->ranks[0].window.whole_window = 1;
+    fx_busy(a, 0, 0.0001, GW_IDLE_HOST_BUSY);
+    a->ranks[0].window.too_short = 1;
+    const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_int_equal(a->util.state, GW_UTIL_IDLE);
+    assert_int_equal(f->severity, GW_SEV_MINOR); /* capped: too short to judge */
+    assert_non_null(strstr(f->note, "severity capped at minor"));
+    assert_non_null(strstr(a->verdict, "GPU 0 idle 99.99% of the profiled span (no step markers) (800 ms): "
+                                       "it worked 80.0 µs; main cause: the host busy in its own work"));
+    assert_non_null(strstr(a->verdict, "too short to judge: 80.0 µs of GPU work (under 50 ms), severities "
+                                       "capped at minor"));
+    fx_free(a);
+}
+
+/* Several ranks: the job's window is too short when every rank's is, and the verdict quotes
+ * the most GPU work one rank had (the threshold is per rank), never the sum over the ranks. */
+static void too_short_is_per_rank(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(2, NULL);
+    fx_busy(a, 0, 0.0125, GW_IDLE_HOST_BUSY); /* 10 ms of GPU work in 800 ms */
+    fx_busy(a, 1, 0.04, GW_IDLE_HOST_BUSY);   /* 32 ms: 42 ms together, still per rank short */
+    a->ranks[0].window.too_short = a->ranks[1].window.too_short = 1;
+    const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(a->util.too_short);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_non_null(strstr(a->verdict, "too short to judge: at most 32.0 ms of GPU work per rank (under 50 ms)"));
+    fx_free(a);
+
+    /* one rank with enough work: the job can be judged, nothing capped, nothing said */
+    a = fx_analysis(2, NULL);
+    fx_busy(a, 0, 0.0125, GW_IDLE_HOST_BUSY);
+    fx_busy(a, 1, 0.5, GW_IDLE_HOST_BUSY);
+    a->ranks[0].window.too_short = 1;
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_false(a->util.too_short);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_null(strstr(a->verdict, "too short"));
+    fx_free(a);
+}
+
+/* nsys analyze's view of the whole capture (gaps over 500 ms, low chunks) is carried by the
+ * verdict's utilisation summary, whatever the findings. */
+static void utilisation_carries_what_nsys_would_flag(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->devices[0].capture_gaps = (gw_gap_summary){.known = 1, .long_count = 1, .long_s = 0.599,
+                                                  .chunks = 30, .low_chunks = 13, .low_chunks_in_window = 1};
+    fx_run(a, "util.unexplained");
+    assert_int_equal(a->util.capture_gaps.long_count, 1);
+    assert_int_equal(a->util.capture_gaps.low_chunks, 13);
+    assert_int_equal(a->util.capture_gaps.low_chunks_in_window, 1);
     fx_free(a);
 }
 
@@ -189,14 +254,15 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(util_low_triggers_with_unexplained_idle),
-        cmocka_unit_test(util_low_twin_just_above_threshold),
-        cmocka_unit_test(util_low_share_leaves_out_idle_a_cause_explains),
-        cmocka_unit_test(util_low_gap_evidence_from_the_model),
-        cmocka_unit_test(util_low_counts_gaps_nsys_would_flag),
-        cmocka_unit_test(healthy_trace_has_no_alarm_and_says_healthy),
-        cmocka_unit_test(healthy_notes_what_nsys_would_flag_outside_the_window),
-        cmocka_unit_test(healthy_twin_just_below),
+        cmocka_unit_test(unexplained_idle_is_its_own_finding),
+        cmocka_unit_test(unexplained_twin_below_minor),
+        cmocka_unit_test(idle_time_is_partitioned_between_findings),
+        cmocka_unit_test(unexplained_gap_evidence),
+        cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
+        cmocka_unit_test(healthy_is_the_verdict_line),
+        cmocka_unit_test(moderate_and_idle_states),
+        cmocka_unit_test(too_short_is_per_rank),
+        cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
     };

@@ -1,8 +1,8 @@
-/* GPU idle gaps and chunked time utilisation of one device, straight from the model, for
- * the evidence that nsys analyze's gpu_gaps (gaps over 500 ms) and gpu_time_util (30
- * chunks under 50%) would give, and what they miss: thousands of short gaps that add up
- * although none reaches 500 ms. See rules_common.h. */
-#include "diagnose/rules_common.h"
+/* GPU idle gaps and chunked time utilisation of one device, straight from the model: what
+ * nsys analyze's gpu_gaps (gaps over 500 ms) and gpu_time_util (30 chunks under 50%) would
+ * report, and what they miss: thousands of short gaps that add up although none reaches
+ * 500 ms. See gw_gap_summary in analysis.h. */
+#include "analyze/stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +31,8 @@ static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns
     }
 }
 
-int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
-                  const gw_thresholds *th, gw_gap_summary *out)
+int gw_gaps_compute(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
+                    const gw_thresholds *th, gw_gap_summary *out)
 {
     memset(out, 0, sizeof *out);
     gw_ns first = 0, last = 0;
@@ -49,6 +49,7 @@ int gw_rules_gaps(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
     }
     if (!any)
         return -1;
+    out->known = 1;
 
     double noise_ns = th->v[GW_T_GAP_NOISE_US] * 1e3;
     double long_ns = th->v[GW_T_NSYS_GAP_MS] * 1e6;

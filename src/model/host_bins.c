@@ -1,0 +1,60 @@
+/* Per-thread host event bins (see host_bins.h). */
+#include "model/host_bins.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/grow.h"
+
+/* Events copied between two give-backs of the bin's pages while draining. */
+#define DRAIN_STEP_EVENTS (2u * 1024u * 1024u / sizeof(gw_host_event))
+
+gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
+{
+    if (thread >= b->bin_count) {
+        if (gw_grow((void **)&b->bins, &b->bin_cap, (size_t)thread + 1, sizeof *b->bins) != 0)
+            return NULL;
+        memset(b->bins + b->bin_count, 0, ((size_t)thread + 1 - b->bin_count) * sizeof *b->bins);
+        b->bin_count = (size_t)thread + 1;
+    }
+    gw_host_bin *bin = &b->bins[thread];
+    if (gw_grow((void **)&bin->events, &bin->cap, bin->count + 1, sizeof *bin->events) != 0)
+        return NULL;
+    gw_host_event *e = &bin->events[bin->count++];
+    memset(e, 0, sizeof *e);
+    e->parent = UINT32_MAX;
+    b->total++;
+    return e;
+}
+
+int gw_host_bins_drain(gw_host_bins *b, gw_trace *t)
+{
+    int rc = 0;
+    if (b->total > 0 &&
+        gw_grow((void **)&t->host, &t->host_cap, t->host_count + b->total, sizeof *t->host) != 0)
+        rc = -1;
+    for (size_t i = 0; i < b->bin_count; i++) {
+        gw_host_bin *bin = &b->bins[i];
+        for (size_t done = 0; rc == 0 && done < bin->count;) {
+            size_t n = bin->count - done < DRAIN_STEP_EVENTS ? bin->count - done : DRAIN_STEP_EVENTS;
+            memcpy(t->host + t->host_count, bin->events + done, n * sizeof *t->host);
+            t->host_count += n;
+            done += n;
+            /* Copied: its pages can go before the bin is freed whole. */
+            gw_release_pages(bin->events, done * sizeof *bin->events);
+        }
+        free(bin->events);
+        bin->events = NULL;
+        bin->count = bin->cap = 0;
+    }
+    gw_host_bins_free(b);
+    return rc;
+}
+
+void gw_host_bins_free(gw_host_bins *b)
+{
+    for (size_t i = 0; i < b->bin_count; i++)
+        free(b->bins[i].events);
+    free(b->bins);
+    memset(b, 0, sizeof *b);
+}
