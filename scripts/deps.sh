@@ -4,9 +4,13 @@
 # Usage: scripts/deps.sh [build|test|browser|fuzz|dist]   (build < test < browser; fuzz = test
 # without the browser; dist = build + test + the aarch64 cross toolchain, the arm64 libraries
 # and qemu for `make dist`)
+#        scripts/deps.sh slurm   (Slurm and MUNGE for tests/cli/slurm_map_reduce.sh only)
 set -euo pipefail
 level=${1:-build}
 pkgs=(build-essential cmake pkg-config libsqlite3-dev zlib1g-dev libisal-dev libncurses-dev libmicrohttpd-dev sqlite3)
+if [ "$level" = slurm ]; then
+  pkgs=(slurm-wlm munge)
+fi
 if [ "$level" = dist ]; then
   # The arm64 libraries come from Debian's multiarch archive; qemu-user-static runs the
   # aarch64 unit tests and binary on this machine (through the arm64 loader of libc6:arm64).

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "analyze/cp_cat.h"
+#include "analyze/comm.h"
 #include "diagnose/findings.h"
 #include "diagnose/thresholds.h"
 #include "util/error.h"
@@ -170,21 +171,7 @@ typedef struct gw_step_stats {
 
 /* ---- Kernels ----------------------------------------------------------------------- */
 
-/* What a communication kernel does, from its name or the collective its launch sits in
- * (NCCL runs all-to-all as grouped send/recv kernels: the host op says which). */
-typedef enum gw_collective {
-    GW_COLL_ALL_REDUCE = 0,
-    GW_COLL_REDUCE_SCATTER,
-    GW_COLL_ALL_GATHER,
-    GW_COLL_ALL_TO_ALL,
-    GW_COLL_SEND_RECV,           /* point to point (pipeline parallelism) */
-    GW_COLL_BROADCAST,
-    GW_COLL_OTHER,
-    GW_COLL_COUNT
-} gw_collective;
-
-const char *gw_collective_name(gw_collective c); /* "all_reduce" ... (JSON ids) */
-const char *gw_collective_title(gw_collective c); /* "all-reduce" ... (text) */
+/* gw_collective (what a communication kernel does): analyze/comm.h. */
 
 #define GW_TOP_KERNELS 10
 
@@ -341,6 +328,40 @@ typedef struct gw_rank_stats {
     gw_critical_path critical_path;
 } gw_rank_stats;
 
+/* ---- Inputs ------------------------------------------------------------------------ */
+
+/* What a rank came from, kept apart from the trace so that a rank read from a summary file
+ * (analyze/rank_summary.h) reports like one read from its trace. */
+typedef struct gw_input_info {
+    char path[512];              /* the trace's path as given when it was read */
+    char format[32];             /* "kineto", "nsys-sqlite" ... */
+    int rank;
+    int rank_from_file;          /* 1 when the rank came from the input itself */
+    int world_size;              /* 0 unknown */
+    int64_t clock_offset_ns;     /* trace clock + this = Unix ns; 0 unknown */
+    int64_t first_ns, last_ns;   /* span of the trace's events */
+    unsigned has;                /* GW_HAS_* of the input */
+    char summary[512];           /* the summary file it was read from; "" read from the trace */
+    gw_note *notes;              /* owned */
+    size_t note_count;
+} gw_input_info;
+
+/* A host thread as the trace names it (the thread that feeds a device). */
+typedef struct gw_thread_label {
+    int known;
+    int64_t pid, tid;
+    char name[96];               /* "" when the trace does not name it */
+} gw_thread_label;
+
+/* Which rules an analysis ran (rules_table.c): the map of a job runs the rules that read
+ * one rank's trace, the reduce those that compare ranks (comm.*), merges the findings of
+ * one cause and writes the verdict; a job with sampled metrics runs all at once. */
+typedef enum gw_rule_scope {
+    GW_SCOPE_ALL = 0,
+    GW_SCOPE_RANK,
+    GW_SCOPE_JOB
+} gw_rule_scope;
+
 /* ---- The verdict's utilisation summary (written by src/diagnose/verdict.c) ---------- */
 
 typedef enum gw_util_state {
@@ -391,11 +412,24 @@ typedef struct gw_analysis {
                                     steps as a dependency graph, for the what-if replays and
                                     the critical path's pieces; count 0 when not modelled */
     struct gw_replay *observed;  /* owned, one per rank: the graph replayed unchanged */
+    gw_rule_scope scope;         /* which rules ran */
+    gw_input_info *inputs;       /* owned, rank_count: what each rank came from */
+    gw_thread_label *feeders;    /* owned, device_count: each device row's feeding thread */
+    gw_rank_comm *rank_comm;     /* owned, rank_count: each rank's collectives */
+    gw_job_comm *comm;           /* owned: the collectives across ranks; NULL when none */
 } gw_analysis;
 
 /* Runs the whole pipeline. Returns NULL on out-of-memory (err set). The job must have
- * been finished (gw_trace_finish on every trace). */
+ * been finished (gw_trace_finish on every trace). A job without sampled metrics is analysed
+ * rank by rank and reduced (analyze/rank_summary.h), exactly as from rank summaries. */
 gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err);
+/* The pipeline over the job's traces with one rule scope (rank_summary.c uses RANK). */
+gw_analysis *gw_analyze_scoped(const gw_job *job, const gw_thresholds *thresholds, gw_rule_scope scope,
+                               gw_error *err);
+void gw_input_info_free(gw_input_info *in);
+/* Fills a->inputs and a->feeders from a->job's traces when they are missing (analyses
+ * built by hand, in tests). Returns 0, or -1 on out-of-memory. */
+int gw_analysis_inputs_from_job(gw_analysis *a);
 void gw_analysis_free(gw_analysis *a);
 
 /* ---- Where the idle time happened (timelines) -------------------------------------- */

@@ -8,8 +8,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diagnose/rules.h"
+#include "analyze/rank_summary.h"
 #include "analyze/sampled.h"
 #include "analyze/stats.h"
 #include "analyze/stepgraph.h"
@@ -34,8 +36,71 @@ const char *gw_idle_cause_title(gw_idle_cause c)
 }
 
 typedef struct growth {
-    size_t device_cap, step_cap;
+    size_t device_cap, step_cap, feeder_cap;
 } growth;
+
+/* The device's feeding thread as the trace names it (reports show it; summaries keep it). */
+static void label_thread(const gw_trace *t, uint32_t thread, gw_thread_label *out)
+{
+    memset(out, 0, sizeof *out);
+    if (thread == UINT32_MAX || thread >= t->thread_count)
+        return;
+    const gw_thread *th = &t->threads[thread];
+    out->known = 1;
+    out->pid = th->pid;
+    out->tid = th->tid;
+    const char *name = th->name_id ? gw_trace_str(t, th->name_id) : NULL;
+    snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+}
+
+static int fill_input(const gw_trace *t, gw_input_info *in)
+{
+    memset(in, 0, sizeof *in);
+    snprintf(in->path, sizeof in->path, "%s", t->path ? t->path : "");
+    snprintf(in->format, sizeof in->format, "%s", t->format ? t->format : "");
+    in->rank = t->rank;
+    in->rank_from_file = t->rank_from_file;
+    in->world_size = t->world_size;
+    in->clock_offset_ns = t->clock_offset_ns;
+    in->first_ns = t->first_ns;
+    in->last_ns = t->last_ns;
+    in->has = t->has;
+    if (t->note_count) {
+        in->notes = malloc(t->note_count * sizeof *in->notes);
+        if (!in->notes)
+            return -1;
+        memcpy(in->notes, t->notes, t->note_count * sizeof *in->notes);
+        in->note_count = t->note_count;
+    }
+    return 0;
+}
+
+int gw_analysis_inputs_from_job(gw_analysis *a)
+{
+    if (!a->job || a->inputs)
+        return 0;
+    a->inputs = calloc(a->rank_count ? a->rank_count : 1, sizeof *a->inputs);
+    a->feeders = calloc(a->device_count ? a->device_count : 1, sizeof *a->feeders);
+    if (!a->inputs || !a->feeders)
+        return -1;
+    for (size_t i = 0; i < a->rank_count; i++)
+        if (a->ranks[i].trace_index < a->job->trace_count &&
+            fill_input(a->job->traces[a->ranks[i].trace_index], &a->inputs[i]) != 0)
+            return -1;
+    for (size_t d = 0; d < a->device_count; d++)
+        if (a->devices[d].trace_index < a->job->trace_count)
+            label_thread(a->job->traces[a->devices[d].trace_index], a->devices[d].feeder_thread, &a->feeders[d]);
+    return 0;
+}
+
+void gw_input_info_free(gw_input_info *in)
+{
+    if (!in)
+        return;
+    free(in->notes);
+    in->notes = NULL;
+    in->note_count = 0;
+}
 
 /* DataLoader time in the window when no device has a feeder: the union over all threads
  * (a CPU-only trace still shows how long the loop waited for data). */
@@ -136,8 +201,10 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
         return -1;
     }
     int rc = -1;
-    if (gw_grow((void **)&a->devices, &gr->device_cap, a->device_count + 1, sizeof *a->devices) != 0)
+    if (gw_grow((void **)&a->devices, &gr->device_cap, a->device_count + 1, sizeof *a->devices) != 0 ||
+        gw_grow((void **)&a->feeders, &gr->feeder_cap, a->device_count + 1, sizeof *a->feeders) != 0)
         goto out;
+    label_thread(t, feeders.main, &a->feeders[a->device_count]);
     gw_device_stats *ds = &a->devices[a->device_count++];
     *ds = (gw_device_stats){0};
     ds->rank = t->rank;
@@ -287,6 +354,8 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     gw_rank_stats *r = &a->ranks[ti];
     r->rank = t->rank;
     r->trace_index = ti;
+    if (fill_input(t, &a->inputs[ti]) != 0)
+        return -1;
     gw_window_compute(t, &a->thresholds, &r->window);
     if (gw_step_durations(t, &r->window, &r->step_median_s, &r->step_p90_s) != 0)
         return -1;
@@ -379,6 +448,9 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (r->has_gpu_data && (model_steps(a, ti) != 0 || fill_step_paths(a, ti, first_step_row) != 0))
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
+    if (gw_rank_comm_build(t, &r->window, &a->rank_comm[ti]) != 0)
+        return -1;
+    gw_phase_mark("analysis: collectives");
     return 0;
 }
 
@@ -406,7 +478,8 @@ static int analyze_samples(gw_analysis *a)
     return a->sampled ? 0 : -1;
 }
 
-gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err)
+gw_analysis *gw_analyze_scoped(const gw_job *job, const gw_thresholds *thresholds, gw_rule_scope scope,
+                               gw_error *err)
 {
     gw_analysis *a = calloc(1, sizeof *a);
     if (!a) {
@@ -414,16 +487,19 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
         return NULL;
     }
     a->job = job;
+    a->scope = scope;
     if (thresholds)
         a->thresholds = *thresholds;
     else
         gw_thresholds_default(&a->thresholds);
-    growth gr = {0, 0};
+    growth gr = {0, 0, 0};
     if (job->trace_count > 0) {
         a->ranks = calloc(job->trace_count, sizeof *a->ranks);
         a->graphs = calloc(job->trace_count, sizeof *a->graphs);
         a->observed = calloc(job->trace_count, sizeof *a->observed);
-        if (!a->ranks || !a->graphs || !a->observed)
+        a->inputs = calloc(job->trace_count, sizeof *a->inputs);
+        a->rank_comm = calloc(job->trace_count, sizeof *a->rank_comm);
+        if (!a->ranks || !a->graphs || !a->observed || !a->inputs || !a->rank_comm)
             goto oom;
     }
     a->rank_count = job->trace_count;
@@ -433,6 +509,8 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     if (job->samples && analyze_samples(a) != 0)
         goto oom;
     gw_phase_mark("analysis: memory, samples");
+    if (scope != GW_SCOPE_RANK && gw_job_comm_compute(a) != 0)
+        goto oom;
     if (gw_rules_evaluate(a) != 0)
         goto oom;
     gw_phase_mark("analysis: rules (merge, verdict)");
@@ -441,6 +519,36 @@ oom:
     gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");
     gw_analysis_free(a);
     return NULL;
+}
+
+gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_error *err)
+{
+    /* Sampled metrics are evaluated with the trace rules in one pass (their findings join
+     * the trace's): such a job (one node's recording) is analysed whole. */
+    if (job->samples || job->trace_count == 0)
+        return gw_analyze_scoped(job, thresholds, GW_SCOPE_ALL, err);
+    gw_rank_summary *sums = calloc(job->trace_count, sizeof *sums);
+    gw_rank_summary **ptrs = calloc(job->trace_count, sizeof *ptrs);
+    gw_analysis *a = NULL;
+    if (!sums || !ptrs) {
+        gw_fail(err, GW_EXIT_INTERNAL, "out of memory while analysing the traces");
+        goto done;
+    }
+    size_t built = 0;
+    for (; built < job->trace_count; built++) {
+        if (gw_rank_summary_build(job->traces[built], thresholds, &sums[built], err) != 0)
+            goto done;
+        ptrs[built] = &sums[built];
+    }
+    a = gw_analyze_summaries(ptrs, job->trace_count, thresholds, err);
+    if (a)
+        a->job = job;
+done:
+    for (size_t i = 0; sums && i < job->trace_count; i++)
+        gw_rank_summary_free(&sums[i]);
+    free(sums);
+    free(ptrs);
+    return a;
 }
 
 void gw_analysis_free(gw_analysis *a)
@@ -453,6 +561,14 @@ void gw_analysis_free(gw_analysis *a)
         gw_replay_free(&a->observed[i]);
     free(a->graphs);
     free(a->observed);
+    for (size_t i = 0; a->inputs && i < a->rank_count; i++)
+        gw_input_info_free(&a->inputs[i]);
+    for (size_t i = 0; a->rank_comm && i < a->rank_count; i++)
+        gw_rank_comm_free(&a->rank_comm[i]);
+    free(a->inputs);
+    free(a->rank_comm);
+    free(a->feeders);
+    gw_job_comm_free(a->comm);
     free(a->ranks);
     free(a->devices);
     free(a->steps);

@@ -136,10 +136,9 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 
-/* ---- kernels.c, collectives.c, copies.c, syncs.c, memory.c ------------------------- */
+/* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */
 
-/* The collective a communication kernel belongs to (collectives.c). */
-gw_collective gw_collective_of(const gw_trace *t, const gw_gpu_event *g);
+/* (The collective a communication kernel belongs to: gw_collective_of, analyze/comm.h.) */
 /* 1 when the launch of this GPU work sits inside Optimizer.zero_grad / aten::zero_. */
 int gw_gpu_under_zero_grad(const gw_trace *t, const gw_gpu_event *g);
 

@@ -1,11 +1,19 @@
-/* `gpuwhy analyze`: read traces/recordings, analyse, print findings (terminal or JSON). */
+/* `gpuwhy analyze`: read traces/recordings/summaries, analyse, print findings (terminal or
+ * JSON). A job's ranks are mapped to rank summaries several at a time (analyze_map.c) and
+ * reduced into the job's diagnosis (analyze/rank_summary.h); --summary-out writes the
+ * summaries for a reduce elsewhere. A gpuwhy recording (sampled metrics) is analysed whole,
+ * with the traces given beside it. Inputs that are not ranks of one job are refused, or
+ * with --separate analysed one by one (cli/inputs.h). */
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "analyze/rank_summary.h"
+#include "cli/analyze_job.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "cli/progress.h"
@@ -15,6 +23,7 @@
 #include "util/error.h"
 #include "util/outfile.h"
 #include "util/phase_timer.h"
+#include "util/units.h"
 
 static void analyze_usage(FILE *out)
 {
@@ -24,21 +33,29 @@ static void analyze_usage(FILE *out)
             "Diagnose where the GPU's time went. INPUT is any mix of:\n"
             "  - PyTorch profiler (Kineto) traces, .json or .json.gz; several files are the ranks\n"
             "    of one job (rank from distributedInfo.rank, else the order given);\n"
+            "  - directories: every input in them (a profiler log directory, one file per rank);\n"
             "  - Nsight Systems SQLite exports (nsys export --type sqlite) and\n"
             "    `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv` output;\n"
+            "  - rank summaries written by --summary-out (on the nodes that hold the traces);\n"
             "  - gpuwhy recordings (gpuwhy run -o FILE).\n"
-            "The format is recognised from the content, not the file name. Inputs that are not\n"
-            "ranks of one job (other world size or GPU model, the same rank twice) are refused\n"
-            "(exit 2) unless --separate is given; the same file twice is a usage error.\n"
+            "The format is recognised from the content, not the file name. A job's ranks are\n"
+            "compared: who the others wait for at the collectives, bus bandwidth per collective.\n"
+            "Inputs that are not ranks of one job (other world size or GPU model, the same rank\n"
+            "twice) are refused (exit 2) unless --separate is given; the same file twice is a\n"
+            "usage error.\n"
             "\n"
             "Options:\n"
             "  --json               print the gpuwhy.diagnosis/1 JSON document (docs/json-schema.md)\n"
             "  --separate           inputs that are not ranks of one job: one report each (with\n"
             "                       --json, a JSON array of documents) instead of refusing them\n"
             "  -o, --output FILE    write to FILE instead of standard output (all or nothing)\n"
+            "  --summary-out FILE   also write the ranks' summaries to FILE (docs/summary-format.md):\n"
+            "                       a few KiB to MiB per rank; analyse many of them together later\n"
+            "  -j, --jobs N         read N inputs at once (default: the CPUs this process may use);\n"
+            "                       fewer inputs than N: each large trace on N / inputs threads\n"
+            "  --memory SIZE        memory budget of the readers, e.g. 8G or 512M (default: half of\n"
+            "                       the available memory); fewer inputs are read at once to fit it\n"
             "  --step-range NAME    nsys: the NVTX range that marks one training step\n"
-            "  -j, --jobs N         reader threads for one large trace (default: the CPUs\n"
-            "                       available); -j 1 reads on one core\n"
             "  --threshold N=V      override a diagnosis threshold (names: docs/diagnoses.md)\n"
             "  --what-if ID         simulate the fix of diagnosis ID on the step graph and print\n"
             "                       the predicted step time and the new critical path (IDs:\n"
@@ -47,13 +64,16 @@ static void analyze_usage(FILE *out)
             "                       kernel.fp32_math; with --json, every simulated finding\n"
             "                       carries its what_if instead)\n"
             "  -v, --verbose        show every table and info-level finding\n"
-            "  --no-progress        no progress bar on stderr\n"
+            "  --no-progress        no progress on stderr\n"
             "  -h, --help           this help\n"
             "\n"
             "Example:\n"
             "  gpuwhy analyze examples/resnet50_num_workers_0.pt.trace.json.gz\n"
             "  gpuwhy analyze --json -o diag.json rank0.json.gz rank1.json.gz\n"
             "  gpuwhy analyze --what-if data.loader_wait run.pt.trace.json.gz\n"
+            "  gpuwhy analyze -j 16 --memory 32G ./profiler_logs/\n"
+            "  gpuwhy analyze --summary-out node3.summary.gz /local/traces/   (on each node)\n"
+            "  gpuwhy analyze node*.summary.gz                                (anywhere)\n"
             "\n"
             "Capture a trace:\n"
             "  PyTorch profiler: skip start-up, record a few steps, mark each step:\n"
@@ -97,42 +117,54 @@ static int render_what_if(FILE *fp, const gw_analysis *a, const char *id, const 
     return 0;
 }
 
-/* Reads, analyses and renders one set of inputs as one job onto fp. Returns a GW_EXIT_*. */
-static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *iopt, const gw_thresholds *th,
-                       int json, int check_one_job, const gw_render_options *ro, const char *what_if, FILE *fp)
+static unsigned cpus_available(void)
 {
-    gw_error err;
-    gw_error_clear(&err);
-    gw_job *job = gw_job_new();
-    if (!job) {
-        fprintf(stderr, "gpuwhy: out of memory\n");
-        return GW_EXIT_INTERNAL;
-    }
-    int rc = gw_ingest_files(paths, n, iopt, job, &err);
-    if (iopt->progress_ctx)
-        gw_progress_done((gw_progress *)iopt->progress_ctx);
-    if (rc == 0 && check_one_job)
-        rc = gw_inputs_one_job(job, &err);
-    if (rc != 0) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message);
-        gw_job_free(job);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    gw_phase_mark("ingest (rest)");
-    gw_analysis *a = gw_analyze(job, th, &err);
-    gw_phase_mark("analysis");
-    if (!a) {
-        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
-        gw_job_free(job);
-        return err.code ? err.code : GW_EXIT_INTERNAL;
-    }
-    if (what_if && !json)
-        rc = render_what_if(fp, a, what_if, ro);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The ranks of every unit, in input order, as one array of pointers. */
+static gw_rank_summary **all_ranks(gw_input_list *l, size_t *count)
+{
+    size_t n = 0;
+    for (size_t u = 0; u < l->unit_count; u++)
+        n += l->units[u].rank_count;
+    gw_rank_summary **ranks = calloc(n ? n : 1, sizeof *ranks);
+    if (!ranks)
+        return NULL;
+    n = 0;
+    for (size_t u = 0; u < l->unit_count; u++)
+        for (size_t r = 0; r < l->units[u].rank_count; r++)
+            ranks[n++] = &l->units[u].ranks[r];
+    *count = n;
+    return ranks;
+}
+
+/* What every job of one command line is analysed and rendered with. */
+typedef struct run_options {
+    const gw_ingest_options *ingest;
+    const gw_thresholds *th;
+    const gw_render_options *ro;
+    int json, progress;
+    unsigned jobs;
+    uint64_t memory;
+    const char *summary_out;
+    const char *output;          /* -o, checked against the inputs found in directories too */
+    int check_one_job;           /* refuse inputs that are not ranks of one job */
+    const char *what_if;         /* --what-if ID: that fix's simulation instead of the report */
+} run_options;
+
+static int render_to(FILE *fp, const gw_analysis *a, const run_options *o)
+{
+    int rc;
+    if (o->what_if && !o->json)
+        rc = render_what_if(fp, a, o->what_if, o->ro);
     else
-        rc = json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, ro);
+        rc = o->json ? gw_render_json(fp, a) : gw_render_terminal(fp, a, o->ro);
     gw_phase_mark("render");
-    gw_analysis_free(a);
-    gw_job_free(job);
     if (rc != 0) {
         fprintf(stderr, "gpuwhy: writing the output failed\n");
         return GW_EXIT_INTERNAL;
@@ -140,16 +172,151 @@ static int analyze_one(const char *const *paths, size_t n, gw_ingest_options *io
     return GW_EXIT_OK;
 }
 
+/* A recording with the traces given beside it: one job in memory, sampled metrics and
+ * trace rules evaluated together. */
+static int analyze_whole(gw_input_list *l, const run_options *o, FILE *fp)
+{
+    gw_progress bar;
+    gw_progress_init(&bar, o->progress);
+    gw_ingest_options opt = *o->ingest;
+    opt.progress = gw_progress_update;
+    opt.progress_ctx = &bar;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_job *job = gw_job_new();
+    if (!job) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        return GW_EXIT_INTERNAL;
+    }
+    int rc = gw_ingest_files((const char *const *)l->paths, l->path_count, &opt, job, &err);
+    gw_progress_done(&bar);
+    if (rc == 0 && o->check_one_job)
+        rc = gw_inputs_one_job(job, &err);
+    if (rc != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("ingest (rest)");
+    /* --what-if replays each rank's step graph, which only the whole-job analysis keeps. */
+    gw_analysis *a = o->what_if ? gw_analyze_scoped(job, o->th, GW_SCOPE_ALL, &err) : gw_analyze(job, o->th, &err);
+    gw_phase_mark("analysis");
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_job_free(job);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    rc = render_to(fp, a, o);
+    gw_analysis_free(a);
+    gw_job_free(job);
+    return rc;
+}
+
+/* Reads, analyses and renders one set of inputs (files and directories) as one job onto
+ * fp: the map of every trace to rank summaries, then the reduce. Returns a GW_EXIT_*. */
+static int analyze_job(char *const *args, size_t n, const run_options *o, FILE *fp)
+{
+    gw_error err;
+    gw_error_clear(&err);
+    gw_input_list inputs;
+    if (gw_inputs_expand(args, n, &inputs, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    /* The same file twice, also through a directory, would count as two GPUs; and no output
+     * may be one of the files a directory holds. */
+    if (gw_outfile_check(o->output, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
+        gw_outfile_check(o->summary_out, (const char *const *)inputs.paths, inputs.path_count, &err) != 0 ||
+        gw_inputs_distinct((const char *const *)inputs.paths, inputs.path_count, &err) != 0) {
+        fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code;
+    }
+    int rc;
+    /* The fix is replayed on each rank's step graph, built from its trace: the whole job in
+     * memory, not the reduce of summaries (which carry no graph). */
+    if (o->what_if && (inputs.summaries || o->summary_out)) {
+        fprintf(stderr, "gpuwhy analyze: --what-if replays each rank's steps from its trace: give traces, "
+                        "not rank summaries, and no --summary-out\n");
+        gw_inputs_free(&inputs);
+        return GW_EXIT_USAGE;
+    }
+    if (inputs.recordings || o->what_if) {
+        if (inputs.summaries || o->summary_out) {
+            fprintf(stderr, "gpuwhy analyze: a gpuwhy recording is analysed with its own traces, not with "
+                            "rank summaries (--summary-out and summary inputs take traces only)\n");
+            gw_inputs_free(&inputs);
+            return GW_EXIT_USAGE;
+        }
+        rc = analyze_whole(&inputs, o, fp);
+        gw_inputs_free(&inputs);
+        return rc;
+    }
+    if (o->summary_out && inputs.traces == 0 && inputs.summaries == 0) {
+        gw_inputs_free(&inputs);
+        fprintf(stderr, "gpuwhy analyze: --summary-out needs traces or summaries\n");
+        return GW_EXIT_USAGE;
+    }
+    gw_map_options mo = {o->jobs ? o->jobs : cpus_available(),
+                         o->memory ? o->memory : gw_default_memory_budget(), o->progress, o->ingest, o->th};
+    if (gw_map_units(&inputs, &mo, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        gw_inputs_free(&inputs);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    gw_phase_mark("map");
+    size_t count = 0;
+    gw_rank_summary **ranks = all_ranks(&inputs, &count);
+    if (!ranks) {
+        fprintf(stderr, "gpuwhy: out of memory\n");
+        gw_inputs_free(&inputs);
+        return GW_EXIT_INTERNAL;
+    }
+    if (o->check_one_job && gw_inputs_one_job_ranks((const gw_rank_summary *const *)ranks, count, &err) != 0) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message);
+        free(ranks);
+        gw_inputs_free(&inputs);
+        return err.code;
+    }
+    if (o->summary_out) {
+        uint64_t bytes = 0;
+        if (gw_summary_write(o->summary_out, ranks, count, &bytes, &err) != 0) {
+            fprintf(stderr, "gpuwhy: %s\n", err.message);
+            free(ranks);
+            gw_inputs_free(&inputs);
+            return err.code ? err.code : GW_EXIT_INTERNAL;
+        }
+        char size[32];
+        if (o->progress && isatty(STDERR_FILENO))
+            fprintf(stderr, "gpuwhy: wrote the summary of %zu rank%s to %s (%s)\n", count, count == 1 ? "" : "s",
+                    o->summary_out, gw_size_text(size, sizeof size, (double)bytes));
+        gw_phase_mark("summary");
+    }
+    gw_analysis *a = gw_analyze_summaries(ranks, count, o->th, &err);
+    free(ranks);
+    gw_phase_mark("reduce");
+    if (!a) {
+        fprintf(stderr, "gpuwhy: %s\n", err.message[0] ? err.message : "analysis failed");
+        gw_inputs_free(&inputs);
+        return err.code ? err.code : GW_EXIT_INTERNAL;
+    }
+    rc = render_to(fp, a, o);
+    gw_analysis_free(a);
+    gw_inputs_free(&inputs);
+    return rc;
+}
+
 int gw_cmd_analyze(int argc, char **argv)
 {
-    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SEPARATE, OPT_WHAT_IF };
-    /* More threads than this would only wait on each other and on memory. */
-    const long max_jobs = 256;
+    enum { OPT_JSON = 1000, OPT_STEP_RANGE, OPT_THRESHOLD, OPT_NO_PROGRESS, OPT_SUMMARY_OUT, OPT_MEMORY,
+           OPT_SEPARATE, OPT_WHAT_IF };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
-        {"step-range", required_argument, NULL, OPT_STEP_RANGE},
+        {"summary-out", required_argument, NULL, OPT_SUMMARY_OUT},
         {"jobs", required_argument, NULL, 'j'},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"step-range", required_argument, NULL, OPT_STEP_RANGE},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"separate", no_argument, NULL, OPT_SEPARATE},
         {"what-if", required_argument, NULL, OPT_WHAT_IF},
@@ -159,7 +326,9 @@ int gw_cmd_analyze(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int json = 0, verbose = 0, progress = 1, separate = 0;
-    const char *output = NULL, *what_if = NULL;
+    const char *output = NULL, *summary_out = NULL, *what_if = NULL;
+    unsigned jobs = 0;
+    uint64_t memory = 0;
     gw_thresholds th;
     gw_thresholds_default(&th);
     gw_ingest_options iopt = {0};
@@ -169,18 +338,25 @@ int gw_cmd_analyze(int argc, char **argv)
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'o': output = optarg; break;
-        case OPT_STEP_RANGE: iopt.step_range = optarg; break;
+        case OPT_SUMMARY_OUT: summary_out = optarg; break;
         case 'j': {
             char *end = NULL;
             long n = strtol(optarg, &end, 10);
-            if (!end || *end != '\0' || n < 1 || n > max_jobs) {
-                fprintf(stderr, "gpuwhy analyze: -j wants a number of threads from 1 to %ld, not '%s'\n", max_jobs,
-                        optarg);
+            if (!end || *end || n < 1 || n > 4096) {
+                fprintf(stderr, "gpuwhy analyze: -j wants a number of readers from 1 to 4096, not '%s'\n", optarg);
                 return GW_EXIT_USAGE;
             }
-            iopt.reader_threads = (unsigned)n;
+            jobs = (unsigned)n;
             break;
         }
+        case OPT_MEMORY:
+            if (gw_parse_size(optarg, &memory) != 0 || memory < (64ull << 20)) {
+                fprintf(stderr, "gpuwhy analyze: --memory wants a size of at least 64M (e.g. 8G, 512M), "
+                                "not '%s'\n", optarg);
+                return GW_EXIT_USAGE;
+            }
+            break;
+        case OPT_STEP_RANGE: iopt.step_range = optarg; break;
         case OPT_THRESHOLD:
             if (gw_thresholds_set(&th, optarg) != 0) {
                 fprintf(stderr, "gpuwhy analyze: unknown threshold or bad value '%s' "
@@ -209,28 +385,31 @@ int gw_cmd_analyze(int argc, char **argv)
         analyze_usage(stderr);
         return GW_EXIT_USAGE;
     }
-    const char *const *paths = (const char *const *)argv + optind;
+    if (separate && summary_out) {
+        fprintf(stderr, "gpuwhy analyze: --summary-out writes one job's ranks: not with --separate\n");
+        return GW_EXIT_USAGE;
+    }
+    char *const *paths = argv + optind;
     size_t n = (size_t)(argc - optind);
     gw_error err;
     gw_error_clear(&err);
-    if (gw_inputs_distinct(paths, n, &err) != 0) {
+    /* Before anything is read: a typo must not turn the only copy of a trace into a report
+     * (or a summary). */
+    if (gw_outfile_check(output, (const char *const *)paths, n, &err) != 0 ||
+        gw_outfile_check(summary_out, (const char *const *)paths, n, &err) != 0) {
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
-    /* Before anything is read: a typo must not turn the only copy of a trace into a report. */
-    if (gw_outfile_check(output, paths, n, &err) != 0) {
+    if (output && summary_out && strcmp(output, summary_out) == 0) {
+        fprintf(stderr, "gpuwhy analyze: -o and --summary-out name the same file '%s'\n", output);
+        return GW_EXIT_USAGE;
+    }
+    if (gw_inputs_distinct((const char *const *)paths, n, &err) != 0) {
         fprintf(stderr, "gpuwhy analyze: %s\n", err.message);
         return err.code;
     }
-
-    gw_progress bar;
-    gw_progress_init(&bar, progress);
-    iopt.progress = gw_progress_update;
-    iopt.progress_ctx = &bar;
     gw_phase_mark("start");
 
-    /* Opened before the inputs are read (--separate writes one report after the other); the
-     * file appears only at the commit, so a refused input leaves none. */
     gw_outfile of;
     if (gw_outfile_open(&of, output, &err) != 0) {
         fprintf(stderr, "gpuwhy: %s\n", err.message);
@@ -239,9 +418,10 @@ int gw_cmd_analyze(int argc, char **argv)
     gw_render_options ro;
     gw_render_options_default(&ro, output ? -1 : STDOUT_FILENO);
     ro.verbose = verbose;
+    run_options o = {&iopt, &th, &ro, json, progress, jobs, memory, summary_out, output, !separate, what_if};
     int rc = GW_EXIT_OK;
     if (!separate) {
-        rc = analyze_one(paths, n, &iopt, &th, json, 1, &ro, what_if, of.fp);
+        rc = analyze_job(paths, n, &o, of.fp);
     } else {
         /* One job per input: a report each, one after the other (a JSON array of documents). */
         if (json && fputs("[\n", of.fp) == EOF)
@@ -252,7 +432,7 @@ int gw_cmd_analyze(int argc, char **argv)
             else if (!json && fprintf(of.fp, "%s== %s ==\n", i ? "\n" : "", paths[i]) < 0)
                 rc = GW_EXIT_INTERNAL;
             if (rc == GW_EXIT_OK)
-                rc = analyze_one(&paths[i], 1, &iopt, &th, json, 0, &ro, what_if, of.fp);
+                rc = analyze_job(&paths[i], 1, &o, of.fp);
         }
         if (rc == GW_EXIT_OK && json && fputs("]\n", of.fp) == EOF)
             rc = GW_EXIT_INTERNAL;

@@ -100,7 +100,10 @@ int gw_cmd_export(int argc, char **argv)
     if (findings) {
         gw_thresholds th;
         gw_thresholds_default(&th);
-        a = gw_analyze(job, &th, &err);
+        /* The whole job in memory (not the reduce of rank summaries): the critical-path
+         * track tiles each step as its step graph replays it, and the graphs stay with the
+         * analysis only then. */
+        a = gw_analyze_scoped(job, &th, GW_SCOPE_ALL, &err);
         if (!a || gw_idle_stretches_compute(a, &stretches, &err) != 0) {
             fprintf(stderr, "gpuwhy: %s\n", err.message);
             gw_analysis_free(a);

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "analyze/rank_summary.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -17,5 +18,8 @@ int gw_inputs_distinct(const char *const *paths, size_t n, gw_error *err);
 /* 0 when the job's traces can be ranks of one job; else sets err (GW_EXIT_BAD_INPUT) naming
  * the two files and what differs, with the way out (--separate), and returns -1. */
 int gw_inputs_one_job(const gw_job *job, gw_error *err);
+/* The same from the ranks' summaries (the map/reduce path of analyze: the traces are gone,
+ * or were read on other nodes). */
+int gw_inputs_one_job_ranks(const gw_rank_summary *const *ranks, size_t n, gw_error *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* Multi-GPU from the trace: comm.heavy (collective kernels as a share of step time and the
- * part not hidden behind compute, with advice for the collective that dominates) and
- * comm.straggler (one rank or GPU
- * slower than the others: busy spread in points, or more compute per step). */
+ * part not hidden behind compute, less the time spent waiting for a later rank, which is
+ * comm.straggler's; advice for the collective that dominates) and the busy-spread form of
+ * comm.straggler (one rank or GPU slower than the others: busy spread in points, or more
+ * compute per step), used when the collectives cannot be matched across ranks
+ * (rules_comm_job.c has the matched form and comm.slow_link). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,11 +61,17 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         gw_rank_totals_compute(a, r, &tot);
         if (tot.window_s <= 0 || tot.comm_total_s <= 0)
             continue;
-        double comm = tot.comm_total_s / tot.window_s, exposed = tot.comm_exposed_s / tot.window_s;
+        /* Waiting in a collective for a later rank is the straggler's cost, not the
+         * collective's: it is taken out here and reported by comm.straggler. */
+        double wait_exposed_s = gw_comm_rank_wait_exposed(a, i);
+        double exposed_s = tot.comm_exposed_s - wait_exposed_s;
+        if (exposed_s < 0)
+            exposed_s = 0;
+        double comm = tot.comm_total_s / tot.window_s, exposed = exposed_s / tot.window_s;
         if (comm < comm_thr && exposed < exposed_thr)
             continue;
         /* Overlapped communication costs nothing: the share is the exposed part. */
-        gw_finding *f = gw_rules_finding(a, rule, r, -1, exposed, tot.comm_exposed_s);
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, exposed, exposed_s);
         if (!f)
             return -1;
         f->confidence = 0.8;
@@ -71,7 +79,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         gw_rules_window_label(r, label, sizeof label);
         double steps = gw_rules_steps(r), devices = (double)tot.device_count;
         gw_rules_fmt_duration(tot.comm_total_s / steps / devices, per_step, sizeof per_step);
-        gw_rules_fmt_duration(tot.comm_exposed_s / steps / devices, exp_step, sizeof exp_step);
+        gw_rules_fmt_duration(exposed_s / steps / devices, exp_step, sizeof exp_step);
         /* The named collective with the most kernel time decides the advice when it holds a
          * real part of the time (unnamed ones, e.g. ncclDevKernel_Generic without the
          * collective's op, could be anything). */
@@ -107,7 +115,10 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
             }
             gw_finding_evidence(f, "%s", line);
         }
-        if (a->rank_count > 1 || r->window.steady_steps > 0)
+        if (wait_exposed_s > 0)
+            gw_finding_evidence(f, "not counted: %.1f%% of %s waiting in collectives for a later rank "
+                                   "(see comm.straggler)", wait_exposed_s / tot.window_s * 100.0, label);
+        else if ((a->rank_count > 1 || r->window.steady_steps > 0) && (!a->comm || a->comm->matched == 0))
             gw_finding_evidence(f, "collective kernels also run while they wait for the other ranks: "
                                    "a slow rank shows here as communication (see comm.straggler)");
         for (size_t n = 0; n < k->top_count; n++)
@@ -130,7 +141,7 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
+int gw_rule_comm_straggler_busy(gw_analysis *a, const gw_rule *rule)
 {
     const double spread_thr = a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS];
     const double slow_thr = a->thresholds.v[GW_T_STRAGGLER_SLOW_SHARE];

@@ -65,7 +65,12 @@ const gw_trace *gw_rules_trace(const gw_analysis *a, const gw_rank_stats *r)
 unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r)
 {
     const gw_trace *t = gw_rules_trace(a, r);
-    return t ? t->has : ~0u;
+    if (t)
+        return t->has;
+    /* The reduce of a job has no traces: what each rank's input held travels with it. */
+    if (a->inputs && r->trace_index < a->rank_count)
+        return a->inputs[r->trace_index].has;
+    return ~0u;
 }
 
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)

@@ -29,5 +29,12 @@ int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule);
 /* communication (rules_comm.c) */
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule);
 int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule);
+int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule);
+/* The busy-spread form of comm.straggler (rules_comm.c), for ranks whose collectives
+ * cannot be matched. */
+int gw_rule_comm_straggler_busy(gw_analysis *a, const gw_rule *rule);
+/* Helper of the comm family (rules_comm_job.c): rank slot i's exposed wait for later ranks
+ * (s), 0 when the collectives were not matched across ranks. */
+double gw_comm_rank_wait_exposed(const gw_analysis *a, size_t i);
 
 #endif

@@ -34,6 +34,7 @@ static const gw_rule TABLE[] = {
     {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL, 0},
     {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication", 1},
     {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank", 1},
+    {"comm.slow_link", "comm", T, gw_rule_comm_slow_link, "collectives far below the link's bandwidth", 0},
     /* Last: what no cause above claims. */
     {"util.unexplained", "util", T, gw_rule_util_unexplained, "idle time with nothing traced on the host", 1},
 };
@@ -126,10 +127,25 @@ static void merge_across_ranks(gw_analysis *a)
     }
 }
 
+/* The comm family compares ranks: it runs where the ranks are side by side (the reduce of
+ * a job, analyze/rank_summary.h); every other rule reads one rank's own trace (the map). */
+static int in_scope(const gw_analysis *a, const gw_rule *rule)
+{
+    int cross_rank = strcmp(rule->family, "comm") == 0;
+    switch (a->scope) {
+    case GW_SCOPE_RANK:
+        return !cross_rank;
+    case GW_SCOPE_JOB:
+        return cross_rank;
+    default:
+        return 1;
+    }
+}
+
 int gw_rules_evaluate(gw_analysis *a)
 {
     for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++)
-        if (TABLE[i].evaluate(a, &TABLE[i]) != 0)
+        if (in_scope(a, &TABLE[i]) && TABLE[i].evaluate(a, &TABLE[i]) != 0)
             return -1;
     /* The samples after the trace: their findings join the trace's of the same cause; their
      * summaries (util.*) come after their causes. */
@@ -142,6 +158,10 @@ int gw_rules_evaluate(gw_analysis *a)
     if (gw_whatif_apply(a) != 0)
         return -1;
     gw_phase_mark("analysis: what-if replays");
+    /* A rank's findings stay as its rules made them until the job's ranks are together:
+     * merging, ranking and the verdict are the job's (and read statistics only, no trace). */
+    if (a->scope == GW_SCOPE_RANK)
+        return 0;
     merge_across_ranks(a);
     gw_verdict_prepare(a);
     gw_findings_sort(&a->findings);

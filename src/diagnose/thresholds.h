@@ -49,6 +49,10 @@ typedef enum gw_threshold_id {
     GW_T_COMM_EXPOSED_SHARE,       /* comm.heavy: exposed comm share of step */
     GW_T_STRAGGLER_SPREAD_PTS,     /* comm.straggler: busy spread in points */
     GW_T_STRAGGLER_SLOW_SHARE,     /* comm.straggler: one rank this much slower */
+    GW_T_STRAGGLER_WAIT_SHARE,     /* comm.straggler: waiting in collectives, share of window */
+    GW_T_SLOW_LINK_SHARE,          /* comm.slow_link: bus bandwidth below this share of the link peak */
+    GW_T_SLOW_LINK_MIN_MB,         /* comm.slow_link: only collectives of at least this size (MB) */
+    GW_T_SLOW_LINK_PEAK_GBPS,      /* comm.slow_link: the link's peak (GB/s); 0 from the GPU model */
     /* §7 host and machine */
     GW_T_FOREIGN_CPU_SHARE,        /* host.cpu_contention: foreign CPU on the job's cores */
     GW_T_STEAL_SHARE,              /* host.cpu_contention: steal time */

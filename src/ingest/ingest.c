@@ -107,6 +107,11 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: gzip stream holds no data (truncated or empty)", path);
         return GW_INPUT_UNKNOWN;
     }
+    /* A rank summary names its format first (report/summary_write.c). */
+    static const char SUMMARY_HEAD[] = "{\"format\":\"gpuwhy.rank-summary\"";
+    const char *brace = strchr(head, '{');
+    if (c == '{' && brace && strncmp(brace, SUMMARY_HEAD, sizeof SUMMARY_HEAD - 1) == 0)
+        return GW_INPUT_SUMMARY;
     if (c == '{' || c == '[')
         return GW_INPUT_KINETO;
     /* nsys stats CSV: a header line naming Start and Duration columns. */
@@ -126,7 +131,7 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
  * empty, or one whose every record was damaged and skipped) has nothing to analyse: it is
  * unusable input, not a "CPU-only" or "no GPU activity" diagnosis, which need events that
  * show what did run. */
-static int refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
+int gw_ingest_refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
 {
     if (t->gpu_count || t->host_count || t->mem_count)
         return 0;
@@ -142,7 +147,7 @@ static int refuse_if_empty(const gw_trace *t, const char *path, gw_error *err)
 
 /* --step-range chooses among an Nsight Systems export's NVTX ranges. The other readers
  * never look at it, so ignoring it would answer with other steps than the ones asked for. */
-static int step_range_unsupported(const char *path, gw_input_kind kind, gw_error *err)
+int gw_ingest_step_range_unsupported(const char *path, gw_input_kind kind, gw_error *err)
 {
     const char *what = kind == GW_INPUT_KINETO      ? "a PyTorch profiler (Kineto) trace, whose steps are its "
                                                       "ProfilerStep#N ranges (prof.step())"
@@ -170,7 +175,7 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
     for (size_t i = 0; i < path_count && rc == 0; i++) {
         gw_input_kind kind = gw_ingest_sniff(paths[i], err);
         if (opt->step_range && kind != GW_INPUT_UNKNOWN && kind != GW_INPUT_NSYS_SQLITE) {
-            rc = step_range_unsupported(paths[i], kind, err);
+            rc = gw_ingest_step_range_unsupported(paths[i], kind, err);
             break;
         }
         gw_trace *t = NULL;
@@ -187,11 +192,15 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
         case GW_INPUT_RECORDING:
             rc = gw_recording_read(paths[i], opt, job, err);
             break;
+        case GW_INPUT_SUMMARY:
+            rc = gw_fail(err, GW_EXIT_BAD_INPUT, "%s: a rank summary: only `gpuwhy analyze` reads summaries",
+                         paths[i]);
+            break;
         default:
             rc = -1;
             break;
         }
-        if (rc == 0 && t && refuse_if_empty(t, paths[i], err) != 0) {
+        if (rc == 0 && t && gw_ingest_refuse_if_empty(t, paths[i], err) != 0) {
             gw_trace_free(t);
             rc = -1;
         }
@@ -206,7 +215,7 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
     if (rc == 0 && csv_count) {
         gw_trace *t = NULL;
         rc = gw_nsys_csv_read(csvs, csv_count, opt, &t, err);
-        if (rc == 0 && t && refuse_if_empty(t, csvs[0], err) != 0) {
+        if (rc == 0 && t && gw_ingest_refuse_if_empty(t, csvs[0], err) != 0) {
             gw_trace_free(t);
             rc = -1;
         }

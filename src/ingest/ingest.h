@@ -25,6 +25,7 @@ typedef enum gw_input_kind {
     GW_INPUT_NSYS_SQLITE,
     GW_INPUT_NSYS_CSV,        /* any nsys stats CSV (gpu trace or api trace) */
     GW_INPUT_RECORDING,       /* gpuwhy SQLite recording */
+    GW_INPUT_SUMMARY,         /* gpuwhy rank summary (analyze --summary-out), gzip JSON */
 } gw_input_kind;
 
 /* Progress: called with bytes consumed so far and the total (0 when unknown). */
@@ -56,6 +57,12 @@ typedef struct gw_ingest_options {
  * GW_INPUT_UNKNOWN with err set (GW_EXIT_BAD_INPUT: empty, unreadable, not a format
  * gpuwhy reads). */
 gw_input_kind gw_ingest_sniff(const char *path, gw_error *err);
+/* The checks gw_ingest_files makes on every input, for readers that call one reader at a time
+ * (the map of analyze, cli/analyze_map.c): a trace without a single event is unusable input
+ * (exit 2), and --step-range is refused (exit 64) for inputs other than nsys SQLite exports.
+ * Each returns 0, or -1 with err set. */
+int gw_ingest_refuse_if_empty(const gw_trace *t, const char *path, gw_error *err);
+int gw_ingest_step_range_unsupported(const char *path, gw_input_kind kind, gw_error *err);
 
 /* Reads every path into job. Files that are ranks of one job keep their rank from the
  * input, else their position among the trace files. nsys CSVs given together are merged

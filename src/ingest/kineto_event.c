@@ -83,6 +83,49 @@ static int keep_text(gw_kineto_state *st, char **buf, size_t *len, size_t *cap, 
     return 0;
 }
 
+/* A collective host op's "Input Dims" ([[6144], [], ...]) or "Input type" (["float", ...]),
+ * the current token its first; the whole value is consumed. */
+static int read_comm_array(gw_json_lexer *lx, gw_kineto_comm *c, gw_kcomm_key ck)
+{
+    if (lx->tok != GW_JSON_BEGIN_ARRAY)
+        return gw_json_skip(lx);
+    gw_kcomm_dims d;
+    gw_kineto_comm_dims_begin(&d);
+    int first = 1;
+    for (;;) {
+        gw_json_tok t = gw_json_next(lx);
+        if (t == GW_JSON_ERROR)
+            return -1;
+        if (t == GW_JSON_END_ARRAY)
+            break;
+        if (first && ck == GW_KC_INPUT_TYPE) {
+            gw_kval v = current_value(lx);
+            gw_kineto_comm_input_type(c, &v);
+        } else if (first && t == GW_JSON_BEGIN_ARRAY) {
+            /* Input Dims: the first tensor's sizes. */
+            for (;;) {
+                gw_json_tok e = gw_json_next(lx);
+                if (e == GW_JSON_ERROR)
+                    return -1;
+                if (e == GW_JSON_END_ARRAY)
+                    break;
+                gw_kval v = current_value(lx);
+                gw_kineto_comm_dims_step(&d, e == GW_JSON_NUMBER ? &v : NULL);
+                if (gw_json_skip(lx) != 0)
+                    return -1;
+            }
+            first = 0;
+            continue;
+        }
+        first = 0;
+        if (gw_json_skip(lx) != 0)
+            return -1;
+    }
+    if (ck == GW_KC_INPUT_DIMS)
+        gw_kineto_comm_dims_end(c, &d);
+    return 0;
+}
+
 static int parse_args(gw_kineto_state *st, gw_kfields *f)
 {
     gw_json_lexer *lx = st->lx;
@@ -96,10 +139,19 @@ static int parse_args(gw_kineto_state *st, gw_kfields *f)
             return 0;
         /* The key text is only valid until the value is read, so decide first. */
         gw_karg a = gw_kineto_arg_key(lx->text, lx->text_len);
+        gw_kcomm_key ck = a == GW_KA_SKIP || a == GW_KA_COLL ? gw_kineto_comm_arg(f, lx->text, lx->text_len)
+                                                              : GW_KC_NONE;
         if (gw_json_next(lx) == GW_JSON_ERROR)
             return -1;
         t = lx->tok;
         gw_kval v = current_value(lx);
+        if (ck == GW_KC_INPUT_DIMS || ck == GW_KC_INPUT_TYPE) {
+            if (read_comm_array(lx, f->comm, ck) != 0)
+                return -1;
+            continue;
+        }
+        if (ck != GW_KC_NONE)
+            gw_kineto_comm_scalar(f->comm, ck, &v);
         switch (a) {
         case GW_KA_GRID:
             if (read_dims(lx, &f->grid_blocks, &f->has_grid) != 0)
@@ -272,6 +324,12 @@ static int add_gpu_event(gw_kineto_state *st, const gw_kfields *f, gw_gpu_kind k
             g->est_occupancy_pct = (float)f->occupancy_pct;
         if (f->has_collective)
             g->kclass = GW_KCLASS_COMM;
+        if (f->comm && f->comm->seen) {
+            gw_comm_meta key = {.owner = GW_COMM_ON_KERNEL, .start = g->start, .device = g->device,
+                                .stream = g->stream};
+            if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
+                return oom(st);
+        }
         break;
     case GW_GPU_MEMCPY:
     case GW_GPU_MEMSET: {
@@ -357,6 +415,11 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
     h->thread = thread;
     h->start = f->ts;
     h->end = f->ts + f->dur;
+    if (f->comm && f->comm->seen && (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION)) {
+        gw_comm_meta key = {.owner = GW_COMM_ON_HOST, .start = h->start, .thread = thread};
+        if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
+            return oom(st);
+    }
     if (f->correlation.present && f->correlation.v > 0)
         h->correlation = (uint64_t)f->correlation.v;
     if (f->external_id.present)
@@ -529,8 +592,13 @@ static int one_event(gw_kineto_state *st)
 {
     gw_kfields f;
     memset(&f, 0, sizeof f);
+    f.comm = &st->comm;
+    st->comm.seen = 0;
     if (!gw_kineto_fast_event(st, &f)) {
+        /* The in-place parser gave up: whatever it took in is read again. */
         memset(&f, 0, sizeof f);
+        f.comm = &st->comm;
+        st->comm.seen = 0;
         if (parse_fields(st, &f) != 0)
             return -1;
     }
@@ -687,6 +755,20 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
             h->thread = threads[b];
         }
     }
+    /* Collective arguments: records stay in reading order, which gw_trace_finish sorts. */
+    if (p->comm_count &&
+        gw_grow((void **)&t->comm, &t->comm_cap, t->comm_count + p->comm_count, sizeof *t->comm) != 0)
+        return -1;
+    for (size_t i = 0; i < p->comm_count; i++) {
+        gw_comm_meta *m = &t->comm[t->comm_count++];
+        *m = p->comm[i];
+        if (m->owner == GW_COMM_ON_HOST)
+            m->thread = threads[m->thread];
+        m->coll_name_id = names[m->coll_name_id];
+        m->pg_name_id = names[m->pg_name_id];
+        m->pg_desc_id = names[m->pg_desc_id];
+        m->pg_ranks_id = names[m->pg_ranks_id];
+    }
     for (size_t i = 0; i < part->thread_name_count; i++) {
         if (gw_grow((void **)&into->thread_names, &into->thread_name_cap, into->thread_name_count + 1,
                     sizeof *into->thread_names) != 0)
@@ -727,7 +809,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->no_timestamp += part->no_timestamp;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
     gw_trace *p = part->trace;
-    p->gpu_count = p->mem_count = p->thread_count = p->wait_count = 0;
+    p->gpu_count = p->mem_count = p->thread_count = p->wait_count = p->comm_count = 0;
     gw_strtab_free(&p->strings);
     gw_strtab_init(&p->strings);
     for (size_t b = 0; b < part->host_bins.bin_count; b++)

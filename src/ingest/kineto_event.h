@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ingest/json_lexer.h"
+#include "ingest/kineto_comm.h"
 #include "ingest/kineto_fields.h"
 #include "model/host_bins.h"
 #include "model/model.h"
@@ -30,6 +31,8 @@ typedef struct gw_kineto_state {
     char *name;  size_t name_len, name_cap;     /* owned: the event's "name" */
     char *stack; size_t stack_len, stack_cap;   /* owned: args "Call stack" */
     char *arg_name; size_t arg_name_len, arg_name_cap; /* owned: args "name" (metadata) */
+
+    gw_kineto_comm comm;         /* the current event's collective arguments (kineto_comm.h) */
 
     gw_kineto_thread_name *thread_names; size_t thread_name_count, thread_name_cap; /* owned */
     /* Host events per thread until gw_kineto_events_done puts them in the trace. */

@@ -355,6 +355,66 @@ FAST_ATTR static const char *FASTFN(dims)(const char *p, const char *end, uint64
     return p;
 }
 
+/* A collective host op's "Input Dims" ([[6144], [], ...]: the first tensor's sizes) or
+ * "Input type" (["float", ...]: the first entry) at p (kineto_comm.h); the same steps as
+ * the streaming parser's read_comm_array. */
+FAST_ATTR static const char *FASTFN(comm_array)(gw_kineto_comm *c, gw_kcomm_key ck, const char *p, const char *end)
+{
+    if (*p != '[')
+        return FASTFN(skip_value)(p, end, 1);
+    p = FASTFN(ws)(p + 1, end);
+    if (p == end)
+        return NULL;
+    gw_kcomm_dims d;
+    gw_kineto_comm_dims_begin(&d);
+    if (*p == ']') {
+        p++;
+    } else {
+        for (int first = 1;; first = 0) {
+            gw_kval v;
+            if (first && ck == GW_KC_INPUT_TYPE) {
+                if (!(p = FASTFN(scalar)(p, end, &v)))
+                    return NULL;
+                gw_kineto_comm_input_type(c, &v);
+            } else if (first && *p == '[') {
+                p = FASTFN(ws)(p + 1, end);
+                if (p == end)
+                    return NULL;
+                if (*p == ']') {
+                    p++;
+                } else {
+                    for (;;) {
+                        if (*p == '-' || (*p >= '0' && *p <= '9')) {
+                            if (!(p = FASTFN(number)(p, end, &v)))
+                                return NULL;
+                            gw_kineto_comm_dims_step(&d, &v);
+                        } else {
+                            gw_kineto_comm_dims_step(&d, NULL);
+                            if (!(p = FASTFN(skip_value)(p, end, 3)))
+                                return NULL;
+                        }
+                        int more = FASTFN(after_item)(&p, end, ']');
+                        if (more < 0)
+                            return NULL;
+                        if (more == 0)
+                            break;
+                    }
+                }
+            } else if (!(p = FASTFN(skip_value)(p, end, 2))) {
+                return NULL;
+            }
+            int more = FASTFN(after_item)(&p, end, ']');
+            if (more < 0)
+                return NULL;
+            if (more == 0)
+                break;
+        }
+    }
+    if (ck == GW_KC_INPUT_DIMS)
+        gw_kineto_comm_dims_end(c, &d);
+    return p;
+}
+
 /* The args object after its '{'. */
 FAST_ATTR static const char *FASTFN(args)(gw_kfields *f, const char *p, const char *end)
 {
@@ -370,40 +430,51 @@ FAST_ATTR static const char *FASTFN(args)(gw_kfields *f, const char *p, const ch
             return NULL;
         gw_karg a = gw_kineto_arg_key(k, kn);
         gw_kval v;
-        switch (a) {
-        case GW_KA_SKIP:
-            p = FASTFN(skip_value)(p, end, 1);
-            break;
-        case GW_KA_GRID:
-        case GW_KA_BLOCK:
-            if (*p == '[')
-                p = a == GW_KA_GRID ? FASTFN(dims)(p + 1, end, &f->grid_blocks, &f->has_grid)
-                                    : FASTFN(dims)(p + 1, end, &f->block_threads, &f->has_block);
-            else
-                p = FASTFN(skip_value)(p, end, 1);
-            break;
-        case GW_KA_STACK:
-            if (*p != '"') {
-                p = FASTFN(skip_value)(p, end, 1);
-            } else if ((p = FASTFN(text)(p + 1, end, &v)) && v.len > 0) {
-                f->stack = v.text;
-                f->stack_len = v.len;
-                f->has_stack = 1;
-            }
-            break;
-        case GW_KA_NAME:
-            if (*p != '"') {
-                p = FASTFN(skip_value)(p, end, 1);
-            } else if ((p = FASTFN(text)(p + 1, end, &v))) {
-                f->arg_name = v.text;
-                f->arg_name_len = v.len;
-                f->has_arg_name = 1;
-            }
-            break;
-        default:
-            if ((p = FASTFN(number_or_scalar)(p, end, &v)))
+        gw_kcomm_key ck = a == GW_KA_SKIP || a == GW_KA_COLL ? gw_kineto_comm_arg(f, k, kn) : GW_KC_NONE;
+        if (ck == GW_KC_INPUT_DIMS || ck == GW_KC_INPUT_TYPE) {
+            p = FASTFN(comm_array)(f->comm, ck, p, end);
+        } else if (ck != GW_KC_NONE) {
+            /* A collective argument (the value kinds as the streaming parser sees them). */
+            if ((p = FASTFN(scalar)(p, end, &v))) {
+                gw_kineto_comm_scalar(f->comm, ck, &v);
                 gw_kineto_arg_scalar(f, a, &v);
-            break;
+            }
+        } else {
+            switch (a) {
+            case GW_KA_SKIP:
+                p = FASTFN(skip_value)(p, end, 1);
+                break;
+            case GW_KA_GRID:
+            case GW_KA_BLOCK:
+                if (*p == '[')
+                    p = a == GW_KA_GRID ? FASTFN(dims)(p + 1, end, &f->grid_blocks, &f->has_grid)
+                                        : FASTFN(dims)(p + 1, end, &f->block_threads, &f->has_block);
+                else
+                    p = FASTFN(skip_value)(p, end, 1);
+                break;
+            case GW_KA_STACK:
+                if (*p != '"') {
+                    p = FASTFN(skip_value)(p, end, 1);
+                } else if ((p = FASTFN(text)(p + 1, end, &v)) && v.len > 0) {
+                    f->stack = v.text;
+                    f->stack_len = v.len;
+                    f->has_stack = 1;
+                }
+                break;
+            case GW_KA_NAME:
+                if (*p != '"') {
+                    p = FASTFN(skip_value)(p, end, 1);
+                } else if ((p = FASTFN(text)(p + 1, end, &v))) {
+                    f->arg_name = v.text;
+                    f->arg_name_len = v.len;
+                    f->has_arg_name = 1;
+                }
+                break;
+            default:
+                if ((p = FASTFN(number_or_scalar)(p, end, &v)))
+                    gw_kineto_arg_scalar(f, a, &v);
+                break;
+            }
         }
         if (!p)
             return NULL;

@@ -13,6 +13,8 @@
 #include "ingest/json_lexer.h"
 #include "model/model.h"
 
+struct gw_kineto_comm;
+
 /* Categories we act on; every other category is skipped. */
 typedef enum gw_kcat {
     GW_KCAT_NONE = 0,          /* absent (2021 [memory] instants, metadata) */
@@ -71,6 +73,9 @@ typedef struct gw_kfields {
     const char *stack; size_t stack_len;
     int has_arg_name;
     const char *arg_name; size_t arg_name_len;
+    /* The reader's record of this event's collective arguments (kineto_comm.h), filled by
+     * either parser through gw_kineto_comm_arg/_scalar; NULL: not read. */
+    struct gw_kineto_comm *comm;
 } gw_kfields;
 
 /* A scalar value as a parser saw it: its token kind and text (NUMBER/STRING). A parser

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/classify.h"
+#include "model/comm_meta.h"
 #include "model/corr_index.h"
 #include "model/samples.h"
 #include "util/checked.h"
@@ -49,6 +50,7 @@ void gw_trace_free(gw_trace *t)
     free(t->steps);
     free(t->waits);
     free(t->notes);
+    free(t->comm);
     free(t->host_by_corr);
     free(t->gpu_by_corr);
     free(t->host_corr.starts);
@@ -129,6 +131,18 @@ const gw_event_wait *gw_trace_event_wait(const gw_trace *t, uint64_t call_correl
             hi = mid;
     }
     return lo < t->wait_count && t->waits[lo].call_correlation == call_correlation ? &t->waits[lo] : NULL;
+}
+
+gw_comm_meta *gw_trace_add_comm(gw_trace *t)
+{
+    gw_comm_meta *m = append((void **)&t->comm, &t->comm_count, &t->comm_cap, sizeof *m);
+    if (m) {
+        m->seq = -1;
+        m->in_elems = m->out_elems = -1;
+        m->src_rank = m->dst_rank = -1;
+        m->stream = GW_NO_STREAM;
+    }
+    return m;
 }
 
 void gw_trace_note(gw_trace *t, const char *fmt, ...)
@@ -586,6 +600,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
     note_damage(t, &d);
+    gw_trace_comm_index(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

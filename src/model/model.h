@@ -144,6 +144,7 @@ typedef enum gw_api_class {
  * analysis rescans a (possibly huge) name for every call: */
 #define GW_HOST_F_NAME_ASYNC    0x40u /* runtime/driver call named ...Async/...async */
 #define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
+#define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 
 typedef struct gw_host_event {
     gw_ns start, end;
@@ -158,7 +159,7 @@ typedef struct gw_host_event {
     uint8_t kind;              /* gw_host_kind */
     uint8_t api_class;         /* gw_api_class (runtime/driver), GW_API_OTHER otherwise */
     uint8_t sync_kind;         /* gw_sync_kind for GW_API_SYNC calls */
-    uint8_t flags;             /* GW_HOST_F_* */
+    uint16_t flags;            /* GW_HOST_F_* (16 bits: the padding before the end holds them) */
 } gw_host_event;
 
 typedef struct gw_thread {
@@ -177,6 +178,34 @@ typedef struct gw_mem_event {
     int32_t device;            /* -1 = host */
     uint32_t thread;
 } gw_mem_event;
+
+/* ---- Collective metadata ---------------------------------------------------------- */
+
+/* What the profiler recorded about a collective, on the NCCL kernel itself (Kineto copies
+ * the c10d arguments onto it) or on the host op that issued it (record_param_comms, the
+ * nccl:all_reduce annotation). The analysis joins kernels to these (analyze/comm_rank.c):
+ * process group and sequence number match a collective across ranks, the element counts
+ * and dtype give its size for bus bandwidth. */
+typedef enum gw_comm_owner {
+    GW_COMM_ON_KERNEL = 0,     /* device/stream/start identify the kernel */
+    GW_COMM_ON_HOST            /* thread/start identify the host event */
+} gw_comm_owner;
+
+typedef struct gw_comm_meta {
+    gw_ns start;               /* the owning event's start */
+    int64_t seq;               /* "Seq": the process group's sequence number; -1 unknown */
+    int64_t in_elems, out_elems; /* "In/Out msg nelems" (or the product of Input Dims); -1 */
+    uint32_t thread;           /* host owner: index into gw_trace.threads */
+    int32_t device, stream;    /* kernel owner */
+    uint32_t coll_name_id;     /* "Collective name" ("allreduce", "all_to_all" ...); 0 none */
+    uint32_t pg_name_id;       /* "Process Group Name"; 0 none */
+    uint32_t pg_desc_id;       /* "Process Group Description" ("default_pg"); 0 none */
+    uint32_t pg_ranks_id;      /* "Process Group Ranks" text ("[0, 1]"); 0 none */
+    int32_t group_size;        /* "Group size"; 0 unknown */
+    int32_t src_rank, dst_rank;/* point to point: "Src Rank"/"Dst Rank"; -1 unknown */
+    uint16_t elem_bytes;       /* bytes per element from "dtype"/"Input type"; 0 unknown */
+    uint8_t owner;             /* gw_comm_owner */
+} gw_comm_meta;
 
 /* ---- Devices --------------------------------------------------------------------- */
 
@@ -278,6 +307,7 @@ typedef struct gw_trace {
     gw_note *notes;      size_t note_count, note_cap;
     gw_event_wait *waits; size_t wait_count, wait_cap; /* sorted by call_correlation once
                                                            finished */
+    gw_comm_meta *comm;  size_t comm_count, comm_cap; /* sorted by gw_trace_finish */
     /* An append whose caller cannot fail (gw_trace_note) ran out of memory: the trace is
      * incomplete, and gw_trace_finish and the analysis refuse it. */
     int out_of_memory;
@@ -315,6 +345,7 @@ gw_mem_event *gw_trace_add_mem(gw_trace *t);
 gw_device *gw_trace_add_device(gw_trace *t);
 gw_step *gw_trace_add_step(gw_trace *t);
 gw_event_wait *gw_trace_add_wait(gw_trace *t);
+gw_comm_meta *gw_trace_add_comm(gw_trace *t);
 void gw_trace_note(gw_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Index of the thread (pid, tid), created when new; UINT32_MAX on out-of-memory. */
@@ -346,6 +377,10 @@ long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count
 
 /* The event wait recorded for a waiting call (after gw_trace_finish), NULL when none. */
 const gw_event_wait *gw_trace_event_wait(const gw_trace *t, uint64_t call_correlation);
+/* Collective metadata of a kernel or host event (after gw_trace_finish), NULL when the
+ * input recorded none for it. */
+const gw_comm_meta *gw_trace_comm_of_kernel(const gw_trace *t, const gw_gpu_event *g);
+const gw_comm_meta *gw_trace_comm_of_host(const gw_trace *t, const gw_host_event *h);
 
 gw_job *gw_job_new(void);
 void gw_job_free(gw_job *j);

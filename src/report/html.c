@@ -408,11 +408,13 @@ int gw_render_html(FILE *out, const gw_analysis *a, const gw_comparison *cmp, co
            "<title>gpuwhy report</title><style>");
     p(out, STYLE);
     p(out, "</style></head><body>\n<h1>gpuwhy report</h1>\n<p class=\"meta\">");
-    for (size_t i = 0; a->job && i < a->job->trace_count; i++) {
-        const gw_trace *t = a->job->traces[i];
+    for (size_t i = 0; a->inputs && i < a->rank_count; i++) {
+        const gw_input_info *t = &a->inputs[i];
         fprintf(out, "%sInput: ", i ? "<br>" : "");
         text(out, t->path);
-        fprintf(out, " (%s, rank %d)", t->format, t->rank);
+        fprintf(out, " (");
+        text(out, t->format);
+        fprintf(out, ", rank %d)", t->rank);
     }
     if (a->rank_count) {
         p(out, "<br>Window: ");

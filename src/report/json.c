@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/json_comm.h"
 #include "diagnose/rules.h"
 #include "report/json_critical.h"
 #include "report/json_sampled.h"
@@ -64,8 +65,8 @@ static void write_inputs(gw_json_writer *w, const gw_analysis *a)
 {
     gw_jw_key(w, "inputs");
     gw_jw_array_begin(w);
-    for (size_t i = 0; a->job && i < a->job->trace_count; i++) {
-        const gw_trace *t = a->job->traces[i];
+    for (size_t i = 0; a->inputs && i < a->rank_count; i++) {
+        const gw_input_info *t = &a->inputs[i];
         gw_jw_object_begin(w);
         gw_jw_kstring(w, "path", t->path);
         gw_jw_kstring(w, "format", t->format);
@@ -75,6 +76,7 @@ static void write_inputs(gw_json_writer *w, const gw_analysis *a)
             gw_jw_kint(w, "world_size", t->world_size);
         else
             gw_jw_knull(w, "world_size");
+        gw_jw_kstring(w, "summary", t->summary[0] ? t->summary : NULL);
         gw_jw_key(w, "notes");
         gw_jw_array_begin(w);
         for (size_t k = 0; k < t->note_count; k++)
@@ -86,20 +88,18 @@ static void write_inputs(gw_json_writer *w, const gw_analysis *a)
 }
 
 /* The host thread that issued most of the device's work, as the trace names it. */
-static void write_feeder(gw_json_writer *w, const gw_analysis *a, const gw_device_stats *d)
+static void write_feeder(gw_json_writer *w, const gw_analysis *a, size_t device_row)
 {
-    const gw_trace *t = a->job && d->trace_index < a->job->trace_count ? a->job->traces[d->trace_index] : NULL;
+    const gw_thread_label *th = a->feeders ? &a->feeders[device_row] : NULL;
     gw_jw_key(w, "feeder_thread");
-    if (!t || d->feeder_thread == UINT32_MAX || d->feeder_thread >= t->thread_count) {
+    if (!th || !th->known) {
         gw_jw_null(w);
         return;
     }
-    const gw_thread *th = &t->threads[d->feeder_thread];
     gw_jw_object_begin(w);
     gw_jw_kint(w, "pid", th->pid);
     gw_jw_kint(w, "tid", th->tid);
-    const char *name = th->name_id ? gw_trace_str(t, th->name_id) : NULL;
-    gw_jw_kstring(w, "name", name && name[0] ? name : NULL);
+    gw_jw_kstring(w, "name", th->name[0] ? th->name : NULL);
     gw_jw_object_end(w);
 }
 
@@ -185,7 +185,7 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
             gw_jw_kdouble(w, "total_mem_bytes", d->total_mem_bytes);
         else
             gw_jw_knull(w, "total_mem_bytes");
-        write_feeder(w, a, d);
+        write_feeder(w, a, i);
         gw_jw_kuint(w, "feeder_thread_count", d->feeder_thread_count);
         gw_jw_kdouble(w, "dispatch_api_s", d->dispatch_api_s);
         gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
@@ -641,6 +641,7 @@ int gw_render_json(FILE *out, const gw_analysis *a)
     gw_jw_kstring(&w, "not_evaluated", a->not_evaluated);
     write_thresholds(&w, a);
     gw_json_write_sampled(&w, a);
+    gw_json_write_collectives(&w, a);
     gw_jw_object_end(&w);
     int rc = gw_jw_finish(&w);
     if (fflush(out) != 0 || ferror(out))

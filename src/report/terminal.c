@@ -170,27 +170,48 @@ static void print_inputs(gw_term *t)
 {
     const gw_analysis *a = t->a;
     gw_term_printf(t, "\n");
-    if (a->job) {
-        for (size_t i = 0; i < a->job->trace_count; i++) {
-            const gw_trace *tr = a->job->traces[i];
-            char path[512], suffix[160];
-            snprintf(suffix, sizeof suffix, " (%s, rank %d%s)", tr->format ? tr->format : "?", tr->rank,
-                     tr->rank_from_file ? "" : " by file order");
-            /* the path gets what the label and the suffix leave; the middle of a long path
-             * (deep directories) is what the reader misses least */
-            size_t used = 9 + gw_text_width(suffix);
-            size_t room = (size_t)t->width > used + 16 ? (size_t)t->width - used : 16;
-            gw_text_fit(path, sizeof path, tr->path ? tr->path : "?", room, 1);
-            gw_term_fitted_line(t, "Input:   %s%s", path, suffix);
-            size_t shown = t->verbose ? tr->note_count : (tr->note_count < 3 ? tr->note_count : 3);
-            for (size_t k = 0; k < shown; k++)
-                gw_term_wrap(t, "  note:  ", tr->notes[k].text);
-            if (shown < tr->note_count)
-                gw_term_printf(t, "  note:  %s(%zu more: -v shows them)%s\n", gw_term_dim(t),
-                               tr->note_count - shown, gw_term_reset(t));
-        }
+    /* A job of many ranks lists its inputs in a few lines: the ranks table names them. */
+    size_t listed = a->inputs ? a->rank_count : 0;
+    if (listed > GW_TERM_MAX_INPUTS && !t->verbose)
+        listed = GW_TERM_MAX_INPUTS - 1;
+    for (size_t i = 0; i < listed; i++) {
+        const gw_input_info *tr = &a->inputs[i];
+        char path[512], suffix[200];
+        snprintf(suffix, sizeof suffix, " (%s, rank %d%s%s)", tr->format[0] ? tr->format : "?", tr->rank,
+                 tr->rank_from_file ? "" : " by file order", tr->summary[0] ? ", from its summary" : "");
+        /* the path gets what the label and the suffix leave; the middle of a long path
+         * (deep directories) is what the reader misses least */
+        size_t used = 9 + gw_text_width(suffix);
+        size_t room = (size_t)t->width > used + 16 ? (size_t)t->width - used : 16;
+        gw_text_fit(path, sizeof path, tr->path[0] ? tr->path : "?", room, 1);
+        gw_term_fitted_line(t, "Input:   %s%s", path, suffix);
+        size_t shown = t->verbose ? tr->note_count : (tr->note_count < 3 ? tr->note_count : 3);
+        for (size_t k = 0; k < shown; k++)
+            gw_term_wrap(t, "  note:  ", tr->notes[k].text);
+        if (shown < tr->note_count)
+            gw_term_printf(t, "  note:  %s(%zu more: -v shows them)%s\n", gw_term_dim(t),
+                           tr->note_count - shown, gw_term_reset(t));
     }
-    for (size_t r = 0; r < a->rank_count; r++) {
+    if (a->inputs && listed < a->rank_count)
+        gw_term_printf(t, "Input:   %s(%zu more ranks: -v lists them)%s\n", gw_term_dim(t), a->rank_count - listed,
+                       gw_term_reset(t));
+    size_t windows = a->rank_count > GW_TERM_MAX_INPUTS && !t->verbose ? GW_TERM_MAX_INPUTS - 1 : a->rank_count;
+    if (windows < a->rank_count) {
+        /* Many ranks: their windows mostly read alike; the range of lengths says the rest. */
+        double lo = 1e300, hi = 0;
+        for (size_t r = 0; r < a->rank_count; r++) {
+            double d = (double)(a->ranks[r].window.end_ns - a->ranks[r].window.start_ns) / 1e9;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+        }
+        char l[32], h[32], text[200];
+        gw_fmt_seconds(l, sizeof l, lo);
+        gw_fmt_seconds(h, sizeof h, hi);
+        snprintf(text, sizeof text, "%zu ranks, %s to %s each (-v lists them)", a->rank_count, l, h);
+        gw_term_wrap(t, "Window:  ", text);
+        windows = 1;
+    }
+    for (size_t r = 0; r < windows; r++) {
         const gw_window *w = &a->ranks[r].window;
         char dur[32], text[400];
         gw_fmt_seconds(dur, sizeof dur, (double)(w->end_ns - w->start_ns) / 1e9);
@@ -215,6 +236,7 @@ int gw_render_terminal(FILE *out, const gw_analysis *a, const gw_render_options 
     print_findings(&t);
     if (a->rank_count > 1)
         gw_term_rank_summary(&t);
+    gw_term_collectives(&t);
     if (a->device_count == 0 && a->sampled) {
         gw_term_sampled(&t); /* a recording without a trace: the samples are the GPU activity */
     } else if (a->device_count == 0) {

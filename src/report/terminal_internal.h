@@ -14,6 +14,7 @@
 #define GW_TERM_STEP_TABLES 2       /* devices that get a per-step table */
 #define GW_TERM_KERNEL_ROWS 5       /* rows of the top-kernel table */
 #define GW_TERM_DEVICES 4           /* devices with an idle table */
+#define GW_TERM_MAX_INPUTS 16       /* inputs and windows listed one per line */
 #define GW_TERM_HOST_OPS 5          /* rows of a finding's host-ops list */
 
 typedef struct gw_term {
@@ -51,5 +52,8 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r);
 void gw_term_host_ops(gw_term *t, const gw_finding *f);
 /* The recording's sampled figures (terminal_sampled.c); nothing without samples. */
 void gw_term_sampled(gw_term *t);
+
+/* Collectives across ranks (terminal_comm.c); nothing when the job has none. */
+void gw_term_collectives(gw_term *t);
 
 #endif

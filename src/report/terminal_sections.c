@@ -47,7 +47,9 @@ void gw_term_rank_summary(gw_term *t)
     };
     gw_text_table tab;
     gw_table_init(&tab, cols, ARRAY_LEN(cols));
-    for (size_t i = 0; i < t->a->rank_count; i++) {
+    /* A job of hundreds of ranks: the first ones here, all with -v (and in the JSON). */
+    size_t rows = t->verbose || t->a->rank_count <= GW_TERM_MAX_INPUTS ? t->a->rank_count : GW_TERM_MAX_INPUTS - 1;
+    for (size_t i = 0; i < rows; i++) {
         const gw_rank_stats *r = &t->a->ranks[i];
         char b[6][32];
         gw_table_cell(&tab, "%d", r->rank);
@@ -61,6 +63,9 @@ void gw_term_rank_summary(gw_term *t)
     }
     gw_term_heading(t, "Ranks (compute and comm: GPU seconds in the steady window)");
     print_table(t, &tab, 2);
+    if (rows < t->a->rank_count)
+        gw_term_printf(t, "  %s(%zu more ranks: -v shows them)%s\n", gw_term_dim(t), t->a->rank_count - rows,
+                       gw_term_reset(t));
 }
 
 /* "python main, tid 4242": the thread whose activity the idle time is attributed to ("" when
@@ -68,19 +73,17 @@ void gw_term_rank_summary(gw_term *t)
 static void feeder_label(char *buf, size_t size, const gw_term *t, const gw_device_stats *d)
 {
     buf[0] = '\0';
-    const gw_job *job = t->a->job;
-    if (!job || d->trace_index >= job->trace_count || d->feeder_thread == UINT32_MAX)
+    const gw_analysis *a = t->a;
+    size_t row = (size_t)(d - a->devices);
+    if (!a->feeders || row >= a->device_count || !a->feeders[row].known)
         return;
-    const gw_trace *tr = job->traces[d->trace_index];
-    if (d->feeder_thread >= tr->thread_count)
-        return;
-    const gw_thread *th = &tr->threads[d->feeder_thread];
-    const char *name = th->name_id ? gw_trace_str(tr, th->name_id) : NULL;
+    const gw_thread_label *th = &a->feeders[row];
+    const char *name = th->name;
     char tid[32];
     snprintf(tid, sizeof tid, "%lld", (long long)th->tid);
-    if (name && name[0] && strstr(name, tid))
+    if (name[0] && strstr(name, tid))
         snprintf(buf, size, "%s", name);
-    else if (name && name[0])
+    else if (name[0])
         snprintf(buf, size, "%s, tid %s", name, tid);
     else
         snprintf(buf, size, "tid %s", tid);

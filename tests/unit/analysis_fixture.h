@@ -122,6 +122,22 @@ static inline gw_analysis *fx_analyze(gw_trace *t, gw_job **job_out)
     return a;
 }
 
+/* The same, analysed as one job in memory (GW_SCOPE_ALL) rather than through rank summaries:
+ * the step graphs and their replays stay with the analysis (a->graphs, a->observed). */
+static inline gw_analysis *fx_analyze_whole(gw_trace *t, gw_job **job_out)
+{
+    assert_int_equal(gw_trace_finish(t), 0);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    assert_int_equal(gw_job_add(job, t), 0);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *a = gw_analyze_scoped(job, NULL, GW_SCOPE_ALL, &err);
+    assert_non_null(a);
+    *job_out = job;
+    return a;
+}
+
 static inline void fx_done(gw_analysis *a, gw_job *job)
 {
     gw_analysis_free(a);

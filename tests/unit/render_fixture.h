@@ -265,6 +265,8 @@ static __attribute__((unused)) gw_analysis *fix_analysis(int two_ranks)
              "(DataLoader), 70.0%% of the idle time");
     snprintf(a->not_evaluated, sizeof a->not_evaluated,
              "data.storage_bound, host.cpu_contention: need sampled metrics (gpuwhy run)");
+    if (gw_analysis_inputs_from_job(a) != 0)
+        abort();
     return a;
 }
 

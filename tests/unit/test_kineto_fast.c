@@ -55,6 +55,16 @@ static void outcome_free(outcome *o)
 
 /* Every field of two traces, events byte for byte (both readers zero events before
  * filling them, padding included). */
+/* Member by member: a copied record's padding bytes need not match. */
+static int same_comm(const gw_comm_meta *x, const gw_comm_meta *y)
+{
+    return x->start == y->start && x->seq == y->seq && x->in_elems == y->in_elems && x->out_elems == y->out_elems &&
+           x->thread == y->thread && x->device == y->device && x->stream == y->stream &&
+           x->coll_name_id == y->coll_name_id && x->pg_name_id == y->pg_name_id && x->pg_desc_id == y->pg_desc_id &&
+           x->pg_ranks_id == y->pg_ranks_id && x->group_size == y->group_size && x->src_rank == y->src_rank &&
+           x->dst_rank == y->dst_rank && x->elem_bytes == y->elem_bytes && x->owner == y->owner;
+}
+
 static void expect_same_trace(const char *what, const gw_trace *a, const gw_trace *b)
 {
     if (a->gpu_count != b->gpu_count || a->host_count != b->host_count || a->mem_count != b->mem_count ||
@@ -80,6 +90,13 @@ static void expect_same_trace(const char *what, const gw_trace *a, const gw_trac
         if (a->threads[i].pid != b->threads[i].pid || a->threads[i].tid != b->threads[i].tid ||
             a->threads[i].name_id != b->threads[i].name_id || a->threads[i].launches != b->threads[i].launches)
             fail_msg("%s: thread %zu differs", what, i);
+    /* Collective arguments (kineto_comm.h): read by both parsers, carried by the parallel
+     * reader's absorb. */
+    if (a->comm_count != b->comm_count)
+        fail_msg("%s: collective records differ: %zu/%zu", what, a->comm_count, b->comm_count);
+    for (size_t i = 0; i < a->comm_count; i++)
+        if (!same_comm(&a->comm[i], &b->comm[i]))
+            fail_msg("%s: collective record %zu differs", what, i);
     for (size_t i = 0; i < a->device_count; i++)
         if (memcmp(&a->devices[i], &b->devices[i], sizeof a->devices[i]) != 0)
             fail_msg("%s: device %zu differs", what, i);

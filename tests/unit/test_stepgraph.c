@@ -55,7 +55,7 @@ static void unchanged_replay_and_path(void **state)
 {
     (void)state;
     gw_job *job;
-    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
     const gw_critical_path *cp = &a->ranks[0].critical_path;
     assert_true(cp->modelled);
     size_t steady = a->ranks[0].window.steady_steps;
@@ -106,7 +106,7 @@ static void loader_fix_replayed(void **state)
 {
     (void)state;
     gw_job *job;
-    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
     gw_what_if w;
     assert_int_equal(gw_whatif_simulate(a, 0, "data.loader_wait", 1, &w), 1);
     assert_true(w.simulated);
@@ -136,7 +136,7 @@ static void fp32_fix_moves_the_waiting_host(void **state)
 {
     (void)state;
     gw_job *job;
-    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
     const gw_finding *f = gw_findings_get(&a->findings, "kernel.fp32_math");
     assert_non_null(f);
     assert_true(f->what_if.simulated);
@@ -151,7 +151,7 @@ static void absent_cause_changes_nothing(void **state)
 {
     (void)state;
     gw_job *job;
-    gw_analysis *a = fx_analyze(training_loop(), &job);
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
     gw_what_if w;
     assert_int_equal(gw_whatif_simulate(a, 0, "mem.alloc_churn", 0, &w), 1);
     assert_true(fabs(w.step_after_ms - w.step_before_ms) < 1e-9);
@@ -205,7 +205,7 @@ static void no_gpu_no_graph(void **state)
         fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 1100.0 + k * 1000, 1900.0 + k * 1000, 0);
     }
     gw_job *job;
-    gw_analysis *a = fx_analyze(t, &job);
+    gw_analysis *a = fx_analyze_whole(t, &job);
     assert_false(a->ranks[0].critical_path.modelled);
     gw_what_if w;
     assert_int_equal(gw_whatif_simulate(a, 0, "pipe.cpu_bound", 0, &w), 0);
