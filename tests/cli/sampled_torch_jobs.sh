@@ -20,6 +20,9 @@
 # Every decision rests on states and counts that hold on a loaded 2-core machine (a starved
 # process is runnable, R; a waiting one asleep, S or D), never on timing.
 set -u
+# Real PyTorch jobs, each a minute of wall time: the scenarios are judged once, in the normal
+# suite. The sampler and the rules they run are sanitized through the cli_sampled_* tests.
+if [ "${GW_SANITIZE:-0}" = "1" ]; then echo "SKIP: the real torch jobs belong to the normal suite"; exit 77; fi
 : "${GW_BIN:?GW_BIN must point at the gpuwhy binary}"
 [ -n "${GW_FAKE_NVML:-}" ] || { echo "SKIP: no fake NVML"; exit 77; }
 SRC=${GW_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -9,6 +9,9 @@
 # descriptors of its own (about 140: the 128 clients and its fixed files) whatever the
 # number of processes. Latencies are printed, not asserted (bench/RESULTS.md has them).
 set -u
+# A load test (2,000 processes, 300 scrapes over a minute): once, in the normal suite. serve's
+# own code is sanitized through cli_serve_nvml_jobs and cli_top_serve.
+if [ "${GW_SANITIZE:-0}" = "1" ]; then echo "SKIP: the load test belongs to the normal suite"; exit 77; fi
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
 SRC=${GW_SOURCE_DIR:?GW_SOURCE_DIR must point at the source tree}

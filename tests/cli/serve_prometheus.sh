@@ -5,6 +5,9 @@
 # tests/tools/prometheus_e2e.py; without Prometheus (not installed) the test says so and
 # skips: `make test` installs it (scripts/deps.sh test).
 set -u
+# An integration with a real Prometheus (a minute of scrape windows): once, in the normal suite.
+# serve's own code is sanitized through cli_serve_nvml_jobs and cli_top_serve.
+if [ "${GW_SANITIZE:-0}" = "1" ]; then echo "SKIP: the Prometheus integration belongs to the normal suite"; exit 77; fi
 BIN=${GW_BIN:?GW_BIN must point at the gpuwhy binary}
 FAKE=${GW_FAKE_NVML:-}
 SRC=${GW_SOURCE_DIR:?GW_SOURCE_DIR must point at the source tree}
