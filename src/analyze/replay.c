@@ -239,22 +239,9 @@ void gw_replay_free(gw_replay *r)
     *r = (gw_replay){0};
 }
 
-int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+/* One replay into out, whose buffers hold g's nodes and steps (every value is rewritten). */
+static void replay_into(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
 {
-    static const gw_replay_params unchanged = {0};
-    if (!p)
-        p = &unchanged;
-    *out = (gw_replay){0};
-    size_t n = g->count ? g->count : 1;
-    out->start = malloc(n * sizeof *out->start);
-    out->end = malloc(n * sizeof *out->end);
-    out->bind = malloc(n);
-    out->step_count = g->bound_count > 0 ? g->bound_count - 1 : 0;
-    out->step_ns = malloc((out->step_count ? out->step_count : 1) * sizeof *out->step_ns);
-    if (!out->start || !out->end || !out->bind || !out->step_ns) {
-        gw_replay_free(out);
-        return -1;
-    }
     for (size_t i = 0; i < g->count; i++)
         out->start[i] = out->end[i] = UNSET;
     loader_state ls = {0};
@@ -267,6 +254,38 @@ int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_para
     }
     for (size_t k = 0; k < out->step_count; k++)
         out->step_ns[k] = out->start[g->bounds[k + 1]] - out->start[g->bounds[k]];
+}
+
+int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+{
+    static const gw_replay_params unchanged = {0};
+    if (!p)
+        p = &unchanged;
+    *out = (gw_replay){0};
+    size_t n = g->count ? g->count : 1;
+    out->start = malloc(n * sizeof *out->start);
+    out->end = malloc(n * sizeof *out->end);
+    out->bind = malloc(n);
+    out->step_count = g->bound_count > 0 ? g->bound_count - 1 : 0;
+    out->step_ns = malloc((out->step_count ? out->step_count : 1) * sizeof *out->step_ns);
+    out->nodes = g->count;
+    if (!out->start || !out->end || !out->bind || !out->step_ns) {
+        gw_replay_free(out);
+        return -1;
+    }
+    replay_into(g, t, p, out);
+    return 0;
+}
+
+int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *r)
+{
+    static const gw_replay_params unchanged = {0};
+    size_t steps = g->bound_count > 0 ? g->bound_count - 1 : 0;
+    if (!r->start || r->nodes != g->count || r->step_count != steps) {
+        gw_replay_free(r);
+        return gw_replay_run(g, t, p, r);
+    }
+    replay_into(g, t, p ? p : &unchanged, r);
     return 0;
 }
 

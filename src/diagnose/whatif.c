@@ -24,6 +24,7 @@
  * setting gives step_after. Findings of other ids keep their estimated gain (gain.c). */
 #include "diagnose/whatif.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,7 +293,11 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
     return 0;
 }
 
-int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
+/* gw_whatif_simulate with scratch: a replay of this rank's graph from an earlier call (or
+ * zeroed) whose buffers are reused, and left to the caller to free. The central setting is
+ * replayed last, so one replay is alive at a time. */
+static int simulate_into(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out,
+                         gw_replay *scratch)
 {
     *out = (gw_what_if){0};
     if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
@@ -304,23 +309,13 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     if (!transformation(a, ti, id, p, change, sizeof change))
         return 0;
     double after[SETTINGS];
-    gw_replay central = {0};
-    for (int s = 0; s < SETTINGS; s++) {
-        gw_replay r;
-        if (gw_replay_run(g, t, &p[s], &r) != 0) {
-            gw_replay_free(&central);
+    static const setting ORDER[SETTINGS] = {BEST, WORST, CENTRAL};
+    for (int k = 0; k < SETTINGS; k++) {
+        setting s = ORDER[k];
+        if (gw_replay_rerun(g, t, &p[s], scratch) != 0 || gw_replay_median_step_ms(scratch, &after[s]) != 0)
             return -1;
-        }
-        if (gw_replay_median_step_ms(&r, &after[s]) != 0) {
-            gw_replay_free(&r);
-            gw_replay_free(&central);
-            return -1;
-        }
-        if (s == CENTRAL)
-            central = r;
-        else
-            gw_replay_free(&r);
     }
+    const gw_replay *central = scratch;
     out->simulated = 1;
     out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
     out->step_after_ms = after[CENTRAL];
@@ -333,20 +328,29 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
         out->step_after_high_ms = after[BEST];
     snprintf(out->change, sizeof out->change, "%s", change);
     int rc = 0;
-    for (size_t k = 0; k < central.step_count && rc == 0; k++) {
+    for (size_t k = 0; k < central->step_count && rc == 0; k++) {
         gw_ns cat[GW_CP_CAT_COUNT];
-        rc = gw_critical_path_step(g, &central, k, cat, NULL, NULL, NULL);
+        rc = gw_critical_path_step(g, central, k, cat, NULL, NULL, NULL);
         for (int c = 0; c < GW_CP_CAT_COUNT; c++)
             out->cp_after_s[c] += (double)cat[c] / 1e9;
     }
     if (rc == 0 && with_top)
-        rc = top_pieces(t, g, &central, out);
-    gw_replay_free(&central);
+        rc = top_pieces(t, g, central, out);
     return rc == 0 ? 1 : -1;
+}
+
+int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
+{
+    gw_replay scratch = {0};
+    int rc = simulate_into(a, ti, id, with_top, out, &scratch);
+    gw_replay_free(&scratch);
+    return rc;
 }
 
 int gw_whatif_apply(gw_analysis *a)
 {
+    gw_replay scratch = {0};
+    size_t scratch_rank = SIZE_MAX;
     for (size_t i = 0; i < a->findings.count; i++) {
         gw_finding *f = &a->findings.items[i];
         if (f->rank < 0 || !(f->basis & GW_BASIS_TRACE))
@@ -364,14 +368,21 @@ int gw_whatif_apply(gw_analysis *a)
         if (ti == a->rank_count)
             continue;
         gw_what_if w;
-        int rc = gw_whatif_simulate(a, ti, f->id, 0, &w);
-        if (rc < 0)
+        /* One set of replay buffers for every finding of the rank (the graph is the same). */
+        if (ti != scratch_rank)
+            gw_replay_free(&scratch);
+        scratch_rank = ti;
+        int rc = simulate_into(a, ti, f->id, 0, &w, &scratch);
+        if (rc < 0) {
+            gw_replay_free(&scratch);
             return -1;
+        }
         if (rc == 0)
             continue;
         f = &a->findings.items[i];
         f->what_if = w;
         gw_gain_write_simulated(f, &a->ranks[ti]);
     }
+    gw_replay_free(&scratch);
     return 0;
 }
