@@ -411,7 +411,6 @@ typedef struct gw_analysis {
     struct gw_stepgraph *graphs; /* owned, one per rank (analyze/stepgraph.h): the steady
                                     steps as a dependency graph, for the what-if replays and
                                     the critical path's pieces; count 0 when not modelled */
-    struct gw_replay *observed;  /* owned, one per rank: the graph replayed unchanged */
     gw_rule_scope scope;         /* which rules ran */
     gw_input_info *inputs;       /* owned, rank_count: what each rank came from */
     gw_thread_label *feeders;    /* owned, device_count: each device row's feeding thread */

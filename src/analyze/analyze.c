@@ -271,14 +271,13 @@ static void *kernel_stats_thread(void *arg)
     return NULL;
 }
 
-/* The steady steps as a dependency graph: built, replayed unchanged (how faithfully it
- * reproduces the trace), and each step's critical path. */
-static int model_steps(gw_analysis *a, size_t ti)
+/* The steady steps as a dependency graph: built, replayed unchanged into obs (how
+ * faithfully it reproduces the trace), and each step's critical path. */
+static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
 {
     const gw_trace *t = a->job->traces[ti];
     gw_rank_stats *r = &a->ranks[ti];
     gw_stepgraph *g = &a->graphs[ti];
-    gw_replay *obs = &a->observed[ti];
     gw_critical_path *cp = &r->critical_path;
     if (gw_stepgraph_build(t, &r->window, &a->thresholds, g) != 0)
         return -1;
@@ -326,10 +325,9 @@ static int model_steps(gw_analysis *a, size_t ti)
 }
 
 /* Each steady step row of trace ti gets its critical path and replayed length. */
-static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row)
+static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row, const gw_replay *obs)
 {
     const gw_stepgraph *g = &a->graphs[ti];
-    const gw_replay *obs = &a->observed[ti];
     if (!a->ranks[ti].critical_path.modelled)
         return 0;
     for (size_t k = 0; k < obs->step_count; k++) {
@@ -445,7 +443,13 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         return -1;
     gw_phase_mark("analysis: copies, syncs");
     gw_memory_stats_compute(t, &r->window, &r->memory);
-    if (r->has_gpu_data && (model_steps(a, ti) != 0 || fill_step_paths(a, ti, first_step_row) != 0))
+    /* The unchanged replay is done with once the steps have their paths: a node's times
+     * take half the graph's memory again (the Perfetto export replays it anew). */
+    gw_replay obs = {0};
+    int modelled_rc = r->has_gpu_data && (model_steps(a, ti, &obs) != 0 ||
+                                          fill_step_paths(a, ti, first_step_row, &obs) != 0) ? -1 : 0;
+    gw_replay_free(&obs);
+    if (modelled_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
     if (gw_rank_comm_build(t, &r->window, &a->rank_comm[ti]) != 0)
@@ -496,10 +500,9 @@ gw_analysis *gw_analyze_scoped(const gw_job *job, const gw_thresholds *threshold
     if (job->trace_count > 0) {
         a->ranks = calloc(job->trace_count, sizeof *a->ranks);
         a->graphs = calloc(job->trace_count, sizeof *a->graphs);
-        a->observed = calloc(job->trace_count, sizeof *a->observed);
         a->inputs = calloc(job->trace_count, sizeof *a->inputs);
         a->rank_comm = calloc(job->trace_count, sizeof *a->rank_comm);
-        if (!a->ranks || !a->graphs || !a->observed || !a->inputs || !a->rank_comm)
+        if (!a->ranks || !a->graphs || !a->inputs || !a->rank_comm)
             goto oom;
     }
     a->rank_count = job->trace_count;
@@ -557,10 +560,7 @@ void gw_analysis_free(gw_analysis *a)
         return;
     for (size_t i = 0; a->graphs && i < a->rank_count; i++)
         gw_stepgraph_free(&a->graphs[i]);
-    for (size_t i = 0; a->observed && i < a->rank_count; i++)
-        gw_replay_free(&a->observed[i]);
     free(a->graphs);
-    free(a->observed);
     for (size_t i = 0; a->inputs && i < a->rank_count; i++)
         gw_input_info_free(&a->inputs[i]);
     for (size_t i = 0; a->rank_comm && i < a->rank_count; i++)

@@ -348,21 +348,27 @@ static const char *piece_name(const gw_trace *t, const gw_stepgraph *g, uint32_t
     return x->ref < t->host_count ? gw_trace_str(t, t->host[x->ref].name_id) : "";
 }
 
-/* Each rank's steps' critical paths (the unchanged replay, i.e. the trace's own times) as a
- * track of slices, oldest first. Returns -1 on out-of-memory. */
+/* Each rank's steps' critical paths (the unchanged replay, i.e. the trace's own times, run
+ * again here: the analysis does not keep it) as a track of slices, oldest first. Returns -1
+ * on out-of-memory. */
 static int write_critical_path(writer *w, const gw_job *job, const gw_analysis *a)
 {
-    if (!a || !a->graphs || !a->observed)
+    if (!a || !a->graphs)
         return 0;
     gw_cp_piece *pieces = NULL;
     size_t cap = 0;
     int rc = 0;
     for (size_t ti = 0; ti < a->rank_count && ti < job->trace_count && rc == 0; ti++) {
         const gw_stepgraph *g = &a->graphs[ti];
-        const gw_replay *r = &a->observed[ti];
         const gw_trace *t = job->traces[ti];
-        if (!a->ranks[ti].critical_path.modelled || r->step_count == 0)
+        if (!a->ranks[ti].critical_path.modelled)
             continue;
+        gw_replay observed;
+        if (gw_replay_run(g, t, NULL, &observed) != 0) {
+            rc = -1;
+            break;
+        }
+        const gw_replay *r = &observed;
         int64_t pid = CRITICAL_PID_BASE + (t->rank >= 0 && t->rank < 0xffff ? t->rank : 0xffff);
         char label[96];
         snprintf(label, sizeof label, "gpuwhy critical path (rank %d)", t->rank);
@@ -399,6 +405,7 @@ static int write_critical_path(writer *w, const gw_job *job, const gw_analysis *
                         gw_cp_cat_name((gw_cp_cat)c->cat), g->step_numbers[k]);
             }
         }
+        gw_replay_free(&observed);
     }
     free(pieces);
     return rc;
