@@ -209,8 +209,10 @@ void gw_feeders_free(gw_feeders *f)
 static void level_sets_free(gw_level_sets *ls)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        gw_ivset_free(&ls->level[k]);
+        if (!(ls->shared & (1u << k)))
+            gw_ivset_free(&ls->level[k]);
     gw_ivset_free(&ls->blocking);
+    *ls = (gw_level_sets){0};
 }
 
 void gw_feeder_activity_free(gw_feeder_activity *fa)
@@ -426,11 +428,21 @@ static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *ot
     *ls = (gw_level_sets){0};
     if (gw_ivset_build(&ls->blocking, &r->blocking) != 0 || gw_ivset_build(&ls->level[0], &r->level[0]) != 0)
         goto fail;
-    for (int k = 1; k < GW_FEEDER_LEVELS - 1; k++)
-        if (gw_ivset_build_union(&ls->level[k], &ls->level[k - 1], &r->level[k]) != 0)
+    for (int k = 1; k < GW_FEEDER_LEVELS - 1; k++) {
+        if (r->level[k].count == 0) {
+            gw_ival_list_free(&r->level[k]);
+            ls->level[k] = ls->level[k - 1];
+            ls->shared |= 1u << k;
+        } else if (gw_ivset_build_union(&ls->level[k], &ls->level[k - 1], &r->level[k]) != 0) {
             goto fail;
-    if (gw_ivset_union_sets(&ls->level[GW_FEEDER_LEVELS - 1], &ls->level[GW_FEEDER_LEVELS - 2], other) != 0)
+        }
+    }
+    if (other->count == 0) {
+        ls->level[GW_FEEDER_LEVELS - 1] = ls->level[GW_FEEDER_LEVELS - 2];
+        ls->shared |= 1u << (GW_FEEDER_LEVELS - 1);
+    } else if (gw_ivset_union_sets(&ls->level[GW_FEEDER_LEVELS - 1], &ls->level[GW_FEEDER_LEVELS - 2], other) != 0) {
         goto fail;
+    }
     return 0;
 fail:
     level_sets_free(ls);

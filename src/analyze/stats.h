@@ -65,8 +65,12 @@ void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_s
  * the exclusive time of a cause in a range is covered(level[k]) - covered(level[k-1]). */
 #define GW_FEEDER_LEVELS 6
 typedef struct gw_level_sets {
-    gw_ivset level[GW_FEEDER_LEVELS]; /* owned */
+    gw_ivset level[GW_FEEDER_LEVELS]; /* owned, except where `shared` says */
     gw_ivset blocking;                /* owned: the blocking calls alone (for the bubbles) */
+    unsigned shared;                  /* bit k: level[k] adds nothing to level[k - 1] and is
+                                         the same arrays, borrowed (a feeder with millions of
+                                         launches and no other thread would otherwise hold
+                                         the same multi-million-interval set twice) */
 } gw_level_sets;
 
 typedef struct gw_feeder_activity {
