@@ -232,6 +232,14 @@ int gw_ivset_add(gw_ivset *s, gw_ival_list *raw)
     return fill_prefix(s);
 }
 
+int gw_ivset_absorb(gw_ivset *s, gw_ivset *other)
+{
+    gw_ival_list raw = {other->iv, other->count, other->count};
+    free(other->prefix);
+    *other = (gw_ivset){0};
+    return gw_ivset_add(s, &raw);
+}
+
 int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
 {
     s->prefix = NULL;

@@ -64,6 +64,10 @@ int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw);
  * copied (nothing at all happens for an empty list). Returns 0, or -1 on out-of-memory
  * (the set is then freed too). */
 int gw_ivset_add(gw_ivset *s, gw_ival_list *raw);
+/* s becomes s united with other, in s's memory; other is consumed (left empty): the union
+ * of two sets that are done with, without a third copy. Returns 0, or -1 on out-of-memory
+ * (both freed). */
+int gw_ivset_absorb(gw_ivset *s, gw_ivset *other);
 void gw_ivset_free(gw_ivset *s);
 /* out = a ∪ b (both left as they are). Returns 0, or -1 on out-of-memory (out empty). */
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b);
