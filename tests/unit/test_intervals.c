@@ -215,6 +215,29 @@ static void random_sets_match_bitmap(void **state)
             assert_int_equal(s.prefix[i + 1], u.prefix[i + 1]);
         }
         assert_int_equal(gw_ivset_covered(&s, lo, hi), gw_ivset_covered(&u, lo, hi));
+
+        /* Two built sets absorbed one into the other: the same union as gw_ivset_union_sets,
+         * the absorbed one left empty. */
+        gw_ival_list la = {0}, lb = {0};
+        for (size_t i = 0; i < na; i++)
+            assert_int_equal(gw_ival_list_add(&la, a[i].start, a[i].end), 0);
+        for (size_t i = 0; i < nb; i++)
+            assert_int_equal(gw_ival_list_add(&lb, b[i].start, b[i].end), 0);
+        gw_ivset sa, sb, joined;
+        assert_int_equal(gw_ivset_build(&sa, &la), 0);
+        assert_int_equal(gw_ivset_build(&sb, &lb), 0);
+        assert_int_equal(gw_ivset_union_sets(&joined, &sa, &sb), 0);
+        assert_int_equal(gw_ivset_absorb(&sa, &sb), 0);
+        assert_int_equal(sb.count, 0);
+        assert_null(sb.iv);
+        assert_int_equal(sa.count, joined.count);
+        for (size_t i = 0; i < sa.count; i++) {
+            assert_int_equal(sa.iv[i].start, joined.iv[i].start);
+            assert_int_equal(sa.iv[i].end, joined.iv[i].end);
+            assert_int_equal(sa.prefix[i + 1], joined.prefix[i + 1]);
+        }
+        gw_ivset_free(&joined);
+        gw_ivset_free(&sa);
         gw_ivset_free(&u);
         gw_ivset_free(&s);
     }
