@@ -325,6 +325,21 @@ static int model_steps(gw_analysis *a, size_t ti)
     return 0;
 }
 
+/* model_steps on its own thread: it needs only the trace and the window, so the step
+ * graph is built and replayed while the devices are analysed. */
+typedef struct model_steps_job {
+    gw_analysis *a;
+    size_t ti;
+    int rc;
+} model_steps_job;
+
+static void *model_steps_thread(void *arg)
+{
+    model_steps_job *job = arg;
+    job->rc = model_steps(job->a, job->ti);
+    return NULL;
+}
+
 /* Each steady step row of trace ti gets its critical path and replayed length. */
 static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row)
 {
@@ -371,6 +386,11 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
     pthread_t kthread;
     int threaded = pthread_create(&kthread, NULL, kernel_stats_thread, &kjob) == 0;
+    /* Writes only a->graphs[ti], a->observed[ti] and r->critical_path, which nothing below
+     * reads before the join. */
+    model_steps_job sjob = {a, ti, 0};
+    pthread_t sthread;
+    int steps_threaded = r->has_gpu_data && pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
         device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
@@ -381,7 +401,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         kernel_stats_thread(&kjob);
     gw_phase_mark("analysis: devices + kernel stats (joined)");
     if (device_rc != 0 || kjob.rc != 0)
-        return -1;
+        goto fail;
 
     double busy_s = 0, share_sum = 0;
     for (size_t d = first_row; d < a->device_count; d++) {
@@ -398,7 +418,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->window.too_short = r->has_gpu_data && !repeats && busy_s * 1e3 < a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS];
 
     if (!dataloader_set && dataloader_all_threads(t, &r->window, &dataloader_s) != 0)
-        return -1;
+        goto fail;
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
@@ -442,16 +462,24 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     gw_copy_stats_compute(t, &r->window, &r->copies);
     if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)
-        return -1;
+        goto fail;
     gw_phase_mark("analysis: copies, syncs");
     gw_memory_stats_compute(t, &r->window, &r->memory);
-    if (r->has_gpu_data && (model_steps(a, ti) != 0 || fill_step_paths(a, ti, first_step_row) != 0))
+    if (steps_threaded)
+        pthread_join(sthread, NULL);
+    else if (r->has_gpu_data)
+        sjob.rc = model_steps(a, ti);
+    if (r->has_gpu_data && (sjob.rc != 0 || fill_step_paths(a, ti, first_step_row) != 0))
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
     if (gw_rank_comm_build(t, &r->window, &a->rank_comm[ti]) != 0)
         return -1;
     gw_phase_mark("analysis: collectives");
     return 0;
+fail:
+    if (steps_threaded)
+        pthread_join(sthread, NULL);
+    return -1;
 }
 
 /* Trace times after this are already Unix ns (old Kineto traces: epoch µs, no offset). */

@@ -292,7 +292,10 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
     return 0;
 }
 
-int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
+/* One simulation; ws holds two replays' arrays reused from one call to the next (a
+ * finding's three settings, then the next finding's), so the replays of a large graph
+ * touch fresh memory once rather than three times per finding. */
+static int simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out, gw_replay ws[2])
 {
     *out = (gw_what_if){0};
     if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
@@ -304,23 +307,13 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     if (!transformation(a, ti, id, p, change, sizeof change))
         return 0;
     double after[SETTINGS];
-    gw_replay central = {0};
+    gw_replay *scratch = &ws[0], *central_r = &ws[1];
     for (int s = 0; s < SETTINGS; s++) {
-        gw_replay r;
-        if (gw_replay_run(g, t, &p[s], &r) != 0) {
-            gw_replay_free(&central);
+        gw_replay *r = s == CENTRAL ? central_r : scratch;
+        if (gw_replay_rerun(g, t, &p[s], r) != 0 || gw_replay_median_step_ms(r, &after[s]) != 0)
             return -1;
-        }
-        if (gw_replay_median_step_ms(&r, &after[s]) != 0) {
-            gw_replay_free(&r);
-            gw_replay_free(&central);
-            return -1;
-        }
-        if (s == CENTRAL)
-            central = r;
-        else
-            gw_replay_free(&r);
     }
+    const gw_replay central = *central_r;
     out->simulated = 1;
     out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
     out->step_after_ms = after[CENTRAL];
@@ -341,11 +334,19 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     }
     if (rc == 0 && with_top)
         rc = top_pieces(t, g, &central, out);
-    gw_replay_free(&central);
     return rc == 0 ? 1 : -1;
 }
 
-int gw_whatif_apply(gw_analysis *a)
+int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
+{
+    gw_replay ws[2] = {{0}, {0}};
+    int rc = simulate(a, ti, id, with_top, out, ws);
+    gw_replay_free(&ws[0]);
+    gw_replay_free(&ws[1]);
+    return rc;
+}
+
+static int apply_with(gw_analysis *a, gw_replay ws[2])
 {
     for (size_t i = 0; i < a->findings.count; i++) {
         gw_finding *f = &a->findings.items[i];
@@ -364,7 +365,7 @@ int gw_whatif_apply(gw_analysis *a)
         if (ti == a->rank_count)
             continue;
         gw_what_if w;
-        int rc = gw_whatif_simulate(a, ti, f->id, 0, &w);
+        int rc = simulate(a, ti, f->id, 0, &w, ws);
         if (rc < 0)
             return -1;
         if (rc == 0)
@@ -374,4 +375,13 @@ int gw_whatif_apply(gw_analysis *a)
         gw_gain_write_simulated(f, &a->ranks[ti]);
     }
     return 0;
+}
+
+int gw_whatif_apply(gw_analysis *a)
+{
+    gw_replay ws[2] = {{0}, {0}};
+    int rc = apply_with(a, ws);
+    gw_replay_free(&ws[0]);
+    gw_replay_free(&ws[1]);
+    return rc;
 }

@@ -4,6 +4,8 @@
  * launches one kernel, waits for it in .item(), and does some host work after it. */
 #include "analysis_fixture.h"
 
+#include <stdlib.h>
+
 #include "analyze/stepgraph.h"
 #include "diagnose/whatif.h"
 
@@ -146,6 +148,44 @@ static void fp32_fix_moves_the_waiting_host(void **state)
     fx_done(a, job);
 }
 
+/* A replay into arrays reused from another run (the what-if series) gives exactly what a
+ * fresh replay gives: nothing of the previous run leaks into the next, and arrays too small
+ * for the graph are replaced. */
+static void rerun_reuses_arrays_exactly(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
+    const gw_stepgraph *g = &a->graphs[0];
+    const gw_trace *t = job->traces[0];
+    gw_replay_params fp32 = {0};
+    fp32.fp32 = 1;
+    fp32.fp32_scale = 0.4;
+    gw_replay fresh, reused = {0};
+    assert_int_equal(gw_replay_run(g, t, &fp32, &fresh), 0);
+    /* Too small first: one node's room, then grown by the rerun. */
+    reused.start = malloc(sizeof *reused.start);
+    reused.end = malloc(sizeof *reused.end);
+    reused.bind = malloc(1);
+    reused.step_ns = malloc(sizeof *reused.step_ns);
+    reused.node_cap = reused.step_cap = 1;
+    assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
+    assert_true(reused.node_cap >= g->count);
+    assert_int_equal(gw_replay_rerun(g, t, &fp32, &reused), 0);
+    assert_int_equal(reused.step_count, fresh.step_count);
+    assert_memory_equal(reused.start, fresh.start, g->count * sizeof *fresh.start);
+    assert_memory_equal(reused.end, fresh.end, g->count * sizeof *fresh.end);
+    assert_memory_equal(reused.bind, fresh.bind, g->count);
+    assert_memory_equal(reused.step_ns, fresh.step_ns, fresh.step_count * sizeof *fresh.step_ns);
+    /* And the unchanged replay again equals the observed one, after the FP32 run. */
+    assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
+    assert_memory_equal(reused.end, a->observed[0].end, g->count * sizeof *fresh.end);
+    assert_true(fresh.step_ns[0] < a->observed[0].step_ns[0]);
+    gw_replay_free(&fresh);
+    gw_replay_free(&reused);
+    fx_done(a, job);
+}
+
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
 static void absent_cause_changes_nothing(void **state)
 {
@@ -219,6 +259,7 @@ int main(void)
         cmocka_unit_test(loader_fix_replayed),
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
+        cmocka_unit_test(rerun_reuses_arrays_exactly),
         cmocka_unit_test(no_gpu_no_graph),
         cmocka_unit_test(ranking_by_simulated_gain),
     };
