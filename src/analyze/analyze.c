@@ -121,11 +121,27 @@ static int dataloader_all_threads(const gw_trace *t, const gw_window *w, double 
     return 0;
 }
 
+/* One host-ops view, on a second thread while the other is computed. */
+typedef struct host_ops_job {
+    const gw_trace *t;
+    const gw_feeders *feeders;
+    const gw_ivset *idle;
+    gw_host_ops *out;
+    int rc;
+} host_ops_job;
+
+static void *host_ops_thread(void *arg)
+{
+    host_ops_job *job = arg;
+    job->rc = gw_host_ops_compute(job->t, job->feeders, job->idle, job->out);
+    return NULL;
+}
+
 /* The host-ops views of one device (which ops ran while it idled for dispatch, and for the
  * host's own work) and the split of those idle times by the innermost host event. */
 static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeders *feeders,
                          const gw_feeder_activity *fa, const gw_window *w, gw_ns launch_gap_ns,
-                         gw_device_stats *ds)
+                         unsigned threads, gw_device_stats *ds)
 {
     gw_ivset sets[GW_IDLE_CAUSE_COUNT];
     if (gw_idle_cause_sets(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
@@ -140,8 +156,15 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -
         gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->all.level[GW_FEEDER_LEVELS - 2]));
-    if (gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]) != 0 ||
-        gw_host_ops_compute(t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK]) != 0) {
+    host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK], -1};
+    pthread_t thread;
+    int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
+    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (dispatch_rc == 0)
+        host_ops_thread(&own);
+    if (dispatch_rc != 0 || own.rc != 0) {
         gw_ivset_free(&dispatch);
         goto out;
     }
@@ -226,7 +249,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
     gw_phase_mark("analysis: idle attribution");
-    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, ds) != 0)
+    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, a->job->analysis_threads, ds) != 0)
         goto out;
     gw_phase_mark("analysis: host ops");
     gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
@@ -390,7 +413,8 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
      * reads before the join. */
     model_steps_job sjob = {a, ti, 0};
     pthread_t sthread;
-    int steps_threaded = r->has_gpu_data && pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
+    int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
+                         pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
         device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
@@ -564,7 +588,7 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     }
     size_t built = 0;
     for (; built < job->trace_count; built++) {
-        if (gw_rank_summary_build(job->traces[built], thresholds, &sums[built], err) != 0)
+        if (gw_rank_summary_build(job->traces[built], thresholds, job->analysis_threads, &sums[built], err) != 0)
             goto done;
         ptrs[built] = &sums[built];
     }

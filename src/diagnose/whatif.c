@@ -24,6 +24,7 @@
  * setting gives step_after. Findings of other ids keep their estimated gain (gain.c). */
 #include "diagnose/whatif.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,29 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
     return 0;
 }
 
+/* The bracketing settings (best, worst) of one simulation, replayed one after the other
+ * into one replay's arrays; on a second thread while the central one runs, when the
+ * analysis may use one. */
+typedef struct bracket_job {
+    const gw_stepgraph *g;
+    const gw_trace *t;
+    const gw_replay_params *p; /* all SETTINGS of them */
+    gw_replay *scratch;
+    double *after;             /* SETTINGS of them: BEST and WORST are written */
+    int rc;
+} bracket_job;
+
+static void *bracket_thread(void *arg)
+{
+    bracket_job *job = arg;
+    job->rc = 0;
+    for (int s = BEST; s <= WORST && job->rc == 0; s++)
+        if (gw_replay_rerun(job->g, job->t, &job->p[s], job->scratch) != 0 ||
+            gw_replay_median_step_ms(job->scratch, &job->after[s]) != 0)
+            job->rc = -1;
+    return NULL;
+}
+
 /* One simulation; ws holds two replays' arrays reused from one call to the next (a
  * finding's three settings, then the next finding's), so the replays of a large graph
  * touch fresh memory once rather than three times per finding. */
@@ -306,13 +330,19 @@ static int simulate(const gw_analysis *a, size_t ti, const char *id, int with_to
     char change[sizeof out->change];
     if (!transformation(a, ti, id, p, change, sizeof change))
         return 0;
-    double after[SETTINGS];
-    gw_replay *scratch = &ws[0], *central_r = &ws[1];
-    for (int s = 0; s < SETTINGS; s++) {
-        gw_replay *r = s == CENTRAL ? central_r : scratch;
-        if (gw_replay_rerun(g, t, &p[s], r) != 0 || gw_replay_median_step_ms(r, &after[s]) != 0)
-            return -1;
-    }
+    double after[SETTINGS] = {0};
+    gw_replay *central_r = &ws[1];
+    bracket_job bj = {g, t, p, &ws[0], after, -1};
+    pthread_t thread;
+    int threaded = a->job && a->job->analysis_threads > 1 && pthread_create(&thread, NULL, bracket_thread, &bj) == 0;
+    int rc = gw_replay_rerun(g, t, &p[CENTRAL], central_r) != 0 ||
+             gw_replay_median_step_ms(central_r, &after[CENTRAL]) != 0 ? -1 : 0;
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (rc == 0)
+        bracket_thread(&bj);
+    if (rc != 0 || bj.rc != 0)
+        return -1;
     const gw_replay central = *central_r;
     out->simulated = 1;
     out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
@@ -325,7 +355,6 @@ static int simulate(const gw_analysis *a, size_t ti, const char *id, int with_to
     if (after[BEST] > out->step_after_high_ms)
         out->step_after_high_ms = after[BEST];
     snprintf(out->change, sizeof out->change, "%s", change);
-    int rc = 0;
     for (size_t k = 0; k < central.step_count && rc == 0; k++) {
         gw_ns cat[GW_CP_CAT_COUNT];
         rc = gw_critical_path_step(g, &central, k, cat, NULL, NULL, NULL);

@@ -186,6 +186,43 @@ static void rerun_reuses_arrays_exactly(void **state)
     fx_done(a, job);
 }
 
+/* With a second thread allowed (-j 2 on one input), the analysis builds the step graph
+ * beside the device analysis, replays the bracketing settings beside the central one and
+ * computes the two host-ops views at once: every figure is the same as on one thread. */
+static void threaded_analysis_is_identical(void **state)
+{
+    (void)state;
+    gw_job *job1, *job2;
+    gw_analysis *one = fx_analyze_whole(training_loop(), &job1);
+    gw_trace *t = training_loop();
+    assert_int_equal(gw_trace_finish(t), 0);
+    job2 = gw_job_new();
+    assert_non_null(job2);
+    assert_int_equal(gw_job_add(job2, t), 0);
+    job2->analysis_threads = 2;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *two = gw_analyze_scoped(job2, NULL, GW_SCOPE_ALL, &err);
+    assert_non_null(two);
+    assert_memory_equal(&one->ranks[0].critical_path, &two->ranks[0].critical_path,
+                        sizeof one->ranks[0].critical_path);
+    assert_int_equal(one->device_count, two->device_count);
+    assert_memory_equal(one->devices[0].host_ops, two->devices[0].host_ops, sizeof one->devices[0].host_ops);
+    static const char *const ids[] = {"kernel.fp32_math", "data.loader_wait", "pipe.host_sync"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        gw_what_if w1, w2;
+        int rc1 = gw_whatif_simulate(one, 0, ids[i], 1, &w1);
+        int rc2 = gw_whatif_simulate(two, 0, ids[i], 1, &w2);
+        assert_int_equal(rc1, rc2);
+        assert_memory_equal(&w1, &w2, sizeof w1);
+    }
+    const gw_finding *f = gw_findings_get(&two->findings, "kernel.fp32_math");
+    assert_non_null(f);
+    assert_true(fabs(f->what_if.step_after_ms - 70.0) < 1e-6);
+    fx_done(one, job1);
+    fx_done(two, job2);
+}
+
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
 static void absent_cause_changes_nothing(void **state)
 {
@@ -260,6 +297,7 @@ int main(void)
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
+        cmocka_unit_test(threaded_analysis_is_identical),
         cmocka_unit_test(no_gpu_no_graph),
         cmocka_unit_test(ranking_by_simulated_gain),
     };
