@@ -121,11 +121,27 @@ static int dataloader_all_threads(const gw_trace *t, const gw_window *w, double 
     return 0;
 }
 
+/* One host-ops view, on a second thread while the other is computed. */
+typedef struct host_ops_job {
+    const gw_trace *t;
+    const gw_feeders *feeders;
+    const gw_ivset *idle;
+    gw_host_ops *out;
+    int rc;
+} host_ops_job;
+
+static void *host_ops_thread(void *arg)
+{
+    host_ops_job *job = arg;
+    job->rc = gw_host_ops_compute(job->t, job->feeders, job->idle, job->out);
+    return NULL;
+}
+
 /* The host-ops views of one device (which ops ran while it idled for dispatch, and for the
  * host's own work) and the split of those idle times by the innermost host event. */
 static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeders *feeders,
                          const gw_feeder_activity *fa, const gw_window *w, gw_ns launch_gap_ns,
-                         gw_device_stats *ds)
+                         unsigned threads, gw_device_stats *ds)
 {
     gw_ivset sets[GW_IDLE_CAUSE_COUNT];
     if (gw_idle_cause_sets(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
@@ -147,8 +163,15 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -
         gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->all.level[GW_FEEDER_LEVELS - 2]));
-    if (gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]) != 0 ||
-        gw_host_ops_compute(t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK]) != 0) {
+    host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK], -1};
+    pthread_t thread;
+    int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
+    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (dispatch_rc == 0)
+        host_ops_thread(&own);
+    if (dispatch_rc != 0 || own.rc != 0) {
         gw_ivset_free(&dispatch);
         goto out;
     }
@@ -240,7 +263,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
     gw_phase_mark("analysis: idle attribution");
-    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, ds) != 0)
+    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, a->job->analysis_threads, ds) != 0)
         goto out;
     gw_phase_mark("analysis: host ops");
     gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
@@ -338,6 +361,22 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
     return 0;
 }
 
+/* model_steps on its own thread: it needs only the trace and the window, so the step
+ * graph is built and replayed while the devices are analysed. */
+typedef struct model_steps_job {
+    gw_analysis *a;
+    size_t ti;
+    gw_replay obs;     /* the unchanged replay, freed once the steps have their paths */
+    int rc;
+} model_steps_job;
+
+static void *model_steps_thread(void *arg)
+{
+    model_steps_job *job = arg;
+    job->rc = model_steps(job->a, job->ti, &job->obs);
+    return NULL;
+}
+
 /* Each steady step row of trace ti gets its critical path and replayed length. */
 static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row, const gw_replay *obs)
 {
@@ -383,6 +422,12 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
     pthread_t kthread;
     int threaded = pthread_create(&kthread, NULL, kernel_stats_thread, &kjob) == 0;
+    /* Writes only a->graphs[ti], sjob.obs and r->critical_path, which nothing below
+     * reads before the join. */
+    model_steps_job sjob = {.a = a, .ti = ti};
+    pthread_t sthread;
+    int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
+                         pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
         device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
@@ -393,7 +438,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         kernel_stats_thread(&kjob);
     gw_phase_mark("analysis: devices + kernel stats (joined)");
     if (device_rc != 0 || kjob.rc != 0)
-        return -1;
+        goto fail;
 
     double busy_s = 0, share_sum = 0;
     for (size_t d = first_row; d < a->device_count; d++) {
@@ -410,7 +455,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->window.too_short = r->has_gpu_data && !repeats && busy_s * 1e3 < a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS];
 
     if (!dataloader_set && dataloader_all_threads(t, &r->window, &dataloader_s) != 0)
-        return -1;
+        goto fail;
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
@@ -454,15 +499,18 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     gw_copy_stats_compute(t, &r->window, &r->copies);
     if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)
-        return -1;
+        goto fail;
     gw_phase_mark("analysis: copies, syncs");
     gw_memory_stats_compute(t, &r->window, &r->memory);
+    if (steps_threaded)
+        pthread_join(sthread, NULL);
+    else if (r->has_gpu_data)
+        sjob.rc = model_steps(a, ti, &sjob.obs);
     /* The unchanged replay is done with once the steps have their paths: a node's times
      * take half the graph's memory again (the Perfetto export replays it anew). */
-    gw_replay obs = {0};
-    int modelled_rc = r->has_gpu_data && (model_steps(a, ti, &obs) != 0 ||
-                                          fill_step_paths(a, ti, first_step_row, &obs) != 0) ? -1 : 0;
-    gw_replay_free(&obs);
+    int modelled_rc = r->has_gpu_data && (sjob.rc != 0 || fill_step_paths(a, ti, first_step_row, &sjob.obs) != 0)
+                          ? -1 : 0;
+    gw_replay_free(&sjob.obs);
     if (modelled_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
@@ -470,6 +518,11 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         return -1;
     gw_phase_mark("analysis: collectives");
     return 0;
+fail:
+    if (steps_threaded)
+        pthread_join(sthread, NULL);
+    gw_replay_free(&sjob.obs);
+    return -1;
 }
 
 /* Trace times after this are already Unix ns (old Kineto traces: epoch µs, no offset). */
@@ -553,7 +606,7 @@ gw_analysis *gw_analyze(const gw_job *job, const gw_thresholds *thresholds, gw_e
     }
     size_t built = 0;
     for (; built < job->trace_count; built++) {
-        if (gw_rank_summary_build(job->traces[built], thresholds, &sums[built], err) != 0)
+        if (gw_rank_summary_build(job->traces[built], thresholds, job->analysis_threads, &sums[built], err) != 0)
             goto done;
         ptrs[built] = &sums[built];
     }

@@ -79,6 +79,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
     /* Per thread the process check is one comparison: host events are grouped by thread. */
     uint32_t last_thread = UINT32_MAX;
     int last_ok = 0;
+    size_t idle_cursor = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
         if (!is_listed_kind(h) || h->end <= lo || h->start >= hi)
@@ -87,7 +88,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
             last_thread = h->thread;
             last_ok = same_process(t, f, h->thread);
         }
-        if (!last_ok || gw_ivset_covered(idle, h->start, h->end) == 0)
+        if (!last_ok || !gw_ivset_touches(idle, &idle_cursor, h->start, h->end))
             continue;
         spans[k++] = (span_ref){h->name_id, h->kind, h->start, h->end};
     }

@@ -272,6 +272,27 @@ size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
     return lo;
 }
 
+int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
+{
+    if (hi <= lo || s->count == 0)
+        return 0;
+    size_t i = *cursor;
+    if (i > s->count || (i > 0 && s->iv[i - 1].end > lo)) {
+        i = gw_ivset_first_ending_after(s, lo);
+    } else {
+        /* A short forward walk, then a binary search over what is left if lo jumped far. */
+        size_t steps = 0;
+        while (i < s->count && s->iv[i].end <= lo && steps < 8) {
+            i++;
+            steps++;
+        }
+        if (i < s->count && s->iv[i].end <= lo)
+            i = gw_ivset_first_ending_after(s, lo);
+    }
+    *cursor = i;
+    return i < s->count && s->iv[i].start < hi;
+}
+
 /* Covered length of (-inf, t): full intervals before t plus the part of the one holding t. */
 static gw_ns covered_before(const gw_ivset *s, gw_ns t)
 {

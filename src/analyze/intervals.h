@@ -81,4 +81,10 @@ gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b);
 /* Index of the first interval whose end is after t (count when none). */
 size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t);
 
+/* Whether [lo, hi) overlaps the set (same answer as gw_ivset_covered(s, lo, hi) > 0), for
+ * queries whose lo mostly grows: *cursor (start at 0) remembers the first interval ending
+ * after the last lo, so a run of queries in start order walks the set once; a smaller lo
+ * (the next thread's events) falls back to a binary search. */
+int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi);
+
 #endif

@@ -25,12 +25,13 @@ void gw_rank_summary_free(gw_rank_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-int gw_rank_summary_build(const gw_trace *t, const gw_thresholds *th, gw_rank_summary *out, gw_error *err)
+int gw_rank_summary_build(const gw_trace *t, const gw_thresholds *th, unsigned threads, gw_rank_summary *out,
+                          gw_error *err)
 {
     memset(out, 0, sizeof *out);
     /* A job of this one trace, borrowed: gw_job_free would free the trace. */
     gw_trace *one[1] = {(gw_trace *)t};
-    gw_job job = {one, 1, 1, NULL};
+    gw_job job = {one, 1, 1, NULL, threads};
     gw_analysis *a = gw_analyze_scoped(&job, th, GW_SCOPE_RANK, err);
     if (!a)
         return -1;

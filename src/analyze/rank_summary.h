@@ -32,9 +32,11 @@ typedef struct gw_rank_summary {
     gw_rank_comm comm;           /* owned */
 } gw_rank_summary;
 
-/* The map: analyses one finished trace with the rank-scope rules. Returns 0, or -1 with err
- * set (out-of-memory); out holds nothing then. */
-int gw_rank_summary_build(const gw_trace *t, const gw_thresholds *th, gw_rank_summary *out, gw_error *err);
+/* The map: analyses one finished trace with the rank-scope rules, on up to `threads` threads
+ * (the unit's share of -j; 0 or 1: one). Returns 0, or -1 with err set (out-of-memory); out
+ * holds nothing then. */
+int gw_rank_summary_build(const gw_trace *t, const gw_thresholds *th, unsigned threads, gw_rank_summary *out,
+                          gw_error *err);
 /* Frees what the summary owns and zeroes it. */
 void gw_rank_summary_free(gw_rank_summary *s);
 

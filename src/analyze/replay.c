@@ -239,9 +239,47 @@ void gw_replay_free(gw_replay *r)
     *r = (gw_replay){0};
 }
 
-/* One replay into out, whose buffers hold g's nodes and steps (every value is rewritten). */
-static void replay_into(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+/* Makes room for g's nodes and steps in r, keeping arrays that are large enough. */
+static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
 {
+    size_t n = g->count ? g->count : 1;
+    size_t steps = g->bound_count > 0 ? g->bound_count - 1 : 0;
+    size_t step_room = steps ? steps : 1;
+    if (!r->start || !r->end || !r->bind || r->node_cap < n) {
+        free(r->start);
+        free(r->end);
+        free(r->bind);
+        r->start = malloc(n * sizeof *r->start);
+        r->end = malloc(n * sizeof *r->end);
+        r->bind = malloc(n);
+        r->node_cap = n;
+    }
+    if (!r->step_ns || r->step_cap < step_room) {
+        free(r->step_ns);
+        r->step_ns = malloc(step_room * sizeof *r->step_ns);
+        r->step_cap = step_room;
+    }
+    r->step_count = steps;
+    if (!r->start || !r->end || !r->bind || !r->step_ns) {
+        gw_replay_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+{
+    *out = (gw_replay){0};
+    return gw_replay_rerun(g, t, p, out);
+}
+
+int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
+{
+    static const gw_replay_params unchanged = {0};
+    if (!p)
+        p = &unchanged;
+    if (replay_reserve(g, out) != 0)
+        return -1;
     for (size_t i = 0; i < g->count; i++)
         out->start[i] = out->end[i] = UNSET;
     loader_state ls = {0};
@@ -254,38 +292,6 @@ static void replay_into(const gw_stepgraph *g, const gw_trace *t, const gw_repla
     }
     for (size_t k = 0; k < out->step_count; k++)
         out->step_ns[k] = out->start[g->bounds[k + 1]] - out->start[g->bounds[k]];
-}
-
-int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
-{
-    static const gw_replay_params unchanged = {0};
-    if (!p)
-        p = &unchanged;
-    *out = (gw_replay){0};
-    size_t n = g->count ? g->count : 1;
-    out->start = malloc(n * sizeof *out->start);
-    out->end = malloc(n * sizeof *out->end);
-    out->bind = malloc(n);
-    out->step_count = g->bound_count > 0 ? g->bound_count - 1 : 0;
-    out->step_ns = malloc((out->step_count ? out->step_count : 1) * sizeof *out->step_ns);
-    out->nodes = g->count;
-    if (!out->start || !out->end || !out->bind || !out->step_ns) {
-        gw_replay_free(out);
-        return -1;
-    }
-    replay_into(g, t, p, out);
-    return 0;
-}
-
-int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *r)
-{
-    static const gw_replay_params unchanged = {0};
-    size_t steps = g->bound_count > 0 ? g->bound_count - 1 : 0;
-    if (!r->start || r->nodes != g->count || r->step_count != steps) {
-        gw_replay_free(r);
-        return gw_replay_run(g, t, p, r);
-    }
-    replay_into(g, t, p ? p : &unchanged, r);
     return 0;
 }
 

@@ -154,7 +154,7 @@ typedef struct gw_replay {
     uint8_t *bind;               /* owned: which predecessor bound each node (GW_BIND_*) */
     gw_ns *step_ns;              /* owned: replayed length of each step (bound_count - 1) */
     size_t step_count;
-    size_t nodes;                /* the graph's node count when the buffers were made */
+    size_t node_cap, step_cap;   /* what the arrays hold, so gw_replay_rerun can reuse them */
 } gw_replay;
 
 #define GW_BIND_NONE  0 /* a source: starts at its observed time */
@@ -164,12 +164,10 @@ typedef struct gw_replay {
 
 /* Replays g under p (NULL: nothing changed). Returns 0, or -1 on out-of-memory. */
 int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);
-/* The same into r, a replay of the same graph from an earlier run (or zeroed), reusing its
- * buffers: the fixes of one trace's findings are replayed one after the other, and fresh
- * buffers for each replay of a multi-million-node graph cost as many page faults as the
- * replay itself and, kept alive beside the next, twice the memory. Returns 0, or -1 on
- * out-of-memory (r freed). */
-int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *r);
+/* The same into a replay that may already hold arrays from an earlier run (of any graph):
+ * they are reused when large enough, so a series of what-if replays touches its memory
+ * once. `out` must be zeroed or hold a replay; it is freed by gw_replay_free as usual. */
+int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);
 void gw_replay_free(gw_replay *r);
 /* Median of the replayed steady steps in ms (the graph's steps are the window's) into *out
  * (0 without steps). Returns 0, or -1 on out-of-memory. */

@@ -177,7 +177,7 @@ static int map_unit(mapper *m, gw_input_unit *u, gw_error *err)
         gw_trace_free(t);
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory");
     }
-    rc = gw_rank_summary_build(t, m->mo->thresholds, &u->ranks[0], err);
+    rc = gw_rank_summary_build(t, m->mo->thresholds, share, &u->ranks[0], err);
     gw_trace_free(t);
     if (rc == 0)
         u->rank_count = 1;

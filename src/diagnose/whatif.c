@@ -24,7 +24,7 @@
  * setting gives step_after. Findings of other ids keep their estimated gain (gain.c). */
 #include "diagnose/whatif.h"
 
-#include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,11 +293,33 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
     return 0;
 }
 
-/* gw_whatif_simulate with scratch: a replay of this rank's graph from an earlier call (or
- * zeroed) whose buffers are reused, and left to the caller to free. The central setting is
- * replayed last, so one replay is alive at a time. */
-static int simulate_into(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out,
-                         gw_replay *scratch)
+/* The bracketing settings (best, worst) of one simulation, replayed one after the other
+ * into one replay's arrays; on a second thread while the central one runs, when the
+ * analysis may use one. */
+typedef struct bracket_job {
+    const gw_stepgraph *g;
+    const gw_trace *t;
+    const gw_replay_params *p; /* all SETTINGS of them */
+    gw_replay *scratch;
+    double *after;             /* SETTINGS of them: BEST and WORST are written */
+    int rc;
+} bracket_job;
+
+static void *bracket_thread(void *arg)
+{
+    bracket_job *job = arg;
+    job->rc = 0;
+    for (int s = BEST; s <= WORST && job->rc == 0; s++)
+        if (gw_replay_rerun(job->g, job->t, &job->p[s], job->scratch) != 0 ||
+            gw_replay_median_step_ms(job->scratch, &job->after[s]) != 0)
+            job->rc = -1;
+    return NULL;
+}
+
+/* One simulation; ws holds two replays' arrays (one's with one thread) reused from one call
+ * to the next (a finding's three settings, then the next finding's), so the replays of a
+ * large graph touch fresh memory once rather than three times per finding. */
+static int simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out, gw_replay ws[2])
 {
     *out = (gw_what_if){0};
     if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
@@ -308,14 +330,27 @@ static int simulate_into(const gw_analysis *a, size_t ti, const char *id, int wi
     char change[sizeof out->change];
     if (!transformation(a, ti, id, p, change, sizeof change))
         return 0;
-    double after[SETTINGS];
-    static const setting ORDER[SETTINGS] = {BEST, WORST, CENTRAL};
-    for (int k = 0; k < SETTINGS; k++) {
-        setting s = ORDER[k];
-        if (gw_replay_rerun(g, t, &p[s], scratch) != 0 || gw_replay_median_step_ms(scratch, &after[s]) != 0)
+    double after[SETTINGS] = {0};
+    gw_replay *central_r = &ws[1];
+    bracket_job bj = {g, t, p, &ws[0], after, -1};
+    pthread_t thread;
+    int threaded = a->job && a->job->analysis_threads > 1 && pthread_create(&thread, NULL, bracket_thread, &bj) == 0;
+    if (!threaded) {
+        /* One thread: the brackets first, then the central setting, all in one replay's
+         * arrays (ws[0] stays empty): a replay of a multi-million-node graph is some
+         * hundred MB, and the peak of a big trace's analysis is its graph plus replays. */
+        bj.scratch = central_r;
+        bracket_thread(&bj);
+        if (bj.rc != 0)
             return -1;
     }
-    const gw_replay *central = scratch;
+    int rc = gw_replay_rerun(g, t, &p[CENTRAL], central_r) != 0 ||
+             gw_replay_median_step_ms(central_r, &after[CENTRAL]) != 0 ? -1 : 0;
+    if (threaded)
+        pthread_join(thread, NULL);
+    if (rc != 0 || bj.rc != 0)
+        return -1;
+    const gw_replay central = *central_r;
     out->simulated = 1;
     out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
     out->step_after_ms = after[CENTRAL];
@@ -327,30 +362,28 @@ static int simulate_into(const gw_analysis *a, size_t ti, const char *id, int wi
     if (after[BEST] > out->step_after_high_ms)
         out->step_after_high_ms = after[BEST];
     snprintf(out->change, sizeof out->change, "%s", change);
-    int rc = 0;
-    for (size_t k = 0; k < central->step_count && rc == 0; k++) {
+    for (size_t k = 0; k < central.step_count && rc == 0; k++) {
         gw_ns cat[GW_CP_CAT_COUNT];
-        rc = gw_critical_path_step(g, central, k, cat, NULL, NULL, NULL);
+        rc = gw_critical_path_step(g, &central, k, cat, NULL, NULL, NULL);
         for (int c = 0; c < GW_CP_CAT_COUNT; c++)
             out->cp_after_s[c] += (double)cat[c] / 1e9;
     }
     if (rc == 0 && with_top)
-        rc = top_pieces(t, g, central, out);
+        rc = top_pieces(t, g, &central, out);
     return rc == 0 ? 1 : -1;
 }
 
 int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
 {
-    gw_replay scratch = {0};
-    int rc = simulate_into(a, ti, id, with_top, out, &scratch);
-    gw_replay_free(&scratch);
+    gw_replay ws[2] = {{0}, {0}};
+    int rc = simulate(a, ti, id, with_top, out, ws);
+    gw_replay_free(&ws[0]);
+    gw_replay_free(&ws[1]);
     return rc;
 }
 
-int gw_whatif_apply(gw_analysis *a)
+static int apply_with(gw_analysis *a, gw_replay ws[2])
 {
-    gw_replay scratch = {0};
-    size_t scratch_rank = SIZE_MAX;
     for (size_t i = 0; i < a->findings.count; i++) {
         gw_finding *f = &a->findings.items[i];
         if (f->rank < 0 || !(f->basis & GW_BASIS_TRACE))
@@ -368,21 +401,23 @@ int gw_whatif_apply(gw_analysis *a)
         if (ti == a->rank_count)
             continue;
         gw_what_if w;
-        /* One set of replay buffers for every finding of the rank (the graph is the same). */
-        if (ti != scratch_rank)
-            gw_replay_free(&scratch);
-        scratch_rank = ti;
-        int rc = simulate_into(a, ti, f->id, 0, &w, &scratch);
-        if (rc < 0) {
-            gw_replay_free(&scratch);
+        int rc = simulate(a, ti, f->id, 0, &w, ws);
+        if (rc < 0)
             return -1;
-        }
         if (rc == 0)
             continue;
         f = &a->findings.items[i];
         f->what_if = w;
         gw_gain_write_simulated(f, &a->ranks[ti]);
     }
-    gw_replay_free(&scratch);
     return 0;
+}
+
+int gw_whatif_apply(gw_analysis *a)
+{
+    gw_replay ws[2] = {{0}, {0}};
+    int rc = apply_with(a, ws);
+    gw_replay_free(&ws[0]);
+    gw_replay_free(&ws[1]);
+    return rc;
 }

@@ -330,6 +330,8 @@ typedef struct gw_job {
     gw_trace **traces;         /* owned, each owned */
     size_t trace_count, trace_cap;
     struct gw_samples *samples;/* owned, NULL when nothing was sampled */
+    unsigned analysis_threads; /* threads the analysis of one trace may use beside its own
+                                  (-j's share for this input); 0 or 1: one */
 } gw_job;
 
 /* Lifecycle. gw_trace_new returns NULL on out-of-memory. */

@@ -403,8 +403,20 @@ static int load_memory(loader *L)
     if (prep(L, "SELECT pid, ts_ns, op, mem_kind, device, bytes FROM cuda_memory ORDER BY ts_ns", &st) != 0)
         return -1;
     int rc;
-    size_t n = 0;
+    size_t n = 0, bad_device = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint8_t kind = mem_kind_of(sqlite3_column_int64(st, 3));
+        int32_t device = -1;
+        if (kind != GW_MEM_PAGEABLE && kind != GW_MEM_PINNED) {
+            /* A device id no GPU can have (a damaged file): truncated it would land on a
+             * real GPU's memory figures, so the row is left out and counted. */
+            int64_t id = sqlite3_column_int64(st, 4);
+            if (id < 0 || id > INT32_MAX) {
+                bad_device++;
+                continue;
+            }
+            device = (int32_t)id;
+        }
         uint32_t thread = gw_trace_thread(L->t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 0));
         gw_mem_event *m = thread == UINT32_MAX ? NULL : gw_trace_add_mem(L->t);
         if (!m) {
@@ -412,18 +424,20 @@ static int load_memory(loader *L)
             return oom(L);
         }
         int64_t bytes = sqlite3_column_int64(st, 5);
-        uint8_t kind = mem_kind_of(sqlite3_column_int64(st, 3));
         m->ts = rebase(L, sqlite3_column_int64(st, 1));
         if (bytes < 0)
             bytes = 0;   /* a size is never negative: a damaged one counts as unknown */
         m->bytes = sqlite3_column_int64(st, 2) == 2 ? -bytes : bytes;   /* 2 = RELEASE */
         m->total_allocated = -1;
         m->total_reserved = -1;
-        m->device = (kind == GW_MEM_PAGEABLE || kind == GW_MEM_PINNED) ? -1 : (int32_t)sqlite3_column_int64(st, 4);
+        m->device = device;
         m->thread = thread;
         n++;
     }
     sqlite3_finalize(st);
+    if (bad_device)
+        gw_trace_note(L->t, "CUDA trace: %zu memory records with a device id no GPU can have were left out",
+                      bad_device);
     if (n)
         L->t->has |= GW_HAS_MEMORY;
     return rc == SQLITE_DONE ? 0 : step_failed(L, rc);

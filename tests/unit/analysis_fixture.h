@@ -123,7 +123,7 @@ static inline gw_analysis *fx_analyze(gw_trace *t, gw_job **job_out)
 }
 
 /* The same, analysed as one job in memory (GW_SCOPE_ALL) rather than through rank summaries:
- * the step graphs and their replays stay with the analysis (a->graphs, a->observed). */
+ * the step graphs stay with the analysis (a->graphs). */
 static inline gw_analysis *fx_analyze_whole(gw_trace *t, gw_job **job_out)
 {
     assert_int_equal(gw_trace_finish(t), 0);

@@ -212,6 +212,41 @@ static void recordings_with_extreme_times(void **state)
     }
 }
 
+/* A CUDA memory record whose device id is beyond int32 (2^32 would truncate to GPU 0) is
+ * left out with a note; one with a real id is kept on its GPU. */
+static void recording_memory_device_out_of_range(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gw-memdev-XXXXXX.db";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    copy_export(CRASHERS "rec-fuzz-intervals-overflow.min.db", path);
+    assert_int_equal(count_of(path, "SELECT count(*) FROM cuda_memory WHERE device = 0"), 4);
+    exec_sql(path, "INSERT INTO cuda_memory SELECT pid, ts_ns + 1, op, mem_kind, 4294967296, context, stream,"
+                   " correlation, address, bytes, name_id, is_async FROM cuda_memory LIMIT 1;"
+                   "INSERT INTO cuda_memory SELECT pid, ts_ns + 2, op, mem_kind, 1, context, stream,"
+                   " correlation, address, bytes, name_id, is_async FROM cuda_memory LIMIT 1;");
+    gw_job *job = gw_job_new();
+    gw_error err;
+    gw_error_clear(&err);
+    const char *paths[] = {path};
+    if (gw_ingest_files(paths, 1, NULL, job, &err) != 0)
+        fail_msg("%s", err.message);
+    const gw_trace *t = job->traces[0];
+    size_t on0 = 0, on1 = 0;
+    for (size_t i = 0; i < t->mem_count; i++) {
+        on0 += t->mem[i].device == 0;
+        on1 += t->mem[i].device == 1;
+    }
+    assert_int_equal(t->mem_count, 5);
+    assert_int_equal(on0, 4);
+    assert_int_equal(on1, 1);
+    assert_true(has_note(t, "1 memory records with a device id no GPU can have were left out"));
+    gw_job_free(job);
+    unlink(path);
+}
+
 /* A recording that lists 20 000 GPUs and 2 000 samples but holds no sample of any GPU would
  * need a 40 M-cell matrix (gigabytes) that no value in the file backs: refused with exit 2
  * before anything is allocated. The same recording with 8 GPUs (lost before the first
@@ -274,6 +309,7 @@ int main(void)
         cmocka_unit_test(unusable_inputs_refused_with_their_reason),
         cmocka_unit_test(recordings_with_extreme_times),
         cmocka_unit_test(sparse_gpu_matrix_is_refused),
+        cmocka_unit_test(recording_memory_device_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,6 +188,18 @@ static void random_sets_match_bitmap(void **state)
         for (gw_ns x = lo; x < hi; x++)
             want += ba[x];
         assert_int_equal(gw_ivset_covered(&s, lo, hi), want);
+        /* The cursor query answers as covered > 0 whatever the order of the queries:
+         * a rising run (one thread's events), then a fall back (the next thread's). */
+        size_t cursor = 0;
+        for (int q = 0; q < 24; q++) {
+            gw_ns qlo = q < 12 ? q * (DOMAIN / 12) + rand_r(&seed) % 3 : rand_r(&seed) % DOMAIN;
+            gw_ns qhi = qlo + rand_r(&seed) % 9 - 1;
+            int touches = 0;
+            for (gw_ns x = qlo; x < qhi && x < DOMAIN; x++)
+                touches |= ba[x];
+            assert_int_equal(gw_ivset_touches(&s, &cursor, qlo, qhi), touches);
+            assert_int_equal(touches, gw_ivset_covered(&s, qlo, qhi) > 0);
+        }
 
         /* The same set extended by b's intervals, given unsorted, merged linearly. */
         gw_ival_list more = {0};

@@ -4,6 +4,8 @@
  * launches one kernel, waits for it in .item(), and does some host work after it. */
 #include "analysis_fixture.h"
 
+#include <stdlib.h>
+
 #include "analyze/stepgraph.h"
 #include "diagnose/whatif.h"
 
@@ -98,12 +100,6 @@ static void unchanged_replay_and_path(void **state)
         assert_us(s->cp_s[GW_CP_DATA_WAIT], 30000, 1e-3);
     }
     assert_int_equal(rows, steady);
-    /* A rerun into the same buffers gives the same replay. */
-    gw_ns first_step = r->step_ns[0];
-    observed.step_ns[0] = 0;
-    observed.start[0] = observed.end[0] = -1;
-    assert_int_equal(gw_replay_rerun(g, job->traces[0], NULL, &observed), 0);
-    assert_int_equal(observed.step_ns[0], first_step);
     gw_replay_free(&observed);
     fx_done(a, job);
 }
@@ -155,6 +151,84 @@ static void fp32_fix_moves_the_waiting_host(void **state)
     assert_true(fabs(f->what_if.step_after_low_ms - 62.5) < 1e-6);
     assert_true(fabs(f->what_if.step_after_high_ms - 80.0) < 1e-6);
     fx_done(a, job);
+}
+
+/* A replay into arrays reused from another run (the what-if series) gives exactly what a
+ * fresh replay gives: nothing of the previous run leaks into the next, and arrays too small
+ * for the graph are replaced. */
+static void rerun_reuses_arrays_exactly(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(training_loop(), &job);
+    const gw_stepgraph *g = &a->graphs[0];
+    const gw_trace *t = job->traces[0];
+    gw_replay_params fp32 = {0};
+    fp32.fp32 = 1;
+    fp32.fp32_scale = 0.4;
+    gw_replay fresh, reused = {0};
+    assert_int_equal(gw_replay_run(g, t, &fp32, &fresh), 0);
+    /* Too small first: one node's room, then grown by the rerun. */
+    reused.start = malloc(sizeof *reused.start);
+    reused.end = malloc(sizeof *reused.end);
+    reused.bind = malloc(1);
+    reused.step_ns = malloc(sizeof *reused.step_ns);
+    reused.node_cap = reused.step_cap = 1;
+    assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
+    assert_true(reused.node_cap >= g->count);
+    assert_int_equal(gw_replay_rerun(g, t, &fp32, &reused), 0);
+    assert_int_equal(reused.step_count, fresh.step_count);
+    assert_memory_equal(reused.start, fresh.start, g->count * sizeof *fresh.start);
+    assert_memory_equal(reused.end, fresh.end, g->count * sizeof *fresh.end);
+    assert_memory_equal(reused.bind, fresh.bind, g->count);
+    assert_memory_equal(reused.step_ns, fresh.step_ns, fresh.step_count * sizeof *fresh.step_ns);
+    /* And the unchanged replay again equals a fresh unchanged one, after the FP32 run. */
+    gw_replay unchanged;
+    assert_int_equal(gw_replay_run(g, t, NULL, &unchanged), 0);
+    assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
+    assert_memory_equal(reused.end, unchanged.end, g->count * sizeof *fresh.end);
+    assert_true(fresh.step_ns[0] < unchanged.step_ns[0]);
+    gw_replay_free(&unchanged);
+    gw_replay_free(&fresh);
+    gw_replay_free(&reused);
+    fx_done(a, job);
+}
+
+/* With a second thread allowed (-j 2 on one input), the analysis builds the step graph
+ * beside the device analysis, replays the bracketing settings beside the central one and
+ * computes the two host-ops views at once: every figure is the same as on one thread. */
+static void threaded_analysis_is_identical(void **state)
+{
+    (void)state;
+    gw_job *job1, *job2;
+    gw_analysis *one = fx_analyze_whole(training_loop(), &job1);
+    gw_trace *t = training_loop();
+    assert_int_equal(gw_trace_finish(t), 0);
+    job2 = gw_job_new();
+    assert_non_null(job2);
+    assert_int_equal(gw_job_add(job2, t), 0);
+    job2->analysis_threads = 2;
+    gw_error err;
+    gw_error_clear(&err);
+    gw_analysis *two = gw_analyze_scoped(job2, NULL, GW_SCOPE_ALL, &err);
+    assert_non_null(two);
+    assert_memory_equal(&one->ranks[0].critical_path, &two->ranks[0].critical_path,
+                        sizeof one->ranks[0].critical_path);
+    assert_int_equal(one->device_count, two->device_count);
+    assert_memory_equal(one->devices[0].host_ops, two->devices[0].host_ops, sizeof one->devices[0].host_ops);
+    static const char *const ids[] = {"kernel.fp32_math", "data.loader_wait", "pipe.host_sync"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        gw_what_if w1, w2;
+        int rc1 = gw_whatif_simulate(one, 0, ids[i], 1, &w1);
+        int rc2 = gw_whatif_simulate(two, 0, ids[i], 1, &w2);
+        assert_int_equal(rc1, rc2);
+        assert_memory_equal(&w1, &w2, sizeof w1);
+    }
+    const gw_finding *f = gw_findings_get(&two->findings, "kernel.fp32_math");
+    assert_non_null(f);
+    assert_true(fabs(f->what_if.step_after_ms - 70.0) < 1e-6);
+    fx_done(one, job1);
+    fx_done(two, job2);
 }
 
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
@@ -230,6 +304,8 @@ int main(void)
         cmocka_unit_test(loader_fix_replayed),
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
+        cmocka_unit_test(rerun_reuses_arrays_exactly),
+        cmocka_unit_test(threaded_analysis_is_identical),
         cmocka_unit_test(no_gpu_no_graph),
         cmocka_unit_test(ranking_by_simulated_gain),
     };

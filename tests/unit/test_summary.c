@@ -120,7 +120,7 @@ static void round_trip_on_real_traces(void **state)
         gw_trace *t = read_trace(TRACES[i]);
         gw_error err;
         gw_error_clear(&err);
-        assert_int_equal(gw_rank_summary_build(t, &th, &built[i], &err), 0);
+        assert_int_equal(gw_rank_summary_build(t, &th, 1, &built[i], &err), 0);
         gw_trace_free(t);
         ptrs[i] = &built[i];
         records += built[i].comm.record_count;
