@@ -308,16 +308,20 @@ static void *kernel_stats_thread(void *arg)
     return NULL;
 }
 
-/* The steady steps as a dependency graph: built, replayed unchanged into obs (how
- * faithfully it reproduces the trace), and each step's critical path. */
+/* The steady steps as a dependency graph (a->graphs[ti]). */
+static int build_step_graph(gw_analysis *a, size_t ti)
+{
+    return gw_stepgraph_build(a->job->traces[ti], &a->ranks[ti].window, &a->thresholds, &a->graphs[ti]);
+}
+
+/* The built graph replayed unchanged into obs (how faithfully it reproduces the trace), and
+ * each step's critical path. */
 static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
 {
     const gw_trace *t = a->job->traces[ti];
     gw_rank_stats *r = &a->ranks[ti];
     gw_stepgraph *g = &a->graphs[ti];
     gw_critical_path *cp = &r->critical_path;
-    if (gw_stepgraph_build(t, &r->window, &a->thresholds, g) != 0)
-        return -1;
     if (g->count == 0 || g->bound_count < 2)
         return 0;
     if (gw_replay_run(g, t, NULL, obs) != 0)
@@ -361,19 +365,19 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
     return 0;
 }
 
-/* model_steps on its own thread: it needs only the trace and the window, so the step
- * graph is built and replayed while the devices are analysed. */
+/* build_step_graph on its own thread: it needs only the trace and the window, so the step
+ * graph is built while the devices are analysed. Its replay waits for the join: beside the
+ * devices' interval sets it would add some hundred MB more to a big trace's peak. */
 typedef struct model_steps_job {
     gw_analysis *a;
     size_t ti;
-    gw_replay obs;     /* the unchanged replay, freed once the steps have their paths */
     int rc;
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
 {
     model_steps_job *job = arg;
-    job->rc = model_steps(job->a, job->ti, &job->obs);
+    job->rc = build_step_graph(job->a, job->ti);
     return NULL;
 }
 
@@ -422,8 +426,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
     pthread_t kthread;
     int threaded = pthread_create(&kthread, NULL, kernel_stats_thread, &kjob) == 0;
-    /* Writes only a->graphs[ti], sjob.obs and r->critical_path, which nothing below
-     * reads before the join. */
+    /* Writes only a->graphs[ti], which nothing below reads before the join. */
     model_steps_job sjob = {.a = a, .ti = ti};
     pthread_t sthread;
     int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
@@ -505,12 +508,14 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (steps_threaded)
         pthread_join(sthread, NULL);
     else if (r->has_gpu_data)
-        sjob.rc = model_steps(a, ti, &sjob.obs);
+        sjob.rc = build_step_graph(a, ti);
     /* The unchanged replay is done with once the steps have their paths: a node's times
      * take half the graph's memory again (the Perfetto export replays it anew). */
-    int modelled_rc = r->has_gpu_data && (sjob.rc != 0 || fill_step_paths(a, ti, first_step_row, &sjob.obs) != 0)
+    gw_replay obs = {0};
+    int modelled_rc = r->has_gpu_data && (sjob.rc != 0 || model_steps(a, ti, &obs) != 0 ||
+                                          fill_step_paths(a, ti, first_step_row, &obs) != 0)
                           ? -1 : 0;
-    gw_replay_free(&sjob.obs);
+    gw_replay_free(&obs);
     if (modelled_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
@@ -521,7 +526,6 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
 fail:
     if (steps_threaded)
         pthread_join(sthread, NULL);
-    gw_replay_free(&sjob.obs);
     return -1;
 }
 
