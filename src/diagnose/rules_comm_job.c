@@ -322,6 +322,14 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
         return -1;
     f->rank = -1;
     f->confidence = 0.6;
+    /* Timed on one rank's own kernels, a collective's time includes its wait for the other
+     * ranks: a late rank and a slow link look the same from here, so the link is a suspect,
+     * not a finding of weight. */
+    if (!worst->matched) {
+        if (f->severity > GW_SEV_MINOR)
+            f->severity = GW_SEV_MINOR;
+        f->confidence = 0.3;
+    }
     char lo[32], hi[32];
     gw_rules_fmt_bytes((double)worst->bytes_lo, lo, sizeof lo);
     gw_rules_fmt_bytes((double)worst->bytes_hi, hi, sizeof hi);
@@ -339,12 +347,18 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
                         worst->matched ? "" : " (one rank's kernels: waiting included, a lower bound)");
     gw_finding_evidence(f, "time it would save at the link's peak, not hidden by compute: %.1f%% of the GPU time",
                         share * 100.0);
+    if (!worst->matched)
+        gw_finding_evidence(f, "only one rank's trace holds these collectives: their time includes waiting for "
+                               "the other ranks, so a late rank would look the same (severity at most minor)");
     gw_rules_fix(f,
-             "Find the path NCCL takes: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH shows the transport "
+             "%sFind the path NCCL takes: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH shows the transport "
              "(P2P/NVLink, SHM, NET) and rings; nvidia-smi topo -m and nvidia-smi nvlink -s show the links. "
              "Check that NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and NCCL_IB_DISABLE are unset and that the job "
              "sees the GPUs in one NVLink domain; compare with nccl-tests %s_perf -b 64M -e 1G -f 2 on the "
-             "same GPUs.", worst->type == GW_COLL_ALL_GATHER ? "all_gather" :
+             "same GPUs.", worst->matched ? "" : "Profile every rank over the same steps first and analyse the traces "
+                                                 "together (gpuwhy analyze rank*.json): that separates the link from "
+                                                 "a late rank. ",
+             worst->type == GW_COLL_ALL_GATHER ? "all_gather" :
                            worst->type == GW_COLL_REDUCE_SCATTER ? "reduce_scatter" :
                            worst->type == GW_COLL_ALL_TO_ALL ? "alltoall" :
                            worst->type == GW_COLL_SEND_RECV ? "sendrecv" :

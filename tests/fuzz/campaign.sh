@@ -5,6 +5,8 @@
 # and out-of-memory inputs (-rss_limit_mb, and any single allocation over -malloc_limit_mb:
 # no input of a megabyte may ask for that) land in WORK/artifacts/TARGET/. A summary line
 # per target (executions, coverage, corpus, artifacts) goes to WORK/summary.txt.
+# FUZZ_NICE (default 19) sets the priority: 0 makes the campaign a full CPU load, as when it
+# doubles as the load beside `.ci/run` (docs/fuzzing.md).
 # Usage: campaign.sh FUZZ_BUILD_DIR WORK SECONDS [JOBS [GPUWHY_BINARY [BINARY_DIR]]]
 set -u
 build=${1:?usage: campaign.sh FUZZ_BUILD_DIR WORK SECONDS [JOBS [GPUWHY_BINARY [BINARY_DIR]]]}
@@ -26,7 +28,7 @@ run_one() {
   esac
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t" "$work/logs"
   # -max_len: a megabyte is plenty for every format and keeps mutations fast.
-  (cd "$work/artifacts/$t" && nice -n 19 "$build/$t" -max_total_time="$secs" -timeout=25 -rss_limit_mb=2560 \
+  (cd "$work/artifacts/$t" && nice -n "${FUZZ_NICE:-19}" "$build/$t" -max_total_time="$secs" -timeout=25 -rss_limit_mb=2560 \
       -malloc_limit_mb=1024 -max_len=1048576 -print_final_stats=1 -artifact_prefix="$work/artifacts/$t/" \
       "${dict[@]}" "$work/corpus/$t" "$work/seeds/$t") > "$work/logs/$t.log" 2>&1
   local execs cov corp artifacts

@@ -248,6 +248,24 @@ static void slow_link_below_a_quarter_of_the_peak(void **state)
     double busbw = 67108864.0 / 8e-3 / 1e9 * 1.5;
     assert_float_equal(f->share, 4 * 10 * 0.008 * (1 - busbw / 300.0) / 3.2, 1e-6);
     free_all(a);
+    /* The same collectives in one rank's trace only: their time includes waiting for the
+     * three ranks not traced, so the link is only a suspect (minor, confidence 0.3) and the
+     * fix asks for every rank's trace first. */
+    a = fx_analysis(1, NULL);
+    snprintf(a->devices[0].name, sizeof a->devices[0].name, "NVIDIA A100-SXM4-80GB");
+    for (int k = 0; k < 10; k++)
+        add_record(a, 0, "pg 0 [0, 1, 2, 3]", GW_COLL_ALL_REDUCE, (gw_ns)k * 50 * MS,
+                   (gw_ns)k * 50 * MS + 8 * MS, k, INT64_MIN, 64ll << 20);
+    a->rank_comm[0].groups[0].size = 4; /* the group has 4 ranks; one was traced */
+    a->devices[0].comm_total_s = a->devices[0].comm_exposed_s = a->devices[0].comm_s = 0.08;
+    assert_int_equal(gw_job_comm_compute(a), 0);
+    f = fx_run(a, "comm.slow_link");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_MINOR);
+    assert_float_equal(f->confidence, 0.3, 1e-12);
+    assert_true(f->share > 0.02); /* big enough to be major if the ranks were matched */
+    assert_non_null(strstr(f->fix, "Profile every rank over the same steps first"));
+    free_all(a);
     /* The same on a GPU whose link the name does not give: nothing to compare with. */
     a = fx_analysis(2, NULL);
     for (int k = 0; k < 4; k++)
