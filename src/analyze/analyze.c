@@ -221,13 +221,6 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     else
         device_work_thread(&job);
     gw_phase_mark("analysis: device work || feeders");
-    if (getenv("GW_DBG_SETS")) {
-        for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-            fprintf(stderr, "level %d: %zu%s\n", k, fa.all.level[k].count,
-                    k > 0 && fa.all.level[k].count == fa.all.level[k - 1].count &&
-                    !memcmp(fa.all.level[k].iv, fa.all.level[k - 1].iv, fa.all.level[k].count * sizeof(gw_ival)) ? " same" : "");
-        fprintf(stderr, "blocking %zu api %zu cpu_op %zu other %zu busy %zu events %zu per_thread %p\n", fa.all.blocking.count, fa.api.count, fa.cpu_op.count, fa.other_threads.count, dw.busy.count, dw.event_count, (void*)fa.per_thread);
-    }
     if (job.rc != 0 || feeders_rc != 0 || activity_rc != 0) {
         if (activity_rc == 0)
             gw_feeder_activity_free(&fa);
