@@ -285,26 +285,77 @@ out:
 /* Kernel statistics read only the trace, so they are computed on a second thread while
  * the devices' busy sets and idle attribution are built (on a 5 M-kernel export each side
  * takes a few hundred ms). */
-typedef struct kernel_stats_job {
+/* The window's statistics that need only the trace and the window (kernels, copies,
+ * syncs, memory, the rank's collectives): on a second thread while the devices are
+ * analysed. Each writes its own member of the rank; nothing reads them before the join. */
+typedef struct window_stats_job {
     const gw_trace *trace;
     const gw_window *window;
     const gw_thresholds *thresholds;
-    gw_kernel_stats *out;
+    gw_rank_stats *rank;
+    gw_rank_comm *comm;
     int rc;
-} kernel_stats_job;
+} window_stats_job;
 
-static void *kernel_stats_thread(void *arg)
+static void *window_stats_thread(void *arg)
 {
-    kernel_stats_job *job = arg;
+    window_stats_job *job = arg;
+    gw_rank_stats *r = job->rank;
     /* busy_s is not known yet: memset_share is set once the devices are done. */
-    job->rc = gw_kernel_stats_compute(job->trace, job->window, job->thresholds, 0.0, job->out);
+    job->rc = gw_kernel_stats_compute(job->trace, job->window, job->thresholds, 0.0, &r->kernels);
+    if (job->rc != 0)
+        return NULL;
+    gw_copy_stats_compute(job->trace, job->window, &r->copies);
+    if (gw_sync_stats_compute(job->trace, job->window, &r->syncs) != 0) {
+        job->rc = -1;
+        return NULL;
+    }
+    gw_memory_stats_compute(job->trace, job->window, &r->memory);
+    job->rc = gw_rank_comm_build(job->trace, job->window, job->comm);
     return NULL;
 }
 
-/* The steady steps as a dependency graph (a->graphs[ti]). */
-static int build_step_graph(gw_analysis *a, size_t ti)
+/* The steady steps as a dependency graph (a->graphs[ti]), over as much of the window as
+ * whatif.max_events allows; note gets the sentence saying what was left out ("" when
+ * nothing was). */
+static int build_step_graph(gw_analysis *a, size_t ti, char *note, size_t note_len)
 {
-    return gw_stepgraph_build(a->job->traces[ti], &a->ranks[ti].window, &a->thresholds, &a->graphs[ti]);
+    const gw_trace *t = a->job->traces[ti];
+    const gw_window *w = &a->ranks[ti].window;
+    note[0] = '\0';
+    double cap = a->thresholds.v[GW_T_WHATIF_MAX_EVENTS];
+    size_t max_events = cap >= (double)SIZE_MAX ? SIZE_MAX : cap > 0 ? (size_t)cap : 0;
+    gw_window part;
+    size_t events;
+    int fits = gw_stepgraph_window(t, w, max_events, &part, &events);
+    if (fits < 0)
+        return -1;
+    if (fits == 0) {
+        snprintf(note, note_len, "critical path and what-if replays not modelled: the window holds %zu host and GPU "
+                 "events%s, over whatif.max_events (%zu); the gains are estimates (profile fewer steps, or mark "
+                 "steps: docs/diagnoses.md, whatif.max_events)", events,
+                 w->span == GW_SPAN_STEPS && !w->whole_window ? " in one step" : " and no steps to cut it at",
+                 max_events);
+        return 0;
+    }
+    if (part.steady_steps != w->steady_steps)
+        snprintf(note, note_len, "critical path and what-if replays over the first %zu of %zu steady steps (#%lld-#%lld): "
+                 "the window holds %zu host and GPU events, over whatif.max_events (%zu)", part.steady_steps,
+                 w->steady_steps, (long long)part.first_step_number, (long long)part.last_step_number, events,
+                 max_events);
+    return gw_stepgraph_build(t, &part, &a->thresholds, &a->graphs[ti]);
+}
+
+/* Appends a note of the analysis to an input's notes. */
+static int input_note(gw_input_info *in, const char *text)
+{
+    gw_note *notes = realloc(in->notes, (in->note_count + 1) * sizeof *notes);
+    if (!notes)
+        return -1;
+    in->notes = notes;
+    snprintf(notes[in->note_count].text, sizeof notes[in->note_count].text, "%s", text);
+    in->note_count++;
+    return 0;
 }
 
 /* The built graph replayed unchanged into obs (how faithfully it reproduces the trace), and
@@ -365,12 +416,13 @@ typedef struct model_steps_job {
     gw_analysis *a;
     size_t ti;
     int rc;
+    char note[sizeof ((gw_note *)0)->text]; /* written on the thread, added after the join */
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
 {
     model_steps_job *job = arg;
-    job->rc = build_step_graph(job->a, job->ti);
+    job->rc = build_step_graph(job->a, job->ti, job->note, sizeof job->note);
     return NULL;
 }
 
@@ -416,9 +468,9 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     size_t first_row = a->device_count, first_step_row = a->step_count;
     double dataloader_s = 0;
     int dataloader_set = 0;
-    kernel_stats_job kjob = {t, &r->window, &a->thresholds, &r->kernels, -1};
+    window_stats_job kjob = {t, &r->window, &a->thresholds, r, &a->rank_comm[ti], -1};
     pthread_t kthread;
-    int threaded = pthread_create(&kthread, NULL, kernel_stats_thread, &kjob) == 0;
+    int threaded = pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     /* Writes only a->graphs[ti], which nothing below reads before the join. */
     model_steps_job sjob = {.a = a, .ti = ti};
     pthread_t sthread;
@@ -431,8 +483,8 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (threaded)
         pthread_join(kthread, NULL);
     else
-        kernel_stats_thread(&kjob);
-    gw_phase_mark("analysis: devices + kernel stats (joined)");
+        window_stats_thread(&kjob);
+    gw_phase_mark("analysis: devices + kernels, copies, syncs, memory, collectives (joined)");
     if (device_rc != 0 || kjob.rc != 0)
         goto fail;
 
@@ -493,15 +545,12 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         }
     }
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
-    gw_copy_stats_compute(t, &r->window, &r->copies);
-    if (gw_sync_stats_compute(t, &r->window, &r->syncs) != 0)
-        goto fail;
-    gw_phase_mark("analysis: copies, syncs");
-    gw_memory_stats_compute(t, &r->window, &r->memory);
     if (steps_threaded)
         pthread_join(sthread, NULL);
     else if (r->has_gpu_data)
-        sjob.rc = build_step_graph(a, ti);
+        sjob.rc = build_step_graph(a, ti, sjob.note, sizeof sjob.note);
+    if (sjob.rc == 0 && sjob.note[0] && input_note(&a->inputs[ti], sjob.note) != 0)
+        return -1;
     /* The unchanged replay is done with once the steps have their paths: a node's times
      * take half the graph's memory again (the Perfetto export replays it anew). */
     gw_replay obs = {0};
@@ -512,9 +561,6 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (modelled_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
-    if (gw_rank_comm_build(t, &r->window, &a->rank_comm[ti]) != 0)
-        return -1;
-    gw_phase_mark("analysis: collectives");
     return 0;
 fail:
     if (steps_threaded)

@@ -107,6 +107,12 @@ typedef struct gw_stepgraph {
  * attribution.dispatch_ratio are used). Returns 0 (g->count 0 when the window has no host or
  * GPU side to model), or -1 on out-of-memory. */
 int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, gw_stepgraph *g);
+
+/* The part of window w the graph may model with at most max_events host and GPU events
+ * (stepgraph_window.c): returns 1 with *out = w when it holds no more, or w cut to its first
+ * steady steps that fit; 0 when not even one step fits or w has no steps to cut at (nothing
+ * is modelled); -1 on out-of-memory. *events: the events counted in w. */
+int gw_stepgraph_window(const gw_trace *t, const gw_window *w, size_t max_events, gw_window *out, size_t *events);
 void gw_stepgraph_free(gw_stepgraph *g);
 
 /* ---- Replay (replay.c) ---------------------------------------------------------------- */

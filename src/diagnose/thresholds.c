@@ -71,6 +71,7 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_WHATIF_DISPATCH_LEFT] = {"whatif.dispatch_left", 0.5, "fraction", "kernel.launch_bound replay: share of the host's dispatch of GPU work (CUDA calls, the own code of the ops that launch) left after fusion or CUDA graphs (range: 0, graph-launched, to 1.5x)"},
     [GW_T_WHATIF_PINNED_SPEEDUP] = {"whatif.pinned_speedup", 2.5, "ratio", "pipe.pageable_copy replay without pinned copies in the trace to measure: pinned bandwidth over the pageable copies' own, capped by the host link (range: 0.8x to 1.2x)"},
     [GW_T_WHATIF_OWN_WORK_LEFT] = {"whatif.own_work_left", 0.5, "fraction", "pipe.cpu_bound replay: share of the host's own work (ops and frames that launch little or nothing) left after moving it to workers, overlapping or vectorising it (range: 0.4x to 1.6x)"},
+    [GW_T_WHATIF_MAX_EVENTS] = {"whatif.max_events", 4000000, "count", "step graph (critical path, what-if replays): at most this many host and GPU events are modelled; a window with more models its first steady steps up to this many, or nothing when it cannot be cut at a step (its gains then stay estimates)"},
     [GW_T_WHATIF_FP32_LEFT] = {"whatif.fp32_left", 0.4, "fraction", "kernel.fp32_math replay: FP32 matrix kernels take this share of their time on tensor cores (range: 0.25-0.6)"},
 };
 

@@ -4,7 +4,9 @@
  * launches one kernel, waits for it in .item(), and does some host work after it. */
 #include "analysis_fixture.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyze/stepgraph.h"
 #include "diagnose/whatif.h"
@@ -231,6 +233,61 @@ static void threaded_analysis_is_identical(void **state)
     fx_done(two, job2);
 }
 
+/* whatif.max_events bounds the graph: each step of the loop holds 8 events (7 host, 1
+ * kernel), so 20 leave room for the first two steady steps, whose paths and replay are
+ * the same as in the whole graph; 5 leave room for none: nothing is modelled, and a note
+ * says why. */
+static void graph_bounded_by_events(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *whole = fx_analyze_whole(training_loop(), &job);
+    const gw_trace *t = job->traces[0];
+    const gw_window *w = &whole->ranks[0].window;
+    assert_true(w->steady_steps >= 4);
+    gw_window part;
+    size_t events;
+    assert_int_equal(gw_stepgraph_window(t, w, SIZE_MAX, &part, &events), 1);
+    assert_int_equal(part.steady_steps, w->steady_steps);
+    assert_int_equal(part.end_ns, w->end_ns);
+    assert_int_equal(events, 8 * w->steady_steps);
+    assert_int_equal(gw_stepgraph_window(t, w, 20, &part, &events), 1);
+    assert_int_equal(part.steady_steps, 2);
+    assert_int_equal(part.end_ns, t->steps[w->first_step_index + 2].start);
+    assert_int_equal(gw_stepgraph_window(t, w, 5, &part, &events), 0);
+
+    for (int cap = 20; cap >= 5; cap -= 15) {
+        gw_thresholds th;
+        gw_thresholds_default(&th);
+        th.v[GW_T_WHATIF_MAX_EVENTS] = cap;
+        gw_error err;
+        gw_error_clear(&err);
+        gw_analysis *a = gw_analyze_scoped(job, &th, GW_SCOPE_ALL, &err);
+        assert_non_null(a);
+        const gw_critical_path *cp = &a->ranks[0].critical_path;
+        int found = 0;
+        for (size_t i = 0; i < a->inputs[0].note_count; i++)
+            found |= strstr(a->inputs[0].notes[i].text, "whatif.max_events") != NULL;
+        assert_true(found);
+        if (cap == 20) {
+            assert_true(cp->modelled);
+            assert_int_equal(cp->steps, 2);
+            assert_true(fabs(cp->replay_median_ms - 100.0) < 1e-9);
+            /* Two whole steps of the path worked out by hand at the top of this file. */
+            assert_us(cp->cat_s[GW_CP_DATA_WAIT], 2 * 30000.0, 1e-3);
+            assert_us(cp->cat_s[GW_CP_LAUNCH], 2 * 1500.0, 1e-3);
+            assert_us(cp->cat_s[GW_CP_KERNEL], 2 * 50000.0, 1e-3);
+            assert_us(cp->total_s, 2 * 100000.0, 1e-3);
+        } else {
+            assert_false(cp->modelled);
+            const gw_finding *f = gw_findings_get(&a->findings, "kernel.fp32_math");
+            assert_true(f == NULL || !f->what_if.simulated);
+        }
+        gw_analysis_free(a);
+    }
+    fx_done(whole, job);
+}
+
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
 static void absent_cause_changes_nothing(void **state)
 {
@@ -306,6 +363,7 @@ int main(void)
         cmocka_unit_test(absent_cause_changes_nothing),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
         cmocka_unit_test(threaded_analysis_is_identical),
+        cmocka_unit_test(graph_bounded_by_events),
         cmocka_unit_test(no_gpu_no_graph),
         cmocka_unit_test(ranking_by_simulated_gain),
     };
