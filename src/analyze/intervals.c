@@ -335,7 +335,30 @@ int gw_ivset_copy(gw_ivset *out, const gw_ivset *src)
 gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b)
 {
     gw_ns total = 0;
-    for (size_t i = 0; i < a->count; i++)
-        total += gw_ivset_covered(b, a->iv[i].start, a->iv[i].end);
+    /* A few intervals against a big set: a binary search each. Two big sets (millions of
+     * launch gaps against millions of CUDA calls): one merge walk over both. */
+    size_t log_b = 1;
+    for (size_t n = b->count; n > 1; n >>= 1)
+        log_b++;
+    if (a->count < b->count / log_b) {
+        for (size_t i = 0; i < a->count; i++)
+            total += gw_ivset_covered(b, a->iv[i].start, a->iv[i].end);
+        return total;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < a->count && j < b->count; i++) {
+        gw_ns lo = a->iv[i].start, hi = a->iv[i].end;
+        while (j < b->count && b->iv[j].end <= lo)
+            j++;
+        /* Both sets are disjoint and sorted: b's intervals that meet a[i] follow j; the last
+         * of them may reach into a[i + 1], so j stays on it. */
+        for (size_t k = j; k < b->count && b->iv[k].start < hi; k++) {
+            gw_ns s = b->iv[k].start > lo ? b->iv[k].start : lo;
+            gw_ns e = b->iv[k].end < hi ? b->iv[k].end : hi;
+            total += e - s;
+            if (b->iv[k].end <= hi)
+                j = k + 1;
+        }
+    }
     return total;
 }

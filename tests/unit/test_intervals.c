@@ -201,6 +201,22 @@ static void random_sets_match_bitmap(void **state)
             assert_int_equal(touches, gw_ivset_covered(&s, qlo, qhi) > 0);
         }
 
+        /* Overlap of two sets, both ways round (a binary search per interval when one side
+         * is much smaller, a merge walk otherwise): the shared points of the bitmaps. */
+        {
+            gw_ival_list rb = {0};
+            for (size_t i = 0; i < nb; i++)
+                assert_int_equal(gw_ival_list_add(&rb, b[i].start, b[i].end), 0);
+            gw_ivset sb;
+            assert_int_equal(gw_ivset_build(&sb, &rb), 0);
+            gw_ns shared = 0;
+            for (int x = 0; x < DOMAIN; x++)
+                shared += ba[x] && bb[x];
+            assert_int_equal(gw_ivset_overlap(&s, &sb), shared);
+            assert_int_equal(gw_ivset_overlap(&sb, &s), shared);
+            gw_ivset_free(&sb);
+        }
+
         /* The same set extended by b's intervals, given unsorted, merged linearly. */
         gw_ival_list more = {0};
         for (size_t i = nb; i > 0; i--)
