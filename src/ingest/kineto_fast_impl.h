@@ -164,7 +164,9 @@ FAST_ATTR static inline __attribute__((always_inline)) const char *FASTFN(number
         return NULL;
     v->tok = GW_JSON_NUMBER;
     v->is_int = n <= 18;
-    v->ival = negative ? -(int64_t)value : (int64_t)value;   /* meaningful when is_int */
+    /* Meaningful when is_int; past 18 digits value may have wrapped (a negative of
+     * INT64_MIN has no int64_t), and the caller goes through the text instead. */
+    v->ival = !v->is_int ? 0 : negative ? -(int64_t)value : (int64_t)value;
     v->text = s;
     v->len = (size_t)(p - s);
     return p;

@@ -302,10 +302,18 @@ int gw_sampler_run(gw_sampler *s, gw_error *err)
     int64_t next = clock_ns(CLOCK_MONOTONIC);
     int64_t end = s->cfg.duration_ns > 0 ? s->start_mono_ns + s->cfg.duration_ns : INT64_MAX;
     for (;;) {
+        /* Whether the job had ended (or a stop come) before this sample began: only a sample
+         * taken after the end reads a child job's final counters, while it is a zombie not
+         * yet reaped. */
+        int stop_before = s->cfg.should_stop && s->cfg.should_stop(s->cfg.ctx);
         if (gw_sampler_tick(s, err) != 0)
             return -1;
-        if (job_gone(s) || (s->cfg.should_stop && s->cfg.should_stop(s->cfg.ctx)))
+        if (job_gone(s) || stop_before)
             return write_closing_totals(s, err);
+        /* It ended while this sample was being taken (a loaded machine makes that window
+         * wide): one more sample, at once, so the recording still ends with those counters. */
+        if (s->cfg.should_stop && s->cfg.should_stop(s->cfg.ctx))
+            continue;
         int64_t now = clock_ns(CLOCK_MONOTONIC);
         if (now >= end)
             return write_closing_totals(s, err);

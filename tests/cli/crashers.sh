@@ -56,6 +56,7 @@ expect nsys-nvtx-ts-extremes-steps-overflow.sqlite 0 "skipped 1 host, 1 step rec
 expect nsys-osrt-ts-extremes-rules_util-overflow.sqlite 0 "skipped 1 host record whose timestamps"
 expect nsys-corrupt-nvtx-reported-as-oom-exit1.sqlite 2 "damaged SQLite database: reading NVTX_EVENTS failed"
 expect csv-start-plus-duration-overflow.csv 2 "no events to analyse"
+expect kineto-number-19-digits-int64min-negation.json 2 "byte 356: expected ','"
 expect rec-cuda-strings-id-4294967294-16GiB.db 2 "string id 8 is not in cuda_strings"
 expect rec-cuda-strings-id-5e8-2GiB.db 2 "string id 8 is not in cuda_strings"
 expect rec-fuzz-intervals-overflow.db 0 "skipped 1 GPU record whose timestamps"

@@ -195,10 +195,22 @@ static void test_host_only_without_nvml(void **state)
     remove_db(path);
 }
 
-static int stop_after_three(void *ctx)
+/* A stop that comes at the true_from-th question, remembering how many samples had been
+ * taken when it was first seen. */
+typedef struct stop_probe {
+    gw_sampler *s;
+    int calls, true_from;
+    size_t samples_at_stop;   /* SIZE_MAX until the stop is seen */
+} stop_probe;
+
+static int stop_probe_ask(void *ctx)
 {
-    int *n = ctx;
-    return ++*n >= 3;
+    stop_probe *p = ctx;
+    if (++p->calls < p->true_from)
+        return 0;
+    if (p->samples_at_stop == SIZE_MAX)
+        p->samples_at_stop = gw_sampler_sample_count(p->s);
+    return 1;
 }
 
 static void test_run_stops_when_asked_and_on_duration(void **state)
@@ -212,17 +224,26 @@ static void test_run_stops_when_asked_and_on_duration(void **state)
     cfg.interval_ns = 20000000;
     cfg.job_pid = getpid();
     cfg.nvml_lib = "/nonexistent/libnvidia-ml.so.1";
-    int calls = 0;
-    cfg.should_stop = stop_after_three;
-    cfg.ctx = &calls;
     gw_error err;
     gw_error_clear(&err);
-    gw_sampler *s = gw_sampler_open(&cfg, &err);
-    assert_non_null(s);
-    assert_int_equal(gw_sampler_run(s, &err), 0);
-    assert_int_equal(gw_sampler_sample_count(s), 3);
-    assert_int_equal(gw_sampler_close(s, "test", -1, &err), 0);
-    remove_db(path);
+    gw_sampler *s;
+    /* Asked before a sample (the job ended while the sampler slept) or while one was being
+     * taken (a loaded machine makes that window wide), the run ends with exactly one sample
+     * taken after the stop was seen: for a child job, the one that reads its final counters
+     * while it is a zombie. The sampler asks before and after each sample. */
+    for (int from = 2; from <= 5; from++) {
+        stop_probe probe = {NULL, 0, from, SIZE_MAX};
+        cfg.should_stop = stop_probe_ask;
+        cfg.ctx = &probe;
+        s = gw_sampler_open(&cfg, &err);
+        assert_non_null(s);
+        probe.s = s;
+        assert_int_equal(gw_sampler_run(s, &err), 0);
+        assert_true(probe.samples_at_stop != SIZE_MAX);
+        assert_int_equal(gw_sampler_sample_count(s), probe.samples_at_stop + 1);
+        assert_int_equal(gw_sampler_close(s, "test", -1, &err), 0);
+        remove_db(path);
+    }
 
     cfg.should_stop = NULL;
     cfg.duration_ns = 150000000;   /* 150 ms at 20 ms: about 8 samples, however slow */
