@@ -95,6 +95,13 @@ static int bursts_near(const gw_sample_stats *st, const char *comm, const episod
     return 0;
 }
 
+/* 1 when interval i is in a drop or next to one. */
+static int near_drop(const gw_sample_stats *st, const unsigned char *dropped, size_t i)
+{
+    size_t k = i - st->first_interval, n = st->end_interval - st->first_interval;
+    return dropped[k] || (k > 0 && dropped[k - 1]) || (k + 1 < n && dropped[k + 1]);
+}
+
 typedef struct culprit {
     char comm[64];
     int32_t pid;
@@ -128,10 +135,14 @@ static void find_culprit(const gw_sample_stats *st, const episode *eps, size_t n
                 seen_eps++;
                 hit += (size_t)bursts_near(st, cand->comm, &eps[e]);
             }
-        /* Outside the drops, only the intervals whose top lists were taken say anything. */
+        /* Outside the drops, only the intervals whose top lists were taken say anything,
+         * and not the interval on either side of a drop: the same sampling skew that lets
+         * a list next to a drop count as a hit (a list's deltas cover the interval before
+         * it; GPU-Util is read at one instant) would otherwise count it against the
+         * culprit too, and whether a list lands on a drop's edge is chance. */
         size_t outside = 0, outside_n = 0;
         for (size_t i = st->first_interval; i < st->end_interval; i++)
-            if (!dropped[i - st->first_interval] && scanned(s, i)) {
+            if (!near_drop(st, dropped, i) && scanned(s, i)) {
                 outside_n++;
                 outside += (size_t)bursts(s, cand->comm, i);
             }

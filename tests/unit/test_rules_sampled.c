@@ -1052,6 +1052,45 @@ static void periodic_triggers_and_twins(void **state)
     done(&r);
 }
 
+/* Top lists every few intervals, as the recorder takes them, one of them right after each
+ * drop: the burst's tail shows there (a list's deltas cover the interval before it) while
+ * GPU-Util is back up. That edge is sampling skew, not a burst outside the drops: four
+ * such lists against three quiet ones far from the drops must still name the culprit. */
+static void periodic_edge_lists_are_not_outside(void **state)
+{
+    (void)state;
+    gw_samples *s = healthy(40, 1);
+    size_t drops[4] = {5, 15, 25, 35};
+    for (size_t k = 0; k < 4; k++) {
+        gpu_at(s, drops[k], 0)->gpu_util_pct = 40;
+        add_other(s, drops[k], 1, "backup.sh", 31337, 5, 80e6);
+        add_other(s, drops[k] + 1, 1, "backup.sh", 31337, 5, 40e6); /* the tail, GPU back up */
+    }
+    for (size_t i = 10; i < 40; i += 10)
+        add_other(s, i, 0, "sshd", 22, 1, 0); /* lists far from the drops: the culprit absent */
+    run r = analyse(s);
+    const gw_finding *f = find(&r, "host.periodic_interference");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "backup.sh (pid 31337)"));
+    done(&r);
+
+    /* The twin: the same process also bursting in two of the three far lists is busy
+     * outside the drops (2 of 3 > 25%), and is not named. */
+    s = healthy(40, 1);
+    for (size_t k = 0; k < 4; k++) {
+        gpu_at(s, drops[k], 0)->gpu_util_pct = 40;
+        add_other(s, drops[k], 1, "backup.sh", 31337, 5, 80e6);
+    }
+    for (size_t i = 10; i < 40; i += 10)
+        add_other(s, i, 0, "sshd", 22, 1, 0);
+    add_other(s, 10, 1, "backup.sh", 31337, 5, 80e6);
+    add_other(s, 20, 1, "backup.sh", 31337, 5, 80e6);
+    r = analyse(s);
+    f = find(&r, "host.periodic_interference");
+    assert_true(f == NULL || strstr(f->title, "backup.sh") == NULL);
+    done(&r);
+}
+
 /* ---- the training process waiting on its workers (samples only) --------------------- */
 
 /* The main process (pid 100) at main_cpu % of a core in state main_state; two workers at
@@ -1293,6 +1332,7 @@ int main(void)
         cmocka_unit_test(cpu_contention_triggers_and_twins),
         cmocka_unit_test(memory_pressure_triggers_and_twins),
         cmocka_unit_test(periodic_triggers_and_twins),
+        cmocka_unit_test(periodic_edge_lists_are_not_outside),
         cmocka_unit_test(sampled_cause_joins_trace_loader_wait),
         cmocka_unit_test(storage_held_back_triggers_and_twins),
         cmocka_unit_test(oversubscribed_by_its_own_threads),
