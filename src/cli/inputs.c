@@ -86,14 +86,11 @@ static const char *base(const char *path)
 int gw_inputs_one_job(const gw_job *job, gw_error *err)
 {
     for (size_t i = 0; i < job->trace_count; i++) {
+        /* A recording's own CUDA trace never meets another trace here: read with profiler
+         * traces, it is left out of the job (gw_recording_yield_trace). */
         const gw_trace *a = job->traces[i];
-        /* A recording carries the host's samples of the same run a trace was taken in. */
-        if (a->format && strcmp(a->format, "gpuwhy-recording") == 0)
-            continue;
         for (size_t k = i + 1; k < job->trace_count; k++) {
             const gw_trace *b = job->traces[k];
-            if (b->format && strcmp(b->format, "gpuwhy-recording") == 0)
-                continue;
             char why[200] = "";
             if (a->world_size > 0 && b->world_size > 0 && a->world_size != b->world_size)
                 snprintf(why, sizeof why, "world sizes %d and %d", a->world_size, b->world_size);

@@ -227,5 +227,7 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
         }
     }
     free(csvs);
+    if (rc == 0)
+        rc = gw_recording_yield_trace(job);
     return rc;
 }

@@ -79,5 +79,12 @@ int gw_nsys_csv_read(const char *const *paths, size_t path_count, const gw_inges
                      gw_trace **out, gw_error *err);
 /* Adds the recording's trace (if it holds one) and its samples to job. */
 int gw_recording_read(const char *path, const gw_ingest_options *opt, gw_job *job, gw_error *err);
+/* Once every input is read: a recording's CUDA trace (`run --trace`) given with profiler
+ * traces or exports is left out of the job, its samples kept, with a note on the first of
+ * them. Both capture the same GPUs of the same run (the README's "a profiler trace of the
+ * same run merges in"), and two captures of one GPU analysed side by side would be taken
+ * for two ranks, one of them a straggler. The profiler's view is the richer one (ops,
+ * steps, Python). Returns 0. */
+int gw_recording_yield_trace(gw_job *job);
 
 #endif

@@ -285,7 +285,8 @@ typedef struct gw_note {
 
 typedef struct gw_trace {
     char *path;                /* owned copy of the input path */
-    char *format;              /* owned: "kineto", "nsys-sqlite", "nsys-csv", "gpuwhy-recording" */
+    char *format;              /* owned: "kineto", "nsys-sqlite", "nsys-csv", "gpuwhy-trace"
+                                  (a recording's CUDA trace) */
     int rank;                  /* distributedInfo.rank, else file order */
     int rank_from_file;        /* 1 when the rank came from the input itself */
     int world_size;            /* 0 unknown */

@@ -635,7 +635,7 @@ int gw_cuda_trace_load(sqlite3 *db, const char *path, gw_trace **out, gw_error *
     gw_error_clear(&local);
     if (!err)
         L.err = &local;
-    L.t = gw_trace_new(path, "gpuwhy-trace");
+    L.t = gw_trace_new(path, GW_RECORDING_TRACE_FORMAT);
     if (!L.t)
         return gw_fail(err, GW_EXIT_INTERNAL, "out of memory loading %s", path);
     int processes = 0;

@@ -72,8 +72,11 @@ uint64_t gw_cuda_store_rows(const gw_cuda_store *s);
  * end. 0, or -1 with err. */
 int gw_cuda_store_merge(sqlite3 *db, const char *from_path, gw_error *err);
 
+/* gw_trace.format of a recording's CUDA trace. */
+#define GW_RECORDING_TRACE_FORMAT "gpuwhy-trace"
+
 /* Reads the cuda_* tables of a recording back into a finished gw_trace (format
- * "gpuwhy-trace"), `path` used in messages and as the trace path. When the recording has
+ * GW_RECORDING_TRACE_FORMAT), `path` used in messages and as the trace path. When the recording has
  * no CUDA trace tables: *out = NULL and 0. Otherwise 0 with *out owned by the caller, or
  * -1 with err (GW_EXIT_BAD_INPUT naming the table and row for inconsistent data). Does not
  * need the CUDA headers. */

@@ -63,5 +63,24 @@ sqlite3 run.db "update samples set real_ns = real_ns + 100000000000000"
 tr '\n' ' ' <outside.txt | tr -s ' ' | grep -q "the trace's window lies outside the recording" ||
     fail "outside window not reported"
 
+# A recording with its own CUDA trace (`run --trace`) read with a profiler trace: both capture
+# the same GPUs, so the recording's trace is left out (said in a note) rather than counted as
+# a second rank, which made the pair "2 GPUs busy 0-66%" with a straggler. The recording is
+# the only one at hand that holds a CUDA trace without a GPU here (a fuzzer's, 24 kernels).
+REC=${GW_SOURCE_DIR:?}/tests/data/crashers/rec-fuzz-intervals-overflow.db
+"$BIN" analyze --json -o alone.json "$TRACE" 2>alone.err || fail "analyze (trace alone) failed: $(cat alone.err)"
+"$BIN" analyze --json -o both.json "$REC" "$TRACE" 2>both.err || fail "analyze (traced recording + trace) failed: $(cat both.err)"
+python3 - alone.json both.json "$REC" <<'PY' || fail "a recording's CUDA trace was counted as a rank beside the profiler trace"
+import json, sys
+alone, both = (json.load(open(p)) for p in sys.argv[1:3])
+assert [i["format"] for i in both["inputs"]] == ["kineto"], both["inputs"]
+notes = " | ".join(both["inputs"][0]["notes"])
+assert "the CUDA trace of recording " + sys.argv[3] + " (24 kernels) is left out" in notes, notes
+ids = [f["id"] for f in both["findings"]]
+assert "comm.straggler" not in ids, ids
+assert ids[0] == alone["findings"][0]["id"], (ids, alone["findings"][0]["id"])
+assert len(both["ranks"]) == 1, both["ranks"]
+PY
+
 [ $failures -eq 0 ] && echo "ok - samples merged into the trace's findings on the shared clock"
 exit $((failures > 0))
