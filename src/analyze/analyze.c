@@ -199,6 +199,36 @@ static void *device_work_thread(void *arg)
     return NULL;
 }
 
+/* A device's memory peaks, gaps and step rows (beside its host-ops views). */
+typedef struct device_rows_job {
+    gw_analysis *a;
+    const gw_trace *t;
+    int32_t device;
+    const gw_window *w;
+    const gw_device_work *dw;
+    const gw_feeder_activity *fa;
+    gw_device_stats *ds;
+    growth *gr;
+    int rc;
+} device_rows_job;
+
+static void *device_rows_run(void *arg)
+{
+    device_rows_job *job = arg;
+    const gw_trace *t = job->t;
+    gw_device_stats *ds = job->ds;
+    gw_analysis *a = job->a;
+    gw_memory_device_peaks(t, job->device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
+    /* Both views of the gaps: the window's, and the whole capture's as nsys would count them
+     * (its low chunks counted against the window). */
+    if (gw_gaps_compute(t, job->device, job->w->start_ns, job->w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
+        gw_gaps_compute(t, job->device, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &ds->capture_gaps) == 0)
+        ds->capture_gaps.low_chunks_in_window = ds->gaps.low_chunks_in_window;
+    job->rc = gw_step_rows_append(t, t->rank, job->w, &a->thresholds, job->dw, job->fa, &a->steps, &a->step_count,
+                                  &job->gr->step_cap);
+    return NULL;
+}
+
 static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
                           double *dataloader_s, int *dataloader_set)
 {
@@ -256,24 +286,25 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
     gw_phase_mark("analysis: idle attribution");
-    if (host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, a->job->analysis_threads, ds) != 0)
+    /* The host-ops views and the rest (memory peaks, gaps, step rows) read the same sets
+     * and write apart (ds's host-ops members, the others, a->steps): with a thread to
+     * spare, the rest runs beside the views. */
+    device_rows_job rows = {a, t, device, w, &dw, &fa, ds, gr, -1};
+    pthread_t rows_thread;
+    int rows_threaded = a->job->analysis_threads > 1 && pthread_create(&rows_thread, NULL, device_rows_run, &rows) == 0;
+    int ops_rc = host_ops_fill(t, &dw, &feeders, &fa, w, launch_gap_ns, a->job->analysis_threads, ds);
+    if (rows_threaded)
+        pthread_join(rows_thread, NULL);
+    else if (ops_rc == 0)
+        device_rows_run(&rows);
+    if (ops_rc != 0 || rows.rc != 0)
         goto out;
-    gw_phase_mark("analysis: host ops");
-    gw_memory_device_peaks(t, device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
-    /* Both views of the gaps: the window's, and the whole capture's as nsys would count them
-     * (its low chunks counted against the window). */
-    if (gw_gaps_compute(t, device, w->start_ns, w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
-        gw_gaps_compute(t, device, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &ds->capture_gaps) == 0)
-        ds->capture_gaps.low_chunks_in_window = ds->gaps.low_chunks_in_window;
+    gw_phase_mark("analysis: host ops || memory, gaps, step rows");
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {
         *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.all.level[0], w->start_ns, w->end_ns));
         *dataloader_set = 1;
     }
-    if (gw_step_rows_append(t, t->rank, w, &a->thresholds, &dw, &fa, &a->steps, &a->step_count,
-                            &gr->step_cap) != 0)
-        goto out;
-    gw_phase_mark("analysis: step rows");
     rc = 0;
 out:
     gw_feeder_activity_free(&fa);
@@ -315,13 +346,13 @@ static void *window_stats_thread(void *arg)
     return NULL;
 }
 
-/* The steady steps as a dependency graph (a->graphs[ti]), over as much of the window as
+/* The steady steps as a dependency graph (a->graphs[ti]), over as much of window w (trace
+ * ti's, a copy of its own on a thread: the rank's window gets its busy time meanwhile) as
  * whatif.max_events allows; note gets the sentence saying what was left out ("" when
  * nothing was). */
-static int build_step_graph(gw_analysis *a, size_t ti, char *note, size_t note_len)
+static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, char *note, size_t note_len)
 {
     const gw_trace *t = a->job->traces[ti];
-    const gw_window *w = &a->ranks[ti].window;
     note[0] = '\0';
     double cap = a->thresholds.v[GW_T_WHATIF_MAX_EVENTS];
     size_t max_events = cap >= (double)SIZE_MAX ? SIZE_MAX : cap > 0 ? (size_t)cap : 0;
@@ -359,9 +390,11 @@ static int input_note(gw_input_info *in, const char *text)
 }
 
 /* The built graph replayed unchanged into obs (how faithfully it reproduces the trace), and
- * each step's critical path. */
-static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
+ * each step's critical path: *step_cats (owned by the caller, NULL when nothing was
+ * modelled) gets step k's time by category at [k * GW_CP_CAT_COUNT], for the step rows. */
+static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs, gw_ns **step_cats)
 {
+    *step_cats = NULL;
     const gw_trace *t = a->job->traces[ti];
     gw_rank_stats *r = &a->ranks[ti];
     gw_stepgraph *g = &a->graphs[ti];
@@ -384,8 +417,13 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
     if (gw_replay_median_step_ms(obs, &cp->replay_median_ms) != 0)
         return -1;
     double *traced = malloc(obs->step_count * sizeof *traced);
-    if (!traced)
+    gw_ns *cats = malloc((obs->step_count ? obs->step_count : 1) * GW_CP_CAT_COUNT * sizeof *cats);
+    if (!traced || !cats) {
+        free(traced);
+        free(cats);
         return -1;
+    }
+    *step_cats = cats;
     for (size_t k = 0; k < obs->step_count; k++) {
         gw_ns want = g->nodes[g->bounds[k + 1]].start - g->nodes[g->bounds[k]].start;
         traced[k] = (double)want / 1e6;
@@ -394,7 +432,7 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
             err = -err;
         if (err > cp->replay_max_err)
             cp->replay_max_err = err;
-        gw_ns cat[GW_CP_CAT_COUNT];
+        gw_ns *cat = &cats[k * GW_CP_CAT_COUNT];
         if (gw_critical_path_step(g, obs, k, cat, NULL, NULL, NULL) != 0) {
             free(traced);
             return -1;
@@ -409,33 +447,38 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs)
     return 0;
 }
 
-/* build_step_graph on its own thread: it needs only the trace and the window, so the step
- * graph is built while the devices are analysed. Its replay waits for the join: beside the
- * devices' interval sets it would add some hundred MB more to a big trace's peak. */
+/* The step graph of trace ti, its unchanged replay and each step's critical path: on its
+ * own thread when the analysis may use one (it needs only the trace and the window), while
+ * the devices are analysed. The rows of the steps get their paths after the join. */
 typedef struct model_steps_job {
     gw_analysis *a;
     size_t ti;
+    gw_window window;                       /* the rank's, copied before the thread starts */
     int rc;
     char note[sizeof ((gw_note *)0)->text]; /* written on the thread, added after the join */
+    gw_replay obs;                          /* owned: the unchanged replay */
+    gw_ns *step_cats;                       /* owned: from model_steps */
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
 {
     model_steps_job *job = arg;
-    job->rc = build_step_graph(job->a, job->ti, job->note, sizeof job->note);
+    job->rc = build_step_graph(job->a, job->ti, &job->window, job->note, sizeof job->note);
+    if (job->rc == 0)
+        job->rc = model_steps(job->a, job->ti, &job->obs, &job->step_cats);
     return NULL;
 }
 
-/* Each steady step row of trace ti gets its critical path and replayed length. */
-static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row, const gw_replay *obs)
+/* Each steady step row of trace ti gets its critical path (step_cats, from model_steps)
+ * and replayed length. */
+static void fill_step_paths(gw_analysis *a, size_t ti, size_t first_row, const gw_replay *obs,
+                            const gw_ns *step_cats)
 {
     const gw_stepgraph *g = &a->graphs[ti];
-    if (!a->ranks[ti].critical_path.modelled)
-        return 0;
+    if (!a->ranks[ti].critical_path.modelled || !step_cats)
+        return;
     for (size_t k = 0; k < obs->step_count; k++) {
-        gw_ns cat[GW_CP_CAT_COUNT];
-        if (gw_critical_path_step(g, obs, k, cat, NULL, NULL, NULL) != 0)
-            return -1;
+        const gw_ns *cat = &step_cats[k * GW_CP_CAT_COUNT];
         for (size_t i = first_row; i < a->step_count; i++) {
             gw_step_stats *row = &a->steps[i];
             if (!row->steady || row->number != g->step_numbers[k])
@@ -445,7 +488,6 @@ static int fill_step_paths(gw_analysis *a, size_t ti, size_t first_row, const gw
             row->replay_s = gw_ns_to_s(obs->step_ns[k]);
         }
     }
-    return 0;
 }
 
 static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
@@ -472,7 +514,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     pthread_t kthread;
     int threaded = pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     /* Writes only a->graphs[ti], which nothing below reads before the join. */
-    model_steps_job sjob = {.a = a, .ti = ti};
+    model_steps_job sjob = {.a = a, .ti = ti, .window = r->window};
     pthread_t sthread;
     int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
                          pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
@@ -548,16 +590,16 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (steps_threaded)
         pthread_join(sthread, NULL);
     else if (r->has_gpu_data)
-        sjob.rc = build_step_graph(a, ti, sjob.note, sizeof sjob.note);
+        model_steps_thread(&sjob);
     if (sjob.rc == 0 && sjob.note[0] && input_note(&a->inputs[ti], sjob.note) != 0)
-        return -1;
+        sjob.rc = -1;
     /* The unchanged replay is done with once the steps have their paths: a node's times
      * take half the graph's memory again (the Perfetto export replays it anew). */
-    gw_replay obs = {0};
-    int modelled_rc = r->has_gpu_data && (sjob.rc != 0 || model_steps(a, ti, &obs) != 0 ||
-                                          fill_step_paths(a, ti, first_step_row, &obs) != 0)
-                          ? -1 : 0;
-    gw_replay_free(&obs);
+    int modelled_rc = r->has_gpu_data && sjob.rc != 0 ? -1 : 0;
+    if (modelled_rc == 0 && r->has_gpu_data)
+        fill_step_paths(a, ti, first_step_row, &sjob.obs, sjob.step_cats);
+    free(sjob.step_cats);
+    gw_replay_free(&sjob.obs);
     if (modelled_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");

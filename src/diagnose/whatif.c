@@ -25,6 +25,7 @@
 #include "diagnose/whatif.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,99 +294,127 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
     return 0;
 }
 
-/* The bracketing settings (best, worst) of one simulation, replayed one after the other
- * into one replay's arrays; on a second thread while the central one runs, when the
- * analysis may use one. */
-typedef struct bracket_job {
-    const gw_stepgraph *g;
-    const gw_trace *t;
-    const gw_replay_params *p; /* all SETTINGS of them */
-    gw_replay *scratch;
-    double *after;             /* SETTINGS of them: BEST and WORST are written */
-    int rc;
-} bracket_job;
+/* One finding's simulation in gw_whatif_apply: its settings, then what they gave. */
+typedef struct sim_task {
+    size_t finding;                      /* index in a->findings */
+    size_t ti;
+    gw_replay_params p[SETTINGS];
+    char change[sizeof ((gw_what_if *)0)->change];
+    double after[SETTINGS];
+    double cp_after_s[GW_CP_CAT_COUNT];  /* the central setting's critical path */
+} sim_task;
 
-static void *bracket_thread(void *arg)
+/* The replays of all findings, one unit per (finding, setting), taken in order by one or
+ * two workers: with two, both cores stay busy until the last replay instead of the central
+ * setting and its critical path waiting for the brackets (or the reverse) finding by
+ * finding. Each unit writes only its own task's after[setting] (and the central one its
+ * cp_after_s), so the results do not depend on which worker ran what. */
+typedef struct sim_pool {
+    const gw_analysis *a;
+    sim_task *tasks;
+    size_t count;
+    atomic_size_t next;                  /* next unit: task * SETTINGS + setting */
+    atomic_int failed;
+} sim_pool;
+
+typedef struct sim_worker {
+    sim_pool *pool;
+    gw_replay *r;                        /* this worker's arrays, reused unit to unit */
+} sim_worker;
+
+static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
 {
-    bracket_job *job = arg;
-    job->rc = 0;
-    for (int s = BEST; s <= WORST && job->rc == 0; s++)
-        if (gw_replay_rerun(job->g, job->t, &job->p[s], job->scratch) != 0 ||
-            gw_replay_median_step_ms(job->scratch, &job->after[s]) != 0)
-            job->rc = -1;
+    const gw_trace *t = a->job->traces[task->ti];
+    const gw_stepgraph *g = &a->graphs[task->ti];
+    if (gw_replay_rerun(g, t, &task->p[s], r) != 0 || gw_replay_median_step_ms(r, &task->after[s]) != 0)
+        return -1;
+    if (s != CENTRAL)
+        return 0;
+    for (size_t k = 0; k < r->step_count; k++) {
+        gw_ns cat[GW_CP_CAT_COUNT];
+        if (gw_critical_path_step(g, r, k, cat, NULL, NULL, NULL) != 0)
+            return -1;
+        for (int c = 0; c < GW_CP_CAT_COUNT; c++)
+            task->cp_after_s[c] += (double)cat[c] / 1e9;
+    }
+    return 0;
+}
+
+static void *sim_worker_run(void *arg)
+{
+    sim_worker *w = arg;
+    sim_pool *pool = w->pool;
+    for (;;) {
+        size_t u = atomic_fetch_add(&pool->next, 1);
+        if (u >= pool->count * SETTINGS || atomic_load(&pool->failed))
+            break;
+        if (run_unit(pool->a, &pool->tasks[u / SETTINGS], (int)(u % SETTINGS), w->r) != 0)
+            atomic_store(&pool->failed, 1);
+    }
     return NULL;
 }
 
-/* One simulation; ws holds two replays' arrays (one's with one thread) reused from one call
- * to the next (a finding's three settings, then the next finding's), so the replays of a
- * large graph touch fresh memory once rather than three times per finding. */
-static int simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out, gw_replay ws[2])
+/* The finding's what-if from its task's replays: the central setting, and the range the best
+ * and worst settings give (a median of few steps can cross the central one). */
+static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *out)
 {
     *out = (gw_what_if){0};
-    if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
-        return 0;
-    const gw_trace *t = a->job->traces[ti];
-    const gw_stepgraph *g = &a->graphs[ti];
-    gw_replay_params p[SETTINGS];
-    char change[sizeof out->change];
-    if (!transformation(a, ti, id, p, change, sizeof change))
-        return 0;
-    double after[SETTINGS] = {0};
-    gw_replay *central_r = &ws[1];
-    bracket_job bj = {g, t, p, &ws[0], after, -1};
-    pthread_t thread;
-    int threaded = a->job && a->job->analysis_threads > 1 && pthread_create(&thread, NULL, bracket_thread, &bj) == 0;
-    if (!threaded) {
-        /* One thread: the brackets first, then the central setting, all in one replay's
-         * arrays (ws[0] stays empty): a replay of a multi-million-node graph is some
-         * hundred MB, and the peak of a big trace's analysis is its graph plus replays. */
-        bj.scratch = central_r;
-        bracket_thread(&bj);
-        if (bj.rc != 0)
-            return -1;
-    }
-    int rc = gw_replay_rerun(g, t, &p[CENTRAL], central_r) != 0 ||
-             gw_replay_median_step_ms(central_r, &after[CENTRAL]) != 0 ? -1 : 0;
-    if (threaded)
-        pthread_join(thread, NULL);
-    if (rc != 0 || bj.rc != 0)
-        return -1;
-    const gw_replay central = *central_r;
+    const double *after = task->after;
     out->simulated = 1;
-    out->step_before_ms = a->ranks[ti].critical_path.replay_median_ms;
+    out->step_before_ms = a->ranks[task->ti].critical_path.replay_median_ms;
     out->step_after_ms = after[CENTRAL];
-    /* The settings bracket the central one; a median of few steps can still cross over. */
     out->step_after_low_ms = after[BEST] < after[CENTRAL] ? after[BEST] : after[CENTRAL];
     out->step_after_high_ms = after[WORST] > after[CENTRAL] ? after[WORST] : after[CENTRAL];
     if (after[WORST] < out->step_after_low_ms)
         out->step_after_low_ms = after[WORST];
     if (after[BEST] > out->step_after_high_ms)
         out->step_after_high_ms = after[BEST];
-    snprintf(out->change, sizeof out->change, "%s", change);
-    for (size_t k = 0; k < central.step_count && rc == 0; k++) {
-        gw_ns cat[GW_CP_CAT_COUNT];
-        rc = gw_critical_path_step(g, &central, k, cat, NULL, NULL, NULL);
-        for (int c = 0; c < GW_CP_CAT_COUNT; c++)
-            out->cp_after_s[c] += (double)cat[c] / 1e9;
-    }
-    if (rc == 0 && with_top)
-        rc = top_pieces(t, g, &central, out);
-    return rc == 0 ? 1 : -1;
+    snprintf(out->change, sizeof out->change, "%s", task->change);
+    memcpy(out->cp_after_s, task->cp_after_s, sizeof out->cp_after_s);
 }
 
+/* --what-if ID on trace ti: the same replays as gw_whatif_apply's (one worker, or two
+ * when the analysis may use them) plus, with with_top, the largest pieces of the central
+ * setting's critical paths. Returns 1 simulated, 0 not applicable, -1 out of memory. */
 int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with_top, gw_what_if *out)
 {
+    *out = (gw_what_if){0};
+    if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
+        return 0;
+    sim_task task = {.ti = ti};
+    if (!transformation(a, ti, id, task.p, task.change, sizeof task.change))
+        return 0;
     gw_replay ws[2] = {{0}, {0}};
-    int rc = simulate(a, ti, id, with_top, out, ws);
+    sim_pool pool = {.a = a, .tasks = &task, .count = 1};
+    atomic_init(&pool.next, 0);
+    atomic_init(&pool.failed, 0);
+    /* The central setting is unit 0: with one worker its replay is overwritten by the
+     * brackets, so it is replayed again for the pieces below. */
+    sim_worker workers[2] = {{&pool, &ws[0]}, {&pool, &ws[1]}};
+    pthread_t thread;
+    int threaded = a->job && a->job->analysis_threads > 1 && pthread_create(&thread, NULL, sim_worker_run, &workers[1]) == 0;
+    sim_worker_run(&workers[0]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    int rc = atomic_load(&pool.failed) ? -1 : 0;
+    if (rc == 0) {
+        task_result(a, &task, out);
+        if (with_top)
+            rc = gw_replay_rerun(&a->graphs[ti], a->job->traces[ti], &task.p[CENTRAL], &ws[0]) != 0 ||
+                         top_pieces(a->job->traces[ti], &a->graphs[ti], &ws[0], out) != 0
+                     ? -1 : 0;
+    }
     gw_replay_free(&ws[0]);
     gw_replay_free(&ws[1]);
-    return rc;
+    return rc == 0 ? 1 : -1;
 }
 
 static int apply_with(gw_analysis *a, gw_replay ws[2])
 {
+    sim_task *tasks = NULL;
+    size_t count = 0, cap = 0;
     for (size_t i = 0; i < a->findings.count; i++) {
-        gw_finding *f = &a->findings.items[i];
+        const gw_finding *f = &a->findings.items[i];
         if (f->rank < 0 || !(f->basis & GW_BASIS_TRACE))
             continue;
         /* CPU-bound by start-up (context creation, module loading), set-up allocations: no
@@ -398,19 +427,35 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
                 ti = k;
                 break;
             }
-        if (ti == a->rank_count)
+        if (ti == a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
             continue;
-        gw_what_if w;
-        int rc = simulate(a, ti, f->id, 0, &w, ws);
-        if (rc < 0)
+        if (gw_grow((void **)&tasks, &cap, count + 1, sizeof *tasks) != 0) {
+            free(tasks);
             return -1;
-        if (rc == 0)
-            continue;
-        f = &a->findings.items[i];
-        f->what_if = w;
-        gw_gain_write_simulated(f, &a->ranks[ti]);
+        }
+        sim_task *task = &tasks[count];
+        *task = (sim_task){.finding = i, .ti = ti};
+        if (transformation(a, ti, f->id, task->p, task->change, sizeof task->change))
+            count++;
     }
-    return 0;
+    sim_pool pool = {.a = a, .tasks = tasks, .count = count};
+    atomic_init(&pool.next, 0);
+    atomic_init(&pool.failed, 0);
+    sim_worker workers[2] = {{&pool, &ws[0]}, {&pool, &ws[1]}};
+    pthread_t thread;
+    int threaded = count > 0 && a->job && a->job->analysis_threads > 1 &&
+                   pthread_create(&thread, NULL, sim_worker_run, &workers[1]) == 0;
+    sim_worker_run(&workers[0]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    int rc = atomic_load(&pool.failed) ? -1 : 0;
+    for (size_t k = 0; k < count && rc == 0; k++) {
+        gw_finding *f = &a->findings.items[tasks[k].finding];
+        task_result(a, &tasks[k], &f->what_if);
+        gw_gain_write_simulated(f, &a->ranks[tasks[k].ti]);
+    }
+    free(tasks);
+    return rc;
 }
 
 int gw_whatif_apply(gw_analysis *a)
