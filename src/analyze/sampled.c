@@ -33,6 +33,8 @@ double gw_sample_util_at(const gw_sample_stats *st, size_t interval)
     size_t n = 0;
     for (size_t g = 0; g < s->gpu_count; g++) {
         const gw_gpu_interval *gi = gw_samples_gpu(s, interval, g);
+        if (st->gpus && !st->gpus[g].job_gpu)
+            continue;
         if (gi && (gi->valid & GW_GPUI_UTIL) && !gi->lost) {
             sum += gi->gpu_util_pct;
             n++;
@@ -54,11 +56,14 @@ void gw_sample_range_label(const gw_sample_stats *st, size_t first, size_t end, 
     snprintf(buf, size, "t=%.1f-%.1f s of the recording", t0, t1);
 }
 
-/* A GPU was used in interval i: some GPU-Util above 0 or a job process on a GPU. */
-static int gpu_used(const gw_samples *s, size_t i)
+/* A GPU of the job was used in interval i: its GPU-Util above 0. */
+static int gpu_used(const gw_sample_stats *st, size_t i)
 {
+    const gw_samples *s = st->samples;
     for (size_t g = 0; g < s->gpu_count; g++) {
         const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);
+        if (!st->gpus[g].job_gpu)
+            continue;
         if (gi && (gi->valid & GW_GPUI_UTIL) && gi->gpu_util_pct > 0)
             return 1;
     }
@@ -76,7 +81,7 @@ static void choose_window(gw_sample_stats *st, int64_t a, int64_t b, int64_t clo
     for (size_t p = 0; p < s->gpu_proc_count && !st->gpu_ever_used; p++)
         st->gpu_ever_used = job_pid(s, s->gpu_procs[p].pid);
     for (size_t i = 0; i < n && !st->gpu_ever_used; i++)
-        st->gpu_ever_used = gpu_used(s, i);
+        st->gpu_ever_used = gpu_used(st, i);
     if (b > a) {
         size_t first = n, end = 0;
         for (size_t i = 0; i < n; i++) {
@@ -98,7 +103,7 @@ static void choose_window(gw_sample_stats *st, int64_t a, int64_t b, int64_t clo
     }
     size_t first = n, end = 0;
     for (size_t i = 0; i < n; i++)
-        if (gpu_used(s, i)) {
+        if (gpu_used(st, i)) {
             if (first == n)
                 first = i;
             end = i + 1;
@@ -201,7 +206,7 @@ static void gpu_stats(gw_sample_stats *st, size_t g)
     out->dram_bw_mean_pct = wmean_get(&dram);
     out->throttled_sm_clock_mhz = wmean_get(&clock);
     out->power_mean_w = wmean_get(&power);
-    if (!isnan(out->util_mean_pct))
+    if (!isnan(out->util_mean_pct) && out->job_gpu)
         st->has_gpu_util = 1;
 
     /* Errors count over the whole recording: an Xid before the window still broke the job. */
@@ -249,6 +254,36 @@ static void gpu_stats(gw_sample_stats *st, size_t g)
         wmean_add(&fsm, gp->sm_util_pct, interval_s(st, gp->interval));
     }
     out->foreign_sm_mean_pct = wmean_get(&fsm);
+}
+
+/* Marks the job's GPUs (see job_gpus_known in sampled.h) and describes those left out. */
+static void mark_job_gpus(gw_sample_stats *st)
+{
+    const gw_samples *s = st->samples;
+    for (size_t p = 0; p < s->gpu_proc_count; p++) {
+        const gw_gpu_proc_interval *gp = &s->gpu_procs[p];
+        if (gp->gpu < s->gpu_count && job_pid(s, gp->pid)) {
+            st->gpus[gp->gpu].job_gpu = 1;
+            st->job_gpus_known = 1;
+        }
+    }
+    st->job_gpu_count = 0;
+    size_t left_out = 0, used = 0;
+    char list[48] = "";
+    for (size_t g = 0; g < s->gpu_count; g++) {
+        if (!st->job_gpus_known)
+            st->gpus[g].job_gpu = 1;
+        if (st->gpus[g].job_gpu) {
+            st->job_gpu_count++;
+            continue;
+        }
+        if (left_out++ < 8 && used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%zu", left_out > 1 ? ", " : "", g);
+    }
+    if (left_out)
+        snprintf(st->left_out_description, sizeof st->left_out_description,
+                 "%s %s%s ran none of the job's processes (NVML process lists): left out",
+                 left_out > 1 ? "GPUs" : "GPU", list, left_out > 8 ? ", ..." : "");
 }
 
 static void network_fs(gw_sample_stats *st)
@@ -578,6 +613,13 @@ gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t window_sta
     if (!st)
         return NULL;
     st->samples = s;
+    st->gpu_count = s->gpu_count;
+    if (s->gpu_count) {
+        st->gpus = calloc(s->gpu_count, sizeof *st->gpus);
+        if (!st->gpus)
+            goto oom;
+    }
+    mark_job_gpus(st);
     choose_window(st, window_start_unix_ns, window_end_unix_ns, clock_offset_ns);
     if (st->end_interval > st->first_interval) {
         st->start_real_ns = s->host[st->first_interval].start_real_ns;
@@ -587,12 +629,6 @@ gw_sample_stats *gw_sample_stats_compute(const gw_samples *s, int64_t window_sta
             goto oom;
         for (size_t i = st->first_interval; i < st->end_interval; i++)
             st->interval_util_pct[i - st->first_interval] = gw_sample_util_at(st, i);
-    }
-    st->gpu_count = s->gpu_count;
-    if (s->gpu_count) {
-        st->gpus = calloc(s->gpu_count, sizeof *st->gpus);
-        if (!st->gpus)
-            goto oom;
     }
     for (size_t g = 0; g < s->gpu_count; g++)
         gpu_stats(st, g);

@@ -27,6 +27,8 @@
 typedef struct gw_sampled_gpu {
     unsigned index;
     char name[96];
+    int job_gpu;                 /* 1: the job's GPU (NVML listed a job process on it), or the
+                                    recording cannot tell which GPUs are the job's (then all are) */
     double window_s;             /* seconds of window with a utilisation sample */
     double util_mean_pct, util_min_pct, util_max_pct;      /* NaN: no utilisation data */
     double sm_active_mean_pct, sm_occupancy_mean_pct, dram_bw_mean_pct; /* NaN: no GPM */
@@ -63,13 +65,22 @@ typedef struct gw_sample_stats {
     int trace_outside;           /* 1: a trace window was given but no interval lies in it */
     int64_t clock_offset_ns;     /* of that trace (0: ranges stay on the Unix clock) */
 
-    /* Per interval i of [first, end): the mean GPU-Util over GPUs (NaN none) */
+    /* Which GPUs are the job's. A node's other GPUs, idle or busy with another job, say
+     * nothing about this one: the window, the mean GPU-Util and every GPU rule look at the
+     * job's GPUs only. Known when NVML listed a process of the job on some GPU; otherwise
+     * (no process lists, or a PID namespace that hides the job's pids) every GPU counts. */
+    int job_gpus_known;
+    size_t job_gpu_count;
+    char left_out_description[160]; /* "GPUs 1, 2, 3 ran none of the job's processes: left out"; "" */
+
+    /* Per interval i of [first, end): the mean GPU-Util over the job's GPUs (NaN none) */
     double *interval_util_pct;   /* owned, [end_interval - first_interval] */
 
     size_t gpu_count;
     gw_sampled_gpu *gpus;        /* owned, [gpu_count] */
-    int has_gpu_util;            /* some GPU has a utilisation sample in the window */
-    int gpu_ever_used;           /* some interval had GPU-Util > 0 or a job process on a GPU */
+    int has_gpu_util;            /* some job GPU has a utilisation sample in the window */
+    int gpu_ever_used;           /* some interval had GPU-Util > 0 on a job GPU, or a job
+                                    process on a GPU */
 
     /* host */
     int cpu_count;
@@ -136,7 +147,7 @@ void gw_sample_stats_free(gw_sample_stats *st);
 /* The node whose cpulist ("0-15,32-47") holds cpu, -1 none. */
 int gw_sample_numa_node_of_cpu(const gw_samples *s, int cpu);
 
-/* Mean GPU-Util over GPUs of interval i (absolute index); NaN none. */
+/* Mean GPU-Util over the job's GPUs of interval i (absolute index); NaN none. */
 double gw_sample_util_at(const gw_sample_stats *st, size_t interval);
 
 /* "12:00:03-12:00:41" style range of intervals [first, end) as seconds from the recording

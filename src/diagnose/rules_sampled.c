@@ -16,7 +16,7 @@ static long least_used_gpu(const gw_sample_stats *st)
 {
     long best = -1;
     for (size_t g = 0; g < st->gpu_count; g++)
-        if (!isnan(st->gpus[g].util_mean_pct) &&
+        if (st->gpus[g].job_gpu && !isnan(st->gpus[g].util_mean_pct) &&
             (best < 0 || st->gpus[g].util_mean_pct < st->gpus[best].util_mean_pct))
             best = (long)g;
     return best;
@@ -106,13 +106,13 @@ static void timeline_shape(const gw_analysis *a, const gw_sampled_gpu *g, char *
     double lo = 100, hi = 0;
     for (size_t k = 0; k < st->gpu_count; k++) {
         double u = st->gpus[k].util_mean_pct;
-        if (!isnan(u)) {
+        if (st->gpus[k].job_gpu && !isnan(u)) {
             lo = u < lo ? u : lo;
             hi = u > hi ? u : hi;
         }
     }
     double mem_share = g->memory_total_bytes > 0 ? g->memory_used_max_bytes / g->memory_total_bytes : NAN;
-    if (st->gpu_count > 1 && hi - lo >= a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS])
+    if (st->job_gpu_count > 1 && hi - lo >= a->thresholds.v[GW_T_STRAGGLER_SPREAD_PTS])
         snprintf(buf, size, "timeline shape: GPUs waiting for each other (GPU-Util %.0f-%.0f%%): "
                             "communication or imbalance", lo, hi);
     else if (!isnan(mem_share) && mem_share >= 0.8 && !isnan(g->sm_active_mean_pct) && g->sm_active_mean_pct < 50)
@@ -178,8 +178,10 @@ int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "SM activity (GPM) %.1f%% on average: the SMs did work that share of the time",
                             g->sm_active_mean_pct);
     for (size_t k = 0; k < st->gpu_count; k++)
-        if ((long)k != worst && !isnan(st->gpus[k].util_mean_pct))
+        if ((long)k != worst && st->gpus[k].job_gpu && !isnan(st->gpus[k].util_mean_pct))
             gw_finding_evidence(f, "GPU %zu: GPU-Util %.1f%%", k, st->gpus[k].util_mean_pct);
+    if (st->left_out_description[0])
+        gw_finding_evidence(f, "%s", st->left_out_description);
     gw_finding_evidence(f, "%s", shape);
     gw_finding_evidence(f, "idle time no other finding explains: %.1f%% of the window", f->share * 100.0);
     gw_rules_fix(f,
@@ -200,7 +202,7 @@ int gw_rule_s_util_inflated(gw_analysis *a, const gw_rule *rule)
     int any_gpm = 0;
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (isnan(g->sm_active_mean_pct) || isnan(g->util_mean_pct))
+        if (!g->job_gpu || isnan(g->sm_active_mean_pct) || isnan(g->util_mean_pct))
             continue;
         any_gpm = 1;
         if (g->util_mean_pct < util_thr || g->sm_active_mean_pct >= sm_thr)
@@ -242,7 +244,7 @@ int gw_rule_s_kernel_memory_bound(gw_analysis *a, const gw_rule *rule)
     double sm_thr = a->thresholds.v[GW_T_MEM_BOUND_SM] * 100.0;
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (isnan(g->dram_bw_mean_pct) || isnan(g->sm_active_mean_pct) || g->dram_bw_mean_pct < dram_thr ||
+        if (!g->job_gpu || isnan(g->dram_bw_mean_pct) || isnan(g->sm_active_mean_pct) || g->dram_bw_mean_pct < dram_thr ||
             g->sm_active_mean_pct >= sm_thr)
             continue;
         /* The busy time in which SMs wait on memory is what lower precision or fusion wins back. */
@@ -273,7 +275,7 @@ int gw_rule_s_mem_near_full(gw_analysis *a, const gw_rule *rule)
     double thr = a->thresholds.v[GW_T_MEM_NEAR_FULL];
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (!(g->memory_total_bytes > 0) || isnan(g->memory_used_max_bytes))
+        if (!g->job_gpu || !(g->memory_total_bytes > 0) || isnan(g->memory_used_max_bytes))
             continue;
         double used = g->memory_used_max_bytes / g->memory_total_bytes;
         if (used < thr)
@@ -310,7 +312,7 @@ int gw_rule_s_comm_straggler(gw_analysis *a, const gw_rule *rule)
     long lo = -1, hi = -1;
     for (size_t k = 0; k < st->gpu_count; k++) {
         double u = st->gpus[k].util_mean_pct;
-        if (isnan(u))
+        if (!st->gpus[k].job_gpu || isnan(u))
             continue;
         if (lo < 0 || u < st->gpus[lo].util_mean_pct)
             lo = (long)k;
@@ -337,8 +339,10 @@ int gw_rule_s_comm_straggler(gw_analysis *a, const gw_rule *rule)
     snprintf(f->title, sizeof f->title, "GPUs unevenly used: GPU-Util %.0f%% (GPU %ld) to %.0f%% (GPU %ld)",
              st->gpus[lo].util_mean_pct, lo, st->gpus[hi].util_mean_pct, hi);
     for (size_t k = 0; k < st->gpu_count; k++)
-        if ((long)k != lo && (long)k != hi && !isnan(st->gpus[k].util_mean_pct))
+        if ((long)k != lo && (long)k != hi && st->gpus[k].job_gpu && !isnan(st->gpus[k].util_mean_pct))
             gw_finding_evidence(f, "GPU %zu: %.1f%%", k, st->gpus[k].util_mean_pct);
+    if (st->left_out_description[0])
+        gw_finding_evidence(f, "%s", st->left_out_description);
     gw_finding_evidence(f, "trigger: spread >= %.0f points", thr);
     gw_rules_fix(f,
              "In data-parallel training the fast GPUs wait for the slowest at each all-reduce: find "
@@ -354,7 +358,7 @@ int gw_rule_s_host_gpu_shared(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (g->foreign_pid_count == 0)
+        if (!g->job_gpu || g->foreign_pid_count == 0)
             continue;
         int uses_sm = !isnan(g->foreign_sm_mean_pct) && g->foreign_sm_mean_pct > 0;
         if (!uses_sm && !(g->foreign_memory_max_bytes > 0) && !isnan(g->foreign_sm_mean_pct))
@@ -409,7 +413,7 @@ int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule)
     double thr = a->thresholds.v[GW_T_THROTTLED_SHARE];
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (g->busy_s <= 0 || g->throttled_s / g->busy_s < thr)
+        if (!g->job_gpu || g->busy_s <= 0 || g->throttled_s / g->busy_s < thr)
             continue;
         double throttled_share = g->throttled_s / g->busy_s;
         /* Time lost is the clock deficit while throttled; without clocks, a tenth (typical
@@ -456,7 +460,7 @@ int gw_rule_s_gpu_errors(gw_analysis *a, const gw_rule *rule)
     const gw_sample_stats *st = a->sampled;
     for (size_t k = 0; k < st->gpu_count; k++) {
         const gw_sampled_gpu *g = &st->gpus[k];
-        if (g->xid_count == 0 && g->error_event_count == 0 && !g->lost)
+        if (!g->job_gpu || (g->xid_count == 0 && g->error_event_count == 0 && !g->lost))
             continue;
         /* The time from the first fault on is time with suspect results or no GPU. */
         int joined;
@@ -499,6 +503,8 @@ int gw_rule_s_comm_topology(gw_analysis *a, const gw_rule *rule)
     gw_link_state links[64];
     size_t n = 0;
     for (size_t g = 0; g < s->gpu_count && n < 64; g++) {
+        if (!st->gpus[g].job_gpu)
+            continue;
         unsigned busy_gen = 0, busy_width = 0, any_gen = 0, any_width = 0;
         for (size_t i = 0; i < s->interval_count; i++) {
             const gw_gpu_interval *gi = gw_samples_gpu(s, i, g);

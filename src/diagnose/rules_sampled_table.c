@@ -70,7 +70,7 @@ double gw_sampled_util_share(const gw_sample_stats *st)
     double sum = 0;
     size_t n = 0;
     for (size_t g = 0; g < st->gpu_count; g++)
-        if (!isnan(st->gpus[g].util_mean_pct)) {
+        if (st->gpus[g].job_gpu && !isnan(st->gpus[g].util_mean_pct)) {
             sum += st->gpus[g].util_mean_pct;
             n++;
         }
@@ -137,21 +137,30 @@ void gw_rules_sampled_verdict(gw_analysis *a)
         snprintf(a->verdict, sizeof a->verdict, "%s (data.none)", none->title);
         return;
     }
-    char busy[160];
+    char busy[224];
     double util = gw_sampled_util_share(st);
-    if (st->gpu_count == 1)
-        snprintf(busy, sizeof busy, "GPU 0 GPU-Util %.0f%% over %.1f s", util * 100.0, st->window_s);
-    else {
+    if (st->job_gpu_count == 1) {
+        size_t only = 0;
+        while (only + 1 < st->gpu_count && !st->gpus[only].job_gpu)
+            only++;
+        snprintf(busy, sizeof busy, "GPU %zu GPU-Util %.0f%% over %.1f s", only, util * 100.0, st->window_s);
+    } else {
         double lo = 100, hi = 0;
         for (size_t g = 0; g < st->gpu_count; g++) {
             double u = st->gpus[g].util_mean_pct;
-            if (isnan(u))
+            if (!st->gpus[g].job_gpu || isnan(u))
                 continue;
             lo = u < lo ? u : lo;
             hi = u > hi ? u : hi;
         }
         snprintf(busy, sizeof busy, "%zu GPUs GPU-Util %.0f-%.0f%% (mean %.0f%%) over %.1f s",
-                 st->gpu_count, lo, hi, util * 100.0, st->window_s);
+                 st->job_gpu_count, lo, hi, util * 100.0, st->window_s);
+    }
+    size_t others = st->gpu_count - st->job_gpu_count;
+    if (st->job_gpus_known && others > 0) {
+        size_t used = strlen(busy);
+        snprintf(busy + used, sizeof busy - used, " (the job's; %zu other GPU%s of the node left out)", others,
+                 others > 1 ? "s" : "");
     }
     const gw_finding *cause = NULL;
     const gw_rule *cause_rule = NULL;

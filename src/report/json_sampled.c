@@ -21,6 +21,7 @@ static void write_gpu(gw_json_writer *w, const gw_sampled_gpu *g)
     gw_jw_object_begin(w);
     gw_jw_kuint(w, "gpu", g->index);
     gw_jw_kstring(w, "name", g->name);
+    gw_jw_kbool(w, "job_gpu", g->job_gpu);
     gw_jw_kdouble(w, "window_s", g->window_s);
     kmaybe(w, "gpu_util_mean_pct", g->util_mean_pct);
     kmaybe(w, "gpu_util_min_pct", g->util_min_pct);
@@ -70,6 +71,7 @@ void gw_json_write_sampled(gw_json_writer *w, const gw_analysis *a)
     gw_jw_kbool(w, "trace_outside", st->trace_outside);
     gw_jw_kstring(w, "description", st->window_description);
     gw_jw_object_end(w);
+    gw_jw_kbool(w, "job_gpus_known", st->job_gpus_known);
     gw_jw_key(w, "gpus");
     gw_jw_array_begin(w);
     for (size_t g = 0; g < st->gpu_count; g++)

@@ -242,6 +242,84 @@ static void idle_gpu_is_not_used_not_low(void **state)
     done(&r);
 }
 
+/* ---- the job's GPUs ------------------------------------------------------------------ */
+
+/* A 4-GPU node where the job (pid 100) runs on GPU `job_gpu` at 30% GPU-Util during intervals
+ * 5-14, while the node's other GPUs hold another tenant (pid 777, busy, throttled, one with an
+ * Xid). With process lists (`lists`) those GPUs are not the job's. */
+static gw_samples *node_of_four(unsigned job_gpu, int lists)
+{
+    gw_samples *s = healthy(20, 4);
+    for (size_t i = 0; i < 20; i++)
+        for (size_t g = 0; g < 4; g++) {
+            gw_gpu_interval *gi = gpu_at(s, i, g);
+            if (g == job_gpu) {
+                gi->gpu_util_pct = i >= 5 && i < 15 ? 30 : 0;
+                continue;
+            }
+            gi->gpu_util_pct = 99;
+            gi->clock_event_reasons = 0x20; /* SW thermal: a limit */
+            gi->sm_clock_mhz = 1200;
+        }
+    s->events = calloc(1, sizeof *s->events);
+    s->event_count = 1;
+    s->events[0] = (gw_gpu_event_rec){.mono_ns = IV_NS * 3, .gpu = job_gpu == 3 ? 1 : 3, .kind = strdup("xid"),
+                                      .code = 79};
+    if (lists) {
+        s->gpu_proc_count = 20 * 4;
+        s->gpu_procs = calloc(s->gpu_proc_count, sizeof *s->gpu_procs);
+        for (size_t i = 0; i < 20; i++)
+            for (unsigned g = 0; g < 4; g++)
+                s->gpu_procs[i * 4 + g] = (gw_gpu_proc_interval){
+                    .interval = i, .gpu = g, .pid = g == job_gpu ? 100 : 777, .used_memory_bytes = 2e9,
+                    .sm_util_pct = g == job_gpu ? 30 : 99, .mem_util_pct = 5};
+    }
+    return s;
+}
+
+static void other_gpus_of_the_node_do_not_decide(void **state)
+{
+    (void)state;
+    gw_samples *s = node_of_four(0, 1);
+    run r = analyse(s);
+    const gw_sample_stats *st = r.a->sampled;
+    assert_true(st->job_gpus_known);
+    assert_int_equal(st->job_gpu_count, 1);
+    assert_true(st->gpus[0].job_gpu);
+    assert_false(st->gpus[1].job_gpu || st->gpus[2].job_gpu || st->gpus[3].job_gpu);
+    /* the window is the span the job's GPU was used, not the tenant's */
+    assert_int_equal(st->first_interval, 5);
+    assert_int_equal(st->end_interval, 15);
+    assert_float_equal(gw_sample_util_at(st, 7), 30, 1e-9);
+    /* none of the tenant's GPUs raises a finding: no straggler, no sharing, no throttling, no Xid */
+    assert_null(find(&r, "comm.straggler"));
+    assert_null(find(&r, "host.gpu_shared"));
+    assert_null(find(&r, "gpu.throttled"));
+    assert_null(find(&r, "gpu.errors"));
+    const gw_finding *low = find(&r, "util.low");
+    assert_non_null(low);
+    assert_int_equal(low->device, 0);
+    assert_true(evidence_has(low, "GPUs 1, 2, 3 ran none of the job's processes"));
+    assert_non_null(strstr(r.a->verdict, "GPU 0 GPU-Util 30% over 5.0 s (the job's; 3 other GPUs of the node left out)"));
+    done(&r);
+
+    /* the job on GPU 2: the verdict names GPU 2 */
+    r = analyse(node_of_four(2, 1));
+    assert_non_null(strstr(r.a->verdict, "GPU 2 GPU-Util 30%"));
+    assert_int_equal(find(&r, "util.low")->device, 2);
+    assert_null(find(&r, "comm.straggler"));
+    done(&r);
+
+    /* Twin: without process lists the recording cannot tell the job's GPUs; all count, as
+     * they always did, and the spread between them is a straggler. */
+    r = analyse(node_of_four(0, 0));
+    assert_false(r.a->sampled->job_gpus_known);
+    assert_int_equal(r.a->sampled->job_gpu_count, 4);
+    assert_non_null(find(&r, "comm.straggler"));
+    assert_non_null(find(&r, "gpu.errors"));
+    done(&r);
+}
+
 /* ---- window ------------------------------------------------------------------------- */
 
 static void window_is_the_gpu_active_span(void **state)
@@ -1311,6 +1389,7 @@ int main(void)
         cmocka_unit_test(healthy_raises_nothing),
         cmocka_unit_test(no_gpu_is_a_diagnosis),
         cmocka_unit_test(idle_gpu_is_not_used_not_low),
+        cmocka_unit_test(other_gpus_of_the_node_do_not_decide),
         cmocka_unit_test(window_is_the_gpu_active_span),
         cmocka_unit_test(window_follows_the_merged_trace),
         cmocka_unit_test(util_low_triggers_and_twin),
