@@ -214,6 +214,18 @@ static int exit_code_of(int status)
     return 1;
 }
 
+/* How the job ended, in words: the user reads it beside the diagnosis, and a job that
+ * crashed explains an idle GPU better than any finding. */
+static void job_ended_text(int status, char *buf, size_t size)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "ended by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        buf[0] = '\0';
+}
+
 /* ---- where the recording is written ---------------------------------------------- */
 
 /* The name of the recording inside the private directory. */
@@ -313,7 +325,10 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
             fprintf(stderr, "gpuwhy %s: closing the recording: %s\n", rs->command, err.message);
             failed = 1;
         }
-        if (gw_record_print_outcome(stderr, rs->recording_path, rs->output_path) != 0)
+        char ended[96] = "";
+        if (rs->job_is_child && c.job_done)
+            job_ended_text(c.job_status, ended, sizeof ended);
+        if (gw_record_print_outcome(stderr, rs->recording_path, rs->output_path, ended[0] ? ended : NULL) != 0)
             failed = 1;
     }
     return failed;
@@ -321,7 +336,8 @@ int gw_record_session_run(const gw_record_session *rs, int *job_status)
 
 /* ---- the summary ---------------------------------------------------------------- */
 
-int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path)
+int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path,
+                            const char *job_ended)
 {
     gw_error err;
     gw_error_clear(&err);
@@ -368,14 +384,27 @@ int gw_record_print_outcome(FILE *out, const char *recording_path, const char *s
         if (s->host[i].job_cpu_pct > cpu_peak)
             cpu_peak = s->host[i].job_cpu_pct;
     }
+    if (job_ended)
+        fprintf(out, "  job: %s%s\n", job_ended,
+                strcmp(job_ended, "exited with status 0") != 0 ? " (gpuwhy run exits with its status)" : "");
     fprintf(out, "  job: %zu processes seen", s->job_process_count);
     if (duration > 0)
         fprintf(out, ", %.2f s of CPU, mean %.1f%% of one core (peak %.1f%%)", cpu_s, cpu_s / duration * 100.0,
                 cpu_peak);
     fprintf(out, "\n");
+    /* Like the analysis (analyze/sampled.c): only the disks holding the job's files when the
+     * recording knows them, so that the summary and the diagnosis name the same disk. */
+    int job_disks_known = 0;
+    for (size_t f = 0; f < s->filesystem_count; f++)
+        job_disks_known |= s->filesystems[f].block_device[0] != '\0';
     long best = -1;
     double best_util = -1, best_peak = 0;
     for (size_t d = 0; d < s->disk_count; d++) {
+        int job_disk = 0;
+        for (size_t f = 0; f < s->filesystem_count; f++)
+            job_disk |= strcmp(s->filesystems[f].block_device, s->disk_names[d]) == 0;
+        if (job_disks_known && !job_disk)
+            continue;
         double sum = 0, peak = 0;
         size_t n = 0;
         for (size_t i = 0; i < s->interval_count; i++) {
@@ -393,8 +422,11 @@ int gw_record_print_outcome(FILE *out, const char *recording_path, const char *s
             best = (long)d;
         }
     }
-    if (best >= 0)
-        fprintf(out, "  busiest disk: %s, mean util %.1f%% (peak %.1f%%)\n", s->disk_names[best], best_util, best_peak);
+    if (best >= 0 && best_util <= 0)
+        fprintf(out, "  disks%s: idle throughout\n", job_disks_known ? " holding the job's files" : "");
+    else if (best >= 0)
+        fprintf(out, "  busiest disk%s: %s, mean util %.1f%% (peak %.1f%%)\n",
+                job_disks_known ? " holding the job's files" : "", s->disk_names[best], best_util, best_peak);
     for (size_t i = 0; i < s->note_count; i++)
         fprintf(out, "  note: %s\n", s->notes[i]);
     gw_samples_free(s);

@@ -56,10 +56,13 @@ int gw_record_session_publish(gw_record_session *rs);
  * reported on stderr; the job ran on untouched). */
 int gw_record_session_run(const gw_record_session *rs, int *job_status);
 
-/* The end-of-recording summary on out (duration, samples, GPUs and mean utilisation, job
- * CPU, busiest disk, notes); the diagnosis follows it (gw_record_print_diagnosis, printed by
- * run and attach once any trace is merged). Returns 0 or -1 (message printed). */
-int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path);
+/* The end-of-recording summary on out (duration, samples, GPUs and mean utilisation, how
+ * the job ended, job CPU, busiest disk, notes); the diagnosis follows it
+ * (gw_record_print_diagnosis, printed by run and attach once any trace is merged).
+ * job_ended: "exited with status 3", "ended by signal 9 (Killed)"; NULL when unknown (attach:
+ * not our child). Returns 0 or -1 (message printed). */
+int gw_record_print_outcome(FILE *out, const char *recording_path, const char *shown_path,
+                            const char *job_ended);
 
 /* The diagnosis of the finished recording (with a merged `run --trace` trace), rendered like
  * `gpuwhy analyze FILE` (record_diagnosis.c). Printed after the summary, and after the trace

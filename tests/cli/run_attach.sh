@@ -53,11 +53,17 @@ if [ $have_sqlite = 1 ]; then
     fi
 fi
 [ ! -e exit3.db-wal ] || fail "exit3.db-wal left behind"
+# the summary says how the job ended, beside the diagnosis
+grep -q "job: exited with status 3 (gpuwhy run exits with its status)" run1.err ||
+    fail "run's summary does not say the job exited with status 3: $(grep -m2 'job:' run1.err)"
 
 # 2. a job killed by a signal: 128 + signal
 "$BIN" run -o term.db -- sh -c 'kill -TERM $$' 2>/dev/null
 rc=$?
 [ $rc -eq 143 ] || fail "run -- kill -TERM \$\$ gave $rc, want 143"
+"$BIN" run -o term2.db -- sh -c 'sleep 1; kill -TERM $$' 2>term2.err
+grep -q "job: ended by signal 15 (Terminated)" term2.err ||
+    fail "run's summary does not name the signal: $(grep -m2 'job:' term2.err)"
 
 # 3. SIGINT to gpuwhy reaches the job (which traps it and exits 7). Job control (set -m)
 # keeps SIGINT deliverable to a background job of this script.
