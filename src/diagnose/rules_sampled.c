@@ -126,17 +126,24 @@ static void timeline_shape(const gw_analysis *a, const gw_sampled_gpu *g, char *
         idle_both(a, buf, size);
 }
 
-/* Share of the window the cause findings from the samples already explain. */
+/* Share of the window the cause findings from the samples already explain. The loader
+ * family (the samples' data.loader_wait and the reasons its workers are slow) describes one
+ * stretch of waiting from several sides, so it counts once, at its largest share. */
 static double explained_by_causes(const gw_analysis *a)
 {
-    double sum = 0;
+    double sum = 0, loader = 0;
     for (size_t i = 0; i < a->findings.count; i++) {
         const gw_finding *f = &a->findings.items[i];
         const gw_rule *rule = gw_rules_sampled_find(f->id);
-        if (f->basis == GW_BASIS_SAMPLES && rule && rule->cause && rule->explains_idle)
+        if (f->basis != GW_BASIS_SAMPLES || !rule || !rule->cause || !rule->explains_idle)
+            continue;
+        if (gw_sampled_loader_family(f->id))
+            loader = f->share > loader ? f->share : loader;
+        else
             sum += f->share;
     }
-    return sum;
+    sum += loader;
+    return sum < 1 ? sum : 1;
 }
 
 int gw_rule_s_util_low(gw_analysis *a, const gw_rule *rule)

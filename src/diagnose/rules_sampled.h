@@ -33,6 +33,11 @@ void gw_rules_sampled_verdict(gw_analysis *a);
 gw_finding *gw_sampled_finding(gw_analysis *a, const char *id, const char *join_id,
                                int32_t device, double share, int *joined);
 
+/* 1 for data.loader_wait and the findings that say why its workers are slow or absent
+ * (data.workers_cpu_bound, data.storage_bound, data.network_fs, pipe.no_workers): from
+ * samples alone they are separate findings over the same waiting time, whose shares overlap. */
+int gw_sampled_loader_family(const char *id);
+
 /* Mean GPU-Util of GPU g as a fraction (NaN unknown), and the mean over all GPUs. */
 double gw_sampled_util_share(const gw_sample_stats *st);
 /* 1 when the samples say the GPU(s) were under-used (mean GPU-Util below util.low.busy), or

@@ -123,6 +123,15 @@ int gw_rule_s_data_loader_wait(gw_analysis *a, const gw_rule *rule)
                                "else, such as a GPU sync, the network or a lock)", t.idle_s);
     gw_sampled_gpu_context(a, f);
     gw_finding_evidence(f, "over %s; trigger: >= %.0f%% of the window", st->window_description, thr * 100.0);
+    /* The reasons found beside it (evaluated before it) cover the same waiting time: said, so
+     * that no one adds the shares up. */
+    for (size_t i = 0; i < a->findings.count; i++) {
+        const gw_finding *why = &a->findings.items[i];
+        if (why != f && why->basis == GW_BASIS_SAMPLES && gw_sampled_loader_family(why->id))
+            gw_finding_evidence(f, "%s (%.0f%% of the window) says why the workers are slow: the same waiting "
+                                   "time seen from the workers' side, so the two shares overlap and do not add up",
+                                why->id, why->share * 100.0);
+    }
     double busy = isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct;
     /* The fix follows what the workers were doing while the main process waited. */
     if (reading > running)

@@ -129,6 +129,16 @@ gw_finding *gw_sampled_finding(gw_analysis *a, const char *id, const char *join_
     return f;
 }
 
+int gw_sampled_loader_family(const char *id)
+{
+    static const char *const FAMILY[] = {"data.loader_wait", "data.workers_cpu_bound", "data.storage_bound",
+                                         "data.network_fs", "pipe.no_workers"};
+    for (size_t i = 0; i < sizeof FAMILY / sizeof FAMILY[0]; i++)
+        if (strcmp(FAMILY[i], id) == 0)
+            return 1;
+    return 0;
+}
+
 void gw_rules_sampled_verdict(gw_analysis *a)
 {
     const gw_sample_stats *st = a->sampled;

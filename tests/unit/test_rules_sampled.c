@@ -1207,6 +1207,34 @@ static void loader_wait_from_samples_triggers_and_twins(void **state)
     assert_non_null(strstr(f->fix, "more workers up to the free cores"));
     assert_non_null(strstr(r.a->verdict, "main cause: the training process waiting for its DataLoader workers "
                                          "(data.loader_wait, 75% of the window)"));
+    /* the workers' side of the same wait: its share overlaps, and the finding says so */
+    const gw_finding *why = find(&r, "data.workers_cpu_bound");
+    assert_non_null(why);
+    assert_float_equal(why->share, 0.60, 1e-9);
+    assert_true(evidence_has(f, "data.workers_cpu_bound (60% of the window) says why the workers are slow"));
+    done(&r);
+
+    /* util.low's residual counts the family once, at its largest share. Workers reading a
+     * held-back disk (D state half the window) while the training process sleeps on them half
+     * the window: loader_wait 50%, storage_bound 0.5 x 70% idle = 35%; of the 70% idle, 20%
+     * is left unexplained (70 - max), where a sum (85%) would leave none. */
+    s = held_back(10);
+    for (size_t p = 0; p < s->proc_count; p++) {
+        gw_proc_interval *pi = &s->procs[p];
+        int asleep = pi->interval % 2 == 0;
+        if (pi->pid == 100) {
+            pi->state = asleep ? 'S' : 'R';
+            pi->cpu_pct = asleep ? 5 : 100;
+        } else {
+            pi->state = 'D';
+        }
+    }
+    r = analyse(s);
+    assert_float_equal(find(&r, "data.loader_wait")->share, 0.50, 1e-9);
+    assert_float_equal(find(&r, "data.storage_bound")->share, 0.35, 1e-9);
+    f = find(&r, "util.low");
+    assert_non_null(f);
+    assert_float_equal(f->share, 0.20, 1e-9);
     done(&r);
 
     r = analyse(loader('S', 2, 'D', 3, 40)); /* workers reading: the fix goes to storage */
