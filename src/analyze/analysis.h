@@ -290,6 +290,9 @@ typedef struct gw_critical_path {
     double total_s;              /* = the sum of cat_s: the steps' replayed length */
     double step_median_ms;       /* median step as traced (the graph's boundaries) */
     double replay_median_ms;     /* median step replayed with nothing changed */
+    double replay_mean_ms;       /* mean step replayed with nothing changed: the baseline of the
+                                    simulated gains (a wait in one step of five is in the mean,
+                                    not in the median) */
     double replay_max_err;       /* largest relative difference of one step, replay vs trace */
     size_t nodes, host_nodes, gpu_nodes;
     size_t sync_waits;           /* blocking calls linked to the GPU work they waited for */

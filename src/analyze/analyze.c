@@ -416,6 +416,7 @@ static int model_steps(gw_analysis *a, size_t ti, gw_replay *obs, gw_ns **step_c
     cp->lat_wake_us = (double)g->lat_wake / 1e3;
     if (gw_replay_median_step_ms(obs, &cp->replay_median_ms) != 0)
         return -1;
+    cp->replay_mean_ms = gw_replay_mean_step_ms(obs);
     double *traced = malloc(obs->step_count * sizeof *traced);
     gw_ns *cats = malloc((obs->step_count ? obs->step_count : 1) * GW_CP_CAT_COUNT * sizeof *cats);
     if (!traced || !cats) {

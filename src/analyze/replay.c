@@ -295,6 +295,16 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
     return 0;
 }
 
+double gw_replay_mean_step_ms(const gw_replay *r)
+{
+    if (r->step_count == 0)
+        return 0;
+    double sum = 0;
+    for (size_t k = 0; k < r->step_count; k++)
+        sum += (double)r->step_ns[k] / 1e6;
+    return sum / (double)r->step_count;
+}
+
 int gw_replay_median_step_ms(const gw_replay *r, double *out)
 {
     *out = 0;

@@ -178,6 +178,9 @@ void gw_replay_free(gw_replay *r);
 /* Median of the replayed steady steps in ms (the graph's steps are the window's) into *out
  * (0 without steps). Returns 0, or -1 on out-of-memory. */
 int gw_replay_median_step_ms(const gw_replay *r, double *out);
+/* Mean of the replayed steady steps in ms (0 without steps): what a step costs on average,
+ * the odd slow step included. */
+double gw_replay_mean_step_ms(const gw_replay *r);
 
 /* ---- Critical path (critical_path.c) -------------------------------------------------- */
 

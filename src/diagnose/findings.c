@@ -51,8 +51,15 @@ static void gain_range(const gw_finding *f, double *lo, double *hi)
     *lo = *hi = 0;
     if (!w->simulated)
         return;
-    *lo = w->step_before_ms - w->step_after_high_ms;
-    *hi = w->step_before_ms - w->step_after_low_ms;
+    /* the means' gain, as the text states it (diagnose/gain.c); a summary written before the
+     * means existed has only its medians */
+    if (w->mean_before_ms > 0) {
+        *lo = w->mean_before_ms - w->mean_after_high_ms;
+        *hi = w->mean_before_ms - w->mean_after_low_ms;
+    } else {
+        *lo = w->step_before_ms - w->step_after_high_ms;
+        *hi = w->step_before_ms - w->step_after_low_ms;
+    }
 }
 
 int gw_finding_gain_above(const gw_finding *a, const gw_finding *b)

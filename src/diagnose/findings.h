@@ -28,7 +28,9 @@ const char *gw_severity_name(gw_severity s); /* "info" | "minor" | "major" | "cr
 
 /* A finding's fix, simulated: the step graph replayed with the finding's cause removed or
  * shrunk (analyze/replay.c; the transformation per finding: diagnose/whatif.c). Step times
- * are medians over the window's steps, in ms. */
+ * are over the window's steps, in ms: medians (the typical step, as traced and predicted)
+ * and means. The gain is the difference of the means, the time saved per step on average:
+ * a fix of a wait that hits one step in five saves time though the median step stays. */
 #define GW_WHATIF_TOP 5
 typedef struct gw_what_if {
     int simulated;               /* 1 when the figures below come from a replay */
@@ -36,6 +38,10 @@ typedef struct gw_what_if {
     double step_after_ms;        /* with the fix at its central setting */
     double step_after_low_ms;    /* the best and worst settings of the fix's parameter (equal */
     double step_after_high_ms;   /*  to step_after_ms when it has none) */
+    double mean_before_ms;       /* the same four as means over the steps */
+    double mean_after_ms;
+    double mean_after_low_ms;
+    double mean_after_high_ms;
     char change[200];            /* what was simulated, in words */
     double cp_after_s[GW_CP_CAT_COUNT]; /* the new critical path of the steady steps (central
                                            setting), by category */

@@ -300,7 +300,8 @@ typedef struct sim_task {
     size_t ti;
     gw_replay_params p[SETTINGS];
     char change[sizeof ((gw_what_if *)0)->change];
-    double after[SETTINGS];
+    double after[SETTINGS];              /* median step of each setting's replay */
+    double after_mean[SETTINGS];         /* and its mean step */
     double cp_after_s[GW_CP_CAT_COUNT];  /* the central setting's critical path */
 } sim_task;
 
@@ -328,6 +329,7 @@ static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
     const gw_stepgraph *g = &a->graphs[task->ti];
     if (gw_replay_rerun(g, t, &task->p[s], r) != 0 || gw_replay_median_step_ms(r, &task->after[s]) != 0)
         return -1;
+    task->after_mean[s] = gw_replay_mean_step_ms(r);
     if (s != CENTRAL)
         return 0;
     for (size_t k = 0; k < r->step_count; k++) {
@@ -369,6 +371,17 @@ static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *
         out->step_after_low_ms = after[WORST];
     if (after[BEST] > out->step_after_high_ms)
         out->step_after_high_ms = after[BEST];
+    const double *mean = task->after_mean;
+    out->mean_before_ms = a->ranks[task->ti].critical_path.replay_mean_ms;
+    out->mean_after_ms = mean[CENTRAL];
+    out->mean_after_low_ms = mean[CENTRAL];
+    out->mean_after_high_ms = mean[CENTRAL];
+    for (int s = 0; s < SETTINGS; s++) {
+        if (mean[s] < out->mean_after_low_ms)
+            out->mean_after_low_ms = mean[s];
+        if (mean[s] > out->mean_after_high_ms)
+            out->mean_after_high_ms = mean[s];
+    }
     snprintf(out->change, sizeof out->change, "%s", task->change);
     memcpy(out->cp_after_s, task->cp_after_s, sizeof out->cp_after_s);
 }

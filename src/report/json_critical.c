@@ -28,6 +28,7 @@ void gw_json_write_rank_path(gw_json_writer *w, const gw_critical_path *cp)
     gw_jw_object_end(w);
     gw_jw_kdouble(w, "step_median_ms", cp->step_median_ms);
     gw_jw_kdouble(w, "replay_median_ms", cp->replay_median_ms);
+    gw_jw_kdouble(w, "replay_mean_ms", cp->replay_mean_ms);
     gw_jw_kdouble(w, "replay_max_error", cp->replay_max_err);
     gw_jw_key(w, "graph");
     gw_jw_object_begin(w);
@@ -67,6 +68,10 @@ void gw_json_write_what_if(gw_json_writer *w, const gw_what_if *wi)
     gw_jw_kdouble(w, "step_after_ms", wi->step_after_ms);
     gw_jw_kdouble(w, "step_after_low_ms", wi->step_after_low_ms);
     gw_jw_kdouble(w, "step_after_high_ms", wi->step_after_high_ms);
+    gw_jw_kdouble(w, "mean_step_before_ms", wi->mean_before_ms);
+    gw_jw_kdouble(w, "mean_step_after_ms", wi->mean_after_ms);
+    gw_jw_kdouble(w, "mean_step_after_low_ms", wi->mean_after_low_ms);
+    gw_jw_kdouble(w, "mean_step_after_high_ms", wi->mean_after_high_ms);
     gw_jw_kbool(w, "simulated", 1);
     gw_jw_kstring(w, "change", wi->change);
     write_categories(w, "critical_path_after_s", wi->cp_after_s);

@@ -1,5 +1,6 @@
 /* The terminal's critical-path lines (what bounds each step, by category) and the report of
  * `gpuwhy analyze --what-if ID` (the fix simulated: predicted step and new critical path). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,12 @@ int gw_render_whatif(FILE *out, const gw_analysis *a, size_t rank_index, const c
              saved >= 0 ? saved : -saved, w->step_before_ms > 0 ? (saved >= 0 ? saved : -saved) / w->step_before_ms * 100.0 : 0.0,
              saved >= 0 ? "saved" : "lost");
     gw_term_wrap(&t, "  median step: ", line);
+    double mean_saved = w->mean_before_ms - w->mean_after_ms;
+    snprintf(line, sizeof line, "%.1f ms -> %.1f ms (%.1f-%.1f ms): %.1f ms (%.1f%%) %s per step on average, "
+             "the gain stated", w->mean_before_ms, w->mean_after_ms, w->mean_after_low_ms, w->mean_after_high_ms,
+             fabs(mean_saved), w->mean_before_ms > 0 ? fabs(mean_saved) / w->mean_before_ms * 100.0 : 0.0,
+             mean_saved >= 0 ? "saved" : "lost");
+    gw_term_wrap(&t, "  mean step:   ", line);
     categories_line(cats, sizeof cats, rs->critical_path.cat_s);
     gw_term_wrap(&t, "  critical path now:   ", cats);
     categories_line(cats, sizeof cats, w->cp_after_s);
