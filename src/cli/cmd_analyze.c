@@ -357,13 +357,15 @@ int gw_cmd_analyze(int argc, char **argv)
             }
             break;
         case OPT_STEP_RANGE: iopt.step_range = optarg; break;
-        case OPT_THRESHOLD:
-            if (gw_thresholds_set(&th, optarg) != 0) {
-                fprintf(stderr, "gpuwhy analyze: unknown threshold or bad value '%s' "
-                                "(see docs/diagnoses.md)\n", optarg);
+        case OPT_THRESHOLD: {
+            char why[200];
+            if (gw_thresholds_set(&th, optarg, why, sizeof why) != 0) {
+                fprintf(stderr, "gpuwhy analyze: --threshold %s: %s (the thresholds: docs/diagnoses.md)\n",
+                        optarg, why);
                 return GW_EXIT_USAGE;
             }
             break;
+        }
         case OPT_SEPARATE: separate = 1; break;
         case OPT_WHAT_IF:
             if (!gw_whatif_known(optarg)) {

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,11 +87,75 @@ void gw_thresholds_default(gw_thresholds *t)
         t->v[i] = TABLE[i].default_value;
 }
 
-int gw_thresholds_set(gw_thresholds *t, const char *assignment)
+/* Thresholds below which the analysis has nothing to work with: a replay with no loader
+ * worker, an active range cut into no chunk, a period seen once. */
+static const struct {
+    const char *name;
+    double min;
+} AT_LEAST[] = {
+    {"whatif.loader_workers", 1},
+    {"util.chunks.count", 1},
+    {"host.periodic_interference.recurrences", 2},
+};
+
+/* 0 when v lies in the domain of threshold i; else -1 with the domain in why. A threshold's
+ * unit says what its values mean: a share of 5 is not 5%, it is a typo for 0.05, and a
+ * negative time or count would silently switch a diagnosis off or on everywhere. */
+static int check_domain(int i, double v, char *why, size_t why_size)
 {
+    const char *unit = TABLE[i].unit;
+    double lo = 0, hi = INFINITY;
+    int whole = 0;
+    const char *what = unit;
+    if (strcmp(unit, "fraction") == 0) {
+        hi = 1;
+        what = "a fraction";
+    } else if (strcmp(unit, "percent") == 0 || strcmp(unit, "points") == 0) {
+        hi = 100;
+        what = strcmp(unit, "percent") == 0 ? "a percentage" : "a number of percentage points";
+    } else if (strcmp(unit, "count") == 0) {
+        /* a count per step may be fractional (one copy every other step is 0.5 per step) */
+        size_t len = strlen(TABLE[i].name);
+        whole = !(len > 9 && strcmp(TABLE[i].name + len - 9, ".per_step") == 0);
+        what = whole ? "a whole count" : "a count per step";
+    } else if (strcmp(unit, "major") == 0) {
+        whole = 1;
+        hi = 100;
+        what = "a compute capability major version";
+    } else if (strcmp(unit, "ratio") == 0) {
+        lo = nextafter(0, 1);
+        what = "a ratio above 0";
+    } else {
+        what = "a size, rate or duration"; /* ms, µs, MiB, GB/s, blocks: never negative */
+    }
+    for (size_t k = 0; k < sizeof AT_LEAST / sizeof AT_LEAST[0]; k++)
+        if (strcmp(AT_LEAST[k].name, TABLE[i].name) == 0)
+            lo = AT_LEAST[k].min;
+    if (v >= lo && v <= hi && (!whole || v == floor(v)))
+        return 0;
+    if (why && why_size) {
+        if (strcmp(unit, "ratio") == 0)
+            snprintf(why, why_size, "%s is a ratio above 0, not %g", TABLE[i].name, v);
+        else if (isinf(hi))
+            snprintf(why, why_size, "%s is %s%s%s%s of at least %g, not %g", TABLE[i].name, what,
+                     whole ? "" : " (", whole ? "" : unit, whole ? "" : ")", lo, v);
+        else
+            snprintf(why, why_size, "%s is %s from %g to %g, not %g%s", TABLE[i].name, what, lo, hi, v,
+                     strcmp(unit, "fraction") == 0 && v > 1 && v <= 100 ? " (a share: 0.05 means 5%)" : "");
+    }
+    return -1;
+}
+
+int gw_thresholds_set(gw_thresholds *t, const char *assignment, char *why, size_t why_size)
+{
+    if (why && why_size)
+        why[0] = '\0';
     const char *eq = strchr(assignment, '=');
-    if (!eq || eq == assignment)
+    if (!eq || eq == assignment) {
+        if (why && why_size)
+            snprintf(why, why_size, "expected NAME=VALUE");
         return -1;
+    }
     size_t name_len = (size_t)(eq - assignment);
     for (int i = 0; i < GW_T_COUNT; i++) {
         if (strlen(TABLE[i].name) != name_len || strncmp(TABLE[i].name, assignment, name_len) != 0)
@@ -98,10 +163,17 @@ int gw_thresholds_set(gw_thresholds *t, const char *assignment)
         char *end;
         errno = 0;
         double v = strtod(eq + 1, &end);
-        if (errno || end == eq + 1 || *end != '\0' || !isfinite(v))
+        if (errno || end == eq + 1 || *end != '\0' || !isfinite(v)) {
+            if (why && why_size)
+                snprintf(why, why_size, "%s needs a number, not '%s'", TABLE[i].name, eq + 1);
+            return -1;
+        }
+        if (check_domain(i, v, why, why_size) != 0)
             return -1;
         t->v[i] = v;
         return 0;
     }
+    if (why && why_size)
+        snprintf(why, why_size, "no threshold is named '%.*s'", (int)(name_len < 80 ? name_len : 80), assignment);
     return -1;
 }

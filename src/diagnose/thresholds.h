@@ -4,6 +4,8 @@
 #ifndef GW_ANALYZE_THRESHOLDS_H
 #define GW_ANALYZE_THRESHOLDS_H
 
+#include <stddef.h>
+
 typedef enum gw_threshold_id {
     /* §0 utilisation */
     GW_T_UTIL_LOW_BUSY,            /* util.low: busy below this fraction */
@@ -100,7 +102,9 @@ typedef struct gw_threshold_info {
 const gw_threshold_info *gw_threshold_table(void);
 
 void gw_thresholds_default(gw_thresholds *t);
-/* Parses "NAME=VALUE"; returns 0, or -1 for an unknown name or a bad value. */
-int gw_thresholds_set(gw_thresholds *t, const char *assignment);
+/* Parses "NAME=VALUE"; returns 0, or -1 for an unknown name, a value that is not a number,
+ * or one outside the threshold's domain (a fraction from 0 to 1, a percent from 0 to 100, a
+ * whole count ...); why (may be NULL) then says which, in words for the user. */
+int gw_thresholds_set(gw_thresholds *t, const char *assignment, char *why, size_t why_size);
 
 #endif

@@ -79,6 +79,18 @@ expect_rc bad_option 64
 run bad_threshold analyze --threshold no.such.threshold=1 "$W0"
 expect_rc bad_threshold 64
 expect_in bad_threshold err "no.such.threshold"
+# a value outside the threshold's domain is refused with the domain, not taken silently
+run share_as_percent analyze --threshold util.low.busy=5 "$W0"
+expect_rc share_as_percent 64
+expect_in share_as_percent err "util.low.busy is a fraction from 0 to 1, not 5 (a share: 0.05 means 5%)"
+run no_workers analyze --threshold whatif.loader_workers=0 "$W0"
+expect_rc no_workers 64
+expect_in no_workers err "whatif.loader_workers is a whole count of at least 1, not 0"
+run negative_time analyze --threshold kernel.launch_bound.tiny_us=-5 "$W0"
+expect_rc negative_time 64
+expect_in negative_time err "of at least 0, not -5"
+run fractional_per_step analyze --threshold pipe.host_sync.per_step=0.5 "$W0"
+expect_rc fractional_per_step 0
 
 # ---- unusable inputs: exit 2, the file named, no output file -----------------------------
 : >"$tmp/empty.json"

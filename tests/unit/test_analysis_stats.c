@@ -161,7 +161,7 @@ static void warmup_override_and_step_quantiles(void **state)
     }
     gw_thresholds th;
     gw_thresholds_default(&th);
-    assert_int_equal(gw_thresholds_set(&th, "window.warmup_steps=2"), 0);
+    assert_int_equal(gw_thresholds_set(&th, "window.warmup_steps=2", NULL, 0), 0);
     gw_job *job;
     gw_analysis *a = analyze_with(t, &th, &job);
     const gw_rank_stats *r = &a->ranks[0];

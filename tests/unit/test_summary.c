@@ -114,7 +114,7 @@ static void round_trip_on_real_traces(void **state)
     gw_thresholds th;
     gw_thresholds_default(&th);
     /* A non-default threshold must travel with the rank's findings. */
-    assert_int_equal(gw_thresholds_set(&th, "data.loader_wait.share=0.07"), 0);
+    assert_int_equal(gw_thresholds_set(&th, "data.loader_wait.share=0.07", NULL, 0), 0);
     size_t records = 0, findings = 0;
     for (size_t i = 0; i < n; i++) {
         gw_trace *t = read_trace(TRACES[i]);
