@@ -180,6 +180,7 @@ static void gpu_stats(gw_sample_stats *st, size_t g)
                 out->busy_s += dt;
                 if ((gi->valid & GW_GPUI_REASONS) && (gi->clock_event_reasons & GW_THROTTLE_LIMIT_MASK)) {
                     out->throttled_s += dt;
+                    out->throttled_kernel_s += dt * gi->gpu_util_pct / 100.0;
                     out->throttle_reasons |= gi->clock_event_reasons & GW_THROTTLE_LIMIT_MASK;
                     if (gi->valid & GW_GPUI_CLOCKS)
                         wmean_add(&clock, gi->sm_clock_mhz, dt);

@@ -35,6 +35,8 @@ typedef struct gw_sampled_gpu {
     double memory_used_max_bytes, memory_total_bytes;      /* NaN unknown */
     double busy_s;               /* seconds with GPU-Util > 0 */
     double throttled_s;          /* of which with a limit reason (GW_THROTTLE_LIMIT_MASK) */
+    double throttled_kernel_s;   /* the kernel time in those: seconds x GPU-Util, what the
+                                    slower clocks stretched (a 10%-busy GPU loses a tenth) */
     uint64_t throttle_reasons;   /* limit reasons seen, OR-ed */
     double throttled_sm_clock_mhz, max_sm_clock_mhz;       /* mean clock while throttled; NaN */
     double temperature_max_c, power_mean_w, power_limit_w; /* NaN unknown */

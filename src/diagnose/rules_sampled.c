@@ -430,7 +430,8 @@ int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule)
             loss = 1.0 - g->throttled_sm_clock_mhz / g->max_sm_clock_mhz;
         if (loss < 0)
             loss = 0;
-        double share = st->window_s > 0 ? g->throttled_s / st->window_s * loss : 0;
+        /* Only the kernels' time is stretched by slower clocks, not the idle time between. */
+        double share = st->window_s > 0 ? g->throttled_kernel_s / st->window_s * loss : 0;
         int joined;
         gw_finding *f = gw_sampled_finding(a, "gpu.throttled", NULL, (int32_t)k, share, &joined);
         if (!f)
@@ -444,6 +445,8 @@ int gw_rule_s_gpu_throttled(gw_analysis *a, const gw_rule *rule)
                  throttled_share * 100.0);
         gw_finding_evidence(f, "clock event reasons %s during %.1f s of %.1f s with GPU-Util > 0, over %s",
                             reasons, g->throttled_s, g->busy_s, st->window_description);
+        gw_finding_evidence(f, "kernels ran %.1f s of those %.1f s (GPU-Util): the time the lower clocks "
+                               "stretched", g->throttled_kernel_s, g->throttled_s);
         if (!isnan(g->throttled_sm_clock_mhz) && g->max_sm_clock_mhz > 0)
             gw_finding_evidence(f, "SM clock %.0f MHz while throttled vs %.0f MHz max (%.0f%% lower)",
                                 g->throttled_sm_clock_mhz, g->max_sm_clock_mhz, loss * 100.0);

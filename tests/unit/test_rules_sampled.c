@@ -506,11 +506,27 @@ static void throttled_triggers_and_twin(void **state)
     run r = analyse(s);
     const gw_finding *f = find(&r, "gpu.throttled");
     assert_non_null(f);
-    assert_float_equal(f->share, 0.1 * 0.25, 1e-9);
+    assert_float_equal(f->share, 0.1 * 0.95 * 0.25, 1e-9); /* 10% of the window, kernels 95% of it, 25% slower */
     assert_int_equal(f->severity, GW_SEV_MINOR);
     assert_non_null(strstr(f->title, "SW power cap"));
     assert_true(evidence_has(f, "SM clock 1485 MHz while throttled vs 1980 MHz max (25% lower)"));
     done(&r);
+
+    /* The same throttling on a GPU busy a fifth of the time: only its kernels' time is
+     * stretched, a fifth of the loss. */
+    for (int busy = 95; busy >= 20; busy -= 75) {
+        s = healthy(20, 1);
+        set_util(s, 0, busy);
+        for (size_t i = 0; i < 2; i++) {
+            gpu_at(s, i, 0)->clock_event_reasons = 0x4;
+            gpu_at(s, i, 0)->sm_clock_mhz = 1485;
+        }
+        r = analyse(s);
+        f = find(&r, "gpu.throttled");
+        assert_non_null(f);
+        assert_float_equal(f->share, 0.1 * busy / 100.0 * 0.25, 1e-9);
+        done(&r);
+    }
 
     s = healthy(20, 1);
     gpu_at(s, 0, 0)->clock_event_reasons = 0x4; /* 5% */
