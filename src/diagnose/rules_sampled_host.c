@@ -214,10 +214,22 @@ int gw_rule_s_pipe_no_workers(gw_analysis *a, const gw_rule *rule)
     snprintf(f->title, sizeof f->title, "One busy process and no workers: %s at %.0f%% of a core while the GPU waits",
              st->main_comm, st->main_cpu_mean_pct);
     gw_sampled_gpu_context(a, f);
-    gw_rules_fix(f,
-             "Load data in worker processes: DataLoader(num_workers=N, persistent_workers=True, "
-             "pin_memory=True); check the dataset pickles (no lambdas or open handles) and "
-             "worker_init_fn. Confirm with a trace (_SingleProcessDataLoaderIter).");
+    double busy = isnan(st->cpu_busy_mean_pct) ? 0.0 : st->cpu_busy_mean_pct;
+    gw_finding_evidence(f, "machine: %d CPUs, %.0f%% busy", st->cpu_count, busy);
+    /* Workers need CPUs of their own: on a full machine (or a single CPU) they would take
+     * turns with the training process instead of running beside it. */
+    if (busy >= GW_MACHINE_FULL_PCT || st->cpu_count == 1)
+        gw_rules_fix(f,
+                 "Worker processes would only compete for the same CPUs (%d CPU(s), %.0f%% busy): first make "
+                 "each sample cheaper (decode once and cache, smaller images, fewer augmentations, "
+                 "augmentation on the GPU) or free CPUs (other work on the machine, a larger CPU "
+                 "allocation), then load in workers (DataLoader num_workers). Confirm with a trace "
+                 "(_SingleProcessDataLoaderIter).", st->cpu_count, busy);
+    else
+        gw_rules_fix(f,
+                 "Load data in worker processes: DataLoader(num_workers=N, persistent_workers=True, "
+                 "pin_memory=True); check the dataset pickles (no lambdas or open handles) and "
+                 "worker_init_fn. Confirm with a trace (_SingleProcessDataLoaderIter).");
     snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window (the GPU idle time)", share * 100.0);
     return 0;
 }

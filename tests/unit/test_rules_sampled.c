@@ -870,6 +870,19 @@ static void no_workers_triggers_and_twin(void **state)
     const gw_finding *f = find(&r, "pipe.no_workers");
     assert_non_null(f);
     assert_true(evidence_has(f, "the job is one process (python, pid 100) at 100% of a core"));
+    assert_non_null(strstr(f->fix, "Load data in worker processes"));
+    done(&r);
+
+    /* the same process on a machine whose CPUs are all busy: workers would take turns with it */
+    s = healthy(20, 1);
+    set_util(s, 0, 40);
+    for (size_t i = 0; i < 20; i++)
+        s->host[i].cpu_busy_pct = 97;
+    r = analyse(s);
+    f = find(&r, "pipe.no_workers");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "Worker processes would only compete for the same CPUs (8 CPU(s), 97% busy)"));
+    assert_null(strstr(f->fix, "num_workers=N"));
     done(&r);
 
     s = healthy(20, 1); /* 85% of a core and asleep at most samples: not busy */
