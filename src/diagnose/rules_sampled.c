@@ -44,6 +44,22 @@ int gw_rule_s_data_none(gw_analysis *a, const gw_rule *rule)
     f->severity = GW_SEV_CRITICAL;
     f->confidence = 1.0;
     const gw_samples *s = st->samples;
+    if (s->interval_count == 0) {
+        /* One sample or none: the job ended before a second one, so nothing was measured
+         * over time. Not NVML's fault, and not the GPU's. */
+        snprintf(f->title, sizeof f->title, "The job ended before anything could be measured: %zu sample(s), "
+                 "no interval", s->sample_count);
+        gw_finding_evidence(f, "a rate or a utilisation needs two samples; the recording has %zu, %.0f ms apart "
+                               "as asked: the job lasted less than one sampling interval", s->sample_count,
+                            (double)s->interval_ns / 1e6);
+        for (size_t i = 0; i < s->note_count; i++)
+            gw_finding_evidence(f, "recording note: %.200s", s->notes[i]);
+        gw_rules_fix(f,
+                 "Record a run that lasts: more steps, or a shorter --interval (e.g. --interval 10ms) for "
+                 "a job this short; for a job that fails at once, read its output and exit status first.");
+        snprintf(f->gain, sizeof f->gain, "none to estimate: nothing was measured");
+        return 0;
+    }
     if (st->has_gpu_util) {
         snprintf(f->title, sizeof f->title, "The job never used the GPU: GPU-Util 0%% throughout");
         gw_finding_evidence(f, "%zu GPU(s) at 0%% GPU-Util in every sample over %.1f s, and none of the job's "

@@ -214,6 +214,15 @@ static void no_gpu_is_a_diagnosis(void **state)
     assert_non_null(strstr(r.a->verdict, "No GPU data in the recording: NVML found no GPU (data.none)"));
     assert_null(find(&r, "util.low"));
     done(&r);
+
+    /* A job that ended before the second sample: nothing measured, and NVML not to blame. */
+    r = analyse(healthy(0, 1));
+    f = find(&r, "data.none");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "The job ended before anything could be measured: 1 sample(s), no interval"));
+    assert_null(strstr(f->title, "NVML"));
+    assert_non_null(strstr(f->fix, "--interval"));
+    done(&r);
 }
 
 static void idle_gpu_is_not_used_not_low(void **state)
