@@ -73,6 +73,13 @@ void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices)
                  pct, of);
 }
 
+#define OFF_PATH_PREFIX "none: replayed with the fix, "
+
+int gw_gain_is_off_path(const gw_finding *f)
+{
+    return f->what_if.simulated && strncmp(f->gain, OFF_PATH_PREFIX, sizeof OFF_PATH_PREFIX - 1) == 0;
+}
+
 void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
 {
     const gw_what_if *w = &f->what_if;
@@ -100,7 +107,7 @@ void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
     const char *what = r->window.steady_steps > 0 && !r->window.whole_window ? "median step" : "the window";
     /* Under 0.5% of the step: the replay moves nothing that matters. */
     if (hi * 1e3 < mean_before * 0.005) {
-        snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, %s stays %s (this time is off the critical "
+        snprintf(f->gain, sizeof f->gain, OFF_PATH_PREFIX "%s stays %s (this time is off the critical "
                  "path), simulated", what, b);
         return;
     }

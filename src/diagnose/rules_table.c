@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 #include "diagnose/rules_sampled.h"
@@ -74,6 +75,22 @@ static void cap_savings(gw_analysis *a)
         const gw_rule *rule = gw_rules_find(f->id);
         if (rule && rule->cause && !rule->explains_idle && f->severity > GW_SEV_MAJOR)
             f->severity = GW_SEV_MAJOR;
+    }
+}
+
+/* A fix replayed on the step graph that shortens no step is not what to change first, however
+ * much time its finding covers: that time runs beside the critical path (FP32 kernels while
+ * the host bounds every step). It stays a finding, at most minor, and says why. */
+static void cap_off_path(gw_analysis *a)
+{
+    for (size_t i = 0; i < a->findings.count; i++) {
+        gw_finding *f = &a->findings.items[i];
+        if (!gw_gain_is_off_path(f) || f->severity <= GW_SEV_MINOR)
+            continue;
+        f->severity = GW_SEV_MINOR;
+        gw_finding_evidence(f, "minor although it covers %.0f%% of the time: replayed with the fix, no step gets "
+                               "shorter, because the steps wait on other work (the critical path); it matters once "
+                               "that is fixed", f->share * 100.0);
     }
 }
 
@@ -157,6 +174,7 @@ int gw_rules_evaluate(gw_analysis *a)
      * finding is replayed on its own rank). */
     if (gw_whatif_apply(a) != 0)
         return -1;
+    cap_off_path(a);
     gw_phase_mark("analysis: what-if replays");
     /* A rank's findings stay as its rules made them until the job's ranks are together:
      * merging, ranking and the verdict are the job's (and read statistics only, no trace). */

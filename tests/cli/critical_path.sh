@@ -125,6 +125,10 @@ assert abs(sum(after.values()) / steps - w["step_after_ms"] / 1e3) < 0.05 * w["s
 fp = [x for x in b["findings"] if x["id"] == "kernel.fp32_math"]
 if fp and fp[0]["what_if"]:
     assert fp[0]["what_if"]["step_after_ms"] > 0.97 * w["step_before_ms"], fp[0]["what_if"]
+# and it is not what to change first: minor, whatever time it covers (22% here), saying why
+assert fp and fp[0]["gain"].startswith("none: replayed with the fix"), fp
+assert fp[0]["severity"] == "minor" and fp[0]["share"] > 0.15, (fp[0]["severity"], fp[0]["share"])
+assert any("minor although it covers" in e for e in fp[0]["evidence"]), fp[0]["evidence"]
 PY
 
 # 4. --what-if ID in the terminal: the same figures; unknown ids are a usage error.

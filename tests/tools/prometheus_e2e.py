@@ -178,8 +178,8 @@ scrape_configs:
         check("rate() of GPU 0's busy counter is its utilisation (%s)" % busy, busy is not None and abs(busy - 0.88) < 0.05)
         check("GPU 1 throttled by the power cap", prom.value('gpuwhy_gpu_throttled{gpu="1",reason="sw_power_cap"}') == 1)
         share = prom.value('gpuwhy_finding_share{gpu="1",id="gpu.throttled"}')
-        check("GPU 1's finding share is the clock deficit, 1 - 900/2040 = 0.56 (%s)" % share,
-              share is not None and abs(share - 0.559) < 0.03)
+        check("GPU 1's finding share is its kernel time times the clock deficit, 0.25 x (1 - 900/2040) = 0.14 (%s)"
+              % share, share is not None and abs(share - 0.140) < 0.01)
         info = prom.query('gpuwhy_finding_info{gpu="1",id="gpu.throttled"}')
         check("its info series names the cause", bool(info) and
               info[0]["metric"].get("cause") == "clocks held down by a power or thermal limit")

@@ -118,8 +118,9 @@ static void test_throttle_and_xid_on_their_gpu(void **state)
     result r = evaluate(w);
     const gw_window_finding *f = find(&r, 1, "gpu.throttled");
     assert_non_null(f);
-    /* throttled the whole window at half the clock: half the window lost */
-    assert_true(fabs(f->share - 0.5) < 0.02);
+    /* throttled the whole window at half the clock, its kernels running 40% of it: a fifth
+     * of the window lost (the idle 60% is not slowed by the clocks) */
+    assert_true(fabs(f->share - 0.4 * 0.5) < 0.02);
     assert_string_equal(f->uuid, "GPU-1");
     assert_non_null(f->cause);
     f = find(&r, 1, "gpu.errors");
