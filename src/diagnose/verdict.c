@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/gain.h"
 #include "diagnose/rules.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_sampled.h"
@@ -247,8 +248,8 @@ void gw_verdict_line(gw_analysis *a)
             continue;
         if (rule->explains_idle)
             cause = f;
-        else if (!saving)
-            saving = f;
+        else if (!saving && !gw_gain_is_off_path(f))
+            saving = f; /* a saving whose replay shortens no step is none yet */
     }
     char part[200];
     if (a->util.state == GW_UTIL_HEALTHY) {

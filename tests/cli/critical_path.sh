@@ -131,6 +131,24 @@ assert fp[0]["severity"] == "minor" and fp[0]["share"] > 0.15, (fp[0]["severity"
 assert any("minor although it covers" in e for e in fp[0]["evidence"]), fp[0]["evidence"]
 PY
 
+# 3b. A GPU busy 99% of the window (HTA's ns_resolution trace: V100, FP32 convolutions) bounds its
+#     steps although its launches look like host time (they block on a full launch queue): the
+#     FP32 fix is not replayed there, it keeps its estimated gain, and the verdict names it.
+NS=$(ls "$GW_SHARED_DIR"/traces/kineto/HolisticTraceAnalysis/tests/data/ns_resolution_trace/*.json* | head -1)
+analyze "$tmp/ns.json" "$NS"
+check "a GPU-bound trace: kernel.fp32_math keeps its estimated gain, not 'none: off the critical path'" "$tmp/ns.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["devices"][0]["busy"] >= 0.9, d["devices"][0]["busy"]
+f = [x for x in d["findings"] if x["id"] == "kernel.fp32_math"]
+assert f, [x["id"] for x in d["findings"]]
+f = f[0]
+assert f["what_if"] is None, f["what_if"]
+assert f["gain"].startswith("≈ ") and "simulated" not in f["gain"], f["gain"]
+assert f["severity"] == "major", f["severity"]
+assert "biggest saving: matrix work in FP32 (kernel.fp32_math" in d["verdict"], d["verdict"]
+PY
+
 # 4. --what-if ID in the terminal: the same figures; unknown ids are a usage error.
 if "$GW_BIN" analyze --no-progress --what-if data.loader_wait "$W0" >"$tmp/wi.txt" 2>"$tmp/err"; then
   check "--what-if data.loader_wait prints the predicted step and the new critical path, as the JSON says" "$tmp/wi.txt" "$tmp/fid1.json" <<'PY'
