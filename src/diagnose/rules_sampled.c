@@ -109,6 +109,13 @@ static void idle_both(const gw_analysis *a, char *buf, size_t size)
         snprintf(buf, size, "timeline shape: CPU and GPU both mostly idle (job %.0f%% of a core, run-queue "
                             "wait %.0f%%): the job waits on something else: I/O, network, a sleep or a lock",
                  job, wait * 100.0);
+    else if (!isnan(st->cpu_busy_mean_pct) && st->cpu_busy_mean_pct >= GW_MACHINE_FULL_PCT)
+        /* The machine is not idle: the job may be starved of CPU, which only its run-queue
+         * wait would tell, and that was not measured. */
+        snprintf(buf, size, "timeline shape: the job uses %.0f%% of a core and the GPU is mostly idle while the "
+                            "machine's CPUs are %.0f%% busy (other processes %.1f cores): the job may be kept "
+                            "from its CPUs (its run-queue wait was not measured), or waits on I/O, network or a lock",
+                 job, st->cpu_busy_mean_pct, isnan(st->foreign_cpu_mean_cores) ? 0.0 : st->foreign_cpu_mean_cores);
     else
         snprintf(buf, size, "timeline shape: CPU and GPU both mostly idle (job %.0f%% of a core): the job "
                             "waits on I/O, network, a sleep, a lock or a CPU (its run-queue wait was not "

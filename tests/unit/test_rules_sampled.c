@@ -386,6 +386,26 @@ static void util_low_triggers_and_twin(void **state)
     r = analyse(s);
     assert_null(find(&r, "util.low"));
     done(&r);
+
+    /* A job at 40% of a core on a machine 98% busy, its run-queue wait unmeasured: not "both
+     * idle", the job may be kept from its CPUs. */
+    s = healthy(20, 1);
+    set_util(s, 0, 30);
+    for (size_t i = 0; i < 20; i++) {
+        s->host[i].cpu_busy_pct = 98;
+        s->host[i].job_cpu_pct = 40;
+        s->host[i].job_runqueue_wait_pct = NAN;
+        s->procs[i].cpu_pct = 40;
+        s->procs[i].state = 'S';
+    }
+    r = analyse(s);
+    f = find(&r, "util.low");
+    assert_non_null(f);
+    assert_true(evidence_has(f, "the job uses 40% of a core and the GPU is mostly idle while the machine's CPUs are "
+                                "98% busy (other processes 7.4 cores)"));
+    for (size_t i = 0; i < f->evidence_count; i++)
+        assert_null(strstr(f->evidence[i], "both mostly idle"));
+    done(&r);
 }
 
 static void set_gpm(gw_samples *s, double sm, double dram)
