@@ -212,10 +212,15 @@ static int load_meta(load_ctx *c, gw_error *err)
         const char *key = (const char *)sqlite3_column_text(st, 0);
         if (!key)
             continue;
-        if (strcmp(key, "command_line") == 0)
+        /* A damaged file can hold a key twice (its unique index broken): the last one wins,
+         * and the first is freed, not lost. */
+        if (strcmp(key, "command_line") == 0) {
+            free(c->s->command_line);
             c->s->command_line = dup_text(st, 1);
-        else if (strcmp(key, "hostname") == 0)
+        } else if (strcmp(key, "hostname") == 0) {
+            free(c->s->hostname);
             c->s->hostname = dup_text(st, 1);
+        }
         else if (strcmp(key, "interval_ns") == 0)
             c->s->interval_ns = sqlite3_column_int64(st, 1);
         else if (strcmp(key, "clock_ticks_per_s") == 0)

@@ -63,6 +63,7 @@ expect rec-fuzz-intervals-overflow.db 0 "skipped 1 GPU record whose timestamps"
 expect rec-fuzz-intervals-overflow.min.db 0 "skipped 1 GPU record whose timestamps"
 expect rec-kernel-ts-min-rebase-overflow.db 0 "skipped 1 GPU record whose timestamps"
 expect rec-samples-mono-min-reader-overflow.db 2 "sample 1 has an impossible timestamp"
+expect rec-meta-key-twice-leak.db 2 "table gpu_sample: database disk image is malformed"
 
 # Generated: times at the edges of the range the model keeps (+-4.6e18 ns), two kernels,
 # syncs and allocations overlapping the whole span: every sum of their durations passes
