@@ -78,8 +78,7 @@ static void choose_window(gw_sample_stats *st, int64_t a, int64_t b, int64_t clo
     size_t n = s->interval_count;
     st->first_interval = 0;
     st->end_interval = n;
-    for (size_t p = 0; p < s->gpu_proc_count && !st->gpu_ever_used; p++)
-        st->gpu_ever_used = job_pid(s, s->gpu_procs[p].pid);
+    st->gpu_ever_used = st->job_gpus_known; /* a job process on a GPU (mark_job_gpus) */
     for (size_t i = 0; i < n && !st->gpu_ever_used; i++)
         st->gpu_ever_used = gpu_used(st, i);
     if (b > a) {
@@ -493,17 +492,9 @@ static void disk_stats(gw_sample_stats *st, double storage_util_pct)
     const gw_samples *s = st->samples;
     st->disk = -1;
     st->disk_util_mean_pct = NAN;
-    /* Only the disks holding the job's files, when the recording knows them: another
-     * tenant's busy disk is not the job's bottleneck. */
-    int job_disks_known = 0;
-    for (size_t f = 0; f < s->filesystem_count; f++)
-        job_disks_known |= s->filesystems[f].block_device[0] != '\0';
     for (size_t d = 0; d < s->disk_count; d++) {
-        const gw_job_filesystem *fs = NULL;
-        for (size_t f = 0; f < s->filesystem_count && !fs; f++)
-            if (strcmp(s->filesystems[f].block_device, s->disk_names[d]) == 0)
-                fs = &s->filesystems[f];
-        if (job_disks_known && !fs)
+        const gw_job_filesystem *fs;
+        if (!gw_samples_job_disk(s, d, &fs))
             continue;
         wmean util = {0};
         for (size_t i = st->first_interval; i < st->end_interval; i++) {

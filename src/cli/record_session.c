@@ -392,18 +392,15 @@ int gw_record_print_outcome(FILE *out, const char *recording_path, const char *s
         fprintf(out, ", %.2f s of CPU, mean %.1f%% of one core (peak %.1f%%)", cpu_s, cpu_s / duration * 100.0,
                 cpu_peak);
     fprintf(out, "\n");
-    /* Like the analysis (analyze/sampled.c): only the disks holding the job's files when the
-     * recording knows them, so that the summary and the diagnosis name the same disk. */
+    /* The same candidate disks as the analysis, so that the summary and the diagnosis name
+     * the same disk. */
     int job_disks_known = 0;
     for (size_t f = 0; f < s->filesystem_count; f++)
         job_disks_known |= s->filesystems[f].block_device[0] != '\0';
     long best = -1;
     double best_util = -1, best_peak = 0;
     for (size_t d = 0; d < s->disk_count; d++) {
-        int job_disk = 0;
-        for (size_t f = 0; f < s->filesystem_count; f++)
-            job_disk |= strcmp(s->filesystems[f].block_device, s->disk_names[d]) == 0;
-        if (job_disks_known && !job_disk)
+        if (!gw_samples_job_disk(s, d, NULL))
             continue;
         double sum = 0, peak = 0;
         size_t n = 0;

@@ -2,6 +2,7 @@
 #include "model/samples.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 const gw_gpu_interval *gw_samples_gpu(const gw_samples *s, size_t interval, size_t gpu)
 {
@@ -15,6 +16,20 @@ const gw_disk_interval *gw_samples_disk(const gw_samples *s, size_t interval, si
     if (!s || interval >= s->interval_count || disk >= s->disk_count)
         return NULL;
     return &s->disks[interval * s->disk_count + disk];
+}
+
+int gw_samples_job_disk(const gw_samples *s, size_t disk, const gw_job_filesystem **fs)
+{
+    const gw_job_filesystem *found = NULL;
+    int job_disks_known = 0;
+    for (size_t f = 0; f < s->filesystem_count; f++) {
+        job_disks_known |= s->filesystems[f].block_device[0] != '\0';
+        if (!found && strcmp(s->filesystems[f].block_device, s->disk_names[disk]) == 0)
+            found = &s->filesystems[f];
+    }
+    if (fs)
+        *fs = found;
+    return !job_disks_known || found != NULL;
 }
 
 void gw_samples_free(struct gw_samples *s)

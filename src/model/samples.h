@@ -213,6 +213,12 @@ typedef struct gw_samples {
 const gw_gpu_interval *gw_samples_gpu(const gw_samples *s, size_t interval, size_t gpu);
 const gw_disk_interval *gw_samples_disk(const gw_samples *s, size_t interval, size_t disk);
 
+/* Whether disk d may be the job's bottleneck: when the recording knows where the job's files
+ * are (a filesystem with a block device), only those disks are (another tenant's busy disk is
+ * not the job's); otherwise every disk. *fs (may be NULL) receives the job's filesystem on
+ * it, NULL none. Borrowed. */
+int gw_samples_job_disk(const gw_samples *s, size_t disk, const gw_job_filesystem **fs);
+
 /* Frees everything a gw_samples owns; NULL is fine. */
 void gw_samples_free(struct gw_samples *s);
 
