@@ -11,6 +11,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
+#include "util/checked.h"
 #include "util/grow.h"
 
 void gw_rank_comm_free(gw_rank_comm *c)
@@ -24,6 +25,14 @@ void gw_rank_comm_free(gw_rank_comm *c)
     c->group_count = c->record_count = 0;
 }
 
+/* dur * k / GW_EXPOSED_PARTS rounded down, for 0 <= k <= GW_EXPOSED_PARTS and dur >= 0,
+ * without the product: a damaged trace's collective can last 2^62 ns, whose eighth parts
+ * are representable but 2^62 * 8 is not. */
+static gw_ns part_edge(gw_ns dur, int k)
+{
+    return dur / GW_EXPOSED_PARTS * k + dur % GW_EXPOSED_PARTS * k / GW_EXPOSED_PARTS;
+}
+
 gw_ns gw_coll_exposed_within(const gw_coll_record *r, gw_ns span)
 {
     gw_ns dur = r->end - r->start;
@@ -33,7 +42,7 @@ gw_ns gw_coll_exposed_within(const gw_coll_record *r, gw_ns span)
         span = dur;
     double exposed = 0;
     for (int k = 0; k < GW_EXPOSED_PARTS; k++) {
-        gw_ns lo = dur * k / GW_EXPOSED_PARTS, hi = dur * (k + 1) / GW_EXPOSED_PARTS;
+        gw_ns lo = part_edge(dur, k), hi = part_edge(dur, k + 1);
         if (lo >= span)
             break;
         gw_ns part = (hi < span ? hi : span) - lo;
@@ -139,9 +148,9 @@ static int compute_set(const gw_trace *t, int32_t device, gw_ivset *out)
 
 static void fill_exposed(gw_coll_record *r, const gw_ivset *compute)
 {
-    gw_ns dur = r->end - r->start;
+    gw_ns dur = gw_span_ns(r->start, r->end);
     for (int k = 0; k < GW_EXPOSED_PARTS; k++) {
-        gw_ns lo = r->start + dur * k / GW_EXPOSED_PARTS, hi = r->start + dur * (k + 1) / GW_EXPOSED_PARTS;
+        gw_ns lo = r->start + part_edge(dur, k), hi = r->start + part_edge(dur, k + 1);
         if (hi <= lo) {
             r->exposed[k] = gw_ivset_covered(compute, r->start, r->end + 1) > 0 ? 0 : 255;
             continue;

@@ -339,6 +339,28 @@ static void heavy_advice_by_collective(void **state)
     free_all(a);
 }
 
+/* The exposed time within the first `span` of a collective, from its eight parts: exact at
+ * ordinary lengths, and without overflow at the longest the model holds (2^62 ns: eighths
+ * of it fit, eight times it does not; found by fuzz_trace_receiver). */
+static void exposed_within_parts(void **state)
+{
+    (void)state;
+    gw_coll_record r = {0};
+    r.start = 1000;
+    r.end = 1000 + 800;
+    for (int k = 0; k < GW_EXPOSED_PARTS; k++)
+        r.exposed[k] = k % 2 ? 255 : 0; /* odd eighths exposed */
+    assert_int_equal(gw_coll_exposed_within(&r, 800), 400);
+    assert_int_equal(gw_coll_exposed_within(&r, 250), 100); /* [100, 200) of [0, 250) */
+    assert_int_equal(gw_coll_exposed_within(&r, 350), 150); /* and [300, 350) */
+    r.start = -((gw_ns)1 << 61);
+    r.end = ((gw_ns)1 << 61) - 1; /* 2^62 - 1 ns */
+    gw_ns half = gw_coll_exposed_within(&r, r.end - r.start);
+    gw_ns want = (r.end - r.start) / 2;
+    assert_true(half >= want - 2048 && half <= want + 2048); /* double rounding only */
+    assert_true(gw_coll_exposed_within(&r, (gw_ns)1 << 59) > 0); /* second eighth reached */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +372,7 @@ int main(void)
         cmocka_unit_test(slow_link_below_a_quarter_of_the_peak),
         cmocka_unit_test(busbw_factors),
         cmocka_unit_test(heavy_advice_by_collective),
+        cmocka_unit_test(exposed_within_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
