@@ -6,6 +6,7 @@
 
 #include "util/checked.h"
 #include "util/grow.h"
+#include "util/natural_sort.h"
 
 int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end)
 {
@@ -60,17 +61,26 @@ static int cmp_ival(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end ? 1 : 0;
 }
 
+static inline int ival_less(const gw_ival *x, const gw_ival *y)
+{
+    return x->start < y->start || (x->start == y->start && x->end < y->end);
+}
+
+GW_DEFINE_NATURAL_SORT(sort_ivals, gw_ival, ival_less)
+
 size_t gw_ivals_normalize(gw_ival *iv, size_t n)
 {
     if (n == 0)
         return 0;
     /* Events come from arrays already sorted by start (GPU work, one thread's host
-     * events): checking is one pass, sorting is n log n. Merging only needs start order. */
+     * events), and a set gathered stream after stream or thread after thread is a few such
+     * runs: checking is one pass, merging the runs n log(runs). Merging only needs start
+     * order. */
     size_t unsorted = 0;
     for (size_t i = 1; i < n && !unsorted; i++)
         unsorted = iv[i].start < iv[i - 1].start;
-    if (unsorted)
-        qsort(iv, n, sizeof *iv, cmp_ival);
+    if (unsorted && sort_ivals(iv, n) != 0)
+        qsort(iv, n, sizeof *iv, cmp_ival); /* no scratch memory: in place */
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (iv[i].end <= iv[i].start)
