@@ -108,6 +108,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
     /* Typed and inlined: this sort was a fifth of the host-ops view. */
     if (sort_spans(spans, k) != 0)
         qsort(spans, k, sizeof *spans, cmp_span); /* no scratch memory: in place */
+    size_t covered_cursor = 0; /* a name's merged spans come in start order */
     for (size_t i = 0; i < k;) {
         size_t j = i;
         gw_ns covered = 0, cur_s = spans[i].start, cur_e = spans[i].end;
@@ -116,7 +117,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
         while (j < k && spans[j].name_id == spans[i].name_id) {
             calls++;
             if (spans[j].start > cur_e) {
-                covered += gw_ivset_covered(idle, cur_s, cur_e);
+                covered += gw_ivset_covered_at(idle, &covered_cursor, cur_s, cur_e);
                 cur_s = spans[j].start;
                 cur_e = spans[j].end;
             } else if (spans[j].end > cur_e) {
@@ -124,7 +125,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
             }
             j++;
         }
-        covered += gw_ivset_covered(idle, cur_s, cur_e);
+        covered += gw_ivset_covered_at(idle, &covered_cursor, cur_s, cur_e);
         gw_host_op_row row = {0};
         const char *name = gw_trace_str(t, spans[i].name_id);
         size_t len = name ? strlen(name) : 0;
