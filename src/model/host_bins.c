@@ -1,6 +1,7 @@
 /* Per-thread host event bins (see host_bins.h). */
 #include "model/host_bins.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 /* Events copied between two give-backs of the bin's pages while draining. */
 #define DRAIN_STEP_EVENTS (2u * 1024u * 1024u / sizeof(gw_host_event))
 
-gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
+gw_host_event *gw_host_bins_extend(gw_host_bins *b, uint32_t thread, size_t n)
 {
     if (thread >= b->bin_count) {
         if (gw_grow((void **)&b->bins, &b->bin_cap, (size_t)thread + 1, sizeof *b->bins) != 0)
@@ -18,12 +19,22 @@ gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
         b->bin_count = (size_t)thread + 1;
     }
     gw_host_bin *bin = &b->bins[thread];
-    if (gw_grow((void **)&bin->events, &bin->cap, bin->count + 1, sizeof *bin->events) != 0)
+    if (n > SIZE_MAX - bin->count ||
+        gw_grow((void **)&bin->events, &bin->cap, bin->count + n, sizeof *bin->events) != 0)
         return NULL;
-    gw_host_event *e = &bin->events[bin->count++];
+    gw_host_event *first = &bin->events[bin->count];
+    bin->count += n;
+    b->total += n;
+    return first;
+}
+
+gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
+{
+    gw_host_event *e = gw_host_bins_extend(b, thread, 1);
+    if (!e)
+        return NULL;
     memset(e, 0, sizeof *e);
     e->parent = UINT32_MAX;
-    b->total++;
     return e;
 }
 
