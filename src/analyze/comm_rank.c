@@ -146,16 +146,18 @@ static int compute_set(const gw_trace *t, int32_t device, gw_ivset *out)
     return gw_ivset_build(out, &raw);
 }
 
-static void fill_exposed(gw_coll_record *r, const gw_ivset *compute)
+/* cursor: gw_ivset_covered_at's, kept from record to record (they come mostly in start
+ * order). */
+static void fill_exposed(gw_coll_record *r, const gw_ivset *compute, size_t *cursor)
 {
     gw_ns dur = gw_span_ns(r->start, r->end);
     for (int k = 0; k < GW_EXPOSED_PARTS; k++) {
         gw_ns lo = r->start + part_edge(dur, k), hi = r->start + part_edge(dur, k + 1);
         if (hi <= lo) {
-            r->exposed[k] = gw_ivset_covered(compute, r->start, r->end + 1) > 0 ? 0 : 255;
+            r->exposed[k] = gw_ivset_covered_at(compute, cursor, r->start, r->end + 1) > 0 ? 0 : 255;
             continue;
         }
-        double open = (double)(hi - lo - gw_ivset_covered(compute, lo, hi)) / (double)(hi - lo);
+        double open = (double)(hi - lo - gw_ivset_covered_at(compute, cursor, lo, hi)) / (double)(hi - lo);
         r->exposed[k] = (uint8_t)(open * 255.0 + 0.5);
     }
 }
@@ -200,6 +202,8 @@ int gw_rank_comm_build(const gw_trace *t, const gw_window *w, gw_rank_comm *out)
     memset(out, 0, sizeof *out);
     size_t rec_cap = 0, group_cap = 0, set_cap = 0;
     int oom = 0;
+    const gw_ivset *cursor_set = NULL; /* the set the cursor below is for */
+    size_t cursor = 0;
     device_sets sets = {0};
     for (size_t i = 0; i < t->gpu_count && !oom; i++) {
         const gw_gpu_event *g = &t->gpu[i];
@@ -231,7 +235,11 @@ int gw_rank_comm_build(const gw_trace *t, const gw_window *w, gw_rank_comm *out)
         r->device = g->device;
         r->type = (uint8_t)gw_collective_of(t, g);
         r->in_window = g->start >= w->start_ns && g->start < w->end_ns;
-        fill_exposed(r, compute);
+        if (compute != cursor_set) {
+            cursor_set = compute;
+            cursor = 0;
+        }
+        fill_exposed(r, compute, &cursor);
     }
     device_sets_free(&sets);
     if (oom) {

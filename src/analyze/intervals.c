@@ -6,6 +6,7 @@
 
 #include "util/checked.h"
 #include "util/grow.h"
+#include "util/natural_sort.h"
 
 int gw_ival_list_add(gw_ival_list *l, gw_ns start, gw_ns end)
 {
@@ -60,17 +61,26 @@ static int cmp_ival(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end ? 1 : 0;
 }
 
+static inline int ival_less(const gw_ival *x, const gw_ival *y)
+{
+    return x->start < y->start || (x->start == y->start && x->end < y->end);
+}
+
+GW_DEFINE_NATURAL_SORT(sort_ivals, gw_ival, ival_less)
+
 size_t gw_ivals_normalize(gw_ival *iv, size_t n)
 {
     if (n == 0)
         return 0;
     /* Events come from arrays already sorted by start (GPU work, one thread's host
-     * events): checking is one pass, sorting is n log n. Merging only needs start order. */
+     * events), and a set gathered stream after stream or thread after thread is a few such
+     * runs: checking is one pass, merging the runs n log(runs). Merging only needs start
+     * order. */
     size_t unsorted = 0;
     for (size_t i = 1; i < n && !unsorted; i++)
         unsorted = iv[i].start < iv[i - 1].start;
-    if (unsorted)
-        qsort(iv, n, sizeof *iv, cmp_ival);
+    if (unsorted && sort_ivals(iv, n) != 0)
+        qsort(iv, n, sizeof *iv, cmp_ival); /* no scratch memory: in place */
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (iv[i].end <= iv[i].start)
@@ -272,24 +282,47 @@ size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
     return lo;
 }
 
+/* gw_ivset_first_ending_after(s, t) found from index `from`, which must be at or before it
+ * (every interval before `from` ends at or before t): a short forward walk, then a binary
+ * search over what is left if t jumped far. */
+static size_t first_ending_after_from(const gw_ivset *s, size_t from, gw_ns t)
+{
+    size_t i = from, steps = 0;
+    while (i < s->count && s->iv[i].end <= t && steps < 8) {
+        i++;
+        steps++;
+    }
+    if (i < s->count && s->iv[i].end <= t) {
+        size_t lo = i + 1, hi = s->count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->iv[mid].end <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        i = lo;
+    }
+    return i;
+}
+
+/* The first interval ending after lo, from the cursor when lo did not go back. */
+static size_t cursor_seek(const gw_ivset *s, size_t *cursor, gw_ns lo)
+{
+    size_t i = *cursor;
+    if (i > s->count || (i > 0 && s->iv[i - 1].end > lo))
+        i = gw_ivset_first_ending_after(s, lo);
+    else
+        i = first_ending_after_from(s, i, lo);
+    *cursor = i;
+    return i;
+}
+
 int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
 {
     if (hi <= lo || s->count == 0)
         return 0;
-    size_t i = *cursor;
-    if (i > s->count || (i > 0 && s->iv[i - 1].end > lo)) {
-        i = gw_ivset_first_ending_after(s, lo);
-    } else {
-        /* A short forward walk, then a binary search over what is left if lo jumped far. */
-        size_t steps = 0;
-        while (i < s->count && s->iv[i].end <= lo && steps < 8) {
-            i++;
-            steps++;
-        }
-        if (i < s->count && s->iv[i].end <= lo)
-            i = gw_ivset_first_ending_after(s, lo);
-    }
-    *cursor = i;
+    size_t i = cursor_seek(s, cursor, lo);
     return i < s->count && s->iv[i].start < hi;
 }
 
@@ -308,6 +341,21 @@ gw_ns gw_ivset_covered(const gw_ivset *s, gw_ns lo, gw_ns hi)
     if (hi <= lo || s->count == 0)
         return 0;
     return covered_before(s, hi) - covered_before(s, lo);
+}
+
+gw_ns gw_ivset_covered_at(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
+{
+    if (hi <= lo || s->count == 0)
+        return 0;
+    size_t i = cursor_seek(s, cursor, lo);
+    gw_ns before_lo = s->prefix[i];
+    if (i < s->count && s->iv[i].start < lo)
+        before_lo = gw_sat_add(before_lo, gw_span_ns(s->iv[i].start, lo));
+    size_t j = first_ending_after_from(s, i, hi); /* hi > lo: nothing before i ends after hi */
+    gw_ns before_hi = s->prefix[j];
+    if (j < s->count && s->iv[j].start < hi)
+        before_hi = gw_sat_add(before_hi, gw_span_ns(s->iv[j].start, hi));
+    return before_hi - before_lo;
 }
 
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b)

@@ -87,4 +87,8 @@ size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t);
  * (the next thread's events) falls back to a binary search. */
 int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi);
 
+/* gw_ivset_covered(s, lo, hi), the same value, for queries whose lo mostly grows: the same
+ * cursor as gw_ivset_touches (start at 0), and hi found by walking on from lo. */
+gw_ns gw_ivset_covered_at(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi);
+
 #endif

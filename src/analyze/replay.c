@@ -33,17 +33,34 @@
  * (prefetch_factor's default). */
 #define PREFETCH_PER_WORKER 2
 
+/* Which transformations a pass may apply. Each what-if applies one, and a trace is replayed
+ * three times per finding: the pass is compiled once per single transformation (and once
+ * for none), so a node does not test six flags that are constant for the whole pass. A
+ * combination (none is made today) takes the general pass, RK_ALL. */
+enum {
+    RK_LOADER = 1u << 0,
+    RK_SYNCS = 1u << 1,
+    RK_PINNED = 1u << 2,
+    RK_LAUNCH = 1u << 3,
+    RK_OWN = 1u << 4,
+    RK_ALLOC = 1u << 5,
+    RK_FP32 = 1u << 6,
+    RK_ALL = (1u << 7) - 1
+};
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 static gw_ns scale_ns(gw_ns v, double f)
 {
     double r = (double)v * f;
     return r <= 0 ? 0 : (gw_ns)(r + 0.5);
 }
 
-static gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const gw_sg_node *x, const gw_replay_params *p)
+ALWAYS_INLINE gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const gw_sg_node *x,
+                                 const gw_replay_params *p, unsigned rk)
 {
     (void)g;
     gw_ns dur = x->end - x->start;
-    if (p->pinned && (x->flags & GW_SG_F_PAGEABLE)) {
+    if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE)) {
         const gw_gpu_event *e = &t->gpu[x->ref];
         double bw = e->copy_dir == GW_COPY_DTOH ? p->pinned_dtoh_bpns : p->pinned_htod_bpns;
         if (bw > 0 && e->bytes > 0) {
@@ -52,28 +69,28 @@ static gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const gw_sg_
                 dur = pinned;
         }
     }
-    if (p->fp32 && (x->flags & GW_SG_F_FP32_GEMM))
+    if ((rk & RK_FP32) && p->fp32 && (x->flags & GW_SG_F_FP32_GEMM))
         dur = scale_ns(dur, p->fp32_scale);
     return dur;
 }
 
 /* The wait predecessor of a host node under p (GW_SG_NONE when it has none or p drops it),
  * and which slot it is in. */
-static uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p, int *slot)
+ALWAYS_INLINE uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p, int *slot, unsigned rk)
 {
     *slot = GW_BIND_NONE;
     if (x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL) {
         if (x->a == GW_SG_NONE)
             return GW_SG_NONE;
-        if (x->kind == GW_SG_SYNC && p->syncs)
+        if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs)
             return GW_SG_NONE; /* removed, or deferred to the step's boundary */
-        if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && !(x->flags & GW_SG_F_DTOH_SYNC))
+        if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE) && !(x->flags & GW_SG_F_DTOH_SYNC))
             return GW_SG_NONE; /* a pinned copy to the device does not make the host wait */
         *slot = GW_BIND_A;
         return x->a;
     }
     if (x->kind == GW_SG_WORK && x->b != GW_SG_NONE) {
-        if ((x->flags & GW_SG_F_DEFER) && !p->syncs)
+        if ((x->flags & GW_SG_F_DEFER) && !((rk & RK_SYNCS) && p->syncs))
             return GW_SG_NONE;
         *slot = GW_BIND_B;
         return x->b;
@@ -82,22 +99,23 @@ static uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p, int *s
 }
 
 /* The node's own time under p, from its own time in the trace (own). */
-static gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns own)
+ALWAYS_INLINE gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns own,
+                             unsigned rk)
 {
-    if (p->alloc && x->kind == GW_SG_ALLOC)
+    if ((rk & RK_ALLOC) && p->alloc && x->kind == GW_SG_ALLOC)
         return 0;
-    if (p->syncs && (x->flags & GW_SG_F_SYNC_OP))
+    if ((rk & RK_SYNCS) && p->syncs && (x->flags & GW_SG_F_SYNC_OP))
         return 0;
-    if (p->own_work && x->kind == GW_SG_WORK && x->cat == GW_CP_HOST_OP &&
+    if ((rk & RK_OWN) && p->own_work && x->kind == GW_SG_WORK && x->cat == GW_CP_HOST_OP &&
         !(x->flags & (GW_SG_F_DISPATCH | GW_SG_F_UNTRACED | GW_SG_F_SYNC_OP | GW_SG_F_STARTUP)))
         return scale_ns(own, p->own_work_scale);
-    if (p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
+    if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
         !(x->flags & GW_SG_F_DTOH_SYNC))
         return own < g->launch_call_ns ? own : g->launch_call_ns;
-    if (p->launch && ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
+    if ((rk & RK_LAUNCH) && p->launch && ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
                       (x->kind == GW_SG_WORK && ((x->flags & GW_SG_F_DISPATCH) || x->cat == GW_CP_LAUNCH))))
         return scale_ns(own, p->dispatch_scale);
-    if (p->loader && p->loader_contention > 0 && x->kind != GW_SG_DATA && x->kind != GW_SG_SYNC)
+    if ((rk & RK_LOADER) && p->loader && p->loader_contention > 0 && x->kind != GW_SG_DATA && x->kind != GW_SG_SYNC)
         return scale_ns(own, 1.0 + p->loader_contention);
     return own;
 }
@@ -143,7 +161,8 @@ typedef struct candidate {
     uint8_t slot;
 } candidate;
 
-static void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, uint32_t i, gw_replay *r)
+ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, uint32_t i,
+                           gw_replay *r, unsigned rk)
 {
     const gw_sg_node *x = &g->nodes[i];
     candidate c[3];
@@ -182,11 +201,12 @@ static void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_p
         bind = c[best].slot;
     }
     r->start[i] = start;
-    r->end[i] = start + gpu_duration(g, t, x, p);
+    r->end[i] = start + gpu_duration(g, t, x, p, rk);
     r->bind[i] = bind;
 }
 
-static void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t i, gw_replay *r, loader_state *ls)
+ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t i, gw_replay *r,
+                            loader_state *ls, unsigned rk)
 {
     const gw_sg_node *x = &g->nodes[i];
     int first = (x->flags & GW_SG_F_FIRST) || i == 0 || r->end[i - 1] == UNSET;
@@ -194,7 +214,7 @@ static void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t
     gw_ns dur = x->end - x->start;
     r->start[i] = start;
     r->bind[i] = first ? GW_BIND_NONE : GW_BIND_CHAIN;
-    if (p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
+    if ((rk & RK_LOADER) && p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
         r->end[i] = loader_end(g, x, p, start, ls);
         return;
     }
@@ -214,13 +234,13 @@ static void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t
         }
     }
     int slot;
-    uint32_t w = host_wait(x, p, &slot);
+    uint32_t w = host_wait(x, p, &slot, rk);
     if (w != GW_SG_NONE && w != w_obs) {
         /* A wait only the transformation follows (a deferred read): the smallest latency. */
         gw_ns done = g->nodes[w].end;
         lat = x->end - done < g->lat_wake ? x->end - done : g->lat_wake;
     }
-    gw_ns end = start + host_own(g, x, p, own);
+    gw_ns end = start + host_own(g, x, p, own, rk);
     if (w != GW_SG_NONE && r->end[w] != UNSET && r->end[w] + lat > end) {
         end = r->end[w] + lat;
         r->bind[i] = (uint8_t)slot;
@@ -267,6 +287,21 @@ static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
     return 0;
 }
 
+/* One pass over the nodes in topological order; rk (a constant in each call) says which of
+ * p's transformations may be on. */
+ALWAYS_INLINE void replay_pass(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out,
+                               unsigned rk)
+{
+    loader_state ls = {0};
+    for (size_t k = 0; k < g->count; k++) {
+        uint32_t i = g->order[k];
+        if (g->nodes[i].kind == GW_SG_GPU)
+            gpu_node(g, t, p, i, out, rk);
+        else
+            host_node(g, p, i, out, &ls, rk);
+    }
+}
+
 int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
 {
     *out = (gw_replay){0};
@@ -282,13 +317,19 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
         return -1;
     for (size_t i = 0; i < g->count; i++)
         out->start[i] = out->end[i] = UNSET;
-    loader_state ls = {0};
-    for (size_t k = 0; k < g->count; k++) {
-        uint32_t i = g->order[k];
-        if (g->nodes[i].kind == GW_SG_GPU)
-            gpu_node(g, t, p, i, out);
-        else
-            host_node(g, p, i, out, &ls);
+    unsigned rk = (p->loader ? RK_LOADER : 0) | (p->syncs ? RK_SYNCS : 0) | (p->pinned ? RK_PINNED : 0) |
+                  (p->launch ? RK_LAUNCH : 0) | (p->own_work ? RK_OWN : 0) | (p->alloc ? RK_ALLOC : 0) |
+                  (p->fp32 ? RK_FP32 : 0);
+    switch (rk) {
+    case 0: replay_pass(g, t, p, out, 0); break;
+    case RK_LOADER: replay_pass(g, t, p, out, RK_LOADER); break;
+    case RK_SYNCS: replay_pass(g, t, p, out, RK_SYNCS); break;
+    case RK_PINNED: replay_pass(g, t, p, out, RK_PINNED); break;
+    case RK_LAUNCH: replay_pass(g, t, p, out, RK_LAUNCH); break;
+    case RK_OWN: replay_pass(g, t, p, out, RK_OWN); break;
+    case RK_ALLOC: replay_pass(g, t, p, out, RK_ALLOC); break;
+    case RK_FP32: replay_pass(g, t, p, out, RK_FP32); break;
+    default: replay_pass(g, t, p, out, RK_ALL); break;
     }
     for (size_t k = 0; k < out->step_count; k++)
         out->step_ns[k] = out->start[g->bounds[k + 1]] - out->start[g->bounds[k]];

@@ -743,12 +743,16 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
         return -1;
     for (size_t i = 0; i < p->wait_count; i++)
         t->waits[t->wait_count++] = p->waits[i];
+    /* A bin at a time: one reservation, then a copy that renames (this runs on the joining
+     * thread, while the other parts wait). */
     for (size_t b = 0; b < part->host_bins.bin_count; b++) {
         const gw_host_bin *bin = &part->host_bins.bins[b];
-        for (size_t i = 0; i < bin->count; i++) {
-            gw_host_event *h = gw_host_bins_add(&into->host_bins, threads[b]);
-            if (!h)
-                return -1;
+        if (bin->count == 0)
+            continue;
+        gw_host_event *h = gw_host_bins_extend(&into->host_bins, threads[b], bin->count);
+        if (!h)
+            return -1;
+        for (size_t i = 0; i < bin->count; i++, h++) {
             *h = bin->events[i];
             h->name_id = names[h->name_id];
             h->stack_id = names[h->stack_id];

@@ -227,6 +227,9 @@ FAST_ATTR static inline const char *FASTFN(key)(const char *p, const char *end, 
         return NULL;
     *key = k;
     *key_len = (size_t)(q - k);
+    /* Compact JSON, the usual form: '"key":v' with no blanks to look for. */
+    if (end - q >= 3 && q[1] == ':' && (unsigned char)q[2] > ' ')
+        return q + 2;
     p = FASTFN(ws)(q + 1, end);
     if (p == end || *p != ':')
         return NULL;

@@ -1,6 +1,7 @@
 /* Per-thread host event bins (see host_bins.h). */
 #include "model/host_bins.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 /* Events copied between two give-backs of the bin's pages while draining. */
 #define DRAIN_STEP_EVENTS (2u * 1024u * 1024u / sizeof(gw_host_event))
 
-gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
+gw_host_event *gw_host_bins_extend(gw_host_bins *b, uint32_t thread, size_t n)
 {
     if (thread >= b->bin_count) {
         if (gw_grow((void **)&b->bins, &b->bin_cap, (size_t)thread + 1, sizeof *b->bins) != 0)
@@ -18,18 +19,47 @@ gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
         b->bin_count = (size_t)thread + 1;
     }
     gw_host_bin *bin = &b->bins[thread];
-    if (gw_grow((void **)&bin->events, &bin->cap, bin->count + 1, sizeof *bin->events) != 0)
+    if (n > SIZE_MAX - bin->count ||
+        gw_grow((void **)&bin->events, &bin->cap, bin->count + n, sizeof *bin->events) != 0)
         return NULL;
-    gw_host_event *e = &bin->events[bin->count++];
+    gw_host_event *first = &bin->events[bin->count];
+    bin->count += n;
+    b->total += n;
+    return first;
+}
+
+gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
+{
+    gw_host_event *e = gw_host_bins_extend(b, thread, 1);
+    if (!e)
+        return NULL;
     memset(e, 0, sizeof *e);
     e->parent = UINT32_MAX;
-    b->total++;
     return e;
 }
 
 int gw_host_bins_drain(gw_host_bins *b, gw_trace *t)
 {
     int rc = 0;
+    /* One thread usually holds most host events (the training loop's). When it comes first,
+     * its bin becomes the host array as it is: no copy of it, and no fresh pages for one
+     * (the first touch of each costs more than the copy). The order is the same. */
+    size_t first = 0;
+    while (first < b->bin_count && b->bins[first].count == 0)
+        first++;
+    if (t->host_count == 0 && first < b->bin_count && b->bins[first].count >= b->total / 2) {
+        gw_host_bin *bin = &b->bins[first];
+        size_t cap = bin->cap;
+        if (gw_grow((void **)&bin->events, &cap, b->total, sizeof *bin->events) == 0) {
+            free(t->host);
+            t->host = bin->events;
+            t->host_cap = cap;
+            t->host_count = bin->count;
+            b->total -= bin->count; /* what is left to copy */
+            bin->events = NULL;
+            bin->count = bin->cap = 0;
+        }
+    }
     if (b->total > 0 &&
         gw_grow((void **)&t->host, &t->host_cap, t->host_count + b->total, sizeof *t->host) != 0)
         rc = -1;

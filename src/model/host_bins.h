@@ -27,6 +27,11 @@ typedef struct gw_host_bins {
  * NULL when out of memory. The pointer is valid until the next append. */
 gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread);
 
+/* Appends n events to thread `thread`'s bin at once and returns the first of them, for the
+ * caller to fill every field (a parallel reader's part, copied in whole); NULL when out of
+ * memory (the bin is then unchanged). Valid until the next append. */
+gw_host_event *gw_host_bins_extend(gw_host_bins *b, uint32_t thread, size_t n);
+
 /* Appends t's host events (thread by thread) to its host array, which must be empty of
  * events added otherwise, and frees the bins. Memory is given back while it is copied, so
  * the copy never holds much more than one set of the events. 0, or -1 out of memory (the

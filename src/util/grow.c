@@ -37,7 +37,7 @@ void gw_release_pages(void *buf, size_t bytes)
         (void)madvise((void *)begin, end - begin, MADV_DONTNEED); /* advice only: failure changes nothing */
 }
 
-int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
+int gw_grow_slow(void **buf, size_t *cap, size_t need, size_t elem_size)
 {
     if (need <= *cap)
         return 0;

@@ -9,7 +9,13 @@
 /* Ensures *buf (of elements of elem_size bytes, *cap of them allocated) can hold at
  * least `need` elements. Grows geometrically. Returns 0, or -1 on overflow or when
  * memory is exhausted (the old buffer is then left untouched). */
-int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size);
+int gw_grow_slow(void **buf, size_t *cap, size_t need, size_t elem_size);
+/* Inline because readers call it for every appended event and it almost never grows
+ * (1.7% of the instructions on a dense trace were the call). */
+static inline int gw_grow(void **buf, size_t *cap, size_t need, size_t elem_size)
+{
+    return need <= *cap ? 0 : gw_grow_slow(buf, cap, need, elem_size);
+}
 
 /* Shrinks an array to exactly count elements (after loading, to give back slack).
  * Never fails: a failed realloc keeps the larger buffer. */

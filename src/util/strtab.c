@@ -121,13 +121,34 @@ static int rehash(gw_strtab *t, uint32_t new_cap)
     return 0;
 }
 
+/* The recent[] slot of s[0..len): length, first and last 8 bytes (fewer when shorter). */
+static uint32_t recent_slot(const char *s, size_t len)
+{
+    uint64_t head = 0, tail = 0;
+    size_t n = len < 8 ? len : 8;
+    memcpy(&head, s, n);
+    memcpy(&tail, s + len - n, n);
+    uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ (uint64_t)len) * 0xC2B2AE3D27D4EB4Full;
+    return (uint32_t)(h >> 56) & (GW_STRTAB_RECENT - 1);
+}
+
 uint32_t gw_strtab_intern(gw_strtab *t, const char *s, size_t len)
 {
+    /* A hit needs the stored text to equal all of s[0..len): stored texts hold no NUL, so
+     * a string that would be cut at a NUL never hits and takes the full path below. */
+    uint32_t r = len ? recent_slot(s, len) : 0;
+    uint32_t cached = t->recent[r];
+    if (cached && cached - 1 < t->count && same(t, cached - 1, s, len))
+        return cached - 1;
+    size_t full_len = len;
     uint32_t hash = hash_text(s, &len);
     if (t->slots_cap) {
         uint32_t slot = t->slots[probe(t, hash, s, len)];
-        if (slot)
+        if (slot) {
+            if (len == full_len)
+                t->recent[r] = slot;
             return slot - 1;
+        }
     }
     if ((uint64_t)(t->count + 1) * 2 > t->slots_cap) {
         if (rehash(t, t->slots_cap ? t->slots_cap * 2 : 1024) != 0)
@@ -147,6 +168,8 @@ uint32_t gw_strtab_intern(gw_strtab *t, const char *s, size_t len)
     t->offsets[id] = (uint32_t)t->bytes_len;
     t->bytes_len += len + 1;
     t->slots[probe(t, hash, s, len)] = id + 1;
+    if (len == full_len)
+        t->recent[r] = id + 1;
     return id;
 }
 

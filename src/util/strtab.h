@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define GW_STRTAB_RECENT 256  /* a power of two */
+
 typedef struct gw_strtab {
     char *bytes;          /* owned: all strings, NUL-terminated, back to back */
     size_t bytes_len, bytes_cap;
@@ -13,6 +15,11 @@ typedef struct gw_strtab {
     uint32_t count, offsets_cap;
     uint32_t *slots;      /* owned: open-addressing hash of ids (0 = empty slot) */
     uint32_t slots_cap;   /* power of two */
+    /* Ids of recently interned strings (id + 1; 0 = empty), indexed by a fingerprint of
+     * the length and the first and last bytes: a trace names the same few kernels and ops
+     * over and over, and comparing a name with its cached copy is cheaper than hashing
+     * all its bytes (demangled kernel names run to hundreds). */
+    uint32_t recent[GW_STRTAB_RECENT];
 } gw_strtab;
 
 void gw_strtab_init(gw_strtab *t);

@@ -152,6 +152,28 @@ static void bitmap_of(const gw_ival *iv, size_t n, unsigned char *bits)
     }
 }
 
+/* A set of 1000 intervals, queried from a cursor in rising order with steps that walk and
+ * steps that jump (the binary search after the short walk), then backwards. */
+static void covered_at_long_set(void **state)
+{
+    (void)state;
+    gw_ival_list raw = {0};
+    for (gw_ns i = 0; i < 1000; i++)
+        assert_int_equal(gw_ival_list_add(&raw, i * 10, i * 10 + 4), 0); /* [10i, 10i+4) */
+    gw_ivset s;
+    assert_int_equal(gw_ivset_build(&s, &raw), 0);
+    size_t cursor = 0;
+    unsigned seed = 7;
+    gw_ns lo = 0;
+    for (int q = 0; q < 400; q++) {
+        lo = q < 300 ? lo + rand_r(&seed) % (q % 3 ? 25 : 400) : rand_r(&seed) % 10000;
+        gw_ns hi = lo + rand_r(&seed) % (q % 2 ? 30 : 3000);
+        assert_int_equal(gw_ivset_covered_at(&s, &cursor, lo, hi), gw_ivset_covered(&s, lo, hi));
+    }
+    assert_int_equal(gw_ivset_covered_at(&s, &cursor, 3, 9993), 999 * 4 - 3 + 3); /* [3,4) .. [9990,9993) */
+    gw_ivset_free(&s);
+}
+
 static void random_sets_match_bitmap(void **state)
 {
     (void)state;
@@ -199,6 +221,17 @@ static void random_sets_match_bitmap(void **state)
                 touches |= ba[x];
             assert_int_equal(gw_ivset_touches(&s, &cursor, qlo, qhi), touches);
             assert_int_equal(touches, gw_ivset_covered(&s, qlo, qhi) > 0);
+        }
+        /* The covered length from a cursor: the same as without one, short and long
+         * queries, rising and falling back. */
+        size_t covered_cursor = 0;
+        for (int q = 0; q < 24; q++) {
+            gw_ns qlo = q < 12 ? q * (DOMAIN / 12) + rand_r(&seed) % 3 : rand_r(&seed) % DOMAIN;
+            gw_ns qhi = qlo + rand_r(&seed) % (q % 2 ? 9 : DOMAIN) - 1;
+            gw_ns covered = 0;
+            for (gw_ns x = qlo < 0 ? 0 : qlo; x < qhi && x < DOMAIN; x++)
+                covered += ba[x];
+            assert_int_equal(gw_ivset_covered_at(&s, &covered_cursor, qlo, qhi), covered);
         }
 
         /* Overlap of two sets, both ways round (a binary search per interval when one side
@@ -279,6 +312,7 @@ int main(void)
         cmocka_unit_test(subtract_edges),
         cmocka_unit_test(ivset_coverage),
         cmocka_unit_test(random_sets_match_bitmap),
+        cmocka_unit_test(covered_at_long_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
