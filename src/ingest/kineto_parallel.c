@@ -127,13 +127,16 @@ static int read_stretch(void *arg)
             if (job->lx.tok_offset < c->end)
                 continue;
             /* Proven: the next stretch starts exactly where an event starts. */
-            if (job->lx.tok_offset == c->end)
+            if (job->lx.tok_offset == c->end) {
                 job->status = CHUNK_AT_NEXT;
+                gw_host_bins_presort(&job->st->host_bins); /* on this thread, not the joining one */
+            }
             return 0;
         }
         if (t == GW_JSON_END_ARRAY) {
             c->array_end = job->lx.tok_offset;
             job->status = CHUNK_AT_END;
+            gw_host_bins_presort(&job->st->host_bins);
         }
         return 0;
     }
@@ -341,6 +344,8 @@ int gw_kineto_par_join(gw_kineto_par *par, gw_kineto_state *st, gw_kineto_resume
     int rc = 0;
     /* The caller's own stretch is read: its pages go back. */
     gw_kineto_source_release(par->src, 0, par->chunks[0].begin);
+    /* Its host events too are put in order while the helpers read on. */
+    gw_host_bins_presort(&st->host_bins);
     pthread_mutex_lock(&par->lock);
     for (;;) {
         chunk *c = par->next_merge < par->chunk_count ? &par->chunks[par->next_merge] : NULL;

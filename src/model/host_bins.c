@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/grow.h"
+#include "util/natural_sort.h"
 
 /* Events copied between two give-backs of the bin's pages while draining. */
 #define DRAIN_STEP_EVENTS (2u * 1024u * 1024u / sizeof(gw_host_event))
@@ -36,6 +37,26 @@ gw_host_event *gw_host_bins_add(gw_host_bins *b, uint32_t thread)
     memset(e, 0, sizeof *e);
     e->parent = UINT32_MAX;
     return e;
+}
+
+/* gw_trace_finish's host order within one thread, with the end clamped to the start as
+ * gw_trace_finish's preparation does before its sort. */
+static inline int host_less(const gw_host_event *x, const gw_host_event *y)
+{
+    if (x->start != y->start)
+        return x->start < y->start;
+    gw_ns x_end = x->end < x->start ? x->start : x->end, y_end = y->end < y->start ? y->start : y->end;
+    if (x_end != y_end)
+        return x_end > y_end;
+    return gw_host_nest_rank(x->kind) < gw_host_nest_rank(y->kind);
+}
+
+GW_DEFINE_NATURAL_SORT(sort_bin, gw_host_event, host_less)
+
+void gw_host_bins_presort(gw_host_bins *b)
+{
+    for (size_t i = 0; i < b->bin_count; i++)
+        (void)sort_bin(b->bins[i].events, b->bins[i].count); /* -1: left for the final sort */
 }
 
 int gw_host_bins_drain(gw_host_bins *b, gw_trace *t)

@@ -215,12 +215,7 @@ static int cmp_host(const void *a, const void *b)
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1;
     /* Same span: annotations enclose ops, ops enclose API calls. */
-    static const int rank[GW_HOST_KIND_COUNT] = {
-        [GW_HOST_ANNOTATION] = 0, [GW_HOST_PYTHON] = 1, [GW_HOST_CPU_OP] = 2,
-        [GW_HOST_OSRT] = 3, [GW_HOST_RUNTIME] = 4, [GW_HOST_DRIVER] = 5};
-    int rx = x->kind < GW_HOST_KIND_COUNT ? rank[x->kind] : 9;
-    int ry = y->kind < GW_HOST_KIND_COUNT ? rank[y->kind] : 9;
-    return rx - ry;
+    return gw_host_nest_rank(x->kind) - gw_host_nest_rank(y->kind);
 }
 
 static int cmp_mem(const void *a, const void *b)

@@ -162,6 +162,22 @@ typedef struct gw_host_event {
     uint16_t flags;            /* GW_HOST_F_* (16 bits: the padding before the end holds them) */
 } gw_host_event;
 
+/* Which of two host events of the same span on one thread encloses the other: annotations
+ * enclose Python frames, frames enclose ops, ops enclose API calls (lower ranks enclose).
+ * The host order (gw_trace_finish) is thread, start, longer first, then this rank. */
+static inline int gw_host_nest_rank(unsigned kind)
+{
+    switch (kind) {
+    case GW_HOST_ANNOTATION: return 0;
+    case GW_HOST_PYTHON: return 1;
+    case GW_HOST_CPU_OP: return 2;
+    case GW_HOST_OSRT: return 3;
+    case GW_HOST_RUNTIME: return 4;
+    case GW_HOST_DRIVER: return 5;
+    default: return 9;
+    }
+}
+
 typedef struct gw_thread {
     int64_t pid, tid;          /* as given (Kineto string tids hashed to a stable number) */
     uint32_t name_id;          /* thread name when known */
