@@ -269,9 +269,10 @@ void gw_ivset_free(gw_ivset *s)
     s->count = 0;
 }
 
-size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
+/* The first interval of s->iv[lo, s->count) that ends after t (binary search). */
+static size_t first_ending_after_in(const gw_ivset *s, size_t lo, gw_ns t)
 {
-    size_t lo = 0, hi = s->count;
+    size_t hi = s->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->iv[mid].end <= t)
@@ -280,6 +281,11 @@ size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
             hi = mid;
     }
     return lo;
+}
+
+size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
+{
+    return first_ending_after_in(s, 0, t);
 }
 
 /* gw_ivset_first_ending_after(s, t) found from index `from`, which must be at or before it
@@ -292,17 +298,8 @@ static size_t first_ending_after_from(const gw_ivset *s, size_t from, gw_ns t)
         i++;
         steps++;
     }
-    if (i < s->count && s->iv[i].end <= t) {
-        size_t lo = i + 1, hi = s->count;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->iv[mid].end <= t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        i = lo;
-    }
+    if (i < s->count && s->iv[i].end <= t)
+        i = first_ending_after_in(s, i + 1, t);
     return i;
 }
 
