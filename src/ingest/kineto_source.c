@@ -87,6 +87,9 @@ void gw_kineto_source_release(gw_kineto_source *src, uint64_t from, uint64_t to)
 {
     if (!src->map)
         return;
+    /* Never past the mapping: MADV_DONTNEED there would zero whatever memory follows it. */
+    if (to > src->file_size)
+        to = src->file_size;
     long page = sysconf(_SC_PAGESIZE);
     uint64_t p = page > 0 ? (uint64_t)page : 4096u;
     uint64_t begin = (from + p - 1) / p * p, end = page_down(to);
