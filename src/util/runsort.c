@@ -351,7 +351,7 @@ void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *
      * indexes, at 8 bytes per element. A few: merged in place, through scratch of at most
      * the same 8 bytes per element (usually far less: only where runs overlap). */
     merger m = {size, cmp, NULL, 0, count * 2 * sizeof(uint32_t) / size, malloc(size)};
-    if (runs > GW_RUNSORT_MAX_RUNS || !m.swap) {
+    if ((runs > GW_RUNSORT_MAX_RUNS && count / runs < GW_RUNSORT_LONG_RUN) || !m.swap) {
         free(m.swap);
         if (sort_by_index(p, count, size, cmp) != 0)
             qsort(base, count, size, cmp);

@@ -15,6 +15,7 @@
  * once, in place, so memory stays at about 8 bytes per element. Only when even that memory
  * is missing: qsort (not stable). Never fails. */
 #define GW_RUNSORT_MAX_RUNS 64
+#define GW_RUNSORT_LONG_RUN 1024
 void gw_sort_runs(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
 
 #endif

@@ -25,6 +25,13 @@ static int cmp_item(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key ? 1 : 0;
 }
 
+static int cmp_item_then_origin(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    int c = cmp_item(a, b);
+    return c ? c : x->origin < y->origin ? -1 : x->origin > y->origin;
+}
+
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
@@ -54,8 +61,11 @@ static void check_runs(size_t runs, size_t max_len, int64_t key_range)
     item *want = malloc(n * sizeof *want);
     assert_non_null(want);
     memcpy(want, a, n * sizeof *a);
-    /* Reference: insertion sort, stable by construction. */
-    for (size_t i = 1; i < n; i++) {
+    /* Reference: insertion sort, stable by construction; for many elements, qsort by key
+     * then original position, the same order. */
+    if (n > 20000)
+        qsort(want, n, sizeof *want, cmp_item_then_origin);
+    for (size_t i = 1; i < n && n <= 20000; i++) {
         item v = want[i];
         size_t j = i;
         while (j > 0 && want[j - 1].key > v.key) {
@@ -82,6 +92,10 @@ static void runsort_matches_reference(void **state)
     check_runs(7, 200, 50);
     check_runs(GW_RUNSORT_MAX_RUNS, 40, 1000);
     check_runs(GW_RUNSORT_MAX_RUNS + 50, 20, 1000); /* too many runs: through indexes */
+    /* Many long runs (a parallel reader's presorted parts): merged, not through indexes,
+     * whether they barely overlap or overlap everywhere. */
+    check_runs(GW_RUNSORT_MAX_RUNS + 100, 4 * GW_RUNSORT_LONG_RUN, 100000000);
+    check_runs(GW_RUNSORT_MAX_RUNS + 100, 4 * GW_RUNSORT_LONG_RUN, 100);
     check_runs(4, 2000, 100);         /* runs of similar size: through indexes */
     check_runs(3000, 3, 200);         /* short runs extended by insertion */
     check_runs(500, 1, 1000);         /* no order at all */
