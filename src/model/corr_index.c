@@ -45,22 +45,22 @@ static int cmp_gpu_corr(const void *a, const void *b)
 
 /* Orders idx[0..n) (event indices in array order) by correlation, stably (equal ids keep
  * array order, i.e. start order), and fills *table when the ids allow a bucket table;
- * otherwise qsort with cmp unless already in order. 0, or -1 out of memory. */
-static int order_by_corr(const gw_trace *t, uint32_t *idx, size_t n, uint64_t (*key)(const gw_trace *, uint32_t),
-                         int (*cmp)(const void *, const void *), gw_corr_dense *table)
+ * otherwise qsort with cmp unless already in order. keys[k] is idx[k]'s id (gathered by the
+ * caller in the pass that chose the events: the passes here read 8 bytes an event instead
+ * of a cache line of the event array each); keys is freed here. 0, or -1 out of memory. */
+static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_t n,
+                         uint64_t (*key)(const gw_trace *, uint32_t), int (*cmp)(const void *, const void *),
+                         gw_corr_dense *table)
 {
     *table = (gw_corr_dense){0};
-    if (n == 0)
+    if (n == 0) {
+        free(keys);
         return 0;
-    /* The ids once, in index order: the passes below read 8 bytes an event instead of a
-     * cache line of the event array each. */
-    uint64_t *keys = malloc(n * sizeof *keys);
-    if (!keys)
-        return -1;
+    }
     uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
     int ordered = 1;
     for (size_t k = 0; k < n; k++) {
-        uint64_t c = keys[k] = key(t, idx[k]);
+        uint64_t c = keys[k];
         if (c < lo)
             lo = c;
         if (c > hi)
@@ -189,41 +189,69 @@ int gw_corr_index_build_gpu(gw_trace *t)
     return -1;
 }
 
+/* The events' indexes and ids where keep(i) holds, in one pass over the event array (each
+ * pass reads all of it: 56 MB for a million host events): *idx_out (shrunk to *n) and
+ * *keys_out, both owned by the caller. 0, or -1 out of memory. */
+#define COLLECT_KEYED(T, ARRAY, COUNT, KEEP, KEY)                                                \
+    do {                                                                                         \
+        *idx_out = NULL;                                                                         \
+        *keys_out = NULL;                                                                        \
+        *n = 0;                                                                                  \
+        if ((COUNT) == 0)                                                                        \
+            return 0;                                                                            \
+        uint32_t *idx = malloc((COUNT) * sizeof *idx);                                           \
+        uint64_t *keys = malloc((COUNT) * sizeof *keys);                                         \
+        if (!idx || !keys) {                                                                     \
+            free(idx);                                                                           \
+            free(keys);                                                                          \
+            return -1;                                                                           \
+        }                                                                                        \
+        size_t m = 0;                                                                            \
+        for (size_t i = 0; i < (COUNT); i++) {                                                   \
+            const T *e = &(ARRAY)[i];                                                            \
+            if (KEEP) {                                                                          \
+                idx[m] = (uint32_t)i;                                                            \
+                keys[m++] = (KEY);                                                               \
+            }                                                                                    \
+        }                                                                                        \
+        if (m == 0) {                                                                            \
+            free(idx);                                                                           \
+            free(keys);                                                                          \
+            return 0;                                                                            \
+        }                                                                                        \
+        uint32_t *fit = realloc(idx, m * sizeof *idx); /* shrinking: kept when it cannot move */ \
+        *idx_out = fit ? fit : idx;                                                              \
+        *keys_out = keys;                                                                        \
+        *n = m;                                                                                  \
+        return 0;                                                                                \
+    } while (0)
+
+static int collect_host(const gw_trace *t, uint32_t **idx_out, uint64_t **keys_out, size_t *n)
+{
+    COLLECT_KEYED(gw_host_event, t->host, t->host_count,
+                  (e->kind == GW_HOST_RUNTIME || e->kind == GW_HOST_DRIVER) && e->correlation != GW_NO_CORRELATION,
+                  e->correlation);
+}
+
+static int collect_gpu(const gw_trace *t, uint32_t **idx_out, uint64_t **keys_out, size_t *n)
+{
+    COLLECT_KEYED(gw_gpu_event, t->gpu, t->gpu_count, e->correlation != GW_NO_CORRELATION, e->correlation);
+}
+
 static int build_host_index(gw_trace *t)
 {
-    size_t api = 0;
-    for (size_t i = 0; i < t->host_count; i++)
-        if ((t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER) &&
-            t->host[i].correlation != GW_NO_CORRELATION)
-            api++;
-    if (api == 0)
-        return 0;
-    t->host_by_corr = malloc(api * sizeof *t->host_by_corr);
-    if (!t->host_by_corr)
+    uint64_t *keys;
+    if (collect_host(t, &t->host_by_corr, &keys, &t->host_by_corr_count) != 0)
         return -1;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->correlation != GW_NO_CORRELATION)
-            t->host_by_corr[t->host_by_corr_count++] = (uint32_t)i;
-    }
-    return order_by_corr(t, t->host_by_corr, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr);
+    return order_by_corr(t, t->host_by_corr, keys, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr);
 }
 
 static int build_gpu_index(gw_trace *t)
 {
-    size_t gpu = 0;
-    for (size_t i = 0; i < t->gpu_count; i++)
-        if (t->gpu[i].correlation != GW_NO_CORRELATION)
-            gpu++;
-    if (gpu == 0)
-        return 0;
-    t->gpu_by_corr = malloc(gpu * sizeof *t->gpu_by_corr);
-    if (!t->gpu_by_corr)
+    uint64_t *keys;
+    if (collect_gpu(t, &t->gpu_by_corr, &keys, &t->gpu_by_corr_count) != 0)
         return -1;
-    for (size_t i = 0; i < t->gpu_count; i++)
-        if (t->gpu[i].correlation != GW_NO_CORRELATION)
-            t->gpu_by_corr[t->gpu_by_corr_count++] = (uint32_t)i;
-    return order_by_corr(t, t->gpu_by_corr, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr);
+    return order_by_corr(t, t->gpu_by_corr, keys, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr);
 }
 
 int gw_corr_index_build(gw_trace *t)

@@ -307,19 +307,47 @@ static void note_damage(gw_trace *t, const damage *d)
  * dropped, negative durations clipped to zero, API calls and ops classified by name where
  * readers left them unset, launches per thread; reader-made steps with out-of-range times
  * dropped. */
-static int prepare_host(gw_trace *t, span *sp, damage *d)
+/* Where the host events of the threads lie after prepare_host: when every thread's events
+ * are together and the threads come in index order (readers that collect per thread, see
+ * host_bins.h), the order by thread is already right and each thread's stretch can be
+ * sorted on its own; `split` cuts the array between two threads near its middle. */
+typedef struct host_layout {
+    int thread_major;
+    size_t split;
+} host_layout;
+
+/* The cut between whole threads nearest the middle of the array (0 when none helps). */
+static size_t middle_thread_cut(const size_t *per_thread, size_t thread_count, size_t total)
+{
+    size_t best = 0, best_gap = total, at = 0;
+    for (size_t k = 0; k + 1 < thread_count; k++) {
+        at += per_thread[k];
+        size_t gap = at > total / 2 ? at - total / 2 : total / 2 - at;
+        if (at > 0 && at < total && gap < best_gap) {
+            best = at;
+            best_gap = gap;
+        }
+    }
+    return best;
+}
+
+static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
 {
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
     uint8_t *api_flags = calloc(t->strings.count ? t->strings.count : 1, 1);
-    if (!host_name || !api_name || !api_blocking || !api_flags) {
+    size_t *per_thread = calloc(t->thread_count ? t->thread_count : 1, sizeof *per_thread);
+    if (!host_name || !api_name || !api_blocking || !api_flags || !per_thread) {
         free(host_name);
         free(api_name);
         free(api_blocking);
         free(api_flags);
+        free(per_thread);
         return -1;
     }
+    int thread_major = 1;
+    uint32_t last_thread = 0;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
     size_t kept = 0;
@@ -329,6 +357,11 @@ static int prepare_host(gw_trace *t, span *sp, damage *d)
         if (kept != i)
             t->host[kept] = t->host[i];
         gw_host_event *h = &t->host[kept++];
+        if (h->thread >= t->thread_count || h->thread < last_thread)
+            thread_major = 0;
+        else
+            per_thread[h->thread]++;
+        last_thread = h->thread;
         if (h->end < h->start) {
             h->end = h->start;
             d->host_reversed++;
@@ -383,6 +416,9 @@ static int prepare_host(gw_trace *t, span *sp, damage *d)
     }
     d->host_dropped = t->host_count - kept;
     t->host_count = kept;
+    layout->thread_major = thread_major;
+    layout->split = thread_major ? middle_thread_cut(per_thread, t->thread_count, kept) : 0;
+    free(per_thread);
     size_t w = 0;
     for (size_t i = 0; i < t->step_count; i++)
         if (gw_ns_in_range(t->steps[i].start) && gw_ns_in_range(t->steps[i].end))
@@ -546,6 +582,71 @@ static void *run_gpu_lane(void *arg)
 
 /* Below this many GPU plus memory events the helper thread costs more than it saves. */
 #define GPU_LANE_THREAD_MIN_EVENTS 100000u
+/* The same for the host lane's helpers (a sort of one half of the threads, the API
+ * correlation index beside the nesting). */
+#define HOST_LANE_THREAD_MIN_EVENTS 100000u
+
+typedef struct host_half {
+    gw_host_event *events;
+    size_t count;
+} host_half;
+
+static void *sort_host_half(void *arg)
+{
+    host_half *half = arg;
+    gw_sort_runs(half->events, half->count, sizeof *half->events, cmp_host);
+    return NULL;
+}
+
+/* Host events in host order. A thread-major array is two independent sorts, cut between
+ * threads (cmp_host orders by thread first, so the halves' sorts are the whole's), one on a
+ * helper thread when the array is large. */
+static void sort_host(gw_trace *t, const host_layout *layout)
+{
+    host_half first = {t->host, layout->split}, second = {t->host + layout->split, t->host_count - layout->split};
+    pthread_t thread;
+    if (!layout->thread_major || layout->split == 0 || t->host_count < HOST_LANE_THREAD_MIN_EVENTS ||
+        pthread_create(&thread, NULL, sort_host_half, &second) != 0) {
+        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+        return;
+    }
+    sort_host_half(&first);
+    pthread_join(thread, NULL);
+}
+
+typedef struct host_index_job {
+    gw_trace *t;
+    int rc;
+} host_index_job;
+
+static void *build_host_index_run(void *arg)
+{
+    host_index_job *job = arg;
+    job->rc = gw_corr_index_build_host(job->t);
+    return NULL;
+}
+
+/* Nesting and steps, and the API calls' correlation index: both read the sorted host
+ * events; the nesting writes only parent and depth, the index reads only kind and
+ * correlation, so the index is built on a helper thread meanwhile when the array is
+ * large. 0, or -1 out of memory. */
+static int nest_and_index(gw_trace *t)
+{
+    host_index_job job = {t, -1};
+    pthread_t thread;
+    int threaded = t->host_count >= HOST_LANE_THREAD_MIN_EVENTS &&
+                   pthread_create(&thread, NULL, build_host_index_run, &job) == 0;
+    int rc = build_nesting(t);
+    if (rc == 0)
+        rc = derive_steps(t);
+    if (rc == 0)
+        gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (rc == 0)
+        build_host_index_run(&job);
+    return rc == 0 ? job.rc : rc;
+}
 
 int gw_trace_finish(gw_trace *t)
 {
@@ -562,27 +663,21 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     span host_span = {INT64_MAX, INT64_MIN};
     int rc = fill_host ? fill_host(ctx, t) : 0;
     gw_phase_mark("model: host events filled");
+    host_layout layout = {0, 0};
     if (rc == 0)
-        rc = prepare_host(t, &host_span, &d);
+        rc = prepare_host(t, &host_span, &d, &layout);
     gw_phase_mark("model: host names, span");
     if (rc == 0) {
-        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+        sort_host(t, &layout);
         gw_phase_mark("model: sort host");
-        rc = build_nesting(t);
-    }
-    if (rc == 0) {
-        rc = derive_steps(t);
-    }
-    if (rc == 0) {
-        gw_sort_runs(t->steps, t->step_count, sizeof *t->steps, cmp_step);
-        gw_phase_mark("model: nesting, steps");
-        rc = gw_corr_index_build_host(t);
+        rc = nest_and_index(t);
+        gw_phase_mark("model: nesting, steps || host correlation index");
     }
     if (threaded)
         pthread_join(thread, NULL);
     else
         run_gpu_lane(&lane);
-    gw_phase_mark("model: correlation indexes (host || GPU lane)");
+    gw_phase_mark("model: GPU lane joined");
     if (rc != 0 || lane.rc != 0) {
         gw_corr_index_drop(t);
         return -1;

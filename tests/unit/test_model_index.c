@@ -2,7 +2,10 @@
  * (src/util/runsort.c) against a stable reference on random run layouts (both of its ways:
  * merging elements, and ordering indexes then moving each element once), and the
  * correlation indexes (src/model/corr_index.c) against a brute-force scan for dense ids,
- * sparse ids (bucketed), clustered ids (comparison-sort fallback), duplicates and misses. */
+ * sparse ids (bucketed), clustered ids (comparison-sort fallback), duplicates and misses;
+ * and gw_trace_finish's host lane on a large trace: a thread-major array (sorted in two
+ * halves, cut between threads, on two threads, the correlation index built beside the
+ * nesting) finishes exactly as the same events in interleaved order (one sort, in line). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -30,6 +33,14 @@ static int cmp_item_then_origin(const void *a, const void *b)
     const item *x = a, *y = b;
     int c = cmp_item(a, b);
     return c ? c : x->origin < y->origin ? -1 : x->origin > y->origin;
+}
+
+static uint32_t next_lane_random(uint32_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -278,6 +289,107 @@ static void corr_index_threaded(void **state)
     gw_trace_free(t);
 }
 
+/* ---- the host lane: split sort and index beside the nesting ------------------------------ */
+
+#define LANE_THREADS 5
+#define LANE_PER_THREAD 30000   /* 150 000 events: over the lane's thread threshold */
+
+/* One thread's events: nested groups (an annotation, ops inside, API calls inside with
+ * correlation ids, some with the same span as their op) written in an order with runs and
+ * ties, each event named by its external id. The thread index goes in the id. */
+static void lane_events(uint32_t thread, gw_host_event *out, uint32_t *seed)
+{
+    size_t n = 0;
+    int64_t at = 1000;
+    while (n < LANE_PER_THREAD) {
+        int64_t group_end = at + 5000;
+        gw_host_event ann = {.start = at, .end = group_end, .kind = GW_HOST_ANNOTATION};
+        out[n++] = ann;
+        int64_t op_at = at + 10;
+        while (n + 3 <= LANE_PER_THREAD && op_at + 400 < group_end) {
+            gw_host_event op = {.start = op_at, .end = op_at + 300, .kind = GW_HOST_CPU_OP};
+            gw_host_event call = {.start = op_at, .end = op_at + 300, .kind = GW_HOST_RUNTIME};  /* same span */
+            gw_host_event call2 = {.start = op_at + 100, .end = op_at + 150, .kind = GW_HOST_RUNTIME};
+            /* Children first now and then (a profiler that writes a parent after them). */
+            if (next_lane_random(seed) % 4 == 0) {
+                out[n++] = call2;
+                out[n++] = call;
+                out[n++] = op;
+            } else {
+                out[n++] = op;
+                out[n++] = call;
+                out[n++] = call2;
+            }
+            op_at += 200 + (int64_t)(next_lane_random(seed) % 300);
+        }
+        at = group_end - (int64_t)(next_lane_random(seed) % 2000); /* groups overlap: runs */
+    }
+    for (size_t i = 0; i < LANE_PER_THREAD; i++) {
+        out[i].thread = thread;
+        out[i].external_id = (int64_t)thread * 1000000 + (int64_t)i;
+        out[i].parent = UINT32_MAX;
+        if (out[i].kind == GW_HOST_RUNTIME)
+            out[i].correlation = 7 + (uint64_t)thread + LANE_THREADS * (uint64_t)(next_lane_random(seed) % 400000);
+    }
+}
+
+static gw_trace *lane_trace(int thread_major)
+{
+    gw_trace *t = gw_trace_new("lane", "test");
+    assert_non_null(t);
+    uint32_t name = gw_trace_intern(t, "cudaLaunchKernel", 16);
+    uint32_t op_name = gw_trace_intern(t, "aten::mm", 8);
+    gw_host_event *all = malloc((size_t)LANE_THREADS * LANE_PER_THREAD * sizeof *all);
+    assert_non_null(all);
+    uint32_t seed = 12345;
+    for (uint32_t k = 0; k < LANE_THREADS; k++) {
+        assert_int_equal(gw_trace_thread(t, 1, 100 + k), k);
+        lane_events(k, all + (size_t)k * LANE_PER_THREAD, &seed);
+    }
+    for (size_t i = 0; i < (size_t)LANE_THREADS * LANE_PER_THREAD; i++) {
+        /* Thread-major: thread after thread. Else round-robin over the threads. */
+        size_t k = thread_major ? i : (i % LANE_THREADS) * LANE_PER_THREAD + i / LANE_THREADS;
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        *h = all[k];
+        h->name_id = h->kind == GW_HOST_RUNTIME ? name : op_name;
+    }
+    free(all);
+    assert_int_equal(gw_trace_finish(t), 0);
+    return t;
+}
+
+static void host_lane_split_matches_one_sort(void **state)
+{
+    (void)state;
+    gw_trace *split = lane_trace(1), *whole = lane_trace(0);
+    assert_int_equal(split->host_count, whole->host_count);
+    size_t children = 0;
+    for (size_t i = 0; i < split->host_count; i++) {
+        const gw_host_event *a = &split->host[i], *b = &whole->host[i];
+        if (a->external_id != b->external_id)
+            fail_msg("host event %zu: %lld after the split sort, %lld after one sort", i, (long long)a->external_id,
+                     (long long)b->external_id);
+        assert_int_equal(a->parent, b->parent);
+        assert_int_equal(a->depth, b->depth);
+        children += a->depth > 0;
+    }
+    assert_true(children > split->host_count / 2);   /* the nesting was really exercised */
+    assert_int_equal(split->host_by_corr_count, whole->host_by_corr_count);
+    assert_true(split->host_by_corr_count > 50000);
+    for (size_t i = 0; i < split->host_by_corr_count; i++)
+        assert_int_equal(split->host[split->host_by_corr[i]].external_id,
+                         whole->host[whole->host_by_corr[i]].external_id);
+    for (uint64_t c = 7; c < 7 + 20000; c += 13) {
+        long x = gw_trace_host_by_corr(split, c), y = gw_trace_host_by_corr(whole, c);
+        assert_int_equal(x < 0, y < 0);
+        if (x >= 0)
+            assert_int_equal(split->host[x].external_id, whole->host[y].external_id);
+    }
+    gw_trace_free(split);
+    gw_trace_free(whole);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +400,7 @@ int main(void)
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),
         cmocka_unit_test(corr_index_threaded),
+        cmocka_unit_test(host_lane_split_matches_one_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
