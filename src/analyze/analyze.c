@@ -512,13 +512,16 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     double dataloader_s = 0;
     int dataloader_set = 0;
     window_stats_job kjob = {t, &r->window, &a->thresholds, r, &a->rank_comm[ti], -1};
-    pthread_t kthread;
-    int threaded = pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     /* Writes only a->graphs[ti], which nothing below reads before the join. */
     model_steps_job sjob = {.a = a, .ti = ti, .window = r->window};
     pthread_t sthread;
     int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
                          pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
+    /* With the step graph on a thread of its own, the window's statistics wait for the
+     * devices and run while the graph is finished: started beside them too, they slowed
+     * the graph, the longest of the three, and the other core idled at the end. */
+    pthread_t kthread;
+    int threaded = !steps_threaded && pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
         device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
@@ -550,10 +553,13 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
-    /* cuDNN searches in the window: nested spans (cudnnFind inside cudnn_convolution_find)
-     * count once, the outermost; host events are sorted by thread, then start. */
+    /* One pass over the host events (a million of them are 56 MB to read): cuDNN searches
+     * in the window, where nested spans (cudnnFind inside cudnn_convolution_find) count
+     * once, the outermost (host events are sorted by thread, then start); and start-up
+     * calls in the window, their total and the longest one's name. */
     gw_ns covered_until = INT64_MIN;
     uint32_t thread = UINT32_MAX;
+    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         const gw_host_event *h = &t->host[i];
         if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
@@ -564,18 +570,12 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
             thread = h->thread;
             covered_until = INT64_MIN;
         }
-        if (!(h->flags & GW_HOST_F_CUDNN_FIND) || h->start < r->window.start_ns || h->start >= r->window.end_ns ||
-            h->start < covered_until)
-            continue;
-        r->cudnn_searches++;
-        r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
-        covered_until = h->end;
-    }
-
-    /* Start-up calls in the window: their total and the longest one's name. */
-    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
+        if ((h->flags & GW_HOST_F_CUDNN_FIND) && h->start >= r->window.start_ns && h->start < r->window.end_ns &&
+            h->start >= covered_until) {
+            r->cudnn_searches++;
+            r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
+            covered_until = h->end;
+        }
         if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
             continue;
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
