@@ -603,10 +603,14 @@ static void *sort_host_half(void *arg)
  * helper thread when the array is large. */
 static void sort_host(gw_trace *t, const host_layout *layout)
 {
+    if (!layout->thread_major || layout->split == 0 || layout->split >= t->host_count ||
+        t->host_count < HOST_LANE_THREAD_MIN_EVENTS) {
+        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
+        return;
+    }
     host_half first = {t->host, layout->split}, second = {t->host + layout->split, t->host_count - layout->split};
     pthread_t thread;
-    if (!layout->thread_major || layout->split == 0 || t->host_count < HOST_LANE_THREAD_MIN_EVENTS ||
-        pthread_create(&thread, NULL, sort_host_half, &second) != 0) {
+    if (pthread_create(&thread, NULL, sort_host_half, &second) != 0) {
         gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
         return;
     }
