@@ -315,8 +315,11 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
         p = &unchanged;
     if (replay_reserve(g, out) != 0)
         return -1;
+    /* Only the ends are read before they are computed (a predecessor across a cycle: see
+     * topo_order); every node's start is written by the pass (the order holds each node
+     * once), so the starts need no fill. */
     for (size_t i = 0; i < g->count; i++)
-        out->start[i] = out->end[i] = UNSET;
+        out->end[i] = UNSET;
     unsigned rk = (p->loader ? RK_LOADER : 0) | (p->syncs ? RK_SYNCS : 0) | (p->pinned ? RK_PINNED : 0) |
                   (p->launch ? RK_LAUNCH : 0) | (p->own_work ? RK_OWN : 0) | (p->alloc ? RK_ALLOC : 0) |
                   (p->fp32 ? RK_FP32 : 0);
