@@ -6,6 +6,7 @@
 #include "analyze/analysis.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,36 +314,101 @@ out:
     return rc;
 }
 
-/* Kernel statistics read only the trace, so they are computed on a second thread while
- * the devices' busy sets and idle attribution are built (on a 5 M-kernel export each side
- * takes a few hundred ms). */
-/* The window's statistics that need only the trace and the window (kernels, copies,
- * syncs, memory, the rank's collectives): on a second thread while the devices are
- * analysed. Each writes its own member of the rank; nothing reads them before the join. */
+/* The window's statistics that need only the trace and the window (kernels, copies, syncs,
+ * memory, the rank's collectives, the passes over the host events for cuDNN searches and
+ * start-up calls), as units that whoever is free takes in turn: a thread of their own while
+ * the devices are analysed, or, when the step graph has a thread, the main thread after the
+ * devices and the graph's thread once the graph is done, so neither waits for the other at
+ * the end. Each unit writes its own members of the rank; nothing reads them before the
+ * thread that may run one is joined. */
 typedef struct window_stats_job {
     const gw_trace *trace;
     const gw_window *window;
     const gw_thresholds *thresholds;
     gw_rank_stats *rank;
     gw_rank_comm *comm;
-    int rc;
+    atomic_int next_unit;
+    atomic_int failed;
 } window_stats_job;
+
+enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS_HOST_PASSES, STATS_UNITS };
+
+/* One pass over the host events (a million of them are 56 MB to read): cuDNN searches in
+ * the window, where nested spans (cudnnFind inside cudnn_convolution_find) count once, the
+ * outermost (host events are sorted by thread, then start); and start-up calls in the
+ * window, their total and the longest one's name. */
+static void host_passes(const gw_trace *t, gw_rank_stats *r)
+{
+    gw_ns covered_until = INT64_MIN;
+    uint32_t thread = UINT32_MAX;
+    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
+            r->single_process_loader = 1;
+        if (h->kind == GW_HOST_PYTHON)
+            r->has_python_frames = 1;
+        if (h->thread != thread) {
+            thread = h->thread;
+            covered_until = INT64_MIN;
+        }
+        if ((h->flags & GW_HOST_F_CUDNN_FIND) && h->start >= r->window.start_ns && h->start < r->window.end_ns &&
+            h->start >= covered_until) {
+            r->cudnn_searches++;
+            r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
+            covered_until = h->end;
+        }
+        if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
+            continue;
+        gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
+        gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        r->startup_call_s += gw_ns_to_s(e - s);
+        if (e - s > longest) {
+            longest = e - s;
+            const char *name = gw_trace_str(t, h->name_id);
+            snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
+        }
+    }
+}
+
+/* Takes and runs units until none is left (or one failed). */
+static void window_stats_units(window_stats_job *job)
+{
+    gw_rank_stats *r = job->rank;
+    for (;;) {
+        int unit = atomic_fetch_add(&job->next_unit, 1);
+        if (unit >= STATS_UNITS || atomic_load(&job->failed))
+            return;
+        int rc = 0;
+        switch (unit) {
+        case STATS_KERNELS:
+            /* busy_s is not known yet: memset_share is set once the devices are done. */
+            rc = gw_kernel_stats_compute(job->trace, job->window, job->thresholds, 0.0, &r->kernels);
+            break;
+        case STATS_COPIES:
+            gw_copy_stats_compute(job->trace, job->window, &r->copies);
+            break;
+        case STATS_SYNCS:
+            rc = gw_sync_stats_compute(job->trace, job->window, &r->syncs);
+            break;
+        case STATS_MEMORY:
+            gw_memory_stats_compute(job->trace, job->window, &r->memory);
+            break;
+        case STATS_COMM:
+            rc = gw_rank_comm_build(job->trace, job->window, job->comm);
+            break;
+        default:
+            host_passes(job->trace, r);
+            break;
+        }
+        if (rc != 0)
+            atomic_store(&job->failed, 1);
+    }
+}
 
 static void *window_stats_thread(void *arg)
 {
-    window_stats_job *job = arg;
-    gw_rank_stats *r = job->rank;
-    /* busy_s is not known yet: memset_share is set once the devices are done. */
-    job->rc = gw_kernel_stats_compute(job->trace, job->window, job->thresholds, 0.0, &r->kernels);
-    if (job->rc != 0)
-        return NULL;
-    gw_copy_stats_compute(job->trace, job->window, &r->copies);
-    if (gw_sync_stats_compute(job->trace, job->window, &r->syncs) != 0) {
-        job->rc = -1;
-        return NULL;
-    }
-    gw_memory_stats_compute(job->trace, job->window, &r->memory);
-    job->rc = gw_rank_comm_build(job->trace, job->window, job->comm);
+    window_stats_units(arg);
     return NULL;
 }
 
@@ -459,6 +525,7 @@ typedef struct model_steps_job {
     char note[sizeof ((gw_note *)0)->text]; /* written on the thread, added after the join */
     gw_replay obs;                          /* owned: the unchanged replay */
     gw_ns *step_cats;                       /* owned: from model_steps */
+    window_stats_job *stats;                /* borrowed: units left when the graph is done */
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
@@ -467,6 +534,7 @@ static void *model_steps_thread(void *arg)
     job->rc = build_step_graph(job->a, job->ti, &job->window, job->note, sizeof job->note);
     if (job->rc == 0)
         job->rc = model_steps(job->a, job->ti, &job->obs, &job->step_cats);
+    window_stats_units(job->stats);
     return NULL;
 }
 
@@ -511,15 +579,19 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     size_t first_row = a->device_count, first_step_row = a->step_count;
     double dataloader_s = 0;
     int dataloader_set = 0;
-    window_stats_job kjob = {t, &r->window, &a->thresholds, r, &a->rank_comm[ti], -1};
-    /* Writes only a->graphs[ti], which nothing below reads before the join. */
-    model_steps_job sjob = {.a = a, .ti = ti, .window = r->window};
+    window_stats_job kjob = {.trace = t, .window = &r->window, .thresholds = &a->thresholds, .rank = r,
+                             .comm = &a->rank_comm[ti]};
+    atomic_init(&kjob.next_unit, 0);
+    atomic_init(&kjob.failed, 0);
+    /* Writes only a->graphs[ti] and the window units it takes, which nothing below reads
+     * before the join. */
+    model_steps_job sjob = {.a = a, .ti = ti, .window = r->window, .stats = &kjob};
     pthread_t sthread;
     int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
                          pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
     /* With the step graph on a thread of its own, the window's statistics wait for the
-     * devices and run while the graph is finished: started beside them too, they slowed
-     * the graph, the longest of the three, and the other core idled at the end. */
+     * devices: started beside them too, they slowed the graph, the longest of the three,
+     * and the other core idled at the end. */
     pthread_t kthread;
     int threaded = !steps_threaded && pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     int device_rc = 0;
@@ -529,9 +601,9 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (threaded)
         pthread_join(kthread, NULL);
     else
-        window_stats_thread(&kjob);
+        window_stats_units(&kjob);   /* beside the graph's thread, which takes what is left */
     gw_phase_mark("analysis: devices + kernels, copies, syncs, memory, collectives (joined)");
-    if (device_rc != 0 || kjob.rc != 0)
+    if (device_rc != 0)
         goto fail;
 
     double busy_s = 0, share_sum = 0;
@@ -553,45 +625,13 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
-    /* One pass over the host events (a million of them are 56 MB to read): cuDNN searches
-     * in the window, where nested spans (cudnnFind inside cudnn_convolution_find) count
-     * once, the outermost (host events are sorted by thread, then start); and start-up
-     * calls in the window, their total and the longest one's name. */
-    gw_ns covered_until = INT64_MIN;
-    uint32_t thread = UINT32_MAX;
-    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
-            r->single_process_loader = 1;
-        if (h->kind == GW_HOST_PYTHON)
-            r->has_python_frames = 1;
-        if (h->thread != thread) {
-            thread = h->thread;
-            covered_until = INT64_MIN;
-        }
-        if ((h->flags & GW_HOST_F_CUDNN_FIND) && h->start >= r->window.start_ns && h->start < r->window.end_ns &&
-            h->start >= covered_until) {
-            r->cudnn_searches++;
-            r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
-            covered_until = h->end;
-        }
-        if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
-            continue;
-        gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
-        gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
-        r->startup_call_s += gw_ns_to_s(e - s);
-        if (e - s > longest) {
-            longest = e - s;
-            const char *name = gw_trace_str(t, h->name_id);
-            snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
-        }
-    }
-    r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     if (steps_threaded)
         pthread_join(sthread, NULL);
     else if (r->has_gpu_data)
         model_steps_thread(&sjob);
+    /* Every window unit has run now (the graph's thread took the last ones, if any). */
+    r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
+    int stats_rc = atomic_load(&kjob.failed) ? -1 : 0;
     if (sjob.rc == 0 && sjob.note[0] && input_note(&a->inputs[ti], sjob.note) != 0)
         sjob.rc = -1;
     /* The unchanged replay is done with once the steps have their paths: a node's times
@@ -601,7 +641,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         fill_step_paths(a, ti, first_step_row, &sjob.obs, sjob.step_cats);
     free(sjob.step_cats);
     gw_replay_free(&sjob.obs);
-    if (modelled_rc != 0)
+    if (modelled_rc != 0 || stats_rc != 0)
         return -1;
     gw_phase_mark("analysis: step graph, replay, critical path");
     return 0;
