@@ -422,9 +422,12 @@ static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, char 
     note[0] = '\0';
     double cap = a->thresholds.v[GW_T_WHATIF_MAX_EVENTS];
     size_t max_events = cap >= (double)SIZE_MAX ? SIZE_MAX : cap > 0 ? (size_t)cap : 0;
-    gw_window part;
-    size_t events;
-    int fits = gw_stepgraph_window(t, w, max_events, &part, &events);
+    gw_window part = *w;
+    size_t events = 0;
+    /* A trace that holds no more events than that fits whatever its window: the count (a
+     * pass over every event) is only needed when it might not. */
+    int fits = t->host_count <= max_events && t->gpu_count <= max_events - t->host_count
+                   ? 1 : gw_stepgraph_window(t, w, max_events, &part, &events);
     if (fits < 0)
         return -1;
     if (fits == 0) {
