@@ -303,10 +303,6 @@ static void note_damage(gw_trace *t, const damage *d)
     }
 }
 
-/* The order-free pass over the host events (host lane): events with out-of-range times
- * dropped, negative durations clipped to zero, API calls and ops classified by name where
- * readers left them unset, launches per thread; reader-made steps with out-of-range times
- * dropped. */
 /* Where the host events of the threads lie after prepare_host: when every thread's events
  * are together and the threads come in index order (readers that collect per thread, see
  * host_bins.h), the order by thread is already right and each thread's stretch can be
@@ -331,6 +327,10 @@ static size_t middle_thread_cut(const size_t *per_thread, size_t thread_count, s
     return best;
 }
 
+/* The order-free pass over the host events (host lane): events with out-of-range times
+ * dropped, negative durations clipped to zero, API calls and ops classified by name where
+ * readers left them unset, launches per thread; reader-made steps with out-of-range times
+ * dropped; *layout says whether the array is thread-major and where to cut it. */
 static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
 {
     uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
@@ -603,14 +603,15 @@ static void *sort_host_half(void *arg)
  * helper thread when the array is large. */
 static void sort_host(gw_trace *t, const host_layout *layout)
 {
-    if (!layout->thread_major || layout->split == 0 || layout->split >= t->host_count ||
-        t->host_count < HOST_LANE_THREAD_MIN_EVENTS) {
-        gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
-        return;
+    int cut = layout->thread_major && layout->split > 0 && layout->split < t->host_count &&
+              t->host_count >= HOST_LANE_THREAD_MIN_EVENTS;
+    host_half first = {t->host, t->host_count}, second = {NULL, 0};
+    if (cut) { /* (no arithmetic on an empty array's NULL) */
+        first.count = layout->split;
+        second = (host_half){t->host + layout->split, t->host_count - layout->split};
     }
-    host_half first = {t->host, layout->split}, second = {t->host + layout->split, t->host_count - layout->split};
     pthread_t thread;
-    if (pthread_create(&thread, NULL, sort_host_half, &second) != 0) {
+    if (!cut || pthread_create(&thread, NULL, sort_host_half, &second) != 0) {
         gw_sort_runs(t->host, t->host_count, sizeof *t->host, cmp_host);
         return;
     }
