@@ -163,7 +163,7 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     /* Own-work idle outside every feeder's work: other threads were busy, the feeders not. */
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -
-        gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->all.level[GW_FEEDER_LEVELS - 2]));
+        gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
     host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK], -1};
     pthread_t thread;
     int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
@@ -303,7 +303,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     gw_phase_mark("analysis: host ops || memory, gaps, step rows");
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {
-        *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.all.level[0], w->start_ns, w->end_ns));
+        *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.all.own[0], w->start_ns, w->end_ns));
         *dataloader_set = 1;
     }
     rc = 0;

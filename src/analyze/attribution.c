@@ -41,11 +41,12 @@
  * The figures beneath each event come from one backward pass over the nesting, so the whole
  * build is linear in the host events.
  *
- * How: the activity becomes one interval set per priority level, each level the union of
- * itself and the levels above it, so the exclusive time of a cause in an idle stretch is a
- * difference of two coverage queries; the gaps come in time order, so the queries sweep
- * each set once and the parts add up to the idle time exactly (integer nanoseconds, no
- * double counting by construction). */
+ * How: the activity becomes one interval set per priority level, each holding only the
+ * time its level adds to the levels above it (pairwise disjoint: an instant is held once,
+ * however many levels cover it), so the exclusive time of a cause in an idle stretch is one
+ * coverage query; the gaps come in time order, so the queries sweep each set once and the
+ * parts add up to the idle time exactly (integer nanoseconds, no double counting by
+ * construction). */
 #include "analyze/stats.h"
 
 #include <stdlib.h>
@@ -209,10 +210,39 @@ void gw_feeders_free(gw_feeders *f)
 static void level_sets_free(gw_level_sets *ls)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        if (!(ls->shared & (1u << k)))
-            gw_ivset_free(&ls->level[k]);
+        gw_ivset_free(&ls->own[k]);
     gw_ivset_free(&ls->blocking);
-    *ls = (gw_level_sets){0};
+}
+
+gw_ns gw_level_covered(const gw_level_sets *ls, int level, gw_ns lo, gw_ns hi)
+{
+    gw_ns covered = 0;
+    for (int k = 0; k <= level && k < GW_FEEDER_LEVELS; k++)
+        covered += gw_ivset_covered(&ls->own[k], lo, hi);
+    return covered;
+}
+
+gw_ns gw_level_overlap(const gw_level_sets *ls, int level, const gw_ivset *a)
+{
+    gw_ns overlap = 0;
+    for (int k = 0; k <= level && k < GW_FEEDER_LEVELS; k++)
+        overlap += gw_ivset_overlap(a, &ls->own[k]);
+    return overlap;
+}
+
+int gw_level_union(const gw_level_sets *ls, int level, gw_ivset *out)
+{
+    gw_ival_list all = {0};
+    for (int k = 0; k <= level && k < GW_FEEDER_LEVELS; k++) {
+        gw_ival_list own = {ls->own[k].iv, ls->own[k].count, ls->own[k].count};
+        if (gw_ival_list_append(&all, &own) != 0) {
+            gw_ival_list_free(&all);
+            *out = (gw_ivset){0};
+            return -1;
+        }
+    }
+    /* A few sorted runs, one per level: the build's merge of runs, touching pieces joined. */
+    return gw_ivset_build(out, &all);
 }
 
 void gw_feeder_activity_free(gw_feeder_activity *fa)
@@ -421,28 +451,50 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
     return innermost_pieces(t, lo, hi, marks, startup, r);
 }
 
-/* Cumulative sets from one thread's (or several threads') raw lists; the lists are
- * consumed. other: the process's host work outside these threads (level 5), may be empty. */
+/* raw (consumed) minus each of the pairwise disjoint sets below[0..n): the set of what raw
+ * adds to them, in out. Returns 0, or -1 on out-of-memory (raw freed, out empty). */
+static int build_own(gw_ivset *out, gw_ival_list *raw, const gw_ivset *below, int n)
+{
+    *out = (gw_ivset){0};
+    raw->count = gw_ivals_normalize(raw->items, raw->count);
+    for (int j = 0; j < n && raw->count > 0; j++) {
+        if (below[j].count == 0)
+            continue;
+        size_t cap = raw->count + below[j].count + 1; /* each interval below splits one at most */
+        gw_ival *rest = malloc(cap * sizeof *rest);
+        if (!rest) {
+            gw_ival_list_free(raw);
+            return -1;
+        }
+        size_t count = gw_ivals_subtract(raw->items, raw->count, below[j].iv, below[j].count, rest);
+        free(raw->items);
+        *raw = (gw_ival_list){rest, count, cap};
+    }
+    return gw_ivset_build(out, raw);
+}
+
+/* The level sets (see gw_level_sets) from one thread's (or several threads') raw lists;
+ * the lists are consumed. other: the process's host work outside these threads (level 5),
+ * may be empty; left as it is. */
 static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *other)
 {
     *ls = (gw_level_sets){0};
-    if (gw_ivset_build(&ls->blocking, &r->blocking) != 0 || gw_ivset_build(&ls->level[0], &r->level[0]) != 0)
+    if (gw_ivset_build(&ls->blocking, &r->blocking) != 0)
         goto fail;
-    for (int k = 1; k < GW_FEEDER_LEVELS - 1; k++) {
-        if (r->level[k].count == 0) {
-            gw_ival_list_free(&r->level[k]);
-            ls->level[k] = ls->level[k - 1];
-            ls->shared |= 1u << k;
-        } else if (gw_ivset_build_union(&ls->level[k], &ls->level[k - 1], &r->level[k]) != 0) {
+    for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
+        if (build_own(&ls->own[k], &r->level[k], ls->own, k) != 0)
             goto fail;
-        }
+    gw_ival_list rest = {0};
+    if (other->count > 0) {
+        rest.items = malloc(other->count * sizeof *rest.items);
+        if (!rest.items)
+            goto fail;
+        for (size_t i = 0; i < other->count; i++)
+            rest.items[i] = other->iv[i];
+        rest.count = rest.cap = other->count;
     }
-    if (other->count == 0) {
-        ls->level[GW_FEEDER_LEVELS - 1] = ls->level[GW_FEEDER_LEVELS - 2];
-        ls->shared |= 1u << (GW_FEEDER_LEVELS - 1);
-    } else if (gw_ivset_union_sets(&ls->level[GW_FEEDER_LEVELS - 1], &ls->level[GW_FEEDER_LEVELS - 2], other) != 0) {
+    if (build_own(&ls->own[GW_FEEDER_LEVELS - 1], &rest, ls->own, GW_FEEDER_LEVELS - 1) != 0)
         goto fail;
-    }
     return 0;
 fail:
     level_sets_free(ls);
@@ -594,42 +646,69 @@ static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
     return covered;
 }
 
-/* Appends ([a, b) ∩ outer) \ inner to out; outer NULL means all of [a, b). inner ⊆ outer.
- * Both sweeps must already be positioned for a (sweep_covered was called). */
-static int emit_difference(const sweep *outer, const sweep *inner, gw_ns a, gw_ns b, gw_ival_list *out)
+/* Appends [a, b) ∩ (own[from] ∪ ... ∪ own[to - 1]) to out, in time order (the sets are
+ * disjoint, so their pieces interleave without overlapping). The sweeps must already be
+ * positioned for a (sweep_covered was called). */
+static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_ival_list *out)
 {
-    gw_ival whole = {a, b};
-    const gw_ival *ov = outer ? outer->set->iv : &whole;
-    size_t on = outer ? outer->set->count : 1, oi = outer ? outer->next : 0;
-    const gw_ival *iv = inner ? inner->set->iv : NULL;
-    size_t in = inner ? inner->set->count : 0, ii = inner ? inner->next : 0;
-    for (; oi < on && ov[oi].start < b; oi++) {
-        gw_ns cur = ov[oi].start > a ? ov[oi].start : a;
-        gw_ns end = ov[oi].end < b ? ov[oi].end : b;
-        while (ii < in && iv[ii].end <= cur)
-            ii++;
-        for (size_t k = ii; k < in && iv[k].start < end && cur < end; k++) {
-            if (iv[k].start > cur && gw_ival_list_add(out, cur, iv[k].start) != 0)
-                return -1;
-            if (iv[k].end > cur)
-                cur = iv[k].end;
-        }
-        if (cur < end && gw_ival_list_add(out, cur, end) != 0)
+    size_t at[GW_FEEDER_LEVELS];
+    for (int j = from; j < to; j++)
+        at[j] = own[j].next;
+    for (;;) {
+        int first = -1;
+        gw_ns first_start = b;
+        for (int j = from; j < to; j++)
+            if (at[j] < own[j].set->count && own[j].set->iv[at[j]].start < first_start) {
+                first = j;
+                first_start = own[j].set->iv[at[j]].start;
+            }
+        if (first < 0)
+            return 0;
+        const gw_ival *iv = &own[first].set->iv[at[first]++];
+        gw_ns lo = iv->start > a ? iv->start : a;
+        gw_ns hi = iv->end < b ? iv->end : b;
+        if (lo < hi && gw_ival_list_add(out, lo, hi) != 0)
             return -1;
+    }
+}
+
+/* Appends [a, b) \ (own[0] ∪ ... ∪ own[n - 1]) to out, in time order; the sweeps
+ * positioned for a as above. */
+static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ival_list *out)
+{
+    size_t at[GW_FEEDER_LEVELS];
+    for (int j = 0; j < n; j++)
+        at[j] = own[j].next;
+    gw_ns cur = a;
+    while (cur < b) {
+        int first = -1;
+        gw_ns first_start = b;
+        for (int j = 0; j < n; j++)
+            if (at[j] < own[j].set->count && own[j].set->iv[at[j]].start < first_start) {
+                first = j;
+                first_start = own[j].set->iv[at[j]].start;
+            }
+        if (first_start > cur && gw_ival_list_add(out, cur, first_start) != 0)
+            return -1;
+        if (first < 0)
+            return 0;
+        gw_ns end = own[first].set->iv[at[first]++].end;
+        if (end > cur)
+            cur = end;
     }
     return 0;
 }
 
 /* One group of level sweeps (all feeders, or one feeder). */
 typedef struct level_sweeps {
-    sweep lv[GW_FEEDER_LEVELS];
+    sweep own[GW_FEEDER_LEVELS];
     const gw_ivset *blocking;
 } level_sweeps;
 
 static void level_sweeps_init(level_sweeps *s, const gw_level_sets *ls, gw_ns lo)
 {
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        s->lv[k] = (sweep){&ls->level[k], gw_ivset_first_ending_after(&ls->level[k], lo)};
+        s->own[k] = (sweep){&ls->own[k], gw_ivset_first_ending_after(&ls->own[k], lo)};
     s->blocking = &ls->blocking;
 }
 
@@ -657,15 +736,15 @@ static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns ga
 static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
                             gw_ival_list *pieces)
 {
-    gw_ns loader = sweep_covered(&s->lv[0], a, b);
+    gw_ns loader = sweep_covered(&s->own[L_LOADER], a, b);
     for (int k = 1; k < GW_FEEDER_LEVELS; k++)
-        sweep_covered(&s->lv[k], a, b); /* keep the cursors moving */
+        sweep_covered(&s->own[k], a, b); /* keep the cursors moving */
     out_ns[GW_IDLE_DATALOADER] += loader;
     out_ns[GW_IDLE_SYNC] += (b - a) - loader;
     if (!pieces)
         return 0;
-    if (emit_difference(&s->lv[0], NULL, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
-        emit_difference(NULL, &s->lv[0], a, b, &pieces[GW_IDLE_SYNC]) != 0)
+    if (emit_levels(s->own, L_LOADER, L_LOADER + 1, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_uncovered(s->own, L_LOADER + 1, a, b, &pieces[GW_IDLE_SYNC]) != 0)
         return -1;
     return 0;
 }
@@ -673,9 +752,9 @@ static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_I
 static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
                            gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces)
 {
-    gw_ns c[GW_FEEDER_LEVELS];
+    gw_ns c[GW_FEEDER_LEVELS]; /* c[k]: covered by levels 0..k */
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
-        c[k] = sweep_covered(&s->lv[k], a, b);
+        c[k] = (k > 0 ? c[k - 1] : 0) + sweep_covered(&s->own[k], a, b);
     gw_ns len = b - a;
     out_ns[GW_IDLE_DATALOADER] += c[L_LOADER];
     out_ns[GW_IDLE_SYNC] += c[L_SYNC] - c[L_LOADER];
@@ -691,16 +770,16 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
     }
     if (!pieces)
         return 0;
-    sweep *lv = s->lv;
-    if (emit_difference(&lv[L_LOADER], NULL, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
-        emit_difference(&lv[L_SYNC], &lv[L_LOADER], a, b, &pieces[GW_IDLE_SYNC]) != 0 ||
-        emit_difference(&lv[L_ALLOC], &lv[L_SYNC], a, b, &pieces[GW_IDLE_ALLOCATOR]) != 0)
+    const sweep *own = s->own;
+    if (emit_levels(own, L_LOADER, L_SYNC, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_levels(own, L_SYNC, L_ALLOC, a, b, &pieces[GW_IDLE_SYNC]) != 0 ||
+        emit_levels(own, L_ALLOC, L_DISPATCH, a, b, &pieces[GW_IDLE_ALLOCATOR]) != 0)
         return -1;
     if (launch_gap)
-        return emit_difference(NULL, &lv[L_ALLOC], a, b, &pieces[GW_IDLE_LAUNCH]);
-    if (emit_difference(&lv[L_DISPATCH], &lv[L_ALLOC], a, b, &pieces[GW_IDLE_DISPATCH]) != 0 ||
-        emit_difference(&lv[L_OTHER], &lv[L_DISPATCH], a, b, &pieces[GW_IDLE_HOST_BUSY]) != 0 ||
-        emit_difference(NULL, &lv[L_OTHER], a, b, &pieces[GW_IDLE_UNKNOWN]) != 0)
+        return emit_uncovered(own, L_DISPATCH, a, b, &pieces[GW_IDLE_LAUNCH]);
+    if (emit_levels(own, L_DISPATCH, L_WORK, a, b, &pieces[GW_IDLE_DISPATCH]) != 0 ||
+        emit_levels(own, L_WORK, L_OTHER + 1, a, b, &pieces[GW_IDLE_HOST_BUSY]) != 0 ||
+        emit_uncovered(own, L_OTHER + 1, a, b, &pieces[GW_IDLE_UNKNOWN]) != 0)
         return -1;
     return 0;
 }

@@ -59,19 +59,25 @@ void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_s
 
 /* ---- attribution.c: what the host did while a device idled ------------------------- */
 
-/* The host's activity as cumulative interval sets, one per cause in priority order:
- * level[k] covers levels 0..k (data loader; + blocking calls; + allocator;
- * + dispatch of GPU work; + the thread's own work; + the process's other threads' work), so
- * the exclusive time of a cause in a range is covered(level[k]) - covered(level[k-1]). */
+/* The host's activity by cause in priority order: data loader; blocking calls; allocator;
+ * dispatch of GPU work; the thread's own work; the process's other threads' work. Level k
+ * covers causes 0..k; own[k] holds only the time level k adds to level k - 1, so the sets
+ * are pairwise disjoint and the exclusive time of a cause in a range is one coverage query.
+ * Held as these deltas, not as the cumulative levels: a feeder with millions of launches
+ * would otherwise hold its multi-million-interval dispatch set once per level above it. */
 #define GW_FEEDER_LEVELS 6
 typedef struct gw_level_sets {
-    gw_ivset level[GW_FEEDER_LEVELS]; /* owned, except where `shared` says */
-    gw_ivset blocking;                /* owned: the blocking calls alone (for the bubbles) */
-    unsigned shared;                  /* bit k: level[k] adds nothing to level[k - 1] and is
-                                         the same arrays, borrowed (a feeder with millions of
-                                         launches and no other thread would otherwise hold
-                                         the same multi-million-interval set twice) */
+    gw_ivset own[GW_FEEDER_LEVELS]; /* owned, pairwise disjoint */
+    gw_ivset blocking;              /* owned: the blocking calls alone (for the bubbles) */
 } gw_level_sets;
+
+/* Length of [lo, hi) covered by levels 0..level together. */
+gw_ns gw_level_covered(const gw_level_sets *ls, int level, gw_ns lo, gw_ns hi);
+/* Length of a ∩ (levels 0..level). */
+gw_ns gw_level_overlap(const gw_level_sets *ls, int level, const gw_ivset *a);
+/* out = levels 0..level as one normalised set (for callers that walk its spans). Returns
+ * 0, or -1 on out-of-memory (out empty). */
+int gw_level_union(const gw_level_sets *ls, int level, gw_ivset *out);
 
 typedef struct gw_feeder_activity {
     gw_level_sets all;           /* every feeding thread together */

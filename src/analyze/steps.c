@@ -94,7 +94,7 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
         }
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             r->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);
-        r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->all.level[0], st->start, end));
+        r->dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa->all.own[0], st->start, end));
         r->sync_calls = count_in(syncs, nsync, st->start, end);
         r->alloc_calls = count_in(allocs, nalloc, st->start, end);
         r->kernels = count_in(kernels, nkern, st->start, end);

@@ -162,9 +162,13 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
         stretch_list l = {0};
         int level = CAUSE_LEVEL[c];
+        gw_ivset host = {0};
         int ok = c == GW_IDLE_LAUNCH ? stretches_by_run(&sets[c], &idle, launch_gap_ns, LAUNCH_STRETCH_MIN_GAPS, &l)
-                 : level >= 0        ? stretches_by_host_span(&sets[c], &fa.all.level[level], &l)
+                 : level >= 0        ? (gw_level_union(&fa.all, level, &host) != 0
+                                            ? -1
+                                            : stretches_by_host_span(&sets[c], &host, &l))
                                      : stretches_by_run(&sets[c], &idle, 0, 1, &l);
+        gw_ivset_free(&host);
         if (ok != 0) {
             free(l.items);
             goto out;

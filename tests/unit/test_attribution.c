@@ -3,6 +3,7 @@
  * timelines: the parts add up to the idle time, the priority order holds, overlapping
  * streams are not double counted, the feeding thread is the one that launched the work. */
 #include "analysis_fixture.h"
+#include "analyze/stats.h"
 
 #include <stdlib.h>
 
@@ -460,6 +461,47 @@ typedef struct oracle_ev {
     int start, end, kind; /* kind: 0 DataLoader, 1 sync, 2 alloc, 3 op, 4 step, 5 osrt */
 } oracle_ev;
 
+/* The same split as interval sets (gw_idle_cause_sets, what timelines draw): each idle
+ * microsecond in exactly the oracle's cause's set. And the feeders' level sets: pairwise
+ * disjoint, their union level by level what the coverage queries say. */
+static void assert_sets_match_oracle(const gw_analysis *a, const int *cause_at, int first, int last)
+{
+    const gw_trace *t = a->job->traces[0];
+    const gw_window *w = &a->ranks[0].window;
+    gw_device_work dw;
+    gw_feeders feeders;
+    gw_feeder_activity fa;
+    gw_ivset sets[GW_IDLE_CAUSE_COUNT];
+    assert_int_equal(gw_device_work_build(t, a->devices[0].device, w->start_ns, w->end_ns, &dw), 0);
+    assert_int_equal(gw_feeder_threads(t, a->devices[0].device, &feeders), 0);
+    assert_int_equal(gw_feeder_activity_build(t, &feeders, (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6),
+                                              a->thresholds.v[GW_T_DISPATCH_RATIO], &fa),
+                     0);
+    assert_int_equal(gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns,
+                                        (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0), sets),
+                     0);
+    for (int x = first; x < last; x++)
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            assert_int_equal(gw_ivset_covered(&sets[c], FX_US(x), FX_US(x + 1)), c == cause_at[x] ? 1000 : 0);
+    for (int j = 0; j < GW_FEEDER_LEVELS; j++)
+        for (int k = j + 1; k < GW_FEEDER_LEVELS; k++)
+            assert_int_equal(gw_ivset_overlap(&fa.all.own[j], &fa.all.own[k]), 0);
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++) {
+        gw_ivset level;
+        assert_int_equal(gw_level_union(&fa.all, k, &level), 0);
+        assert_int_equal(gw_ivals_total(level.iv, level.count), gw_level_covered(&fa.all, k, INT64_MIN / 2, INT64_MAX / 2));
+        for (int x = first; x < last; x++)
+            assert_int_equal(gw_ivset_covered(&level, FX_US(x), FX_US(x + 1)),
+                             gw_level_covered(&fa.all, k, FX_US(x), FX_US(x + 1)));
+        gw_ivset_free(&level);
+    }
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        gw_ivset_free(&sets[c]);
+    gw_feeder_activity_free(&fa);
+    gw_feeders_free(&feeders);
+    gw_device_work_free(&dw);
+}
+
 static void random_timelines_match_oracle(void **state)
 {
     (void)state;
@@ -510,7 +552,9 @@ static void random_timelines_match_oracle(void **state)
                 for (int x = evs[e].start; x < evs[e].end; x++)
                     in_sync[x] = 1;
         double want[GW_IDLE_CAUSE_COUNT] = {0};
+        int cause_at[SPAN];
         for (int x = first; x < last; x++) {
+            cause_at[x] = -1;
             if (busy[x])
                 continue;
             int prev = x, next = x;
@@ -538,10 +582,12 @@ static void random_timelines_match_oracle(void **state)
                             : in[2] ? GW_IDLE_ALLOCATOR : gap_short ? GW_IDLE_LAUNCH
                             : in[3] ? GW_IDLE_HOST_BUSY : GW_IDLE_UNKNOWN;
             want[c] += 1e-6;
+            cause_at[x] = (int)c;
         }
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             assert_true(fabs(d->idle_by_cause_s[c] - want[c]) < 1e-9);
         assert_parts_add_up(d);
+        assert_sets_match_oracle(a, cause_at, first, last);
         fx_done(a, job);
     }
 }
