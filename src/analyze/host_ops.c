@@ -75,7 +75,7 @@ static void top_insert(gw_host_op_row *rows, size_t *count, const gw_host_op_row
 int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, gw_host_ops *out)
 {
     memset(out, 0, sizeof *out);
-    out->idle_s = idle->count ? gw_ns_to_s(idle->prefix[idle->count]) : 0.0;
+    out->idle_s = idle->count ? gw_ns_to_s(gw_ivset_total(idle)) : 0.0;
     if (idle->count == 0 || f->count == 0)
         return 0;
     gw_ns lo = idle->iv[0].start, hi = idle->iv[idle->count - 1].end;

@@ -162,7 +162,7 @@ size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, 
 static int fill_prefix(gw_ivset *s)
 {
     /* realloc: gw_ivset_add refills the prefix of a grown set in the same memory. */
-    gw_ns *prefix = realloc(s->prefix, (s->count + 1) * sizeof *s->prefix);
+    gw_ns *prefix = realloc(s->prefix, (s->count / GW_IVSET_PREFIX_STRIDE + 1) * sizeof *s->prefix);
     if (!prefix) {
         free(s->prefix);
         s->prefix = NULL;
@@ -174,10 +174,29 @@ static int fill_prefix(gw_ivset *s)
     s->prefix = prefix;
     s->prefix[0] = 0;
     /* Saturating: the model keeps times within +-GW_NS_LIMIT, so disjoint lengths sum to
-     * less than 2^63; a set built from other times stops at INT64_MAX instead of wrapping. */
-    for (size_t i = 0; i < s->count; i++)
-        s->prefix[i + 1] = gw_sat_add(s->prefix[i], gw_span_ns(s->iv[i].start, s->iv[i].end));
+     * less than 2^63; a set built from other times stops at INT64_MAX instead of wrapping
+     * (lengths are never negative, so a sum saturates the same in any grouping). */
+    gw_ns sum = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        sum = gw_sat_add(sum, gw_span_ns(s->iv[i].start, s->iv[i].end));
+        if ((i + 1) % GW_IVSET_PREFIX_STRIDE == 0)
+            s->prefix[(i + 1) / GW_IVSET_PREFIX_STRIDE] = sum;
+    }
     return 0;
+}
+
+gw_ns gw_ivset_before(const gw_ivset *s, size_t i)
+{
+    size_t k = i / GW_IVSET_PREFIX_STRIDE;
+    gw_ns c = s->prefix ? s->prefix[k] : 0;
+    for (size_t j = k * GW_IVSET_PREFIX_STRIDE; j < i; j++)
+        c = gw_sat_add(c, gw_span_ns(s->iv[j].start, s->iv[j].end));
+    return c;
+}
+
+gw_ns gw_ivset_total(const gw_ivset *s)
+{
+    return gw_ivset_before(s, s->count);
 }
 
 /* dst[0..n_dst) and src[0..n_src) are sorted by start; dst has room for n_dst + n_src.
@@ -333,7 +352,7 @@ int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
 static gw_ns covered_before(const gw_ivset *s, gw_ns t)
 {
     size_t i = gw_ivset_first_ending_after(s, t);
-    gw_ns c = s->prefix[i];
+    gw_ns c = gw_ivset_before(s, i);
     if (i < s->count && s->iv[i].start < t)
         c = gw_sat_add(c, gw_span_ns(s->iv[i].start, t));
     return c;
@@ -351,11 +370,11 @@ gw_ns gw_ivset_covered_at(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
     if (hi <= lo || s->count == 0)
         return 0;
     size_t i = cursor_seek(s, cursor, lo);
-    gw_ns before_lo = s->prefix[i];
+    gw_ns before_lo = gw_ivset_before(s, i);
     if (i < s->count && s->iv[i].start < lo)
         before_lo = gw_sat_add(before_lo, gw_span_ns(s->iv[i].start, lo));
     size_t j = first_ending_after_from(s, i, hi); /* hi > lo: nothing before i ends after hi */
-    gw_ns before_hi = s->prefix[j];
+    gw_ns before_hi = gw_ivset_before(s, j);
     if (j < s->count && s->iv[j].start < hi)
         before_hi = gw_sat_add(before_hi, gw_span_ns(s->iv[j].start, hi));
     return before_hi - before_lo;

@@ -174,6 +174,62 @@ static void covered_at_long_set(void **state)
     gw_ivset_free(&s);
 }
 
+/* Sets of thousands of intervals (the prefix sums are kept for every
+ * GW_IVSET_PREFIX_STRIDE-th one): every gw_ivset_before against a plain sum, and coverage
+ * queries against a bitmap, on a built set and again after an in-place add. */
+#define LONG_DOMAIN 60000
+static void long_random_sets_match_bitmap(void **state)
+{
+    (void)state;
+    static unsigned char bits[LONG_DOMAIN];
+    unsigned seed = 4242;
+    for (int round = 0; round < 6; round++) {
+        memset(bits, 0, sizeof bits);
+        gw_ival_list raw = {0};
+        size_t n = 500 + (size_t)(rand_r(&seed) % 4000);
+        for (size_t i = 0; i < n; i++) {
+            gw_ns a = rand_r(&seed) % LONG_DOMAIN, len = 1 + rand_r(&seed) % 9;
+            gw_ns b = a + len > LONG_DOMAIN ? LONG_DOMAIN : a + len;
+            assert_int_equal(gw_ival_list_add(&raw, a, b), 0);
+            for (gw_ns x = a; x < b; x++)
+                bits[x] = 1;
+        }
+        gw_ivset s;
+        assert_int_equal(gw_ivset_build(&s, &raw), 0);
+        for (int pass = 0; pass < 2; pass++) {
+            assert_true(s.count > 4 * GW_IVSET_PREFIX_STRIDE);
+            for (size_t i = 0; i <= s.count; i++)
+                assert_int_equal(gw_ivset_before(&s, i), gw_ivals_total(s.iv, i));
+            gw_ns total = 0;
+            for (int x = 0; x < LONG_DOMAIN; x++)
+                total += bits[x];
+            assert_int_equal(gw_ivset_total(&s), total);
+            size_t cursor = 0;
+            gw_ns lo = 0;
+            for (int q = 0; q < 300; q++) {
+                lo = q < 200 ? lo + rand_r(&seed) % 400 : rand_r(&seed) % LONG_DOMAIN;
+                gw_ns hi = lo + rand_r(&seed) % (q % 2 ? 50 : 5000);
+                gw_ns want = 0;
+                for (gw_ns x = lo; x < hi && x < LONG_DOMAIN; x++)
+                    want += bits[x];
+                assert_int_equal(gw_ivset_covered(&s, lo, hi), want);
+                assert_int_equal(gw_ivset_covered_at(&s, &cursor, lo, hi), want);
+            }
+            /* Grow it in place: the sums are refilled over the merged set. */
+            gw_ival_list more = {0};
+            for (int i = 0; i < 700; i++) {
+                gw_ns a = rand_r(&seed) % LONG_DOMAIN, b = a + 1 + rand_r(&seed) % 5;
+                b = b > LONG_DOMAIN ? LONG_DOMAIN : b;
+                assert_int_equal(gw_ival_list_add(&more, a, b), 0);
+                for (gw_ns x = a; x < b; x++)
+                    bits[x] = 1;
+            }
+            assert_int_equal(gw_ivset_add(&s, &more), 0);
+        }
+        gw_ivset_free(&s);
+    }
+}
+
 static void random_sets_match_bitmap(void **state)
 {
     (void)state;
@@ -260,7 +316,7 @@ static void random_sets_match_bitmap(void **state)
         bitmap_of(u.iv, u.count, got);
         for (int x = 0; x < DOMAIN; x++)
             assert_int_equal(got[x], ba[x] || bb[x]);
-        assert_int_equal(u.prefix[u.count], gw_ivals_total(u.iv, u.count));
+        assert_int_equal(gw_ivset_total(&u), gw_ivals_total(u.iv, u.count));
 
         /* Both sides of the union (list bigger than the set, or not) and the in-place
          * add give the same set, prefix sums included. */
@@ -273,7 +329,7 @@ static void random_sets_match_bitmap(void **state)
         for (size_t i = 0; i < s.count; i++) {
             assert_int_equal(s.iv[i].start, u.iv[i].start);
             assert_int_equal(s.iv[i].end, u.iv[i].end);
-            assert_int_equal(s.prefix[i + 1], u.prefix[i + 1]);
+            assert_int_equal(gw_ivset_before(&s, i + 1), gw_ivset_before(&u, i + 1));
         }
         assert_int_equal(gw_ivset_covered(&s, lo, hi), gw_ivset_covered(&u, lo, hi));
 
@@ -295,7 +351,7 @@ static void random_sets_match_bitmap(void **state)
         for (size_t i = 0; i < sa.count; i++) {
             assert_int_equal(sa.iv[i].start, joined.iv[i].start);
             assert_int_equal(sa.iv[i].end, joined.iv[i].end);
-            assert_int_equal(sa.prefix[i + 1], joined.prefix[i + 1]);
+            assert_int_equal(gw_ivset_before(&sa, i + 1), gw_ivset_before(&joined, i + 1));
         }
         gw_ivset_free(&joined);
         gw_ivset_free(&sa);
@@ -313,6 +369,7 @@ int main(void)
         cmocka_unit_test(ivset_coverage),
         cmocka_unit_test(random_sets_match_bitmap),
         cmocka_unit_test(covered_at_long_set),
+        cmocka_unit_test(long_random_sets_match_bitmap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
