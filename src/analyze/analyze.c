@@ -251,8 +251,9 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
         pthread_join(thread, NULL);
     else
         device_work_thread(&job);
+    int link_rc = job.rc == 0 && activity_rc == 0 ? gw_device_work_link(t, &dw, &fa) : 0;
     gw_phase_mark("analysis: device work || feeders");
-    if (job.rc != 0 || feeders_rc != 0 || activity_rc != 0) {
+    if (job.rc != 0 || feeders_rc != 0 || activity_rc != 0 || link_rc != 0) {
         if (activity_rc == 0)
             gw_feeder_activity_free(&fa);
         if (feeders_rc == 0)

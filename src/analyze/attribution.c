@@ -798,6 +798,8 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
     level_sweeps_init(&all, &fa->all, lo);
     level_sweeps *per = NULL;
     if (fa->per_thread && fa->thread_count > 0) {
+        if (!dw->launcher)
+            return -1; /* gw_device_work_link was not called: no answer rather than a coarser one */
         per = malloc(fa->thread_count * sizeof *per);
         if (!per)
             return -1;
@@ -824,7 +826,7 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
          * else (another stream, an event): then every feeder counts together. */
         level_sweeps *s = &all;
         gw_ns gap_start = i > 0 ? busy->iv[i - 1].end : lo;
-        if (per && i < busy->count && dw->launcher && dw->launched_at[i] > gap_start)
+        if (per && i < busy->count && dw->launched_at[i] > gap_start)
             for (size_t k = 0; k < fa->thread_count; k++)
                 if (fa->threads[k] == dw->launcher[i])
                     s = &per[k];

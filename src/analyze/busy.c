@@ -135,7 +135,7 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
     if (gw_ivset_add(&w->busy, &raw[COPY]) != 0)
         goto out;
     w->kernels_copies_ns = gw_ivset_covered(&w->busy, lo, hi);
-    if (gw_ivset_add(&w->busy, &raw[SET]) != 0 || find_launchers(t, w) != 0)
+    if (gw_ivset_add(&w->busy, &raw[SET]) != 0)
         goto out;
     rc = 0;
 out:
@@ -146,6 +146,20 @@ out:
     if (rc != 0)
         gw_device_work_free(w);
     return rc;
+}
+
+int gw_device_work_link(const gw_trace *t, gw_device_work *w, const gw_feeder_activity *fa)
+{
+    if (!fa->per_thread || w->launcher)
+        return 0;
+    if (find_launchers(t, w) != 0) {
+        free(w->launcher);
+        w->launcher = NULL;
+        free(w->launched_at);
+        w->launched_at = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_stats *ds)

@@ -30,10 +30,12 @@ typedef struct gw_device_work {
                                   and sets (not sync records), in start order */
     size_t event_count;
     gw_ivset busy;             /* owned: union of all of them, over the whole trace */
-    uint32_t *launcher;        /* owned, busy.count entries: the host thread that launched the
-                                  work starting each busy interval, UINT32_MAX unknown */
-    gw_ns *launched_at;        /* owned, busy.count entries: when that launch call returned
-                                  (INT64_MAX unknown): a gap the launch ends started before it */
+    uint32_t *launcher;        /* owned, busy.count entries, NULL until gw_device_work_link
+                                  finds them (only a device with several feeders needs them):
+                                  the host thread that launched the work starting each busy
+                                  interval, UINT32_MAX unknown */
+    gw_ns *launched_at;        /* owned, likewise: when that launch call returned (INT64_MAX
+                                  unknown): a gap the launch ends started before it */
     /* Inside the window given to gw_device_work_build: the nested unions of the exclusive
      * split compute > comm > copy > set (kept as totals only: the sets themselves would
      * quadruple the memory of the busy set). */
@@ -145,6 +147,12 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * out-of-memory (out freed). */
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
+/* What the split needs from the device work once the feeders are known: with several
+ * feeders, the thread whose launch ends each gap (w->launcher, launched_at; 12 B per busy
+ * interval, not built for one feeder). Call after both are built and before
+ * gw_attribute_idle / gw_idle_cause_sets, which fail without it. Returns 0, or -1 on
+ * out-of-memory. */
+int gw_device_work_link(const gw_trace *t, gw_device_work *w, const gw_feeder_activity *fa);
 
 /* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */
 

@@ -149,7 +149,8 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
     if (gw_feeder_activity_build(t, &feeders, bubble_ns, a->thresholds.v[GW_T_DISPATCH_RATIO], &fa) != 0)
         goto out;
     have_fa = 1;
-    if (gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
+    if (gw_device_work_link(t, &dw, &fa) != 0 ||
+        gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
         goto out;
     have_sets = 1;
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)

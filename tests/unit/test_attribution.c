@@ -402,6 +402,29 @@ static void the_launching_thread_decides(void **state)
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH], 1);    /* autograd's launch call */
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 88 + 1); /* autograd idle, not in the loader */
     assert_parts_add_up(d);
+    /* The launching threads are found only for several feeders, on request: without
+     * gw_device_work_link the split refuses (no coarser answer), with it the same split. */
+    const gw_window *w = &a->ranks[0].window;
+    gw_device_work dw;
+    gw_feeders feeders;
+    gw_feeder_activity fa;
+    gw_ns ns[GW_IDLE_CAUSE_COUNT];
+    gw_ns gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
+    assert_int_equal(gw_device_work_build(t, d->device, w->start_ns, w->end_ns, &dw), 0);
+    assert_null(dw.launcher);
+    assert_int_equal(gw_feeder_threads(t, d->device, &feeders), 0);
+    assert_int_equal(gw_feeder_activity_build(t, &feeders, (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6),
+                                              a->thresholds.v[GW_T_DISPATCH_RATIO], &fa),
+                     0);
+    assert_true(gw_attribute_idle(&dw, &fa, w->start_ns, w->end_ns, gap_ns, ns) < 0);
+    assert_int_equal(gw_device_work_link(t, &dw, &fa), 0);
+    assert_non_null(dw.launcher);
+    assert_true(gw_attribute_idle(&dw, &fa, w->start_ns, w->end_ns, gap_ns, ns) >= 0);
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        fx_assert_s(d->idle_by_cause_s[c], (double)ns[c] / 1000.0);
+    gw_feeder_activity_free(&fa);
+    gw_feeders_free(&feeders);
+    gw_device_work_free(&dw);
     fx_done(a, job);
 }
 
@@ -477,6 +500,7 @@ static void assert_sets_match_oracle(const gw_analysis *a, const int *cause_at, 
     assert_int_equal(gw_feeder_activity_build(t, &feeders, (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6),
                                               a->thresholds.v[GW_T_DISPATCH_RATIO], &fa),
                      0);
+    assert_int_equal(gw_device_work_link(t, &dw, &fa), 0);
     assert_int_equal(gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns,
                                         (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0), sets),
                      0);
