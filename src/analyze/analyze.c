@@ -158,8 +158,13 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     int rc = -1;
     if (gw_ivset_absorb(&dispatch, &sets[GW_IDLE_DISPATCH]) != 0)
         goto out;
-    ds->dispatch_api_s = gw_ns_to_s(gw_ivset_overlap(&dispatch, &fa->api));
-    ds->own_cpu_op_s = gw_ns_to_s(gw_ivset_overlap(&sets[GW_IDLE_HOST_BUSY], &fa->cpu_op));
+    gw_ns api_ns, cpu_op_ns;
+    if (gw_feeder_split_overlap(t, fa, &dispatch, &sets[GW_IDLE_HOST_BUSY], &api_ns, &cpu_op_ns) != 0) {
+        gw_ivset_free(&dispatch);
+        goto out;
+    }
+    ds->dispatch_api_s = gw_ns_to_s(api_ns);
+    ds->own_cpu_op_s = gw_ns_to_s(cpu_op_ns);
     /* Own-work idle outside every feeder's work: other threads were busy, the feeders not. */
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -

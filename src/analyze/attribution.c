@@ -255,6 +255,7 @@ void gw_feeder_activity_free(gw_feeder_activity *fa)
     gw_ivset_free(&fa->api);
     gw_ivset_free(&fa->cpu_op);
     gw_ivset_free(&fa->other_threads);
+    free(fa->marks);
     *fa = (gw_feeder_activity){0};
 }
 
@@ -302,7 +303,8 @@ uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
 typedef struct thread_raw {
     gw_ival_list level[GW_FEEDER_LEVELS - 1]; /* loader, sync, allocator, dispatch, work */
     gw_ival_list blocking;                    /* the sync level's calls, kept apart */
-    gw_ival_list api, cpu_op;
+    gw_ival_list api, cpu_op;                 /* filled only when keep_split (several feeders) */
+    int keep_split;
 } thread_raw;
 
 static void thread_raw_free(thread_raw *r)
@@ -334,16 +336,35 @@ static int piece_kind(const gw_host_event *h, const uint8_t *marks, size_t index
     return h->kind == GW_HOST_CPU_OP ? PIECE_CPU_OP : PIECE_OWN;
 }
 
-static int emit_piece(thread_raw *r, int kind, gw_ns a, gw_ns b)
+/* Where the innermost pieces go: a thread's raw lists while the activity is built, or, when
+ * a single feeder's split is found again (gw_feeder_split_overlap), the overlap of its CUDA
+ * call pieces with one set and of its CPU-op pieces with another. The pieces of one thread
+ * are disjoint and in time order, so the overlaps add up piece by piece from two cursors. */
+typedef struct piece_sink {
+    thread_raw *raw;                        /* collecting; NULL when overlapping */
+    const gw_ivset *api_with, *cpu_op_with; /* overlapping: the sets measured */
+    size_t api_cursor, cpu_op_cursor;
+    gw_ns api_ns, cpu_op_ns;
+} piece_sink;
+
+static int emit_piece(piece_sink *sink, int kind, gw_ns a, gw_ns b)
 {
     if (b <= a)
         return 0;
+    thread_raw *r = sink->raw;
+    if (!r) {
+        if (kind == PIECE_API)
+            sink->api_ns += gw_ivset_covered_at(sink->api_with, &sink->api_cursor, a, b);
+        else if (kind == PIECE_CPU_OP)
+            sink->cpu_op_ns += gw_ivset_covered_at(sink->cpu_op_with, &sink->cpu_op_cursor, a, b);
+        return 0;
+    }
     if (kind == PIECE_API || kind == PIECE_DISPATCH) {
         if (gw_ival_list_add_merging(&r->level[3], a, b) != 0)
             return -1;
-        if (kind == PIECE_API && gw_ival_list_add_merging(&r->api, a, b) != 0)
+        if (kind == PIECE_API && r->keep_split && gw_ival_list_add_merging(&r->api, a, b) != 0)
             return -1;
-    } else if (kind == PIECE_CPU_OP && gw_ival_list_add_merging(&r->cpu_op, a, b) != 0) {
+    } else if (kind == PIECE_CPU_OP && r->keep_split && gw_ival_list_add_merging(&r->cpu_op, a, b) != 0) {
         return -1;
     }
     return 0;
@@ -356,7 +377,7 @@ typedef struct open_event {
 
 /* The innermost traced event at each instant of one thread, as pieces of time in order. */
 static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8_t *marks, gw_ns startup,
-                            thread_raw *r)
+                            piece_sink *r)
 {
     open_event *stack = NULL;
     size_t depth = 0, cap = 0;
@@ -448,7 +469,8 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
                 return -1;
         }
     }
-    return innermost_pieces(t, lo, hi, marks, startup, r);
+    piece_sink sink = {.raw = r};
+    return innermost_pieces(t, lo, hi, marks, startup, &sink);
 }
 
 /* raw (consumed) minus each of the pairwise disjoint sets below[0..n): the set of what raw
@@ -460,15 +482,19 @@ static int build_own(gw_ivset *out, gw_ival_list *raw, const gw_ivset *below, in
     for (int j = 0; j < n && raw->count > 0; j++) {
         if (below[j].count == 0)
             continue;
-        size_t cap = raw->count + below[j].count + 1; /* each interval below splits one at most */
-        gw_ival *rest = malloc(cap * sizeof *rest);
-        if (!rest) {
-            gw_ival_list_free(raw);
-            return -1;
+        /* In the list's own memory (grown by the subtrahend): a dispatch level of 5 M CUDA
+         * calls is 80 MB, and a copy of it would stand beside it. */
+        size_t cap = raw->count + below[j].count + 1;
+        if (raw->cap < cap) {
+            gw_ival *grown = realloc(raw->items, cap * sizeof *grown);
+            if (!grown) {
+                gw_ival_list_free(raw);
+                return -1;
+            }
+            raw->items = grown;
+            raw->cap = cap;
         }
-        size_t count = gw_ivals_subtract(raw->items, raw->count, below[j].iv, below[j].count, rest);
-        free(raw->items);
-        *raw = (gw_ival_list){rest, count, cap};
+        raw->count = gw_ivals_subtract_in_place(raw->items, raw->count, below[j].iv, below[j].count);
     }
     return gw_ivset_build(out, raw);
 }
@@ -571,6 +597,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
     if (other_threads_work(t, f, &fa->other_threads) != 0)
         goto out;
     for (size_t k = 0; k < f->count; k++) {
+        per[k].keep_split = f->count > 1;
         if (thread_raw_build(t, f->threads[k], marks, startup, &per[k]) != 0)
             goto out;
         if (f->count > 1 && thread_raw_append(&all, &per[k]) != 0)
@@ -607,7 +634,11 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
     } else if (f->count == 1) {
         all = per[0];
         per[0] = (thread_raw){0};
+        /* The split is found again from the thread's events when asked: it needs the marks. */
+        fa->marks = marks;
+        marks = NULL;
     }
+    fa->startup = startup;
     if (gw_ivset_build(&fa->api, &all.api) != 0 || gw_ivset_build(&fa->cpu_op, &all.cpu_op) != 0)
         goto out;
     if (level_sets_build(&fa->all, &all, &fa->other_threads) != 0)
@@ -622,6 +653,27 @@ out:
     if (rc != 0)
         gw_feeder_activity_free(fa);
     return rc;
+}
+
+int gw_feeder_split_overlap(const gw_trace *t, const gw_feeder_activity *fa, const gw_ivset *dispatch,
+                            const gw_ivset *own_work, gw_ns *api_ns, gw_ns *cpu_op_ns)
+{
+    *api_ns = *cpu_op_ns = 0;
+    if (fa->thread_count > 1) {
+        *api_ns = gw_ivset_overlap(dispatch, &fa->api);
+        *cpu_op_ns = gw_ivset_overlap(own_work, &fa->cpu_op);
+        return 0;
+    }
+    if (fa->thread_count == 0 || !fa->marks)
+        return 0;
+    size_t lo, hi;
+    gw_thread_host_range(t, fa->threads[0], &lo, &hi);
+    piece_sink sink = {.api_with = dispatch, .cpu_op_with = own_work};
+    if (innermost_pieces(t, lo, hi, fa->marks, fa->startup, &sink) != 0)
+        return -1;
+    *api_ns = sink.api_ns;
+    *cpu_op_ns = sink.cpu_op_ns;
+    return 0;
 }
 
 /* Coverage queries over one set for increasing, disjoint ranges (the idle gaps in time

@@ -44,6 +44,9 @@ gw_ns gw_ivals_total(const gw_ival *iv, size_t n);
 size_t gw_ivals_intersect(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
 size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
 size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out);
+/* a minus b where a is buf[0..na) and buf has room for na + nb + 1 intervals: the
+ * difference is written over buf (no second array of a's size); returns its count. */
+size_t gw_ivals_subtract_in_place(gw_ival *buf, size_t na, const gw_ival *b, size_t nb);
 
 /* Prefix sums are kept for every GW_IVSET_PREFIX_STRIDE-th interval only: a set of the
  * busy time of 5 M kernels is 16 B per interval with them instead of 24 B, and a query adds

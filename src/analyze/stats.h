@@ -88,10 +88,17 @@ typedef struct gw_feeder_activity {
     gw_level_sets *per_thread;   /* owned: one per feeding thread when there are several
                                     (NULL with one): a gap is judged on the thread whose
                                     launch ends it */
-    gw_ivset api;                /* owned: instants the feeders' innermost event is a CUDA
-                                    call (the launch calls of dispatch) */
-    gw_ivset cpu_op;             /* owned: instants the innermost event is a CPU op in its own
-                                    work (launching nothing, or little beside its own time) */
+    /* The split of the feeders' time by their innermost event, read through
+     * gw_feeder_split_overlap: with several feeders, sets (their union over the threads);
+     * with one, found again from its events when asked, so that two sets of up to one
+     * interval per CUDA call are not held through the analysis. */
+    gw_ivset api;                /* owned, several feeders: instants the innermost event is a
+                                    CUDA call (the launch calls of dispatch) */
+    gw_ivset cpu_op;             /* owned, several feeders: instants the innermost event is a
+                                    CPU op in its own work (launching nothing, or little
+                                    beside its own time) */
+    uint8_t *marks;              /* owned, one feeder: gw_host_dispatch_marks of the trace */
+    gw_ns startup;               /* the trace's first GPU work (start-up calls come before) */
     gw_ivset other_threads;      /* owned: host work of the process's non-feeding threads */
     gw_ns bubble_ns;             /* GPU idle after a blocking call that drained it, counted to it */
 } gw_feeder_activity;
@@ -135,6 +142,11 @@ uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio);
 int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns,
                              double dispatch_ratio, gw_feeder_activity *fa);
 void gw_feeder_activity_free(gw_feeder_activity *fa);
+/* *api_ns = the part of dispatch during which the feeders' innermost event was a CUDA call;
+ * *cpu_op_ns = the part of own_work during which it was a CPU op in its own work.
+ * Returns 0, or -1 on out-of-memory. */
+int gw_feeder_split_overlap(const gw_trace *t, const gw_feeder_activity *fa, const gw_ivset *dispatch,
+                            const gw_ivset *own_work, gw_ns *api_ns, gw_ns *cpu_op_ns);
 /* Splits the idle time of [lo, hi) (range minus the device's busy set) over the causes;
  * out_ns[c] receive nanoseconds, adding up exactly to the return value (the idle time). A
  * gap between two pieces of GPU work shorter than launch_gap_ns is a launch gap unless the

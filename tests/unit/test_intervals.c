@@ -215,6 +215,29 @@ static void long_random_sets_match_bitmap(void **state)
                 assert_int_equal(gw_ivset_covered(&s, lo, hi), want);
                 assert_int_equal(gw_ivset_covered_at(&s, &cursor, lo, hi), want);
             }
+            /* Subtracting many short intervals, each splitting one of the set's (the most
+             * pieces an in-place difference has to make room for), as a copy and in place. */
+            {
+                size_t nb = s.count;
+                gw_ival *holes = malloc(nb * sizeof *holes);
+                gw_ival *copy = malloc((s.count + nb + 1) * sizeof *copy);
+                gw_ival *buf = malloc((s.count + nb + 1) * sizeof *buf);
+                assert_non_null(holes);
+                assert_non_null(copy);
+                assert_non_null(buf);
+                size_t h = 0;
+                for (size_t i = 0; i < s.count; i++)
+                    if (s.iv[i].end - s.iv[i].start >= 3 && rand_r(&seed) % 4 != 0)
+                        holes[h++] = (gw_ival){s.iv[i].start + 1, s.iv[i].start + 2};
+                size_t want = gw_ivals_subtract(s.iv, s.count, holes, h, copy);
+                assert_true(want > s.count + s.count / 4); /* many split in two */
+                memcpy(buf, s.iv, s.count * sizeof *buf);
+                assert_int_equal(gw_ivals_subtract_in_place(buf, s.count, holes, h), want);
+                assert_memory_equal(buf, copy, want * sizeof *buf);
+                free(holes);
+                free(copy);
+                free(buf);
+            }
             /* Grow it in place: the sums are refilled over the merged set. */
             gw_ival_list more = {0};
             for (int i = 0; i < 700; i++) {
@@ -250,6 +273,11 @@ static void random_sets_match_bitmap(void **state)
         bitmap_of(out, n, got);
         for (int x = 0; x < DOMAIN; x++)
             assert_int_equal(got[x], ba[x] && !bb[x]);
+        /* The same difference written over the minuend's own buffer. */
+        gw_ival in_place[16 + 16 + 1];
+        memcpy(in_place, a, na * sizeof *a);
+        assert_int_equal(gw_ivals_subtract_in_place(in_place, na, b, nb), n);
+        assert_memory_equal(in_place, out, n * sizeof *out);
 
         n = gw_ivals_union(a, na, b, nb, out);
         bitmap_of(out, n, got);
