@@ -235,7 +235,7 @@ static void *device_rows_run(void *arg)
     return NULL;
 }
 
-static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
+static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8_t *marks, growth *gr,
                           double *dataloader_s, int *dataloader_set)
 {
     const gw_trace *t = a->job->traces[ti];
@@ -251,7 +251,7 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, growth *gr,
     int threaded = pthread_create(&thread, NULL, device_work_thread, &job) == 0;
     int feeders_rc = gw_feeder_threads(t, device, &feeders);
     gw_ns bubble_ns = (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6);
-    int activity_rc = feeders_rc == 0 ? gw_feeder_activity_build(t, &feeders, bubble_ns, a->thresholds.v[GW_T_DISPATCH_RATIO], &fa) : -1;
+    int activity_rc = feeders_rc == 0 ? gw_feeder_activity_build(t, &feeders, bubble_ns, marks, &fa) : -1;
     if (threaded)
         pthread_join(thread, NULL);
     else
@@ -422,7 +422,8 @@ static void *window_stats_thread(void *arg)
  * ti's, a copy of its own on a thread: the rank's window gets its busy time meanwhile) as
  * whatif.max_events allows; note gets the sentence saying what was left out ("" when
  * nothing was). */
-static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, char *note, size_t note_len)
+static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, const uint8_t *marks, char *note,
+                            size_t note_len)
 {
     const gw_trace *t = a->job->traces[ti];
     note[0] = '\0';
@@ -449,7 +450,7 @@ static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, char 
                  "the window holds %zu host and GPU events, over whatif.max_events (%zu)", part.steady_steps,
                  w->steady_steps, (long long)part.first_step_number, (long long)part.last_step_number, events,
                  max_events);
-    return gw_stepgraph_build(t, &part, &a->thresholds, &a->graphs[ti]);
+    return gw_stepgraph_build(t, &part, &a->thresholds, marks, &a->graphs[ti]);
 }
 
 /* Appends a note of the analysis to an input's notes. */
@@ -535,12 +536,13 @@ typedef struct model_steps_job {
     gw_replay obs;                          /* owned: the unchanged replay */
     gw_ns *step_cats;                       /* owned: from model_steps */
     window_stats_job *stats;                /* borrowed: units left when the graph is done */
+    const uint8_t *marks;                   /* borrowed: the trace's dispatch marks */
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
 {
     model_steps_job *job = arg;
-    job->rc = build_step_graph(job->a, job->ti, &job->window, job->note, sizeof job->note);
+    job->rc = build_step_graph(job->a, job->ti, &job->window, job->marks, job->note, sizeof job->note);
     if (job->rc == 0)
         job->rc = model_steps(job->a, job->ti, &job->obs, &job->step_cats);
     window_stats_units(job->stats);
@@ -594,7 +596,14 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     atomic_init(&kjob.failed, 0);
     /* Writes only a->graphs[ti] and the window units it takes, which nothing below reads
      * before the join. */
-    model_steps_job sjob = {.a = a, .ti = ti, .window = r->window, .stats = &kjob};
+    /* Which host events dispatch GPU work, for the feeders of every device and the step
+     * graph: found once per trace (a pass and 17 B per host event each time). */
+    uint8_t *marks = NULL;
+    if (r->has_gpu_data && !(marks = gw_host_dispatch_marks(t, a->thresholds.v[GW_T_DISPATCH_RATIO]))) {
+        free(ids);
+        return -1;
+    }
+    model_steps_job sjob = {.a = a, .ti = ti, .window = r->window, .stats = &kjob, .marks = marks};
     pthread_t sthread;
     int steps_threaded = r->has_gpu_data && a->job->analysis_threads > 1 &&
                          pthread_create(&sthread, NULL, model_steps_thread, &sjob) == 0;
@@ -605,7 +614,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     int threaded = !steps_threaded && pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
-        device_rc = analyze_device(a, ti, ids[k], gr, &dataloader_s, &dataloader_set);
+        device_rc = analyze_device(a, ti, ids[k], marks, gr, &dataloader_s, &dataloader_set);
     free(ids);
     if (threaded)
         pthread_join(kthread, NULL);
@@ -638,6 +647,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
         pthread_join(sthread, NULL);
     else if (r->has_gpu_data)
         model_steps_thread(&sjob);
+    free(marks); /* the devices and the graph are done with them */
     /* Every window unit has run now (the graph's thread took the last ones, if any). */
     r->kernels.memset_share = busy_s > 0 ? r->kernels.memset_s / busy_s : 0.0;
     int stats_rc = atomic_load(&kjob.failed) ? -1 : 0;
@@ -657,6 +667,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
 fail:
     if (steps_threaded)
         pthread_join(sthread, NULL);
+    free(marks);
     return -1;
 }
 

@@ -255,7 +255,6 @@ void gw_feeder_activity_free(gw_feeder_activity *fa)
     gw_ivset_free(&fa->api);
     gw_ivset_free(&fa->cpu_op);
     gw_ivset_free(&fa->other_threads);
-    free(fa->marks);
     *fa = (gw_feeder_activity){0};
 }
 
@@ -377,7 +376,7 @@ typedef struct open_event {
 
 /* The innermost traced event at each instant of one thread, as pieces of time in order. */
 static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8_t *marks, gw_ns startup,
-                            piece_sink *r)
+                            piece_sink *sink)
 {
     open_event *stack = NULL;
     size_t depth = 0, cap = 0;
@@ -389,12 +388,12 @@ static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8
             continue;
         while (depth > 0 && stack[depth - 1].end <= h->start) {
             open_event top = stack[--depth];
-            if (emit_piece(r, top.kind, cursor, top.end) != 0)
+            if (emit_piece(sink, top.kind, cursor, top.end) != 0)
                 goto out;
             if (top.end > cursor)
                 cursor = top.end;
         }
-        if (depth > 0 && emit_piece(r, stack[depth - 1].kind, cursor, h->start) != 0)
+        if (depth > 0 && emit_piece(sink, stack[depth - 1].kind, cursor, h->start) != 0)
             goto out;
         if (h->start > cursor)
             cursor = h->start;
@@ -407,7 +406,7 @@ static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8
     }
     while (depth > 0) {
         open_event top = stack[--depth];
-        if (emit_piece(r, top.kind, cursor, top.end) != 0)
+        if (emit_piece(sink, top.kind, cursor, top.end) != 0)
             goto out;
         if (top.end > cursor)
             cursor = top.end;
@@ -575,11 +574,10 @@ static int thread_raw_append(thread_raw *dst, const thread_raw *src)
 }
 
 int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns,
-                             double dispatch_ratio, gw_feeder_activity *fa)
+                             const uint8_t *marks, gw_feeder_activity *fa)
 {
     *fa = (gw_feeder_activity){0};
     fa->bubble_ns = bubble_ns;
-    uint8_t *marks = gw_host_dispatch_marks(t, dispatch_ratio);
     gw_ns startup = gw_first_gpu_work(t);
     thread_raw all = {0};
     thread_raw *per = f->count > 0 ? calloc(f->count, sizeof *per) : NULL;
@@ -634,10 +632,8 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
     } else if (f->count == 1) {
         all = per[0];
         per[0] = (thread_raw){0};
-        /* The split is found again from the thread's events when asked: it needs the marks. */
-        fa->marks = marks;
-        marks = NULL;
     }
+    fa->marks = marks; /* the split is found again from one feeder's events when asked */
     fa->startup = startup;
     if (gw_ivset_build(&fa->api, &all.api) != 0 || gw_ivset_build(&fa->cpu_op, &all.cpu_op) != 0)
         goto out;
@@ -649,7 +645,6 @@ out:
     for (size_t k = 0; per && k < f->count; k++)
         thread_raw_free(&per[k]);
     free(per);
-    free(marks);
     if (rc != 0)
         gw_feeder_activity_free(fa);
     return rc;

@@ -97,7 +97,7 @@ typedef struct gw_feeder_activity {
     gw_ivset cpu_op;             /* owned, several feeders: instants the innermost event is a
                                     CPU op in its own work (launching nothing, or little
                                     beside its own time) */
-    uint8_t *marks;              /* owned, one feeder: gw_host_dispatch_marks of the trace */
+    const uint8_t *marks;        /* borrowed: gw_host_dispatch_marks of the trace */
     gw_ns startup;               /* the trace's first GPU work (start-up calls come before) */
     gw_ivset other_threads;      /* owned: host work of the process's non-feeding threads */
     gw_ns bubble_ns;             /* GPU idle after a blocking call that drained it, counted to it */
@@ -137,10 +137,10 @@ int gw_host_issues_gpu_work(const gw_host_event *h);
  * times theirs. Owned by the caller (free); NULL on out-of-memory. */
 uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio);
 /* Builds the feeders' activity (sets empty when there are none). bubble_ns: GPU idle right
- * after a blocking sync counted to the sync; dispatch_ratio: see gw_host_dispatch_marks.
- * Returns 0, or -1 on out-of-memory. */
-int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns,
-                             double dispatch_ratio, gw_feeder_activity *fa);
+ * after a blocking sync counted to the sync; marks: gw_host_dispatch_marks of the trace,
+ * borrowed and kept by fa (they must outlive it). Returns 0, or -1 on out-of-memory. */
+int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubble_ns, const uint8_t *marks,
+                             gw_feeder_activity *fa);
 void gw_feeder_activity_free(gw_feeder_activity *fa);
 /* *api_ns = the part of dispatch during which the feeders' innermost event was a CUDA call;
  * *cpu_op_ns = the part of own_work during which it was a CPU op in its own work.

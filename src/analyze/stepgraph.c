@@ -57,7 +57,7 @@ typedef struct builder {
     gw_stepgraph *g;
     size_t cap;
     gw_ns lo, hi;
-    const uint8_t *marks;        /* dispatch marks per host event */
+    const uint8_t *marks;        /* borrowed: dispatch marks per host event */
     uint32_t *call_node;         /* host index -> its leaf node (calls), GW_SG_NONE */
     /* step boundaries on the loop thread */
     const gw_ns *cuts;
@@ -967,7 +967,8 @@ static int thread_relevant(const gw_trace *t, uint32_t thread, uint32_t loop, co
     return loop < t->thread_count && t->threads[thread].pid == t->threads[loop].pid;
 }
 
-int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, gw_stepgraph *g)
+int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, const uint8_t *marks,
+                       gw_stepgraph *g)
 {
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
     if (t->host_count == 0 || t->gpu_count == 0 || w->end_ns <= w->start_ns)
@@ -993,7 +994,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         goto out;
     }
     b.call_node = malloc(t->host_count * sizeof *b.call_node);
-    b.marks = gw_host_dispatch_marks(t, th->v[GW_T_DISPATCH_RATIO]);
+    b.marks = marks;
     chain_start = calloc(t->thread_count + 1, sizeof *chain_start);
     if (!b.call_node || !b.marks || !chain_start || boundaries(t, w, &cuts, &numbers, &cut_count) != 0)
         goto out;
@@ -1077,7 +1078,6 @@ out:
     free(chain_start);
     free(ct.chains);
     free(b.call_node);
-    free((void *)b.marks);
     free(b.stream_waits);
     return rc;
 }

@@ -103,10 +103,12 @@ typedef struct gw_stepgraph {
     size_t event_edges, fork_joins, sync_waits; /* how many of each cross edge were found */
 } gw_stepgraph;
 
-/* Builds the graph of trace t over window w (th: kernel.launch_bound.tiny_us and
- * attribution.dispatch_ratio are used). Returns 0 (g->count 0 when the window has no host or
- * GPU side to model), or -1 on out-of-memory. */
-int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, gw_stepgraph *g);
+/* Builds the graph of trace t over window w (th: kernel.launch_bound.tiny_us is used;
+ * marks: gw_host_dispatch_marks(t, attribution.dispatch_ratio), borrowed for the call).
+ * Returns 0 (g->count 0 when the window has no host or GPU side to model), or -1 on
+ * out-of-memory. */
+int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, const uint8_t *marks,
+                       gw_stepgraph *g);
 
 /* The part of window w the graph may model with at most max_events host and GPU events
  * (stepgraph_window.c): returns 1 with *out = w when it holds no more, or w cut to its first

@@ -143,10 +143,12 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
         return -1;
     }
     int rc = -1, have_fa = 0, have_sets = 0;
+    uint8_t *marks = NULL; /* owned; borrowed by fa */
     gw_ival_list all = {0};
     gw_ivset idle = {0};
     gw_ns bubble_ns = (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6);
-    if (gw_feeder_activity_build(t, &feeders, bubble_ns, a->thresholds.v[GW_T_DISPATCH_RATIO], &fa) != 0)
+    marks = gw_host_dispatch_marks(t, a->thresholds.v[GW_T_DISPATCH_RATIO]);
+    if (!marks || gw_feeder_activity_build(t, &feeders, bubble_ns, marks, &fa) != 0)
         goto out;
     have_fa = 1;
     if (gw_device_work_link(t, &dw, &fa) != 0 ||
@@ -187,6 +189,7 @@ out:
         gw_ivset_free(&sets[c]);
     if (have_fa)
         gw_feeder_activity_free(&fa);
+    free(marks);
     gw_feeders_free(&feeders);
     gw_device_work_free(&dw);
     return rc;

@@ -413,8 +413,10 @@ static void the_launching_thread_decides(void **state)
     assert_int_equal(gw_device_work_build(t, d->device, w->start_ns, w->end_ns, &dw), 0);
     assert_null(dw.launcher);
     assert_int_equal(gw_feeder_threads(t, d->device, &feeders), 0);
+    uint8_t *marks = gw_host_dispatch_marks(t, a->thresholds.v[GW_T_DISPATCH_RATIO]);
+    assert_non_null(marks);
     assert_int_equal(gw_feeder_activity_build(t, &feeders, (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6),
-                                              a->thresholds.v[GW_T_DISPATCH_RATIO], &fa),
+                                              marks, &fa),
                      0);
     assert_true(gw_attribute_idle(&dw, &fa, w->start_ns, w->end_ns, gap_ns, ns) < 0);
     assert_int_equal(gw_device_work_link(t, &dw, &fa), 0);
@@ -423,6 +425,7 @@ static void the_launching_thread_decides(void **state)
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         fx_assert_s(d->idle_by_cause_s[c], (double)ns[c] / 1000.0);
     gw_feeder_activity_free(&fa);
+    free(marks);
     gw_feeders_free(&feeders);
     gw_device_work_free(&dw);
     fx_done(a, job);
@@ -497,8 +500,10 @@ static void assert_sets_match_oracle(const gw_analysis *a, const int *cause_at, 
     gw_ivset sets[GW_IDLE_CAUSE_COUNT];
     assert_int_equal(gw_device_work_build(t, a->devices[0].device, w->start_ns, w->end_ns, &dw), 0);
     assert_int_equal(gw_feeder_threads(t, a->devices[0].device, &feeders), 0);
+    uint8_t *marks = gw_host_dispatch_marks(t, a->thresholds.v[GW_T_DISPATCH_RATIO]);
+    assert_non_null(marks);
     assert_int_equal(gw_feeder_activity_build(t, &feeders, (gw_ns)(a->thresholds.v[GW_T_SYNC_BUBBLE_MS] * 1e6),
-                                              a->thresholds.v[GW_T_DISPATCH_RATIO], &fa),
+                                              marks, &fa),
                      0);
     assert_int_equal(gw_device_work_link(t, &dw, &fa), 0);
     assert_int_equal(gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns,
@@ -522,6 +527,7 @@ static void assert_sets_match_oracle(const gw_analysis *a, const int *cause_at, 
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         gw_ivset_free(&sets[c]);
     gw_feeder_activity_free(&fa);
+    free(marks);
     gw_feeders_free(&feeders);
     gw_device_work_free(&dw);
 }
