@@ -79,13 +79,10 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
     if (idle->count == 0 || f->count == 0)
         return 0;
     gw_ns lo = idle->iv[0].start, hi = idle->iv[idle->count - 1].end;
-    size_t n = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if (is_listed_kind(h) && h->end > lo && h->start < hi)
-            n++;
-    }
-    span_ref *spans = malloc((n + 1) * sizeof *spans);
+    /* Room for every host event rather than a counting pass first (a pass over all of
+     * them, for each view): a large block is mapped, and only the pages written are ever
+     * resident. */
+    span_ref *spans = malloc((t->host_count + 1) * sizeof *spans);
     if (!spans)
         return -1;
     size_t k = 0;
