@@ -227,8 +227,8 @@ static void *device_rows_run(void *arg)
     gw_memory_device_peaks(t, job->device, &ds->peak_reserved_bytes, &ds->peak_allocated_bytes);
     /* Both views of the gaps: the window's, and the whole capture's as nsys would count them
      * (its low chunks counted against the window). */
-    if (gw_gaps_compute(t, job->device, job->w->start_ns, job->w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
-        gw_gaps_compute(t, job->device, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &ds->capture_gaps) == 0)
+    if (gw_gaps_compute(t, job->dw, job->w->start_ns, job->w->end_ns, &a->thresholds, &ds->gaps) == 0 &&
+        gw_gaps_compute(t, job->dw, t->first_ns, gw_sat_add(t->last_ns, 1), &a->thresholds, &ds->capture_gaps) == 0)
         ds->capture_gaps.low_chunks_in_window = ds->gaps.low_chunks_in_window;
     job->rc = gw_step_rows_append(t, t->rank, job->w, &a->thresholds, job->dw, job->fa, &a->steps, &a->step_count,
                                   &job->gr->step_cap);

@@ -1,4 +1,4 @@
-/* GPU idle gaps and chunked time utilisation of one device, straight from the model: what
+/* GPU idle gaps and chunked time utilisation of one device, from its busy set: what
  * nsys analyze's gpu_gaps (gaps over 500 ms) and gpu_time_util (30 chunks under 50%) would
  * report, and what they miss: thousands of short gaps that add up although none reaches
  * 500 ms. See gw_gap_summary in analysis.h. */
@@ -8,11 +8,6 @@
 #include <string.h>
 
 #include "util/checked.h"
-
-static int is_busy_op(const gw_gpu_event *g, int32_t device)
-{
-    return g->device == device && g->kind != GW_GPU_SYNC && g->end > g->start;
-}
 
 /* Adds the overlap of [s, e) with each chunk of [range_start, range_start + n*chunk). */
 static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns chunk,
@@ -31,37 +26,26 @@ static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns
     }
 }
 
-int gw_gaps_compute(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
+int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw_ns end,
                     const gw_thresholds *th, gw_gap_summary *out)
 {
     memset(out, 0, sizeof *out);
-    gw_ns first = 0, last = 0;
-    int any = 0;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (!is_busy_op(g, device))
-            continue;
-        if (!any || g->start < first)
-            first = g->start;
-        if (!any || g->end > last)
-            last = g->end;
-        any = 1;
-    }
-    if (!any)
+    /* The device's busy set is the union of its work (zero-length events add nothing): its
+     * ends are the active range, and the gaps between its intervals, cut to the window, are
+     * the idle gaps, in time order (16 B per interval read instead of every GPU event). */
+    const gw_ivset *busy = &dw->busy;
+    if (busy->count == 0)
         return -1;
     out->known = 1;
+    gw_ns first = busy->iv[0].start, last = busy->iv[busy->count - 1].end;
 
     double noise_ns = th->v[GW_T_GAP_NOISE_US] * 1e3;
     double long_ns = th->v[GW_T_NSYS_GAP_MS] * 1e6;
-    /* Interior gaps of the busy union inside the window; events are sorted by start. */
     int open = 0;
     gw_ns cur_end = 0;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (!is_busy_op(g, device))
-            continue;
-        gw_ns s = g->start < start ? start : g->start;
-        gw_ns e = g->end > end ? end : g->end;
+    for (size_t i = 0; i < busy->count; i++) {
+        gw_ns s = busy->iv[i].start < start ? start : busy->iv[i].start;
+        gw_ns e = busy->iv[i].end > end ? end : busy->iv[i].end;
         if (e <= s)
             continue;
         if (open && s > cur_end) {
@@ -95,10 +79,9 @@ int gw_gaps_compute(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
         return 0;
     /* At most 1000 chunks: on the stack, so the evidence never depends on the heap. */
     double chunk_busy[1000] = {0};
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (is_busy_op(g, device))
-            add_to_chunks(chunk_busy, n, first, chunk, g->start, g->end);
+    for (size_t k = 0; k < dw->event_count; k++) {
+        const gw_gpu_event *g = &t->gpu[dw->events[k]];
+        add_to_chunks(chunk_busy, n, first, chunk, g->start, g->end); /* no length: adds nothing */
     }
     out->chunks = n;
     for (size_t c = 0; c < n; c++) {

@@ -198,9 +198,10 @@ int gw_step_durations(const gw_trace *t, const gw_window *w, double *median_s, d
 
 /* ---- gaps.c ------------------------------------------------------------------------ */
 
-/* Idle gaps of one device over [start, end) and the chunked view of its active range.
- * Returns 0 (out->known set), or -1 when the trace holds no GPU work on that device. */
-int gw_gaps_compute(const gw_trace *t, int32_t device, gw_ns start, gw_ns end,
+/* Idle gaps of one device (its work: dw, built from t) over [start, end) and the chunked
+ * view of its active range. Returns 0 (out->known set), or -1 when the device has no GPU
+ * work of any length. */
+int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw_ns end,
                     const gw_thresholds *th, gw_gap_summary *out);
 
 /* ---- host_ops.c -------------------------------------------------------------------- */

@@ -241,6 +241,51 @@ static void kernel_statistics(void **state)
     fx_done(a, job);
 }
 
+/* Idle gaps are the gaps of the device's busy union (overlapping streams, a zero-length
+ * kernel, a sync record and another device's work change nothing); the chunked view sums
+ * each event's overlap with a chunk, as nsys does, so two streams each busy 30% of a chunk
+ * make it 60% busy, not low. */
+static void idle_gaps_and_chunks(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_device(t, 0, 80);
+    fx_kernel(t, 0, 7, 0, 100, 0, "k1");
+    fx_kernel(t, 0, 8, 50, 150, 0, "k2");          /* overlaps k1: busy [0, 150) */
+    fx_kernel(t, 0, 7, 155, 200, 0, "k3");         /* a 5 µs gap: noise */
+    fx_kernel(t, 0, 7, 300, 300, 0, "empty");      /* no length: does not split the gap */
+    fx_copy(t, 0, 400, 500, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 1 << 20); /* 200 µs gap */
+    fx_gpu(t, GW_GPU_SYNC, 0, 7, 600, 800, 0, "cudaStreamSynchronize"); /* not busy */
+    fx_kernel(t, 1, 7, 1000, 2000, 0, "other_device");
+    fx_kernel(t, 0, 7, 21000, 27000, 0, "k7");     /* 20.5 ms gap before: mid */
+    fx_kernel(t, 0, 8, 21000, 27000, 0, "k8");
+    fx_kernel(t, 0, 7, 600500, 600600, 0, "k4");   /* 573.5 ms gap: long */
+    fx_kernel(t, 0, 7, 600600, 600700, 0, "k5");   /* touches k4: no gap */
+    fx_kernel(t, 0, 7, 600705, 600800, 0, "k6");   /* 5 µs: noise */
+    fx_profile(t, 0, 600800);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_gap_summary *g = NULL;
+    for (size_t d = 0; d < a->device_count; d++)
+        if (a->devices[d].device == 0)
+            g = &a->devices[d].gaps;
+    assert_non_null(g);
+    assert_int_equal(g->known, 1);
+    assert_int_equal(g->noise_count, 2);
+    fx_assert_s(g->noise_s, 5 + 5);
+    assert_int_equal(g->mid_count, 2);
+    fx_assert_s(g->mid_s, 200 + 20500);
+    fx_assert_s(g->mid_max_s, 20500);
+    assert_int_equal(g->long_count, 1);
+    fx_assert_s(g->long_s, 573500);
+    /* 30 chunks of 20.03 ms over [0, 600.8 ms): the second holds k7 and k8 (6 ms each,
+     * 59.9% summed), every other one less than half busy. */
+    assert_int_equal(g->chunks, 30);
+    assert_int_equal(g->low_chunks, 29);
+    assert_int_equal(g->low_chunks_in_window, 29);
+    fx_done(a, job);
+}
+
 static void zero_grad_fill_kernels(void **state)
 {
     (void)state;
@@ -543,6 +588,7 @@ int main(void)
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),
         cmocka_unit_test(kernel_statistics),
+        cmocka_unit_test(idle_gaps_and_chunks),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(sync_statistics),
