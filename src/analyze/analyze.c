@@ -145,19 +145,17 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
                          unsigned threads, gw_device_stats *ds)
 {
     gw_ivset sets[GW_IDLE_CAUSE_COUNT];
-    if (gw_idle_cause_sets(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
-        return -1;
-    /* Only dispatch (launch gaps and dispatch) and the host's own work are read below: the
-     * other causes' sets go now, and the union takes over the launch gaps' memory (on a
+    /* Dispatch here is launch gaps and dispatch together, built as one set (on a
      * multi-million-kernel trace each of these sets is some hundred MB). */
+    if (gw_idle_cause_sets_dispatch_union(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
+        return -1;
+    /* Only dispatch and the host's own work are read below: the other causes' sets go now. */
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        if (c != GW_IDLE_LAUNCH && c != GW_IDLE_DISPATCH && c != GW_IDLE_HOST_BUSY)
+        if (c != GW_IDLE_DISPATCH && c != GW_IDLE_HOST_BUSY)
             gw_ivset_free(&sets[c]);
-    gw_ivset dispatch = sets[GW_IDLE_LAUNCH];
-    sets[GW_IDLE_LAUNCH] = (gw_ivset){0};
+    gw_ivset dispatch = sets[GW_IDLE_DISPATCH];
+    sets[GW_IDLE_DISPATCH] = (gw_ivset){0};
     int rc = -1;
-    if (gw_ivset_absorb(&dispatch, &sets[GW_IDLE_DISPATCH]) != 0)
-        goto out;
     gw_ns api_ns, cpu_op_ns;
     if (gw_feeder_split_overlap(t, fa, &dispatch, &sets[GW_IDLE_HOST_BUSY], &api_ns, &cpu_op_ns) != 0) {
         gw_ivset_free(&dispatch);

@@ -781,7 +781,7 @@ static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns ga
 
 /* A piece of a bubble: the data loader keeps its priority, the rest is the sync's. */
 static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
-                            gw_ival_list *pieces)
+                            gw_ival_list *const *pieces)
 {
     gw_ns loader = sweep_covered(&s->own[L_LOADER], a, b);
     for (int k = 1; k < GW_FEEDER_LEVELS; k++)
@@ -790,14 +790,14 @@ static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_I
     out_ns[GW_IDLE_SYNC] += (b - a) - loader;
     if (!pieces)
         return 0;
-    if (emit_levels(s->own, L_LOADER, L_LOADER + 1, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
-        emit_uncovered(s->own, L_LOADER + 1, a, b, &pieces[GW_IDLE_SYNC]) != 0)
+    if (emit_levels(s->own, L_LOADER, L_LOADER + 1, a, b, pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_uncovered(s->own, L_LOADER + 1, a, b, pieces[GW_IDLE_SYNC]) != 0)
         return -1;
     return 0;
 }
 
 static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
-                           gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces)
+                           gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *const *pieces)
 {
     gw_ns c[GW_FEEDER_LEVELS]; /* c[k]: covered by levels 0..k */
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
@@ -818,21 +818,21 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
     if (!pieces)
         return 0;
     const sweep *own = s->own;
-    if (emit_levels(own, L_LOADER, L_SYNC, a, b, &pieces[GW_IDLE_DATALOADER]) != 0 ||
-        emit_levels(own, L_SYNC, L_ALLOC, a, b, &pieces[GW_IDLE_SYNC]) != 0 ||
-        emit_levels(own, L_ALLOC, L_DISPATCH, a, b, &pieces[GW_IDLE_ALLOCATOR]) != 0)
+    if (emit_levels(own, L_LOADER, L_SYNC, a, b, pieces[GW_IDLE_DATALOADER]) != 0 ||
+        emit_levels(own, L_SYNC, L_ALLOC, a, b, pieces[GW_IDLE_SYNC]) != 0 ||
+        emit_levels(own, L_ALLOC, L_DISPATCH, a, b, pieces[GW_IDLE_ALLOCATOR]) != 0)
         return -1;
     if (launch_gap)
-        return emit_uncovered(own, L_DISPATCH, a, b, &pieces[GW_IDLE_LAUNCH]);
-    if (emit_levels(own, L_DISPATCH, L_WORK, a, b, &pieces[GW_IDLE_DISPATCH]) != 0 ||
-        emit_levels(own, L_WORK, L_OTHER + 1, a, b, &pieces[GW_IDLE_HOST_BUSY]) != 0 ||
-        emit_uncovered(own, L_OTHER + 1, a, b, &pieces[GW_IDLE_UNKNOWN]) != 0)
+        return emit_uncovered(own, L_DISPATCH, a, b, pieces[GW_IDLE_LAUNCH]);
+    if (emit_levels(own, L_DISPATCH, L_WORK, a, b, pieces[GW_IDLE_DISPATCH]) != 0 ||
+        emit_levels(own, L_WORK, L_OTHER + 1, a, b, pieces[GW_IDLE_HOST_BUSY]) != 0 ||
+        emit_uncovered(own, L_OTHER + 1, a, b, pieces[GW_IDLE_UNKNOWN]) != 0)
         return -1;
     return 0;
 }
 
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                     gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *pieces,
+                     gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *const *pieces,
                      gw_ns *idle_out)
 {
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
@@ -903,14 +903,21 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
     return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle) != 0 ? -1 : idle;
 }
 
-int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                       gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT])
+/* gw_idle_cause_sets, with the launch gaps' pieces written into the dispatch list when
+ * launch_into_dispatch: pieces come in time order, so one list takes both. */
+static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                           gw_ns launch_gap_ns, int launch_into_dispatch, gw_ivset out[GW_IDLE_CAUSE_COUNT])
 {
     gw_ival_list pieces[GW_IDLE_CAUSE_COUNT] = {{0}};
+    gw_ival_list *dest[GW_IDLE_CAUSE_COUNT];
     gw_ns ns[GW_IDLE_CAUSE_COUNT], idle;
-    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
         out[c] = (gw_ivset){0};
-    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, pieces, &idle);
+        dest[c] = &pieces[c];
+    }
+    if (launch_into_dispatch)
+        dest[GW_IDLE_LAUNCH] = &pieces[GW_IDLE_DISPATCH];
+    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT && rc == 0; c++)
         rc = gw_ivset_build(&out[c], &pieces[c]);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
@@ -919,4 +926,16 @@ int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, g
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             gw_ivset_free(&out[c]);
     return rc;
+}
+
+int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                       gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT])
+{
+    return idle_cause_sets(dw, fa, lo, hi, launch_gap_ns, 0, out);
+}
+
+int gw_idle_cause_sets_dispatch_union(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                                      gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT])
+{
+    return idle_cause_sets(dw, fa, lo, hi, launch_gap_ns, 1, out);
 }

@@ -159,6 +159,11 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * out-of-memory (out freed). */
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
+/* The same, with the launch gaps' instants in out[GW_IDLE_DISPATCH] beside the dispatch ones
+ * (out[GW_IDLE_LAUNCH] empty): what the host-ops view of dispatch reads, without a
+ * multi-million-gap launch set built and then copied into the dispatch set. */
+int gw_idle_cause_sets_dispatch_union(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                                      gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 /* What the split needs from the device work once the feeders are known: with several
  * feeders, the thread whose launch ends each gap (w->launcher, launched_at; 12 B per busy
  * interval, not built for one feeder). Call after both are built and before

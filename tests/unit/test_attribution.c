@@ -512,6 +512,21 @@ static void assert_sets_match_oracle(const gw_analysis *a, const int *cause_at, 
     for (int x = first; x < last; x++)
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             assert_int_equal(gw_ivset_covered(&sets[c], FX_US(x), FX_US(x + 1)), c == cause_at[x] ? 1000 : 0);
+    /* The host-ops form: launch gaps inside the dispatch set, the other causes as they are. */
+    gw_ivset merged[GW_IDLE_CAUSE_COUNT];
+    assert_int_equal(gw_idle_cause_sets_dispatch_union(&dw, &fa, w->start_ns, w->end_ns,
+                                                       (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0), merged),
+                     0);
+    assert_int_equal(merged[GW_IDLE_LAUNCH].count, 0);
+    for (int x = first; x < last; x++)
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
+            int in = c == cause_at[x] || (c == GW_IDLE_DISPATCH && cause_at[x] == GW_IDLE_LAUNCH);
+            if (c == GW_IDLE_LAUNCH)
+                in = 0;
+            assert_int_equal(gw_ivset_covered(&merged[c], FX_US(x), FX_US(x + 1)), in ? 1000 : 0);
+        }
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        gw_ivset_free(&merged[c]);
     for (int j = 0; j < GW_FEEDER_LEVELS; j++)
         for (int k = j + 1; k < GW_FEEDER_LEVELS; k++)
             assert_int_equal(gw_ivset_overlap(&fa.all.own[j], &fa.all.own[k]), 0);
