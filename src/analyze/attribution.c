@@ -514,8 +514,7 @@ static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *ot
         rest.items = malloc(other->count * sizeof *rest.items);
         if (!rest.items)
             goto fail;
-        for (size_t i = 0; i < other->count; i++)
-            rest.items[i] = other->iv[i];
+        memcpy(rest.items, other->iv, other->count * sizeof *rest.items);
         rest.count = rest.cap = other->count;
     }
     if (build_own(&ls->own[GW_FEEDER_LEVELS - 1], &rest, ls->own, GW_FEEDER_LEVELS - 1) != 0)

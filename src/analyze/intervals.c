@@ -126,21 +126,23 @@ size_t gw_ivals_subtract(const gw_ival *a, size_t na, const gw_ival *b, size_t n
 {
     size_t j = 0, n = 0;
     for (size_t i = 0; i < na; i++) {
-        gw_ns cur = a[i].start;
+        /* Read before anything is written: gw_ivals_subtract_in_place writes just below. */
+        const gw_ival whole = a[i];
+        gw_ns cur = whole.start;
         while (j < nb && b[j].end <= cur)
             j++;
         size_t k = j;
-        while (k < nb && b[k].start < a[i].end) {
+        while (k < nb && b[k].start < whole.end) {
             if (b[k].start > cur)
                 out[n++] = (gw_ival){cur, b[k].start};
             if (b[k].end > cur)
                 cur = b[k].end;
-            if (cur >= a[i].end)
+            if (cur >= whole.end)
                 break;
             k++;
         }
-        if (cur < a[i].end)
-            out[n++] = (gw_ival){cur, a[i].end};
+        if (cur < whole.end)
+            out[n++] = (gw_ival){cur, whole.end};
     }
     return n;
 }
@@ -151,29 +153,10 @@ size_t gw_ivals_subtract_in_place(gw_ival *buf, size_t na, const gw_ival *b, siz
      * the front. Each interval of a leaves at most one piece after the last interval of b
      * inside it, and each interval of b at most one piece before it, so once a[0..i] are
      * done at most i + 1 + nb pieces are written: the last at index i + nb, below a[i]'s
-     * place (nb + 1 + i), which the loop reads into a local before writing anything. */
+     * place (nb + 1 + i), which gw_ivals_subtract reads before writing anything. */
     gw_ival *a = buf + nb + 1;
     memmove(a, buf, na * sizeof *buf);
-    size_t j = 0, n = 0;
-    for (size_t i = 0; i < na; i++) {
-        const gw_ival cur_iv = a[i];
-        gw_ns cur = cur_iv.start;
-        while (j < nb && b[j].end <= cur)
-            j++;
-        size_t k = j;
-        while (k < nb && b[k].start < cur_iv.end) {
-            if (b[k].start > cur)
-                buf[n++] = (gw_ival){cur, b[k].start};
-            if (b[k].end > cur)
-                cur = b[k].end;
-            if (cur >= cur_iv.end)
-                break;
-            k++;
-        }
-        if (cur < cur_iv.end)
-            buf[n++] = (gw_ival){cur, cur_iv.end};
-    }
-    return n;
+    return gw_ivals_subtract(a, na, b, nb, buf);
 }
 
 size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, gw_ival *out)
