@@ -23,7 +23,6 @@
 
 #include "analyze/stats.h"
 
-#define UNSET INT64_MIN
 /* Host and GPU timestamps of one trace agree to this much: a call that returned this little
  * before the work it waited for ended still waited for it. */
 #define SKEW_NS 2000
@@ -167,17 +166,18 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
     const gw_sg_node *x = &g->nodes[i];
     candidate c[3];
     int n = 0;
-    if (!(x->flags & GW_SG_F_FIRST) && i > 0 && r->end[i - 1] != UNSET)
+    if (x->flags & GW_SG_F_CHAIN_DONE)
         c[n++] = (candidate){r->end[i - 1], g->nodes[i - 1].end, g->lat_stream, GW_BIND_CHAIN};
     if (x->a != GW_SG_NONE) {
         /* The call's start is where its thread's previous node ends: the call itself may wait
          * for this very work (a blocking copy), so its end is not needed. */
         const gw_sg_node *call = &g->nodes[x->a];
-        gw_ns at = (call->flags & GW_SG_F_FIRST) || x->a == 0 ? call->start : r->end[x->a - 1];
-        if (at != UNSET)
-            c[n++] = (candidate){at, call->start, g->lat_launch, GW_BIND_A};
+        if ((call->flags & GW_SG_F_FIRST) || x->a == 0)
+            c[n++] = (candidate){call->start, call->start, g->lat_launch, GW_BIND_A};
+        else if (x->flags & GW_SG_F_A_DONE)
+            c[n++] = (candidate){r->end[x->a - 1], call->start, g->lat_launch, GW_BIND_A};
     }
-    if (x->b != GW_SG_NONE && r->end[x->b] != UNSET)
+    if (x->flags & GW_SG_F_B_DONE)
         c[n++] = (candidate){r->end[x->b], g->nodes[x->b].end, 0, GW_BIND_B};
     gw_ns start = x->start;
     uint8_t bind = GW_BIND_NONE;
@@ -209,7 +209,7 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
                             loader_state *ls, unsigned rk)
 {
     const gw_sg_node *x = &g->nodes[i];
-    int first = (x->flags & GW_SG_F_FIRST) || i == 0 || r->end[i - 1] == UNSET;
+    int first = !(x->flags & GW_SG_F_CHAIN_DONE);
     gw_ns start = first ? x->start : r->end[i - 1];
     gw_ns dur = x->end - x->start;
     r->start[i] = start;
@@ -241,7 +241,8 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
         lat = x->end - done < g->lat_wake ? x->end - done : g->lat_wake;
     }
     gw_ns end = start + host_own(g, x, p, own, rk);
-    if (w != GW_SG_NONE && r->end[w] != UNSET && r->end[w] + lat > end) {
+    if (w != GW_SG_NONE && (x->flags & (slot == GW_BIND_A ? GW_SG_F_A_DONE : GW_SG_F_B_DONE)) &&
+        r->end[w] + lat > end) {
         end = r->end[w] + lat;
         r->bind[i] = (uint8_t)slot;
     }
@@ -293,15 +294,14 @@ ALWAYS_INLINE void replay_pass(const gw_stepgraph *g, const gw_trace *t, const g
                                unsigned rk)
 {
     loader_state ls = {0};
-    for (size_t k = 0; k < g->count; k++) {
-        /* The order jumps between chains: the node 16 ahead is fetched meanwhile. */
-        if (k + 16 < g->count)
-            __builtin_prefetch(&g->nodes[g->order[k + 16]]);
-        uint32_t i = g->order[k];
-        if (g->nodes[i].kind == GW_SG_GPU)
-            gpu_node(g, t, p, i, out, rk);
-        else
-            host_node(g, p, i, out, &ls, rk);
+    for (size_t k = 0; k < g->run_count; k++) {
+        uint32_t end = g->runs[k].first + g->runs[k].count;
+        for (uint32_t i = g->runs[k].first; i < end; i++) {
+            if (g->nodes[i].kind == GW_SG_GPU)
+                gpu_node(g, t, p, i, out, rk);
+            else
+                host_node(g, p, i, out, &ls, rk);
+        }
     }
 }
 
@@ -318,11 +318,9 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
         p = &unchanged;
     if (replay_reserve(g, out) != 0)
         return -1;
-    /* Only the ends are read before they are computed (a predecessor across a cycle: see
-     * topo_order); every node's start is written by the pass (the order holds each node
-     * once), so the starts need no fill. */
-    for (size_t i = 0; i < g->count; i++)
-        out->end[i] = UNSET;
+    /* No fill: a node reads only the ends of the predecessors its GW_SG_F_*_DONE flags say
+     * come before it in the order, and the pass writes every node (the order holds each
+     * once). */
     unsigned rk = (p->loader ? RK_LOADER : 0) | (p->syncs ? RK_SYNCS : 0) | (p->pinned ? RK_PINNED : 0) |
                   (p->launch ? RK_LAUNCH : 0) | (p->own_work ? RK_OWN : 0) | (p->alloc ? RK_ALLOC : 0) |
                   (p->fp32 ? RK_FP32 : 0);

@@ -916,21 +916,38 @@ static uint32_t pred_of(const gw_stepgraph *g, uint32_t i, int slot)
     }
 }
 
+/* Appends node x to the order kept as runs in g (grown with gw_grow, capacity *cap). */
+static int emit(gw_stepgraph *g, size_t *cap, uint32_t x)
+{
+    if (g->run_count > 0) {
+        gw_sg_run *last = &g->runs[g->run_count - 1];
+        if (last->first + last->count == x) {
+            last->count++;
+            return 0;
+        }
+    }
+    if (gw_grow((void **)&g->runs, cap, g->run_count + 1, sizeof *g->runs) != 0)
+        return -1;
+    g->runs[g->run_count++] = (gw_sg_run){x, 1};
+    return 0;
+}
+
 /* Depth-first over predecessors; an edge into a node still on the stack (a cycle, from
  * clock skew between host and GPU) is ignored here and by the replay (the predecessor has no
- * time yet when the node is computed). */
+ * time yet when the node is computed). Each node is marked with the predecessors it does
+ * have when it is emitted (GW_SG_F_*_DONE), so the replay need not test for times not yet
+ * computed. */
 static int topo_order(gw_stepgraph *g)
 {
-    size_t n = g->count;
-    uint8_t *state = calloc(n ? n : 1, 1); /* 0 new, 1..3 on the stack (next slot), 4 done */
+    static const uint16_t done_flag[3] = {GW_SG_F_CHAIN_DONE, GW_SG_F_A_DONE, GW_SG_F_B_DONE};
+    size_t n = g->count, run_cap = 0;
+    /* 0 new, 1..3 on the stack (next slot to visit), 4 on the stack with every predecessor
+     * visited, 5 emitted */
+    uint8_t *state = calloc(n ? n : 1, 1);
     uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-    g->order = malloc((n ? n : 1) * sizeof *g->order);
-    if (!state || !stack || !g->order) {
-        free(state);
-        free(stack);
-        return -1;
-    }
-    size_t emitted = 0;
+    int rc = -1;
+    if (!state || !stack)
+        goto out;
     for (uint32_t root = 0; root < n; root++) {
         if (state[root])
             continue;
@@ -942,20 +959,29 @@ static int topo_order(gw_stepgraph *g)
             if (state[x] <= 3) {
                 int slot = state[x] - 1;
                 state[x]++;
-                uint32_t p = slot < 3 ? pred_of(g, x, slot) : GW_SG_NONE;
+                uint32_t p = pred_of(g, x, slot);
                 if (p != GW_SG_NONE && p < n && state[p] == 0) {
                     state[p] = 1;
                     stack[depth++] = p;
                 }
                 continue;
             }
-            g->order[emitted++] = x;
+            for (int slot = 0; slot < 3; slot++) {
+                uint32_t p = pred_of(g, x, slot);
+                if (p != GW_SG_NONE && p < n && state[p] == 5)
+                    g->nodes[x].flags |= done_flag[slot];
+            }
+            state[x] = 5;
+            if (emit(g, &run_cap, x) != 0)
+                goto out;
             depth--;
         }
     }
+    rc = 0;
+out:
     free(state);
     free(stack);
-    return 0;
+    return rc;
 }
 
 /* ---- Build ------------------------------------------------------------------------------ */
@@ -1087,7 +1113,7 @@ void gw_stepgraph_free(gw_stepgraph *g)
     if (!g)
         return;
     free(g->nodes);
-    free(g->order);
+    free(g->runs);
     free(g->bounds);
     free(g->step_numbers);
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};

@@ -69,6 +69,14 @@ typedef enum gw_sg_kind {
 #define GW_SG_F_DEFER     0x80u /* a step boundary whose b is the value a blocking call brought
                                    to the host: where reading it would wait if that call were
                                    deferred (followed only by the pipe.host_sync replay) */
+/* Set by the topological order, one per predecessor slot: that predecessor comes before the
+ * node in the order, so a replay has its time when it reaches the node. Unset for a slot
+ * without a predecessor, and for the one edge of a cycle (clock skew between host and GPU)
+ * that the order has to break: the replay ignores that edge. Slot a of a GPU node is the node
+ * before its launch call (the call's start is what the GPU work waits for). */
+#define GW_SG_F_CHAIN_DONE 0x400u
+#define GW_SG_F_A_DONE     0x800u
+#define GW_SG_F_B_DONE     0x1000u
 
 typedef struct gw_sg_node {
     gw_ns start, end;            /* observed */
@@ -80,12 +88,19 @@ typedef struct gw_sg_node {
     uint16_t flags;              /* GW_SG_F_* */
 } gw_sg_node;
 
+/* Nodes first .. first + count - 1, in that order. */
+typedef struct gw_sg_run {
+    uint32_t first, count;
+} gw_sg_run;
+
 typedef struct gw_stepgraph {
     gw_sg_node *nodes;           /* owned, chains contiguous: host threads first, then streams */
     size_t count;
     size_t host_count;           /* nodes [0, host_count) are host nodes */
     size_t loop_end;             /* the loop thread's chain is nodes [0, loop_end) */
-    uint32_t *order;             /* owned: a topological order of all nodes */
+    gw_sg_run *runs;             /* owned: a topological order of all nodes, as runs of
+                                    consecutive indices (chains come out whole or nearly) */
+    size_t run_count;
     uint32_t *bounds;            /* owned: node starting each step boundary on the loop thread
                                     (steps + 1 of them: the last is the window's end) */
     int64_t *step_numbers;       /* owned: the number of each step (bound_count - 1) */
