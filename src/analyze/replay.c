@@ -31,6 +31,10 @@
 /* DataLoader: batches a worker pool keeps ready ahead of the loop, per worker
  * (prefetch_factor's default). */
 #define PREFETCH_PER_WORKER 2
+/* The pass reads the nodes in long runs of consecutive ones, yet stalls on each node's first
+ * line without a hint on these VMs (its hardware prefetch does not run far enough ahead):
+ * fetching 64 nodes (2 KiB) ahead cut the dense mix's what-if replays from ~160 to ~125 ms. */
+#define PREFETCH_NODES 64
 
 /* Which transformations a pass may apply. Each what-if applies one, and a trace is replayed
  * three times per finding: the pass is compiled once per single transformation (and once
@@ -297,6 +301,8 @@ ALWAYS_INLINE void replay_pass(const gw_stepgraph *g, const gw_trace *t, const g
     for (size_t k = 0; k < g->run_count; k++) {
         uint32_t end = g->runs[k].first + g->runs[k].count;
         for (uint32_t i = g->runs[k].first; i < end; i++) {
+            if (i + PREFETCH_NODES < g->count)
+                __builtin_prefetch(&g->nodes[i + PREFETCH_NODES]);
             if (g->nodes[i].kind == GW_SG_GPU)
                 gpu_node(g, t, p, i, out, rk);
             else
