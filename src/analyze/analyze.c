@@ -384,7 +384,7 @@ static void stats_gate_wait(window_stats_job *job)
 
 enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS_HOST_PASSES, STATS_UNITS };
 
-/* One pass over the host events (a million of them are 56 MB to read): cuDNN searches in
+/* One pass over the host events (a million of them are 48 MB to read): cuDNN searches in
  * the window, where nested spans (cudnnFind inside cudnn_convolution_find) count once, the
  * outermost (host events are sorted by thread, then start); and start-up calls in the
  * window, their total and the longest one's name. */

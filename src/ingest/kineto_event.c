@@ -422,8 +422,6 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
     }
     if (f->correlation.present && f->correlation.v > 0)
         h->correlation = (uint64_t)f->correlation.v;
-    if (f->external_id.present)
-        h->external_id = f->external_id.v;
     switch (kind) {
     case GW_HOST_RUNTIME:
     case GW_HOST_DRIVER:

@@ -59,7 +59,7 @@ typedef struct gw_kfields {
     gw_kid pid, tid;
     const char *name; size_t name_len;
     /* args */
-    gw_kopt device, stream, correlation, external_id, registers;
+    gw_kopt device, stream, correlation, registers;
     gw_kopt bytes;                              /* "bytes" of copies/sets */
     gw_kopt mem_bytes, total_allocated, total_reserved, device_type, device_id; /* [memory] */
     uint64_t grid_blocks, block_threads;        /* products, 0 unknown */
@@ -146,8 +146,7 @@ static inline gw_kkey gw_kineto_event_key(const char *k, size_t n)
 
 /* What to do with an args member. A_INT members say which field through gw_kineto_arg_int. */
 typedef enum gw_karg {
-    GW_KA_SKIP = 0, GW_KA_DEVICE, GW_KA_STREAM, GW_KA_CORRELATION, GW_KA_EXTERNAL_ID,
-    GW_KA_REGISTERS, GW_KA_BYTES, GW_KA_MEM_BYTES, GW_KA_TOTAL_ALLOCATED, GW_KA_TOTAL_RESERVED,
+    GW_KA_SKIP = 0, GW_KA_DEVICE, GW_KA_STREAM, GW_KA_CORRELATION, GW_KA_REGISTERS, GW_KA_BYTES, GW_KA_MEM_BYTES, GW_KA_TOTAL_ALLOCATED, GW_KA_TOTAL_RESERVED,
     GW_KA_DEVICE_TYPE, GW_KA_DEVICE_ID, GW_KA_WAIT_STREAM, GW_KA_WAIT_RECORD,
     GW_KA_LAST_INT = GW_KA_WAIT_RECORD,
     GW_KA_GRID, GW_KA_BLOCK, GW_KA_BPSM, GW_KA_OCC, GW_KA_COLL, GW_KA_SYNC, GW_KA_STACK,
@@ -177,9 +176,8 @@ static inline __attribute__((always_inline)) gw_karg gw_kineto_arg_key(const cha
     case 10:
         return GW_KEY_IS(k, n, "Call stack") ? GW_KA_STACK : GW_KA_SKIP;
     case 11:
+        /* "External id" (op to runtime call) is skipped: the nesting links them. */
         if (memcmp(k, "correlation", 11) == 0) return GW_KA_CORRELATION;
-        if (memcmp(k, "External id", 11) == 0 || memcmp(k, "external id", 11) == 0)
-            return GW_KA_EXTERNAL_ID;
         if (memcmp(k, "Device Type", 11) == 0) return GW_KA_DEVICE_TYPE;
         return GW_KA_SKIP;
     case 13:
@@ -210,7 +208,6 @@ static inline gw_kopt *gw_kineto_arg_int(gw_kfields *f, gw_karg a)
     case GW_KA_DEVICE: return &f->device;
     case GW_KA_STREAM: return &f->stream;
     case GW_KA_CORRELATION: return &f->correlation;
-    case GW_KA_EXTERNAL_ID: return &f->external_id;
     case GW_KA_REGISTERS: return &f->registers;
     case GW_KA_BYTES: return &f->bytes;
     case GW_KA_MEM_BYTES: return &f->mem_bytes;

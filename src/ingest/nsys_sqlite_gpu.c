@@ -191,12 +191,12 @@ static void kernel_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void gw_nsys_fill_api(const gw_nsys_db *d, const int64_t *v, gw_host_event *h)
 {
     /* Raw values only (threads and names are interned by gw_nsys_api_resolve on the main
-     * thread): globalTid parked in external_id, StringIds id in name_id. */
+     * thread): globalTid parked in reader_tid, StringIds id in name_id. */
     *h = (gw_host_event){
         .start = v[AR_START],
         .end = v[AR_END],
         .correlation = gw_nsys_corr(d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
-        .external_id = v[AR_TID],
+        .reader_tid = v[AR_TID],
         .name_id = v[AR_NAME] < 0 || v[AR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[AR_NAME],
         .parent = UINT32_MAX,
         .kind = GW_HOST_RUNTIME};

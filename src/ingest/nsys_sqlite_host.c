@@ -76,12 +76,12 @@ int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end)
             if (last_name == UINT32_MAX)
                 return -1;
         }
-        uint32_t thread = thread_of(d, &memo, h->external_id);
+        uint32_t thread = thread_of(d, &memo, h->reader_tid);
         if (thread == UINT32_MAX)
             return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
         h->name_id = last_name;
         h->thread = thread;
-        h->external_id = 0;
+        h->stack_id = 0; /* the parked id's upper half */
         uint32_t slot = last_name & 63u;
         if (kind_name[slot] != last_name) {
             kind_name[slot] = last_name;

@@ -43,7 +43,7 @@ typedef struct gw_nsys_db {
  * gw_kernel_row() / gw_api_row(), which writes it at its rowid's slot of the chunk's
  * destination (one call per row: cheaper than a sqlite3_step and a dozen
  * sqlite3_column_int64 calls). Slots of rowids without a row get kind GW_NSYS_HOLE. API rows
- * hold raw values (globalTid in external_id, StringIds id in name_id) until
+ * hold raw values (globalTid in reader_tid, StringIds id in name_id) until
  * gw_nsys_api_resolve interns threads and names and sets runtime vs driver on the main
  * thread; kernel rows hold the raw StringIds id of their name (UINT32_MAX for none). */
 #define GW_NSYS_HOLE 0xFFu

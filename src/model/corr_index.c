@@ -190,7 +190,7 @@ int gw_corr_index_build_gpu(gw_trace *t)
 }
 
 /* The events' indexes and ids where keep(i) holds, in one pass over the event array (each
- * pass reads all of it: 56 MB for a million host events): *idx_out (shrunk to *n) and
+ * pass reads all of it: 48 MB for a million host events): *idx_out (shrunk to *n) and
  * *keys_out, both owned by the caller. 0, or -1 out of memory. */
 #define COLLECT_KEYED(T, ARRAY, COUNT, KEEP, KEY)                                                \
     do {                                                                                         \

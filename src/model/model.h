@@ -146,13 +146,22 @@ typedef enum gw_api_class {
 #define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
 #define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 
+/* 48 bytes: a big trace holds millions (a third of the memory of an nsys export's model), and
+ * every pass over them reads each whole, so no field is kept that no analysis reads (Kineto's
+ * External id links ops to their calls, which the nesting already does). */
 typedef struct gw_host_event {
     gw_ns start, end;
     uint64_t correlation;      /* runtime/driver calls: CUPTI correlation id */
-    int64_t external_id;       /* Kineto External id linking ops to runtime calls; 0 none */
+    union {
+        struct {
+            uint32_t thread;   /* index into gw_trace.threads */
+            uint32_t stack_id; /* interned call stack text, 0 when absent */
+        };
+        /* A reader's raw thread id (the nsys globalTid), held here while the reader still has
+         * to resolve it to `thread` (and stack_id to 0): never seen by the analysis. */
+        int64_t reader_tid;
+    };
     uint32_t name_id;
-    uint32_t thread;           /* index into gw_trace.threads */
-    uint32_t stack_id;         /* interned call stack text, 0 when absent */
     uint32_t parent;           /* index of the enclosing event on the same thread, UINT32_MAX none
                                   (set by gw_trace_finish for CPU ops/annotations) */
     uint16_t depth;            /* nesting depth on its thread (0 = top level) */
@@ -161,6 +170,7 @@ typedef struct gw_host_event {
     uint8_t sync_kind;         /* gw_sync_kind for GW_API_SYNC calls */
     uint16_t flags;            /* GW_HOST_F_* (16 bits: the padding before the end holds them) */
 } gw_host_event;
+_Static_assert(sizeof(gw_host_event) == 48, "gw_host_event: 48 bytes (see above)");
 
 /* Which of two host events of the same span on one thread encloses the other: annotations
  * enclose Python frames, frames enclose ops, ops enclose API calls (lower ranks enclose).

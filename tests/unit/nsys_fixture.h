@@ -41,7 +41,7 @@ static inline void assert_same_trace(const gw_trace *a, const gw_trace *b)
         assert_int_equal(x->start, y->start);
         assert_int_equal(x->end, y->end);
         assert_int_equal(x->correlation, y->correlation);
-        assert_int_equal(x->external_id, y->external_id);
+        assert_int_equal(x->stack_id, y->stack_id);
         assert_int_equal(x->kind, y->kind);
         assert_int_equal(x->api_class, y->api_class);
         assert_int_equal(x->sync_kind, y->sync_kind);

@@ -13,7 +13,7 @@
 
 #include "model/host_bins.h"
 
-/* Adds counts[k] events to thread k, numbered in external_id by global order of addition
+/* Adds counts[k] events to thread k, numbered in stack_id by global order of addition
  * (threads interleaved, as in a file), then drains and checks the trace's host array. */
 static void drain_and_check(const size_t *counts, size_t threads)
 {
@@ -33,7 +33,7 @@ static void drain_and_check(const size_t *counts, size_t threads)
                 assert_non_null(e);
                 assert_int_equal(e->parent, UINT32_MAX);
                 e->thread = (uint32_t)k;
-                e->external_id = next_id++;
+                e->stack_id = next_id++;
                 e->start = (gw_ns)added[k]++;
             }
     gw_trace *t = gw_trace_new("bins", "test");
@@ -46,8 +46,8 @@ static void drain_and_check(const size_t *counts, size_t threads)
         for (size_t j = 0; j < counts[k]; j++, i++) {
             assert_int_equal(t->host[i].thread, k);
             assert_int_equal(t->host[i].start, (gw_ns)j);
-            assert_true(t->host[i].external_id > last_id); /* order of addition kept */
-            last_id = t->host[i].external_id;
+            assert_true(t->host[i].stack_id > last_id); /* order of addition kept */
+            last_id = t->host[i].stack_id;
         }
     }
     assert_true(t->host_cap >= t->host_count);
@@ -89,7 +89,7 @@ static uint32_t next_random(uint32_t *x)
 
 /* Fills `parts` bins the way a parallel reader's parts do (threads interleaved), with many
  * ties: starts from a small range, equal spans of different kinds and of the same kind, ends
- * before their start (gw_trace_finish clamps them). external_id tags each event. */
+ * before their start (gw_trace_finish clamps them). stack_id tags each event. */
 static void fill_parts(gw_host_bins *parts, size_t part_count, size_t per_part, uint32_t seed)
 {
     int64_t tag = 1;
@@ -99,7 +99,7 @@ static void fill_parts(gw_host_bins *parts, size_t part_count, size_t per_part, 
             gw_host_event *e = gw_host_bins_add(&parts[p], thread);
             assert_non_null(e);
             e->thread = thread;
-            e->external_id = tag++;
+            e->stack_id = tag++;
             e->start = (gw_ns)(p * 40 + next_random(&seed) % 60); /* parts overlap in time */
             uint32_t shape = next_random(&seed) % 8;
             e->end = shape == 0 ? e->start - 5 : shape < 3 ? e->start : e->start + (gw_ns)(next_random(&seed) % 4);
@@ -120,7 +120,7 @@ static void absorb(gw_host_bins *into, gw_host_bins *from)
     gw_host_bins_free(from);
 }
 
-/* The finished trace's host order, as external ids. */
+/* The finished trace's host order, as their stack_id tags. */
 static int64_t *finished_order(gw_host_bins *parts, size_t part_count, int presort, size_t *count)
 {
     for (size_t p = 0; p < part_count; p++) {
@@ -136,7 +136,7 @@ static int64_t *finished_order(gw_host_bins *parts, size_t part_count, int preso
     int64_t *ids = malloc(t->host_count * sizeof *ids);
     assert_non_null(ids);
     for (size_t i = 0; i < t->host_count; i++)
-        ids[i] = t->host[i].external_id;
+        ids[i] = t->host[i].stack_id;
     *count = t->host_count;
     gw_trace_free(t);
     return ids;
@@ -178,18 +178,18 @@ static void presort_order_within_a_bin(void **state)
     struct { gw_ns start, end; uint8_t kind; } in[] = {
         {10, 20, GW_HOST_RUNTIME}, {10, 20, GW_HOST_CPU_OP}, {5, 1, GW_HOST_CPU_OP},
         {10, 30, GW_HOST_RUNTIME}, {5, 5, GW_HOST_ANNOTATION}, {10, 20, GW_HOST_ANNOTATION}};
-    const int64_t want[] = {5, 3, 4, 6, 2, 1}; /* external ids = 1-based input positions */
+    const int64_t want[] = {5, 3, 4, 6, 2, 1}; /* tags = 1-based input positions */
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
         gw_host_event *e = gw_host_bins_add(&bins, 0);
         assert_non_null(e);
         e->start = in[i].start;
         e->end = in[i].end;
         e->kind = in[i].kind;
-        e->external_id = (int64_t)i + 1;
+        e->stack_id = (int64_t)i + 1;
     }
     gw_host_bins_presort(&bins);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        assert_int_equal(bins.bins[0].events[i].external_id, want[i]);
+        assert_int_equal(bins.bins[0].events[i].stack_id, want[i]);
     gw_host_bins_free(&bins);
 }
 

@@ -296,7 +296,7 @@ static void corr_index_threaded(void **state)
 
 /* One thread's events: nested groups (an annotation, ops inside, API calls inside with
  * correlation ids, some with the same span as their op) written in an order with runs and
- * ties, each event named by its external id. The thread index goes in the id. */
+ * ties, each event named by its stack_id (a tag here). The thread index goes in the id. */
 static void lane_events(uint32_t thread, gw_host_event *out, uint32_t *seed)
 {
     size_t n = 0;
@@ -326,7 +326,7 @@ static void lane_events(uint32_t thread, gw_host_event *out, uint32_t *seed)
     }
     for (size_t i = 0; i < LANE_PER_THREAD; i++) {
         out[i].thread = thread;
-        out[i].external_id = (int64_t)thread * 1000000 + (int64_t)i;
+        out[i].stack_id = thread * 1000000u + (uint32_t)i;
         out[i].parent = UINT32_MAX;
         if (out[i].kind == GW_HOST_RUNTIME)
             out[i].correlation = 7 + (uint64_t)thread + LANE_THREADS * (uint64_t)(next_lane_random(seed) % 400000);
@@ -367,9 +367,9 @@ static void host_lane_split_matches_one_sort(void **state)
     size_t children = 0;
     for (size_t i = 0; i < split->host_count; i++) {
         const gw_host_event *a = &split->host[i], *b = &whole->host[i];
-        if (a->external_id != b->external_id)
-            fail_msg("host event %zu: %lld after the split sort, %lld after one sort", i, (long long)a->external_id,
-                     (long long)b->external_id);
+        if (a->stack_id != b->stack_id)
+            fail_msg("host event %zu: %lld after the split sort, %lld after one sort", i, (long long)a->stack_id,
+                     (long long)b->stack_id);
         assert_int_equal(a->parent, b->parent);
         assert_int_equal(a->depth, b->depth);
         children += a->depth > 0;
@@ -378,13 +378,13 @@ static void host_lane_split_matches_one_sort(void **state)
     assert_int_equal(split->host_by_corr_count, whole->host_by_corr_count);
     assert_true(split->host_by_corr_count > 50000);
     for (size_t i = 0; i < split->host_by_corr_count; i++)
-        assert_int_equal(split->host[split->host_by_corr[i]].external_id,
-                         whole->host[whole->host_by_corr[i]].external_id);
+        assert_int_equal(split->host[split->host_by_corr[i]].stack_id,
+                         whole->host[whole->host_by_corr[i]].stack_id);
     for (uint64_t c = 7; c < 7 + 20000; c += 13) {
         long x = gw_trace_host_by_corr(split, c), y = gw_trace_host_by_corr(whole, c);
         assert_int_equal(x < 0, y < 0);
         if (x >= 0)
-            assert_int_equal(split->host[x].external_id, whole->host[y].external_id);
+            assert_int_equal(split->host[x].stack_id, whole->host[y].stack_id);
     }
     gw_trace_free(split);
     gw_trace_free(whole);
