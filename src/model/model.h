@@ -87,15 +87,22 @@ typedef enum gw_kernel_class {
 #define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
 #define GW_GPU_F_NAME_FILL    0x20u  /* kernel name says fill/Fill/zero (set once per name) */
 
+/* 64 bytes: an nsys export holds millions, so a kernel's launch shape and a copy's size share
+ * their bytes (an event is one kind for good: readers set only its kind's fields, and every
+ * reader of these fields checks the kind first). */
 typedef struct gw_gpu_event {
     gw_ns start, end;
     uint64_t correlation;      /* CUPTI correlation id; links to gw_host_event.correlation */
-    uint64_t bytes;            /* copies and sets */
+    union {
+        uint64_t bytes;        /* GW_GPU_MEMCPY and GW_GPU_MEMSET only */
+        struct {               /* GW_GPU_KERNEL only: */
+            uint32_t grid_blocks;   /* grid x*y*z (0 unknown) */
+            uint32_t block_threads; /* block x*y*z (0 unknown) */
+        };
+    };
     uint32_t name_id;          /* interned in gw_trace.strings */
     int32_t device;            /* index into gw_trace.devices is found with gw_trace_device() */
     int32_t stream;            /* GW_NO_STREAM when unknown/context-wide */
-    uint32_t grid_blocks;      /* grid x*y*z, kernels only (0 unknown) */
-    uint32_t block_threads;    /* block x*y*z, kernels only (0 unknown) */
     uint16_t registers;        /* registers per thread (0 unknown) */
     uint8_t kind;              /* gw_gpu_kind */
     uint8_t kclass;            /* gw_kernel_class (kernels) */
@@ -106,6 +113,7 @@ typedef struct gw_gpu_event {
     float blocks_per_sm;       /* from the trace when given, else <0 (estimate later) */
     float est_occupancy_pct;   /* from the trace when given, else <0 */
 } gw_gpu_event;
+_Static_assert(sizeof(gw_gpu_event) == 64, "gw_gpu_event: 64 bytes (see above)");
 
 /* ---- Host side ------------------------------------------------------------------ */
 
