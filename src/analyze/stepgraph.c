@@ -1085,13 +1085,9 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
             end++;
         fork_join(g, 0, thread_first, first, end);
     }
-    for (size_t i = 0; i < g->host_count; i++)
-        g->data_nodes += g->nodes[i].kind == GW_SG_DATA && i < thread_first;
-    for (size_t i = 0; i < t->host_count; i++)
-        if (t->host[i].flags & GW_HOST_F_SINGLE_PROC_LOADER) {
-            g->single_process_loader = 1;
-            break;
-        }
+    for (size_t i = 0; i < thread_first; i++)
+        g->data_nodes += g->nodes[i].kind == GW_SG_DATA;
+    g->single_process_loader = (t->host_flags_seen & GW_HOST_F_SINGLE_PROC_LOADER) != 0;
     if (measure_latencies(g) != 0 || topo_order(g) != 0)
         goto out;
     rc = 0;

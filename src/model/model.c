@@ -350,6 +350,7 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
     uint32_t last_thread = 0;
     for (size_t i = 0; i < t->thread_count; i++)
         t->threads[i].launches = 0;
+    t->host_flags_seen = 0;
     size_t kept = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         if (!gw_ns_in_range(t->host[i].start) || !gw_ns_in_range(t->host[i].end))
@@ -408,6 +409,7 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
                 *c = (uint8_t)(NAME_DONE | (gw_classify_host_name(name, (gw_host_kind)h->kind) & 0x7fu));
             h->flags |= (uint8_t)(*c & 0x7fu);
         }
+        t->host_flags_seen |= h->flags;
         /* Launches per thread: analyses find each device's feeding thread by them. */
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) &&
             (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY || h->api_class == GW_API_MEMSET) &&

@@ -349,6 +349,9 @@ typedef struct gw_trace {
 
     /* Set by gw_trace_finish(): */
     gw_ns first_ns, last_ns;   /* span of all events */
+    unsigned host_flags_seen;  /* the GW_HOST_F_* flags of all host events ORed (all but
+                                  GW_HOST_F_COMM_META): a pass that looks for events with a
+                                  flag none has is skipped */
     uint32_t *host_by_corr;    /* owned: host indices sorted by correlation (API calls only) */
     size_t host_by_corr_count;
     uint32_t *gpu_by_corr;     /* owned: gpu indices sorted by correlation */
