@@ -934,9 +934,9 @@ static int emit(gw_stepgraph *g, size_t *cap, uint32_t x)
 
 /* Depth-first over predecessors; an edge into a node still on the stack (a cycle, from
  * clock skew between host and GPU) is ignored here and by the replay (the predecessor has no
- * time yet when the node is computed). Each node is marked with the predecessors it does
- * have when it is emitted (GW_SG_F_*_DONE), so the replay need not test for times not yet
- * computed. */
+ * time yet when the node is computed). Each node is marked with the predecessors that come
+ * before it (GW_SG_F_*_DONE) as they are visited, so the replay need not test for times not
+ * yet computed. */
 static int topo_order(gw_stepgraph *g)
 {
     static const uint16_t done_flag[3] = {GW_SG_F_CHAIN_DONE, GW_SG_F_A_DONE, GW_SG_F_B_DONE};
@@ -960,16 +960,18 @@ static int topo_order(gw_stepgraph *g)
                 int slot = state[x] - 1;
                 state[x]++;
                 uint32_t p = pred_of(g, x, slot);
-                if (p != GW_SG_NONE && p < n && state[p] == 0) {
+                if (p == GW_SG_NONE || p >= n)
+                    continue;
+                /* A new predecessor is finished before x is (it goes above x on the stack);
+                 * one on the stack below x closes a cycle, whose edge stays unmarked. */
+                if (state[p] == 0) {
                     state[p] = 1;
                     stack[depth++] = p;
+                    g->nodes[x].flags |= done_flag[slot];
+                } else if (state[p] == 5) {
+                    g->nodes[x].flags |= done_flag[slot];
                 }
                 continue;
-            }
-            for (int slot = 0; slot < 3; slot++) {
-                uint32_t p = pred_of(g, x, slot);
-                if (p != GW_SG_NONE && p < n && state[p] == 5)
-                    g->nodes[x].flags |= done_flag[slot];
             }
             state[x] = 5;
             if (emit(g, &run_cap, x) != 0)
