@@ -394,6 +394,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
     uint32_t thread = UINT32_MAX;
     gw_ns first_work = gw_first_gpu_work(t), longest = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (h->flags & GW_HOST_F_SINGLE_PROC_LOADER)
             r->single_process_loader = 1;

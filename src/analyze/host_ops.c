@@ -91,6 +91,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
     int last_ok = 0;
     size_t idle_cursor = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (!is_listed_kind(h) || h->end <= lo || h->start >= hi)
             continue;

@@ -117,10 +117,7 @@ static int is_zero_grad_fill(const gw_trace *t, const gw_gpu_event *g)
 
 static int trace_has_zero_grad(const gw_trace *t)
 {
-    for (size_t i = 0; i < t->host_count; i++)
-        if (t->host[i].flags & GW_HOST_F_ZERO_GRAD)
-            return 1;
-    return 0;
+    return (t->host_flags_seen & GW_HOST_F_ZERO_GRAD) != 0;
 }
 
 static void histogram(gw_kernel_stats *ks, const double *len_us, size_t n)

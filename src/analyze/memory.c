@@ -71,6 +71,7 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
     }
     gw_ns wait = 0, longest = 0, longest_start = 0, first_gpu_call = INT64_MAX;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if ((gw_host_is_allocator(h) || gw_host_issues_gpu_work(h)) && h->start < first_gpu_call)
             first_gpu_call = h->start;

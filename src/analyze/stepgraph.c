@@ -319,8 +319,13 @@ static int loop_thread_of(const gw_trace *t, const gw_window *w, uint32_t *loop)
         return -1;
     uint32_t best = UINT32_MAX;
     for (int pass = 0; pass < 3 && best == UINT32_MAX; pass++) {
+        /* A flag no host event has counts nothing: no pass over them for it. */
+        if ((pass == 0 && !(t->host_flags_seen & GW_HOST_F_STEP)) ||
+            (pass == 1 && !(t->host_flags_seen & GW_HOST_F_DATALOADER)))
+            continue;
         memset(count, 0, t->thread_count * sizeof *count);
         for (size_t i = 0; i < t->host_count; i++) {
+            gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
             const gw_host_event *h = &t->host[i];
             if (h->thread >= t->thread_count || h->end <= w->start_ns || h->start >= w->end_ns)
                 continue;
@@ -1027,6 +1032,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     if (!b.call_node || !b.marks || !chain_start || boundaries(t, w, &cuts, &numbers, &cut_count) != 0)
         goto out;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         b.call_node[i] = GW_SG_NONE;
         const gw_host_event *h = &t->host[i];
         if (h->thread < t->thread_count && h->end > w->start_ns && h->start < w->end_ns &&

@@ -43,6 +43,7 @@ int gw_stepgraph_window(const gw_trace *t, const gw_window *w, size_t max_events
         starts[k] = t->steps[w->first_step_index + k].start;
     size_t total = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (h->end <= w->start_ns || h->start >= w->end_ns)
             continue;

@@ -47,6 +47,7 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
      * Counted first: these are few, and the host side can hold millions of events. */
     size_t nsync = 0, nalloc = 0, nkern = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         if (gw_host_blocks_on_gpu(t, &t->host[i]))
             nsync++;
         else if (gw_host_is_allocator(&t->host[i]))
@@ -60,6 +61,7 @@ int gw_step_rows_append(const gw_trace *t, int rank, const gw_window *w, const g
         goto out;
     nsync = nalloc = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (gw_host_blocks_on_gpu(t, h))
             syncs[nsync++] = h->start;

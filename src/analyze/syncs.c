@@ -118,6 +118,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
     *ss = (gw_sync_stats){0};
     size_t n = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         int in_window = h->start >= w->start_ns && h->start < w->end_ns;
         if (in_window)
@@ -141,6 +142,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
     gw_ns wait = 0;
     size_t k = 0;
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h))
             continue;

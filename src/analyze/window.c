@@ -79,6 +79,7 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
         if (e > l) l = e;
     }
     for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
         if (!is_host_activity(h) || h->end < lo || h->start >= hi)
             continue;
