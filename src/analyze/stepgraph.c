@@ -691,6 +691,7 @@ static int link_waits(builder *b, const chain_table *ct)
     gw_stepgraph *g = b->g;
     const gw_trace *t = b->t;
     for (size_t i = 0; i < g->host_count; i++) {
+        gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         gw_sg_node *n = &g->nodes[i];
         if ((n->kind != GW_SG_SYNC && !(n->kind == GW_SG_CALL && (n->flags & GW_SG_F_PAGEABLE))) || n->ref == GW_SG_NONE)
             continue;
@@ -760,6 +761,7 @@ static int mark_tiny_dispatch(const gw_trace *t, gw_stepgraph *g)
             tiny[h] = 1;
     }
     for (size_t i = 0; i < g->host_count; i++) {
+        gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         gw_sg_node *x = &g->nodes[i];
         if (x->kind == GW_SG_WORK && (x->flags & GW_SG_F_DISPATCH) && x->ref != GW_SG_NONE && tiny[x->ref])
             x->flags |= GW_SG_F_TINY;
@@ -778,6 +780,7 @@ static int mark_sync_ops(const gw_trace *t, gw_stepgraph *g)
         return -1;
     int any = 0;
     for (size_t i = 0; i < g->host_count; i++) {
+        gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         const gw_sg_node *x = &g->nodes[i];
         if (!(x->flags & GW_SG_F_DTOH_SYNC) || x->ref == GW_SG_NONE)
             continue;
@@ -889,6 +892,7 @@ static int measure_latencies(gw_stepgraph *g)
     size_t m = 0;
     double *calls = v + gpu; /* second region: launch call lengths */
     for (size_t i = 0; i < g->host_count; i++) {
+        gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         const gw_sg_node *x = &g->nodes[i];
         if (x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE))
             calls[m++] = (double)(x->end - x->start);
