@@ -12,6 +12,11 @@
 
 #include "util/grow.h"
 
+/* How far back of a critical path walk the nodes and their replayed times are fetched before
+ * it reaches them: dense mix, the critical paths of the observed and what-if replays ~25 ms
+ * faster with 16 (32 and 64: no better). */
+#define WALK_AHEAD 16
+
 const char *gw_cp_cat_name(gw_cp_cat c)
 {
     static const char *const names[GW_CP_CAT_COUNT] = {"host_op", "launch", "alloc", "kernel",
@@ -67,6 +72,13 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
     uint32_t cur = (g->nodes[b1].flags & GW_SG_F_FIRST) || b1 == 0 ? GW_SG_NONE : b1 - 1;
     /* Every move goes to a predecessor, so the walk visits each node once at most. */
     for (size_t steps = 0; t > w.floor && cur != GW_SG_NONE && steps <= g->count; steps++) {
+        /* The walk mostly steps back one node on its chain: what it reads a few dozen nodes
+         * back is fetched meanwhile (the hardware prefetch stops at each page). */
+        if (cur >= WALK_AHEAD) {
+            __builtin_prefetch(&g->nodes[cur - WALK_AHEAD]);
+            __builtin_prefetch(&r->start[cur - WALK_AHEAD]);
+            __builtin_prefetch(&r->end[cur - WALK_AHEAD]);
+        }
         const gw_sg_node *x = &g->nodes[cur];
         t = min_ns(t, r->end[cur]);
         gw_ns s = r->start[cur];
