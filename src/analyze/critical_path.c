@@ -67,8 +67,8 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
     if (k + 1 >= g->bound_count)
         return 0;
     uint32_t b0 = g->bounds[k], b1 = g->bounds[k + 1];
-    walk w = {r->start[b0], out_ns, pieces, piece_count, piece_cap};
-    gw_ns t = r->start[b1];
+    walk w = {gw_replay_start(g, r, b0), out_ns, pieces, piece_count, piece_cap};
+    gw_ns t = gw_replay_start(g, r, b1);
     uint32_t cur = (g->nodes[b1].flags & GW_SG_F_FIRST) || b1 == 0 ? GW_SG_NONE : b1 - 1;
     /* Every move goes to a predecessor, so the walk visits each node once at most. */
     for (size_t steps = 0; t > w.floor && cur != GW_SG_NONE && steps <= g->count; steps++) {
@@ -76,12 +76,11 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
          * back is fetched meanwhile (the hardware prefetch stops at each page). */
         if (cur >= WALK_AHEAD) {
             __builtin_prefetch(&g->nodes[cur - WALK_AHEAD]);
-            __builtin_prefetch(&r->start[cur - WALK_AHEAD]);
             __builtin_prefetch(&r->end[cur - WALK_AHEAD]);
         }
         const gw_sg_node *x = &g->nodes[cur];
         t = min_ns(t, r->end[cur]);
-        gw_ns s = r->start[cur];
+        gw_ns s = gw_replay_start(g, r, cur);
         uint8_t bind = r->bind[cur];
         if (x->kind != GW_SG_GPU) {
             if (bind == GW_BIND_A || bind == GW_BIND_B) {
@@ -113,7 +112,7 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
             lo = min_ns(r->end[next], t);
         } else if (bind == GW_BIND_A) {
             /* From the launch call's start: continue on its thread before the call. */
-            lo = min_ns(r->start[x->a], t);
+            lo = min_ns(gw_replay_start(g, r, x->a), t);
             next = (g->nodes[x->a].flags & GW_SG_F_FIRST) || x->a == 0 ? GW_SG_NONE : x->a - 1;
         } else if (bind == GW_BIND_B) {
             next = x->b;

@@ -208,7 +208,6 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
         start = at[best];
         bind = c[best].slot;
     }
-    r->start[i] = start;
     r->end[i] = start + gpu_duration(g, t, x, p, rk);
     r->bind[i] = bind;
 }
@@ -218,9 +217,8 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
 {
     const gw_sg_node *x = &g->nodes[i];
     int first = !(x->flags & GW_SG_F_CHAIN_DONE);
-    gw_ns start = first ? x->start : r->end[i - 1];
+    gw_ns start = first ? x->start : r->end[i - 1]; /* as gw_replay_start finds it again */
     gw_ns dur = x->end - x->start;
-    r->start[i] = start;
     r->bind[i] = first ? GW_BIND_NONE : GW_BIND_CHAIN;
     if ((rk & RK_LOADER) && p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
         r->end[i] = loader_end(g, x, p, start, ls);
@@ -261,7 +259,6 @@ void gw_replay_free(gw_replay *r)
 {
     if (!r)
         return;
-    free(r->start);
     free(r->end);
     free(r->bind);
     free(r->step_ns);
@@ -274,11 +271,9 @@ static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
     size_t n = g->count ? g->count : 1;
     size_t steps = g->bound_count > 0 ? g->bound_count - 1 : 0;
     size_t step_room = steps ? steps : 1;
-    if (!r->start || !r->end || !r->bind || r->node_cap < n) {
-        free(r->start);
+    if (!r->end || !r->bind || r->node_cap < n) {
         free(r->end);
         free(r->bind);
-        r->start = malloc(n * sizeof *r->start);
         r->end = malloc(n * sizeof *r->end);
         r->bind = malloc(n);
         r->node_cap = n;
@@ -289,7 +284,7 @@ static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
         r->step_cap = step_room;
     }
     r->step_count = steps;
-    if (!r->start || !r->end || !r->bind || !r->step_ns) {
+    if (!r->end || !r->bind || !r->step_ns) {
         gw_replay_free(r);
         return -1;
     }
@@ -335,6 +330,8 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
         p = &unchanged;
     if (replay_reserve(g, out) != 0)
         return -1;
+    out->trace = t;
+    out->params = *p;
     /* No fill: a node reads only the ends of the predecessors its GW_SG_F_*_DONE flags say
      * come before it in the order, and the pass writes every node (the order holds each
      * once). */
@@ -353,8 +350,16 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
     default: replay_pass(g, t, p, out, RK_ALL); break;
     }
     for (size_t k = 0; k < out->step_count; k++)
-        out->step_ns[k] = out->start[g->bounds[k + 1]] - out->start[g->bounds[k]];
+        out->step_ns[k] = gw_replay_start(g, out, g->bounds[k + 1]) - gw_replay_start(g, out, g->bounds[k]);
     return 0;
+}
+
+gw_ns gw_replay_start(const gw_stepgraph *g, const gw_replay *r, uint32_t i)
+{
+    const gw_sg_node *x = &g->nodes[i];
+    if (x->kind == GW_SG_GPU)
+        return r->end[i] - gpu_duration(g, r->trace, x, &r->params, RK_ALL);
+    return (x->flags & GW_SG_F_CHAIN_DONE) ? r->end[i - 1] : x->start;
 }
 
 double gw_replay_mean_step_ms(const gw_replay *r)

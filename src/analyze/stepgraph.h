@@ -170,14 +170,16 @@ typedef struct gw_replay_params {
     double fp32_scale;
 } gw_replay_params;
 
-/* The result of one replay. */
+/* The result of one replay. The starts are not stored (half the arrays' memory on a graph of
+ * millions of nodes): gw_replay_start finds each from the ends. */
 typedef struct gw_replay {
-    gw_ns *start;                /* owned: each node's replayed start */
     gw_ns *end;                  /* owned: each node's replayed end */
     uint8_t *bind;               /* owned: which predecessor bound each node (GW_BIND_*) */
     gw_ns *step_ns;              /* owned: replayed length of each step (bound_count - 1) */
     size_t step_count;
     size_t node_cap, step_cap;   /* what the arrays hold, so gw_replay_rerun can reuse them */
+    const gw_trace *trace;       /* borrowed: the replayed trace (GPU work's lengths) */
+    gw_replay_params params;     /* the transformation replayed */
 } gw_replay;
 
 #define GW_BIND_NONE  0 /* a source: starts at its observed time */
@@ -192,6 +194,10 @@ int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_para
  * once. `out` must be zeroed or hold a replay; it is freed by gw_replay_free as usual. */
 int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);
 void gw_replay_free(gw_replay *r);
+/* Node i's replayed start in r, a replay of g: a host node starts where the node before it on
+ * its thread ended (its observed start when none comes before it in the order), GPU work its
+ * (transformed) length before its end. */
+gw_ns gw_replay_start(const gw_stepgraph *g, const gw_replay *r, uint32_t i);
 /* Median of the replayed steady steps in ms (the graph's steps are the window's) into *out
  * (0 without steps). Returns 0, or -1 on out-of-memory. */
 int gw_replay_median_step_ms(const gw_replay *r, double *out);
