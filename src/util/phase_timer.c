@@ -12,6 +12,7 @@
 static int g_enabled = -1;  /* -1: environment not looked at yet */
 static double g_last_wall_ms, g_last_cpu_ms;
 static long g_last_faults;
+static long g_run_peak_kb; /* the largest phase peak so far: resetting VmHWM resets ru_maxrss too */
 
 /* Page faults so far: first touches of memory, which cost as much as the work itself on
  * some machines (VMs that back guest memory lazily). *peak_kb: the peak RSS so far. */
@@ -39,6 +40,30 @@ static long rss_now_kb(void)
     return n == 2 && page > 0 ? resident * (page / 1024) : 0;
 }
 
+/* The high-water mark of resident memory since the last reset (VmHWM), in KiB, then reset
+ * (writing 5 to clear_refs), so that each phase shows its own peak rather than the
+ * run's: -1 when /proc does not offer it. */
+static long phase_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long hwm = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) {
+            hwm = strtol(line + 6, NULL, 10);
+            break;
+        }
+    fclose(f);
+    FILE *c = fopen("/proc/self/clear_refs", "w");
+    if (c) {
+        fputs("5", c);
+        fclose(c);
+    }
+    return hwm;
+}
+
 static double clock_ms(clockid_t id)
 {
     struct timespec ts;
@@ -56,15 +81,24 @@ void gw_phase_mark(const char *phase)
         g_last_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
         long peak_kb;
         g_last_faults = faults_so_far(&peak_kb);
+        if (g_enabled)
+            (void)phase_peak_kb();
     }
     if (!g_enabled)
         return;
     double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
     long peak_kb;
     long faults = faults_so_far(&peak_kb);
-    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld)\n",
+    long phase_kb = phase_peak_kb();
+    if (phase_kb < 0)
+        phase_kb = peak_kb; /* no reset: the run's peak so far */
+    if (phase_kb > g_run_peak_kb)
+        g_run_peak_kb = phase_kb;
+    fprintf(stderr,
+            "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld, "
+            "in phase %ld)\n",
             phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, rss_now_kb() / 1024,
-            peak_kb / 1024);
+            g_run_peak_kb / 1024, phase_kb / 1024);
     g_last_wall_ms = wall;
     g_last_cpu_ms = cpu;
     g_last_faults = faults;
