@@ -149,7 +149,7 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
      * multi-million-kernel trace each of these sets is some hundred MB). */
     if (gw_idle_cause_sets_dispatch_union(dw, fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
         return -1;
-    /* Only dispatch and the host's own work are read below: the other causes' sets go now. */
+    /* Only dispatch and the host's own work are read below (the others are empty). */
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         if (c != GW_IDLE_DISPATCH && c != GW_IDLE_HOST_BUSY)
             gw_ivset_free(&sets[c]);

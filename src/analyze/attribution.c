@@ -304,6 +304,8 @@ typedef struct thread_raw {
     gw_ival_list blocking;                    /* the sync level's calls, kept apart */
     gw_ival_list api, cpu_op;                 /* filled only when keep_split (several feeders) */
     int keep_split;
+    int stream_own;                           /* level 4 (own work) is left out of level[4]:
+                                                 own_work_streamed finds it from the events */
 } thread_raw;
 
 static void thread_raw_free(thread_raw *r)
@@ -431,6 +433,21 @@ static int holds_startup_call(const gw_trace *t, const gw_host_event *op, gw_ns 
     return 0;
 }
 
+/* The level a host event's whole span goes to (dispatch, level 3, comes from the innermost
+ * pieces instead), or -1. */
+static int event_level(const gw_trace *t, const gw_host_event *h, gw_ns startup)
+{
+    if (gw_host_is_startup_call(h, startup))
+        return 4; /* context creation, module loading: the host's own start-up work */
+    if (h->flags & GW_HOST_F_DATALOADER)
+        return 0;
+    if (gw_host_blocks_on_gpu(t, h))
+        return 1;
+    if (gw_host_is_allocator(h))
+        return 2;
+    return says_nothing(h) ? -1 : 4;
+}
+
 static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *marks, gw_ns startup,
                             thread_raw *r)
 {
@@ -438,18 +455,9 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
     gw_thread_host_range(t, thread, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         const gw_host_event *h = &t->host[i];
-        int level = -1;
-        if (gw_host_is_startup_call(h, startup))
-            level = 4; /* context creation, module loading: the host's own start-up work */
-        else if (h->flags & GW_HOST_F_DATALOADER)
-            level = 0;
-        else if (gw_host_blocks_on_gpu(t, h))
-            level = 1;
-        else if (gw_host_is_allocator(h))
-            level = 2;
-        else if (!says_nothing(h))
-            level = 4;
-        if (level >= 0 && gw_ival_list_add_merging(&r->level[level], h->start, h->end) != 0)
+        int level = event_level(t, h, startup);
+        if (level >= 0 && !(level == 4 && r->stream_own) &&
+            gw_ival_list_add_merging(&r->level[level], h->start, h->end) != 0)
             return -1;
         if (level == 1) {
             if (gw_ival_list_add_merging(&r->blocking, h->start, h->end) != 0)
@@ -498,17 +506,96 @@ static int build_own(gw_ivset *out, gw_ival_list *raw, const gw_ivset *below, in
     return gw_ivset_build(out, raw);
 }
 
+/* Where a thread's own work (level 4) comes from when its raw list was not kept
+ * (thread_raw.stream_own): the thread's events, classified again. */
+typedef struct own_source {
+    const gw_trace *t;
+    uint32_t thread;
+    gw_ns startup;
+} own_source;
+
+/* Appends [from, to) minus the union of the pairwise disjoint sets below[0..n) to out;
+ * cursor[j] only moves forward, so calls must come in time order. */
+static int subtract_run(gw_ival_list *out, gw_ns from, gw_ns to, const gw_ivset *below, int n, size_t *cursor)
+{
+    gw_ns x = from;
+    while (x < to) {
+        gw_ns next_start = INT64_MAX, next_end = 0;
+        for (int j = 0; j < n; j++) {
+            const gw_ivset *b = &below[j];
+            while (cursor[j] < b->count && b->iv[cursor[j]].end <= x)
+                cursor[j]++;
+            if (cursor[j] < b->count && b->iv[cursor[j]].start < next_start) {
+                next_start = b->iv[cursor[j]].start;
+                next_end = b->iv[cursor[j]].end;
+            }
+        }
+        if (next_start <= x) {
+            x = next_end; /* covered from x on */
+            continue;
+        }
+        gw_ns piece_end = next_start < to ? next_start : to;
+        if (gw_ival_list_add(out, x, piece_end) != 0)
+            return -1;
+        x = piece_end;
+    }
+    return 0;
+}
+
+/* Level 4 of one thread without its raw list: the union of its own-work events (start
+ * order: overlapping and touching ones join as they come) minus levels 0..3, run by run.
+ * The same set build_own makes from the list; on a feeder with millions of CUDA calls the
+ * list was one interval per call (80 MB for 5 M calls) plus as much again for the
+ * subtraction, beside the dispatch level's. */
+static int own_work_streamed(gw_ivset *out, const own_source *src, const gw_ivset *below, int n)
+{
+    *out = (gw_ivset){0};
+    const gw_trace *t = src->t;
+    size_t lo, hi;
+    gw_thread_host_range(t, src->thread, &lo, &hi);
+    size_t cursor[GW_FEEDER_LEVELS] = {0};
+    gw_ival_list pieces = {0};
+    gw_ns run_start = 0, run_end = 0;
+    int open = 0;
+    for (size_t i = lo; i < hi; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, hi);
+        const gw_host_event *h = &t->host[i];
+        if (h->end <= h->start || event_level(t, h, src->startup) != 4)
+            continue;
+        if (open && h->start <= run_end) {
+            if (h->end > run_end)
+                run_end = h->end;
+            continue;
+        }
+        if (open && subtract_run(&pieces, run_start, run_end, below, n, cursor) != 0)
+            goto fail;
+        run_start = h->start;
+        run_end = h->end;
+        open = 1;
+    }
+    if (open && subtract_run(&pieces, run_start, run_end, below, n, cursor) != 0)
+        goto fail;
+    return gw_ivset_build(out, &pieces);
+fail:
+    gw_ival_list_free(&pieces);
+    return -1;
+}
+
 /* The level sets (see gw_level_sets) from one thread's (or several threads') raw lists;
- * the lists are consumed. other: the process's host work outside these threads (level 5),
- * may be empty; left as it is. */
-static int level_sets_build(gw_level_sets *ls, thread_raw *r, const gw_ivset *other)
+ * the lists are consumed. own: where level 4 comes from when r->stream_own (else NULL).
+ * other: the process's host work outside these threads (level 5), may be empty; left as
+ * it is. */
+static int level_sets_build(gw_level_sets *ls, thread_raw *r, const own_source *own, const gw_ivset *other)
 {
     *ls = (gw_level_sets){0};
     if (gw_ivset_build(&ls->blocking, &r->blocking) != 0)
         goto fail;
-    for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
-        if (build_own(&ls->own[k], &r->level[k], ls->own, k) != 0)
+    for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++) {
+        int failed = k == 4 && r->stream_own ? own_work_streamed(&ls->own[k], own, ls->own, k) != 0
+                                             : build_own(&ls->own[k], &r->level[k], ls->own, k) != 0;
+        if (failed)
             goto fail;
+    }
     gw_ival_list rest = {0};
     if (other->count > 0) {
         rest.items = malloc(other->count * sizeof *rest.items);
@@ -595,6 +682,8 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
         goto out;
     for (size_t k = 0; k < f->count; k++) {
         per[k].keep_split = f->count > 1;
+        /* Several feeders need their own-work lists (each feeder's level 5, the union). */
+        per[k].stream_own = f->count == 1;
         if (thread_raw_build(t, f->threads[k], marks, startup, &per[k]) != 0)
             goto out;
         if (f->count > 1 && thread_raw_append(&all, &per[k]) != 0)
@@ -623,7 +712,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
         for (size_t k = 0; k < f->count && !failed; k++) {
             gw_ival_list_free(&per[k].api);
             gw_ival_list_free(&per[k].cpu_op);
-            failed = level_sets_build(&fa->per_thread[k], &per[k], &everyone) != 0;
+            failed = level_sets_build(&fa->per_thread[k], &per[k], NULL, &everyone) != 0;
         }
         gw_ivset_free(&everyone);
         if (failed)
@@ -636,7 +725,8 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
     fa->startup = startup;
     if (gw_ivset_build(&fa->api, &all.api) != 0 || gw_ivset_build(&fa->cpu_op, &all.cpu_op) != 0)
         goto out;
-    if (level_sets_build(&fa->all, &all, &fa->other_threads) != 0)
+    own_source own = {t, f->count == 1 ? f->threads[0] : 0, startup};
+    if (level_sets_build(&fa->all, &all, all.stream_own ? &own : NULL, &fa->other_threads) != 0)
         goto out;
     rc = 0;
 out:
@@ -697,6 +787,8 @@ static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
  * positioned for a (sweep_covered was called). */
 static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_ival_list *out)
 {
+    if (!out)
+        return 0; /* a cause nobody asked the pieces of */
     size_t at[GW_FEEDER_LEVELS];
     for (int j = from; j < to; j++)
         at[j] = own[j].next;
@@ -722,6 +814,8 @@ static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_
  * positioned for a as above. */
 static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ival_list *out)
 {
+    if (!out)
+        return 0;
     size_t at[GW_FEEDER_LEVELS];
     for (int j = 0; j < n; j++)
         at[j] = own[j].next;
@@ -903,7 +997,10 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
 }
 
 /* gw_idle_cause_sets, with the launch gaps' pieces written into the dispatch list when
- * launch_into_dispatch: pieces come in time order, so one list takes both. */
+ * launch_into_dispatch (pieces come in time order, so one list takes both), and then only
+ * dispatch's and the host's own work's pieces gathered: the host-ops views read no other,
+ * and on a multi-million-kernel trace each cause's list is tens of MB more at the
+ * analysis' peak. */
 static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                            gw_ns launch_gap_ns, int launch_into_dispatch, gw_ivset out[GW_IDLE_CAUSE_COUNT])
 {
@@ -912,7 +1009,7 @@ static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *f
     gw_ns ns[GW_IDLE_CAUSE_COUNT], idle;
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
         out[c] = (gw_ivset){0};
-        dest[c] = &pieces[c];
+        dest[c] = launch_into_dispatch && c != GW_IDLE_DISPATCH && c != GW_IDLE_HOST_BUSY ? NULL : &pieces[c];
     }
     if (launch_into_dispatch)
         dest[GW_IDLE_LAUNCH] = &pieces[GW_IDLE_DISPATCH];

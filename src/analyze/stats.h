@@ -159,9 +159,9 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * out-of-memory (out freed). */
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
-/* The same, with the launch gaps' instants in out[GW_IDLE_DISPATCH] beside the dispatch ones
- * (out[GW_IDLE_LAUNCH] empty): what the host-ops view of dispatch reads, without a
- * multi-million-gap launch set built and then copied into the dispatch set. */
+/* For the host-ops views: out[GW_IDLE_DISPATCH] with the launch gaps' instants beside the
+ * dispatch ones (without a multi-million-gap launch set built and then copied into it), and
+ * out[GW_IDLE_HOST_BUSY]; every other cause's set is left empty. */
 int gw_idle_cause_sets_dispatch_union(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                                       gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 /* What the split needs from the device work once the feeders are known: with several
