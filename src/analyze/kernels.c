@@ -16,9 +16,13 @@
 /* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
 #define MAX_BLOCKS_PER_SM 32.0
 
-/* Kernels of the window are passed around as indices into t->gpu (4 bytes each, where a
- * copy of their fields cost 40 bytes a kernel: 200 MB at 5 M kernels). */
-typedef uint32_t kernel_ref;
+/* The window's kernels are found again by each pass over t->gpu rather than kept as a list
+ * of indices: 4 bytes a kernel, 20 MB at 5 M kernels, at the moment of the analysis' peak
+ * (beside the idle attribution's sets). */
+static int in_window(const gw_gpu_event *g, const gw_window *w)
+{
+    return g->kind == GW_GPU_KERNEL && g->start >= w->start_ns && g->start < w->end_ns;
+}
 
 /* Blocks per SM of one kernel: the trace's figure, else grid blocks over SM count. */
 static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
@@ -156,7 +160,7 @@ static int cmp_group_total(const void *a, const void *b)
 /* Median lengths (µs) of the top kernels, gathered in one pass over the window's kernels
  * (a pass per top kernel was 10 passes over millions of rows). slot[name] holds the top
  * rank of a name or UINT32_MAX. */
-static void top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, const kernel_group *groups, size_t top,
+static void top_medians(const gw_trace *t, const gw_window *w, const kernel_group *groups, size_t top,
                         const uint32_t *slot, uint32_t names, double *scratch, double *median_us)
 {
     /* The top kernels' lengths side by side in scratch (n doubles: their counts add up to
@@ -167,8 +171,10 @@ static void top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, con
         lens[g] = scratch + offset;
         offset += groups[g].count;
     }
-    for (size_t i = 0; i < n; i++) {
-        const gw_gpu_event *e = &t->gpu[refs[i]];
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *e = &t->gpu[i];
+        if (!in_window(e, w))
+            continue;
         uint32_t id = e->name_id < names ? e->name_id : 0;
         uint32_t g = slot[id];
         if (g < top && filled[g] < groups[g].count)
@@ -179,7 +185,7 @@ static void top_medians(const gw_trace *t, const kernel_ref *refs, size_t n, con
 }
 
 /* scratch: n doubles the caller no longer needs. */
-static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_ns total_ns, double *scratch,
+static int top_kernels(const gw_trace *t, const gw_window *w, size_t n, gw_ns total_ns, double *scratch,
                        gw_kernel_stats *ks)
 {
     ks->top_count = 0;
@@ -195,15 +201,18 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
         return -1;
     for (uint32_t i = 0; i < names; i++)
         slot[i] = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id = t->gpu[refs[i]].name_id < names ? t->gpu[refs[i]].name_id : 0;
-        gw_ns len = t->gpu[refs[i]].end - t->gpu[refs[i]].start;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *e = &t->gpu[i];
+        if (!in_window(e, w))
+            continue;
+        uint32_t id = e->name_id < names ? e->name_id : 0;
+        gw_ns len = e->end - e->start;
         if (slot[id] == UINT32_MAX) {
             if (gw_grow((void **)&groups, &cap, ng + 1, sizeof *groups) != 0)
                 goto out;
             slot[id] = (uint32_t)ng;
-            groups[ng++] = (kernel_group){.name_id = id, .min = len, .max = len,
-                                          .flags = t->gpu[refs[i]].flags, .kclass = t->gpu[refs[i]].kclass};
+            groups[ng++] = (kernel_group){.name_id = id, .min = len, .max = len, .flags = e->flags,
+                                          .kclass = e->kclass};
         }
         kernel_group *g = &groups[slot[id]];
         g->count++;
@@ -217,7 +226,7 @@ static int top_kernels(const gw_trace *t, const kernel_ref *refs, size_t n, gw_n
     for (size_t g = 0; g < ng; g++)
         slot[groups[g].name_id] = g < ks->top_count ? (uint32_t)g : UINT32_MAX;
     double medians[GW_TOP_KERNELS];
-    top_medians(t, refs, n, groups, ks->top_count, slot, names, scratch, medians);
+    top_medians(t, w, groups, ks->top_count, slot, names, scratch, medians);
     for (size_t g = 0; g < ks->top_count; g++) {
         gw_kernel_row *row = &ks->top[g];
         const char *name = gw_trace_str(t, groups[g].name_id);
@@ -246,32 +255,35 @@ typedef struct stream_end {
     gw_ns end;
 } stream_end;
 
-/* refs are in start order (the order of t->gpu): the gap before a kernel is its start
- * minus the end of the previous kernel on its stream (0 when they overlap). */
-/* gaps: n doubles of scratch the caller no longer needs. */
-static int median_gap(const gw_trace *t, const kernel_ref *refs, size_t n, double *gaps, double *gap_us)
+/* The window's kernels come in start order (the order of t->gpu): the gap before a kernel
+ * is its start minus the end of the previous kernel on its stream (0 when they overlap).
+ * gaps: n doubles of scratch the caller no longer needs (n: the window's kernels). */
+static int median_gap(const gw_trace *t, const gw_window *w, size_t n, double *gaps, double *gap_us)
 {
     *gap_us = 0;
     if (n < 2)
         return 0;
     stream_end *streams = NULL;
     size_t nstreams = 0, cap = 0, ng = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *e = &t->gpu[i];
+        if (!in_window(e, w))
+            continue;
         size_t k = 0;
-        while (k < nstreams && (streams[k].device != t->gpu[refs[i]].device || streams[k].stream != t->gpu[refs[i]].stream))
+        while (k < nstreams && (streams[k].device != e->device || streams[k].stream != e->stream))
             k++;
         if (k == nstreams) {
             if (gw_grow((void **)&streams, &cap, nstreams + 1, sizeof *streams) != 0) {
                 free(streams);
                 return -1;
             }
-            streams[nstreams++] = (stream_end){t->gpu[refs[i]].device, t->gpu[refs[i]].stream, t->gpu[refs[i]].end};
+            streams[nstreams++] = (stream_end){e->device, e->stream, e->end};
             continue;
         }
-        gw_ns gap = t->gpu[refs[i]].start - streams[k].end;
+        gw_ns gap = e->start - streams[k].end;
         gaps[ng++] = gap > 0 ? (double)gap / 1000.0 : 0.0;
-        if (t->gpu[refs[i]].end > streams[k].end)
-            streams[k].end = t->gpu[refs[i]].end;
+        if (e->end > streams[k].end)
+            streams[k].end = e->end;
         if (k > 0) {
             /* Move the hit to the front: consecutive kernels are mostly on one stream. */
             stream_end hit = streams[k];
@@ -292,15 +304,11 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     ks->occupancy_weighted_pct = -1;
     histogram(ks, NULL, 0);
     size_t n = 0;
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (g->kind == GW_GPU_KERNEL && g->start >= w->start_ns && g->start < w->end_ns)
-            n++;
-    }
-    kernel_ref *refs = malloc((n + 1) * sizeof *refs);
+    for (size_t i = 0; i < t->gpu_count; i++)
+        n += (size_t)in_window(&t->gpu[i], w);
     double *len_us = malloc((n + 1) * sizeof *len_us);
     int rc = -1;
-    if (!refs || !len_us)
+    if (!len_us)
         goto out;
     gw_ns total = 0, gemm = 0, gemm_tc = 0, zero_fill = 0;
     double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0;
@@ -327,7 +335,6 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
             continue;
         if (g->kclass == GW_KCLASS_COMM)
             ks->comm_type_s[gw_collective_of(t, g)] += gw_ns_to_s(len);
-        refs[k] = (kernel_ref)i;
         len_us[k] = (double)len / 1000.0;
         if (len_us[k] < tiny_us)
             tiny++;
@@ -368,11 +375,10 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     histogram(ks, len_us, n);
     ks->median_us = gw_quantile(len_us, n, 0.5);
     /* From here len_us is scratch for the gaps, then for the top kernels' lengths. */
-    if (median_gap(t, refs, n, len_us, &ks->median_gap_us) != 0 || top_kernels(t, refs, n, total, len_us, ks) != 0)
+    if (median_gap(t, w, n, len_us, &ks->median_gap_us) != 0 || top_kernels(t, w, n, total, len_us, ks) != 0)
         goto out;
     rc = 0;
 out:
-    free(refs);
     free(len_us);
     return rc;
 }
