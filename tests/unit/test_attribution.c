@@ -289,6 +289,29 @@ static void per_step_rows(void **state)
     fx_done(a, job);
 }
 
+/* A step row counts the kernels that start in it: not its copies and memsets, not a kernel
+ * that starts at its end (the next step's), and one that started in it and runs past its
+ * end. */
+static void step_rows_count_kernels_only(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_step(t, 1, 0, 100);
+    fx_step(t, 2, 100, 200);
+    fx_kernel(t, 0, 7, 10, 20, 0, "k");
+    fx_copy(t, 0, 20, 30, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 4096);
+    fx_gpu(t, GW_GPU_MEMSET, 0, 7, 30, 35, 0, "Memset");
+    fx_kernel(t, 0, 8, 90, 120, 0, "k");
+    fx_kernel(t, 0, 7, 100, 110, 0, "k");
+    fx_copy(t, 0, 150, 160, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, 4096);
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    assert_int_equal(a->step_count, 2);
+    assert_int_equal(a->steps[0].kernels, 2);
+    assert_int_equal(a->steps[1].kernels, 1);
+    fx_done(a, job);
+}
+
 /* A launch gap cut by a step boundary stays a launch gap in both steps. */
 static void step_boundary_keeps_launch_gap(void **state)
 {
@@ -652,6 +675,7 @@ int main(void)
         cmocka_unit_test(feeder_is_the_launching_thread),
         cmocka_unit_test(autograd_thread_and_loop_both_feed),
         cmocka_unit_test(per_step_rows),
+        cmocka_unit_test(step_rows_count_kernels_only),
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
         cmocka_unit_test(random_timelines_match_oracle),
