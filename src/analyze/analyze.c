@@ -669,6 +669,11 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
      * and the other core idled at the end. */
     pthread_t kthread;
     int threaded = !steps_threaded && pthread_create(&kthread, NULL, window_stats_thread, &kjob) == 0;
+    /* Without that thread (the graph comes after the devices, on this one) nothing holds
+     * the statistics back: beside the devices' first phase they stay clear of the host-ops
+     * views, the analysis' memory peak. */
+    if (threaded)
+        stats_gate_open(&kjob);
     int device_rc = 0;
     for (size_t k = 0; k < id_count && device_rc == 0; k++)
         device_rc = analyze_device(a, ti, ids[k], marks, &kjob, gr, &dataloader_s, &dataloader_set);
