@@ -9,7 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int g_enabled = -1;  /* -1: environment not looked at yet */
+static int g_enabled = -1;  /* -1: environment not looked at yet; 0 off; 1 on; 2 on, with
+                              each phase's own peak */
 static double g_last_wall_ms, g_last_cpu_ms;
 static long g_last_faults;
 static long g_run_peak_kb; /* the largest phase peak so far: resetting VmHWM resets ru_maxrss too */
@@ -76,12 +77,12 @@ void gw_phase_mark(const char *phase)
 {
     if (g_enabled < 0) {
         const char *v = getenv("GW_TIMING");
-        g_enabled = v && strcmp(v, "1") == 0;
+        g_enabled = !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
         g_last_wall_ms = clock_ms(CLOCK_MONOTONIC);
         g_last_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
         long peak_kb;
         g_last_faults = faults_so_far(&peak_kb);
-        if (g_enabled)
+        if (g_enabled == 2)
             (void)phase_peak_kb();
     }
     if (!g_enabled)
@@ -89,16 +90,17 @@ void gw_phase_mark(const char *phase)
     double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
     long peak_kb;
     long faults = faults_so_far(&peak_kb);
-    long phase_kb = phase_peak_kb();
-    if (phase_kb < 0)
-        phase_kb = peak_kb; /* no reset: the run's peak so far */
+    long phase_kb = g_enabled == 2 ? phase_peak_kb() : -1;
     if (phase_kb > g_run_peak_kb)
         g_run_peak_kb = phase_kb;
-    fprintf(stderr,
-            "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld, "
-            "in phase %ld)\n",
+    if (peak_kb > g_run_peak_kb)
+        g_run_peak_kb = peak_kb; /* GW_TIMING=1 (no resets): the run's peak so far */
+    char in_phase[32] = "";
+    if (phase_kb >= 0)
+        snprintf(in_phase, sizeof in_phase, ", in phase %ld", phase_kb / 1024);
+    fprintf(stderr, "gpuwhy timing: %-40s wall %8.1f ms  cpu %8.1f ms  page faults %8ld  RSS %6ld MiB (peak %ld%s)\n",
             phase, wall - g_last_wall_ms, cpu - g_last_cpu_ms, faults - g_last_faults, rss_now_kb() / 1024,
-            g_run_peak_kb / 1024, phase_kb / 1024);
+            g_run_peak_kb / 1024, in_phase);
     g_last_wall_ms = wall;
     g_last_cpu_ms = cpu;
     g_last_faults = faults;
