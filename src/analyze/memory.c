@@ -10,17 +10,9 @@
 
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated)
 {
-    *reserved = -1;
-    *allocated = -1;
-    for (size_t i = 0; i < t->mem_count; i++) {
-        const gw_mem_event *m = &t->mem[i];
-        if (m->device != device)
-            continue;
-        if (m->total_reserved >= 0 && (double)m->total_reserved > *reserved)
-            *reserved = (double)m->total_reserved;
-        if (m->total_allocated >= 0 && (double)m->total_allocated > *allocated)
-            *allocated = (double)m->total_allocated;
-    }
+    const gw_mem_peak *p = gw_trace_mem_peak(t, device);
+    *reserved = p && p->reserved >= 0 ? (double)p->reserved : -1;
+    *allocated = p && p->allocated >= 0 ? (double)p->allocated : -1;
 }
 
 static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
@@ -38,17 +30,19 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
     ms->total_mem_bytes = -1;
     ms->peak_reserved_share = -1;
     ms->allocator_events = t->mem_count;
-    /* The device closest to full is the one that matters. */
+    /* The device closest to full is the one that matters: the first in time to reach the
+     * highest figure of all (each device's peak says where it first reached its own). */
     int32_t best_device = -1;
-    double best_used = -1;
-    for (size_t i = 0; i < t->mem_count; i++) {
-        const gw_mem_event *m = &t->mem[i];
-        if (m->device < 0)
+    const gw_mem_peak *best = NULL;
+    for (size_t i = 0; i < t->mem_peak_count; i++) {
+        const gw_mem_peak *p = &t->mem_peaks[i];
+        if (p->device < 0 || p->used < 0)
             continue;
-        double used = m->total_reserved >= 0 ? (double)m->total_reserved : (double)m->total_allocated;
-        if (used > best_used) {
-            best_used = used;
-            best_device = m->device;
+        if (!best || p->used > best->used ||
+            (p->used == best->used && (p->used_ts < best->used_ts ||
+                                       (p->used_ts == best->used_ts && p->used_seq < best->used_seq)))) {
+            best = p;
+            best_device = p->device;
         }
     }
     if (best_device < 0) {

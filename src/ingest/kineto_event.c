@@ -446,23 +446,23 @@ static int add_mem_event(gw_kineto_state *st, const gw_kfields *f)
         st->no_timestamp++;
         return 0;
     }
+    /* The event's thread is kept in the trace's thread list like any other event's, though
+     * the event itself is only folded into the peaks. */
     uint32_t thread;
     if (thread_of(st, f, &thread) != 0)
         return -1;
-    gw_mem_event *m = gw_trace_add_mem(st->trace);
-    if (!m)
-        return oom(st);
-    m->ts = f->ts;
-    m->bytes = f->mem_bytes.v;
+    gw_mem_event m = {.ts = f->ts, .bytes = f->mem_bytes.v, .total_allocated = -1, .total_reserved = -1,
+                      .device = -1};
     if (f->total_allocated.present)
-        m->total_allocated = f->total_allocated.v;
+        m.total_allocated = f->total_allocated.v;
     if (f->total_reserved.present)
-        m->total_reserved = f->total_reserved.v;
+        m.total_reserved = f->total_reserved.v;
     /* Device Type 1 is CUDA; CPU allocations (type 0, id -1) keep device -1. */
     if (f->device_type.present && f->device_type.v == 1 && f->device_id.present &&
         f->device_id.v >= 0 && f->device_id.v <= INT32_MAX)
-        m->device = (int32_t)f->device_id.v;
-    m->thread = thread;
+        m.device = (int32_t)f->device_id.v;
+    if (gw_trace_add_mem(st->trace, &m) != 0)
+        return oom(st);
     st->mem_events++;
     return 0;
 }
@@ -727,14 +727,8 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
         *g = p->gpu[i];
         g->name_id = names[g->name_id];
     }
-    if (p->mem_count &&
-        gw_grow((void **)&t->mem, &t->mem_cap, t->mem_count + p->mem_count, sizeof *t->mem) != 0)
+    if (gw_trace_absorb_mem(t, p) != 0)
         return -1;
-    for (size_t i = 0; i < p->mem_count; i++) {
-        gw_mem_event *m = &t->mem[t->mem_count++];
-        *m = p->mem[i];
-        m->thread = threads[m->thread];
-    }
     /* Event waits name correlations and streams only: nothing to map. */
     if (p->wait_count &&
         gw_grow((void **)&t->waits, &t->wait_cap, t->wait_count + p->wait_count, sizeof *t->waits) != 0)
@@ -811,7 +805,8 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->no_timestamp += part->no_timestamp;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
     gw_trace *p = part->trace;
-    p->gpu_count = p->mem_count = p->thread_count = p->wait_count = p->comm_count = 0;
+    p->gpu_count = p->mem_count = p->mem_dropped = p->mem_peak_count = 0;
+    p->thread_count = p->wait_count = p->comm_count = 0;
     gw_strtab_free(&p->strings);
     gw_strtab_init(&p->strings);
     for (size_t b = 0; b < part->host_bins.bin_count; b++)

@@ -45,7 +45,7 @@ void gw_trace_free(gw_trace *t)
     free(t->gpu);
     free(t->host);
     free(t->threads);
-    free(t->mem);
+    free(t->mem_peaks);
     free(t->devices);
     free(t->steps);
     free(t->waits);
@@ -88,15 +88,83 @@ gw_host_event *gw_trace_add_host(gw_trace *t)
     return e;
 }
 
-gw_mem_event *gw_trace_add_mem(gw_trace *t)
+/* Folds a "used" figure reached at (ts, seq) into peak p: a higher one, or the same reached
+ * earlier. */
+static void fold_used(gw_mem_peak *p, double used, gw_ns ts, uint64_t seq)
 {
-    gw_mem_event *e = append((void **)&t->mem, &t->mem_count, &t->mem_cap, sizeof *e);
-    if (e) {
-        e->total_allocated = -1;
-        e->total_reserved = -1;
-        e->device = -1;
+    if (used > p->used || (used == p->used && (ts < p->used_ts || (ts == p->used_ts && seq < p->used_seq)))) {
+        p->used = used;
+        p->used_ts = ts;
+        p->used_seq = seq;
     }
-    return e;
+}
+
+/* The peak entry of device, created when new; NULL on out-of-memory. */
+static gw_mem_peak *mem_peak_of(gw_trace *t, int32_t device)
+{
+    for (size_t i = 0; i < t->mem_peak_count; i++)
+        if (t->mem_peaks[i].device == device)
+            return &t->mem_peaks[i];
+    gw_mem_peak *p = append((void **)&t->mem_peaks, &t->mem_peak_count, &t->mem_peak_cap, sizeof *p);
+    if (p)
+        *p = (gw_mem_peak){.device = device, .reserved = -1, .allocated = -1, .used = -1};
+    return p;
+}
+
+int gw_trace_add_mem(gw_trace *t, const gw_mem_event *e)
+{
+    /* Events whose times a damaged file put outside what a clock can hold are left out and
+     * counted (gw_trace_finish notes them), as for every other kind. */
+    if (!gw_ns_in_range(e->ts)) {
+        t->mem_dropped++;
+        return 0;
+    }
+    uint64_t seq = t->mem_count + t->mem_dropped;
+    gw_mem_peak *p = mem_peak_of(t, e->device);
+    if (!p) {
+        t->out_of_memory = 1;
+        return -1;
+    }
+    t->mem_count++;
+    p->events++;
+    if (e->total_reserved > p->reserved)
+        p->reserved = e->total_reserved;
+    if (e->total_allocated > p->allocated)
+        p->allocated = e->total_allocated;
+    fold_used(p, e->total_reserved >= 0 ? (double)e->total_reserved : (double)e->total_allocated, e->ts, seq);
+    return 0;
+}
+
+int gw_trace_absorb_mem(gw_trace *into, const gw_trace *part)
+{
+    /* part's events come after into's in reading order */
+    uint64_t base = into->mem_count + into->mem_dropped;
+    for (size_t i = 0; i < part->mem_peak_count; i++) {
+        const gw_mem_peak *src = &part->mem_peaks[i];
+        gw_mem_peak *p = mem_peak_of(into, src->device);
+        if (!p) {
+            into->out_of_memory = 1;
+            return -1;
+        }
+        p->events += src->events;
+        if (src->reserved > p->reserved)
+            p->reserved = src->reserved;
+        if (src->allocated > p->allocated)
+            p->allocated = src->allocated;
+        if (src->used >= 0)
+            fold_used(p, src->used, src->used_ts, base + src->used_seq);
+    }
+    into->mem_count += part->mem_count;
+    into->mem_dropped += part->mem_dropped;
+    return 0;
+}
+
+const gw_mem_peak *gw_trace_mem_peak(const gw_trace *t, int32_t device)
+{
+    for (size_t i = 0; i < t->mem_peak_count; i++)
+        if (t->mem_peaks[i].device == device)
+            return &t->mem_peaks[i];
+    return NULL;
 }
 
 gw_device *gw_trace_add_device(gw_trace *t)
@@ -216,12 +284,6 @@ static int cmp_host(const void *a, const void *b)
         return x->end > y->end ? -1 : 1;
     /* Same span: annotations enclose ops, ops enclose API calls. */
     return gw_host_nest_rank(x->kind) - gw_host_nest_rank(y->kind);
-}
-
-static int cmp_mem(const void *a, const void *b)
-{
-    const gw_mem_event *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
 }
 
 static int cmp_step(const void *a, const void *b)
@@ -434,8 +496,9 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
     return 0;
 }
 
-/* The same for the GPU and memory events (GPU lane): out-of-range times and device ids
- * dropped, durations, kernel classes and flags by name. */
+/* The same for the GPU events (GPU lane): out-of-range times and device ids dropped,
+ * durations, kernel classes and flags by name. (Memory events were folded as they came,
+ * gw_trace_add_mem: only their count of dropped ones is taken here.) */
 static int prepare_gpu(gw_trace *t, span *sp, damage *d)
 {
     uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
@@ -479,12 +542,7 @@ static int prepare_gpu(gw_trace *t, span *sp, damage *d)
             g->flags |= GW_GPU_F_GEMM_LIKE;
     }
     t->gpu_count = kept;
-    size_t w = 0;
-    for (size_t i = 0; i < t->mem_count; i++)
-        if (gw_ns_in_range(t->mem[i].ts))
-            t->mem[w++] = t->mem[i];
-    d->mem_dropped = t->mem_count - w;
-    t->mem_count = w;
+    d->mem_dropped = t->mem_dropped;
     free(kernel_name);
     return 0;
 }
@@ -560,7 +618,7 @@ static int derive_steps(gw_trace *t)
 }
 
 /* gw_trace_finish in two lanes that touch disjoint parts of the trace: the GPU lane (GPU
- * and memory events, the GPU correlation index) runs on a helper thread for large traces
+ * events, the GPU correlation index) runs on a helper thread for large traces
  * while the caller's thread takes the host lane (host events, nesting, steps, the API
  * correlation index). Strings are only read by both. */
 typedef struct gpu_lane {
@@ -576,13 +634,12 @@ static void *run_gpu_lane(void *arg)
     gw_trace *t = lane->t;
     lane->rc = prepare_gpu(t, &lane->sp, lane->d);
     gw_sort_runs(t->gpu, t->gpu_count, sizeof *t->gpu, cmp_gpu);
-    gw_sort_runs(t->mem, t->mem_count, sizeof *t->mem, cmp_mem);
     if (lane->rc == 0)
         lane->rc = gw_corr_index_build_gpu(t);
     return NULL;
 }
 
-/* Below this many GPU plus memory events the helper thread costs more than it saves. */
+/* Below this many GPU events the helper thread costs more than it saves. */
 #define GPU_LANE_THREAD_MIN_EVENTS 100000u
 /* The same for the host lane's helpers (a sort of one half of the threads, the API
  * correlation index beside the nesting). */
@@ -665,7 +722,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     damage d = {0};
     gpu_lane lane = {t, {INT64_MAX, INT64_MIN}, &d, -1};
     pthread_t thread;
-    int threaded = t->gpu_count + t->mem_count >= GPU_LANE_THREAD_MIN_EVENTS &&
+    int threaded = t->gpu_count >= GPU_LANE_THREAD_MIN_EVENTS &&
                    pthread_create(&thread, NULL, run_gpu_lane, &lane) == 0;
     span host_span = {INT64_MAX, INT64_MIN};
     int rc = fill_host ? fill_host(ctx, t) : 0;

@@ -215,14 +215,29 @@ typedef struct gw_thread {
 
 /* ---- Memory (caching allocator) ------------------------------------------------- */
 
+/* One [memory] event as a reader decodes it, handed to gw_trace_add_mem. The trace keeps only
+ * what the analysis reads of these (the peaks below), not the events: a dense trace holds
+ * hundreds of thousands of them (11 MB of the model of a 420 MB trace, in every phase). */
 typedef struct gw_mem_event {
     gw_ns ts;
     int64_t bytes;             /* >0 allocation, <0 free */
     int64_t total_allocated;   /* -1 unknown */
     int64_t total_reserved;    /* -1 unknown */
     int32_t device;            /* -1 = host */
-    uint32_t thread;
 } gw_mem_event;
+
+/* The allocator's figures on one device (-1 = host), over the events kept. */
+typedef struct gw_mem_peak {
+    int32_t device;
+    size_t events;
+    int64_t reserved, allocated;   /* highest total_reserved / total_allocated; -1 none known */
+    /* The highest "used" figure (total_reserved when known, else total_allocated; -1 none) and
+     * where it was first reached in time order (then reading order): the device closest to
+     * full is the one whose peak comes first, as a pass over the events in time order finds. */
+    double used;
+    gw_ns used_ts;
+    uint64_t used_seq;
+} gw_mem_peak;
 
 /* ---- Collective metadata ---------------------------------------------------------- */
 
@@ -346,7 +361,10 @@ typedef struct gw_trace {
     gw_gpu_event *gpu;   size_t gpu_count, gpu_cap;
     gw_host_event *host; size_t host_count, host_cap;
     gw_thread *threads;  size_t thread_count, thread_cap;
-    gw_mem_event *mem;   size_t mem_count, mem_cap;
+    gw_mem_peak *mem_peaks; size_t mem_peak_count, mem_peak_cap; /* one per device, in order
+                                                                     of first event */
+    size_t mem_count;          /* [memory] events kept (with a timestamp a clock can hold) */
+    size_t mem_dropped;        /* [memory] events with impossible timestamps (a note says so) */
     gw_device *devices;  size_t device_count, device_cap;
     gw_step *steps;      size_t step_count, step_cap;
     gw_step_source step_source;
@@ -387,12 +405,19 @@ typedef struct gw_job {
 gw_trace *gw_trace_new(const char *path, const char *format);
 void gw_trace_free(gw_trace *t);
 
-/* Appenders return a pointer to the new zero-initialised (and sensibly defaulted)
+/* Appenders (but gw_trace_add_mem) return a pointer to the new zero-initialised (and sensibly defaulted)
  * element, or NULL when out of memory. The pointer is valid until the next append to
  * the same array. */
 gw_gpu_event *gw_trace_add_gpu(gw_trace *t);
 gw_host_event *gw_trace_add_host(gw_trace *t);
-gw_mem_event *gw_trace_add_mem(gw_trace *t);
+/* Folds one allocator event into the trace's peaks (an event with an impossible timestamp is
+ * counted as dropped). Returns 0, or -1 on out-of-memory. */
+int gw_trace_add_mem(gw_trace *t, const gw_mem_event *e);
+/* The same for every event another trace (a reader's part of one file, read after `into`'s
+ * events so far) folded: into's peaks become those of both. Returns 0, or -1 on out-of-memory. */
+int gw_trace_absorb_mem(gw_trace *into, const gw_trace *part);
+/* The peaks of device id, NULL when no event was on it. */
+const gw_mem_peak *gw_trace_mem_peak(const gw_trace *t, int32_t device);
 gw_device *gw_trace_add_device(gw_trace *t);
 gw_step *gw_trace_add_step(gw_trace *t);
 gw_event_wait *gw_trace_add_wait(gw_trace *t);

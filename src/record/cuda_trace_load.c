@@ -418,20 +418,16 @@ static int load_memory(loader *L)
             device = (int32_t)id;
         }
         uint32_t thread = gw_trace_thread(L->t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 0));
-        gw_mem_event *m = thread == UINT32_MAX ? NULL : gw_trace_add_mem(L->t);
-        if (!m) {
+        int64_t bytes = sqlite3_column_int64(st, 5);
+        if (bytes < 0)
+            bytes = 0;   /* a size is never negative: a damaged one counts as unknown */
+        gw_mem_event m = {.ts = rebase(L, sqlite3_column_int64(st, 1)),
+                          .bytes = sqlite3_column_int64(st, 2) == 2 ? -bytes : bytes, /* 2 = RELEASE */
+                          .total_allocated = -1, .total_reserved = -1, .device = device};
+        if (thread == UINT32_MAX || gw_trace_add_mem(L->t, &m) != 0) {
             sqlite3_finalize(st);
             return oom(L);
         }
-        int64_t bytes = sqlite3_column_int64(st, 5);
-        m->ts = rebase(L, sqlite3_column_int64(st, 1));
-        if (bytes < 0)
-            bytes = 0;   /* a size is never negative: a damaged one counts as unknown */
-        m->bytes = sqlite3_column_int64(st, 2) == 2 ? -bytes : bytes;   /* 2 = RELEASE */
-        m->total_allocated = -1;
-        m->total_reserved = -1;
-        m->device = device;
-        m->thread = thread;
         n++;
     }
     sqlite3_finalize(st);

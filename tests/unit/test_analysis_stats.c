@@ -457,17 +457,13 @@ static void memory_statistics(void **state)
     const int64_t reserved[] = {10 * gib, 30 * gib, 20 * gib};
     const int64_t allocated[] = {5 * gib, 25 * gib, 15 * gib};
     for (int i = 0; i < 3; i++) {
-        gw_mem_event *m = gw_trace_add_mem(t);
-        assert_non_null(m);
-        m->ts = FX_US(10 + i);
-        m->device = 0;
-        m->bytes = gib;
-        m->total_reserved = reserved[i];
-        m->total_allocated = allocated[i];
+        gw_mem_event m = {.ts = FX_US(10 + i), .device = 0, .bytes = gib, .total_reserved = reserved[i],
+                          .total_allocated = allocated[i]};
+        assert_int_equal(gw_trace_add_mem(t, &m), 0);
     }
-    gw_mem_event *host_side = gw_trace_add_mem(t);
-    assert_non_null(host_side);
-    host_side->total_reserved = 100 * gib; /* host (device -1): not device memory */
+    /* host (device -1): not device memory */
+    gw_mem_event host_side = {.device = -1, .total_reserved = 100 * gib, .total_allocated = -1};
+    assert_int_equal(gw_trace_add_mem(t, &host_side), 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 20, 30, 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 40, 45, 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 50, 52, 0);
@@ -488,6 +484,51 @@ static void memory_statistics(void **state)
     /* The allocator calls overlap the kernel: no idle time, nothing attributed. */
     fx_assert_s(a->devices[0].idle_s, 0);
     fx_done(a, job);
+}
+
+/* Two GPUs reach the same highest figure: the one that reached it first in time is reported,
+ * whatever order the events were read in (a reader's chunks, a file out of time order), and
+ * a device whose totals are unknown (-1) is never picked over one with figures. */
+static void memory_peak_first_in_time(void **state)
+{
+    (void)state;
+    const int64_t gib = 1ll << 30;
+    /* Scenario 0: device 1 is read first, device 0 reaches the same peak 30 us earlier.
+     * Scenario 1: one more event of device 1, read last, reaches it earlier still. */
+    for (int scenario = 0; scenario < 2; scenario++) {
+        gw_trace *t = fx_trace();
+        fx_device(t, 0, 80)->total_mem_bytes = 40ll << 30;
+        fx_device(t, 1, 80)->total_mem_bytes = 80ll << 30;
+        fx_device(t, 2, 80);
+        fx_kernel(t, 0, 7, 0, 100, 0, "k");
+        struct { int32_t device; double ts_us; int64_t reserved, allocated; } ev[] = {
+            {1, 50, 30 * gib, 1 * gib},
+            {2, 5, -1, -1},               /* nothing known: never the device reported */
+            {0, 60, 10 * gib, 2 * gib},
+            {0, 20, 30 * gib, 29 * gib},
+            {1, 70, 20 * gib, 3 * gib},
+            {1, 15, 30 * gib, 4 * gib},   /* scenario 1 only */
+        };
+        size_t n = sizeof ev / sizeof ev[0] - (scenario == 0);
+        for (size_t i = 0; i < n; i++) {
+            gw_mem_event m = {.ts = FX_US(ev[i].ts_us), .device = ev[i].device, .total_reserved = ev[i].reserved,
+                              .total_allocated = ev[i].allocated};
+            assert_int_equal(gw_trace_add_mem(t, &m), 0);
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_memory_stats *m = &a->ranks[0].memory;
+        assert_int_equal(m->allocator_events, n);
+        assert_true(fabs(m->peak_reserved_bytes - 30.0 * gib) < 1);
+        if (scenario == 0) { /* device 0: 30 GiB reserved of 40, allocated up to 29 GiB */
+            assert_true(fabs(m->peak_allocated_bytes - 29.0 * gib) < 1);
+            assert_true(fabs(m->peak_reserved_share - 0.75) < 1e-9);
+        } else {             /* device 1: 30 GiB of 80, allocated up to 4 GiB */
+            assert_true(fabs(m->peak_allocated_bytes - 4.0 * gib) < 1);
+            assert_true(fabs(m->peak_reserved_share - 0.375) < 1e-9);
+        }
+        fx_done(a, job);
+    }
 }
 
 /* Two ranks in one job: each gets its own rank row and device rows in order. */
@@ -595,6 +636,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_times),
         cmocka_unit_test(cudnn_searches),
         cmocka_unit_test(memory_statistics),
+        cmocka_unit_test(memory_peak_first_in_time),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
         cmocka_unit_test(empty_inputs),

@@ -237,14 +237,11 @@ static void recording_memory_device_out_of_range(void **state)
     if (gw_ingest_files(paths, 1, NULL, job, &err) != 0)
         fail_msg("%s", err.message);
     const gw_trace *t = job->traces[0];
-    size_t on0 = 0, on1 = 0;
-    for (size_t i = 0; i < t->mem_count; i++) {
-        on0 += t->mem[i].device == 0;
-        on1 += t->mem[i].device == 1;
-    }
     assert_int_equal(t->mem_count, 5);
-    assert_int_equal(on0, 4);
-    assert_int_equal(on1, 1);
+    assert_non_null(gw_trace_mem_peak(t, 0));
+    assert_non_null(gw_trace_mem_peak(t, 1));
+    assert_int_equal(gw_trace_mem_peak(t, 0)->events, 4);
+    assert_int_equal(gw_trace_mem_peak(t, 1)->events, 1);
     assert_true(has_note(t, "1 memory records with a device id no GPU can have were left out"));
     gw_job_free(job);
     unlink(path);

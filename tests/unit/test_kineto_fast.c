@@ -79,9 +79,16 @@ static void expect_same_trace(const char *what, const gw_trace *a, const gw_trac
     for (size_t i = 0; i < a->host_count; i++)
         if (memcmp(&a->host[i], &b->host[i], sizeof a->host[i]) != 0)
             fail_msg("%s: host event %zu differs", what, i);
-    for (size_t i = 0; i < a->mem_count; i++)
-        if (memcmp(&a->mem[i], &b->mem[i], sizeof a->mem[i]) != 0)
-            fail_msg("%s: memory event %zu differs", what, i);
+    if (a->mem_peak_count != b->mem_peak_count || a->mem_dropped != b->mem_dropped)
+        fail_msg("%s: memory peaks differ: %zu/%zu devices, %zu/%zu dropped", what, a->mem_peak_count,
+                 b->mem_peak_count, a->mem_dropped, b->mem_dropped);
+    for (size_t i = 0; i < a->mem_peak_count; i++) {
+        const gw_mem_peak *x = &a->mem_peaks[i], *y = &b->mem_peaks[i];
+        if (x->device != y->device || x->events != y->events || x->reserved != y->reserved ||
+            x->allocated != y->allocated || x->used != y->used || x->used_ts != y->used_ts ||
+            x->used_seq != y->used_seq)
+            fail_msg("%s: memory peaks of device entry %zu differ", what, i);
+    }
     for (uint32_t i = 0; i < a->strings.count; i++)
         if (strcmp(gw_strtab_get(&a->strings, i), gw_strtab_get(&b->strings, i)) != 0)
             fail_msg("%s: string %u differs: '%s' / '%s'", what, i, gw_strtab_get(&a->strings, i),

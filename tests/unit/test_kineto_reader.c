@@ -173,8 +173,9 @@ static void test_era2021_bare_array(void **state)
 
     /* [memory] without cat: CPU (type 0) → device -1, CUDA (type 1) → Device Id. */
     assert_int_equal(t->mem_count, 2);
-    assert_true(t->mem[0].bytes == 4 && t->mem[0].device == -1 && t->mem[0].total_allocated == -1);
-    assert_true(t->mem[1].bytes == -512 && t->mem[1].device == 0);
+    assert_int_equal(t->mem_peak_count, 2);
+    assert_true(t->mem_peaks[0].device == -1 && t->mem_peaks[0].events == 1 && t->mem_peaks[0].allocated == -1);
+    assert_true(t->mem_peaks[1].device == 0 && t->mem_peaks[1].events == 1);
 
     assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_MEMORY);
     assert_int_equal(t->rank_from_file, 0);
@@ -271,8 +272,10 @@ static void check_era2023(const gw_trace *t)
     assert_int_equal(d->is_amd, 0);
 
     assert_int_equal(t->mem_count, 1);
-    assert_true(t->mem[0].bytes == 5242880 && t->mem[0].device == 1);
-    assert_true(t->mem[0].total_allocated == 5435638784LL && t->mem[0].total_reserved == 12782141440LL);
+    assert_int_equal(t->mem_peak_count, 1);
+    assert_true(t->mem_peaks[0].device == 1 && t->mem_peaks[0].events == 1);
+    assert_true(t->mem_peaks[0].allocated == 5435638784LL && t->mem_peaks[0].reserved == 12782141440LL);
+    assert_true(t->mem_peaks[0].used == 12782141440.0);
 
     assert_int_equal(t->thread_count, 1);
     assert_string_equal(gw_trace_str(t, t->threads[0].name_id), "thread 783658 (python)");

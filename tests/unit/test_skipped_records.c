@@ -41,8 +41,8 @@ static void model_counts_what_it_drops_and_clamps(void **state)
     h->start = 90;
     h->end = 80;
     h->kind = GW_HOST_CPU_OP;
-    gw_mem_event *m = gw_trace_add_mem(t);
-    m->ts = INT64_MAX;
+    gw_mem_event m = {.ts = INT64_MAX, .device = -1, .total_allocated = -1, .total_reserved = -1};
+    assert_int_equal(gw_trace_add_mem(t, &m), 0);
     gw_step *s = gw_trace_add_step(t);
     s->start = 0;
     s->end = INT64_MAX;
