@@ -25,6 +25,7 @@
 
 #include "analyze/stats.h"
 #include "util/grow.h"
+#include "util/phase_timer.h"
 
 /* A fork or join only when the other thread starts within this long of the loop thread's
  * piece starting, and the loop thread resumes within this long of the burst's end: the
@@ -860,8 +861,12 @@ static gw_ns low_quantile(double *v, size_t n, gw_ns fallback)
 
 static int measure_latencies(gw_stepgraph *g)
 {
-    size_t gpu = g->count - g->host_count;
-    double *v = malloc((gpu + g->host_count + 1) * sizeof *v);
+    size_t gpu = g->count - g->host_count, launch_calls = 0;
+    /* Sized by what is measured (GPU work, then launch calls), not by every node: this is
+     * the graph's largest scratch, and it is live next to the whole graph. */
+    for (size_t i = 0; i < g->host_count; i++)
+        launch_calls += g->nodes[i].kind == GW_SG_CALL && !(g->nodes[i].flags & GW_SG_F_PAGEABLE);
+    double *v = malloc((gpu + launch_calls + 1) * sizeof *v);
     if (!v)
         return -1;
     size_t n = 0;
@@ -1073,6 +1078,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         }
     }
     g->host_count = g->count;
+    gw_phase_mark("sg: host chains");
     if (g->bound_count < 2) {
         rc = 0;
         gw_stepgraph_free(g);
@@ -1085,8 +1091,20 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     for (size_t k = 0; k < g->bound_count; k++)
         g->step_numbers[k] = k < cut_count ? numbers[k] : 0;
 
-    if (gpu_chains(&b, &ct, th->v[GW_T_TINY_KERNEL_US]) != 0 || link_waits(&b, &ct) != 0 ||
-        mark_tiny_dispatch(t, g) != 0 || mark_sync_ops(t, g) != 0)
+    if (gpu_chains(&b, &ct, th->v[GW_T_TINY_KERNEL_US]) != 0)
+        goto out;
+    gw_phase_mark("sg: gpu chains");
+    /* Only the GPU chains look calls up by host index: 4 bytes per host event, freed before
+     * the passes below allocate their own scratch beside the graph. */
+    free(b.call_node);
+    b.call_node = NULL;
+    if (link_waits(&b, &ct) != 0)
+        goto out;
+    free(ct.chains);
+    ct.chains = NULL;
+    free(b.stream_waits);
+    b.stream_waits = NULL;
+    if (mark_tiny_dispatch(t, g) != 0 || mark_sync_ops(t, g) != 0)
         goto out;
     /* Fork/join with each other thread of the loop's process. */
     for (uint32_t k = 0; k < t->thread_count; k++) {
@@ -1100,8 +1118,12 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     for (size_t i = 0; i < thread_first; i++)
         g->data_nodes += g->nodes[i].kind == GW_SG_DATA;
     g->single_process_loader = (t->host_flags_seen & GW_HOST_F_SINGLE_PROC_LOADER) != 0;
-    if (measure_latencies(g) != 0 || topo_order(g) != 0)
+    gw_phase_mark("sg: marks");
+    if (measure_latencies(g) != 0) goto out;
+    gw_phase_mark("sg: lat");
+    if (topo_order(g) != 0)
         goto out;
+    gw_phase_mark("sg: topo");
     rc = 0;
 out:
     if (rc != 0)

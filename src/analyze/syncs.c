@@ -48,12 +48,12 @@ const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *
 /* First call stack found on the op, the call, or their ancestors (0 none). */
 static uint32_t stack_of(const gw_trace *t, const gw_host_event *op, const gw_host_event *call)
 {
-    if (op && op->stack_id)
-        return op->stack_id;
+    if (op && gw_host_stack(op))
+        return gw_host_stack(op);
     int guard = 0;
     for (const gw_host_event *h = call; h && guard++ < MAX_WALK; h = parent_of(t, h))
-        if (h->stack_id)
-            return h->stack_id;
+        if (gw_host_stack(h))
+            return gw_host_stack(h);
     return 0;
 }
 

@@ -411,7 +411,6 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
         return oom(st);
     h->kind = (uint8_t)kind;
     h->name_id = name_id;
-    h->stack_id = stack_id;
     h->thread = thread;
     h->start = f->ts;
     h->end = f->ts + f->dur;
@@ -420,8 +419,14 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
         if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
             return oom(st);
     }
-    if (f->correlation.present && f->correlation.v > 0)
-        h->correlation = (uint64_t)f->correlation.v;
+    /* One of the two shares the field (see gw_host_event): calls keep their correlation,
+     * the other kinds their stack (a correlation on an op links nothing). */
+    if (gw_host_is_api_kind(h)) {
+        if (f->correlation.present && f->correlation.v > 0)
+            h->correlation = (uint64_t)f->correlation.v;
+    } else {
+        h->stack_id = stack_id;
+    }
     switch (kind) {
     case GW_HOST_RUNTIME:
     case GW_HOST_DRIVER:
@@ -747,7 +752,8 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
         for (size_t i = 0; i < bin->count; i++, h++) {
             *h = bin->events[i];
             h->name_id = names[h->name_id];
-            h->stack_id = names[h->stack_id];
+            if (!gw_host_is_api_kind(h))
+                h->stack_id = names[h->stack_id];
             h->thread = threads[b];
         }
     }

@@ -198,8 +198,7 @@ void gw_nsys_fill_api(const gw_nsys_db *d, const int64_t *v, gw_host_event *h)
         .correlation = gw_nsys_corr(d, gw_nsys_pid(v[AR_TID]), v[AR_CORR]),
         .reader_tid = v[AR_TID],
         .name_id = v[AR_NAME] < 0 || v[AR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[AR_NAME],
-        .parent = UINT32_MAX,
-        .kind = GW_HOST_RUNTIME};
+        .kind = GW_HOST_RUNTIME}; /* `parent` shares reader_tid's bytes: set once resolved */
 }
 
 static void api_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)

@@ -81,7 +81,7 @@ int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end)
             return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
         h->name_id = last_name;
         h->thread = thread;
-        h->stack_id = 0; /* the parked id's upper half */
+        h->parent = UINT32_MAX; /* the parked id's upper half; gw_trace_finish sets it */
         uint32_t slot = last_name & 63u;
         if (kind_name[slot] != last_name) {
             kind_name[slot] = last_name;

@@ -565,7 +565,6 @@ static int build_nesting(gw_trace *t)
         while (depth > 0 && t->host[stack[depth - 1]].end < h->end)
             depth--;
         h->parent = depth ? stack[depth - 1] : UINT32_MAX;
-        h->depth = (uint16_t)(depth > UINT16_MAX ? UINT16_MAX : depth);
         if (gw_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
             free(stack);
             return -1;

@@ -154,31 +154,55 @@ typedef enum gw_api_class {
 #define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
 #define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 
-/* 48 bytes: a big trace holds millions (a third of the memory of an nsys export's model), and
- * every pass over them reads each whole, so no field is kept that no analysis reads (Kineto's
- * External id links ops to their calls, which the nesting already does). */
+/* 40 bytes: a big trace holds millions (an nsys export's model is mostly these and the GPU
+ * events), and every pass over them reads each whole, so no field is kept that no analysis
+ * reads (Kineto's External id links ops to their calls, which the nesting already does), and
+ * fields that only one kind of event has share their bytes: API calls (runtime/driver) have a
+ * correlation id, the other kinds a call stack (traces put stacks on ops, not on calls). Read
+ * them through gw_host_correlation() and gw_host_stack(), which answer 0 for the other kind. */
 typedef struct gw_host_event {
     gw_ns start, end;
-    uint64_t correlation;      /* runtime/driver calls: CUPTI correlation id */
+    union {
+        uint64_t correlation;  /* GW_HOST_RUNTIME/GW_HOST_DRIVER: CUPTI correlation id */
+        uint64_t stack_id;     /* the other kinds: interned call stack text, 0 when absent */
+    };
     union {
         struct {
             uint32_t thread;   /* index into gw_trace.threads */
-            uint32_t stack_id; /* interned call stack text, 0 when absent */
+            uint32_t parent;   /* index of the enclosing event on the same thread, UINT32_MAX
+                                  none (set by gw_trace_finish) */
         };
         /* A reader's raw thread id (the nsys globalTid), held here while the reader still has
-         * to resolve it to `thread` (and stack_id to 0): never seen by the analysis. */
+         * to resolve it to `thread` (gw_trace_finish sets `parent` later): never seen by the
+         * analysis. */
         int64_t reader_tid;
     };
     uint32_t name_id;
-    uint32_t parent;           /* index of the enclosing event on the same thread, UINT32_MAX none
-                                  (set by gw_trace_finish for CPU ops/annotations) */
-    uint16_t depth;            /* nesting depth on its thread (0 = top level) */
+    uint16_t flags;            /* GW_HOST_F_* */
     uint8_t kind;              /* gw_host_kind */
-    uint8_t api_class;         /* gw_api_class (runtime/driver), GW_API_OTHER otherwise */
-    uint8_t sync_kind;         /* gw_sync_kind for GW_API_SYNC calls */
-    uint16_t flags;            /* GW_HOST_F_* (16 bits: the padding before the end holds them) */
+    unsigned api_class : 4;    /* gw_api_class (runtime/driver), GW_API_OTHER otherwise */
+    unsigned sync_kind : 4;    /* gw_sync_kind for GW_API_SYNC calls */
 } gw_host_event;
-_Static_assert(sizeof(gw_host_event) == 48, "gw_host_event: 48 bytes (see above)");
+_Static_assert(sizeof(gw_host_event) == 40, "gw_host_event: 40 bytes (see above)");
+_Static_assert(GW_API_CLASS_COUNT <= 16 && GW_SYNC_KIND_COUNT <= 16, "gw_host_event: 4-bit class fields");
+
+/* Whether h is a CUDA/HIP API call (its union holds a correlation id, not a stack). */
+static inline int gw_host_is_api_kind(const gw_host_event *h)
+{
+    return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
+}
+
+/* h's correlation id: API calls only, GW_NO_CORRELATION for the other kinds. */
+static inline uint64_t gw_host_correlation(const gw_host_event *h)
+{
+    return gw_host_is_api_kind(h) ? h->correlation : GW_NO_CORRELATION;
+}
+
+/* h's interned call stack: not API calls, 0 for them or when absent. */
+static inline uint32_t gw_host_stack(const gw_host_event *h)
+{
+    return gw_host_is_api_kind(h) ? 0 : (uint32_t)h->stack_id;
+}
 
 /* Which of two host events of the same span on one thread encloses the other: annotations
  * enclose Python frames, frames enclose ops, ops enclose API calls (lower ranks enclose).

@@ -200,7 +200,7 @@ static void write_host_event(writer *w, const gw_trace *t, const gw_host_event *
     put_us(w->out, h->start);
     fputs(",\"dur\":", w->out);
     put_us(w->out, h->end - h->start);
-    if (h->correlation != GW_NO_CORRELATION)
+    if (gw_host_correlation(h) != GW_NO_CORRELATION)
         fprintf(w->out, ",\"args\":{\"correlation\":%" PRIu64 "}", h->correlation);
     fputc('}', w->out);
     if (with_flow) {

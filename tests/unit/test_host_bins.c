@@ -42,7 +42,7 @@ static void drain_and_check(const size_t *counts, size_t threads)
     assert_int_equal(t->host_count, total);
     size_t i = 0;
     for (size_t k = 0; k < threads; k++) {
-        int64_t last_id = 0;
+        uint64_t last_id = 0;
         for (size_t j = 0; j < counts[k]; j++, i++) {
             assert_int_equal(t->host[i].thread, k);
             assert_int_equal(t->host[i].start, (gw_ns)j);
