@@ -25,10 +25,10 @@ static int in_window(const gw_gpu_event *g, const gw_window *w)
 }
 
 /* Blocks per SM of one kernel: the trace's figure, else grid blocks over SM count. */
-static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
+static double blocks_per_sm(const gw_gpu_event *g, const gw_kernel_shape *given, const gw_device *dev)
 {
-    if (g->blocks_per_sm >= 0)
-        return g->blocks_per_sm;
+    if (given->blocks_per_sm >= 0)
+        return given->blocks_per_sm;
     if (g->grid_blocks > 0 && dev && dev->num_sms > 0)
         return (double)g->grid_blocks / dev->num_sms;
     return -1;
@@ -37,10 +37,10 @@ static double blocks_per_sm(const gw_gpu_event *g, const gw_device *dev)
 /* Occupancy (% of the SM's warp slots) of one kernel: the trace's estimate, else the
  * theoretical one from block size, registers and grid size (shared memory is not in the
  * model, so this is an upper bound). */
-static double occupancy_pct(const gw_gpu_event *g, const gw_device *dev)
+static double occupancy_pct(const gw_gpu_event *g, const gw_kernel_shape *given, const gw_device *dev)
 {
-    if (g->est_occupancy_pct >= 0)
-        return g->est_occupancy_pct;
+    if (given->est_occupancy_pct >= 0)
+        return given->est_occupancy_pct;
     if (!dev || g->block_threads == 0 || dev->max_threads_per_sm <= 0 || dev->warp_size <= 0)
         return -1;
     double warp = dev->warp_size;
@@ -74,10 +74,11 @@ typedef struct launch_memo {
 static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo *memo, double *bps, double *occ)
 {
     /* Figures the trace itself gives are per kernel: not memoised. */
-    if (g->blocks_per_sm >= 0 || g->est_occupancy_pct >= 0) {
+    gw_kernel_shape given = gw_trace_kernel_shape_of(t, g);
+    if (given.blocks_per_sm >= 0 || given.est_occupancy_pct >= 0) {
         const gw_device *dev = gw_trace_device(t, g->device);
-        *bps = blocks_per_sm(g, dev);
-        *occ = occupancy_pct(g, dev);
+        *bps = blocks_per_sm(g, &given, dev);
+        *occ = occupancy_pct(g, &given, dev);
         return;
     }
     uint32_t h = (g->grid_blocks * 2654435761u) ^ (g->block_threads * 40503u) ^ ((uint32_t)g->registers << 7) ^
@@ -88,7 +89,8 @@ static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo
         const gw_device *dev = gw_trace_device(t, g->device);
         *m = (launch_memo){.used = 1, .device = g->device, .grid_blocks = g->grid_blocks,
                            .block_threads = g->block_threads, .registers = g->registers,
-                           .blocks_per_sm = blocks_per_sm(g, dev), .occupancy_pct = occupancy_pct(g, dev)};
+                           .blocks_per_sm = blocks_per_sm(g, &given, dev),
+                           .occupancy_pct = occupancy_pct(g, &given, dev)};
     }
     *bps = m->blocks_per_sm;
     *occ = m->occupancy_pct;

@@ -681,7 +681,8 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
             continue;
         size_t n = 0;
         long pos = gw_trace_gpu_by_corr(t, c->correlation, &n);
-        if (pos >= 0 && n > 0 && t->gpu[t->gpu_by_corr[pos]].copy_dir == GW_COPY_DTOH)
+        const gw_gpu_event *first_work = pos >= 0 && n > 0 ? &t->gpu[t->gpu_by_corr[pos]] : NULL;
+        if (first_work && first_work->kind == GW_GPU_MEMCPY && first_work->copy_dir == GW_COPY_DTOH)
             return 1;
     }
     return 0;

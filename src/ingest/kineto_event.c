@@ -313,15 +313,15 @@ static int add_gpu_event(gw_kineto_state *st, const gw_kfields *f, gw_gpu_kind k
         if (f->has_grid)
             g->grid_blocks = (uint32_t)f->grid_blocks;
         if (f->has_block)
-            g->block_threads = (uint32_t)f->block_threads;
+            g->block_threads = gw_block_threads_of(f->block_threads > INT64_MAX ? INT64_MAX : (int64_t)f->block_threads);
         if (f->registers.present && f->registers.v > 0)
             g->registers = (uint16_t)(f->registers.v > UINT16_MAX ? UINT16_MAX : f->registers.v);
         if (f->has_grid && f->has_block)
             g->flags |= GW_GPU_F_HAS_LAUNCH;
-        if (f->has_blocks_per_sm)
-            g->blocks_per_sm = (float)f->blocks_per_sm;
-        if (f->has_occupancy)
-            g->est_occupancy_pct = (float)f->occupancy_pct;
+        if ((f->has_blocks_per_sm || f->has_occupancy) &&
+            gw_trace_kernel_shape(st->trace, f->has_blocks_per_sm ? (float)f->blocks_per_sm : -1.0f,
+                                  f->has_occupancy ? (float)f->occupancy_pct : -1.0f, &g->shape_id) != 0)
+            return oom(st);
         if (f->has_collective)
             g->kclass = GW_KCLASS_COMM;
         if (f->comm && f->comm->seen) {
@@ -731,7 +731,13 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
         gw_gpu_event *g = &t->gpu[t->gpu_count++];
         *g = p->gpu[i];
         g->name_id = names[g->name_id];
+        if (g->kind == GW_GPU_KERNEL && g->shape_id != 0) {
+            gw_kernel_shape s = gw_trace_kernel_shape_of(p, g);
+            if (gw_trace_kernel_shape(t, s.blocks_per_sm, s.est_occupancy_pct, &g->shape_id) != 0)
+                return -1;
+        }
     }
+    t->shapes_dropped += p->shapes_dropped;
     if (gw_trace_absorb_mem(t, p) != 0)
         return -1;
     /* Event waits name correlations and streams only: nothing to map. */

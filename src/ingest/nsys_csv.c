@@ -326,7 +326,7 @@ static int read_gpu_rows(csv_file *f, gw_trace *t, gpu_stats *stats, gw_error *e
             double grid = (double)g[0] * (double)g[1] * (double)g[2];
             double block = (double)b[0] * (double)b[1] * (double)b[2];
             e->grid_blocks = grid <= 0 ? 0 : grid > UINT32_MAX ? UINT32_MAX : (uint32_t)grid;
-            e->block_threads = block <= 0 ? 0 : block > UINT32_MAX ? UINT32_MAX : (uint32_t)block;
+            e->block_threads = block <= 0 ? 0 : block > UINT16_MAX ? UINT16_MAX : (uint16_t)block;
             e->registers = (uint16_t)(regs < 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
             if (e->grid_blocks && e->block_threads)
                 e->flags |= GW_GPU_F_HAS_LAUNCH;

@@ -650,7 +650,7 @@ static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
     uint32_t last_raw = UINT32_MAX - 1, last_name = 0;
     for (size_t i = first; i < end; i++) {
         gw_gpu_event *e = &d->trace->gpu[i];
-        if (e->kind == GW_NSYS_HOLE)
+        if (e->kind == GW_NSYS_HOLE_GPU)
             continue;
         if (e->name_id != last_raw) {
             last_raw = e->name_id;
@@ -663,14 +663,17 @@ static int resolve_kernel_names(gw_nsys_db *d, size_t first, size_t end)
     return 0;
 }
 
-/* Drops the slots of rowids that had no row (kind GW_NSYS_HOLE) from n events of size
- * bytes whose kind byte is at kind_offset, keeping order; returns the new count. */
-static size_t compact_holes(void *events, size_t n, size_t size, size_t kind_offset)
+static int kernel_hole(const void *e) { return ((const gw_gpu_event *)e)->kind == GW_NSYS_HOLE_GPU; }
+static int api_hole(const void *e) { return ((const gw_host_event *)e)->kind == GW_NSYS_HOLE; }
+
+/* Drops the slots of rowids that had no row (is_hole) from n events of size bytes, keeping
+ * order; returns the new count. */
+static size_t compact_holes(void *events, size_t n, size_t size, int (*is_hole)(const void *))
 {
     char *base = events;
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((uint8_t)base[i * size + kind_offset] == GW_NSYS_HOLE)
+        if (is_hole(base + i * size))
             continue;
         if (out != i)
             memcpy(base + out * size, base + i * size, size);
@@ -877,8 +880,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         if (resolve_kernel_names(d, first_kernel, t->gpu_count) != 0)
             return -1;
         if ((size_t)rows[TABLE_KERNEL] != slots)
-            t->gpu_count = first_kernel + compact_holes(t->gpu + first_kernel, slots, sizeof *t->gpu,
-                                                        offsetof(gw_gpu_event, kind));
+            t->gpu_count = first_kernel + compact_holes(t->gpu + first_kernel, slots, sizeof *t->gpu, kernel_hole);
     }
     if (ac->dst) {
         size_t slots = ac->sparse ? (size_t)rows[TABLE_API] : ac->slots;
@@ -886,8 +888,7 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         if (gw_nsys_api_resolve(d, first_api, t->host_count) != 0)
             return -1;
         if ((size_t)rows[TABLE_API] != slots)
-            t->host_count = first_api + compact_holes(t->host + first_api, slots, sizeof *t->host,
-                                                      offsetof(gw_host_event, kind));
+            t->host_count = first_api + compact_holes(t->host + first_api, slots, sizeof *t->host, api_hole);
     }
     report_progress(opt, file_size, ++phase, phases);
     return 0;

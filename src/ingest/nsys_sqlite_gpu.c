@@ -107,8 +107,6 @@ int gw_nsys_kernel_sql(gw_nsys_db *d, char *sql, size_t len)
 void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
 {
     *e = (gw_gpu_event){0};
-    e->blocks_per_sm = -1.0f;
-    e->est_occupancy_pct = -1.0f;
     e->start = v[KR_START];
     e->end = v[KR_END];
     e->device = gw_device_id(v[KR_DEVICE]);
@@ -117,7 +115,7 @@ void gw_nsys_fill_kernel(const gw_nsys_db *d, const int64_t *v, gw_gpu_event *e)
     e->kind = GW_GPU_KERNEL;
     e->name_id = v[KR_NAME] < 0 || v[KR_NAME] >= UINT32_MAX ? UINT32_MAX : (uint32_t)v[KR_NAME];
     e->grid_blocks = clamp_u32(v[KR_GRID]);
-    e->block_threads = clamp_u32(v[KR_BLOCK]);
+    e->block_threads = gw_block_threads_of(v[KR_BLOCK]);
     e->registers = (uint16_t)(v[KR_REGS] < 0 ? 0 : v[KR_REGS] > UINT16_MAX ? UINT16_MAX : v[KR_REGS]);
     if (e->grid_blocks && e->block_threads)
         e->flags |= GW_GPU_F_HAS_LAUNCH;
@@ -132,7 +130,7 @@ static void mark_holes(gw_nsys_sink *sink, uint64_t upto)
         if (sink->is_api)
             ((gw_host_event *)sink->dst)[sink->filled].kind = GW_NSYS_HOLE;
         else
-            ((gw_gpu_event *)sink->dst)[sink->filled].kind = GW_NSYS_HOLE;
+            ((gw_gpu_event *)sink->dst)[sink->filled].kind = GW_NSYS_HOLE_GPU;
     }
 }
 

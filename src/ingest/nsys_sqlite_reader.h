@@ -47,6 +47,8 @@ typedef struct gw_nsys_db {
  * gw_nsys_api_resolve interns threads and names and sets runtime vs driver on the main
  * thread; kernel rows hold the raw StringIds id of their name (UINT32_MAX for none). */
 #define GW_NSYS_HOLE 0xFFu
+/* The same for kernel slots, whose kind is a 4-bit field (no real gw_gpu_kind comes near). */
+#define GW_NSYS_HOLE_GPU 0x0Fu
 
 typedef struct gw_nsys_sink {
     gw_nsys_db *d;              /* borrowed: the connection's reader state (corr_per_process) */

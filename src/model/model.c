@@ -51,6 +51,8 @@ void gw_trace_free(gw_trace *t)
     free(t->waits);
     free(t->notes);
     free(t->comm);
+    free(t->shapes);
+    free(t->shape_slots);
     free(t->host_by_corr);
     free(t->gpu_by_corr);
     free(t->host_corr.starts);
@@ -74,8 +76,6 @@ gw_gpu_event *gw_trace_add_gpu(gw_trace *t)
     gw_gpu_event *e = append((void **)&t->gpu, &t->gpu_count, &t->gpu_cap, sizeof *e);
     if (e) {
         e->stream = GW_NO_STREAM;
-        e->blocks_per_sm = -1.0f;
-        e->est_occupancy_pct = -1.0f;
     }
     return e;
 }
@@ -349,6 +349,10 @@ static void note_damage(gw_trace *t, const damage *d)
     if (kinds)
         gw_trace_note(t, "skipped %s record%s whose timestamps lie outside +-146 years of the trace's clock "
                          "(damaged values)", list, total == 1 ? "" : "s");
+    if (t->shapes_dropped)
+        gw_trace_note(t, "%zu kernels' blocks-per-SM and occupancy figures were not kept (over %u distinct pairs "
+                         "in one trace): estimated from their launch configuration instead",
+                      t->shapes_dropped, (unsigned)GW_KERNEL_SHAPES_MAX);
     if (d->gpu_reversed + d->host_reversed)
         gw_trace_note(t, "%zu GPU and %zu host records end before they start (damaged or skewed times): read "
                          "with a duration of 0", d->gpu_reversed, d->host_reversed);

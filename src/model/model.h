@@ -87,9 +87,11 @@ typedef enum gw_kernel_class {
 #define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
 #define GW_GPU_F_NAME_FILL    0x20u  /* kernel name says fill/Fill/zero (set once per name) */
 
-/* 64 bytes: an nsys export holds millions, so a kernel's launch shape and a copy's size share
- * their bytes (an event is one kind for good: readers set only its kind's fields, and every
- * reader of these fields checks the kind first). */
+/* 48 bytes: an nsys export holds millions, so fields that only one kind of event has share
+ * their bytes: a kernel's launch shape and a copy's size; a kernel's occupancy figures (an id
+ * into the trace's table, gw_trace_kernel_shape) and a copy's direction and memory kinds, or a
+ * sync record's kind. An event is one kind for good: readers set only its kind's fields, and
+ * every reader of these fields checks the kind first. */
 typedef struct gw_gpu_event {
     gw_ns start, end;
     uint64_t correlation;      /* CUPTI correlation id; links to gw_host_event.correlation */
@@ -97,23 +99,42 @@ typedef struct gw_gpu_event {
         uint64_t bytes;        /* GW_GPU_MEMCPY and GW_GPU_MEMSET only */
         struct {               /* GW_GPU_KERNEL only: */
             uint32_t grid_blocks;   /* grid x*y*z (0 unknown) */
-            uint32_t block_threads; /* block x*y*z (0 unknown) */
+            uint16_t block_threads; /* block x*y*z (0 unknown; at most 1,024 on any GPU, so a
+                                       larger figure saturates at 65,535) */
+            uint16_t registers;     /* registers per thread (0 unknown) */
         };
     };
     uint32_t name_id;          /* interned in gw_trace.strings */
     int32_t device;            /* index into gw_trace.devices is found with gw_trace_device() */
     int32_t stream;            /* GW_NO_STREAM when unknown/context-wide */
-    uint16_t registers;        /* registers per thread (0 unknown) */
-    uint8_t kind;              /* gw_gpu_kind */
-    uint8_t kclass;            /* gw_kernel_class (kernels) */
-    uint8_t copy_dir;          /* gw_copy_dir (memcpy) */
-    uint8_t src_mem, dst_mem;  /* gw_mem_kind (memcpy; memset uses dst_mem) */
-    uint8_t sync_kind;         /* gw_sync_kind (GW_GPU_SYNC) */
+    uint8_t kind : 4;          /* gw_gpu_kind */
+    uint8_t kclass : 4;        /* gw_kernel_class (kernels) */
     uint8_t flags;             /* GW_GPU_F_* */
-    float blocks_per_sm;       /* from the trace when given, else <0 (estimate later) */
-    float est_occupancy_pct;   /* from the trace when given, else <0 */
+    union {
+        uint16_t shape_id;     /* GW_GPU_KERNEL: the trace's blocks per SM and occupancy figures
+                                  (gw_trace_kernel_shape_of), 0 when the trace gives neither */
+        struct {               /* GW_GPU_MEMCPY (GW_GPU_MEMSET: dst_mem only) */
+            uint8_t copy_dir;  /* gw_copy_dir */
+            uint8_t src_mem : 4, dst_mem : 4; /* gw_mem_kind */
+        };
+        uint8_t sync_kind;     /* GW_GPU_SYNC: gw_sync_kind */
+    };
 } gw_gpu_event;
-_Static_assert(sizeof(gw_gpu_event) == 64, "gw_gpu_event: 64 bytes (see above)");
+_Static_assert(sizeof(gw_gpu_event) == 48, "gw_gpu_event: 48 bytes (see above)");
+_Static_assert(GW_GPU_KIND_COUNT <= 16 && GW_MEM_KIND_COUNT <= 16, "gw_gpu_event: 4-bit fields");
+
+/* A block size for gw_gpu_event.block_threads (saturating; <= 0: unknown). */
+static inline uint16_t gw_block_threads_of(int64_t threads)
+{
+    return threads <= 0 ? 0 : threads > UINT16_MAX ? UINT16_MAX : (uint16_t)threads;
+}
+
+/* A kernel's occupancy figures as the trace gives them (Kineto's "blocks per SM" and "est.
+ * achieved occupancy %"), kept once per distinct pair: < 0 when not given. */
+typedef struct gw_kernel_shape {
+    float blocks_per_sm;
+    float est_occupancy_pct;
+} gw_kernel_shape;
 
 /* ---- Host side ------------------------------------------------------------------ */
 
@@ -395,6 +416,9 @@ typedef struct gw_trace {
     gw_note *notes;      size_t note_count, note_cap;
     gw_event_wait *waits; size_t wait_count, wait_cap; /* sorted by call_correlation once
                                                            finished */
+    gw_kernel_shape *shapes; size_t shape_count, shape_cap; /* id k is shapes[k - 1] */
+    uint16_t *shape_slots; size_t shape_slot_cap; /* owned: open-addressing index of shapes */
+    size_t shapes_dropped;     /* kernels whose figures did not fit the table (a note says) */
     gw_comm_meta *comm;  size_t comm_count, comm_cap; /* sorted by gw_trace_finish */
     /* An append whose caller cannot fail (gw_trace_note) ran out of memory: the trace is
      * incomplete, and gw_trace_finish and the analysis refuse it. */
@@ -433,6 +457,14 @@ void gw_trace_free(gw_trace *t);
  * element, or NULL when out of memory. The pointer is valid until the next append to
  * the same array. */
 gw_gpu_event *gw_trace_add_gpu(gw_trace *t);
+/* The id of the figures (blocks_per_sm, est_occupancy_pct) in t's table of kernel shapes
+ * (src/model/kernel_shape.c), added when new: 0 when neither is given (< 0), and 0 too when
+ * the table is full (GW_KERNEL_SHAPES_MAX distinct pairs; t->shapes_dropped counts those
+ * kernels, and gw_trace_finish notes them: their figures are estimated). -1 on out-of-memory. */
+#define GW_KERNEL_SHAPES_MAX 65535u
+int gw_trace_kernel_shape(gw_trace *t, float blocks_per_sm, float est_occupancy_pct, uint16_t *id);
+/* Kernel g's figures: {-1, -1} when the trace gave none. */
+gw_kernel_shape gw_trace_kernel_shape_of(const gw_trace *t, const gw_gpu_event *g);
 gw_host_event *gw_trace_add_host(gw_trace *t);
 /* Folds one allocator event into the trace's peaks (an event with an impossible timestamp is
  * counted as dropped). Returns 0, or -1 on out-of-memory. */

@@ -240,7 +240,7 @@ static int load_kernels(loader *L)
         g->correlation = (uint64_t)sqlite3_column_int64(st, 7);
         g->name_id = name;
         g->grid_blocks = launch_product(st, 9);
-        g->block_threads = launch_product(st, 12);
+        g->block_threads = gw_block_threads_of(launch_product(st, 12));
         g->registers = (uint16_t)sqlite3_column_int(st, 15);
         if (g->grid_blocks && g->block_threads)
             g->flags |= GW_GPU_F_HAS_LAUNCH;

@@ -189,8 +189,8 @@ static void kernel_statistics(void **state)
     fx_kernel(t, 0, 7, 3, 6, 0, "elementwise_add");
     fx_kernel(t, 0, 7, 10, 14, 0, "elementwise_add");
     gw_gpu_event *tc = fx_kernel(t, 0, 7, 20, 30, 0, "volta_h884gemm_64x64_nn");
-    tc->blocks_per_sm = 4.0f;
-    tc->est_occupancy_pct = 50.0f;
+    assert_int_equal(gw_trace_kernel_shape(t, 4.0f, 50.0f, &tc->shape_id), 0);
+    assert_int_equal(tc->shape_id, 1);
     gw_gpu_event *fp32 = fx_kernel(t, 0, 7, 40, 60, 0, "volta_sgemm_128x64_nn");
     fp32->grid_blocks = 40;
     fp32->block_threads = 256;

@@ -79,6 +79,10 @@ static void expect_same_trace(const char *what, const gw_trace *a, const gw_trac
     for (size_t i = 0; i < a->host_count; i++)
         if (memcmp(&a->host[i], &b->host[i], sizeof a->host[i]) != 0)
             fail_msg("%s: host event %zu differs", what, i);
+    /* Kernels name their occupancy figures by id: the tables must say the same. */
+    if (a->shape_count != b->shape_count || a->shapes_dropped != b->shapes_dropped ||
+        (a->shape_count && memcmp(a->shapes, b->shapes, a->shape_count * sizeof *a->shapes) != 0))
+        fail_msg("%s: kernel shape tables differ (%zu/%zu pairs)", what, a->shape_count, b->shape_count);
     if (a->mem_peak_count != b->mem_peak_count || a->mem_dropped != b->mem_dropped)
         fail_msg("%s: memory peaks differ: %zu/%zu devices, %zu/%zu dropped", what, a->mem_peak_count,
                  b->mem_peak_count, a->mem_dropped, b->mem_dropped);

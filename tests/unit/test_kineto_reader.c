@@ -141,8 +141,9 @@ static void test_era2021_bare_array(void **state)
     assert_int_equal(k->grid_blocks, 8);
     assert_int_equal(k->block_threads, 256);
     assert_int_equal(k->registers, 126);
-    assert_true(k->blocks_per_sm > 0.49f && k->blocks_per_sm < 0.51f);
-    assert_true(k->est_occupancy_pct > 11.9f && k->est_occupancy_pct < 12.1f);
+    gw_kernel_shape shape = gw_trace_kernel_shape_of(t, k);
+    assert_true(shape.blocks_per_sm > 0.49f && shape.blocks_per_sm < 0.51f);
+    assert_true(shape.est_occupancy_pct > 11.9f && shape.est_occupancy_pct < 12.1f);
     assert_true(k->flags & GW_GPU_F_HAS_LAUNCH);
 
     const gw_gpu_event *c = find_gpu(t, "Memcpy HtoD");
