@@ -25,7 +25,6 @@
 
 #include "analyze/stats.h"
 #include "util/grow.h"
-#include "util/phase_timer.h"
 
 /* A fork or join only when the other thread starts within this long of the loop thread's
  * piece starting, and the loop thread resumes within this long of the burst's end: the
@@ -1079,7 +1078,6 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         }
     }
     g->host_count = g->count;
-    gw_phase_mark("sg: host chains");
     if (g->bound_count < 2) {
         rc = 0;
         gw_stepgraph_free(g);
@@ -1094,7 +1092,6 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
 
     if (gpu_chains(&b, &ct, th->v[GW_T_TINY_KERNEL_US]) != 0)
         goto out;
-    gw_phase_mark("sg: gpu chains");
     /* Only the GPU chains look calls up by host index: 4 bytes per host event, freed before
      * the passes below allocate their own scratch beside the graph. */
     free(b.call_node);
@@ -1119,12 +1116,8 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     for (size_t i = 0; i < thread_first; i++)
         g->data_nodes += g->nodes[i].kind == GW_SG_DATA;
     g->single_process_loader = (t->host_flags_seen & GW_HOST_F_SINGLE_PROC_LOADER) != 0;
-    gw_phase_mark("sg: marks");
-    if (measure_latencies(g) != 0) goto out;
-    gw_phase_mark("sg: lat");
-    if (topo_order(g) != 0)
+    if (measure_latencies(g) != 0 || topo_order(g) != 0)
         goto out;
-    gw_phase_mark("sg: topo");
     rc = 0;
 out:
     if (rc != 0)
