@@ -355,6 +355,47 @@ static void test_string_and_negative_ids(void **state)
     gw_trace_free(t);
 }
 
+/* A call's correlation and an op's call stack share one field of the host event: each kind
+ * keeps its own (a stack given on a call and a correlation given on an op are dropped), and
+ * nothing reads one as the other. */
+static void test_stacks_and_correlations_kept_apart(void **state)
+{
+    (void)state;
+    gw_trace *t = load_ok(FIXTURES "stacks_and_correlations.json");
+    const gw_host_event *op = find_host(t, "aten::item");
+    const gw_host_event *copy = find_host(t, "cudaMemcpyAsync");
+    const gw_host_event *launch = find_host(t, "cuLaunchKernel");
+    const gw_host_event *frame = find_host(t, "train.py(42): step");
+    assert_string_equal(gw_trace_str(t, gw_host_stack(op)), "train.py(42): step;torch/_tensor.py(9): item");
+    assert_string_equal(gw_trace_str(t, gw_host_stack(frame)), "train.py(60): main");
+    assert_int_equal(gw_host_correlation(op), GW_NO_CORRELATION);
+    assert_int_equal(gw_host_correlation(copy), 777);
+    assert_int_equal(gw_host_stack(copy), 0);
+    assert_int_equal(launch->kind, GW_HOST_DRIVER);
+    assert_int_equal(gw_host_correlation(launch), 778);
+    /* The calls link to their GPU work; the op's correlation links nothing. */
+    long c = gw_trace_host_by_corr(t, 777), l = gw_trace_host_by_corr(t, 778);
+    assert_true(c >= 0 && l >= 0);
+    assert_ptr_equal(&t->host[c], copy);
+    assert_ptr_equal(&t->host[l], launch);
+    assert_true(gw_trace_host_by_corr(t, 555) < 0);
+    /* The nesting still holds: the call inside the op inside the frame. */
+    assert_ptr_equal(&t->host[copy->parent], op);
+    assert_ptr_equal(&t->host[op->parent], frame);
+    /* The kernel's occupancy figures come back through the trace's table; the copy keeps its
+     * direction and memory kinds in the bytes a kernel uses for that id. */
+    const gw_gpu_event *k = find_gpu(t, "k");
+    gw_kernel_shape shape = gw_trace_kernel_shape_of(t, k);
+    assert_true(shape.blocks_per_sm == 0.25f && shape.est_occupancy_pct == 12.0f);
+    const gw_gpu_event *m = find_gpu(t, "Memcpy DtoH");
+    assert_int_equal(m->copy_dir, GW_COPY_DTOH);
+    assert_int_equal(m->src_mem, GW_MEM_DEVICE);
+    assert_int_equal(m->dst_mem, GW_MEM_PAGEABLE);
+    assert_int_equal(m->bytes, 4);
+    assert_true(gw_trace_kernel_shape_of(t, m).blocks_per_sm < 0);
+    gw_trace_free(t);
+}
+
 static void test_empty_event_arrays_are_valid(void **state)
 {
     (void)state;
@@ -771,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_era2022_pretty_printed),
         cmocka_unit_test(test_string_and_negative_ids),
         cmocka_unit_test(test_empty_event_arrays_are_valid),
+        cmocka_unit_test(test_stacks_and_correlations_kept_apart),
         cmocka_unit_test(test_damaged_fixtures_refused),
         cmocka_unit_test(test_missing_file_refused),
         cmocka_unit_test(test_truncated_gzip_refused),
