@@ -58,12 +58,100 @@ void gw_device_work_free(gw_device_work *w)
 {
     free(w->events);
     w->events = NULL;
+    free(w->runs);
+    w->runs = NULL;
+    w->run_count = 0;
     w->event_count = 0;
     free(w->launcher);
     w->launcher = NULL;
     free(w->launched_at);
     w->launched_at = NULL;
     gw_ivset_free(&w->busy);
+}
+
+/* The last run starting at or before event k. */
+static size_t run_of(const gw_device_work *w, size_t k)
+{
+    size_t lo = 0, hi = w->run_count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->runs[mid].first_event <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint32_t gw_device_work_event_in_runs(const gw_device_work *w, size_t k)
+{
+    size_t r = run_of(w, k);
+    return w->runs[r].first_gpu + (uint32_t)(k - w->runs[r].first_event);
+}
+
+gw_work_cursor gw_work_at(const gw_device_work *w, size_t k)
+{
+    gw_work_cursor c = {.k = k};
+    if (k >= w->event_count)
+        return c;
+    if (w->events) {
+        c.gpu = w->events[k];
+        return c;
+    }
+    c.run = run_of(w, k);
+    c.gpu = w->runs[c.run].first_gpu + (uint32_t)(k - w->runs[c.run].first_event);
+    return c;
+}
+
+/* Event list of the device under construction: runs while they stay few (a list costs 4
+ * bytes an event, a run 8), switched to the list for good once they would not be. */
+typedef struct event_builder {
+    size_t run_cap, list_cap;
+    uint32_t last_gpu;
+} event_builder;
+
+/* Runs are kept while run_count <= events / RUNS_PER_EVENT_MAX + RUNS_SLACK. */
+#define RUNS_PER_EVENT_MAX 4
+#define RUNS_SLACK 1024
+
+static int to_list(gw_device_work *w, event_builder *eb)
+{
+    eb->list_cap = w->event_count + w->event_count / 2 + 16;
+    w->events = malloc(eb->list_cap * sizeof *w->events);
+    if (!w->events)
+        return -1;
+    for (size_t r = 0; r < w->run_count; r++) {
+        size_t end = r + 1 < w->run_count ? w->runs[r + 1].first_event : w->event_count;
+        for (size_t k = w->runs[r].first_event; k < end; k++)
+            w->events[k] = w->runs[r].first_gpu + (uint32_t)(k - w->runs[r].first_event);
+    }
+    free(w->runs);
+    w->runs = NULL;
+    w->run_count = 0;
+    return 0;
+}
+
+static int add_event(gw_device_work *w, event_builder *eb, uint32_t gpu_index)
+{
+    if (!w->events) {
+        if (w->run_count == 0 || gpu_index != eb->last_gpu + 1) {
+            if (w->run_count >= w->event_count / RUNS_PER_EVENT_MAX + RUNS_SLACK) {
+                if (to_list(w, eb) != 0)
+                    return -1;
+                return add_event(w, eb, gpu_index);
+            }
+            if (gw_grow((void **)&w->runs, &eb->run_cap, w->run_count + 1, sizeof *w->runs) != 0)
+                return -1;
+            w->runs[w->run_count++] = (gw_work_run){gpu_index, (uint32_t)w->event_count};
+        }
+        eb->last_gpu = gpu_index;
+        w->event_count++;
+        return 0;
+    }
+    if (gw_grow((void **)&w->events, &eb->list_cap, w->event_count + 1, sizeof *w->events) != 0)
+        return -1;
+    w->events[w->event_count++] = gpu_index;
+    return 0;
 }
 
 /* The host thread that launched the work starting each busy interval: the events are in
@@ -75,8 +163,8 @@ static int find_launchers(const gw_trace *t, gw_device_work *w)
     if (!w->launcher || !w->launched_at)
         return -1;
     size_t j = 0;
-    for (size_t k = 0; k < w->event_count && j < w->busy.count; k++) {
-        const gw_gpu_event *g = &t->gpu[w->events[k]];
+    for (gw_work_cursor c = gw_work_at(w, 0); c.k < w->event_count && j < w->busy.count; gw_work_next(w, &c)) {
+        const gw_gpu_event *g = &t->gpu[c.gpu];
         while (j < w->busy.count && w->busy.iv[j].start < g->start) {
             w->launcher[j] = UINT32_MAX; /* not reached: every interval starts at an event */
             w->launched_at[j++] = INT64_MAX;
@@ -104,15 +192,14 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
     gw_ival_list raw[CLASSES] = {{0}};
     gw_ival_list comm_list = {0};
     gw_ivset comm = {0};
-    size_t cap = 0;
+    event_builder eb = {0};
     int rc = -1;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (!gw_gpu_is_work(g) || g->device != device)
             continue;
-        if (gw_grow((void **)&w->events, &cap, w->event_count + 1, sizeof *w->events) != 0)
+        if (add_event(w, &eb, (uint32_t)i) != 0)
             goto out;
-        w->events[w->event_count++] = (uint32_t)i;
         int cls = g->kind == GW_GPU_MEMCPY ? COPY
                 : g->kind == GW_GPU_MEMSET ? SET
                 : g->kclass == GW_KCLASS_COMM ? COMM : COMPUTE;
@@ -178,8 +265,8 @@ void gw_device_busy_fill(const gw_trace *t, const gw_device_work *w, gw_device_s
     ds->comm_total_s = gw_ns_to_s(w->comm_ns);
     ds->idle_s = gw_ns_to_s(window - busy);
     ds->kernel_count = ds->copy_count = ds->set_count = 0;
-    for (size_t k = 0; k < w->event_count; k++) {
-        const gw_gpu_event *g = &t->gpu[w->events[k]];
+    for (gw_work_cursor c = gw_work_at(w, 0); c.k < w->event_count; gw_work_next(w, &c)) {
+        const gw_gpu_event *g = &t->gpu[c.gpu];
         /* An event belongs to the window where it starts, so that counts per window add
          * up over adjacent windows. */
         if (g->start < lo || g->start >= hi)

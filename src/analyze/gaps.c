@@ -79,8 +79,8 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
         return 0;
     /* At most 1000 chunks: on the stack, so the evidence never depends on the heap. */
     double chunk_busy[1000] = {0};
-    for (size_t k = 0; k < dw->event_count; k++) {
-        const gw_gpu_event *g = &t->gpu[dw->events[k]];
+    for (gw_work_cursor c = gw_work_at(dw, 0); c.k < dw->event_count; gw_work_next(dw, &c)) {
+        const gw_gpu_event *g = &t->gpu[c.gpu];
         add_to_chunks(chunk_busy, n, first, chunk, g->start, g->end); /* no length: adds nothing */
     }
     out->chunks = n;

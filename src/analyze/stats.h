@@ -24,10 +24,22 @@ double gw_window_step_divisor(const gw_window *w);
 
 /* ---- busy.c: one device's GPU work as interval sets -------------------------------- */
 
+/* A stretch of consecutive t->gpu indices that are all the device's work: events
+ * first_event .. (the next run's first_event - 1) are t->gpu[first_gpu ..]. */
+typedef struct gw_work_run {
+    uint32_t first_gpu;
+    uint32_t first_event;
+} gw_work_run;
+
 typedef struct gw_device_work {
     int32_t device;
-    uint32_t *events;          /* owned: indices into t->gpu of the device's kernels, copies
-                                  and sets (not sync records), in start order */
+    /* The device's kernels, copies and sets (not sync records), in start order, as indices
+     * into t->gpu: read them with gw_device_work_event(). One GPU's trace has its work in
+     * long stretches of t->gpu, broken only by sync records: then they are kept as runs
+     * (8 bytes a stretch instead of 4 an event: 19 MiB at 5 M kernels), else as a list. */
+    uint32_t *events;          /* owned: the list, or NULL when kept as runs */
+    gw_work_run *runs;         /* owned: the runs, or NULL when kept as a list */
+    size_t run_count;
     size_t event_count;
     gw_ivset busy;             /* owned: union of all of them, over the whole trace */
     uint32_t *launcher;        /* owned, busy.count entries, NULL until gw_device_work_link
@@ -170,6 +182,35 @@ int gw_idle_cause_sets_dispatch_union(const gw_device_work *dw, const gw_feeder_
  * gw_attribute_idle / gw_idle_cause_sets, which fail without it. Returns 0, or -1 on
  * out-of-memory. */
 int gw_device_work_link(const gw_trace *t, gw_device_work *w, const gw_feeder_activity *fa);
+/* The t->gpu index of w's event k (k < w->event_count): a search among the runs. Loops
+ * over the events walk them with a cursor instead (gw_work_at, gw_work_next). */
+uint32_t gw_device_work_event_in_runs(const gw_device_work *w, size_t k);
+static inline uint32_t gw_device_work_event(const gw_device_work *w, size_t k)
+{
+    return w->events ? w->events[k] : gw_device_work_event_in_runs(w, k);
+}
+
+/* Event k of a device's work and its t->gpu index (gpu, valid while k < event_count). */
+typedef struct gw_work_cursor {
+    size_t k, run;
+    uint32_t gpu;
+} gw_work_cursor;
+
+/* The cursor at event k (a search, once). */
+gw_work_cursor gw_work_at(const gw_device_work *w, size_t k);
+/* The next event: the same run or the one after it. */
+static inline void gw_work_next(const gw_device_work *w, gw_work_cursor *c)
+{
+    if (++c->k >= w->event_count)
+        return;
+    if (w->events) {
+        c->gpu = w->events[c->k];
+        return;
+    }
+    if (c->run + 1 < w->run_count && w->runs[c->run + 1].first_event == c->k)
+        c->run++;
+    c->gpu = w->runs[c->run].first_gpu + (uint32_t)(c->k - w->runs[c->run].first_event);
+}
 
 /* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */
 
