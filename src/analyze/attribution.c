@@ -92,7 +92,7 @@ static int is_pageable_dtoh_copy(const gw_trace *t, const gw_host_event *h)
     long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
     if (pos < 0 || n == 0)
         return 0;
-    const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[pos]];
+    const gw_gpu_event *g = &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos)];
     return g->kind == GW_GPU_MEMCPY && g->copy_dir == GW_COPY_DTOH && g->dst_mem == GW_MEM_PAGEABLE;
 }
 

@@ -573,7 +573,7 @@ static const gw_gpu_event *sync_record(const gw_trace *t, const gw_host_event *h
     size_t n = 0;
     long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
     for (size_t k = 0; pos >= 0 && k < n; k++) {
-        const gw_gpu_event *e = &t->gpu[t->gpu_by_corr[pos + (long)k]];
+        const gw_gpu_event *e = &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos + k)];
         if (e->kind == GW_GPU_SYNC)
             return e;
     }
@@ -587,7 +587,7 @@ static uint32_t own_gpu_node(const builder *b, const chain_table *ct, const gw_h
     size_t n = 0;
     long pos = gw_trace_gpu_by_corr(b->t, h->correlation, &n);
     for (size_t k = 0; pos >= 0 && k < n; k++) {
-        const gw_gpu_event *e = &b->t->gpu[b->t->gpu_by_corr[pos + (long)k]];
+        const gw_gpu_event *e = &b->t->gpu[gw_trace_gpu_corr_at(b->t, (size_t)pos + k)];
         if (!gw_gpu_is_work(e))
             continue;
         long c = chain_find(ct, e->device, e->stream);
@@ -657,7 +657,7 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
         size_t n = 0;
         long pos = gw_trace_gpu_by_corr(t, h->correlation, &n);
         for (size_t k = 0; pos >= 0 && k < n; k++) {
-            const gw_gpu_event *e = &t->gpu[t->gpu_by_corr[pos + (long)k]];
+            const gw_gpu_event *e = &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos + k)];
             if (e->kind == GW_GPU_MEMCPY)
                 return e->copy_dir == GW_COPY_DTOH;
         }
@@ -680,7 +680,7 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
             continue;
         size_t n = 0;
         long pos = gw_trace_gpu_by_corr(t, c->correlation, &n);
-        const gw_gpu_event *first_work = pos >= 0 && n > 0 ? &t->gpu[t->gpu_by_corr[pos]] : NULL;
+        const gw_gpu_event *first_work = pos >= 0 && n > 0 ? &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos)] : NULL;
         if (first_work && first_work->kind == GW_GPU_MEMCPY && first_work->copy_dir == GW_COPY_DTOH)
             return 1;
     }

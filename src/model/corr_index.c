@@ -22,6 +22,8 @@
 
 static uint64_t host_corr(const gw_trace *t, uint32_t i) { return t->host[i].correlation; }
 static uint64_t gpu_corr(const gw_trace *t, uint32_t i) { return t->gpu[i].correlation; }
+static uint32_t host_at(const gw_trace *t, size_t pos) { return gw_trace_host_corr_at(t, pos); }
+static uint32_t gpu_at(const gw_trace *t, size_t pos) { return gw_trace_gpu_corr_at(t, pos); }
 
 /* Comparison sort for sparse ids; qsort has no context argument, hence a thread-local
  * trace pointer (the host and GPU indexes are built on two threads). */
@@ -147,8 +149,74 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_
 static int build_host_index(gw_trace *t);
 static int build_gpu_index(gw_trace *t);
 
+/* Look-ups come in time order mostly (kernel after kernel), so the run found last for an
+ * index usually holds the next position too: remembered per thread for the last two
+ * indexes searched (the host and the GPU one take turns). */
+static _Thread_local const gw_index_run *g_hint_runs[2];
+static _Thread_local size_t g_hint_run[2];
+
+uint32_t gw_index_runs_at(const gw_index_run *runs, size_t run_count, size_t pos)
+{
+    int slot = g_hint_runs[1] == runs;
+    size_t r = g_hint_run[slot];
+    if (g_hint_runs[slot] != runs || r >= run_count || runs[r].first_pos > pos ||
+        (r + 1 < run_count && runs[r + 1].first_pos <= pos)) {
+        size_t lo = 0, hi = run_count;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (runs[mid].first_pos <= pos)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        r = lo;
+        if (g_hint_runs[slot] != runs) {
+            /* A new index takes the slot of the one used longer ago. */
+            g_hint_runs[0] = g_hint_runs[1];
+            g_hint_run[0] = g_hint_run[1];
+            slot = 1;
+            g_hint_runs[1] = runs;
+        }
+        g_hint_run[slot] = r;
+    }
+    return runs[r].first_value + (uint32_t)(pos - runs[r].first_pos);
+}
+
+/* Keeps the sorted index *idx (n values) as runs when they take at most a quarter of its
+ * bytes (8 a run, 4 a value: a run must cover 8 values on average); the list stays
+ * otherwise (also when the runs cannot be allocated). Returns 0. */
+#define RUNS_MIN_VALUES_PER_RUN 8u
+
+static int compress_runs(uint32_t **idx, size_t n, gw_index_run **runs_out, size_t *run_count)
+{
+    *runs_out = NULL;
+    *run_count = 0;
+    if (n == 0 || !*idx)
+        return 0;
+    size_t runs = 1;
+    for (size_t k = 1; k < n; k++)
+        runs += (*idx)[k] != (*idx)[k - 1] + 1;
+    if (runs * RUNS_MIN_VALUES_PER_RUN > n)
+        return 0;
+    gw_index_run *r = malloc(runs * sizeof *r);
+    if (!r)
+        return 0; /* the list is as good an index, only bigger */
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (k == 0 || (*idx)[k] != (*idx)[k - 1] + 1)
+            r[m++] = (gw_index_run){(*idx)[k], (uint32_t)k};
+    free(*idx);
+    *idx = NULL;
+    *runs_out = r;
+    *run_count = runs;
+    return 0;
+}
+
 static void drop_host(gw_trace *t)
 {
+    free(t->host_corr_runs);
+    t->host_corr_runs = NULL;
+    t->host_corr_run_count = 0;
     free(t->host_by_corr);
     free(t->host_corr.starts);
     t->host_by_corr = NULL;
@@ -158,6 +226,9 @@ static void drop_host(gw_trace *t)
 
 static void drop_gpu(gw_trace *t)
 {
+    free(t->gpu_corr_runs);
+    t->gpu_corr_runs = NULL;
+    t->gpu_corr_run_count = 0;
     free(t->gpu_by_corr);
     free(t->gpu_corr.starts);
     t->gpu_by_corr = NULL;
@@ -243,7 +314,9 @@ static int build_host_index(gw_trace *t)
     uint64_t *keys;
     if (collect_host(t, &t->host_by_corr, &keys, &t->host_by_corr_count) != 0)
         return -1;
-    return order_by_corr(t, t->host_by_corr, keys, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr);
+    if (order_by_corr(t, t->host_by_corr, keys, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr) != 0)
+        return -1;
+    return compress_runs(&t->host_by_corr, t->host_by_corr_count, &t->host_corr_runs, &t->host_corr_run_count);
 }
 
 static int build_gpu_index(gw_trace *t)
@@ -251,7 +324,9 @@ static int build_gpu_index(gw_trace *t)
     uint64_t *keys;
     if (collect_gpu(t, &t->gpu_by_corr, &keys, &t->gpu_by_corr_count) != 0)
         return -1;
-    return order_by_corr(t, t->gpu_by_corr, keys, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr);
+    if (order_by_corr(t, t->gpu_by_corr, keys, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr) != 0)
+        return -1;
+    return compress_runs(&t->gpu_by_corr, t->gpu_by_corr_count, &t->gpu_corr_runs, &t->gpu_corr_run_count);
 }
 
 int gw_corr_index_build(gw_trace *t)
@@ -265,7 +340,7 @@ int gw_corr_index_build(gw_trace *t)
 
 /* Position range [*first, *first + *n) in the index array of one id via the bucket
  * table; 1 when found. */
-static int table_range(const gw_trace *t, const gw_corr_dense *d, const uint32_t *idx,
+static int table_range(const gw_trace *t, const gw_corr_dense *d, uint32_t (*at)(const gw_trace *, size_t),
                        uint64_t (*key)(const gw_trace *, uint32_t), uint64_t correlation, size_t *first, size_t *n)
 {
     if (correlation < d->base)
@@ -274,10 +349,10 @@ static int table_range(const gw_trace *t, const gw_corr_dense *d, const uint32_t
     if (b >= d->buckets)
         return 0;
     size_t k = d->starts[b], end = d->starts[b + 1];
-    while (k < end && key(t, idx[k]) < correlation)
+    while (k < end && key(t, at(t, k)) < correlation)
         k++;
     size_t m = k;
-    while (m < end && key(t, idx[m]) == correlation)
+    while (m < end && key(t, at(t, m)) == correlation)
         m++;
     *first = k;
     *n = m - k;
@@ -288,20 +363,20 @@ long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation)
 {
     if (t->host_corr.starts) {
         size_t first, n;
-        return table_range(t, &t->host_corr, t->host_by_corr, host_corr, correlation, &first, &n)
-                   ? (long)t->host_by_corr[first]
+        return table_range(t, &t->host_corr, host_at, host_corr, correlation, &first, &n)
+                   ? (long)gw_trace_host_corr_at(t, first)
                    : -1;
     }
     size_t lo = 0, hi = t->host_by_corr_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->host[t->host_by_corr[mid]].correlation < correlation)
+        if (t->host[gw_trace_host_corr_at(t, mid)].correlation < correlation)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < t->host_by_corr_count && t->host[t->host_by_corr[lo]].correlation == correlation)
-        return (long)t->host_by_corr[lo];
+    if (lo < t->host_by_corr_count && t->host[gw_trace_host_corr_at(t, lo)].correlation == correlation)
+        return (long)gw_trace_host_corr_at(t, lo);
     return -1;
 }
 
@@ -309,19 +384,19 @@ long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count
 {
     size_t first = 0, n = 0;
     if (t->gpu_corr.starts) {
-        if (!table_range(t, &t->gpu_corr, t->gpu_by_corr, gpu_corr, correlation, &first, &n))
+        if (!table_range(t, &t->gpu_corr, gpu_at, gpu_corr, correlation, &first, &n))
             n = 0;
     } else {
         size_t lo = 0, hi = t->gpu_by_corr_count;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (t->gpu[t->gpu_by_corr[mid]].correlation < correlation)
+            if (t->gpu[gw_trace_gpu_corr_at(t, mid)].correlation < correlation)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         first = lo;
-        while (first + n < t->gpu_by_corr_count && t->gpu[t->gpu_by_corr[first + n]].correlation == correlation)
+        while (first + n < t->gpu_by_corr_count && t->gpu[gw_trace_gpu_corr_at(t, first + n)].correlation == correlation)
             n++;
     }
     if (count)

@@ -54,7 +54,9 @@ void gw_trace_free(gw_trace *t)
     free(t->shapes);
     free(t->shape_slots);
     free(t->host_by_corr);
+    free(t->host_corr_runs);
     free(t->gpu_by_corr);
+    free(t->gpu_corr_runs);
     free(t->host_corr.starts);
     free(t->gpu_corr.starts);
     free(t);

@@ -232,7 +232,7 @@ static void write_trace(writer *w, const gw_trace *t)
             /* Only the first GPU event of a correlation ends the flow (graph launches). */
             size_t n = 0;
             long pos = gw_trace_gpu_by_corr(t, g->correlation, &n);
-            flow = pos >= 0 && &t->gpu[t->gpu_by_corr[pos]] == g;
+            flow = pos >= 0 && &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos)] == g;
         }
         write_gpu_event(w, t, g, flow);
     }

@@ -235,7 +235,7 @@ static void check_lookups(const gw_trace *t, uint64_t probe_lo, uint64_t probe_h
         assert_int_equal(n, want_n);
         assert_true((pos >= 0) == (want_n > 0));
         for (size_t k = 0; k < n; k++) {
-            const gw_gpu_event *g = &t->gpu[t->gpu_by_corr[(size_t)pos + k]];
+            const gw_gpu_event *g = &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos + k)];
             assert_int_equal(g->correlation, c);
             assert_true(g->start >= last_start); /* equal ids in start order */
             last_start = g->start;
@@ -253,6 +253,10 @@ static void corr_index_dense(void **state)
     gw_trace *t = trace_with_ids(3000, dense_ids);
     assert_non_null(t->host_corr.starts);
     assert_int_equal(t->host_corr.shift, 0);
+    /* The calls are in correlation order: one run; the kernels' shuffles keep a list. */
+    assert_null(t->host_by_corr);
+    assert_int_equal(t->host_corr_run_count, 1);
+    assert_non_null(t->gpu_by_corr);
     check_lookups(t, 990, 4010, 1);
     gw_trace_free(t);
 }
@@ -274,6 +278,43 @@ static void corr_index_clustered_falls_back(void **state)
     assert_null(t->host_corr.starts); /* two clusters 2^32 apart: binary search */
     check_lookups(t, 0, 3010, 1);
     check_lookups(t, (7ull << 32), (7ull << 32) + 3010, 1);
+    gw_trace_free(t);
+}
+
+/* Events nearly in correlation order (a neighbour swapped now and then, a call without an
+ * id): both indexes are kept as runs, many of them, and every look-up still finds exactly
+ * the events a scan finds. */
+static void corr_index_runs(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("runs", "test");
+    assert_non_null(t);
+    uint32_t th = gw_trace_thread(t, 1, 1);
+    uint32_t name = gw_trace_intern(t, "cudaLaunchKernel", 16);
+    const size_t n = 20000;
+    for (size_t i = 0; i < n; i++) {
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        h->start = (gw_ns)i * 100;
+        h->end = h->start + 10;
+        h->kind = GW_HOST_RUNTIME;
+        h->thread = th;
+        h->name_id = name;
+        h->correlation = i % 500 == 10 ? 0 : i % 300 == 7 ? 50 + i + 1 : i % 300 == 8 ? 50 + i - 1 : 50 + i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        g->start = (gw_ns)i * 100 + 20;
+        g->end = g->start + 4;
+        g->kind = GW_GPU_KERNEL;
+        g->correlation = i % 250 == 3 ? 50 + i + 1 : i % 250 == 4 ? 50 + i - 1 : 50 + i;
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    assert_null(t->host_by_corr);
+    assert_null(t->gpu_by_corr);
+    assert_true(t->host_corr_run_count > 100 && t->gpu_corr_run_count > 100);
+    check_lookups(t, 40, 50 + n + 10, 1);
     gw_trace_free(t);
 }
 
@@ -387,16 +428,16 @@ static void host_lane_split_matches_one_sort(void **state)
     assert_int_equal(split->host_by_corr_count, whole->host_by_corr_count);
     assert_true(split->host_by_corr_count > 50000);
     for (size_t i = 0; i < split->host_by_corr_count; i++)
-        assert_int_equal(split->host_by_corr[i], whole->host_by_corr[i]);
+        assert_int_equal(gw_trace_host_corr_at(split, i), gw_trace_host_corr_at(whole, i));
     /* Every call is found by its correlation, at the same place in both, and an id between
      * two calls' is not found. */
     for (size_t i = 0; i < split->host_by_corr_count; i += 7) {
-        uint64_t c = split->host[split->host_by_corr[i]].correlation;
+        uint64_t c = split->host[gw_trace_host_corr_at(split, i)].correlation;
         long x = gw_trace_host_by_corr(split, c), y = gw_trace_host_by_corr(whole, c);
         assert_true(x >= 0);
         assert_int_equal(x, y);
         assert_true(split->host[x].correlation == c);
-        if (i + 1 < split->host_by_corr_count && split->host[split->host_by_corr[i + 1]].correlation > c + 1)
+        if (i + 1 < split->host_by_corr_count && split->host[gw_trace_host_corr_at(split, i + 1)].correlation > c + 1)
             assert_true(gw_trace_host_by_corr(split, c + 1) < 0);
     }
     gw_trace_free(split);
@@ -410,6 +451,7 @@ int main(void)
         cmocka_unit_test(runsort_small_left_and_small_right),
         cmocka_unit_test(runsort_wide_elements_overlapping_runs),
         cmocka_unit_test(corr_index_dense),
+        cmocka_unit_test(corr_index_runs),
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),
         cmocka_unit_test(corr_index_threaded),
