@@ -69,26 +69,6 @@ void gw_device_work_free(gw_device_work *w)
     gw_ivset_free(&w->busy);
 }
 
-/* The last run starting at or before event k. */
-static size_t run_of(const gw_device_work *w, size_t k)
-{
-    size_t lo = 0, hi = w->run_count;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w->runs[mid].first_event <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-uint32_t gw_device_work_event_in_runs(const gw_device_work *w, size_t k)
-{
-    size_t r = run_of(w, k);
-    return w->runs[r].first_gpu + (uint32_t)(k - w->runs[r].first_event);
-}
-
 gw_work_cursor gw_work_at(const gw_device_work *w, size_t k)
 {
     gw_work_cursor c = {.k = k};
@@ -98,8 +78,8 @@ gw_work_cursor gw_work_at(const gw_device_work *w, size_t k)
         c.gpu = w->events[k];
         return c;
     }
-    c.run = run_of(w, k);
-    c.gpu = w->runs[c.run].first_gpu + (uint32_t)(k - w->runs[c.run].first_event);
+    c.run = gw_index_run_of(w->runs, w->run_count, k);
+    c.gpu = w->runs[c.run].first_value + (uint32_t)(k - w->runs[c.run].first_pos);
     return c;
 }
 
@@ -121,9 +101,9 @@ static int to_list(gw_device_work *w, event_builder *eb)
     if (!w->events)
         return -1;
     for (size_t r = 0; r < w->run_count; r++) {
-        size_t end = r + 1 < w->run_count ? w->runs[r + 1].first_event : w->event_count;
-        for (size_t k = w->runs[r].first_event; k < end; k++)
-            w->events[k] = w->runs[r].first_gpu + (uint32_t)(k - w->runs[r].first_event);
+        size_t end = r + 1 < w->run_count ? w->runs[r + 1].first_pos : w->event_count;
+        for (size_t k = w->runs[r].first_pos; k < end; k++)
+            w->events[k] = w->runs[r].first_value + (uint32_t)(k - w->runs[r].first_pos);
     }
     free(w->runs);
     w->runs = NULL;
@@ -142,7 +122,7 @@ static int add_event(gw_device_work *w, event_builder *eb, uint32_t gpu_index)
             }
             if (gw_grow((void **)&w->runs, &eb->run_cap, w->run_count + 1, sizeof *w->runs) != 0)
                 return -1;
-            w->runs[w->run_count++] = (gw_work_run){gpu_index, (uint32_t)w->event_count};
+            w->runs[w->run_count++] = (gw_index_run){gpu_index, (uint32_t)w->event_count};
         }
         eb->last_gpu = gpu_index;
         w->event_count++;

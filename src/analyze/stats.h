@@ -24,13 +24,6 @@ double gw_window_step_divisor(const gw_window *w);
 
 /* ---- busy.c: one device's GPU work as interval sets -------------------------------- */
 
-/* A stretch of consecutive t->gpu indices that are all the device's work: events
- * first_event .. (the next run's first_event - 1) are t->gpu[first_gpu ..]. */
-typedef struct gw_work_run {
-    uint32_t first_gpu;
-    uint32_t first_event;
-} gw_work_run;
-
 typedef struct gw_device_work {
     int32_t device;
     /* The device's kernels, copies and sets (not sync records), in start order, as indices
@@ -38,7 +31,8 @@ typedef struct gw_device_work {
      * long stretches of t->gpu, broken only by sync records: then they are kept as runs
      * (8 bytes a stretch instead of 4 an event: 19 MiB at 5 M kernels), else as a list. */
     uint32_t *events;          /* owned: the list, or NULL when kept as runs */
-    gw_work_run *runs;         /* owned: the runs, or NULL when kept as a list */
+    gw_index_run *runs;        /* owned: the runs (position = event, value = t->gpu index),
+                                  or NULL when kept as a list */
     size_t run_count;
     size_t event_count;
     gw_ivset busy;             /* owned: union of all of them, over the whole trace */
@@ -182,12 +176,11 @@ int gw_idle_cause_sets_dispatch_union(const gw_device_work *dw, const gw_feeder_
  * gw_attribute_idle / gw_idle_cause_sets, which fail without it. Returns 0, or -1 on
  * out-of-memory. */
 int gw_device_work_link(const gw_trace *t, gw_device_work *w, const gw_feeder_activity *fa);
-/* The t->gpu index of w's event k (k < w->event_count): a search among the runs. Loops
- * over the events walk them with a cursor instead (gw_work_at, gw_work_next). */
-uint32_t gw_device_work_event_in_runs(const gw_device_work *w, size_t k);
+/* The t->gpu index of w's event k (k < w->event_count). Loops over the events walk them
+ * with a cursor instead (gw_work_at, gw_work_next). */
 static inline uint32_t gw_device_work_event(const gw_device_work *w, size_t k)
 {
-    return w->events ? w->events[k] : gw_device_work_event_in_runs(w, k);
+    return w->events ? w->events[k] : gw_index_runs_at(w->runs, w->run_count, k);
 }
 
 /* Event k of a device's work and its t->gpu index (gpu, valid while k < event_count). */
@@ -207,9 +200,9 @@ static inline void gw_work_next(const gw_device_work *w, gw_work_cursor *c)
         c->gpu = w->events[c->k];
         return;
     }
-    if (c->run + 1 < w->run_count && w->runs[c->run + 1].first_event == c->k)
+    if (c->run + 1 < w->run_count && w->runs[c->run + 1].first_pos == c->k)
         c->run++;
-    c->gpu = w->runs[c->run].first_gpu + (uint32_t)(c->k - w->runs[c->run].first_event);
+    c->gpu = w->runs[c->run].first_value + (uint32_t)(c->k - w->runs[c->run].first_pos);
 }
 
 /* ---- kernels.c, copies.c, syncs.c, memory.c ---------------------------------------- */

@@ -155,21 +155,26 @@ static int build_gpu_index(gw_trace *t);
 static _Thread_local const gw_index_run *g_hint_runs[2];
 static _Thread_local size_t g_hint_run[2];
 
+size_t gw_index_run_of(const gw_index_run *runs, size_t run_count, size_t pos)
+{
+    size_t lo = 0, hi = run_count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (runs[mid].first_pos <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 uint32_t gw_index_runs_at(const gw_index_run *runs, size_t run_count, size_t pos)
 {
     int slot = g_hint_runs[1] == runs;
     size_t r = g_hint_run[slot];
     if (g_hint_runs[slot] != runs || r >= run_count || runs[r].first_pos > pos ||
         (r + 1 < run_count && runs[r + 1].first_pos <= pos)) {
-        size_t lo = 0, hi = run_count;
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (runs[mid].first_pos <= pos)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        r = lo;
+        r = gw_index_run_of(runs, run_count, pos);
         if (g_hint_runs[slot] != runs) {
             /* A new index takes the slot of the one used longer ago. */
             g_hint_runs[0] = g_hint_runs[1];

@@ -521,7 +521,10 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
 long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation);
 long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count);
 
-/* The value at position pos of an index kept as runs (a search among them). */
+/* The run holding position pos of an index kept as runs (a binary search; run_count > 0). */
+size_t gw_index_run_of(const gw_index_run *runs, size_t run_count, size_t pos);
+/* The value at position pos of an index kept as runs (the search, skipped when the run found
+ * last on this thread for the same runs holds pos). */
 uint32_t gw_index_runs_at(const gw_index_run *runs, size_t run_count, size_t pos);
 /* The event at position pos (< the index's count) of the host / GPU correlation index. */
 static inline uint32_t gw_trace_host_corr_at(const gw_trace *t, size_t pos)
