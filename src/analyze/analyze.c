@@ -584,12 +584,18 @@ typedef struct model_steps_job {
     gw_ns *step_cats;                       /* owned: from model_steps */
     window_stats_job *stats;                /* borrowed: units left when the graph is done */
     const uint8_t *marks;                   /* borrowed: the trace's dispatch marks */
+    uint8_t *marks_owned;                   /* owned, or NULL: the same marks, handed over when
+                                               nothing else needs them (freed once the graph
+                                               is built, before its replay) */
 } model_steps_job;
 
 static void *model_steps_thread(void *arg)
 {
     model_steps_job *job = arg;
     job->rc = build_step_graph(job->a, job->ti, &job->window, job->marks, job->note, sizeof job->note);
+    free(job->marks_owned);
+    job->marks_owned = NULL;
+    job->marks = NULL;
     if (job->rc == 0)
         job->rc = model_steps(job->a, job->ti, &job->obs, &job->step_cats);
     /* No graph (over whatif.max_events, or no steps): nothing for the statistics to slow
@@ -706,10 +712,13 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->dataloader_s = dataloader_s;
     gw_ns window = r->window.end_ns - r->window.start_ns;
     r->dataloader_share = window > 0 ? dataloader_s / gw_ns_to_s(window) : 0.0;
-    if (steps_threaded)
+    if (steps_threaded) {
         pthread_join(sthread, NULL);
-    else if (r->has_gpu_data)
+    } else if (r->has_gpu_data) {
+        sjob.marks_owned = marks; /* the devices are done with them */
+        marks = NULL;
         model_steps_thread(&sjob);
+    }
     free(marks); /* the devices and the graph are done with them */
     stats_gate_destroy(&kjob); /* every thread that took units has been joined */
     /* Every window unit has run now (the graph's thread took the last ones, if any). */
@@ -718,7 +727,7 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     if (sjob.rc == 0 && sjob.note[0] && input_note(&a->inputs[ti], sjob.note) != 0)
         sjob.rc = -1;
     /* The unchanged replay is done with once the steps have their paths: its ends and
-     * bindings are 9 more bytes a node (the Perfetto export replays it anew). */
+     * bindings are 4 more bytes a node (the Perfetto export replays it anew). */
     int modelled_rc = r->has_gpu_data && sjob.rc != 0 ? -1 : 0;
     if (modelled_rc == 0 && r->has_gpu_data)
         fill_step_paths(a, ti, first_step_row, &sjob.obs, sjob.step_cats);

@@ -76,18 +76,18 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
          * back is fetched meanwhile (the hardware prefetch stops at each page). */
         if (cur >= WALK_AHEAD) {
             __builtin_prefetch(&g->nodes[cur - WALK_AHEAD]);
-            __builtin_prefetch(&r->end[cur - WALK_AHEAD]);
+            __builtin_prefetch(&r->rel[cur - WALK_AHEAD]);
         }
         const gw_sg_node *x = &g->nodes[cur];
-        t = min_ns(t, r->end[cur]);
+        t = min_ns(t, gw_replay_end(g, r, cur));
         gw_ns s = gw_replay_start(g, r, cur);
-        uint8_t bind = r->bind[cur];
+        unsigned bind = gw_replay_bind(r, cur);
         if (x->kind != GW_SG_GPU) {
             if (bind == GW_BIND_A || bind == GW_BIND_B) {
-                uint32_t awaited = bind == GW_BIND_A ? x->a : x->b;
+                uint32_t awaited = bind == GW_BIND_A ? x->a : gw_sg_b(g, cur);
                 uint8_t cat = x->kind == GW_SG_SYNC ? GW_CP_SYNC_WAIT : x->kind == GW_SG_CALL ? GW_CP_COPY
                                                                                             : GW_CP_HOST_OP;
-                gw_ns lo = min_ns(r->end[awaited], t);
+                gw_ns lo = min_ns(gw_replay_end(g, r, awaited), t);
                 if (put(&w, cat, cur, lo, t) != 0)
                     return -1;
                 t = lo;
@@ -109,14 +109,14 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
         uint8_t cat = GW_CP_LAUNCH;
         if (bind == GW_BIND_CHAIN) {
             next = cur - 1;
-            lo = min_ns(r->end[next], t);
+            lo = min_ns(gw_replay_end(g, r, next), t);
         } else if (bind == GW_BIND_A) {
             /* From the launch call's start: continue on its thread before the call. */
             lo = min_ns(gw_replay_start(g, r, x->a), t);
             next = (g->nodes[x->a].flags & GW_SG_F_FIRST) || x->a == 0 ? GW_SG_NONE : x->a - 1;
         } else if (bind == GW_BIND_B) {
-            next = x->b;
-            lo = min_ns(r->end[next], t);
+            next = gw_sg_b(g, cur);
+            lo = min_ns(gw_replay_end(g, r, next), t);
             cat = GW_CP_SYNC_WAIT;
         }
         if (next != GW_SG_NONE || bind == GW_BIND_A) {

@@ -56,17 +56,104 @@ enum {
 };
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* A drift from the block's base kept in a node's 4 bytes: |d| < 2^29 (d * 4 + bind stays
+ * clear of GW_REPLAY_FAR). */
+#define REL_LIMIT ((gw_ns)1 << 29)
+#define BASE_UNSET INT64_MIN
+#define FAR_EMPTY UINT32_MAX
+
+static size_t far_slot(uint32_t node, size_t cap)
+{
+    return (size_t)((node * 2654435761u) & (uint32_t)(cap - 1));
+}
+
+/* Puts node i's end in the far map (grown at half full). Returns 0, or -1 on out-of-memory. */
+static int far_put(gw_replay *r, uint32_t i, gw_ns end, unsigned bind)
+{
+    if ((r->far_count + 1) * 2 > r->far_cap) {
+        size_t cap = r->far_cap ? r->far_cap * 2 : 64;
+        gw_replay_far *slots = malloc(cap * sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t k = 0; k < cap; k++)
+            slots[k].node = FAR_EMPTY;
+        for (size_t k = 0; k < r->far_cap; k++) {
+            if (r->far[k].node == FAR_EMPTY)
+                continue;
+            size_t at = far_slot(r->far[k].node, cap);
+            while (slots[at].node != FAR_EMPTY)
+                at = (at + 1) & (cap - 1);
+            slots[at] = r->far[k];
+        }
+        free(r->far);
+        r->far = slots;
+        r->far_cap = cap;
+    }
+    size_t at = far_slot(i, r->far_cap);
+    while (r->far[at].node != FAR_EMPTY && r->far[at].node != i)
+        at = (at + 1) & (r->far_cap - 1);
+    r->far_count += r->far[at].node == FAR_EMPTY;
+    r->far[at] = (gw_replay_far){.node = i, .bind = (uint8_t)bind, .end = end};
+    return 0;
+}
+
+gw_ns gw_replay_far_end(const gw_replay *r, uint32_t i, unsigned *bind)
+{
+    if (r->far_cap > 0) {
+        size_t at = far_slot(i, r->far_cap);
+        while (r->far[at].node != FAR_EMPTY) {
+            if (r->far[at].node == i) {
+                if (bind)
+                    *bind = r->far[at].bind;
+                return r->far[at].end;
+            }
+            at = (at + 1) & (r->far_cap - 1);
+        }
+    }
+    if (bind)
+        *bind = GW_BIND_NONE;
+    return 0; /* not reached: a node marked far is in the map */
+}
+
+/* Node i's replayed end, read in the pass: obs_end is its observed end (gw_sg_end), which
+ * the caller mostly has at hand. */
+ALWAYS_INLINE gw_ns end_at(const gw_replay *r, uint32_t i, gw_ns obs_end)
+{
+    int32_t v = r->rel[i];
+    if (__builtin_expect(v == GW_REPLAY_FAR, 0))
+        return gw_replay_far_end(r, i, NULL);
+    return obs_end + r->base[i >> GW_REPLAY_BLOCK_SHIFT] + (gw_ns)(v >> 2); /* arithmetic shift */
+}
+
+/* Writes node i's replayed end and binding (obs_end: its observed end). A failure to grow the
+ * far map is remembered in *oom and reported after the pass. */
+ALWAYS_INLINE void put_end(gw_replay *r, uint32_t i, gw_ns obs_end, gw_ns end, unsigned bind, int *oom)
+{
+    gw_ns drift = end - obs_end;
+    gw_ns *base = &r->base[i >> GW_REPLAY_BLOCK_SHIFT];
+    if (*base == BASE_UNSET)
+        *base = drift;
+    gw_ns d = drift - *base;
+    if (__builtin_expect(d > -REL_LIMIT && d < REL_LIMIT, 1)) {
+        r->rel[i] = (int32_t)(d * 4 + (gw_ns)bind);
+        return;
+    }
+    r->rel[i] = GW_REPLAY_FAR;
+    if (far_put(r, i, end, bind) != 0)
+        *oom = 1;
+}
+
 static gw_ns scale_ns(gw_ns v, double f)
 {
     double r = (double)v * f;
     return r <= 0 ? 0 : (gw_ns)(r + 0.5);
 }
 
-ALWAYS_INLINE gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const gw_sg_node *x,
-                                 const gw_replay_params *p, unsigned rk)
+ALWAYS_INLINE gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, uint32_t i, const gw_replay_params *p,
+                                 unsigned rk)
 {
-    (void)g;
-    gw_ns dur = x->end - x->start;
+    const gw_sg_node *x = &g->nodes[i];
+    gw_ns dur = gw_sg_dur(g, i);
     if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE)) {
         const gw_gpu_event *e = &t->gpu[x->ref];
         double bw = e->copy_dir == GW_COPY_DTOH ? p->pinned_dtoh_bpns : p->pinned_htod_bpns;
@@ -83,8 +170,10 @@ ALWAYS_INLINE gw_ns gpu_duration(const gw_stepgraph *g, const gw_trace *t, const
 
 /* The wait predecessor of a host node under p (GW_SG_NONE when it has none or p drops it),
  * and which slot it is in. */
-ALWAYS_INLINE uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p, int *slot, unsigned rk)
+ALWAYS_INLINE uint32_t host_wait(const gw_stepgraph *g, uint32_t i, const gw_replay_params *p, int *slot,
+                                 unsigned rk)
 {
+    const gw_sg_node *x = &g->nodes[i];
     *slot = GW_BIND_NONE;
     if (x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL) {
         if (x->a == GW_SG_NONE)
@@ -96,11 +185,11 @@ ALWAYS_INLINE uint32_t host_wait(const gw_sg_node *x, const gw_replay_params *p,
         *slot = GW_BIND_A;
         return x->a;
     }
-    if (x->kind == GW_SG_WORK && x->b != GW_SG_NONE) {
+    if (x->kind == GW_SG_WORK && (x->flags & GW_SG_F_HAS_B)) {
         if ((x->flags & GW_SG_F_DEFER) && !((rk & RK_SYNCS) && p->syncs))
             return GW_SG_NONE;
         *slot = GW_BIND_B;
-        return x->b;
+        return gw_sg_b_of(g, i);
     }
     return GW_SG_NONE;
 }
@@ -134,10 +223,9 @@ typedef struct loader_state {
 } loader_state;
 
 /* A DataLoader call of the loop thread with the loading done by worker processes. */
-static gw_ns loader_end(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns request,
-                        loader_state *ls)
+static gw_ns loader_end(const gw_stepgraph *g, const gw_sg_node *x, gw_ns observed, const gw_replay_params *p,
+                        gw_ns request, loader_state *ls)
 {
-    gw_ns observed = x->end - x->start;
     double workers = p->loader_workers > 0 ? p->loader_workers : 1;
     gw_ns cadence; /* the pool's time per batch */
     gw_ns handoff = p->loader_handoff_ns;
@@ -169,13 +257,15 @@ typedef struct candidate {
 } candidate;
 
 ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, uint32_t i,
-                           gw_replay *r, unsigned rk)
+                           gw_replay *r, unsigned rk, int *oom)
 {
     const gw_sg_node *x = &g->nodes[i];
     candidate c[3];
     int n = 0;
-    if (x->flags & GW_SG_F_CHAIN_DONE)
-        c[n++] = (candidate){r->end[i - 1], g->nodes[i - 1].end, g->lat_stream, GW_BIND_CHAIN};
+    if (x->flags & GW_SG_F_CHAIN_DONE) {
+        gw_ns prev_end = gw_sg_end(g, i - 1);
+        c[n++] = (candidate){end_at(r, i - 1, prev_end), prev_end, g->lat_stream, GW_BIND_CHAIN};
+    }
     if (x->a != GW_SG_NONE) {
         /* The call's start is where its thread's previous node ends: the call itself may wait
          * for this very work (a blocking copy), so its end is not needed. */
@@ -183,10 +273,13 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
         if ((call->flags & GW_SG_F_FIRST) || x->a == 0)
             c[n++] = (candidate){call->start, call->start, g->lat_launch, GW_BIND_A};
         else if (x->flags & GW_SG_F_A_DONE)
-            c[n++] = (candidate){r->end[x->a - 1], call->start, g->lat_launch, GW_BIND_A};
+            c[n++] = (candidate){end_at(r, x->a - 1, gw_sg_end(g, x->a - 1)), call->start, g->lat_launch, GW_BIND_A};
     }
-    if (x->flags & GW_SG_F_B_DONE)
-        c[n++] = (candidate){r->end[x->b], g->nodes[x->b].end, 0, GW_BIND_B};
+    if (x->flags & GW_SG_F_B_DONE) {
+        uint32_t b = gw_sg_b_of(g, i);
+        gw_ns b_end = gw_sg_end(g, b);
+        c[n++] = (candidate){end_at(r, b, b_end), b_end, 0, GW_BIND_B};
+    }
     gw_ns start = x->start;
     uint8_t bind = GW_BIND_NONE;
     if (n > 0) {
@@ -208,75 +301,83 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
         start = at[best];
         bind = c[best].slot;
     }
-    r->end[i] = start + gpu_duration(g, t, x, p, rk);
-    r->bind[i] = bind;
+    put_end(r, i, gw_sg_end(g, i), start + gpu_duration(g, t, i, p, rk), bind, oom);
 }
 
 ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t i, gw_replay *r,
-                            loader_state *ls, unsigned rk)
+                            loader_state *ls, unsigned rk, int *oom)
 {
     const gw_sg_node *x = &g->nodes[i];
     int first = !(x->flags & GW_SG_F_CHAIN_DONE);
-    gw_ns start = first ? x->start : r->end[i - 1]; /* as gw_replay_start finds it again */
-    gw_ns dur = x->end - x->start;
-    r->bind[i] = first ? GW_BIND_NONE : GW_BIND_CHAIN;
+    /* as gw_replay_start finds it again */
+    gw_ns start = first ? x->start : end_at(r, i - 1, gw_sg_end(g, i - 1));
+    gw_ns dur = gw_sg_dur(g, i), x_end = x->start + dur;
+    unsigned bind = first ? GW_BIND_NONE : GW_BIND_CHAIN;
     if ((rk & RK_LOADER) && p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
-        r->end[i] = loader_end(g, x, p, start, ls);
+        put_end(r, i, x_end, loader_end(g, x, dur, p, start, ls), bind, oom);
         return;
     }
     /* How the node behaved in the trace decides its own time: waiting or working. */
     uint32_t w_obs = x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL ? x->a
-                   : (x->kind == GW_SG_WORK && !(x->flags & GW_SG_F_DEFER)) ? x->b : GW_SG_NONE;
+                   : (x->kind == GW_SG_WORK && !(x->flags & GW_SG_F_DEFER)) ? gw_sg_b(g, i) : GW_SG_NONE;
     gw_ns own = dur, lat = 0;
     if (w_obs != GW_SG_NONE) {
-        gw_ns done = g->nodes[w_obs].end;
-        int waited = done > x->start && done <= x->end + SKEW_NS;
+        gw_ns done = gw_sg_end(g, w_obs);
+        int waited = done > x->start && done <= x_end + SKEW_NS;
         if (waited) {
             own = x->kind == GW_SG_WORK ? 0 : (dur < CALL_FLOOR_NS ? dur : CALL_FLOOR_NS);
-            lat = x->end - done;
+            lat = x_end - done;
         } else {
             gw_ns floor = x->kind == GW_SG_WORK ? 0 : g->lat_wake;
-            lat = x->end - done < floor ? x->end - done : floor;
+            lat = x_end - done < floor ? x_end - done : floor;
         }
     }
     int slot;
-    uint32_t w = host_wait(x, p, &slot, rk);
+    uint32_t w = host_wait(g, i, p, &slot, rk);
     if (w != GW_SG_NONE && w != w_obs) {
         /* A wait only the transformation follows (a deferred read): the smallest latency. */
-        gw_ns done = g->nodes[w].end;
-        lat = x->end - done < g->lat_wake ? x->end - done : g->lat_wake;
+        gw_ns done = gw_sg_end(g, w);
+        lat = x_end - done < g->lat_wake ? x_end - done : g->lat_wake;
     }
     gw_ns end = start + host_own(g, x, p, own, rk);
-    if (w != GW_SG_NONE && (x->flags & (slot == GW_BIND_A ? GW_SG_F_A_DONE : GW_SG_F_B_DONE)) &&
-        r->end[w] + lat > end) {
-        end = r->end[w] + lat;
-        r->bind[i] = (uint8_t)slot;
+    if (w != GW_SG_NONE && (x->flags & (slot == GW_BIND_A ? GW_SG_F_A_DONE : GW_SG_F_B_DONE))) {
+        gw_ns awaited = end_at(r, w, gw_sg_end(g, w)) + lat;
+        if (awaited > end) {
+            end = awaited;
+            bind = (unsigned)slot;
+        }
     }
-    r->end[i] = end;
+    put_end(r, i, x_end, end, bind, oom);
 }
 
 void gw_replay_free(gw_replay *r)
 {
     if (!r)
         return;
-    free(r->end);
-    free(r->bind);
+    free(r->rel);
+    free(r->base);
+    free(r->far);
     free(r->step_ns);
     *r = (gw_replay){0};
 }
 
-/* Makes room for g's nodes and steps in r, keeping arrays that are large enough. */
+/* Makes room for g's nodes and steps in r, keeping arrays that are large enough, and
+ * resets the block bases and the far map for a new pass. */
 static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
 {
     size_t n = g->count ? g->count : 1;
+    size_t blocks = (n >> GW_REPLAY_BLOCK_SHIFT) + 1;
     size_t steps = g->bound_count > 0 ? g->bound_count - 1 : 0;
     size_t step_room = steps ? steps : 1;
-    if (!r->end || !r->bind || r->node_cap < n) {
-        free(r->end);
-        free(r->bind);
-        r->end = malloc(n * sizeof *r->end);
-        r->bind = malloc(n);
+    if (!r->rel || r->node_cap < n) {
+        free(r->rel);
+        r->rel = malloc(n * sizeof *r->rel);
         r->node_cap = n;
+    }
+    if (!r->base || r->block_cap < blocks) {
+        free(r->base);
+        r->base = malloc(blocks * sizeof *r->base);
+        r->block_cap = blocks;
     }
     if (!r->step_ns || r->step_cap < step_room) {
         free(r->step_ns);
@@ -284,19 +385,25 @@ static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
         r->step_cap = step_room;
     }
     r->step_count = steps;
-    if (!r->end || !r->bind || !r->step_ns) {
+    if (!r->rel || !r->base || !r->step_ns) {
         gw_replay_free(r);
         return -1;
     }
+    for (size_t k = 0; k < blocks; k++)
+        r->base[k] = BASE_UNSET;
+    for (size_t k = 0; k < r->far_cap; k++)
+        r->far[k].node = FAR_EMPTY;
+    r->far_count = 0;
     return 0;
 }
 
 /* One pass over the nodes in topological order; rk (a constant in each call) says which of
- * p's transformations may be on. */
-ALWAYS_INLINE void replay_pass(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out,
-                               unsigned rk)
+ * p's transformations may be on. Returns 0, or -1 when the far map could not grow. */
+ALWAYS_INLINE int replay_pass(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out,
+                              unsigned rk)
 {
     loader_state ls = {0};
+    int oom = 0;
     for (size_t k = 0; k < g->run_count; k++) {
         uint32_t end = g->runs[k].first + g->runs[k].count;
         for (uint32_t i = g->runs[k].first; i < end; i++) {
@@ -305,16 +412,17 @@ ALWAYS_INLINE void replay_pass(const gw_stepgraph *g, const gw_trace *t, const g
             if (i + PREFETCH_CALLS < g->count) {
                 const gw_sg_node *ahead = &g->nodes[i + PREFETCH_CALLS];
                 if (ahead->kind == GW_SG_GPU && ahead->a != GW_SG_NONE && ahead->a > 0) {
-                    __builtin_prefetch(&g->nodes[ahead->a]);
-                    __builtin_prefetch(&out->end[ahead->a - 1]);
+                    __builtin_prefetch(&g->nodes[ahead->a - 1]);
+                    __builtin_prefetch(&out->rel[ahead->a - 1]);
                 }
             }
             if (g->nodes[i].kind == GW_SG_GPU)
-                gpu_node(g, t, p, i, out, rk);
+                gpu_node(g, t, p, i, out, rk, &oom);
             else
-                host_node(g, p, i, out, &ls, rk);
+                host_node(g, p, i, out, &ls, rk, &oom);
         }
     }
+    return oom ? -1 : 0;
 }
 
 int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out)
@@ -338,16 +446,21 @@ int gw_replay_rerun(const gw_stepgraph *g, const gw_trace *t, const gw_replay_pa
     unsigned rk = (p->loader ? RK_LOADER : 0) | (p->syncs ? RK_SYNCS : 0) | (p->pinned ? RK_PINNED : 0) |
                   (p->launch ? RK_LAUNCH : 0) | (p->own_work ? RK_OWN : 0) | (p->alloc ? RK_ALLOC : 0) |
                   (p->fp32 ? RK_FP32 : 0);
+    int rc;
     switch (rk) {
-    case 0: replay_pass(g, t, p, out, 0); break;
-    case RK_LOADER: replay_pass(g, t, p, out, RK_LOADER); break;
-    case RK_SYNCS: replay_pass(g, t, p, out, RK_SYNCS); break;
-    case RK_PINNED: replay_pass(g, t, p, out, RK_PINNED); break;
-    case RK_LAUNCH: replay_pass(g, t, p, out, RK_LAUNCH); break;
-    case RK_OWN: replay_pass(g, t, p, out, RK_OWN); break;
-    case RK_ALLOC: replay_pass(g, t, p, out, RK_ALLOC); break;
-    case RK_FP32: replay_pass(g, t, p, out, RK_FP32); break;
-    default: replay_pass(g, t, p, out, RK_ALL); break;
+    case 0: rc = replay_pass(g, t, p, out, 0); break;
+    case RK_LOADER: rc = replay_pass(g, t, p, out, RK_LOADER); break;
+    case RK_SYNCS: rc = replay_pass(g, t, p, out, RK_SYNCS); break;
+    case RK_PINNED: rc = replay_pass(g, t, p, out, RK_PINNED); break;
+    case RK_LAUNCH: rc = replay_pass(g, t, p, out, RK_LAUNCH); break;
+    case RK_OWN: rc = replay_pass(g, t, p, out, RK_OWN); break;
+    case RK_ALLOC: rc = replay_pass(g, t, p, out, RK_ALLOC); break;
+    case RK_FP32: rc = replay_pass(g, t, p, out, RK_FP32); break;
+    default: rc = replay_pass(g, t, p, out, RK_ALL); break;
+    }
+    if (rc != 0) {
+        gw_replay_free(out);
+        return -1;
     }
     for (size_t k = 0; k < out->step_count; k++)
         out->step_ns[k] = gw_replay_start(g, out, g->bounds[k + 1]) - gw_replay_start(g, out, g->bounds[k]);
@@ -358,8 +471,8 @@ gw_ns gw_replay_start(const gw_stepgraph *g, const gw_replay *r, uint32_t i)
 {
     const gw_sg_node *x = &g->nodes[i];
     if (x->kind == GW_SG_GPU)
-        return r->end[i] - gpu_duration(g, r->trace, x, &r->params, RK_ALL);
-    return (x->flags & GW_SG_F_CHAIN_DONE) ? r->end[i - 1] : x->start;
+        return gw_replay_end(g, r, i) - gpu_duration(g, r->trace, i, &r->params, RK_ALL);
+    return (x->flags & GW_SG_F_CHAIN_DONE) ? gw_replay_end(g, r, i - 1) : x->start;
 }
 
 double gw_replay_mean_step_ms(const gw_replay *r)

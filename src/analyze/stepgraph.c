@@ -68,7 +68,61 @@ typedef struct builder {
     gw_ns first_gpu_work;        /* start-up calls come before it */
     uint32_t *stream_waits;      /* host indices of cudaStreamWaitEvent calls */
     size_t stream_wait_count, stream_wait_cap;
+    size_t long_cap;             /* of g->long_durs */
 } builder;
+
+/* The b predecessors while the cross edges are found: a few per step on most traces, so a
+ * small open-addressing map (not 4 bytes a node beside the whole graph), moved to
+ * g->b_links sorted by node once they are all known. */
+typedef struct link_map {
+    gw_sg_link *slots;           /* owned: node GW_SG_NONE = empty */
+    size_t count, cap;           /* cap: 0 or a power of 2 */
+} link_map;
+
+static size_t link_slot(uint32_t node, size_t cap)
+{
+    return (size_t)((node * 2654435761u) & (uint32_t)(cap - 1));
+}
+
+static uint32_t link_get(const link_map *m, uint32_t node)
+{
+    if (m->cap == 0)
+        return GW_SG_NONE;
+    for (size_t at = link_slot(node, m->cap); m->slots[at].node != GW_SG_NONE; at = (at + 1) & (m->cap - 1))
+        if (m->slots[at].node == node)
+            return m->slots[at].b;
+    return GW_SG_NONE;
+}
+
+/* Sets node's b (grown at half full). Returns 0, or -1 on out-of-memory. */
+static int link_set(link_map *m, uint32_t node, uint32_t b)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        gw_sg_link *slots = malloc(cap * sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t k = 0; k < cap; k++)
+            slots[k].node = GW_SG_NONE;
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->slots[k].node == GW_SG_NONE)
+                continue;
+            size_t at = link_slot(m->slots[k].node, cap);
+            while (slots[at].node != GW_SG_NONE)
+                at = (at + 1) & (cap - 1);
+            slots[at] = m->slots[k];
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    size_t at = link_slot(node, m->cap);
+    while (m->slots[at].node != GW_SG_NONE && m->slots[at].node != node)
+        at = (at + 1) & (m->cap - 1);
+    m->count += m->slots[at].node == GW_SG_NONE;
+    m->slots[at] = (gw_sg_link){node, b};
+    return 0;
+}
 
 /* ---- GPU chains ------------------------------------------------------------------------ */
 
@@ -135,8 +189,35 @@ static gw_sg_node *new_node(builder *b)
     if (g->count >= GW_SG_NONE - 1 || gw_grow((void **)&g->nodes, &b->cap, g->count + 1, sizeof *g->nodes) != 0)
         return NULL;
     gw_sg_node *n = &g->nodes[g->count++];
-    *n = (gw_sg_node){.a = GW_SG_NONE, .b = GW_SG_NONE, .ref = GW_SG_NONE};
+    *n = (gw_sg_node){.a = GW_SG_NONE, .ref = GW_SG_NONE};
     return n;
+}
+
+/* Sets node i's observed [start, end). A length that does not fit the node goes to
+ * g->long_durs: appended (host nodes come in order; the GPU chains sort it after filling
+ * theirs), or updated when node i already has an entry (the last one: a merged piece). */
+static int set_span(builder *b, uint32_t i, gw_ns start, gw_ns end)
+{
+    gw_stepgraph *g = b->g;
+    gw_sg_node *n = &g->nodes[i];
+    gw_ns dur = end - start;
+    n->start = start;
+    if (n->dur == GW_SG_LONG_DUR && g->long_count > 0 && g->long_durs[g->long_count - 1].node == i) {
+        if (dur >= (gw_ns)GW_SG_LONG_DUR) {
+            g->long_durs[g->long_count - 1].dur = dur;
+            return 0;
+        }
+        g->long_count--;
+    }
+    if (dur < (gw_ns)GW_SG_LONG_DUR) {
+        n->dur = (uint32_t)dur;
+        return 0;
+    }
+    if (gw_grow((void **)&g->long_durs, &b->long_cap, g->long_count + 1, sizeof *g->long_durs) != 0)
+        return -1;
+    g->long_durs[g->long_count++] = (gw_sg_long_dur){i, dur};
+    n->dur = GW_SG_LONG_DUR;
+    return 0;
 }
 
 static int add_bound(builder *b, uint32_t node)
@@ -172,15 +253,16 @@ static int add_piece(builder *b, piece_class pc, uint16_t flags, uint32_t ref, g
         }
         gw_stepgraph *g = b->g;
         gw_sg_node *prev = !*first && g->count > 0 ? &g->nodes[g->count - 1] : NULL;
-        if (!at_cut && !is_leaf(pc) && prev && prev->kind == GW_SG_WORK && prev->end == s &&
+        if (!at_cut && !is_leaf(pc) && prev && prev->kind == GW_SG_WORK && gw_sg_end(g, (uint32_t)(g->count - 1)) == s &&
             prev->flags == flags && prev->cat == cat_of_class(pc) && (prev->ref == GW_SG_NONE) == (ref == GW_SG_NONE)) {
-            prev->end = piece_end;
+            if (set_span(b, (uint32_t)(g->count - 1), prev->start, piece_end) != 0)
+                return -1;
         } else {
             gw_sg_node *n = new_node(b);
             if (!n)
                 return -1;
-            n->start = s;
-            n->end = piece_end;
+            if (set_span(b, (uint32_t)(g->count - 1), s, piece_end) != 0)
+                return -1;
             n->kind = kind_of_class(pc);
             n->cat = cat_of_class(pc);
             n->flags = (uint16_t)(flags | (*first ? GW_SG_F_FIRST : 0));
@@ -454,6 +536,12 @@ static long chain_find(const chain_table *ct, int32_t device, int32_t stream)
     return -1;
 }
 
+static int cmp_long_dur(const void *x, const void *y)
+{
+    uint32_t a = ((const gw_sg_long_dur *)x)->node, b = ((const gw_sg_long_dur *)y)->node;
+    return a < b ? -1 : a > b;
+}
+
 static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
 {
     const gw_trace *t = b->t;
@@ -507,8 +595,11 @@ static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
         chain *c = &ct->chains[chain_of[i]];
         const gw_gpu_event *e = &t->gpu[i];
         gw_sg_node *n = &g->nodes[c->first + c->count];
-        *n = (gw_sg_node){.start = e->start, .end = e->end, .a = launch_node_of(b, e), .b = GW_SG_NONE,
-                          .ref = (uint32_t)i, .kind = GW_SG_GPU, .cat = gpu_cat(e)};
+        *n = (gw_sg_node){.a = launch_node_of(b, e), .ref = (uint32_t)i, .kind = GW_SG_GPU, .cat = gpu_cat(e)};
+        if (set_span(b, (uint32_t)(c->first + c->count), e->start, e->end) != 0) {
+            free(chain_of);
+            return -1;
+        }
         if (c->count == 0)
             n->flags |= GW_SG_F_FIRST;
         if (e->kind == GW_GPU_MEMCPY && (e->src_mem == GW_MEM_PAGEABLE || e->dst_mem == GW_MEM_PAGEABLE))
@@ -527,6 +618,9 @@ static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
     }
     g->count += total;
     free(chain_of);
+    /* The chains fill their nodes stream by stream: their long lengths come out of order. */
+    if (g->long_count > 1)
+        qsort(g->long_durs, g->long_count, sizeof *g->long_durs, cmp_long_dur);
     return 0;
 }
 
@@ -643,7 +737,7 @@ static uint32_t sync_target(const builder *b, const chain_table *ct, const gw_ho
         if (h->sync_kind == GW_SYNC_STREAM && rec && rec->stream != GW_NO_STREAM && rec->stream != ch->stream)
             continue;
         uint32_t k = last_queued_before(g, ch, h->start);
-        if (k != GW_SG_NONE && (best == GW_SG_NONE || g->nodes[k].end > g->nodes[best].end))
+        if (k != GW_SG_NONE && (best == GW_SG_NONE || gw_sg_end(g, k) > gw_sg_end(g, best)))
             best = k;
     }
     return best;
@@ -687,7 +781,7 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
     return 0;
 }
 
-static int link_waits(builder *b, const chain_table *ct)
+static int link_waits(builder *b, const chain_table *ct, link_map *links)
 {
     gw_stepgraph *g = b->g;
     const gw_trace *t = b->t;
@@ -699,7 +793,7 @@ static int link_waits(builder *b, const chain_table *ct)
         const gw_host_event *h = &t->host[n->ref];
         uint32_t target = n->kind == GW_SG_SYNC ? sync_target(b, ct, h) : own_gpu_node(b, ct, h);
         /* Work that started after the call returned is not what it waited for. */
-        if (target != GW_SG_NONE && g->nodes[target].start < n->end) {
+        if (target != GW_SG_NONE && g->nodes[target].start < gw_sg_end(g, (uint32_t)i)) {
             n->a = target;
             g->sync_waits += n->kind == GW_SG_SYNC;
         }
@@ -717,9 +811,12 @@ static int link_waits(builder *b, const chain_table *ct)
                     hi = mid;
             }
             if (lo < g->bound_count) {
-                gw_sg_node *bound = &g->nodes[g->bounds[lo]];
-                if (bound->b == GW_SG_NONE || ((bound->flags & GW_SG_F_DEFER) && g->nodes[n->a].end > g->nodes[bound->b].end)) {
-                    bound->b = n->a;
+                uint32_t bi = g->bounds[lo];
+                gw_sg_node *bound = &g->nodes[bi];
+                uint32_t had = link_get(links, bi);
+                if (had == GW_SG_NONE || ((bound->flags & GW_SG_F_DEFER) && gw_sg_end(g, n->a) > gw_sg_end(g, had))) {
+                    if (link_set(links, bi, n->a) != 0)
+                        return -1;
                     bound->flags |= GW_SG_F_DEFER;
                 }
             }
@@ -738,10 +835,11 @@ static int link_waits(builder *b, const chain_table *ct)
         uint32_t dst = dc < 0 ? GW_SG_NONE : first_queued_after(g, &ct->chains[dc], h->start);
         if (src == GW_SG_NONE || dst == GW_SG_NONE || src == dst || g->nodes[src].start >= g->nodes[dst].start)
             continue;
-        gw_sg_node *d = &g->nodes[dst];
-        if (d->b == GW_SG_NONE || g->nodes[src].end > g->nodes[d->b].end) {
-            g->event_edges += d->b == GW_SG_NONE;
-            d->b = src;
+        uint32_t had = link_get(links, dst);
+        if (had == GW_SG_NONE || gw_sg_end(g, src) > gw_sg_end(g, had)) {
+            if (link_set(links, dst, src) != 0)
+                return -1;
+            g->event_edges += had == GW_SG_NONE;
         }
     }
     return 0;
@@ -818,7 +916,8 @@ static int traced(const gw_sg_node *n)
     return !(n->kind == GW_SG_WORK && (n->flags & GW_SG_F_UNTRACED));
 }
 
-static void fork_join(gw_stepgraph *g, size_t loop_first, size_t loop_end, size_t other_first, size_t other_end)
+static int fork_join(gw_stepgraph *g, link_map *links, size_t loop_first, size_t loop_end, size_t other_first,
+                     size_t other_end)
 {
     size_t li = loop_first;
     for (size_t k = other_first + 1; k < other_end; k++) {
@@ -826,27 +925,56 @@ static void fork_join(gw_stepgraph *g, size_t loop_first, size_t loop_end, size_
         gw_sg_node *burst = &g->nodes[k];
         if (!traced(burst) || traced(gap))
             continue;
-        while (li < loop_end && g->nodes[li].end <= burst->start)
+        while (li < loop_end && gw_sg_end(g, (uint32_t)li) <= burst->start)
             li++;
         if (li >= loop_end)
-            return;
+            return 0;
         gw_sg_node *wait = &g->nodes[li];
-        if (wait->kind != GW_SG_WORK || (wait->flags & GW_SG_F_FIRST) || wait->b != GW_SG_NONE ||
+        gw_ns wait_end = gw_sg_end(g, (uint32_t)li);
+        if (wait->kind != GW_SG_WORK || (wait->flags & GW_SG_F_FIRST) || link_get(links, (uint32_t)li) != GW_SG_NONE ||
             wait->start > burst->start || burst->start - wait->start > FORK_JOIN_MAX_NS ||
-            wait->end - wait->start < FORK_JOIN_MIN_NS)
+            wait_end - wait->start < FORK_JOIN_MIN_NS)
             continue;
         /* The burst's last traced piece inside the loop thread's wait. */
         size_t j = k, last = GW_SG_NONE;
-        for (; j < other_end && g->nodes[j].start < wait->end; j++)
-            if (traced(&g->nodes[j]) && g->nodes[j].end <= wait->end)
+        for (; j < other_end && g->nodes[j].start < wait_end; j++)
+            if (traced(&g->nodes[j]) && gw_sg_end(g, (uint32_t)j) <= wait_end)
                 last = j;
-        if (last == GW_SG_NONE || wait->end - g->nodes[last].end > FORK_JOIN_MAX_NS)
+        if (last == GW_SG_NONE || wait_end - gw_sg_end(g, (uint32_t)last) > FORK_JOIN_MAX_NS)
             continue;
-        gap->b = (uint32_t)(li - 1);  /* fork: the burst starts after the loop's piece starts */
-        wait->b = (uint32_t)last;     /* join: the loop resumes after the burst */
+        /* fork: the burst starts after the loop's piece starts; join: the loop resumes after
+         * the burst */
+        if (link_set(links, (uint32_t)(k - 1), (uint32_t)(li - 1)) != 0 ||
+            link_set(links, (uint32_t)li, (uint32_t)last) != 0)
+            return -1;
         g->fork_joins++;
         k = j - 1; /* the loop's next turn looks at node j, the first after the wait */
     }
+    return 0;
+}
+
+static int cmp_link(const void *x, const void *y)
+{
+    uint32_t a = ((const gw_sg_link *)x)->node, b = ((const gw_sg_link *)y)->node;
+    return a < b ? -1 : a > b;
+}
+
+/* The b predecessors found kept as g->b_links, sorted by node, and their nodes flagged
+ * GW_SG_F_HAS_B. Returns 0, or -1 on out-of-memory. */
+static int keep_links(gw_stepgraph *g, const link_map *links)
+{
+    if (links->count == 0)
+        return 0;
+    g->b_links = malloc(links->count * sizeof *g->b_links);
+    if (!g->b_links)
+        return -1;
+    for (size_t k = 0; k < links->cap; k++)
+        if (links->slots[k].node != GW_SG_NONE)
+            g->b_links[g->b_link_count++] = links->slots[k];
+    qsort(g->b_links, g->b_link_count, sizeof *g->b_links, cmp_link);
+    for (size_t k = 0; k < g->b_link_count; k++)
+        g->nodes[g->b_links[k].node].flags |= GW_SG_F_HAS_B;
+    return 0;
 }
 
 /* ---- Latencies -------------------------------------------------------------------------- */
@@ -876,7 +1004,7 @@ static int measure_latencies(gw_stepgraph *g)
         if (x->a == GW_SG_NONE)
             continue;
         gw_ns launch = g->nodes[x->a].start;
-        if ((x->flags & GW_SG_F_FIRST) || g->nodes[i - 1].end <= launch)
+        if ((x->flags & GW_SG_F_FIRST) || gw_sg_end(g, (uint32_t)(i - 1)) <= launch)
             v[n++] = (double)(x->start - launch);
     }
     g->lat_launch = low_quantile(v, n, 0);
@@ -884,9 +1012,10 @@ static int measure_latencies(gw_stepgraph *g)
     n = 0;
     for (size_t i = g->host_count; i < g->count; i++) {
         const gw_sg_node *x = &g->nodes[i];
-        if ((x->flags & GW_SG_F_FIRST) || (x->a != GW_SG_NONE && g->nodes[x->a].start + g->lat_launch >= g->nodes[i - 1].end))
+        if ((x->flags & GW_SG_F_FIRST) ||
+            (x->a != GW_SG_NONE && g->nodes[x->a].start + g->lat_launch >= gw_sg_end(g, (uint32_t)(i - 1))))
             continue;
-        v[n++] = (double)(x->start - g->nodes[i - 1].end);
+        v[n++] = (double)(x->start - gw_sg_end(g, (uint32_t)(i - 1)));
     }
     g->lat_stream = low_quantile(v, n, 0);
     g->kernel_gap_ns = n > 0 ? (gw_ns)gw_quantile(v, n, 0.5) : 0;
@@ -900,12 +1029,12 @@ static int measure_latencies(gw_stepgraph *g)
         gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         const gw_sg_node *x = &g->nodes[i];
         if (x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE))
-            calls[m++] = (double)(x->end - x->start);
+            calls[m++] = (double)gw_sg_dur(g, (uint32_t)i);
         if (x->kind != GW_SG_SYNC || x->a == GW_SG_NONE)
             continue;
-        gw_ns done = g->nodes[x->a].end;
-        if (done > x->start && done <= x->end && n < gpu)
-            v[n++] = (double)(x->end - done);
+        gw_ns done = gw_sg_end(g, x->a), end = gw_sg_end(g, (uint32_t)i);
+        if (done > x->start && done <= end && n < gpu)
+            v[n++] = (double)(end - done);
     }
     g->lat_wake = low_quantile(v, n, 0);
     g->launch_call_ns = m > 0 ? (gw_ns)gw_quantile(calls, m, 0.5) : 0;
@@ -925,7 +1054,7 @@ static uint32_t pred_of(const gw_stepgraph *g, uint32_t i, int slot)
         if (n->kind == GW_SG_GPU && n->a != GW_SG_NONE)
             return (g->nodes[n->a].flags & GW_SG_F_FIRST) || n->a == 0 ? GW_SG_NONE : n->a - 1;
         return n->a;
-    case 2: return n->b;
+    case 2: return gw_sg_b(g, i);
     default: return GW_SG_NONE;
     }
 }
@@ -1026,6 +1155,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     size_t cut_count = 0, thread_first = 0;
     size_t *chain_start = NULL;
     chain_table ct = {0};
+    link_map links = {0};
     int rc = -1;
     if (!has_calls)
         goto out;
@@ -1065,7 +1195,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
             gw_sg_node *end = new_node(&b);
             if (!end)
                 goto out;
-            end->start = end->end = w->end_ns;
+            end->start = w->end_ns; /* of no length */
             end->cat = GW_CP_HOST_OP;
             end->flags = GW_SG_F_UNTRACED | (first ? GW_SG_F_FIRST : 0);
             if (add_bound(&b, (uint32_t)(g->count - 1)) != 0)
@@ -1096,7 +1226,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
      * the passes below allocate their own scratch beside the graph. */
     free(b.call_node);
     b.call_node = NULL;
-    if (link_waits(&b, &ct) != 0)
+    if (link_waits(&b, &ct, &links) != 0)
         goto out;
     free(ct.chains);
     ct.chains = NULL;
@@ -1111,8 +1241,13 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         size_t first = chain_start[k] - 1, end = first + 1;
         while (end < g->host_count && !(g->nodes[end].flags & GW_SG_F_FIRST))
             end++;
-        fork_join(g, 0, thread_first, first, end);
+        if (fork_join(g, &links, 0, thread_first, first, end) != 0)
+            goto out;
     }
+    if (keep_links(g, &links) != 0)
+        goto out;
+    free(links.slots);
+    links.slots = NULL;
     for (size_t i = 0; i < thread_first; i++)
         g->data_nodes += g->nodes[i].kind == GW_SG_DATA;
     g->single_process_loader = (t->host_flags_seen & GW_HOST_F_SINGLE_PROC_LOADER) != 0;
@@ -1129,6 +1264,7 @@ out:
     free(ct.chains);
     free(b.call_node);
     free(b.stream_waits);
+    free(links.slots);
     return rc;
 }
 
@@ -1140,5 +1276,33 @@ void gw_stepgraph_free(gw_stepgraph *g)
     free(g->runs);
     free(g->bounds);
     free(g->step_numbers);
+    free(g->long_durs);
+    free(g->b_links);
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
+}
+
+gw_ns gw_sg_long_dur_of(const gw_stepgraph *g, uint32_t i)
+{
+    size_t lo = 0, hi = g->long_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->long_durs[mid].node < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->long_count && g->long_durs[lo].node == i ? g->long_durs[lo].dur : (gw_ns)GW_SG_LONG_DUR;
+}
+
+uint32_t gw_sg_b_of(const gw_stepgraph *g, uint32_t i)
+{
+    size_t lo = 0, hi = g->b_link_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->b_links[mid].node < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->b_link_count && g->b_links[lo].node == i ? g->b_links[lo].b : GW_SG_NONE;
 }

@@ -78,15 +78,34 @@ typedef enum gw_sg_kind {
 #define GW_SG_F_A_DONE     0x800u
 #define GW_SG_F_B_DONE     0x1000u
 
+#define GW_SG_F_HAS_B      0x2000u /* b is not GW_SG_NONE: it is in gw_stepgraph.b_links */
+
+/* 24 bytes a node: a graph holds more than a million on a large trace. Two rare things live
+ * beside the nodes: a length of 2^32 - 1 ns or more (4.3 s: a long untraced gap, a hung
+ * kernel) is in long_durs, and the second extra predecessor b (set on a few nodes: event
+ * waits, fork/join, deferred reads) in b_links. Read them with gw_sg_dur/gw_sg_end/gw_sg_b. */
 typedef struct gw_sg_node {
-    gw_ns start, end;            /* observed */
-    uint32_t a, b;               /* extra predecessors (see the top of this file), GW_SG_NONE */
+    gw_ns start;                 /* observed */
+    uint32_t dur;                /* observed length, GW_SG_LONG_DUR: see long_durs */
+    uint32_t a;                  /* extra predecessor (see the top of this file), GW_SG_NONE */
     uint32_t ref;                /* host nodes: t->host index of the innermost event (GW_SG_NONE
                                     for untraced time); GPU nodes: t->gpu index */
     uint8_t kind;                /* gw_sg_kind */
     uint8_t cat;                 /* gw_cp_cat */
     uint16_t flags;              /* GW_SG_F_* */
 } gw_sg_node;
+_Static_assert(sizeof(gw_sg_node) == 24, "gw_sg_node: 24 bytes (see above)");
+
+#define GW_SG_LONG_DUR UINT32_MAX
+
+/* A node's length of GW_SG_LONG_DUR ns or more, or its b predecessor: sorted by node. */
+typedef struct gw_sg_long_dur {
+    uint32_t node;
+    gw_ns dur;
+} gw_sg_long_dur;
+typedef struct gw_sg_link {
+    uint32_t node, b;
+} gw_sg_link;
 
 /* Nodes first .. first + count - 1, in that order. */
 typedef struct gw_sg_run {
@@ -101,6 +120,10 @@ typedef struct gw_stepgraph {
     gw_sg_run *runs;             /* owned: a topological order of all nodes, as runs of
                                     consecutive indices (chains come out whole or nearly) */
     size_t run_count;
+    gw_sg_long_dur *long_durs;   /* owned: nodes with dur == GW_SG_LONG_DUR, by node */
+    size_t long_count;
+    gw_sg_link *b_links;         /* owned: nodes with GW_SG_F_HAS_B and their b, by node */
+    size_t b_link_count;
     uint32_t *bounds;            /* owned: node starting each step boundary on the loop thread
                                     (steps + 1 of them: the last is the window's end) */
     int64_t *step_numbers;       /* owned: the number of each step (bound_count - 1) */
@@ -117,6 +140,23 @@ typedef struct gw_stepgraph {
     int single_process_loader;   /* the loop loads its batches itself (num_workers=0) */
     size_t event_edges, fork_joins, sync_waits; /* how many of each cross edge were found */
 } gw_stepgraph;
+
+/* Node i's observed length, end and b predecessor (GW_SG_NONE when it has none). */
+gw_ns gw_sg_long_dur_of(const gw_stepgraph *g, uint32_t i);
+uint32_t gw_sg_b_of(const gw_stepgraph *g, uint32_t i);
+static inline gw_ns gw_sg_dur(const gw_stepgraph *g, uint32_t i)
+{
+    uint32_t d = g->nodes[i].dur;
+    return d != GW_SG_LONG_DUR ? (gw_ns)d : gw_sg_long_dur_of(g, i);
+}
+static inline gw_ns gw_sg_end(const gw_stepgraph *g, uint32_t i)
+{
+    return g->nodes[i].start + gw_sg_dur(g, i);
+}
+static inline uint32_t gw_sg_b(const gw_stepgraph *g, uint32_t i)
+{
+    return (g->nodes[i].flags & GW_SG_F_HAS_B) ? gw_sg_b_of(g, i) : GW_SG_NONE;
+}
 
 /* Builds the graph of trace t over window w (th: kernel.launch_bound.tiny_us is used;
  * marks: gw_host_dispatch_marks(t, attribution.dispatch_ratio), borrowed for the call).
@@ -170,14 +210,31 @@ typedef struct gw_replay_params {
     double fp32_scale;
 } gw_replay_params;
 
-/* The result of one replay. The starts are not stored (half the arrays' memory on a graph of
- * millions of nodes): gw_replay_start finds each from the ends. */
+/* The result of one replay, 4 bytes a node: each node's replayed end is kept as its drift
+ * from its observed end, relative to a base per block of GW_REPLAY_BLOCK nodes (set by the
+ * first node of the block the replay writes), shifted left by 2 with the binding predecessor
+ * (GW_BIND_*) in the low bits. Drifts grow to seconds over a long what-if, but change little
+ * from one node to the next of a chain; a node whose drift is more than 2^29 ns from its
+ * block's base (a chain boundary inside the block, a removed wait of seconds) is kept in a
+ * small map instead. The starts are not stored: gw_replay_start finds each from the ends.
+ * Read with gw_replay_end and gw_replay_bind. */
+#define GW_REPLAY_BLOCK_SHIFT 6
+#define GW_REPLAY_FAR INT32_MIN  /* rel[i]: node i is in the far map */
+
+typedef struct gw_replay_far {
+    uint32_t node;               /* UINT32_MAX: empty slot */
+    uint8_t bind;
+    gw_ns end;
+} gw_replay_far;
+
 typedef struct gw_replay {
-    gw_ns *end;                  /* owned: each node's replayed end */
-    uint8_t *bind;               /* owned: which predecessor bound each node (GW_BIND_*) */
+    int32_t *rel;                /* owned: per node, see above */
+    gw_ns *base;                 /* owned: per block, INT64_MIN until its first node is written */
+    gw_replay_far *far;          /* owned: open addressing by node, far_cap slots (a power of 2) */
+    size_t far_count, far_cap;
     gw_ns *step_ns;              /* owned: replayed length of each step (bound_count - 1) */
     size_t step_count;
-    size_t node_cap, step_cap;   /* what the arrays hold, so gw_replay_rerun can reuse them */
+    size_t node_cap, block_cap, step_cap; /* what the arrays hold, so gw_replay_rerun can reuse them */
     const gw_trace *trace;       /* borrowed: the replayed trace (GPU work's lengths) */
     gw_replay_params params;     /* the transformation replayed */
 } gw_replay;
@@ -186,6 +243,24 @@ typedef struct gw_replay {
 #define GW_BIND_CHAIN 1 /* the previous node of its thread or stream */
 #define GW_BIND_A     2
 #define GW_BIND_B     3
+
+/* Node i's end in r, a replay of g, and which predecessor bound it (GW_BIND_*). */
+gw_ns gw_replay_far_end(const gw_replay *r, uint32_t i, unsigned *bind);
+static inline gw_ns gw_replay_end(const gw_stepgraph *g, const gw_replay *r, uint32_t i)
+{
+    int32_t v = r->rel[i];
+    if (v == GW_REPLAY_FAR)
+        return gw_replay_far_end(r, i, NULL);
+    return gw_sg_end(g, i) + r->base[i >> GW_REPLAY_BLOCK_SHIFT] + (gw_ns)(v >> 2);
+}
+static inline unsigned gw_replay_bind(const gw_replay *r, uint32_t i)
+{
+    int32_t v = r->rel[i];
+    unsigned bind = (unsigned)v & 3u;
+    if (v == GW_REPLAY_FAR)
+        (void)gw_replay_far_end(r, i, &bind);
+    return bind;
+}
 
 /* Replays g under p (NULL: nothing changed). Returns 0, or -1 on out-of-memory. */
 int gw_replay_run(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, gw_replay *out);

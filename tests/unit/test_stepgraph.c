@@ -26,24 +26,29 @@
  * launch 1500 (the call's start to the kernel's), kernel 50000, sync wait 10 (the kernel's
  * end to the call's return), host ops 7990 + 5000 + 5000 (aten::item after the wait,
  * aten::add, the untraced rest) = 100000 µs. */
-static gw_trace *training_loop(void)
+static gw_trace *scaled_loop(double scale)
 {
     gw_trace *t = fx_trace();
     t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API; /* as the Kineto reader says */
     fx_device(t, 0, 108);
     for (int k = 0; k < STEPS; k++) {
-        double s = 1000.0 + k * STEP_US;
+        double s = 1000.0 + k * STEP_US * scale, x = scale;
         uint64_t corr = 10 + (uint64_t)k;
-        fx_step(t, k + 1, s, s + STEP_US);
-        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, DL_NAME, s, s + 30000, 0);
-        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", s + 30000, s + 32000, 0);
-        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 30500, s + 31500, corr);
-        fx_kernel(t, 0, 7, s + 32000, s + 82000, corr, "sgemm_kernel");
-        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::item", s + 33000, s + 90000, 0);
-        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", s + 33500, s + 82010, 0);
-        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", s + 90000, s + 95000, 0);
+        fx_step(t, k + 1, s, s + STEP_US * x);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, DL_NAME, s, s + 30000 * x, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", s + 30000 * x, s + 32000 * x, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 30500 * x, s + 31500 * x, corr);
+        fx_kernel(t, 0, 7, s + 32000 * x, s + 82000 * x, corr, "sgemm_kernel");
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::item", s + 33000 * x, s + 90000 * x, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", s + 33500 * x, s + 82010 * x, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", s + 90000 * x, s + 95000 * x, 0);
     }
     return t;
+}
+
+static gw_trace *training_loop(void)
+{
+    return scaled_loop(1.0);
 }
 
 static void assert_us(double seconds, double expected_us, double tolerance_us)
@@ -155,6 +160,75 @@ static void fp32_fix_moves_the_waiting_host(void **state)
     fx_done(a, job);
 }
 
+/* The same loop 200 times slower: steps of 20 s, a 6 s DataLoader wait, 10 s kernels, a
+ * 9.7 s blocking call: nodes longer than the 4.3 s a node holds itself (kept beside the
+ * graph), and a DataLoader fix whose replay moves the loop's ends by ~6 s at each batch, far
+ * more than a replay keeps in a node's 4 bytes (those ends go to its far map). Every figure
+ * is the step above times 200, except the DataLoader fix's hand-off (1 ms, not scaled). */
+static void long_nodes_and_far_ends(void **state)
+{
+    (void)state;
+    const double x = 200.0;
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(scaled_loop(x), &job);
+    const gw_stepgraph *g = &a->graphs[0];
+    const gw_trace *t = job->traces[0];
+    assert_true(a->ranks[0].critical_path.modelled);
+    assert_true(a->ranks[0].critical_path.replay_max_err < 1e-12);
+    /* The DataLoader calls, the kernels and the blocking calls are long. */
+    assert_true(g->long_count >= 3 * a->ranks[0].critical_path.steps);
+    size_t long_kernels = 0;
+    for (uint32_t i = 0; i < g->count; i++)
+        if (g->nodes[i].kind == GW_SG_GPU && g->nodes[i].dur == GW_SG_LONG_DUR) {
+            assert_int_equal(gw_sg_dur(g, i), FX_US(50000 * x));
+            long_kernels++;
+        }
+    assert_true(long_kernels >= a->ranks[0].critical_path.steps);
+    gw_replay r;
+    assert_int_equal(gw_replay_run(g, t, NULL, &r), 0);
+    for (uint32_t i = 0; i < g->count; i++) {
+        assert_int_equal(gw_replay_end(g, &r, i), gw_sg_end(g, i));
+        assert_int_equal(gw_replay_start(g, &r, i), g->nodes[i].start);
+    }
+    for (size_t k = 0; k < r.step_count; k++) {
+        int last = k + 1 == r.step_count;
+        assert_int_equal(r.step_ns[k], FX_US((STEP_US - 5000 + (last ? 0 : 5000)) * x));
+        gw_ns cat[GW_CP_CAT_COUNT];
+        assert_int_equal(gw_critical_path_step(g, &r, k, cat, NULL, NULL, NULL), 0);
+        assert_int_equal(cat[GW_CP_DATA_WAIT], FX_US(30000 * x));
+        assert_int_equal(cat[GW_CP_KERNEL], FX_US(50000 * x));
+        assert_int_equal(cat[GW_CP_SYNC_WAIT], FX_US(10 * x));
+    }
+    /* Four workers, 1 ms hand-off, 5% contention (as loader_fix_replayed): 1000 + 525 x +
+     * 1500 x + 50000 x + 10 x + 17990 x * 1.05 µs a step, the last without its untraced
+     * 5000 x. */
+    gw_replay_params p = {0};
+    p.loader = 1;
+    p.loader_workers = 4;
+    p.loader_handoff_ns = FX_US(1000);
+    p.loader_contention = 0.05;
+    assert_int_equal(gw_replay_rerun(g, t, &p, &r), 0);
+    assert_true(r.far_count > 0);
+    for (size_t k = 0; k + 1 < r.step_count; k++) {
+        double want_us = 1000 + (525 + 1500 + 50000 + 10) * x + 17990 * x * 1.05;
+        assert_true(llabs(r.step_ns[k] - FX_US(want_us)) <= 1);
+        gw_ns cat[GW_CP_CAT_COUNT];
+        assert_int_equal(gw_critical_path_step(g, &r, k, cat, NULL, NULL, NULL), 0);
+        assert_true(llabs(cat[GW_CP_DATA_WAIT] - FX_US(1000)) <= 1);
+        assert_int_equal(cat[GW_CP_KERNEL], FX_US(50000 * x));
+    }
+    /* The far ends read back as a replay that keeps every end whole would have them: each
+     * node ends its own length after it starts (GPU work and host nodes that did not wait),
+     * and the loop's chain is gapless. */
+    for (uint32_t i = 1; i < g->loop_end; i++)
+        if (!(g->nodes[i].flags & GW_SG_F_FIRST))
+            assert_int_equal(gw_replay_start(g, &r, i), gw_replay_end(g, &r, i - 1));
+    for (uint32_t i = (uint32_t)g->host_count; i < g->count; i++)
+        assert_int_equal(gw_replay_end(g, &r, i) - gw_replay_start(g, &r, i), gw_sg_dur(g, i));
+    gw_replay_free(&r);
+    fx_done(a, job);
+}
+
 /* A replay into arrays reused from another run (the what-if series) gives exactly what a
  * fresh replay gives: nothing of the previous run leaks into the next, and arrays too small
  * for the graph are replaced. */
@@ -171,24 +245,26 @@ static void rerun_reuses_arrays_exactly(void **state)
     gw_replay fresh, reused = {0};
     assert_int_equal(gw_replay_run(g, t, &fp32, &fresh), 0);
     /* Too small first: one node's room, then grown by the rerun. */
-    reused.end = malloc(sizeof *reused.end);
-    reused.bind = malloc(1);
+    reused.rel = malloc(sizeof *reused.rel);
+    reused.base = malloc(sizeof *reused.base);
     reused.step_ns = malloc(sizeof *reused.step_ns);
-    reused.node_cap = reused.step_cap = 1;
+    reused.node_cap = reused.block_cap = reused.step_cap = 1;
     assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
     assert_true(reused.node_cap >= g->count);
     assert_int_equal(gw_replay_rerun(g, t, &fp32, &reused), 0);
     assert_int_equal(reused.step_count, fresh.step_count);
-    for (uint32_t i = 0; i < g->count; i++)
+    for (uint32_t i = 0; i < g->count; i++) {
         assert_int_equal(gw_replay_start(g, &reused, i), gw_replay_start(g, &fresh, i));
-    assert_memory_equal(reused.end, fresh.end, g->count * sizeof *fresh.end);
-    assert_memory_equal(reused.bind, fresh.bind, g->count);
+        assert_int_equal(gw_replay_end(g, &reused, i), gw_replay_end(g, &fresh, i));
+        assert_int_equal(gw_replay_bind(&reused, i), gw_replay_bind(&fresh, i));
+    }
     assert_memory_equal(reused.step_ns, fresh.step_ns, fresh.step_count * sizeof *fresh.step_ns);
     /* And the unchanged replay again equals a fresh unchanged one, after the FP32 run. */
     gw_replay unchanged;
     assert_int_equal(gw_replay_run(g, t, NULL, &unchanged), 0);
     assert_int_equal(gw_replay_rerun(g, t, NULL, &reused), 0);
-    assert_memory_equal(reused.end, unchanged.end, g->count * sizeof *fresh.end);
+    for (uint32_t i = 0; i < g->count; i++)
+        assert_int_equal(gw_replay_end(g, &reused, i), gw_replay_end(g, &unchanged, i));
     assert_true(fresh.step_ns[0] < unchanged.step_ns[0]);
     gw_replay_free(&unchanged);
     gw_replay_free(&fresh);
@@ -234,7 +310,7 @@ static void skew_cycle_never_read(void **state)
         const gw_sg_node *x = &g->nodes[i];
         int has_chain = !(x->flags & GW_SG_F_FIRST) && i > 0;
         broken += has_chain && !(x->flags & GW_SG_F_CHAIN_DONE);
-        broken += x->b != GW_SG_NONE && !(x->flags & GW_SG_F_B_DONE);
+        broken += gw_sg_b(g, (uint32_t)i) != GW_SG_NONE && !(x->flags & GW_SG_F_B_DONE);
         if (x->a != GW_SG_NONE && x->kind != GW_SG_GPU)
             broken += !(x->flags & GW_SG_F_A_DONE);
         if (x->a != GW_SG_NONE && x->kind == GW_SG_GPU && !(g->nodes[x->a].flags & GW_SG_F_FIRST) && x->a > 0)
@@ -244,17 +320,17 @@ static void skew_cycle_never_read(void **state)
     gw_replay fresh, junk;
     assert_int_equal(gw_replay_run(g, job->traces[0], NULL, &fresh), 0);
     assert_int_equal(gw_replay_run(g, job->traces[0], NULL, &junk), 0);
-    for (size_t i = 0; i < g->count; i++) {
-        junk.end[i] = INT64_MAX / 4;
-        junk.bind[i] = 0xEE;
-    }
+    for (size_t i = 0; i < g->count; i++)
+        junk.rel[i] = (int32_t)0x5EEEEEEE;
+    for (size_t k = 0; k < junk.block_cap; k++)
+        junk.base[k] = INT64_MAX / 4;
     assert_int_equal(gw_replay_rerun(g, job->traces[0], NULL, &junk), 0);
-    assert_memory_equal(junk.end, fresh.end, g->count * sizeof *fresh.end);
-    assert_memory_equal(junk.bind, fresh.bind, g->count);
     for (uint32_t i = 0; i < g->count; i++) {
         assert_int_equal(gw_replay_start(g, &junk, i), g->nodes[i].start);
         assert_int_equal(gw_replay_start(g, &fresh, i), g->nodes[i].start);
-        assert_int_equal(fresh.end[i], g->nodes[i].end);
+        assert_int_equal(gw_replay_end(g, &fresh, i), gw_sg_end(g, i));
+        assert_int_equal(gw_replay_end(g, &junk, i), gw_sg_end(g, i));
+        assert_int_equal(gw_replay_bind(&junk, i), gw_replay_bind(&fresh, i));
     }
     gw_replay_free(&fresh);
     gw_replay_free(&junk);
@@ -485,6 +561,7 @@ int main(void)
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
+        cmocka_unit_test(long_nodes_and_far_ends),
         cmocka_unit_test(skew_cycle_never_read),
         cmocka_unit_test(threaded_analysis_is_identical),
         cmocka_unit_test(graph_bounded_by_events),
