@@ -59,6 +59,31 @@ static gw_ns min_ns(gw_ns a, gw_ns b)
     return a < b ? a : b;
 }
 
+/* The last end the walk read: stepping back along a thread it reads a node's start, which is
+ * the previous node's end, and then that node's end. */
+typedef struct end_cache {
+    uint32_t node;
+    gw_ns end;
+} end_cache;
+
+static gw_ns end_of(const gw_stepgraph *g, const gw_replay *r, uint32_t i, end_cache *c)
+{
+    if (c->node != i) {
+        c->node = i;
+        c->end = gw_replay_end(g, r, i);
+    }
+    return c->end;
+}
+
+/* As gw_replay_start, through the cache. */
+static gw_ns start_of(const gw_stepgraph *g, const gw_replay *r, uint32_t i, end_cache *c)
+{
+    const gw_sg_node *x = &g->nodes[i];
+    if (x->kind == GW_SG_GPU)
+        return gw_replay_start(g, r, i);
+    return (x->flags & GW_SG_F_CHAIN_DONE) ? end_of(g, r, i - 1, c) : x->start;
+}
+
 int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, gw_ns out_ns[GW_CP_CAT_COUNT],
                           gw_cp_piece **pieces, size_t *piece_count, size_t *piece_cap)
 {
@@ -70,6 +95,7 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
     walk w = {gw_replay_start(g, r, b0), out_ns, pieces, piece_count, piece_cap};
     gw_ns t = gw_replay_start(g, r, b1);
     uint32_t cur = (g->nodes[b1].flags & GW_SG_F_FIRST) || b1 == 0 ? GW_SG_NONE : b1 - 1;
+    end_cache cache = {GW_SG_NONE, 0};
     /* Every move goes to a predecessor, so the walk visits each node once at most. */
     for (size_t steps = 0; t > w.floor && cur != GW_SG_NONE && steps <= g->count; steps++) {
         /* The walk mostly steps back one node on its chain: what it reads a few dozen nodes
@@ -79,15 +105,15 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
             __builtin_prefetch(&r->rel[cur - WALK_AHEAD]);
         }
         const gw_sg_node *x = &g->nodes[cur];
-        t = min_ns(t, gw_replay_end(g, r, cur));
-        gw_ns s = gw_replay_start(g, r, cur);
+        t = min_ns(t, end_of(g, r, cur, &cache));
+        gw_ns s = start_of(g, r, cur, &cache);
         unsigned bind = gw_replay_bind(r, cur);
         if (x->kind != GW_SG_GPU) {
             if (bind == GW_BIND_A || bind == GW_BIND_B) {
                 uint32_t awaited = bind == GW_BIND_A ? x->a : gw_sg_b(g, cur);
                 uint8_t cat = x->kind == GW_SG_SYNC ? GW_CP_SYNC_WAIT : x->kind == GW_SG_CALL ? GW_CP_COPY
                                                                                             : GW_CP_HOST_OP;
-                gw_ns lo = min_ns(gw_replay_end(g, r, awaited), t);
+                gw_ns lo = min_ns(end_of(g, r, awaited, &cache), t);
                 if (put(&w, cat, cur, lo, t) != 0)
                     return -1;
                 t = lo;
@@ -109,14 +135,14 @@ int gw_critical_path_step(const gw_stepgraph *g, const gw_replay *r, size_t k, g
         uint8_t cat = GW_CP_LAUNCH;
         if (bind == GW_BIND_CHAIN) {
             next = cur - 1;
-            lo = min_ns(gw_replay_end(g, r, next), t);
+            lo = min_ns(end_of(g, r, next, &cache), t);
         } else if (bind == GW_BIND_A) {
             /* From the launch call's start: continue on its thread before the call. */
-            lo = min_ns(gw_replay_start(g, r, x->a), t);
+            lo = min_ns(start_of(g, r, x->a, &cache), t);
             next = (g->nodes[x->a].flags & GW_SG_F_FIRST) || x->a == 0 ? GW_SG_NONE : x->a - 1;
         } else if (bind == GW_BIND_B) {
             next = gw_sg_b(g, cur);
-            lo = min_ns(gw_replay_end(g, r, next), t);
+            lo = min_ns(end_of(g, r, next, &cache), t);
             cat = GW_CP_SYNC_WAIT;
         }
         if (next != GW_SG_NONE || bind == GW_BIND_A) {

@@ -117,6 +117,14 @@ gw_ns gw_replay_far_end(const gw_replay *r, uint32_t i, unsigned *bind)
 
 /* Node i's replayed end, read in the pass: obs_end is its observed end (gw_sg_end), which
  * the caller mostly has at hand. */
+/* The node the pass computed just before this one, when it is the node's index - 1 (within
+ * a run of the order): its replayed and observed ends, so the chain predecessor, read by
+ * nearly every node, is not decoded again. */
+typedef struct prev_node {
+    int valid;
+    gw_ns end, obs_end;
+} prev_node;
+
 ALWAYS_INLINE gw_ns end_at(const gw_replay *r, uint32_t i, gw_ns obs_end)
 {
     int32_t v = r->rel[i];
@@ -127,8 +135,11 @@ ALWAYS_INLINE gw_ns end_at(const gw_replay *r, uint32_t i, gw_ns obs_end)
 
 /* Writes node i's replayed end and binding (obs_end: its observed end). A failure to grow the
  * far map is remembered in *oom and reported after the pass. */
-ALWAYS_INLINE void put_end(gw_replay *r, uint32_t i, gw_ns obs_end, gw_ns end, unsigned bind, int *oom)
+ALWAYS_INLINE void put_end(gw_replay *r, uint32_t i, gw_ns obs_end, gw_ns end, unsigned bind, int *oom,
+                           prev_node *prev)
 {
+    prev->end = end;
+    prev->obs_end = obs_end;
     gw_ns drift = end - obs_end;
     gw_ns *base = &r->base[i >> GW_REPLAY_BLOCK_SHIFT];
     if (*base == BASE_UNSET)
@@ -257,14 +268,15 @@ typedef struct candidate {
 } candidate;
 
 ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_replay_params *p, uint32_t i,
-                           gw_replay *r, unsigned rk, int *oom)
+                           gw_replay *r, unsigned rk, int *oom, prev_node *prev)
 {
     const gw_sg_node *x = &g->nodes[i];
     candidate c[3];
     int n = 0;
     if (x->flags & GW_SG_F_CHAIN_DONE) {
-        gw_ns prev_end = gw_sg_end(g, i - 1);
-        c[n++] = (candidate){end_at(r, i - 1, prev_end), prev_end, g->lat_stream, GW_BIND_CHAIN};
+        gw_ns prev_obs = prev->valid ? prev->obs_end : gw_sg_end(g, i - 1);
+        gw_ns prev_end = prev->valid ? prev->end : end_at(r, i - 1, prev_obs);
+        c[n++] = (candidate){prev_end, prev_obs, g->lat_stream, GW_BIND_CHAIN};
     }
     if (x->a != GW_SG_NONE) {
         /* The call's start is where its thread's previous node ends: the call itself may wait
@@ -301,20 +313,20 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
         start = at[best];
         bind = c[best].slot;
     }
-    put_end(r, i, gw_sg_end(g, i), start + gpu_duration(g, t, i, p, rk), bind, oom);
+    put_end(r, i, gw_sg_end(g, i), start + gpu_duration(g, t, i, p, rk), bind, oom, prev);
 }
 
 ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, uint32_t i, gw_replay *r,
-                            loader_state *ls, unsigned rk, int *oom)
+                            loader_state *ls, unsigned rk, int *oom, prev_node *prev)
 {
     const gw_sg_node *x = &g->nodes[i];
     int first = !(x->flags & GW_SG_F_CHAIN_DONE);
     /* as gw_replay_start finds it again */
-    gw_ns start = first ? x->start : end_at(r, i - 1, gw_sg_end(g, i - 1));
+    gw_ns start = first ? x->start : prev->valid ? prev->end : end_at(r, i - 1, gw_sg_end(g, i - 1));
     gw_ns dur = gw_sg_dur(g, i), x_end = x->start + dur;
     unsigned bind = first ? GW_BIND_NONE : GW_BIND_CHAIN;
     if ((rk & RK_LOADER) && p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
-        put_end(r, i, x_end, loader_end(g, x, dur, p, start, ls), bind, oom);
+        put_end(r, i, x_end, loader_end(g, x, dur, p, start, ls), bind, oom, prev);
         return;
     }
     /* How the node behaved in the trace decides its own time: waiting or working. */
@@ -347,7 +359,7 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
             bind = (unsigned)slot;
         }
     }
-    put_end(r, i, x_end, end, bind, oom);
+    put_end(r, i, x_end, end, bind, oom, prev);
 }
 
 void gw_replay_free(gw_replay *r)
@@ -406,20 +418,23 @@ ALWAYS_INLINE int replay_pass(const gw_stepgraph *g, const gw_trace *t, const gw
     int oom = 0;
     for (size_t k = 0; k < g->run_count; k++) {
         uint32_t end = g->runs[k].first + g->runs[k].count;
-        for (uint32_t i = g->runs[k].first; i < end; i++) {
+        prev_node prev = {0};
+        for (uint32_t i = g->runs[k].first; i < end; i++, prev.valid = 1) {
             if (i + PREFETCH_NODES < g->count)
                 __builtin_prefetch(&g->nodes[i + PREFETCH_NODES]);
             if (i + PREFETCH_CALLS < g->count) {
                 const gw_sg_node *ahead = &g->nodes[i + PREFETCH_CALLS];
                 if (ahead->kind == GW_SG_GPU && ahead->a != GW_SG_NONE && ahead->a > 0) {
                     __builtin_prefetch(&g->nodes[ahead->a - 1]);
+                    __builtin_prefetch(&g->nodes[ahead->a]);
                     __builtin_prefetch(&out->rel[ahead->a - 1]);
+                    __builtin_prefetch(&out->base[(ahead->a - 1) >> GW_REPLAY_BLOCK_SHIFT]);
                 }
             }
             if (g->nodes[i].kind == GW_SG_GPU)
-                gpu_node(g, t, p, i, out, rk, &oom);
+                gpu_node(g, t, p, i, out, rk, &oom, &prev);
             else
-                host_node(g, p, i, out, &ls, rk, &oom);
+                host_node(g, p, i, out, &ls, rk, &oom, &prev);
         }
     }
     return oom ? -1 : 0;
