@@ -27,7 +27,10 @@
 #include "util/error.h"
 
 #ifdef GW_HAVE_MHD
-#include <microhttpd.h>
+#include "cli/mhd_dl.h"
+
+/* libmicrohttpd's functions, loaded when serve starts (before any thread): see mhd_dl.h. */
+static const gw_mhd_api *mhd;
 #endif
 
 /* Connection policy: every connection the exporter accepts at once, those of one client
@@ -97,14 +100,14 @@ static void log_line(void *ctx, const char *line)
 static struct MHD_Response *text_response(char *text, size_t length, enum MHD_ResponseMemoryMode mode,
                                           const char *type)
 {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(length, text, mode);
+    struct MHD_Response *resp = mhd->create_response_from_buffer(length, text, mode);
     if (!resp) {
         if (mode == MHD_RESPMEM_MUST_FREE)
             free(text);
         return NULL;
     }
-    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES) {
-        MHD_destroy_response(resp);
+    if (mhd->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES) {
+        mhd->destroy_response(resp);
         return NULL;
     }
     return resp;
@@ -134,7 +137,7 @@ static void sample_and_publish(exporter *ex)
     ex->metrics = resp;
     pthread_mutex_unlock(&ex->lock);
     if (old)
-        MHD_destroy_response(old);
+        mhd->destroy_response(old);
 }
 
 static void *sampling_thread(void *arg)
@@ -176,8 +179,8 @@ static enum MHD_Result send_static(struct MHD_Connection *conn, unsigned status,
     struct MHD_Response *resp = text_response((char *)body, length, MHD_RESPMEM_PERSISTENT, type);
     if (!resp)
         return MHD_NO;
-    enum MHD_Result ok = MHD_queue_response(conn, status, resp);
-    MHD_destroy_response(resp);
+    enum MHD_Result ok = mhd->queue_response(conn, status, resp);
+    mhd->destroy_response(resp);
     return ok;
 }
 
@@ -201,7 +204,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     /* Queued under the lock: queueing takes MHD's own reference before the sampling thread
      * can drop ours. */
     pthread_mutex_lock(&ex->lock);
-    enum MHD_Result ok = ex->metrics ? MHD_queue_response(conn, MHD_HTTP_OK, ex->metrics) : MHD_NO;
+    enum MHD_Result ok = ex->metrics ? mhd->queue_response(conn, MHD_HTTP_OK, ex->metrics) : MHD_NO;
     pthread_mutex_unlock(&ex->lock);
     return ok;
 }
@@ -216,7 +219,7 @@ static struct MHD_Daemon *start_http(exporter *ex, int listen_fd)
         family = MHD_USE_IPv6;
     const unsigned modes[] = {MHD_USE_EPOLL_INTERNAL_THREAD, MHD_USE_POLL_INTERNAL_THREAD};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        struct MHD_Daemon *d = MHD_start_daemon(
+        struct MHD_Daemon *d = mhd->start_daemon(
             modes[i] | family, 0, NULL, NULL, handle_request, ex, MHD_OPTION_LISTEN_SOCKET, listen_fd,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
             (unsigned)SERVE_PER_ADDRESS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_CONNECTION_TIMEOUT_S,
@@ -284,7 +287,7 @@ static int serve(int listen_fd, const char *listen_text, const gw_serve_options 
     int err_thread = pthread_create(&sampler_thread, NULL, sampling_thread, &ex);
     if (err_thread != 0) {
         fprintf(stderr, "gpuwhy serve: cannot start the sampling thread: %s\n", strerror(err_thread));
-        MHD_stop_daemon(daemon);
+        mhd->stop_daemon(daemon);
         goto out;
     }
     fprintf(stderr, "gpuwhy serve: listening on http://%s/metrics (%zu GPU(s), sampling every %.3gs, findings over %.3gs)\n",
@@ -296,7 +299,7 @@ static int serve(int listen_fd, const char *listen_text, const gw_serve_options 
     ex.stopping = true;
     pthread_cond_signal(&ex.wake);
     pthread_mutex_unlock(&ex.lock);
-    MHD_stop_daemon(daemon);
+    mhd->stop_daemon(daemon);
     pthread_join(sampler_thread, NULL);
     fprintf(stderr, "gpuwhy serve: stopped (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     rc = GW_EXIT_OK;
@@ -304,7 +307,7 @@ out:
     if (listen_fd >= 0)
         (void)close(listen_fd);   /* exiting: nothing to do about a close error */
     if (ex.metrics)
-        MHD_destroy_response(ex.metrics);
+        mhd->destroy_response(ex.metrics);
     gw_serve_sampler_free(ex.sampler);
     pthread_cond_destroy(&ex.wake);
     pthread_mutex_destroy(&ex.lock);
@@ -379,6 +382,10 @@ int gw_cmd_serve(int argc, char **argv)
         render.hostname = getenv("NODE_NAME");   /* the Kubernetes node, as dcgm-exporter labels it */
 #ifdef GW_HAVE_MHD
     char msg[512];
+    if (!(mhd = gw_mhd_load(msg, sizeof msg))) {
+        fprintf(stderr, "gpuwhy serve: %s\n", msg);
+        return GW_EXIT_INTERNAL;
+    }
     int usage = 0;
     int fd = gw_serve_listen(listen_text, msg, sizeof msg, &usage);
     if (fd < 0) {
