@@ -167,6 +167,11 @@ build_one() { # ARCH
   bundle_closure "$lib" "$loader" "${glibc_extras[@]}"
   mapfile -t direct < <(needed_of "$build/gpuwhy")
   bundle_closure "$lib" "${direct[@]}"
+  # `gpuwhy serve` loads libmicrohttpd with dlopen (src/cli/mhd_dl.c): not among the NEEDED
+  # libraries, bundled all the same in a build with serve.
+  if grep -q 'libmicrohttpd\.so\.12' "$build/gpuwhy"; then
+    bundle_closure "$lib" libmicrohttpd.so.12
+  fi
   # The kernel names a process after the file it executes: this link makes it "gpuwhy".
   ln -s "$loader" "$lib/gpuwhy"
   if [ -e "$build/libgpuwhy-cupti.so" ]; then

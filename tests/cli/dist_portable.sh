@@ -97,6 +97,17 @@ for pair in "${pairs[@]}"; do
     bad "$arch: libraries from outside: $outside ($listing)"
 done
 
+# serve loads libmicrohttpd with dlopen (not a NEEDED library): the tarball must carry it, and
+# serve must find it there (a refused --listen comes after the library is loaded).
+if [ -e "$X/lib/gpuwhy/libmicrohttpd.so.12" ]; then
+  "$X/bin/gpuwhy" serve --listen 999.1.1.1:80 >/dev/null 2>"$tmp/serve.err"; rs=$?
+  [ "$rs" = 64 ] && grep -q "is not an IP address" "$tmp/serve.err" &&
+    ok "x86_64: serve loads the bundled libmicrohttpd (refuses a bad --listen with exit 64)" ||
+    bad "x86_64: serve from the tarball: exit $rs, $(head -2 "$tmp/serve.err")"
+else
+  bad "x86_64: the tarball has no libmicrohttpd.so.12 for serve"
+fi
+
 K=$GW_SHARED_DIR/traces/kineto
 N=$GW_SHARED_DIR/traces/nsys
 RESNET=$K/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz
