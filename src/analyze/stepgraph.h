@@ -211,9 +211,9 @@ typedef struct gw_replay_params {
 } gw_replay_params;
 
 /* The result of one replay, 4 bytes a node: each node's replayed end is kept as its drift
- * from its observed end, relative to a base per block of GW_REPLAY_BLOCK nodes (set by the
- * first node of the block the replay writes), shifted left by 2 with the binding predecessor
- * (GW_BIND_*) in the low bits. Drifts grow to seconds over a long what-if, but change little
+ * from its observed end, relative to a base per block of 64 nodes (GW_REPLAY_BLOCK_SHIFT;
+ * set by the first node of the block the replay writes), times 4 plus the binding
+ * predecessor (GW_BIND_*, the low 2 bits). Drifts grow to seconds over a long what-if, but change little
  * from one node to the next of a chain; a node whose drift is more than 2^29 ns from its
  * block's base (a chain boundary inside the block, a removed wait of seconds) is kept in a
  * small map instead. The starts are not stored: gw_replay_start finds each from the ends.
