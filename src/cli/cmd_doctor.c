@@ -1,6 +1,6 @@
 /* `gpuwhy doctor`: checks the environment gpuwhy and a training job depend on — procfs
  * features the collectors read, the NVIDIA driver through NVML (GPUs, links, GPM), the CUPTI
- * injection library for `run --trace`, and risky settings (NCCL variables, degraded PCIe
+ * injection library for `run --trace`, libmicrohttpd for `serve`, and risky settings (NCCL variables, degraded PCIe
  * links: the E diagnoses comm.nccl_env and comm.topology). It reports; it changes nothing. */
 #include <dlfcn.h>
 #include <getopt.h>
@@ -15,6 +15,9 @@
 
 #include "diagnose/env_checks.h"
 #include "cli/commands.h"
+#ifdef GW_HAVE_MHD
+#include "cli/mhd_dl.h"
+#endif
 #include "collect/nvml.h"
 #include "record/trace_session.h"
 #include "report/text_table.h"
@@ -185,6 +188,20 @@ static void check_tracing(doctor *d)
     line(d, "ok", "visible GPUs", "CUDA_VISIBLE_DEVICES=%s", vis ? vis : "(unset: all GPUs)");
 }
 
+/* `gpuwhy serve` loads libmicrohttpd when it starts: a missing library shows here first. */
+static void check_exporter(doctor *d)
+{
+#ifdef GW_HAVE_MHD
+    char why[512];
+    if (gw_mhd_load(why, sizeof why))
+        line(d, "ok", "Prometheus exporter", "libmicrohttpd loads (gpuwhy serve)");
+    else
+        line(d, "warn", "Prometheus exporter", "`gpuwhy serve` unavailable: %s", why);
+#else
+    line(d, "warn", "Prometheus exporter", "`gpuwhy serve` unavailable: built with -DGW_SERVE=OFF");
+#endif
+}
+
 static void doctor_usage(FILE *out)
 {
     fprintf(out,
@@ -225,6 +242,8 @@ int gw_cmd_doctor(int argc, char **argv)
     size_t link_count = check_gpus(&d, links, 64);
     printf("\nTracing\n");
     check_tracing(&d);
+    printf("\nExporter\n");
+    check_exporter(&d);
     gw_finding_list findings = {0};
     if (gw_env_nccl_check(environ, gw_env_count_nics(d.root), &findings) < 0 ||
         gw_env_link_check(links, link_count, &findings) < 0) {

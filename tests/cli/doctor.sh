@@ -13,6 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 GW_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$GW_BIN" doctor >"$tmp/none.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] && grep -q "host-only" "$tmp/none.txt" && ok "no driver: host-only note, exit 0" || bad "no driver: rc=$rc $(cat "$tmp/none.txt")"
+# serve's libmicrohttpd (loaded with dlopen, installed with the build's dependencies)
+grep -Eq "^  ok +Prometheus exporter +libmicrohttpd loads" "$tmp/none.txt" && ok "doctor finds serve's libmicrohttpd" ||
+  bad "exporter line: $(grep -A1 Exporter "$tmp/none.txt")"
 
 if [ -z "${GW_FAKE_NVML:-}" ]; then
   bad "GW_FAKE_NVML not set (the fake NVML library is not built)"
