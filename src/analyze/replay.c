@@ -60,63 +60,7 @@ enum {
  * clear of GW_REPLAY_FAR). */
 #define REL_LIMIT ((gw_ns)1 << 29)
 #define BASE_UNSET INT64_MIN
-#define FAR_EMPTY UINT32_MAX
 
-static size_t far_slot(uint32_t node, size_t cap)
-{
-    return (size_t)((node * 2654435761u) & (uint32_t)(cap - 1));
-}
-
-/* Puts node i's end in the far map (grown at half full). Returns 0, or -1 on out-of-memory. */
-static int far_put(gw_replay *r, uint32_t i, gw_ns end, unsigned bind)
-{
-    if ((r->far_count + 1) * 2 > r->far_cap) {
-        size_t cap = r->far_cap ? r->far_cap * 2 : 64;
-        gw_replay_far *slots = malloc(cap * sizeof *slots);
-        if (!slots)
-            return -1;
-        for (size_t k = 0; k < cap; k++)
-            slots[k].node = FAR_EMPTY;
-        for (size_t k = 0; k < r->far_cap; k++) {
-            if (r->far[k].node == FAR_EMPTY)
-                continue;
-            size_t at = far_slot(r->far[k].node, cap);
-            while (slots[at].node != FAR_EMPTY)
-                at = (at + 1) & (cap - 1);
-            slots[at] = r->far[k];
-        }
-        free(r->far);
-        r->far = slots;
-        r->far_cap = cap;
-    }
-    size_t at = far_slot(i, r->far_cap);
-    while (r->far[at].node != FAR_EMPTY && r->far[at].node != i)
-        at = (at + 1) & (r->far_cap - 1);
-    r->far_count += r->far[at].node == FAR_EMPTY;
-    r->far[at] = (gw_replay_far){.node = i, .bind = (uint8_t)bind, .end = end};
-    return 0;
-}
-
-gw_ns gw_replay_far_end(const gw_replay *r, uint32_t i, unsigned *bind)
-{
-    if (r->far_cap > 0) {
-        size_t at = far_slot(i, r->far_cap);
-        while (r->far[at].node != FAR_EMPTY) {
-            if (r->far[at].node == i) {
-                if (bind)
-                    *bind = r->far[at].bind;
-                return r->far[at].end;
-            }
-            at = (at + 1) & (r->far_cap - 1);
-        }
-    }
-    if (bind)
-        *bind = GW_BIND_NONE;
-    return 0; /* not reached: a node marked far is in the map */
-}
-
-/* Node i's replayed end, read in the pass: obs_end is its observed end (gw_sg_end), which
- * the caller mostly has at hand. */
 /* The node the pass computed just before this one, when it is the node's index - 1 (within
  * a run of the order): its replayed and observed ends, so the chain predecessor, read by
  * nearly every node, is not decoded again. */
@@ -124,14 +68,6 @@ typedef struct prev_node {
     int valid;
     gw_ns end, obs_end;
 } prev_node;
-
-ALWAYS_INLINE gw_ns end_at(const gw_replay *r, uint32_t i, gw_ns obs_end)
-{
-    int32_t v = r->rel[i];
-    if (__builtin_expect(v == GW_REPLAY_FAR, 0))
-        return gw_replay_far_end(r, i, NULL);
-    return obs_end + r->base[i >> GW_REPLAY_BLOCK_SHIFT] + (gw_ns)(v >> 2); /* arithmetic shift */
-}
 
 /* Writes node i's replayed end and binding (obs_end: its observed end). A failure to grow the
  * far map is remembered in *oom and reported after the pass. */
@@ -150,7 +86,7 @@ ALWAYS_INLINE void put_end(gw_replay *r, uint32_t i, gw_ns obs_end, gw_ns end, u
         return;
     }
     r->rel[i] = GW_REPLAY_FAR;
-    if (far_put(r, i, end, bind) != 0)
+    if (gw_u32_map_put(&r->far, i, end, bind) != 0)
         *oom = 1;
 }
 
@@ -275,7 +211,7 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
     int n = 0;
     if (x->flags & GW_SG_F_CHAIN_DONE) {
         gw_ns prev_obs = prev->valid ? prev->obs_end : gw_sg_end(g, i - 1);
-        gw_ns prev_end = prev->valid ? prev->end : end_at(r, i - 1, prev_obs);
+        gw_ns prev_end = prev->valid ? prev->end : gw_replay_end_from(r, i - 1, prev_obs);
         c[n++] = (candidate){prev_end, prev_obs, g->lat_stream, GW_BIND_CHAIN};
     }
     if (x->a != GW_SG_NONE) {
@@ -285,12 +221,12 @@ ALWAYS_INLINE void gpu_node(const gw_stepgraph *g, const gw_trace *t, const gw_r
         if ((call->flags & GW_SG_F_FIRST) || x->a == 0)
             c[n++] = (candidate){call->start, call->start, g->lat_launch, GW_BIND_A};
         else if (x->flags & GW_SG_F_A_DONE)
-            c[n++] = (candidate){end_at(r, x->a - 1, gw_sg_end(g, x->a - 1)), call->start, g->lat_launch, GW_BIND_A};
+            c[n++] = (candidate){gw_replay_end(g, r, x->a - 1), call->start, g->lat_launch, GW_BIND_A};
     }
     if (x->flags & GW_SG_F_B_DONE) {
         uint32_t b = gw_sg_b_of(g, i);
         gw_ns b_end = gw_sg_end(g, b);
-        c[n++] = (candidate){end_at(r, b, b_end), b_end, 0, GW_BIND_B};
+        c[n++] = (candidate){gw_replay_end_from(r, b, b_end), b_end, 0, GW_BIND_B};
     }
     gw_ns start = x->start;
     uint8_t bind = GW_BIND_NONE;
@@ -322,7 +258,7 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
     const gw_sg_node *x = &g->nodes[i];
     int first = !(x->flags & GW_SG_F_CHAIN_DONE);
     /* as gw_replay_start finds it again */
-    gw_ns start = first ? x->start : prev->valid ? prev->end : end_at(r, i - 1, gw_sg_end(g, i - 1));
+    gw_ns start = first ? x->start : prev->valid ? prev->end : gw_replay_end(g, r, i - 1);
     gw_ns dur = gw_sg_dur(g, i), x_end = x->start + dur;
     unsigned bind = first ? GW_BIND_NONE : GW_BIND_CHAIN;
     if ((rk & RK_LOADER) && p->loader && x->kind == GW_SG_DATA && i < g->loop_end) {
@@ -353,7 +289,7 @@ ALWAYS_INLINE void host_node(const gw_stepgraph *g, const gw_replay_params *p, u
     }
     gw_ns end = start + host_own(g, x, p, own, rk);
     if (w != GW_SG_NONE && (x->flags & (slot == GW_BIND_A ? GW_SG_F_A_DONE : GW_SG_F_B_DONE))) {
-        gw_ns awaited = end_at(r, w, gw_sg_end(g, w)) + lat;
+        gw_ns awaited = gw_replay_end(g, r, w) + lat;
         if (awaited > end) {
             end = awaited;
             bind = (unsigned)slot;
@@ -368,7 +304,7 @@ void gw_replay_free(gw_replay *r)
         return;
     free(r->rel);
     free(r->base);
-    free(r->far);
+    gw_u32_map_free(&r->far);
     free(r->step_ns);
     *r = (gw_replay){0};
 }
@@ -403,9 +339,7 @@ static int replay_reserve(const gw_stepgraph *g, gw_replay *r)
     }
     for (size_t k = 0; k < blocks; k++)
         r->base[k] = BASE_UNSET;
-    for (size_t k = 0; k < r->far_cap; k++)
-        r->far[k].node = FAR_EMPTY;
-    r->far_count = 0;
+    gw_u32_map_clear(&r->far);
     return 0;
 }
 

@@ -68,59 +68,15 @@ typedef struct builder {
     gw_ns first_gpu_work;        /* start-up calls come before it */
     uint32_t *stream_waits;      /* host indices of cudaStreamWaitEvent calls */
     size_t stream_wait_count, stream_wait_cap;
-    size_t long_cap;             /* of g->long_durs */
 } builder;
 
-/* The b predecessors while the cross edges are found: a few per step on most traces, so a
- * small open-addressing map (not 4 bytes a node beside the whole graph), moved to
- * g->b_links sorted by node once they are all known. */
-typedef struct link_map {
-    gw_sg_link *slots;           /* owned: node GW_SG_NONE = empty */
-    size_t count, cap;           /* cap: 0 or a power of 2 */
-} link_map;
-
-static size_t link_slot(uint32_t node, size_t cap)
+/* Sets node's b predecessor (kept in g->b_links: a few nodes have one). Returns 0, or -1 on
+ * out-of-memory. */
+static int set_b(gw_stepgraph *g, uint32_t node, uint32_t b)
 {
-    return (size_t)((node * 2654435761u) & (uint32_t)(cap - 1));
-}
-
-static uint32_t link_get(const link_map *m, uint32_t node)
-{
-    if (m->cap == 0)
-        return GW_SG_NONE;
-    for (size_t at = link_slot(node, m->cap); m->slots[at].node != GW_SG_NONE; at = (at + 1) & (m->cap - 1))
-        if (m->slots[at].node == node)
-            return m->slots[at].b;
-    return GW_SG_NONE;
-}
-
-/* Sets node's b (grown at half full). Returns 0, or -1 on out-of-memory. */
-static int link_set(link_map *m, uint32_t node, uint32_t b)
-{
-    if ((m->count + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        gw_sg_link *slots = malloc(cap * sizeof *slots);
-        if (!slots)
-            return -1;
-        for (size_t k = 0; k < cap; k++)
-            slots[k].node = GW_SG_NONE;
-        for (size_t k = 0; k < m->cap; k++) {
-            if (m->slots[k].node == GW_SG_NONE)
-                continue;
-            size_t at = link_slot(m->slots[k].node, cap);
-            while (slots[at].node != GW_SG_NONE)
-                at = (at + 1) & (cap - 1);
-            slots[at] = m->slots[k];
-        }
-        free(m->slots);
-        m->slots = slots;
-        m->cap = cap;
-    }
-    size_t at = link_slot(node, m->cap);
-    while (m->slots[at].node != GW_SG_NONE && m->slots[at].node != node)
-        at = (at + 1) & (m->cap - 1);
-    m->count += m->slots[at].node == GW_SG_NONE;
-    m->slots[at] = (gw_sg_link){node, b};
+    if (gw_u32_map_put(&g->b_links, node, b, 0) != 0)
+        return -1;
+    g->nodes[node].flags |= GW_SG_F_HAS_B;
     return 0;
 }
 
@@ -193,29 +149,20 @@ static gw_sg_node *new_node(builder *b)
     return n;
 }
 
-/* Sets node i's observed [start, end). A length that does not fit the node goes to
- * g->long_durs: appended (host nodes come in order; the GPU chains sort it after filling
- * theirs), or updated when node i already has an entry (the last one: a merged piece). */
+/* Sets node i's observed [start, end): a length that does not fit the node goes to
+ * g->long_durs. */
 static int set_span(builder *b, uint32_t i, gw_ns start, gw_ns end)
 {
     gw_stepgraph *g = b->g;
     gw_sg_node *n = &g->nodes[i];
     gw_ns dur = end - start;
     n->start = start;
-    if (n->dur == GW_SG_LONG_DUR && g->long_count > 0 && g->long_durs[g->long_count - 1].node == i) {
-        if (dur >= (gw_ns)GW_SG_LONG_DUR) {
-            g->long_durs[g->long_count - 1].dur = dur;
-            return 0;
-        }
-        g->long_count--;
-    }
     if (dur < (gw_ns)GW_SG_LONG_DUR) {
         n->dur = (uint32_t)dur;
         return 0;
     }
-    if (gw_grow((void **)&g->long_durs, &b->long_cap, g->long_count + 1, sizeof *g->long_durs) != 0)
+    if (gw_u32_map_put(&g->long_durs, i, dur, 0) != 0)
         return -1;
-    g->long_durs[g->long_count++] = (gw_sg_long_dur){i, dur};
     n->dur = GW_SG_LONG_DUR;
     return 0;
 }
@@ -536,12 +483,6 @@ static long chain_find(const chain_table *ct, int32_t device, int32_t stream)
     return -1;
 }
 
-static int cmp_long_dur(const void *x, const void *y)
-{
-    uint32_t a = ((const gw_sg_long_dur *)x)->node, b = ((const gw_sg_long_dur *)y)->node;
-    return a < b ? -1 : a > b;
-}
-
 static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
 {
     const gw_trace *t = b->t;
@@ -618,9 +559,6 @@ static int gpu_chains(builder *b, chain_table *ct, double tiny_us)
     }
     g->count += total;
     free(chain_of);
-    /* The chains fill their nodes stream by stream: their long lengths come out of order. */
-    if (g->long_count > 1)
-        qsort(g->long_durs, g->long_count, sizeof *g->long_durs, cmp_long_dur);
     return 0;
 }
 
@@ -781,7 +719,7 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
     return 0;
 }
 
-static int link_waits(builder *b, const chain_table *ct, link_map *links)
+static int link_waits(builder *b, const chain_table *ct)
 {
     gw_stepgraph *g = b->g;
     const gw_trace *t = b->t;
@@ -813,9 +751,9 @@ static int link_waits(builder *b, const chain_table *ct, link_map *links)
             if (lo < g->bound_count) {
                 uint32_t bi = g->bounds[lo];
                 gw_sg_node *bound = &g->nodes[bi];
-                uint32_t had = link_get(links, bi);
+                uint32_t had = gw_sg_b(g, bi);
                 if (had == GW_SG_NONE || ((bound->flags & GW_SG_F_DEFER) && gw_sg_end(g, n->a) > gw_sg_end(g, had))) {
-                    if (link_set(links, bi, n->a) != 0)
+                    if (set_b(g, bi, n->a) != 0)
                         return -1;
                     bound->flags |= GW_SG_F_DEFER;
                 }
@@ -835,9 +773,9 @@ static int link_waits(builder *b, const chain_table *ct, link_map *links)
         uint32_t dst = dc < 0 ? GW_SG_NONE : first_queued_after(g, &ct->chains[dc], h->start);
         if (src == GW_SG_NONE || dst == GW_SG_NONE || src == dst || g->nodes[src].start >= g->nodes[dst].start)
             continue;
-        uint32_t had = link_get(links, dst);
+        uint32_t had = gw_sg_b(g, dst);
         if (had == GW_SG_NONE || gw_sg_end(g, src) > gw_sg_end(g, had)) {
-            if (link_set(links, dst, src) != 0)
+            if (set_b(g, dst, src) != 0)
                 return -1;
             g->event_edges += had == GW_SG_NONE;
         }
@@ -916,7 +854,7 @@ static int traced(const gw_sg_node *n)
     return !(n->kind == GW_SG_WORK && (n->flags & GW_SG_F_UNTRACED));
 }
 
-static int fork_join(gw_stepgraph *g, link_map *links, size_t loop_first, size_t loop_end, size_t other_first,
+static int fork_join(gw_stepgraph *g, size_t loop_first, size_t loop_end, size_t other_first,
                      size_t other_end)
 {
     size_t li = loop_first;
@@ -931,7 +869,7 @@ static int fork_join(gw_stepgraph *g, link_map *links, size_t loop_first, size_t
             return 0;
         gw_sg_node *wait = &g->nodes[li];
         gw_ns wait_end = gw_sg_end(g, (uint32_t)li);
-        if (wait->kind != GW_SG_WORK || (wait->flags & GW_SG_F_FIRST) || link_get(links, (uint32_t)li) != GW_SG_NONE ||
+        if (wait->kind != GW_SG_WORK || (wait->flags & GW_SG_F_FIRST) || gw_sg_b(g, (uint32_t)li) != GW_SG_NONE ||
             wait->start > burst->start || burst->start - wait->start > FORK_JOIN_MAX_NS ||
             wait_end - wait->start < FORK_JOIN_MIN_NS)
             continue;
@@ -944,36 +882,11 @@ static int fork_join(gw_stepgraph *g, link_map *links, size_t loop_first, size_t
             continue;
         /* fork: the burst starts after the loop's piece starts; join: the loop resumes after
          * the burst */
-        if (link_set(links, (uint32_t)(k - 1), (uint32_t)(li - 1)) != 0 ||
-            link_set(links, (uint32_t)li, (uint32_t)last) != 0)
+        if (set_b(g, (uint32_t)(k - 1), (uint32_t)(li - 1)) != 0 || set_b(g, (uint32_t)li, (uint32_t)last) != 0)
             return -1;
         g->fork_joins++;
         k = j - 1; /* the loop's next turn looks at node j, the first after the wait */
     }
-    return 0;
-}
-
-static int cmp_link(const void *x, const void *y)
-{
-    uint32_t a = ((const gw_sg_link *)x)->node, b = ((const gw_sg_link *)y)->node;
-    return a < b ? -1 : a > b;
-}
-
-/* The b predecessors found kept as g->b_links, sorted by node, and their nodes flagged
- * GW_SG_F_HAS_B. Returns 0, or -1 on out-of-memory. */
-static int keep_links(gw_stepgraph *g, const link_map *links)
-{
-    if (links->count == 0)
-        return 0;
-    g->b_links = malloc(links->count * sizeof *g->b_links);
-    if (!g->b_links)
-        return -1;
-    for (size_t k = 0; k < links->cap; k++)
-        if (links->slots[k].node != GW_SG_NONE)
-            g->b_links[g->b_link_count++] = links->slots[k];
-    qsort(g->b_links, g->b_link_count, sizeof *g->b_links, cmp_link);
-    for (size_t k = 0; k < g->b_link_count; k++)
-        g->nodes[g->b_links[k].node].flags |= GW_SG_F_HAS_B;
     return 0;
 }
 
@@ -1155,7 +1068,6 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
     size_t cut_count = 0, thread_first = 0;
     size_t *chain_start = NULL;
     chain_table ct = {0};
-    link_map links = {0};
     int rc = -1;
     if (!has_calls)
         goto out;
@@ -1226,7 +1138,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
      * the passes below allocate their own scratch beside the graph. */
     free(b.call_node);
     b.call_node = NULL;
-    if (link_waits(&b, &ct, &links) != 0)
+    if (link_waits(&b, &ct) != 0)
         goto out;
     free(ct.chains);
     ct.chains = NULL;
@@ -1241,13 +1153,9 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
         size_t first = chain_start[k] - 1, end = first + 1;
         while (end < g->host_count && !(g->nodes[end].flags & GW_SG_F_FIRST))
             end++;
-        if (fork_join(g, &links, 0, thread_first, first, end) != 0)
+        if (fork_join(g, 0, thread_first, first, end) != 0)
             goto out;
     }
-    if (keep_links(g, &links) != 0)
-        goto out;
-    free(links.slots);
-    links.slots = NULL;
     for (size_t i = 0; i < thread_first; i++)
         g->data_nodes += g->nodes[i].kind == GW_SG_DATA;
     g->single_process_loader = (t->host_flags_seen & GW_HOST_F_SINGLE_PROC_LOADER) != 0;
@@ -1264,7 +1172,6 @@ out:
     free(ct.chains);
     free(b.call_node);
     free(b.stream_waits);
-    free(links.slots);
     return rc;
 }
 
@@ -1276,33 +1183,7 @@ void gw_stepgraph_free(gw_stepgraph *g)
     free(g->runs);
     free(g->bounds);
     free(g->step_numbers);
-    free(g->long_durs);
-    free(g->b_links);
+    gw_u32_map_free(&g->long_durs);
+    gw_u32_map_free(&g->b_links);
     *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
-}
-
-gw_ns gw_sg_long_dur_of(const gw_stepgraph *g, uint32_t i)
-{
-    size_t lo = 0, hi = g->long_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->long_durs[mid].node < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->long_count && g->long_durs[lo].node == i ? g->long_durs[lo].dur : (gw_ns)GW_SG_LONG_DUR;
-}
-
-uint32_t gw_sg_b_of(const gw_stepgraph *g, uint32_t i)
-{
-    size_t lo = 0, hi = g->b_link_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->b_links[mid].node < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->b_link_count && g->b_links[lo].node == i ? g->b_links[lo].b : GW_SG_NONE;
 }

@@ -37,6 +37,7 @@
 
 #include "analyze/analysis.h"
 #include "model/model.h"
+#include "util/u32_map.h"
 
 #define GW_SG_NONE UINT32_MAX
 
@@ -98,15 +99,6 @@ _Static_assert(sizeof(gw_sg_node) == 24, "gw_sg_node: 24 bytes (see above)");
 
 #define GW_SG_LONG_DUR UINT32_MAX
 
-/* A node's length of GW_SG_LONG_DUR ns or more, or its b predecessor: sorted by node. */
-typedef struct gw_sg_long_dur {
-    uint32_t node;
-    gw_ns dur;
-} gw_sg_long_dur;
-typedef struct gw_sg_link {
-    uint32_t node, b;
-} gw_sg_link;
-
 /* Nodes first .. first + count - 1, in that order. */
 typedef struct gw_sg_run {
     uint32_t first, count;
@@ -120,10 +112,8 @@ typedef struct gw_stepgraph {
     gw_sg_run *runs;             /* owned: a topological order of all nodes, as runs of
                                     consecutive indices (chains come out whole or nearly) */
     size_t run_count;
-    gw_sg_long_dur *long_durs;   /* owned: nodes with dur == GW_SG_LONG_DUR, by node */
-    size_t long_count;
-    gw_sg_link *b_links;         /* owned: nodes with GW_SG_F_HAS_B and their b, by node */
-    size_t b_link_count;
+    gw_u32_map long_durs;        /* owned: node -> its length, for dur == GW_SG_LONG_DUR */
+    gw_u32_map b_links;          /* owned: node -> its b, for GW_SG_F_HAS_B */
     uint32_t *bounds;            /* owned: node starting each step boundary on the loop thread
                                     (steps + 1 of them: the last is the window's end) */
     int64_t *step_numbers;       /* owned: the number of each step (bound_count - 1) */
@@ -142,16 +132,22 @@ typedef struct gw_stepgraph {
 } gw_stepgraph;
 
 /* Node i's observed length, end and b predecessor (GW_SG_NONE when it has none). */
-gw_ns gw_sg_long_dur_of(const gw_stepgraph *g, uint32_t i);
-uint32_t gw_sg_b_of(const gw_stepgraph *g, uint32_t i);
 static inline gw_ns gw_sg_dur(const gw_stepgraph *g, uint32_t i)
 {
     uint32_t d = g->nodes[i].dur;
-    return d != GW_SG_LONG_DUR ? (gw_ns)d : gw_sg_long_dur_of(g, i);
+    if (d != GW_SG_LONG_DUR)
+        return (gw_ns)d;
+    const gw_u32_slot *long_dur = gw_u32_map_get(&g->long_durs, i);
+    return long_dur ? long_dur->value : (gw_ns)GW_SG_LONG_DUR;
 }
 static inline gw_ns gw_sg_end(const gw_stepgraph *g, uint32_t i)
 {
     return g->nodes[i].start + gw_sg_dur(g, i);
+}
+static inline uint32_t gw_sg_b_of(const gw_stepgraph *g, uint32_t i)
+{
+    const gw_u32_slot *link = gw_u32_map_get(&g->b_links, i);
+    return link ? (uint32_t)link->value : GW_SG_NONE;
 }
 static inline uint32_t gw_sg_b(const gw_stepgraph *g, uint32_t i)
 {
@@ -221,17 +217,11 @@ typedef struct gw_replay_params {
 #define GW_REPLAY_BLOCK_SHIFT 6
 #define GW_REPLAY_FAR INT32_MIN  /* rel[i]: node i is in the far map */
 
-typedef struct gw_replay_far {
-    uint32_t node;               /* UINT32_MAX: empty slot */
-    uint8_t bind;
-    gw_ns end;
-} gw_replay_far;
-
 typedef struct gw_replay {
     int32_t *rel;                /* owned: per node, see above */
     gw_ns *base;                 /* owned: per block, INT64_MIN until its first node is written */
-    gw_replay_far *far;          /* owned: open addressing by node, far_cap slots (a power of 2) */
-    size_t far_count, far_cap;
+    gw_u32_map far;              /* owned: node -> its end (value) and binding (tag), for
+                                    rel == GW_REPLAY_FAR */
     gw_ns *step_ns;              /* owned: replayed length of each step (bound_count - 1) */
     size_t step_count;
     size_t node_cap, block_cap, step_cap; /* what the arrays hold, so gw_replay_rerun can reuse them */
@@ -244,22 +234,23 @@ typedef struct gw_replay {
 #define GW_BIND_A     2
 #define GW_BIND_B     3
 
-/* Node i's end in r, a replay of g, and which predecessor bound it (GW_BIND_*). */
-gw_ns gw_replay_far_end(const gw_replay *r, uint32_t i, unsigned *bind);
-static inline gw_ns gw_replay_end(const gw_stepgraph *g, const gw_replay *r, uint32_t i)
+/* Node i's end in r, a replay of g, and which predecessor bound it (GW_BIND_*). A node
+ * marked far is in the far map. */
+static inline gw_ns gw_replay_end_from(const gw_replay *r, uint32_t i, gw_ns observed_end)
 {
     int32_t v = r->rel[i];
-    if (v == GW_REPLAY_FAR)
-        return gw_replay_far_end(r, i, NULL);
-    return gw_sg_end(g, i) + r->base[i >> GW_REPLAY_BLOCK_SHIFT] + (gw_ns)(v >> 2);
+    if (__builtin_expect(v == GW_REPLAY_FAR, 0))
+        return gw_u32_map_get(&r->far, i)->value;
+    return observed_end + r->base[i >> GW_REPLAY_BLOCK_SHIFT] + (gw_ns)(v >> 2); /* arithmetic shift */
+}
+static inline gw_ns gw_replay_end(const gw_stepgraph *g, const gw_replay *r, uint32_t i)
+{
+    return gw_replay_end_from(r, i, gw_sg_end(g, i));
 }
 static inline unsigned gw_replay_bind(const gw_replay *r, uint32_t i)
 {
     int32_t v = r->rel[i];
-    unsigned bind = (unsigned)v & 3u;
-    if (v == GW_REPLAY_FAR)
-        (void)gw_replay_far_end(r, i, &bind);
-    return bind;
+    return v == GW_REPLAY_FAR ? gw_u32_map_get(&r->far, i)->tag : (unsigned)v & 3u;
 }
 
 /* Replays g under p (NULL: nothing changed). Returns 0, or -1 on out-of-memory. */
