@@ -8,6 +8,9 @@
 #   cores    -j 1 on one core vs -j N on N cores (taskset), N = 2, 4, ... up to the CPUs:
 #            wall time, end to end and for reading alone (GW_TIMING), runs interleaved.
 #   gzip     gpuwhy on FILE.gz vs `zcat FILE.gz > /dev/null`, interleaved, wall and CPU.
+#   cold     the plain file out of the page cache before each run (posix_fadvise DONTNEED, no
+#            root needed): gpuwhy -j 1 and default -j (and BASE_BIN) vs `cat FILE > /dev/null`
+#            from the same cold start, the floor of reading the bytes off the disk; wall time.
 #   hta      Holistic Trace Analysis' get_idle_time_breakdown on the same plain files
 #            (HTA_SRC: a checkout outside this repository; Debian's /usr/bin/python3 with
 #            python3-pandas, -numpy, -networkx, -plotly, -pydot; HTA_RUNS runs).
@@ -26,7 +29,7 @@ shared=${GW_SHARED_DIR:-$root/../shared}
 work=${BENCH_WORK:-/tmp/gpuwhy-bench}
 out=$root/bench/out
 runs=${RUNS:-5}
-parts=${PARTS:-percore,cores,gzip,hta}
+parts=${PARTS:-percore,cores,gzip,cold,hta}
 hta_runs=${HTA_RUNS:-1}
 hta_timeout=${HTA_TIMEOUT:-1800}
 base_bin=${BASE_BIN:-}
@@ -171,6 +174,43 @@ if [[ ,$parts, == *,gzip,* ]]; then
       printf "GZIP %-29s gpuwhy wall %.3f s cpu %.3f s | zcat wall %.3f s cpu %.3f s | gpuwhy/zcat wall %.2f cpu %.2f  [load %s -> %s]\n",
         f, a, b, c, d, a / c, b / d, l0, l1 }' | tee -a "$report"
   done
+fi
+
+if [[ ,$parts, == *,cold,* ]]; then
+  echo "== cold: FILE out of the page cache before each run; gpuwhy -j 1, default -j vs cat FILE > /dev/null, wall" | tee -a "$report"
+  evict() { python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$1"; }
+  for f in "${files[@]}"; do
+    bytes=$(stat -L -c %s "$f")
+    g1=() gn=() bn=() ct=()
+    l0=$(load)
+    for _ in $(seq "$runs"); do
+      evict "$f"
+      # shellcheck disable=SC2046
+      timed "cold gpuwhy -j 1 $(basename "$f")" "$bin" $(analyze -j 1 "$f")
+      g1+=("$t_wall")
+      evict "$f"
+      # shellcheck disable=SC2046
+      timed "cold gpuwhy $(basename "$f")" "$bin" $(analyze "$f")
+      gn+=("$t_wall")
+      if [ -n "$base_bin" ]; then
+        evict "$f"
+        # shellcheck disable=SC2046
+        timed "cold base $(basename "$f")" "$base_bin" $(analyze "$f")
+        bn+=("$t_wall")
+      fi
+      evict "$f"
+      # shellcheck disable=SC2016 # $1 is expanded by the inner sh
+      timed "cold cat $(basename "$f")" sh -c 'cat "$1" >/dev/null' sh "$f"
+      ct+=("$t_wall")
+    done
+    a=$(printf '%s\n' "${g1[@]}" | median) b=$(printf '%s\n' "${gn[@]}" | median) c=$(printf '%s\n' "${ct[@]}" | median)
+    d=$([ -n "$base_bin" ] && printf '%s\n' "${bn[@]}" | median || echo 0)
+    awk -v f="$(basename "$f")" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n="$bytes" -v l0="$l0" -v l1="$(load)" 'BEGIN {
+      printf "COLD %-26s gpuwhy -j 1 wall %.3f s | default -j %.3f s%s | cat %.3f s (%.0f MB/s) | default -j / cat %.2f  [load %s -> %s]\n",
+        f, a, b, (d > 0 ? sprintf(" (base %.3f s)", d) : ""), c, n / 1e6 / c, b / c, l0, l1 }' | tee -a "$report"
+  done
+  cat "${files[@]}" >/dev/null   # back on the page cache for what follows
 fi
 
 if [[ ,$parts, == *,hta,* ]] && [ -n "${HTA_SRC:-}" ]; then

@@ -25,6 +25,13 @@
 /* Around each cut, this much more is given back after the search: the large folio mapped
  * around a touched page reaches past the bytes read (release rounds inward to pages). */
 #define CUT_RELEASE_SLACK_BYTES (2u * 1024u * 1024u)
+/* The file is asked for this far ahead of the last stretch claimed (gw_kineto_source_prefetch):
+ * stretches read on several threads at once defeat the kernel's guess of what comes next, and
+ * a file partly out of the page cache (evicted since it was written or last read) then stalls
+ * the readers a page fault at a time. Around each nominal cut, CUT_PREFETCH_BYTES are asked
+ * for before the cuts are searched, for the same reason. */
+#define PREFETCH_AHEAD_BYTES (32u * 1024u * 1024u)
+#define CUT_PREFETCH_BYTES (64u * 1024u)
 
 typedef enum { CHUNK_PENDING = 0, CHUNK_CLAIMED, CHUNK_AT_NEXT, CHUNK_AT_END, CHUNK_FAILED } chunk_status;
 
@@ -49,6 +56,7 @@ struct gw_kineto_par {
     int depth;
     chunk *chunks;           /* owned */
     size_t chunk_count, next_claim, next_merge, outstanding, max_outstanding;
+    uint64_t prefetched;     /* the file was asked for up to here (under lock) */
     pool_entry *pool;        /* owned: max_outstanding entries */
     int cancel;
     pthread_mutex_t lock;
@@ -166,6 +174,19 @@ static chunk_status run_stretch(gw_kineto_par *par, size_t k, int guarded)
     return job.status;
 }
 
+/* What to ask for ahead of stretch k when it is claimed: [*from, *to), empty when the file is
+ * already asked for far enough. Called with the lock held; the advice is given after. */
+static void prefetch_range(gw_kineto_par *par, size_t k, uint64_t *from, uint64_t *to)
+{
+    *from = *to = 0;
+    uint64_t begin = par->chunks[k].begin;
+    if (begin + PREFETCH_AHEAD_BYTES / 2 <= par->prefetched)
+        return;
+    *from = par->prefetched > begin ? par->prefetched : begin;
+    *to = begin + PREFETCH_AHEAD_BYTES;
+    par->prefetched = *to;
+}
+
 /* Claims the next stretch if there is one and room for its result: its index, or SIZE_MAX.
  * Called with the lock held. */
 static size_t claim(gw_kineto_par *par)
@@ -202,7 +223,10 @@ static void *helper_main(void *arg)
             pthread_cond_wait(&par->cv, &par->lock);
             continue;
         }
+        uint64_t ahead_from, ahead_to;
+        prefetch_range(par, k, &ahead_from, &ahead_to);
         pthread_mutex_unlock(&par->lock);
+        gw_kineto_source_prefetch(par->src, ahead_from, ahead_to);
         chunk_status status = run_stretch(par, k, 1);
         finish_stretch(par, k, status);
         pthread_mutex_lock(&par->lock);
@@ -245,6 +269,8 @@ static int plan_chunks(gw_kineto_par *par, uint64_t array_open, size_t chunk_byt
     par->chunks = calloc(cap, sizeof *par->chunks);
     if (!par->chunks)
         return -1;
+    for (uint64_t nominal = array_open + 1 + chunk_bytes; nominal < par->map_len; nominal += chunk_bytes)
+        gw_kineto_source_prefetch(par->src, nominal, nominal + CUT_PREFETCH_BYTES);
     uint64_t at = array_open + 1;
     while (par->chunk_count + 1 < cap) {
         uint64_t nominal = at + chunk_bytes;
@@ -394,7 +420,10 @@ int gw_kineto_par_join(gw_kineto_par *par, gw_kineto_state *st, gw_kineto_resume
         }
         size_t k = claim(par);
         if (k != SIZE_MAX) {
+            uint64_t ahead_from, ahead_to;
+            prefetch_range(par, k, &ahead_from, &ahead_to);
             pthread_mutex_unlock(&par->lock);
+            gw_kineto_source_prefetch(par->src, ahead_from, ahead_to);
             chunk_status status = run_stretch(par, k, 0);
             finish_stretch(par, k, status);
             pthread_mutex_lock(&par->lock);
