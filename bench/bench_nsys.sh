@@ -69,6 +69,29 @@ printf 'side by side, interleaved, median of %s: sqlite3 shell summing the colum
   "$runs" "$(printf '%s\n' "${fw[@]}" | median)" "$(printf '%s\n' "${fc[@]}" | median)" \
   "$(printf '%s\n' "${gw[@]}" | median)" "$(printf '%s\n' "${gc[@]}" | median)" | tee -a "$report"
 
+# Cold: the export out of the page cache before each run (posix_fadvise DONTNEED, no root),
+# gpuwhy (and BASE_BIN when set) vs `cat` of the same cold file, the floor of reading it.
+evict() { python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$1"; }
+cw=() bw=() kw=()
+for _ in $(seq "$runs"); do
+  evict "$big"
+  /usr/bin/time -f "%e" -o "$work/time.txt" "$bin" analyze --json --no-progress -o /dev/null "$big" >/dev/null
+  cw+=("$(cat "$work/time.txt")")
+  if [ -n "${BASE_BIN:-}" ]; then
+    evict "$big"
+    /usr/bin/time -f "%e" -o "$work/time.txt" "$BASE_BIN" analyze --json --no-progress -o /dev/null "$big" >/dev/null
+    bw+=("$(cat "$work/time.txt")")
+  fi
+  evict "$big"
+  /usr/bin/time -f "%e" -o "$work/time.txt" cat "$big" >/dev/null
+  kw+=("$(cat "$work/time.txt")")
+done
+printf 'cold (out of the page cache before each run), median of %s: gpuwhy analyze wall %s s%s | cat wall %s s\n' "$runs" \
+  "$(printf '%s\n' "${cw[@]}" | median)" "$([ -n "${BASE_BIN:-}" ] && printf ' (base %s s)' "$(printf '%s\n' "${bw[@]}" | median)")" \
+  "$(printf '%s\n' "${kw[@]}" | median)" | tee -a "$report"
+cat "$big" >/dev/null
+
 while IFS= read -r f; do
   k=$(sqlite3 "$f" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL" 2>/dev/null || echo 0)
   case "$f" in */amir-ghz__DynamicViT/*) continue ;; esac  # refused: empty export
