@@ -661,6 +661,67 @@ static void random_timelines_match_oracle(void **state)
     }
 }
 
+/* The index of the host event named `name` (after gw_trace_finish). */
+static size_t host_named(const gw_trace *t, const char *name)
+{
+    for (size_t i = 0; i < t->host_count; i++)
+        if (strcmp(gw_trace_str(t, t->host[i].name_id), name) == 0)
+            return i;
+    fail_msg("no host event %s", name);
+    return SIZE_MAX;
+}
+
+/* Dispatch marks sum the CUDA calls beneath an event over every level (a launch two ops down
+ * counts for both) and compare the event's own time with them: at most ratio (8) times
+ * theirs is dispatch. Worked by hand; then a parent link the nesting would not make (a
+ * call's parent set to an op that closed before it) is followed as given. */
+static void dispatch_marks_sum_nested_calls(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "ProfilerStep#1", 0, 1000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::a", 0, 400, 0);              /* own 360 > 8 x 40 */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 10, 50, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::b", 400, 1000, 0);           /* own 590 > 8 x 10 */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernelExC", 410, 420, 2);
+    fx_host(t, FX_MAIN_TID + 1, GW_HOST_CPU_OP, "aten::c", 0, 100, 0);          /* own 10 <= 8 x 10 */
+    fx_host(t, FX_MAIN_TID + 1, GW_HOST_CPU_OP, "aten::d", 5, 95, 0);           /* own 80 <= 8 x 10 */
+    fx_host(t, FX_MAIN_TID + 1, GW_HOST_RUNTIME, "cuLaunchKernel", 10, 20, 3);
+    assert_int_equal(gw_trace_finish(t), 0);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    double ratio = th.v[GW_T_DISPATCH_RATIO];
+    assert_true(ratio == 8.0);
+    size_t step = host_named(t, "ProfilerStep#1"), a = host_named(t, "aten::a"), b = host_named(t, "aten::b");
+    size_t c = host_named(t, "aten::c"), d = host_named(t, "aten::d"), l2 = host_named(t, "cudaLaunchKernelExC");
+    assert_int_equal(t->host[l2].parent, b);
+    uint8_t *marks = gw_host_dispatch_marks(t, ratio);
+    assert_non_null(marks);
+    size_t marked = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        marked += marks[i];
+    /* The step: own 0 beside 50 of calls; aten::c through aten::d's call. */
+    assert_int_equal(marks[step], 1);
+    assert_int_equal(marks[a], 0);
+    assert_int_equal(marks[b], 0);
+    assert_int_equal(marks[c], 1);
+    assert_int_equal(marks[d], 1);
+    assert_int_equal(marked, 3);
+    free(marks);
+    /* aten::b's call given to aten::a instead: aten::a has 50 of calls and 350 of its own
+     * (<= 400), aten::b none; the step still sums 50. */
+    t->host[l2].parent = (uint32_t)a;
+    marks = gw_host_dispatch_marks(t, ratio);
+    assert_non_null(marks);
+    assert_int_equal(marks[a], 1);
+    assert_int_equal(marks[b], 0);
+    assert_int_equal(marks[step], 1);
+    assert_int_equal(marks[c], 1);
+    assert_int_equal(marks[d], 1);
+    free(marks);
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +740,7 @@ int main(void)
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
         cmocka_unit_test(random_timelines_match_oracle),
+        cmocka_unit_test(dispatch_marks_sum_nested_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
