@@ -395,53 +395,86 @@ static size_t middle_thread_cut(const size_t *per_thread, size_t thread_count, s
     return best;
 }
 
-/* The order-free pass over the host events (host lane): events with out-of-range times
- * dropped, negative durations clipped to zero, API calls and ops classified by name where
- * readers left them unset, launches per thread; reader-made steps with out-of-range times
- * dropped; *layout says whether the array is thread-major and where to cut it. */
-static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
+/* Below this many GPU events the helper thread costs more than it saves. */
+#define GPU_LANE_THREAD_MIN_EVENTS 100000u
+/* The same for the host lane's helpers (the second half of the order-free pass, a sort of one
+ * half of the threads, the API correlation index beside the nesting). */
+#define HOST_LANE_THREAD_MIN_EVENTS 100000u
+
+/* One part of the host array in the order-free pass below, with everything it writes beside
+ * its own events kept apart (counts per thread, name caches), so that two parts can be passed
+ * over on two threads and summed after. */
+typedef struct host_part {
+    const gw_trace *t;
+    gw_host_event *events;  /* the part's events; its kept ones are compacted to the front */
+    size_t count, kept;
+    span sp;
+    size_t reversed;
+    unsigned flags_seen;
+    int thread_major;       /* its kept events come thread by thread, in index order */
+    uint32_t first_thread, last_thread; /* of its kept events */
+    size_t *per_thread;     /* owned: kept events per thread */
+    uint32_t *launches;     /* owned: launch and copy calls per thread */
+    /* Owned, by name id: bit 7 done. api_name: bits 0-3 class, 4-6 sync kind; blocking copies
+     * in their own array so no bit is shared. */
+    uint8_t *host_name, *api_name, *api_blocking, *api_flags;
+} host_part;
+
+static void host_part_free(host_part *p)
 {
-    uint8_t *host_name = calloc(t->strings.count ? t->strings.count : 1, 1);
-    uint8_t *api_name = calloc(t->strings.count ? t->strings.count : 1, 1);
-    uint8_t *api_blocking = calloc(t->strings.count ? t->strings.count : 1, 1);
-    uint8_t *api_flags = calloc(t->strings.count ? t->strings.count : 1, 1);
-    size_t *per_thread = calloc(t->thread_count ? t->thread_count : 1, sizeof *per_thread);
-    if (!host_name || !api_name || !api_blocking || !api_flags || !per_thread) {
-        free(host_name);
-        free(api_name);
-        free(api_blocking);
-        free(api_flags);
-        free(per_thread);
+    free(p->per_thread);
+    free(p->launches);
+    free(p->host_name);
+    free(p->api_name);
+    free(p->api_blocking);
+    free(p->api_flags);
+}
+
+static int host_part_init(host_part *p, const gw_trace *t, gw_host_event *events, size_t count)
+{
+    size_t names = t->strings.count ? t->strings.count : 1, threads = t->thread_count ? t->thread_count : 1;
+    *p = (host_part){.t = t, .events = events, .count = count, .sp = {INT64_MAX, INT64_MIN}, .thread_major = 1};
+    p->per_thread = calloc(threads, sizeof *p->per_thread);
+    p->launches = calloc(threads, sizeof *p->launches);
+    p->host_name = calloc(names, 1);
+    p->api_name = calloc(names, 1);
+    p->api_blocking = calloc(names, 1);
+    p->api_flags = calloc(names, 1);
+    if (!p->per_thread || !p->launches || !p->host_name || !p->api_name || !p->api_blocking || !p->api_flags) {
+        host_part_free(p);
         return -1;
     }
-    int thread_major = 1;
+    return 0;
+}
+
+static void *prepare_host_part(void *arg)
+{
+    host_part *p = arg;
+    const gw_trace *t = p->t;
     uint32_t last_thread = 0;
-    for (size_t i = 0; i < t->thread_count; i++)
-        t->threads[i].launches = 0;
-    t->host_flags_seen = 0;
     size_t kept = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        if (!gw_ns_in_range(t->host[i].start) || !gw_ns_in_range(t->host[i].end))
+    for (size_t i = 0; i < p->count; i++) {
+        if (!gw_ns_in_range(p->events[i].start) || !gw_ns_in_range(p->events[i].end))
             continue;
         if (kept != i)
-            t->host[kept] = t->host[i];
-        gw_host_event *h = &t->host[kept++];
+            p->events[kept] = p->events[i];
+        gw_host_event *h = &p->events[kept++];
+        if (kept == 1)
+            p->first_thread = h->thread;
         if (h->thread >= t->thread_count || h->thread < last_thread)
-            thread_major = 0;
+            p->thread_major = 0;
         else
-            per_thread[h->thread]++;
+            p->per_thread[h->thread]++;
         last_thread = h->thread;
         if (h->end < h->start) {
             h->end = h->start;
-            d->host_reversed++;
+            p->reversed++;
         }
-        widen(sp, h->start, h->end);
+        widen(&p->sp, h->start, h->end);
         const char *name = gw_trace_str(t, h->name_id);
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->api_class == GW_API_OTHER &&
             h->name_id < t->strings.count) {
-            /* api_name[id]: bit 7 done, bits 0-3 class, bits 4-6 sync kind; blocking copies
-             * get their own array so no bit is shared. */
-            uint8_t *c = &api_name[h->name_id];
+            uint8_t *c = &p->api_name[h->name_id];
             if (!(*c & NAME_DONE)) {
                 gw_sync_kind sk;
                 int blocking;
@@ -449,16 +482,16 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
                 if (cls != GW_API_SYNC && sk != GW_SYNC_STREAM_WAIT)
                     sk = GW_SYNC_UNKNOWN;
                 *c = (uint8_t)(NAME_DONE | ((unsigned)cls & 0x0fu) | (((unsigned)sk & 0x07u) << 4));
-                api_blocking[h->name_id] = (uint8_t)(blocking != 0);
+                p->api_blocking[h->name_id] = (uint8_t)(blocking != 0);
             }
             h->api_class = (uint8_t)(*c & 0x0fu);
             if ((*c >> 4) & 0x07u)
                 h->sync_kind = (uint8_t)((*c >> 4) & 0x07u);
-            if (api_blocking[h->name_id])
+            if (p->api_blocking[h->name_id])
                 h->flags |= GW_HOST_F_BLOCKING_COPY;
         }
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) && h->name_id < t->strings.count) {
-            uint8_t *c = &api_flags[h->name_id];
+            uint8_t *c = &p->api_flags[h->name_id];
             if (!(*c & NAME_DONE)) {
                 *c = NAME_DONE;
                 /* Case-sensitive, as the analyses always read these names. */
@@ -472,33 +505,74 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
         if ((h->kind == GW_HOST_CPU_OP || h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON) &&
             h->name_id < t->strings.count) {
             /* These three kinds classify alike, so one cache per name serves them all. */
-            uint8_t *c = &host_name[h->name_id];
+            uint8_t *c = &p->host_name[h->name_id];
             if (!(*c & NAME_DONE))
                 *c = (uint8_t)(NAME_DONE | (gw_classify_host_name(name, (gw_host_kind)h->kind) & 0x7fu));
             h->flags |= (uint8_t)(*c & 0x7fu);
         }
-        t->host_flags_seen |= h->flags;
+        p->flags_seen |= h->flags;
         /* Launches per thread: analyses find each device's feeding thread by them. */
         if ((h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER) &&
             (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY || h->api_class == GW_API_MEMSET) &&
             h->thread < t->thread_count)
-            t->threads[h->thread].launches++;
+            p->launches[h->thread]++;
     }
-    d->host_dropped = t->host_count - kept;
+    p->kept = kept;
+    p->last_thread = last_thread;
+    return NULL;
+}
+
+/* The order-free pass over the host events (host lane): events with out-of-range times
+ * dropped, negative durations clipped to zero, API calls and ops classified by name where
+ * readers left them unset, launches per thread; reader-made steps with out-of-range times
+ * dropped; *layout says whether the array is thread-major and where to cut it. A large array
+ * is passed over in two halves, the second on a helper thread. */
+static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
+{
+    size_t n = t->host_count;
+    size_t half = n >= HOST_LANE_THREAD_MIN_EVENTS ? n / 2 : n;
+    host_part parts[2];
+    if (host_part_init(&parts[0], t, t->host, half) != 0)
+        return -1;
+    if (host_part_init(&parts[1], t, half < n ? t->host + half : t->host, n - half) != 0) {
+        host_part_free(&parts[0]);
+        return -1;
+    }
+    pthread_t thread;
+    int threaded = parts[1].count > 0 && pthread_create(&thread, NULL, prepare_host_part, &parts[1]) == 0;
+    prepare_host_part(&parts[0]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (parts[1].count > 0)
+        prepare_host_part(&parts[1]);
+    /* The second part's kept events follow the first's (moved only when the first dropped
+     * some). */
+    if (parts[1].kept > 0 && parts[0].kept < parts[0].count)
+        memmove(t->host + parts[0].kept, parts[1].events, parts[1].kept * sizeof *t->host);
+    size_t kept = parts[0].kept + parts[1].kept;
+    int thread_major = parts[0].thread_major && parts[1].thread_major &&
+                       (parts[0].kept == 0 || parts[1].kept == 0 || parts[0].last_thread <= parts[1].first_thread);
+    t->host_flags_seen = parts[0].flags_seen | parts[1].flags_seen;
+    for (size_t i = 0; i < t->thread_count; i++) {
+        t->threads[i].launches = parts[0].launches[i] + parts[1].launches[i];
+        parts[0].per_thread[i] += parts[1].per_thread[i];
+    }
+    for (int k = 0; k < 2; k++)
+        if (parts[k].kept > 0)
+            widen(sp, parts[k].sp.first, parts[k].sp.last);
+    d->host_reversed += parts[0].reversed + parts[1].reversed;
+    d->host_dropped = n - kept;
     t->host_count = kept;
     layout->thread_major = thread_major;
-    layout->split = thread_major ? middle_thread_cut(per_thread, t->thread_count, kept) : 0;
-    free(per_thread);
+    layout->split = thread_major ? middle_thread_cut(parts[0].per_thread, t->thread_count, kept) : 0;
+    host_part_free(&parts[0]);
+    host_part_free(&parts[1]);
     size_t w = 0;
     for (size_t i = 0; i < t->step_count; i++)
         if (gw_ns_in_range(t->steps[i].start) && gw_ns_in_range(t->steps[i].end))
             t->steps[w++] = t->steps[i];
     d->steps_dropped = t->step_count - w;
     t->step_count = w;
-    free(host_name);
-    free(api_name);
-    free(api_blocking);
-    free(api_flags);
     return 0;
 }
 
@@ -644,11 +718,6 @@ static void *run_gpu_lane(void *arg)
     return NULL;
 }
 
-/* Below this many GPU events the helper thread costs more than it saves. */
-#define GPU_LANE_THREAD_MIN_EVENTS 100000u
-/* The same for the host lane's helpers (a sort of one half of the threads, the API
- * correlation index beside the nesting). */
-#define HOST_LANE_THREAD_MIN_EVENTS 100000u
 
 typedef struct host_half {
     gw_host_event *events;

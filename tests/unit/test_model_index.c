@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -444,6 +445,107 @@ static void host_lane_split_matches_one_sort(void **state)
     gw_trace_free(whole);
 }
 
+/* A lane trace's events (thread-major) with some of them damaged: every 997th of the first
+ * 60 000 given a start no clock can hold (dropped by gw_trace_finish), every 1 009th reversed
+ * (end before start: clipped); the calls named in turn as a launch, an async copy and a
+ * stream sync. keep_damaged 0 leaves the unholdable ones out instead. */
+static gw_trace *damaged_lane_trace(int keep_damaged, size_t *dropped)
+{
+    gw_trace *t = gw_trace_new("damaged", "test");
+    assert_non_null(t);
+    const char *call_names[3] = {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamSynchronize"};
+    uint32_t names[3], op_name = gw_trace_intern(t, "aten::mm", 8);
+    for (int k = 0; k < 3; k++)
+        names[k] = gw_trace_intern(t, call_names[k], strlen(call_names[k]));
+    gw_host_event *all = malloc((size_t)LANE_THREADS * LANE_PER_THREAD * sizeof *all);
+    assert_non_null(all);
+    uint32_t seed = 777;
+    for (uint32_t k = 0; k < LANE_THREADS; k++) {
+        assert_int_equal(gw_trace_thread(t, 1, 100 + k), k);
+        lane_events(k, all + (size_t)k * LANE_PER_THREAD, &seed);
+    }
+    *dropped = 0;
+    for (size_t i = 0; i < (size_t)LANE_THREADS * LANE_PER_THREAD; i++) {
+        int unholdable = i < 60000 && i % 997 == 0;
+        if (unholdable && !keep_damaged) {
+            ++*dropped;
+            continue;
+        }
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        *h = all[i];
+        h->name_id = h->kind == GW_HOST_RUNTIME ? names[i % 3] : op_name;
+        if (unholdable) {
+            h->start = INT64_MAX - 5;
+            ++*dropped;
+        }
+        if (i % 1009 == 0 && !unholdable)
+            h->end = h->start - 1;
+    }
+    free(all);
+    assert_int_equal(gw_trace_finish(t), 0);
+    return t;
+}
+
+/* gw_trace_finish's order-free pass over a large host array runs in two halves on two
+ * threads: events dropped in the first half close the gap before the second's, and the
+ * figures summed over the halves (launches per thread, flags seen, clipped events, the
+ * classification by name) are those of the same events without the dropped ones. */
+static void host_pass_halves_drop_and_sum(void **state)
+{
+    (void)state;
+    size_t dropped_kept = 0, dropped_left = 0;
+    gw_trace *damaged = damaged_lane_trace(1, &dropped_kept), *clean = damaged_lane_trace(0, &dropped_left);
+    assert_true(dropped_kept > 50);
+    assert_int_equal(dropped_kept, dropped_left);
+    assert_int_equal(damaged->host_count, (size_t)LANE_THREADS * LANE_PER_THREAD - dropped_kept);
+    assert_int_equal(damaged->host_count, clean->host_count);
+    size_t launches[LANE_THREADS] = {0}, async = 0, syncs = 0;
+    for (size_t i = 0; i < damaged->host_count; i++) {
+        const gw_host_event *a = &damaged->host[i], *b = &clean->host[i];
+        if (a->kind != b->kind || lane_tag(a) != lane_tag(b) || a->start != b->start || a->end != b->end)
+            fail_msg("host event %zu differs: tag %llu vs %llu", i, (unsigned long long)lane_tag(a),
+                     (unsigned long long)lane_tag(b));
+        assert_int_equal(a->parent, b->parent);
+        assert_int_equal(a->flags, b->flags);
+        assert_int_equal(a->api_class, b->api_class);
+        assert_int_equal(a->sync_kind, b->sync_kind);
+        assert_true(a->end >= a->start);
+        if (a->kind == GW_HOST_RUNTIME) {
+            const char *name = gw_trace_str(damaged, a->name_id);
+            if (strcmp(name, "cudaLaunchKernel") == 0) {
+                assert_int_equal(a->api_class, GW_API_LAUNCH);
+                launches[a->thread]++;
+            } else if (strcmp(name, "cudaMemcpyAsync") == 0) {
+                assert_int_equal(a->api_class, GW_API_MEMCPY);
+                assert_true(a->flags & GW_HOST_F_NAME_ASYNC);
+                launches[a->thread]++;
+                async++;
+            } else {
+                assert_int_equal(a->api_class, GW_API_SYNC);
+                assert_int_equal(a->sync_kind, GW_SYNC_STREAM);
+                syncs++;
+            }
+        }
+    }
+    assert_true(async > 1000 && syncs > 1000);
+    for (uint32_t k = 0; k < LANE_THREADS; k++) {
+        assert_int_equal(damaged->threads[k].launches, launches[k]);
+        assert_int_equal(clean->threads[k].launches, launches[k]);
+    }
+    assert_int_equal(damaged->host_flags_seen, clean->host_flags_seen);
+    assert_true(damaged->host_flags_seen & GW_HOST_F_NAME_ASYNC);
+    /* The damaged trace says what it dropped and clipped; the other only what it clipped. */
+    char want[64];
+    snprintf(want, sizeof want, "skipped %zu host record", dropped_kept);
+    int said_dropped = 0;
+    for (size_t i = 0; i < damaged->note_count; i++)
+        said_dropped |= strstr(damaged->notes[i].text, want) != NULL;
+    assert_true(said_dropped);
+    gw_trace_free(damaged);
+    gw_trace_free(clean);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +558,7 @@ int main(void)
         cmocka_unit_test(corr_index_clustered_falls_back),
         cmocka_unit_test(corr_index_threaded),
         cmocka_unit_test(host_lane_split_matches_one_sort),
+        cmocka_unit_test(host_pass_halves_drop_and_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
