@@ -689,21 +689,25 @@ int gw_kineto_events_done(gw_kineto_state *st)
 
 /* Ids of part's strings in into's trace, interned in part's id order (= the order in which
  * reading the events would have met them). NULL when out of memory. */
-static uint32_t *map_strings(gw_trace *into, const gw_trace *part)
+/* Maps the part's strings that are new since its last absorb to into's ids (interned there
+ * in the part's id order, i.e. in order of first use in the stretch: the ids one thread
+ * reading the whole file gives). 0, or -1 out of memory. */
+static int map_new_strings(gw_trace *into, gw_kineto_state *part)
 {
-    uint32_t n = part->strings.count;
-    uint32_t *map = malloc((n ? n : 1) * sizeof *map);
-    if (!map)
-        return NULL;
-    for (uint32_t id = 0; id < n; id++) {
-        const char *s = gw_strtab_get(&part->strings, id);
-        map[id] = gw_trace_intern(into, s, strlen(s));
-        if (map[id] == UINT32_MAX) {
-            free(map);
-            return NULL;
-        }
+    const gw_strtab *strings = &part->trace->strings;
+    uint32_t n = strings->count;
+    if (n > part->names_mapped &&
+        gw_grow((void **)&part->names_joined, &part->names_joined_cap, n, sizeof *part->names_joined) != 0)
+        return -1;
+    for (uint32_t id = (uint32_t)part->names_mapped; id < n; id++) {
+        const char *s = gw_strtab_get(strings, id);
+        uint32_t joined = gw_trace_intern(into, s, strlen(s));
+        if (joined == UINT32_MAX)
+            return -1;
+        part->names_joined[id] = joined;
+        part->names_mapped = id + 1;
     }
-    return map;
+    return 0;
 }
 
 static uint32_t *map_threads(gw_trace *into, const gw_trace *part)
@@ -790,10 +794,8 @@ static int absorb_events(gw_kineto_state *into, gw_kineto_state *part, const uin
 
 int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
 {
-    uint32_t *names = map_strings(into->trace, part->trace);
-    uint32_t *threads = names ? map_threads(into->trace, part->trace) : NULL;
-    int rc = threads ? absorb_events(into, part, names, threads) : -1;
-    free(names);
+    uint32_t *threads = map_new_strings(into->trace, part) == 0 ? map_threads(into->trace, part->trace) : NULL;
+    int rc = threads ? absorb_events(into, part, part->names_joined, threads) : -1;
     free(threads);
     if (rc != 0)
         return oom(into);
@@ -819,18 +821,13 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     gw_trace *p = part->trace;
     p->gpu_count = p->mem_count = p->mem_dropped = p->mem_peak_count = 0;
     p->thread_count = p->wait_count = p->comm_count = 0;
-    gw_strtab_free(&p->strings);
-    gw_strtab_init(&p->strings);
     for (size_t b = 0; b < part->host_bins.bin_count; b++)
         part->host_bins.bins[b].count = 0;
     part->host_bins.total = 0;
-    part->thread_name_count = 0;
-    memset(part->name_kinds, 0, sizeof part->name_kinds);   /* its name ids start over */
+    part->thread_name_count = 0;   /* its strings, and name_kinds by their ids, stay */
     part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
     part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
-    if (p->strings.count == 0)
-        return oom(into);
     return 0;
 }
 
@@ -840,6 +837,7 @@ void gw_kineto_state_free(gw_kineto_state *st)
     free(st->stack);
     free(st->arg_name);
     free(st->thread_names);
+    free(st->names_joined);
     gw_host_bins_free(&st->host_bins);
     memset(st, 0, sizeof *st);
 }

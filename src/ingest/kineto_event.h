@@ -44,6 +44,10 @@ typedef struct gw_kineto_state {
         uint32_t name_id_plus1;
         uint8_t gpu_kind, dir, src, dst;
     } name_kinds[64];
+    /* A stretch state of the parallel reader keeps its strings from stretch to stretch (a
+     * trace's names repeat): the joined trace's ids of its first names_mapped string ids,
+     * extended as it is absorbed (gw_kineto_state_absorb). */
+    uint32_t *names_joined; size_t names_mapped, names_joined_cap; /* owned */
 
     /* Counts for the reader's notes and has-bits. */
     uint64_t events;
