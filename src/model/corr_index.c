@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
+
 
 /* Bucket table: ids are grouped in buckets of 2^shift consecutive ids, with shift the
  * smallest that keeps the table at most BUCKETS_PER_EVENT slots per indexed event (4 bytes a
@@ -76,7 +78,7 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_
     while (shift < 63 && ((hi - lo) >> shift) + 1 > max_buckets)
         shift++;
     size_t buckets = (size_t)(((hi - lo) >> shift) + 1);
-    uint32_t *starts = n < UINT32_MAX ? calloc(buckets + 1, sizeof *starts) : NULL;
+    uint32_t *starts = n < UINT32_MAX ? gw_calloc_written(buckets + 1, sizeof *starts) : NULL;
     if (starts) {
         uint32_t fullest = 0;
         for (size_t k = 0; k < n; k++) {

@@ -434,12 +434,12 @@ static int host_part_init(host_part *p, const gw_trace *t, gw_host_event *events
 {
     size_t names = t->strings.count ? t->strings.count : 1, threads = t->thread_count ? t->thread_count : 1;
     *p = (host_part){.t = t, .events = events, .count = count, .sp = {INT64_MAX, INT64_MIN}, .thread_major = 1};
-    p->per_thread = calloc(threads, sizeof *p->per_thread);
-    p->launches = calloc(threads, sizeof *p->launches);
-    p->host_name = calloc(names, 1);
-    p->api_name = calloc(names, 1);
-    p->api_blocking = calloc(names, 1);
-    p->api_flags = calloc(names, 1);
+    p->per_thread = gw_calloc_written(threads, sizeof *p->per_thread);
+    p->launches = gw_calloc_written(threads, sizeof *p->launches);
+    p->host_name = gw_calloc_written(names, 1);
+    p->api_name = gw_calloc_written(names, 1);
+    p->api_blocking = gw_calloc_written(names, 1);
+    p->api_flags = gw_calloc_written(names, 1);
     if (!p->per_thread || !p->launches || !p->host_name || !p->api_name || !p->api_blocking || !p->api_flags) {
         host_part_free(p);
         return -1;
@@ -581,7 +581,7 @@ static int prepare_host(gw_trace *t, span *sp, damage *d, host_layout *layout)
  * gw_trace_add_mem: only their count of dropped ones is taken here.) */
 static int prepare_gpu(gw_trace *t, span *sp, damage *d)
 {
-    uint8_t *kernel_name = calloc(t->strings.count ? t->strings.count : 1, 1);
+    uint8_t *kernel_name = gw_calloc_written(t->strings.count ? t->strings.count : 1, 1);
     if (!kernel_name)
         return -1;
     size_t kept = 0;

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -66,4 +67,15 @@ void gw_shrink(void **buf, size_t *cap, size_t count, size_t elem_size)
         *buf = p;
         *cap = count;
     }
+}
+
+void *gw_calloc_written(size_t count, size_t elem_size)
+{
+    if (elem_size != 0 && count > SIZE_MAX / elem_size)
+        return NULL;
+    size_t bytes = count * elem_size;
+    void *p = malloc(bytes ? bytes : 1);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
 }

@@ -30,6 +30,14 @@ void gw_shrink(void **buf, size_t *cap, size_t count, size_t elem_size);
  * 4 MiB and wherever the advice is refused. */
 void gw_advise_huge(void *buf, size_t bytes);
 
+/* calloc for arrays whose elements are read before they are written (counters, caches by
+ * id): zeroed by writing, so that each page is faulted in once for writing. calloc's fresh
+ * pages are mapped to the shared zero page on the first read and copied on the first write:
+ * two faults a page, and the second flushes every core's TLB while other threads of the
+ * process run (an interrupt each, a VM exit on a virtual machine). NULL on overflow or
+ * out of memory; free() it. */
+void *gw_calloc_written(size_t count, size_t elem_size);
+
 /* Gives the pages wholly inside buf[0..bytes) back to the kernel (their contents are lost;
  * reading them later gives zeros): for a large array that is being drained before it is
  * freed, so that the copy and the original are not both resident. Advice only. */
