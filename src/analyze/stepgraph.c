@@ -787,7 +787,7 @@ static int link_waits(builder *b, const chain_table *ct)
  * along with those launches. A tiny kernel's call marks the ops around it. */
 static int mark_tiny_dispatch(const gw_trace *t, gw_stepgraph *g)
 {
-    uint8_t *tiny = calloc(t->host_count ? t->host_count : 1, 1);
+    uint8_t *tiny = gw_calloc_written(t->host_count ? t->host_count : 1, 1);
     if (!tiny)
         return -1;
     for (size_t i = g->host_count; i < g->count; i++) {
@@ -812,7 +812,7 @@ static int mark_tiny_dispatch(const gw_trace *t, gw_stepgraph *g)
  * each time, that work goes with the call. */
 static int mark_sync_ops(const gw_trace *t, gw_stepgraph *g)
 {
-    uint8_t *mark = calloc(t->host_count ? t->host_count : 1, 1);
+    uint8_t *mark = gw_calloc_written(t->host_count ? t->host_count : 1, 1);
     if (!mark)
         return -1;
     int any = 0;
@@ -999,7 +999,7 @@ static int topo_order(gw_stepgraph *g)
     size_t n = g->count, run_cap = 0;
     /* 0 new, 1..3 on the stack (next slot to visit), 4 on the stack with every predecessor
      * visited, 5 emitted */
-    uint8_t *state = calloc(n ? n : 1, 1);
+    uint8_t *state = gw_calloc_written(n ? n : 1, 1);
     uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
     int rc = -1;
     if (!state || !stack)
