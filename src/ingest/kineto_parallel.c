@@ -62,7 +62,8 @@ struct gw_kineto_par {
     chunk *chunks;           /* owned */
     size_t chunk_count, next_claim, next_merge, outstanding, max_outstanding;
     uint64_t prefetched;     /* the file was asked for up to here (under lock) */
-    uint64_t released;       /* the joining thread gave the pages below this back */
+    uint64_t released;       /* the joining thread gave the pages below this back (written
+                                under lock; the joining thread also reads it without) */
     pool_entry *pool;        /* owned: max_outstanding entries */
     int cancel;
     pthread_mutex_t lock;
@@ -212,10 +213,16 @@ static size_t claim(gw_kineto_par *par)
 
 static void finish_stretch(gw_kineto_par *par, size_t k, chunk_status status)
 {
+    chunk *c = &par->chunks[k];
     pthread_mutex_lock(&par->lock);
-    par->chunks[k].status = status;
+    c->status = status;
+    /* A stretch read far ahead of the joining thread's releases (many threads) gives its
+     * pages back itself, so that the pages held stay within about a batch. */
+    int far_ahead = c->begin >= par->released + RELEASE_BATCH_BYTES;
     pthread_cond_broadcast(&par->cv);
     pthread_mutex_unlock(&par->lock);
+    if (far_ahead)
+        gw_kineto_source_release(par->src, c->begin, c->end < par->map_len ? c->end : par->map_len);
 }
 
 static void *helper_main(void *arg)
@@ -385,7 +392,9 @@ int gw_kineto_par_join(gw_kineto_par *par, gw_kineto_state *st, gw_kineto_resume
     int rc = 0;
     /* The caller's own stretch is read: its pages go back. */
     gw_kineto_source_release(par->src, 0, par->chunks[0].begin);
+    pthread_mutex_lock(&par->lock);
     par->released = par->chunks[0].begin;
+    pthread_mutex_unlock(&par->lock);
     /* Its host events too are put in order while the helpers read on. */
     gw_host_bins_presort(&st->host_bins);
     pthread_mutex_lock(&par->lock);
@@ -407,7 +416,9 @@ int gw_kineto_par_join(gw_kineto_par *par, gw_kineto_state *st, gw_kineto_resume
             uint64_t read_to = c->status == CHUNK_AT_END ? par->map_len : c->end;
             if (c->status == CHUNK_AT_END || read_to - par->released >= RELEASE_BATCH_BYTES) {
                 gw_kineto_source_release(par->src, par->released, read_to);
+                pthread_mutex_lock(&par->lock);
                 par->released = read_to;
+                pthread_mutex_unlock(&par->lock);
             }
             if (c->status == CHUNK_AT_END) {
                 *resume = GW_KINETO_RESUME_END;
