@@ -682,16 +682,15 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
                              .comm = &a->rank_comm[ti]};
     atomic_init(&kjob.next_unit, 0);
     atomic_init(&kjob.failed, 0);
-    uint8_t *marks = r->has_gpu_data ? mjob.marks : NULL;
-    if (!r->has_gpu_data)
+    uint8_t *marks = NULL;
+    if (r->has_gpu_data) {
+        marks = marks_threaded ? mjob.marks : gw_host_dispatch_marks(t, mjob.ratio);
+        if (!marks) {   /* out of memory */
+            free(ids);
+            return -1;
+        }
+    } else {
         free(mjob.marks);   /* GPU events, but none busy in the window's sense */
-    else if (!marks_threaded && !(marks = gw_host_dispatch_marks(t, mjob.ratio))) {
-        free(ids);
-        return -1;
-    }
-    if (r->has_gpu_data && !marks) {   /* the thread ran out of memory */
-        free(ids);
-        return -1;
     }
     if (stats_gate_init(&kjob) != 0) {
         free(marks);

@@ -311,6 +311,17 @@ typedef struct dispatch_open_event {
     gw_ns children;     /* its direct children's time so far */
 } dispatch_open_event;
 
+/* Closes the innermost open event: its mark, and its calls' time to its parent (the event
+ * below it, when open). */
+static void close_open_event(const gw_trace *t, dispatch_open_event *chain, size_t *depth, double ratio,
+                             uint8_t *marks)
+{
+    const dispatch_open_event *closed = &chain[--*depth];
+    mark_event(t, closed->index, closed->api, closed->children, ratio, marks);
+    if (*depth > 0)
+        chain[*depth - 1].api += closed->api;
+}
+
 uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
 {
     size_t n = t->host_count;
@@ -327,12 +338,8 @@ uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
         const gw_host_event *h = &t->host[k];
         uint32_t p = h->parent;
         int has_parent = p < n && p < k;
-        while (depth > 0 && !(has_parent && chain[depth - 1].index == p)) {
-            dispatch_open_event *closed = &chain[--depth];
-            mark_event(t, closed->index, closed->api, closed->children, ratio, marks);
-            if (depth > 0)
-                chain[depth - 1].api += closed->api;
-        }
+        while (depth > 0 && !(has_parent && chain[depth - 1].index == p))
+            close_open_event(t, chain, &depth, ratio, marks);
         if (has_parent && depth == 0) {
             /* The parent is not open: parents not made by the nesting (none known). */
             free(chain);
@@ -349,12 +356,8 @@ uint8_t *gw_host_dispatch_marks(const gw_trace *t, double ratio)
         }
         chain[depth++] = (dispatch_open_event){(uint32_t)k, gw_host_issues_gpu_work(h) ? dur : 0, 0};
     }
-    while (depth > 0) {
-        dispatch_open_event *closed = &chain[--depth];
-        mark_event(t, closed->index, closed->api, closed->children, ratio, marks);
-        if (depth > 0)
-            chain[depth - 1].api += closed->api;
-    }
+    while (depth > 0)
+        close_open_event(t, chain, &depth, ratio, marks);
     free(chain);
     return marks;
 }

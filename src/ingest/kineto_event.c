@@ -687,8 +687,6 @@ int gw_kineto_events_done(gw_kineto_state *st)
     return 0;
 }
 
-/* Ids of part's strings in into's trace, interned in part's id order (= the order in which
- * reading the events would have met them). NULL when out of memory. */
 /* Maps the part's strings that are new since its last absorb to into's ids (interned there
  * in the part's id order, i.e. in order of first use in the stretch: the ids one thread
  * reading the whole file gives). 0, or -1 out of memory. */

@@ -25,12 +25,12 @@
 /* Around each cut, this much more is given back after the search: the large folio mapped
  * around a touched page reaches past the bytes read (release rounds inward to pages). */
 #define CUT_RELEASE_SLACK_BYTES (2u * 1024u * 1024u)
-/* The file is asked for this far ahead of the last stretch claimed (gw_kineto_source_prefetch):
- * stretches read on several threads at once defeat the kernel's guess of what comes next, and
- * a file partly out of the page cache (evicted since it was written or last read) then stalls
- * the readers a page fault at a time. Around each nominal cut, CUT_PREFETCH_BYTES are asked
- * for before the cuts are searched, for the same reason. */
-#define PREFETCH_AHEAD_BYTES (32u * 1024u * 1024u)
+/* The file is asked for GW_KINETO_PREFETCH_AHEAD_BYTES ahead of the last stretch claimed
+ * (gw_kineto_source_prefetch): stretches read on several threads at once defeat the kernel's
+ * guess of what comes next, and a file partly out of the page cache (evicted since it was
+ * written or last read) then stalls the readers a page fault at a time. Around each nominal
+ * cut, CUT_PREFETCH_BYTES are asked for before the cuts are searched, for the same reason. */
+#define PREFETCH_AHEAD_BYTES GW_KINETO_PREFETCH_AHEAD_BYTES
 #define CUT_PREFETCH_BYTES (64u * 1024u)
 /* The pages of stretches read are given back by the joining thread, in file order, this many
  * bytes at a time: each release makes the kernel flush the other threads' TLBs (an
@@ -225,6 +225,18 @@ static void finish_stretch(gw_kineto_par *par, size_t k, chunk_status status)
         gw_kineto_source_release(par->src, c->begin, c->end < par->map_len ? c->end : par->map_len);
 }
 
+/* Reads claimed stretch k: called with the lock held, which is released while the file is
+ * asked for ahead and the stretch read, and held again on return. */
+static void run_claimed(gw_kineto_par *par, size_t k, int guarded)
+{
+    uint64_t ahead_from, ahead_to;
+    prefetch_range(par, k, &ahead_from, &ahead_to);
+    pthread_mutex_unlock(&par->lock);
+    gw_kineto_source_prefetch(par->src, ahead_from, ahead_to);
+    finish_stretch(par, k, run_stretch(par, k, guarded));
+    pthread_mutex_lock(&par->lock);
+}
+
 static void *helper_main(void *arg)
 {
     gw_kineto_par *par = arg;
@@ -235,13 +247,7 @@ static void *helper_main(void *arg)
             pthread_cond_wait(&par->cv, &par->lock);
             continue;
         }
-        uint64_t ahead_from, ahead_to;
-        prefetch_range(par, k, &ahead_from, &ahead_to);
-        pthread_mutex_unlock(&par->lock);
-        gw_kineto_source_prefetch(par->src, ahead_from, ahead_to);
-        chunk_status status = run_stretch(par, k, 1);
-        finish_stretch(par, k, status);
-        pthread_mutex_lock(&par->lock);
+        run_claimed(par, k, 1);
     }
     pthread_mutex_unlock(&par->lock);
     return NULL;
@@ -442,13 +448,7 @@ int gw_kineto_par_join(gw_kineto_par *par, gw_kineto_state *st, gw_kineto_resume
         }
         size_t k = claim(par);
         if (k != SIZE_MAX) {
-            uint64_t ahead_from, ahead_to;
-            prefetch_range(par, k, &ahead_from, &ahead_to);
-            pthread_mutex_unlock(&par->lock);
-            gw_kineto_source_prefetch(par->src, ahead_from, ahead_to);
-            chunk_status status = run_stretch(par, k, 0);
-            finish_stretch(par, k, status);
-            pthread_mutex_lock(&par->lock);
+            run_claimed(par, k, 0);
             continue;
         }
         pthread_cond_wait(&par->cv, &par->lock);

@@ -29,7 +29,7 @@
  * benchmark VM's disk, 128 KiB on many), so the advice goes out in pieces; a piece of a file
  * already in memory costs a few microseconds. */
 #define PREFETCH_PIECE_BYTES (1024u * 1024u)
-#define PREFETCH_AHEAD_BYTES (32u * 1024u * 1024u)
+#define PREFETCH_AHEAD_BYTES GW_KINETO_PREFETCH_AHEAD_BYTES
 
 struct gw_kineto_source {
     uint64_t file_size;

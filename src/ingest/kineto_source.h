@@ -33,6 +33,9 @@ int gw_kineto_source_mapped(const gw_kineto_source *src, const char **data, uint
 uint64_t gw_kineto_source_reached(gw_kineto_source *src, uint64_t offset);
 /* Parts [from, to) of a mapped file that a worker thread has parsed: their pages go back. */
 void gw_kineto_source_release(gw_kineto_source *src, uint64_t from, uint64_t to);
+/* How far ahead of where it is read a mapped file is asked for (the serial parser here, the
+ * parallel reader ahead of the last stretch claimed). */
+#define GW_KINETO_PREFETCH_AHEAD_BYTES (32u * 1024u * 1024u)
 /* Asks for bytes [from, to) of a mapped file ahead of the parsers (the kernel reads what is
  * not in memory in the background; no resident memory is added). Any thread; nothing for a
  * stream. */

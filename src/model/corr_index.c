@@ -12,7 +12,6 @@
 
 #include "util/grow.h"
 
-
 /* Bucket table: ids are grouped in buckets of 2^shift consecutive ids, with shift the
  * smallest that keeps the table at most BUCKETS_PER_EVENT slots per indexed event (4 bytes a
  * slot). Dense ids get shift 0 (one id per bucket). A bucket holding more than
