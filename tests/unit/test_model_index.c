@@ -380,19 +380,26 @@ static void lane_events(uint32_t thread, gw_host_event *out, uint32_t *seed)
     }
 }
 
+/* Every lane thread's events, thread after thread (LANE_THREADS x LANE_PER_THREAD, owned by
+ * the caller), the threads registered in t as 0, 1, ... */
+static gw_host_event *lane_all_events(gw_trace *t, uint32_t seed)
+{
+    gw_host_event *all = malloc((size_t)LANE_THREADS * LANE_PER_THREAD * sizeof *all);
+    assert_non_null(all);
+    for (uint32_t k = 0; k < LANE_THREADS; k++) {
+        assert_int_equal(gw_trace_thread(t, 1, 100 + k), k);
+        lane_events(k, all + (size_t)k * LANE_PER_THREAD, &seed);
+    }
+    return all;
+}
+
 static gw_trace *lane_trace(int thread_major)
 {
     gw_trace *t = gw_trace_new("lane", "test");
     assert_non_null(t);
     uint32_t name = gw_trace_intern(t, "cudaLaunchKernel", 16);
     uint32_t op_name = gw_trace_intern(t, "aten::mm", 8);
-    gw_host_event *all = malloc((size_t)LANE_THREADS * LANE_PER_THREAD * sizeof *all);
-    assert_non_null(all);
-    uint32_t seed = 12345;
-    for (uint32_t k = 0; k < LANE_THREADS; k++) {
-        assert_int_equal(gw_trace_thread(t, 1, 100 + k), k);
-        lane_events(k, all + (size_t)k * LANE_PER_THREAD, &seed);
-    }
+    gw_host_event *all = lane_all_events(t, 12345);
     for (size_t i = 0; i < (size_t)LANE_THREADS * LANE_PER_THREAD; i++) {
         /* Thread-major: thread after thread. Else round-robin over the threads. */
         size_t k = thread_major ? i : (i % LANE_THREADS) * LANE_PER_THREAD + i / LANE_THREADS;
@@ -457,13 +464,7 @@ static gw_trace *damaged_lane_trace(int keep_damaged, size_t *dropped)
     uint32_t names[3], op_name = gw_trace_intern(t, "aten::mm", 8);
     for (int k = 0; k < 3; k++)
         names[k] = gw_trace_intern(t, call_names[k], strlen(call_names[k]));
-    gw_host_event *all = malloc((size_t)LANE_THREADS * LANE_PER_THREAD * sizeof *all);
-    assert_non_null(all);
-    uint32_t seed = 777;
-    for (uint32_t k = 0; k < LANE_THREADS; k++) {
-        assert_int_equal(gw_trace_thread(t, 1, 100 + k), k);
-        lane_events(k, all + (size_t)k * LANE_PER_THREAD, &seed);
-    }
+    gw_host_event *all = lane_all_events(t, 777);
     *dropped = 0;
     for (size_t i = 0; i < (size_t)LANE_THREADS * LANE_PER_THREAD; i++) {
         int unholdable = i < 60000 && i % 997 == 0;
