@@ -46,38 +46,80 @@ static int cmp_gpu_corr(const void *a, const void *b)
     return ex->start < ey->start ? -1 : ex->start > ey->start ? 1 : 0;
 }
 
-/* Orders idx[0..n) (event indices in array order) by correlation, stably (equal ids keep
- * array order, i.e. start order), and fills *table when the ids allow a bucket table;
- * otherwise qsort with cmp unless already in order. keys[k] is idx[k]'s id (gathered by the
- * caller in the pass that chose the events: the passes here read 8 bytes an event instead
- * of a cache line of the event array each); keys is freed here. 0, or -1 out of memory. */
-static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_t n,
+/* An index is built from what one pass over the event array gathers (each pass reads all of
+ * it: 200 MB for 5 M API calls): which events it holds, as one bit an event, and their ids
+ * as 32-bit offsets from a provisional base (the first id less 2^31), 4 bytes an event. The
+ * index itself is then placed straight from them: 8 bytes an indexed event at the peak
+ * instead of 16 (an index list, 64-bit ids and a second list to place into), which the
+ * host and GPU indexes, built at the same time, paid for together (5 M-kernel export: 166
+ * -> ~80 MiB). Ids that do not fit 32 bits of one base (several processes' counters far
+ * apart) take the comparison sort, which reads the ids from the events. */
+typedef struct gathered {
+    uint64_t *held;            /* owned: bit i set when event i is indexed */
+    uint32_t *offsets;         /* owned: the indexed events' ids less base, in array order;
+                                  NULL when an id did not fit */
+    uint64_t base;
+    size_t n;                  /* indexed events */
+    int ordered;               /* 1 when their ids never decrease in array order */
+} gathered;
+
+static void gathered_free(gathered *g)
+{
+    free(g->held);
+    free(g->offsets);
+    *g = (gathered){0};
+}
+
+#define HELD(g, i) ((g)->held[(i) / 64] >> ((i) % 64) & 1u)
+
+/* The indexed events' positions in array order, from the bits: the list for the ordered
+ * and the sparse cases (owned by the caller), or NULL when out of memory. */
+static uint32_t *held_positions(const gathered *g, size_t event_count)
+{
+    uint32_t *idx = malloc(g->n * sizeof *idx);
+    if (!idx)
+        return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < event_count; i++)
+        if (HELD(g, i))
+            idx[m++] = (uint32_t)i;
+    return idx;
+}
+
+/* Orders the gathered events by correlation into *idx_out (owned by the caller, g->n
+ * values), stably (equal ids keep array order, i.e. start order), and fills *table when the
+ * ids allow a bucket table; otherwise the comparison sort with cmp unless already in order.
+ * g is consumed (freed here). 0, or -1 out of memory. */
+static int order_by_corr(const gw_trace *t, gathered *g, size_t event_count, uint32_t **idx_out,
                          uint64_t (*key)(const gw_trace *, uint32_t), int (*cmp)(const void *, const void *),
                          gw_corr_dense *table)
 {
     *table = (gw_corr_dense){0};
+    *idx_out = NULL;
+    size_t n = g->n;
     if (n == 0) {
-        free(keys);
+        gathered_free(g);
         return 0;
     }
-    uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
-    int ordered = 1;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t c = keys[k];
-        if (c < lo)
-            lo = c;
-        if (c > hi)
-            hi = c;
-        if (c < prev)
-            ordered = 0;
-        prev = c;
-    }
-    uint64_t max_buckets = (uint64_t)n * BUCKETS_PER_EVENT + BUCKET_SLACK;
+    uint32_t *starts = NULL;
+    uint32_t lo = UINT32_MAX, hi = 0;
     unsigned shift = 0;
-    while (shift < 63 && ((hi - lo) >> shift) + 1 > max_buckets)
-        shift++;
-    size_t buckets = (size_t)(((hi - lo) >> shift) + 1);
-    uint32_t *starts = n < UINT32_MAX ? gw_calloc_written(buckets + 1, sizeof *starts) : NULL;
+    size_t buckets = 0;
+    int ordered = g->ordered;
+    const uint32_t *keys = g->offsets;
+    if (keys) {
+        for (size_t k = 0; k < n; k++) {
+            if (keys[k] < lo)
+                lo = keys[k];
+            if (keys[k] > hi)
+                hi = keys[k];
+        }
+        uint64_t max_buckets = (uint64_t)n * BUCKETS_PER_EVENT + BUCKET_SLACK;
+        while (shift < 32 && ((uint64_t)(hi - lo) >> shift) + 1 > max_buckets)
+            shift++;
+        buckets = (size_t)(((uint64_t)(hi - lo) >> shift) + 1);
+        starts = n < UINT32_MAX ? gw_calloc_written(buckets + 1, sizeof *starts) : NULL;
+    }
     if (starts) {
         uint32_t fullest = 0;
         for (size_t k = 0; k < n; k++) {
@@ -91,12 +133,16 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_
         }
     }
     if (!starts) {
-        free(keys);
+        uint32_t *idx = held_positions(g, event_count);
+        gathered_free(g);
+        if (!idx)
+            return -1;
         if (!ordered) {
             g_sort_trace = t;
             qsort(idx, n, sizeof *idx, cmp);
             g_sort_trace = NULL;
         }
+        *idx_out = idx;
         return 0;
     }
     /* Running sum: starts[b] = end of bucket b. Placing backwards then leaves starts[b] =
@@ -106,29 +152,38 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_
         run += starts[b];
         starts[b] = run;
     }
+    uint32_t *idx;
     if (ordered) {
+        idx = held_positions(g, event_count);
+        if (!idx) {
+            free(starts);
+            gathered_free(g);
+            return -1;
+        }
         memmove(starts + 1, starts, buckets * sizeof *starts);
         starts[0] = 0;
     } else {
-        uint32_t *out = malloc(n * sizeof *out);
-        if (!out) {
+        idx = malloc(n * sizeof *idx);
+        if (!idx) {
             free(starts);
-            free(keys);
+            gathered_free(g);
             return -1;
         }
-        for (size_t k = n; k > 0; k--)
-            out[--starts[(keys[k - 1] - lo) >> shift]] = idx[k - 1];
-        memcpy(idx, out, n * sizeof *idx);
-        free(out);
-        starts[buckets] = (uint32_t)n;
+        /* Backwards over the events, the k-th indexed one is event i. */
+        size_t k = n;
+        for (size_t i = event_count; i > 0 && k > 0; i--)
+            if (HELD(g, i - 1)) {
+                k--;
+                idx[--starts[(keys[k] - lo) >> shift]] = (uint32_t)(i - 1);
+            }
         /* Within a bucket (several ids when shift > 0): stable insertion sort by id; a
          * bucket holds at most MAX_PER_BUCKET events. */
         if (shift > 0) {
             for (size_t b = 0; b < buckets; b++) {
-                for (uint32_t k = starts[b] + 1; k < starts[b + 1]; k++) {
-                    uint32_t v = idx[k];
+                for (uint32_t m0 = starts[b] + 1; m0 < starts[b + 1]; m0++) {
+                    uint32_t v = idx[m0];
                     uint64_t c = key(t, v);
-                    uint32_t m = k;
+                    uint32_t m = m0;
                     while (m > starts[b] && key(t, idx[m - 1]) > c) {
                         idx[m] = idx[m - 1];
                         m--;
@@ -138,12 +193,13 @@ static int order_by_corr(const gw_trace *t, uint32_t *idx, uint64_t *keys, size_
             }
         }
     }
-    free(keys);
     starts[buckets] = (uint32_t)n;
     table->starts = starts;
-    table->base = lo;
+    table->base = g->base + lo;
     table->buckets = buckets;
     table->shift = shift;
+    gathered_free(g);
+    *idx_out = idx;
     return 0;
 }
 
@@ -266,71 +322,80 @@ int gw_corr_index_build_gpu(gw_trace *t)
     return -1;
 }
 
-/* The events' indexes and ids where keep(i) holds, in one pass over the event array (each
- * pass reads all of it: 48 MB for a million host events): *idx_out (shrunk to *n) and
- * *keys_out, both owned by the caller. 0, or -1 out of memory. */
-#define COLLECT_KEYED(T, ARRAY, COUNT, KEEP, KEY)                                                \
+/* One pass over the event array: the bits and offsets of a gathered (see above) for the
+ * events where KEEP holds, KEY their ids. 0, or -1 out of memory. */
+#define GATHER_KEYED(T, ARRAY, COUNT, KEEP, KEY)                                                 \
     do {                                                                                         \
-        *idx_out = NULL;                                                                         \
-        *keys_out = NULL;                                                                        \
-        *n = 0;                                                                                  \
+        *g = (gathered){0};                                                                      \
         if ((COUNT) == 0)                                                                        \
             return 0;                                                                            \
-        uint32_t *idx = malloc((COUNT) * sizeof *idx);                                           \
-        uint64_t *keys = malloc((COUNT) * sizeof *keys);                                         \
-        if (!idx || !keys) {                                                                     \
-            free(idx);                                                                           \
-            free(keys);                                                                          \
+        g->held = gw_calloc_written(((COUNT) + 63) / 64, sizeof *g->held);                       \
+        g->offsets = malloc((COUNT) * sizeof *g->offsets);                                       \
+        if (!g->held || !g->offsets) {                                                           \
+            gathered_free(g);                                                                    \
             return -1;                                                                           \
         }                                                                                        \
         size_t m = 0;                                                                            \
+        int fits = 1;                                                                            \
+        uint64_t prev = 0;                                                                       \
+        g->ordered = 1;                                                                          \
         for (size_t i = 0; i < (COUNT); i++) {                                                   \
             const T *e = &(ARRAY)[i];                                                            \
             if (KEEP) {                                                                          \
-                idx[m] = (uint32_t)i;                                                            \
-                keys[m++] = (KEY);                                                               \
+                uint64_t c = (KEY);                                                              \
+                if (m == 0)                                                                      \
+                    g->base = c > (UINT64_C(1) << 31) ? c - (UINT64_C(1) << 31) : 0;            \
+                if (c < g->base || c - g->base > UINT32_MAX)                                     \
+                    fits = 0;                                                                    \
+                if (c < prev)                                                                    \
+                    g->ordered = 0;                                                              \
+                prev = c;                                                                        \
+                g->held[i / 64] |= UINT64_C(1) << (i % 64);                                      \
+                g->offsets[m++] = (uint32_t)(c - g->base);                                       \
             }                                                                                    \
         }                                                                                        \
-        if (m == 0) {                                                                            \
-            free(idx);                                                                           \
-            free(keys);                                                                          \
-            return 0;                                                                            \
+        g->n = m;                                                                                \
+        if (!fits || m == 0) {                                                                   \
+            free(g->offsets);                                                                    \
+            g->offsets = NULL;                                                                   \
+        } else if (m < (COUNT)) {                                                                \
+            uint32_t *fit = realloc(g->offsets, m * sizeof *g->offsets); /* kept if it moves */  \
+            if (fit)                                                                             \
+                g->offsets = fit;                                                                \
         }                                                                                        \
-        uint32_t *fit = realloc(idx, m * sizeof *idx); /* shrinking: kept when it cannot move */ \
-        *idx_out = fit ? fit : idx;                                                              \
-        *keys_out = keys;                                                                        \
-        *n = m;                                                                                  \
         return 0;                                                                                \
     } while (0)
 
-static int collect_host(const gw_trace *t, uint32_t **idx_out, uint64_t **keys_out, size_t *n)
+static int gather_host(const gw_trace *t, gathered *g)
 {
-    COLLECT_KEYED(gw_host_event, t->host, t->host_count,
-                  (e->kind == GW_HOST_RUNTIME || e->kind == GW_HOST_DRIVER) && e->correlation != GW_NO_CORRELATION,
-                  e->correlation);
+    GATHER_KEYED(gw_host_event, t->host, t->host_count,
+                 (e->kind == GW_HOST_RUNTIME || e->kind == GW_HOST_DRIVER) && e->correlation != GW_NO_CORRELATION,
+                 e->correlation);
 }
 
-static int collect_gpu(const gw_trace *t, uint32_t **idx_out, uint64_t **keys_out, size_t *n)
+static int gather_gpu(const gw_trace *t, gathered *g)
 {
-    COLLECT_KEYED(gw_gpu_event, t->gpu, t->gpu_count, e->correlation != GW_NO_CORRELATION, e->correlation);
+    GATHER_KEYED(gw_gpu_event, t->gpu, t->gpu_count, e->correlation != GW_NO_CORRELATION, e->correlation);
 }
 
 static int build_host_index(gw_trace *t)
 {
-    uint64_t *keys;
-    if (collect_host(t, &t->host_by_corr, &keys, &t->host_by_corr_count) != 0)
+    gathered g;
+    if (gather_host(t, &g) != 0)
         return -1;
-    if (order_by_corr(t, t->host_by_corr, keys, t->host_by_corr_count, host_corr, cmp_host_corr, &t->host_corr) != 0)
+    t->host_by_corr_count = g.n;
+    if (order_by_corr(t, &g, t->host_count, &t->host_by_corr, host_corr, cmp_host_corr, &t->host_corr) != 0)
         return -1;
     return compress_runs(&t->host_by_corr, t->host_by_corr_count, &t->host_corr_runs, &t->host_corr_run_count);
 }
 
 static int build_gpu_index(gw_trace *t)
 {
-    uint64_t *keys;
-    if (collect_gpu(t, &t->gpu_by_corr, &keys, &t->gpu_by_corr_count) != 0)
+    gathered g;
+    if (gather_gpu(t, &g) != 0)
         return -1;
-    if (order_by_corr(t, t->gpu_by_corr, keys, t->gpu_by_corr_count, gpu_corr, cmp_gpu_corr, &t->gpu_corr) != 0)
+    t->gpu_by_corr_count = g.n;
+    if (order_by_corr(t, &g, t->gpu_count, &t->gpu_by_corr, gpu_corr, cmp_gpu_corr, &t->gpu_corr) != 0)
         return -1;
     return compress_runs(&t->gpu_by_corr, t->gpu_by_corr_count, &t->gpu_corr_runs, &t->gpu_corr_run_count);
 }

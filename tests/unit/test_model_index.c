@@ -282,6 +282,29 @@ static void corr_index_clustered_falls_back(void **state)
     gw_trace_free(t);
 }
 
+/* The ids are gathered as 32-bit offsets from a base 2^31 below the first id: ids near the
+ * top of the 64-bit range whose first is the largest (all below it) fit and keep the table;
+ * one id 2^32 past the rest does not fit, and the index falls back to the comparison sort
+ * with every look-up still right. */
+static uint64_t high_descending_ids(size_t i) { return UINT64_MAX - 5 - (i * 3 + (i % 5 == 2 ? 4 : 0)); }
+static uint64_t one_far_id(size_t i) { return i == 1200 ? 9000 + (1ull << 32) : 9000 + i; }
+
+static void corr_index_offsets_from_first_id(void **state)
+{
+    (void)state;
+    gw_trace *t = trace_with_ids(2000, high_descending_ids);
+    assert_non_null(t->host_corr.starts);
+    assert_non_null(t->gpu_corr.starts);
+    check_lookups(t, UINT64_MAX - 5 - 2000 * 3 - 10, UINT64_MAX - 1, 1);
+    gw_trace_free(t);
+    t = trace_with_ids(2000, one_far_id);
+    assert_null(t->host_corr.starts);
+    assert_null(t->gpu_corr.starts);
+    check_lookups(t, 8990, 11010, 1);
+    check_lookups(t, 9000 + (1ull << 32) - 2, 9000 + (1ull << 32) + 2, 1);
+    gw_trace_free(t);
+}
+
 /* Events nearly in correlation order (a neighbour swapped now and then, a call without an
  * id): both indexes are kept as runs, many of them, and every look-up still finds exactly
  * the events a scan finds. */
@@ -557,6 +580,7 @@ int main(void)
         cmocka_unit_test(corr_index_runs),
         cmocka_unit_test(corr_index_sparse_bucketed),
         cmocka_unit_test(corr_index_clustered_falls_back),
+        cmocka_unit_test(corr_index_offsets_from_first_id),
         cmocka_unit_test(corr_index_threaded),
         cmocka_unit_test(host_lane_split_matches_one_sort),
         cmocka_unit_test(host_pass_halves_drop_and_sum),
