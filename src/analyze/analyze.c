@@ -165,7 +165,7 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_cpu_op_s = gw_ns_to_s(cpu_op_ns);
     /* Own-work idle outside every feeder's work: other threads were busy, the feeders not. */
     ds->own_other_threads_s = gw_ns_to_s(
-        gw_ivals_total(sets[GW_IDLE_HOST_BUSY].iv, sets[GW_IDLE_HOST_BUSY].count) -
+        gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]) -
         gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
     host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK], -1};
     pthread_t thread;

@@ -234,8 +234,7 @@ int gw_level_union(const gw_level_sets *ls, int level, gw_ivset *out)
 {
     gw_ival_list all = {0};
     for (int k = 0; k <= level && k < GW_FEEDER_LEVELS; k++) {
-        gw_ival_list own = {ls->own[k].iv, ls->own[k].count, ls->own[k].count};
-        if (gw_ival_list_append(&all, &own) != 0) {
+        if (gw_ivset_append_to_list(&ls->own[k], &all) != 0) {
             gw_ival_list_free(&all);
             *out = (gw_ivset){0};
             return -1;
@@ -566,7 +565,7 @@ static int build_own(gw_ivset *out, gw_ival_list *raw, const gw_ivset *below, in
             raw->items = grown;
             raw->cap = cap;
         }
-        raw->count = gw_ivals_subtract_in_place(raw->items, raw->count, below[j].iv, below[j].count);
+        raw->count = gw_ivals_subtract_set_in_place(raw->items, raw->count, &below[j]);
     }
     return gw_ivset_build(out, raw);
 }
@@ -588,11 +587,12 @@ static int subtract_run(gw_ival_list *out, gw_ns from, gw_ns to, const gw_ivset 
         gw_ns next_start = INT64_MAX, next_end = 0;
         for (int j = 0; j < n; j++) {
             const gw_ivset *b = &below[j];
-            while (cursor[j] < b->count && b->iv[cursor[j]].end <= x)
+            while (cursor[j] < b->count && gw_ivset_end(b, cursor[j]) <= x)
                 cursor[j]++;
-            if (cursor[j] < b->count && b->iv[cursor[j]].start < next_start) {
-                next_start = b->iv[cursor[j]].start;
-                next_end = b->iv[cursor[j]].end;
+            if (cursor[j] < b->count && gw_ivset_start(b, cursor[j]) < next_start) {
+                gw_ival iv = gw_ivset_at(b, cursor[j]);
+                next_start = iv.start;
+                next_end = iv.end;
             }
         }
         if (next_start <= x) {
@@ -662,13 +662,8 @@ static int level_sets_build(gw_level_sets *ls, thread_raw *r, const own_source *
             goto fail;
     }
     gw_ival_list rest = {0};
-    if (other->count > 0) {
-        rest.items = malloc(other->count * sizeof *rest.items);
-        if (!rest.items)
-            goto fail;
-        memcpy(rest.items, other->iv, other->count * sizeof *rest.items);
-        rest.count = rest.cap = other->count;
-    }
+    if (gw_ivset_append_to_list(other, &rest) != 0)
+        goto fail;
     if (build_own(&ls->own[GW_FEEDER_LEVELS - 1], &rest, ls->own, GW_FEEDER_LEVELS - 1) != 0)
         goto fail;
     return 0;
@@ -836,12 +831,15 @@ typedef struct sweep {
 static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
 {
     const gw_ivset *s = w->set;
-    while (w->next < s->count && s->iv[w->next].end <= a)
+    while (w->next < s->count && gw_ivset_end(s, w->next) <= a)
         w->next++;
     gw_ns covered = 0;
-    for (size_t j = w->next; j < s->count && s->iv[j].start < b; j++) {
-        gw_ns lo = s->iv[j].start > a ? s->iv[j].start : a;
-        gw_ns hi = s->iv[j].end < b ? s->iv[j].end : b;
+    for (size_t j = w->next; j < s->count; j++) {
+        gw_ival iv = gw_ivset_at(s, j);
+        if (iv.start >= b)
+            break;
+        gw_ns lo = iv.start > a ? iv.start : a;
+        gw_ns hi = iv.end < b ? iv.end : b;
         covered += hi - lo;
     }
     return covered;
@@ -861,15 +859,15 @@ static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_
         int first = -1;
         gw_ns first_start = b;
         for (int j = from; j < to; j++)
-            if (at[j] < own[j].set->count && own[j].set->iv[at[j]].start < first_start) {
+            if (at[j] < own[j].set->count && gw_ivset_start(own[j].set, at[j]) < first_start) {
                 first = j;
-                first_start = own[j].set->iv[at[j]].start;
+                first_start = gw_ivset_start(own[j].set, at[j]);
             }
         if (first < 0)
             return 0;
-        const gw_ival *iv = &own[first].set->iv[at[first]++];
-        gw_ns lo = iv->start > a ? iv->start : a;
-        gw_ns hi = iv->end < b ? iv->end : b;
+        gw_ival iv = gw_ivset_at(own[first].set, at[first]++);
+        gw_ns lo = iv.start > a ? iv.start : a;
+        gw_ns hi = iv.end < b ? iv.end : b;
         if (lo < hi && gw_ival_list_add(out, lo, hi) != 0)
             return -1;
     }
@@ -889,15 +887,15 @@ static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ival_lis
         int first = -1;
         gw_ns first_start = b;
         for (int j = 0; j < n; j++)
-            if (at[j] < own[j].set->count && own[j].set->iv[at[j]].start < first_start) {
+            if (at[j] < own[j].set->count && gw_ivset_start(own[j].set, at[j]) < first_start) {
                 first = j;
-                first_start = own[j].set->iv[at[j]].start;
+                first_start = gw_ivset_start(own[j].set, at[j]);
             }
         if (first_start > cur && gw_ival_list_add(out, cur, first_start) != 0)
             return -1;
         if (first < 0)
             return 0;
-        gw_ns end = own[first].set->iv[at[first]++].end;
+        gw_ns end = gw_ivset_end(own[first].set, at[first]++);
         if (end > cur)
             cur = end;
     }
@@ -929,10 +927,11 @@ static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns ga
 {
     /* The blocking call in progress at gap_start: start < gap_start <= end. */
     size_t k = gw_ivset_first_ending_after(blocking, gap_start - 1);
-    if (k >= blocking->count || blocking->iv[k].start >= gap_start)
+    if (k >= blocking->count || gw_ivset_start(blocking, k) >= gap_start)
         return gap_start;
-    gw_ns end = blocking->iv[k].end;
-    gw_ns overlap = gw_ivset_covered(busy, blocking->iv[k].start, gap_start);
+    gw_ival call = gw_ivset_at(blocking, k);
+    gw_ns end = call.end;
+    gw_ns overlap = gw_ivset_covered(busy, call.start, gap_start);
     gw_ns len = overlap < bubble_ns ? overlap : bubble_ns;
     return end > INT64_MAX - len ? INT64_MAX : end + len;
 }
@@ -1015,22 +1014,23 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
     gw_ns cursor = lo, idle = 0;
     int rc = 0;
     while (cursor < hi && rc == 0) {
-        if (i < busy->count && busy->iv[i].start <= cursor) {
-            cursor = busy->iv[i].end;
+        gw_ival next = i < busy->count ? gw_ivset_at(busy, i) : (gw_ival){INT64_MAX, INT64_MAX};
+        if (i < busy->count && next.start <= cursor) {
+            cursor = next.end;
             i++;
             continue;
         }
-        gw_ns gap_end = i < busy->count && busy->iv[i].start < hi ? busy->iv[i].start : hi;
+        gw_ns gap_end = i < busy->count && next.start < hi ? next.start : hi;
+        gw_ns prev_end = i > 0 ? gw_ivset_end(busy, i - 1) : lo;
         /* Short or not is decided on the whole gap between the two pieces of work, even
          * when the range cuts it, so a step boundary does not turn a launch gap into a
          * "host busy" one. */
-        int launch_gap = i > 0 && i < busy->count &&
-                         busy->iv[i].start - busy->iv[i - 1].end < launch_gap_ns;
+        int launch_gap = i > 0 && i < busy->count && next.start - prev_end < launch_gap_ns;
         /* The thread whose launch ends the gap is the one the GPU waited for, when that
          * launch came during the gap. Work queued before the gap began waited on something
          * else (another stream, an event): then every feeder counts together. */
         level_sweeps *s = &all;
-        gw_ns gap_start = i > 0 ? busy->iv[i - 1].end : lo;
+        gw_ns gap_start = prev_end;
         if (per && i < busy->count && dw->launched_at[i] > gap_start)
             for (size_t k = 0; k < fa->thread_count; k++)
                 if (fa->threads[k] == dw->launcher[i])

@@ -145,11 +145,11 @@ static int find_launchers(const gw_trace *t, gw_device_work *w)
     size_t j = 0;
     for (gw_work_cursor c = gw_work_at(w, 0); c.k < w->event_count && j < w->busy.count; gw_work_next(w, &c)) {
         const gw_gpu_event *g = &t->gpu[c.gpu];
-        while (j < w->busy.count && w->busy.iv[j].start < g->start) {
+        while (j < w->busy.count && gw_ivset_start(&w->busy, j) < g->start) {
             w->launcher[j] = UINT32_MAX; /* not reached: every interval starts at an event */
             w->launched_at[j++] = INT64_MAX;
         }
-        if (j < w->busy.count && w->busy.iv[j].start == g->start) {
+        if (j < w->busy.count && gw_ivset_start(&w->busy, j) == g->start) {
             long h = g->correlation != GW_NO_CORRELATION ? gw_trace_host_by_corr(t, g->correlation) : -1;
             w->launcher[j] = h >= 0 ? t->host[h].thread : UINT32_MAX;
             w->launched_at[j++] = h >= 0 ? t->host[h].end : INT64_MAX;
@@ -192,9 +192,8 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
         goto out;
     w->compute_ns = gw_ivset_covered(&w->busy, lo, hi);
     w->comm_ns = gw_ivset_covered(&comm, lo, hi);
-    for (size_t i = 0; i < comm.count; i++)
-        if (gw_ival_list_add(&comm_list, comm.iv[i].start, comm.iv[i].end) != 0)
-            goto out;
+    if (gw_ivset_append_to_list(&comm, &comm_list) != 0)
+        goto out;
     gw_ivset_free(&comm);
     if (gw_ivset_add(&w->busy, &comm_list) != 0)
         goto out;

@@ -32,20 +32,21 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
     memset(out, 0, sizeof *out);
     /* The device's busy set is the union of its work (zero-length events add nothing): its
      * ends are the active range, and the gaps between its intervals, cut to the window, are
-     * the idle gaps, in time order (16 B per interval read instead of every GPU event). */
+     * the idle gaps, in time order (8 B per interval read instead of every GPU event). */
     const gw_ivset *busy = &dw->busy;
     if (busy->count == 0)
         return -1;
     out->known = 1;
-    gw_ns first = busy->iv[0].start, last = busy->iv[busy->count - 1].end;
+    gw_ns first = gw_ivset_start(busy, 0), last = gw_ivset_end(busy, busy->count - 1);
 
     double noise_ns = th->v[GW_T_GAP_NOISE_US] * 1e3;
     double long_ns = th->v[GW_T_NSYS_GAP_MS] * 1e6;
     int open = 0;
     gw_ns cur_end = 0;
     for (size_t i = 0; i < busy->count; i++) {
-        gw_ns s = busy->iv[i].start < start ? start : busy->iv[i].start;
-        gw_ns e = busy->iv[i].end > end ? end : busy->iv[i].end;
+        gw_ival iv = gw_ivset_at(busy, i);
+        gw_ns s = iv.start < start ? start : iv.start;
+        gw_ns e = iv.end > end ? end : iv.end;
         if (e <= s)
             continue;
         if (open && s > cur_end) {

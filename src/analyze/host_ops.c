@@ -154,7 +154,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
     out->idle_s = idle->count ? gw_ns_to_s(gw_ivset_total(idle)) : 0.0;
     if (idle->count == 0 || f->count == 0)
         return 0;
-    gw_ns lo = idle->iv[0].start, hi = idle->iv[idle->count - 1].end;
+    gw_ns lo = gw_ivset_start(idle, 0), hi = gw_ivset_end(idle, idle->count - 1);
     thread_cursor *heap = malloc((t->thread_count ? t->thread_count : 1) * sizeof *heap);
     size_t slot_cap = t->strings.count;
     uint32_t *slot_of = malloc((slot_cap ? slot_cap : 1) * sizeof *slot_of);

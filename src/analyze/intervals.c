@@ -174,38 +174,208 @@ size_t gw_ivals_union(const gw_ival *a, size_t na, const gw_ival *b, size_t nb, 
     return n;
 }
 
-static int fill_prefix(gw_ivset *s)
+void gw_ivset_free(gw_ivset *s)
 {
-    /* realloc: gw_ivset_add refills the prefix of a grown set in the same memory. */
-    gw_ns *prefix = realloc(s->prefix, (s->count / GW_IVSET_PREFIX_STRIDE + 1) * sizeof *s->prefix);
-    if (!prefix) {
-        free(s->prefix);
-        s->prefix = NULL;
-        free(s->iv);
-        s->iv = NULL;
-        s->count = 0;
-        return -1;
+    free(s->packed);
+    free(s->base);
+    free(s->wide);
+    free(s->prefix);
+    *s = (gw_ivset){0};
+}
+
+void gw_ivset_builder_free(gw_ivset_builder *b)
+{
+    gw_ivset_free(&b->set);
+    gw_ival_list_free(&b->late);
+    *b = (gw_ivset_builder){0};
+}
+
+static int union_into(gw_ivset *out, const gw_ivset *a, const gw_ivset *b_set, const gw_ival *b, size_t nb);
+
+/* Room for one more element in an array the builder grows (doubling: big blocks grow by
+ * mremap, and pages never written are never resident). */
+#define BUILDER_ROOM(ARRAY, CAP, NEED) gw_grow((void **)&(ARRAY), &(CAP), (NEED), sizeof *(ARRAY))
+
+/* The block of interval k no longer fits 32-bit offsets: its intervals so far move to the
+ * wide array and the block is marked wide. */
+static int widen_block(gw_ivset_builder *b, size_t block)
+{
+    gw_ivset *s = &b->set;
+    size_t first = block * GW_IVSET_BLOCK;
+    gw_ns base = s->base[block];
+    for (size_t k = first; k < s->count; k++) {
+        if (s->wide_count >= UINT32_MAX || BUILDER_ROOM(s->wide, b->wide_cap, s->wide_count + 1) != 0)
+            return -1;
+        gw_ival32 p = s->packed[k];
+        s->wide[s->wide_count] = (gw_ival){base + (gw_ns)p.start, base + (gw_ns)p.end};
+        s->packed[k] = (gw_ival32){(uint32_t)s->wide_count++, 0};
     }
-    s->prefix = prefix;
-    s->prefix[0] = 0;
+    s->base[block] = GW_IVSET_WIDE_BLOCK;
+    return 0;
+}
+
+/* emit's rare cases: a new block, a block turning wide or kept wide, growth of the arrays.
+ * Returns 0, or -1 out of memory. */
+static __attribute__((noinline)) int emit_slow(gw_ivset_builder *b, gw_ival iv)
+{
+    gw_ivset *s = &b->set;
+    size_t k = s->count, block = k / GW_IVSET_BLOCK;
+    if (BUILDER_ROOM(s->packed, b->packed_cap, k + 1) != 0)
+        return -1;
+    if (k % GW_IVSET_BLOCK == 0) {
+        if (BUILDER_ROOM(s->base, b->base_cap, block + 1) != 0)
+            return -1;
+        s->base[block] = iv.start;
+    }
+    /* Unsigned: the offset from a base at or before the start, even where the signed
+     * difference of two far-apart times would overflow. */
+    gw_ns base = s->base[block];
+    if (base != GW_IVSET_WIDE_BLOCK && (uint64_t)iv.end - (uint64_t)base > UINT32_MAX && widen_block(b, block) != 0)
+        return -1;
+    if (s->base[block] == GW_IVSET_WIDE_BLOCK) {
+        if (s->wide_count >= UINT32_MAX || BUILDER_ROOM(s->wide, b->wide_cap, s->wide_count + 1) != 0)
+            return -1;
+        s->wide[s->wide_count] = iv;
+        s->packed[k] = (gw_ival32){(uint32_t)s->wide_count++, 0};
+    } else {
+        s->packed[k] = (gw_ival32){(uint32_t)((uint64_t)iv.start - (uint64_t)base),
+                                   (uint32_t)((uint64_t)iv.end - (uint64_t)base)};
+    }
+    return 0;
+}
+
+/* Appends iv (after the set's last interval, not touching it) to the set. Inline: it runs
+ * once per interval of every set, millions on a big trace. */
+static inline int emit(gw_ivset_builder *b, gw_ival iv)
+{
+    gw_ivset *s = &b->set;
+    size_t k = s->count;
+    gw_ns base = k % GW_IVSET_BLOCK != 0 && k < b->packed_cap ? s->base[k / GW_IVSET_BLOCK] : GW_IVSET_WIDE_BLOCK;
+    if (base != GW_IVSET_WIDE_BLOCK && (uint64_t)iv.end - (uint64_t)base <= UINT32_MAX)
+        s->packed[k] = (gw_ival32){(uint32_t)((uint64_t)iv.start - (uint64_t)base),
+                                   (uint32_t)((uint64_t)iv.end - (uint64_t)base)};
+    else if (emit_slow(b, iv) != 0)
+        return -1;
     /* Saturating: the model keeps times within +-GW_NS_LIMIT, so disjoint lengths sum to
      * less than 2^63; a set built from other times stops at INT64_MAX instead of wrapping
      * (lengths are never negative, so a sum saturates the same in any grouping). */
-    gw_ns sum = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        sum = gw_sat_add(sum, gw_span_ns(s->iv[i].start, s->iv[i].end));
-        if ((i + 1) % GW_IVSET_PREFIX_STRIDE == 0)
-            s->prefix[(i + 1) / GW_IVSET_PREFIX_STRIDE] = sum;
+    b->sum = gw_sat_add(b->sum, gw_span_ns(iv.start, iv.end));
+    s->count = k + 1;
+    if (s->count % GW_IVSET_PREFIX_STRIDE == 0) {
+        size_t slot = s->count / GW_IVSET_PREFIX_STRIDE;
+        if (BUILDER_ROOM(s->prefix, b->prefix_cap, slot + 1) != 0)
+            return -1;
+        s->prefix[slot] = b->sum;
     }
     return 0;
+}
+
+/* gw_ivset_builder_add, inline for the builds here. */
+static inline int builder_push(gw_ivset_builder *b, gw_ns start, gw_ns end)
+{
+    if (end <= start)
+        return 0;
+    if (b->open && start <= b->last.end) {
+        if (start < b->last.start) {
+            if (gw_ival_list_add(&b->late, start, end) != 0) {
+                gw_ivset_builder_free(b);
+                return -1;
+            }
+            return 0;
+        }
+        if (end > b->last.end)
+            b->last.end = end;
+        return 0;
+    }
+    if (b->open && start < b->last.start) { /* (before last and disjoint from it) */
+        if (gw_ival_list_add(&b->late, start, end) != 0) {
+            gw_ivset_builder_free(b);
+            return -1;
+        }
+        return 0;
+    }
+    if (!b->prefix_cap) {
+        if (BUILDER_ROOM(b->set.prefix, b->prefix_cap, 1) != 0) {
+            gw_ivset_builder_free(b);
+            return -1;
+        }
+        b->set.prefix[0] = 0;
+    }
+    if (b->open && emit(b, b->last) != 0) {
+        gw_ivset_builder_free(b);
+        return -1;
+    }
+    b->last = (gw_ival){start, end};
+    b->open = 1;
+    return 0;
+}
+
+int gw_ivset_builder_add(gw_ivset_builder *b, gw_ns start, gw_ns end)
+{
+    return builder_push(b, start, end);
+}
+
+int gw_ivset_builder_finish(gw_ivset_builder *b, gw_ivset *out)
+{
+    *out = (gw_ivset){0};
+    if (b->open && emit(b, b->last) != 0) {
+        gw_ivset_builder_free(b);
+        return -1;
+    }
+    gw_ivset *s = &b->set;
+    /* Grown by doubling: the set is kept for the analysis, without its slack (shrinking
+     * in place is cheap, mremap for big blocks). */
+    if (s->count > 0) {
+        gw_shrink((void **)&s->packed, &b->packed_cap, s->count, sizeof *s->packed);
+        gw_shrink((void **)&s->base, &b->base_cap, (s->count + GW_IVSET_BLOCK - 1) / GW_IVSET_BLOCK, sizeof *s->base);
+        gw_shrink((void **)&s->prefix, &b->prefix_cap, s->count / GW_IVSET_PREFIX_STRIDE + 1, sizeof *s->prefix);
+        if (s->wide_count > 0)
+            gw_shrink((void **)&s->wide, &b->wide_cap, s->wide_count, sizeof *s->wide);
+    }
+    gw_ival_list late = b->late;
+    *out = *s;
+    *b = (gw_ivset_builder){0};
+    if (late.count == 0) {
+        gw_ival_list_free(&late);
+        return 0;
+    }
+    gw_ivset in_order = *out;
+    size_t n = gw_ivals_normalize(late.items, late.count);
+    int rc = union_into(out, &in_order, NULL, late.items, n);
+    gw_ivset_free(&in_order);
+    gw_ival_list_free(&late);
+    return rc;
+}
+
+/* The set of a normalised array iv[0..n) (consumed: freed here, also on failure), packed
+ * in the array's own memory: the k-th packed entry (8 bytes at 8k) is written only once
+ * interval k has been read and passed on (16 bytes at 16k), so a multi-million-interval set
+ * never stands as the list and the set side by side. */
+static int build_from_normalized(gw_ivset *out, gw_ival *iv, size_t n)
+{
+    *out = (gw_ivset){0};
+    if (n == 0) {
+        free(iv);
+        return 0;
+    }
+    gw_ivset_builder b = {0};
+    b.set.packed = (gw_ival32 *)(void *)iv;
+    b.packed_cap = 2 * n; /* the array's 16 n bytes in 8-byte entries: never grown (the set
+                              has at most n intervals) and shrunk to the set at the end */
+    for (size_t i = 0; i < n; i++)
+        if (builder_push(&b, iv[i].start, iv[i].end) != 0)
+            return -1; /* the builder freed the array with its set */
+    return gw_ivset_builder_finish(&b, out);
 }
 
 gw_ns gw_ivset_before(const gw_ivset *s, size_t i)
 {
     size_t k = i / GW_IVSET_PREFIX_STRIDE;
     gw_ns c = s->prefix ? s->prefix[k] : 0;
-    for (size_t j = k * GW_IVSET_PREFIX_STRIDE; j < i; j++)
-        c = gw_sat_add(c, gw_span_ns(s->iv[j].start, s->iv[j].end));
+    for (size_t j = k * GW_IVSET_PREFIX_STRIDE; j < i; j++) {
+        gw_ival iv = gw_ivset_at(s, j);
+        c = gw_sat_add(c, gw_span_ns(iv.start, iv.end));
+    }
     return c;
 }
 
@@ -214,47 +384,52 @@ gw_ns gw_ivset_total(const gw_ivset *s)
     return gw_ivset_before(s, s->count);
 }
 
-/* dst[0..n_dst) and src[0..n_src) are sorted by start; dst has room for n_dst + n_src.
- * Merges src in by start from the back (no element of dst is overwritten before it is
- * read) and coalesces overlaps; returns the new count. */
-static size_t merge_into(gw_ival *dst, size_t n_dst, const gw_ival *src, size_t n_src)
+/* The union of the set a and the normalised array b[0..nb) into a builder's new set, in
+ * one merge walk (b may be NULL with nb 0; a may be NULL). */
+static int union_into(gw_ivset *out, const gw_ivset *a, const gw_ivset *b_set, const gw_ival *b, size_t nb)
 {
-    size_t i = n_dst, j = n_src, out = n_dst + n_src;
-    while (j > 0) {
-        if (i > 0 && dst[i - 1].start > src[j - 1].start)
-            dst[--out] = dst[--i];
+    gw_ivset_builder bl = {0};
+    size_t na = a ? a->count : 0, nbs = b_set ? b_set->count : 0;
+    size_t i = 0, j = 0, m = 0;
+    while (i < na || j < nbs || m < nb) {
+        /* The smallest start of the three heads (ties: a, then the set, then the array). */
+        gw_ival next = {INT64_MAX, INT64_MAX};
+        int from = -1;
+        if (i < na) {
+            next = gw_ivset_at(a, i);
+            from = 0;
+        }
+        if (j < nbs) {
+            gw_ival c = gw_ivset_at(b_set, j);
+            if (from < 0 || c.start < next.start) {
+                next = c;
+                from = 1;
+            }
+        }
+        if (m < nb && (from < 0 || b[m].start < next.start)) {
+            next = b[m];
+            from = 2;
+        }
+        if (from == 0)
+            i++;
+        else if (from == 1)
+            j++;
         else
-            dst[--out] = src[--j];
+            m++;
+        if (builder_push(&bl, next.start, next.end) != 0) {
+            *out = (gw_ivset){0};
+            return -1;
+        }
     }
-    return gw_ivals_normalize(dst, n_dst + n_src);
+    return gw_ivset_builder_finish(&bl, out);
 }
 
 int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
 {
-    *s = (gw_ivset){0};
     size_t nraw = gw_ivals_normalize(raw->items, raw->count);
-    if (nraw >= base->count) {
-        /* The list is the bigger side (a feeder thread's millions of launch calls over a
-         * few waits): its memory becomes the set and the base is merged into it. */
-        gw_ival *iv = realloc(raw->items, (nraw + base->count + 1) * sizeof *iv);
-        if (!iv) {
-            gw_ival_list_free(raw);
-            return -1;
-        }
-        raw->items = NULL;
-        raw->count = raw->cap = 0;
-        s->iv = iv;
-        s->count = merge_into(iv, nraw, base->iv, base->count);
-        return fill_prefix(s);
-    }
-    s->iv = malloc((base->count + nraw + 1) * sizeof *s->iv);
-    if (!s->iv) {
-        gw_ival_list_free(raw);
-        return -1;
-    }
-    s->count = gw_ivals_union(base->iv, base->count, raw->items, nraw, s->iv);
+    int rc = union_into(s, base, NULL, raw->items, nraw);
     gw_ival_list_free(raw);
-    return fill_prefix(s);
+    return rc;
 }
 
 int gw_ivset_add(gw_ivset *s, gw_ival_list *raw)
@@ -264,58 +439,85 @@ int gw_ivset_add(gw_ivset *s, gw_ival_list *raw)
         gw_ival_list_free(raw);
         return 0;
     }
-    gw_ival *iv = realloc(s->iv, (s->count + nraw + 1) * sizeof *iv);
-    if (!iv) {
-        gw_ival_list_free(raw);
-        gw_ivset_free(s);
-        return -1;
-    }
-    s->iv = iv;
-    s->count = merge_into(iv, s->count, raw->items, nraw);
+    gw_ivset merged;
+    int rc = union_into(&merged, s, NULL, raw->items, nraw);
     gw_ival_list_free(raw);
-    return fill_prefix(s);
+    gw_ivset_free(s);
+    *s = merged;
+    return rc;
 }
 
 int gw_ivset_absorb(gw_ivset *s, gw_ivset *other)
 {
-    gw_ival_list raw = {other->iv, other->count, other->count};
-    free(other->prefix);
-    *other = (gw_ivset){0};
-    return gw_ivset_add(s, &raw);
+    if (other->count == 0) {
+        gw_ivset_free(other);
+        return 0;
+    }
+    gw_ivset merged;
+    int rc = union_into(&merged, s, other, NULL, 0);
+    gw_ivset_free(other);
+    gw_ivset_free(s);
+    *s = merged;
+    return rc;
 }
 
 int gw_ivset_build(gw_ivset *s, gw_ival_list *raw)
 {
-    s->prefix = NULL;
-    s->count = gw_ivals_normalize(raw->items, raw->count);
-    s->iv = raw->items;
-    /* The list grew by doubling and normalising may have merged much of it: a set is kept
-     * for the whole analysis, its slack with it (a 5 M-call dispatch set held 134 MB for
-     * 80). Shrinking in place is cheap (mremap for big blocks). */
-    size_t cap = raw->cap;
-    if (cap > s->count + s->count / 16 + 16)
-        gw_shrink((void **)&s->iv, &cap, s->count > 0 ? s->count : 1, sizeof *s->iv);
+    size_t n = gw_ivals_normalize(raw->items, raw->count);
+    gw_ival *items = raw->items;
     raw->items = NULL;
     raw->count = raw->cap = 0;
-    return fill_prefix(s);
+    return build_from_normalized(s, items, n);
 }
 
-void gw_ivset_free(gw_ivset *s)
+int gw_ivset_append_to_list(const gw_ivset *s, gw_ival_list *l)
 {
-    free(s->iv);
-    free(s->prefix);
-    s->iv = NULL;
-    s->prefix = NULL;
-    s->count = 0;
+    if (s->count == 0)
+        return 0;
+    if (gw_grow((void **)&l->items, &l->cap, l->count + s->count, sizeof *l->items) != 0)
+        return -1;
+    for (size_t i = 0; i < s->count; i++)
+        l->items[l->count++] = gw_ivset_at(s, i);
+    return 0;
 }
 
-/* The first interval of s->iv[lo, s->count) that ends after t (binary search). */
+size_t gw_ivals_subtract_set_in_place(gw_ival *buf, size_t na, const gw_ivset *b)
+{
+    /* As gw_ivals_subtract_in_place (see there why the pieces never overtake the minuend
+     * moved up by nb + 1), with b read from the set. */
+    size_t nb = b->count;
+    gw_ival *a = buf + nb + 1;
+    memmove(a, buf, na * sizeof *buf);
+    size_t j = 0, n = 0;
+    for (size_t i = 0; i < na; i++) {
+        const gw_ival whole = a[i];
+        gw_ns cur = whole.start;
+        while (j < nb && gw_ivset_end(b, j) <= cur)
+            j++;
+        for (size_t k = j; k < nb; k++) {
+            gw_ival h = gw_ivset_at(b, k);
+            if (h.start >= whole.end)
+                break;
+            if (h.start > cur)
+                buf[n++] = (gw_ival){cur, h.start};
+            if (h.end > cur)
+                cur = h.end;
+            if (cur >= whole.end)
+                break;
+        }
+        if (cur < whole.end)
+            buf[n++] = (gw_ival){cur, whole.end};
+    }
+    return n;
+}
+
+/* The first interval of s[lo, s->count) that ends after t (binary search). */
 static size_t first_ending_after_in(const gw_ivset *s, size_t lo, gw_ns t)
 {
     size_t hi = s->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->iv[mid].end <= t)
+        if (gw_ivset_end(s, mid) <= t)
             lo = mid + 1;
         else
             hi = mid;
@@ -334,11 +536,11 @@ size_t gw_ivset_first_ending_after(const gw_ivset *s, gw_ns t)
 static size_t first_ending_after_from(const gw_ivset *s, size_t from, gw_ns t)
 {
     size_t i = from, steps = 0;
-    while (i < s->count && s->iv[i].end <= t && steps < 8) {
+    while (i < s->count && gw_ivset_end(s, i) <= t && steps < 8) {
         i++;
         steps++;
     }
-    if (i < s->count && s->iv[i].end <= t)
+    if (i < s->count && gw_ivset_end(s, i) <= t)
         i = first_ending_after_in(s, i + 1, t);
     return i;
 }
@@ -347,7 +549,7 @@ static size_t first_ending_after_from(const gw_ivset *s, size_t from, gw_ns t)
 static size_t cursor_seek(const gw_ivset *s, size_t *cursor, gw_ns lo)
 {
     size_t i = *cursor;
-    if (i > s->count || (i > 0 && s->iv[i - 1].end > lo))
+    if (i > s->count || (i > 0 && gw_ivset_end(s, i - 1) > lo))
         i = gw_ivset_first_ending_after(s, lo);
     else
         i = first_ending_after_from(s, i, lo);
@@ -360,7 +562,7 @@ int gw_ivset_touches(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
     if (hi <= lo || s->count == 0)
         return 0;
     size_t i = cursor_seek(s, cursor, lo);
-    return i < s->count && s->iv[i].start < hi;
+    return i < s->count && gw_ivset_start(s, i) < hi;
 }
 
 /* Covered length of (-inf, t): full intervals before t plus the part of the one holding t. */
@@ -368,8 +570,8 @@ static gw_ns covered_before(const gw_ivset *s, gw_ns t)
 {
     size_t i = gw_ivset_first_ending_after(s, t);
     gw_ns c = gw_ivset_before(s, i);
-    if (i < s->count && s->iv[i].start < t)
-        c = gw_sat_add(c, gw_span_ns(s->iv[i].start, t));
+    if (i < s->count && gw_ivset_start(s, i) < t)
+        c = gw_sat_add(c, gw_span_ns(gw_ivset_start(s, i), t));
     return c;
 }
 
@@ -386,35 +588,23 @@ gw_ns gw_ivset_covered_at(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
         return 0;
     size_t i = cursor_seek(s, cursor, lo);
     gw_ns before_lo = gw_ivset_before(s, i);
-    if (i < s->count && s->iv[i].start < lo)
-        before_lo = gw_sat_add(before_lo, gw_span_ns(s->iv[i].start, lo));
+    if (i < s->count && gw_ivset_start(s, i) < lo)
+        before_lo = gw_sat_add(before_lo, gw_span_ns(gw_ivset_start(s, i), lo));
     size_t j = first_ending_after_from(s, i, hi); /* hi > lo: nothing before i ends after hi */
     gw_ns before_hi = gw_ivset_before(s, j);
-    if (j < s->count && s->iv[j].start < hi)
-        before_hi = gw_sat_add(before_hi, gw_span_ns(s->iv[j].start, hi));
+    if (j < s->count && gw_ivset_start(s, j) < hi)
+        before_hi = gw_sat_add(before_hi, gw_span_ns(gw_ivset_start(s, j), hi));
     return before_hi - before_lo;
 }
 
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b)
 {
-    *out = (gw_ivset){0};
-    out->iv = malloc((a->count + b->count + 1) * sizeof *out->iv);
-    if (!out->iv)
-        return -1;
-    out->count = gw_ivals_union(a->iv, a->count, b->iv, b->count, out->iv);
-    return fill_prefix(out);
+    return union_into(out, a, b, NULL, 0);
 }
 
 int gw_ivset_copy(gw_ivset *out, const gw_ivset *src)
 {
-    *out = (gw_ivset){0};
-    out->iv = malloc((src->count + 1) * sizeof *out->iv);
-    if (!out->iv)
-        return -1;
-    for (size_t i = 0; i < src->count; i++)
-        out->iv[i] = src->iv[i];
-    out->count = src->count;
-    return fill_prefix(out);
+    return union_into(out, src, NULL, NULL, 0);
 }
 
 gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b)
@@ -426,22 +616,28 @@ gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b)
     for (size_t n = b->count; n > 1; n >>= 1)
         log_b++;
     if (a->count < b->count / log_b) {
-        for (size_t i = 0; i < a->count; i++)
-            total += gw_ivset_covered(b, a->iv[i].start, a->iv[i].end);
+        for (size_t i = 0; i < a->count; i++) {
+            gw_ival x = gw_ivset_at(a, i);
+            total += gw_ivset_covered(b, x.start, x.end);
+        }
         return total;
     }
     size_t j = 0;
     for (size_t i = 0; i < a->count && j < b->count; i++) {
-        gw_ns lo = a->iv[i].start, hi = a->iv[i].end;
-        while (j < b->count && b->iv[j].end <= lo)
+        gw_ival x = gw_ivset_at(a, i);
+        gw_ns lo = x.start, hi = x.end;
+        while (j < b->count && gw_ivset_end(b, j) <= lo)
             j++;
         /* Both sets are disjoint and sorted: b's intervals that meet a[i] follow j; the last
          * of them may reach into a[i + 1], so j stays on it. */
-        for (size_t k = j; k < b->count && b->iv[k].start < hi; k++) {
-            gw_ns s = b->iv[k].start > lo ? b->iv[k].start : lo;
-            gw_ns e = b->iv[k].end < hi ? b->iv[k].end : hi;
+        for (size_t k = j; k < b->count; k++) {
+            gw_ival y = gw_ivset_at(b, k);
+            if (y.start >= hi)
+                break;
+            gw_ns s = y.start > lo ? y.start : lo;
+            gw_ns e = y.end < hi ? y.end : hi;
             total += e - s;
-            if (b->iv[k].end <= hi)
+            if (y.end <= hi)
                 j = k + 1;
         }
     }

@@ -76,18 +76,18 @@ static int stretches_by_host_span(const gw_ivset *set, const gw_ivset *host, str
     gw_idle_stretch cur = {0};
     size_t span = 0, cur_span = SIZE_MAX;
     for (size_t i = 0; i < set->count; i++) {
-        const gw_ival *iv = &set->iv[i];
-        while (span < host->count && host->iv[span].end <= iv->start)
+        gw_ival iv = gw_ivset_at(set, i);
+        while (span < host->count && gw_ivset_end(host, span) <= iv.start)
             span++;
         if (cur.pieces && span == cur_span) {
-            cur.end_ns = iv->end;
-            cur.idle_ns += iv->end - iv->start;
+            cur.end_ns = iv.end;
+            cur.idle_ns += iv.end - iv.start;
             cur.pieces++;
             continue;
         }
         if (flush(out, &cur, 1) != 0)
             return -1;
-        cur = (gw_idle_stretch){iv->start, iv->end, iv->end - iv->start, 1};
+        cur = (gw_idle_stretch){iv.start, iv.end, iv.end - iv.start, 1};
         cur_span = span;
     }
     return flush(out, &cur, 1);
@@ -100,16 +100,16 @@ static int stretches_by_run(const gw_ivset *set, const gw_ivset *idle, gw_ns bri
 {
     gw_idle_stretch cur = {0};
     for (size_t i = 0; i < set->count; i++) {
-        const gw_ival *iv = &set->iv[i];
-        if (cur.pieces && iv->start - cur.end_ns < bridge_ns && gw_ivset_covered(idle, cur.end_ns, iv->start) == 0) {
-            cur.end_ns = iv->end;
-            cur.idle_ns += iv->end - iv->start;
+        gw_ival iv = gw_ivset_at(set, i);
+        if (cur.pieces && iv.start - cur.end_ns < bridge_ns && gw_ivset_covered(idle, cur.end_ns, iv.start) == 0) {
+            cur.end_ns = iv.end;
+            cur.idle_ns += iv.end - iv.start;
             cur.pieces++;
             continue;
         }
         if (flush(out, &cur, min_pieces) != 0)
             return -1;
-        cur = (gw_idle_stretch){iv->start, iv->end, iv->end - iv->start, 1};
+        cur = (gw_idle_stretch){iv.start, iv.end, iv.end - iv.start, 1};
     }
     return flush(out, &cur, min_pieces);
 }
@@ -156,9 +156,8 @@ static int device_stretches(const gw_analysis *a, size_t row, gw_device_stretche
         goto out;
     have_sets = 1;
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        for (size_t i = 0; i < sets[c].count; i++)
-            if (gw_ival_list_add(&all, sets[c].iv[i].start, sets[c].iv[i].end) != 0)
-                goto out;
+        if (gw_ivset_append_to_list(&sets[c], &all) != 0)
+            goto out;
     if (gw_ivset_build(&idle, &all) != 0)
         goto out;
     out->device_index = row;

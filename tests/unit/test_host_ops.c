@@ -97,9 +97,9 @@ static void check_one_seed(unsigned seed)
     assert_int_equal(gw_ivset_build(&idle, &raw), 0);
     unsigned char idle_bits[SPAN_NS] = {0};
     for (size_t k = 0; k < idle.count; k++)
-        for (gw_ns x = idle.iv[k].start; x < idle.iv[k].end; x++)
+        for (gw_ns x = gw_ivset_start(&idle, k); x < gw_ivset_end(&idle, k); x++)
             idle_bits[x] = 1;
-    gw_ns lo = idle.iv[0].start, hi = idle.iv[idle.count - 1].end;
+    gw_ns lo = gw_ivset_start(&idle, 0), hi = gw_ivset_end(&idle, idle.count - 1);
 
     uint32_t feeder = threads[next_rand(&seed) % 2];
     gw_feeders f = {.main = feeder, .threads = &feeder, .count = 1};

@@ -10,6 +10,17 @@
 #include <cmocka.h>
 
 #include "analyze/intervals.h"
+#include "util/checked.h"
+
+
+/* The set's intervals as a plain array (sets are kept packed): owned by the caller. */
+static gw_ival *unpacked(const gw_ivset *s)
+{
+    gw_ival_list l = {0};
+    assert_int_equal(gw_ivset_append_to_list(s, &l), 0);
+    assert_int_equal(l.count, s->count);
+    return l.items ? l.items : calloc(1, sizeof(gw_ival));
+}
 
 static void assert_set(const gw_ival *got, size_t n, const gw_ival *want, size_t want_n)
 {
@@ -198,8 +209,9 @@ static void long_random_sets_match_bitmap(void **state)
         assert_int_equal(gw_ivset_build(&s, &raw), 0);
         for (int pass = 0; pass < 2; pass++) {
             assert_true(s.count > 4 * GW_IVSET_PREFIX_STRIDE);
+            gw_ival *s_iv = unpacked(&s);
             for (size_t i = 0; i <= s.count; i++)
-                assert_int_equal(gw_ivset_before(&s, i), gw_ivals_total(s.iv, i));
+                assert_int_equal(gw_ivset_before(&s, i), gw_ivals_total(s_iv, i));
             gw_ns total = 0;
             for (int x = 0; x < LONG_DOMAIN; x++)
                 total += bits[x];
@@ -227,17 +239,29 @@ static void long_random_sets_match_bitmap(void **state)
                 assert_non_null(buf);
                 size_t h = 0;
                 for (size_t i = 0; i < s.count; i++)
-                    if (s.iv[i].end - s.iv[i].start >= 3 && rand_r(&seed) % 4 != 0)
-                        holes[h++] = (gw_ival){s.iv[i].start + 1, s.iv[i].start + 2};
-                size_t want = gw_ivals_subtract(s.iv, s.count, holes, h, copy);
+                    if (s_iv[i].end - s_iv[i].start >= 3 && rand_r(&seed) % 4 != 0)
+                        holes[h++] = (gw_ival){s_iv[i].start + 1, s_iv[i].start + 2};
+                size_t want = gw_ivals_subtract(s_iv, s.count, holes, h, copy);
                 assert_true(want > s.count + s.count / 4); /* many split in two */
-                memcpy(buf, s.iv, s.count * sizeof *buf);
+                memcpy(buf, s_iv, s.count * sizeof *buf);
                 assert_int_equal(gw_ivals_subtract_in_place(buf, s.count, holes, h), want);
                 assert_memory_equal(buf, copy, want * sizeof *buf);
+                /* The same with the subtrahend a packed set. */
+                gw_ival_list hole_list = {0};
+                for (size_t i = 0; i < h; i++)
+                    assert_int_equal(gw_ival_list_add(&hole_list, holes[i].start, holes[i].end), 0);
+                gw_ivset hole_set;
+                assert_int_equal(gw_ivset_build(&hole_set, &hole_list), 0);
+                assert_int_equal(hole_set.count, h);
+                memcpy(buf, s_iv, s.count * sizeof *buf);
+                assert_int_equal(gw_ivals_subtract_set_in_place(buf, s.count, &hole_set), want);
+                assert_memory_equal(buf, copy, want * sizeof *buf);
+                gw_ivset_free(&hole_set);
                 free(holes);
                 free(copy);
                 free(buf);
             }
+            free(s_iv);
             /* Grow it in place: the sums are refilled over the merged set. */
             gw_ival_list more = {0};
             for (int i = 0; i < 700; i++) {
@@ -341,10 +365,11 @@ static void random_sets_match_bitmap(void **state)
         gw_ivset u;
         assert_int_equal(gw_ivset_build_union(&u, &s, &more), 0);
         assert_int_equal(more.count, 0);
-        bitmap_of(u.iv, u.count, got);
+        gw_ival *u_iv = unpacked(&u);
+        bitmap_of(u_iv, u.count, got);
         for (int x = 0; x < DOMAIN; x++)
             assert_int_equal(got[x], ba[x] || bb[x]);
-        assert_int_equal(gw_ivset_total(&u), gw_ivals_total(u.iv, u.count));
+        assert_int_equal(gw_ivset_total(&u), gw_ivals_total(u_iv, u.count));
 
         /* Both sides of the union (list bigger than the set, or not) and the in-place
          * add give the same set, prefix sums included. */
@@ -355,10 +380,11 @@ static void random_sets_match_bitmap(void **state)
         assert_int_equal(again.count, 0);
         assert_int_equal(s.count, u.count);
         for (size_t i = 0; i < s.count; i++) {
-            assert_int_equal(s.iv[i].start, u.iv[i].start);
-            assert_int_equal(s.iv[i].end, u.iv[i].end);
+            assert_int_equal(gw_ivset_start(&s, i), u_iv[i].start);
+            assert_int_equal(gw_ivset_end(&s, i), u_iv[i].end);
             assert_int_equal(gw_ivset_before(&s, i + 1), gw_ivset_before(&u, i + 1));
         }
+        free(u_iv);
         assert_int_equal(gw_ivset_covered(&s, lo, hi), gw_ivset_covered(&u, lo, hi));
 
         /* Two built sets absorbed one into the other: the same union as gw_ivset_union_sets,
@@ -374,11 +400,11 @@ static void random_sets_match_bitmap(void **state)
         assert_int_equal(gw_ivset_union_sets(&joined, &sa, &sb), 0);
         assert_int_equal(gw_ivset_absorb(&sa, &sb), 0);
         assert_int_equal(sb.count, 0);
-        assert_null(sb.iv);
+        assert_null(sb.packed);
         assert_int_equal(sa.count, joined.count);
         for (size_t i = 0; i < sa.count; i++) {
-            assert_int_equal(sa.iv[i].start, joined.iv[i].start);
-            assert_int_equal(sa.iv[i].end, joined.iv[i].end);
+            assert_int_equal(gw_ivset_start(&sa, i), gw_ivset_start(&joined, i));
+            assert_int_equal(gw_ivset_end(&sa, i), gw_ivset_end(&joined, i));
             assert_int_equal(gw_ivset_before(&sa, i + 1), gw_ivset_before(&joined, i + 1));
         }
         gw_ivset_free(&joined);
@@ -388,9 +414,136 @@ static void random_sets_match_bitmap(void **state)
     }
 }
 
+/* Sets are packed as 32-bit offsets from a base per block of GW_IVSET_BLOCK intervals; a
+ * block reaching past 2^32 ns of its base is kept wide. Random sets of short intervals with
+ * now and then a gap or a length beyond 2^32 ns (so both kinds of block, and blocks that
+ * turn wide half way), far from zero on both sides: built from a list, through a builder in
+ * start order and in shuffled order (its late intervals merged in at the end), and united,
+ * each checked interval by interval, sum by sum and query by query against the plain-array
+ * normalisation. */
+static gw_ns reference_covered(const gw_ival *iv, size_t n, gw_ns lo, gw_ns hi)
+{
+    gw_ns c = 0;
+    for (size_t i = 0; i < n; i++) {
+        gw_ns a = iv[i].start > lo ? iv[i].start : lo, b = iv[i].end < hi ? iv[i].end : hi;
+        if (a < b)
+            c += b - a;
+    }
+    return c;
+}
+
+static void assert_packed_equals(const gw_ivset *s, const gw_ival *want, size_t n, unsigned *seed)
+{
+    assert_int_equal(s->count, n);
+    gw_ns sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(gw_ivset_before(s, i), sum);
+        gw_ival got = gw_ivset_at(s, i);
+        assert_int_equal(got.start, want[i].start);
+        assert_int_equal(got.end, want[i].end);
+        sum = gw_sat_add(sum, want[i].end - want[i].start);
+    }
+    assert_int_equal(gw_ivset_total(s), sum);
+    size_t cursor = 0;
+    gw_ns lo = want[0].start - 5;
+    for (int q = 0; q < 400; q++) {
+        size_t at = (size_t)rand_r(seed) % n;
+        gw_ns hi_lo = q < 200 ? lo + (gw_ns)(rand_r(seed) % 3000) : want[at].start + rand_r(seed) % 50 - 25;
+        gw_ns hi = hi_lo + (q % 3 == 0 ? (gw_ns)1 << 33 : rand_r(seed) % 4000);
+        lo = hi_lo;
+        gw_ns expect = reference_covered(want, n, lo, hi);
+        assert_int_equal(gw_ivset_covered(s, lo, hi), expect);
+        assert_int_equal(gw_ivset_covered_at(s, &cursor, lo, hi), expect);
+        size_t first = 0;
+        while (first < n && want[first].end <= lo)
+            first++;
+        assert_int_equal(gw_ivset_first_ending_after(s, lo), first);
+    }
+}
+
+static void packed_sets_wide_blocks_any_order(void **state)
+{
+    (void)state;
+    unsigned seed = 777;
+    for (int round = 0; round < 4; round++) {
+        size_t n = 3000 + (size_t)(rand_r(&seed) % 3000);
+        gw_ival *raw = malloc(n * sizeof *raw);
+        assert_non_null(raw);
+        gw_ns t = (round % 2 ? INT64_MIN / 4 : INT64_MAX / 4) + rand_r(&seed) % 1000;
+        for (size_t i = 0; i < n; i++) {
+            int r = rand_r(&seed) % 100;
+            t += r < 2 ? ((gw_ns)1 << 32) + rand_r(&seed) % 1000 : rand_r(&seed) % 40; /* far gap, or near */
+            gw_ns len = r >= 98 ? ((gw_ns)1 << 32) + rand_r(&seed) % 1000 : 1 + rand_r(&seed) % 30;
+            raw[i] = (gw_ival){t, t + len};
+            t += rand_r(&seed) % 3 == 0 ? len : len / 2; /* overlapping, touching or apart */
+        }
+        /* The reference: the plain-array normalisation of a copy. */
+        gw_ival *want = malloc(n * sizeof *want);
+        assert_non_null(want);
+        memcpy(want, raw, n * sizeof *want);
+        size_t wn = gw_ivals_normalize(want, n);
+
+        gw_ival_list list = {0};
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(gw_ival_list_add(&list, raw[i].start, raw[i].end), 0);
+        gw_ivset built;
+        assert_int_equal(gw_ivset_build(&built, &list), 0);
+        assert_true(built.wide_count > 0 && built.wide_count < built.count); /* both kinds */
+        assert_packed_equals(&built, want, wn, &seed);
+
+        gw_ivset_builder in_order = {0};
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(gw_ivset_builder_add(&in_order, raw[i].start, raw[i].end), 0);
+        assert_int_equal(in_order.late.count, 0);
+        gw_ivset streamed;
+        assert_int_equal(gw_ivset_builder_finish(&in_order, &streamed), 0);
+        assert_packed_equals(&streamed, want, wn, &seed);
+
+        for (size_t i = n - 1; i > 0; i--) { /* shuffled */
+            size_t j = (size_t)rand_r(&seed) % (i + 1);
+            gw_ival x = raw[i];
+            raw[i] = raw[j];
+            raw[j] = x;
+        }
+        gw_ivset_builder shuffled = {0};
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(gw_ivset_builder_add(&shuffled, raw[i].start, raw[i].end), 0);
+        assert_true(shuffled.late.count > 0);
+        gw_ivset any_order;
+        assert_int_equal(gw_ivset_builder_finish(&shuffled, &any_order), 0);
+        assert_packed_equals(&any_order, want, wn, &seed);
+
+        /* United with itself shifted by 2^31 + 7 ns: against the plain-array union. */
+        gw_ival_list shifted = {0};
+        for (size_t i = 0; i < wn; i++)
+            assert_int_equal(gw_ival_list_add(&shifted, want[i].start + ((gw_ns)1 << 31) + 7,
+                                              want[i].end + ((gw_ns)1 << 31) + 7), 0);
+        gw_ival *both = malloc(2 * wn * sizeof *both);
+        assert_non_null(both);
+        memcpy(both, want, wn * sizeof *both);
+        memcpy(both + wn, shifted.items, wn * sizeof *both);
+        size_t bn = gw_ivals_normalize(both, 2 * wn);
+        gw_ivset other, joined;
+        assert_int_equal(gw_ivset_build(&other, &shifted), 0);
+        assert_int_equal(gw_ivset_union_sets(&joined, &built, &other), 0);
+        assert_packed_equals(&joined, both, bn, &seed);
+        assert_int_equal(gw_ivset_absorb(&streamed, &other), 0);
+        assert_packed_equals(&streamed, both, bn, &seed);
+
+        free(both);
+        gw_ivset_free(&joined);
+        gw_ivset_free(&any_order);
+        gw_ivset_free(&streamed);
+        gw_ivset_free(&built);
+        free(want);
+        free(raw);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(packed_sets_wide_blocks_any_order),
         cmocka_unit_test(normalize_merges_unsorted_nested_touching),
         cmocka_unit_test(intersect_edges),
         cmocka_unit_test(subtract_edges),
