@@ -370,10 +370,20 @@ typedef struct thread_raw {
     int keep_split;
     int stream_own;                           /* level 4 (own work) is left out of level[4]:
                                                  own_work_streamed finds it from the events */
+    /* One feeder (stream_own): level 3 (dispatch) is not listed but built as its pieces
+     * come, less the levels below it (below_dispatch: the union of their raw lists), so
+     * that a feeder with millions of CUDA calls does not hold a 16-byte interval per call
+     * before its set is built. level[3] is then left empty. */
+    int stream_dispatch;
+    gw_ivset below_dispatch;                  /* owned */
+    size_t below_cursor;
+    gw_ivset_builder dispatch;                /* owned */
 } thread_raw;
 
 static void thread_raw_free(thread_raw *r)
 {
+    gw_ivset_free(&r->below_dispatch);
+    gw_ivset_builder_free(&r->dispatch);
     for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++)
         gw_ival_list_free(&r->level[k]);
     gw_ival_list_free(&r->blocking);
@@ -412,6 +422,35 @@ typedef struct piece_sink {
     gw_ns api_ns, cpu_op_ns;
 } piece_sink;
 
+/* Appends [from, to) minus the union of the pairwise disjoint sets below[0..n) to out;
+ * cursor[j] only moves forward, so calls must come in time order. */
+static int subtract_run(gw_ivset_builder *out, gw_ns from, gw_ns to, const gw_ivset *below, int n, size_t *cursor)
+{
+    gw_ns x = from;
+    while (x < to) {
+        gw_ns next_start = INT64_MAX, next_end = 0;
+        for (int j = 0; j < n; j++) {
+            const gw_ivset *b = &below[j];
+            while (cursor[j] < b->count && gw_ivset_end(b, cursor[j]) <= x)
+                cursor[j]++;
+            if (cursor[j] < b->count && gw_ivset_start(b, cursor[j]) < next_start) {
+                gw_ival iv = gw_ivset_at(b, cursor[j]);
+                next_start = iv.start;
+                next_end = iv.end;
+            }
+        }
+        if (next_start <= x) {
+            x = next_end; /* covered from x on */
+            continue;
+        }
+        gw_ns piece_end = next_start < to ? next_start : to;
+        if (gw_ivset_builder_add(out, x, piece_end) != 0)
+            return -1;
+        x = piece_end;
+    }
+    return 0;
+}
+
 static int emit_piece(piece_sink *sink, int kind, gw_ns a, gw_ns b)
 {
     if (b <= a)
@@ -425,7 +464,8 @@ static int emit_piece(piece_sink *sink, int kind, gw_ns a, gw_ns b)
         return 0;
     }
     if (kind == PIECE_API || kind == PIECE_DISPATCH) {
-        if (gw_ival_list_add_merging(&r->level[3], a, b) != 0)
+        if (r->stream_dispatch ? subtract_run(&r->dispatch, a, b, &r->below_dispatch, 1, &r->below_cursor) != 0
+                               : gw_ival_list_add_merging(&r->level[3], a, b) != 0)
             return -1;
         if (kind == PIECE_API && r->keep_split && gw_ival_list_add_merging(&r->api, a, b) != 0)
             return -1;
@@ -540,6 +580,16 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
                 return -1;
         }
     }
+    if (r->stream_dispatch) {
+        gw_ival_list below = {0};
+        for (int k = 0; k < 3; k++)
+            if (gw_ival_list_append(&below, &r->level[k]) != 0) {
+                gw_ival_list_free(&below);
+                return -1;
+            }
+        if (gw_ivset_build(&r->below_dispatch, &below) != 0)
+            return -1;
+    }
     piece_sink sink = {.raw = r};
     return innermost_pieces(t, lo, hi, marks, startup, &sink);
 }
@@ -578,35 +628,6 @@ typedef struct own_source {
     gw_ns startup;
 } own_source;
 
-/* Appends [from, to) minus the union of the pairwise disjoint sets below[0..n) to out;
- * cursor[j] only moves forward, so calls must come in time order. */
-static int subtract_run(gw_ival_list *out, gw_ns from, gw_ns to, const gw_ivset *below, int n, size_t *cursor)
-{
-    gw_ns x = from;
-    while (x < to) {
-        gw_ns next_start = INT64_MAX, next_end = 0;
-        for (int j = 0; j < n; j++) {
-            const gw_ivset *b = &below[j];
-            while (cursor[j] < b->count && gw_ivset_end(b, cursor[j]) <= x)
-                cursor[j]++;
-            if (cursor[j] < b->count && gw_ivset_start(b, cursor[j]) < next_start) {
-                gw_ival iv = gw_ivset_at(b, cursor[j]);
-                next_start = iv.start;
-                next_end = iv.end;
-            }
-        }
-        if (next_start <= x) {
-            x = next_end; /* covered from x on */
-            continue;
-        }
-        gw_ns piece_end = next_start < to ? next_start : to;
-        if (gw_ival_list_add(out, x, piece_end) != 0)
-            return -1;
-        x = piece_end;
-    }
-    return 0;
-}
-
 /* Level 4 of one thread without its raw list: the union of its own-work events (start
  * order: overlapping and touching ones join as they come) minus levels 0..3, run by run.
  * The same set build_own makes from the list; on a feeder with millions of CUDA calls the
@@ -619,7 +640,7 @@ static int own_work_streamed(gw_ivset *out, const own_source *src, const gw_ivse
     size_t lo, hi;
     gw_thread_host_range(t, src->thread, &lo, &hi);
     size_t cursor[GW_FEEDER_LEVELS] = {0};
-    gw_ival_list pieces = {0};
+    gw_ivset_builder pieces = {0};
     gw_ns run_start = 0, run_end = 0;
     int open = 0;
     for (size_t i = lo; i < hi; i++) {
@@ -640,9 +661,9 @@ static int own_work_streamed(gw_ivset *out, const own_source *src, const gw_ivse
     }
     if (open && subtract_run(&pieces, run_start, run_end, below, n, cursor) != 0)
         goto fail;
-    return gw_ivset_build(out, &pieces);
+    return gw_ivset_builder_finish(&pieces, out);
 fail:
-    gw_ival_list_free(&pieces);
+    gw_ivset_builder_free(&pieces);
     return -1;
 }
 
@@ -656,8 +677,9 @@ static int level_sets_build(gw_level_sets *ls, thread_raw *r, const own_source *
     if (gw_ivset_build(&ls->blocking, &r->blocking) != 0)
         goto fail;
     for (int k = 0; k < GW_FEEDER_LEVELS - 1; k++) {
-        int failed = k == 4 && r->stream_own ? own_work_streamed(&ls->own[k], own, ls->own, k) != 0
-                                             : build_own(&ls->own[k], &r->level[k], ls->own, k) != 0;
+        int failed = k == 4 && r->stream_own     ? own_work_streamed(&ls->own[k], own, ls->own, k) != 0
+                     : k == 3 && r->stream_dispatch ? gw_ivset_builder_finish(&r->dispatch, &ls->own[k]) != 0
+                                                    : build_own(&ls->own[k], &r->level[k], ls->own, k) != 0;
         if (failed)
             goto fail;
     }
@@ -744,6 +766,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
         per[k].keep_split = f->count > 1;
         /* Several feeders need their own-work lists (each feeder's level 5, the union). */
         per[k].stream_own = f->count == 1;
+        per[k].stream_dispatch = f->count == 1;
         if (thread_raw_build(t, f->threads[k], marks, startup, &per[k]) != 0)
             goto out;
         if (f->count > 1 && thread_raw_append(&all, &per[k]) != 0)
@@ -848,7 +871,7 @@ static gw_ns sweep_covered(sweep *w, gw_ns a, gw_ns b)
 /* Appends [a, b) ∩ (own[from] ∪ ... ∪ own[to - 1]) to out, in time order (the sets are
  * disjoint, so their pieces interleave without overlapping). The sweeps must already be
  * positioned for a (sweep_covered was called). */
-static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_ival_list *out)
+static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_ivset_builder *out)
 {
     if (!out)
         return 0; /* a cause nobody asked the pieces of */
@@ -868,14 +891,14 @@ static int emit_levels(const sweep *own, int from, int to, gw_ns a, gw_ns b, gw_
         gw_ival iv = gw_ivset_at(own[first].set, at[first]++);
         gw_ns lo = iv.start > a ? iv.start : a;
         gw_ns hi = iv.end < b ? iv.end : b;
-        if (lo < hi && gw_ival_list_add(out, lo, hi) != 0)
+        if (lo < hi && gw_ivset_builder_add(out, lo, hi) != 0)
             return -1;
     }
 }
 
 /* Appends [a, b) \ (own[0] ∪ ... ∪ own[n - 1]) to out, in time order; the sweeps
  * positioned for a as above. */
-static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ival_list *out)
+static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ivset_builder *out)
 {
     if (!out)
         return 0;
@@ -891,7 +914,7 @@ static int emit_uncovered(const sweep *own, int n, gw_ns a, gw_ns b, gw_ival_lis
                 first = j;
                 first_start = gw_ivset_start(own[j].set, at[j]);
             }
-        if (first_start > cur && gw_ival_list_add(out, cur, first_start) != 0)
+        if (first_start > cur && gw_ivset_builder_add(out, cur, first_start) != 0)
             return -1;
         if (first < 0)
             return 0;
@@ -938,7 +961,7 @@ static gw_ns bubble_end(const gw_ivset *blocking, const gw_ivset *busy, gw_ns ga
 
 /* A piece of a bubble: the data loader keeps its priority, the rest is the sync's. */
 static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
-                            gw_ival_list *const *pieces)
+                            gw_ivset_builder *const *pieces)
 {
     gw_ns loader = sweep_covered(&s->own[L_LOADER], a, b);
     for (int k = 1; k < GW_FEEDER_LEVELS; k++)
@@ -954,7 +977,7 @@ static int attribute_bubble(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_I
 }
 
 static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
-                           gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *const *pieces)
+                           gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ivset_builder *const *pieces)
 {
     gw_ns c[GW_FEEDER_LEVELS]; /* c[k]: covered by levels 0..k */
     for (int k = 0; k < GW_FEEDER_LEVELS; k++)
@@ -989,7 +1012,7 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
 }
 
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                     gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ival_list *const *pieces,
+                     gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ivset_builder *const *pieces,
                      gw_ns *idle_out)
 {
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
@@ -1069,20 +1092,21 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
 static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                            gw_ns launch_gap_ns, int launch_into_dispatch, gw_ivset out[GW_IDLE_CAUSE_COUNT])
 {
-    gw_ival_list pieces[GW_IDLE_CAUSE_COUNT] = {{0}};
-    gw_ival_list *dest[GW_IDLE_CAUSE_COUNT];
+    gw_ivset_builder pieces[GW_IDLE_CAUSE_COUNT];
+    gw_ivset_builder *dest[GW_IDLE_CAUSE_COUNT];
     gw_ns ns[GW_IDLE_CAUSE_COUNT], idle;
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
         out[c] = (gw_ivset){0};
+        pieces[c] = (gw_ivset_builder){0};
         dest[c] = launch_into_dispatch && c != GW_IDLE_DISPATCH && c != GW_IDLE_HOST_BUSY ? NULL : &pieces[c];
     }
     if (launch_into_dispatch)
         dest[GW_IDLE_LAUNCH] = &pieces[GW_IDLE_DISPATCH];
     int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT && rc == 0; c++)
-        rc = gw_ivset_build(&out[c], &pieces[c]);
+        rc = gw_ivset_builder_finish(&pieces[c], &out[c]);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        gw_ival_list_free(&pieces[c]);
+        gw_ivset_builder_free(&pieces[c]);
     if (rc != 0)
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
             gw_ivset_free(&out[c]);

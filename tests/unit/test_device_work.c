@@ -105,12 +105,72 @@ static void switch_from_runs_to_list(void **state)
     gw_trace_free(t);
 }
 
+/* The window's nested totals (compute, comm, compute + comm, kernels + copies) and the busy
+ * set, measured as the events come in start order, against a bitmap of each class; then the
+ * same events out of order (the per-class sets' way): the same answers. */
+#define SPAN 6000
+
+static void window_totals_by_class(void **state)
+{
+    (void)state;
+    uint32_t seed = 7;
+    gw_trace *t = gw_trace_new("split", "test");
+    assert_non_null(t);
+    static unsigned char bits[4][SPAN]; /* compute, comm, copy, set */
+    gw_ns at = 0;
+    while (at < SPAN - 200) {
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        at += next_random(&seed) % 9;
+        g->start = at;
+        g->end = at + 1 + next_random(&seed) % 60;
+        g->device = 0;
+        int cls = next_random(&seed) % 4;
+        g->kind = cls == 2 ? GW_GPU_MEMCPY : cls == 3 ? GW_GPU_MEMSET : GW_GPU_KERNEL;
+        g->kclass = cls == 1 ? GW_KCLASS_COMM : GW_KCLASS_COMPUTE;
+        for (gw_ns x = g->start; x < g->end; x++)
+            bits[cls][x] = 1;
+    }
+    gw_ns lo = 1234, hi = 4321;
+    gw_ns want_compute = 0, want_comm = 0, want_cc = 0, want_kc = 0;
+    for (gw_ns x = lo; x < hi; x++) {
+        want_compute += bits[0][x];
+        want_comm += bits[1][x];
+        want_cc += bits[0][x] | bits[1][x];
+        want_kc += bits[0][x] | bits[1][x] | bits[2][x];
+    }
+    for (int shuffled = 0; shuffled < 2; shuffled++) {
+        if (shuffled)
+            for (size_t i = t->gpu_count - 1; i > 0; i--) {
+                size_t j = next_random(&seed) % (i + 1);
+                gw_gpu_event x = t->gpu[i];
+                t->gpu[i] = t->gpu[j];
+                t->gpu[j] = x;
+            }
+        gw_device_work w;
+        assert_int_equal(gw_device_work_build(t, 0, lo, hi, &w), 0);
+        assert_int_equal(w.compute_ns, want_compute);
+        assert_int_equal(w.comm_ns, want_comm);
+        assert_int_equal(w.compute_comm_ns, want_cc);
+        assert_int_equal(w.kernels_copies_ns, want_kc);
+        for (gw_ns x = 0; x < SPAN; x += 7) {
+            gw_ns want_busy = 0;
+            for (gw_ns y = x; y < x + 7 && y < SPAN; y++)
+                want_busy += bits[0][y] | bits[1][y] | bits[2][y] | bits[3][y];
+            assert_int_equal(gw_ivset_covered(&w.busy, x, x + 7), want_busy);
+        }
+        gw_device_work_free(&w);
+    }
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_gpu_with_syncs_kept_as_runs),
         cmocka_unit_test(interleaved_devices_kept_as_list),
         cmocka_unit_test(switch_from_runs_to_list),
+        cmocka_unit_test(window_totals_by_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
