@@ -424,29 +424,6 @@ static int union_into(gw_ivset *out, const gw_ivset *a, const gw_ivset *b_set, c
     return gw_ivset_builder_finish(&bl, out);
 }
 
-int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw)
-{
-    size_t nraw = gw_ivals_normalize(raw->items, raw->count);
-    int rc = union_into(s, base, NULL, raw->items, nraw);
-    gw_ival_list_free(raw);
-    return rc;
-}
-
-int gw_ivset_add(gw_ivset *s, gw_ival_list *raw)
-{
-    size_t nraw = gw_ivals_normalize(raw->items, raw->count);
-    if (nraw == 0) {
-        gw_ival_list_free(raw);
-        return 0;
-    }
-    gw_ivset merged;
-    int rc = union_into(&merged, s, NULL, raw->items, nraw);
-    gw_ival_list_free(raw);
-    gw_ivset_free(s);
-    *s = merged;
-    return rc;
-}
-
 int gw_ivset_absorb(gw_ivset *s, gw_ivset *other)
 {
     if (other->count == 0) {
@@ -600,11 +577,6 @@ gw_ns gw_ivset_covered_at(const gw_ivset *s, size_t *cursor, gw_ns lo, gw_ns hi)
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b)
 {
     return union_into(out, a, b, NULL, 0);
-}
-
-int gw_ivset_copy(gw_ivset *out, const gw_ivset *src)
-{
-    return union_into(out, src, NULL, NULL, 0);
 }
 
 gw_ns gw_ivset_overlap(const gw_ivset *a, const gw_ivset *b)

@@ -122,24 +122,13 @@ size_t gw_ivals_subtract_set_in_place(gw_ival *buf, size_t na, const gw_ivset *b
 /* Builds a set from a raw list; the list is consumed (left empty, its memory taken over).
  * Returns 0, or -1 on out-of-memory (the list is then freed too). */
 int gw_ivset_build(gw_ivset *s, gw_ival_list *raw);
-/* Builds the union of a set and a raw list (consumed as above) in one linear merge, for
- * nested sets (compute; compute + comm; ...) without sorting their concatenation.
- * Returns 0, or -1 on out-of-memory. */
-int gw_ivset_build_union(gw_ivset *s, const gw_ivset *base, gw_ival_list *raw);
-/* Adds a raw list (consumed) to the set in place: the set's arrays grow by the list's
- * size and are merged from the back, so a big set that gains a few intervals is not
- * copied (nothing at all happens for an empty list). Returns 0, or -1 on out-of-memory
- * (the set is then freed too). */
-int gw_ivset_add(gw_ivset *s, gw_ival_list *raw);
-/* s becomes s united with other, in s's memory; other is consumed (left empty): the union
- * of two sets that are done with, without a third copy. Returns 0, or -1 on out-of-memory
- * (both freed). */
+/* s becomes s united with other; other is consumed (left empty). Merged into a new set in
+ * one pass (both freed after; nothing happens for an empty other). Returns 0, or -1 on
+ * out-of-memory (both freed). */
 int gw_ivset_absorb(gw_ivset *s, gw_ivset *other);
 void gw_ivset_free(gw_ivset *s);
 /* out = a ∪ b (both left as they are). Returns 0, or -1 on out-of-memory (out empty). */
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b);
-/* out = a copy of src. Returns 0, or -1 on out-of-memory (out empty). */
-int gw_ivset_copy(gw_ivset *out, const gw_ivset *src);
 
 /* Total length of iv[0..i), 0 <= i <= count. */
 gw_ns gw_ivset_before(const gw_ivset *s, size_t i);
