@@ -249,8 +249,14 @@ static __attribute__((noinline)) int emit_slow(gw_ivset_builder *b, gw_ival iv)
 static inline int emit(gw_ivset_builder *b, gw_ival iv)
 {
     gw_ivset *s = &b->set;
-    size_t k = s->count;
-    gw_ns base = k % GW_IVSET_BLOCK != 0 && k < b->packed_cap ? s->base[k / GW_IVSET_BLOCK] : GW_IVSET_WIDE_BLOCK;
+    size_t k = s->count, block = k / GW_IVSET_BLOCK;
+    gw_ns base = GW_IVSET_WIDE_BLOCK; /* (the slow path) */
+    if (k < b->packed_cap) {
+        if (k % GW_IVSET_BLOCK != 0)
+            base = s->base[block];
+        else if (block < b->base_cap)
+            base = s->base[block] = iv.start; /* a new block, its base this start */
+    }
     if (base != GW_IVSET_WIDE_BLOCK && (uint64_t)iv.end - (uint64_t)base <= UINT32_MAX)
         s->packed[k] = (gw_ival32){(uint32_t)((uint64_t)iv.start - (uint64_t)base),
                                    (uint32_t)((uint64_t)iv.end - (uint64_t)base)};
@@ -372,7 +378,18 @@ gw_ns gw_ivset_before(const gw_ivset *s, size_t i)
 {
     size_t k = i / GW_IVSET_PREFIX_STRIDE;
     gw_ns c = s->prefix ? s->prefix[k] : 0;
-    for (size_t j = k * GW_IVSET_PREFIX_STRIDE; j < i; j++) {
+    size_t from = k * GW_IVSET_PREFIX_STRIDE;
+    if (from >= i)
+        return c;
+    /* The stride divides the block: [from, i) lie in one block, and a packed interval's
+     * length is the difference of its offsets (no base needed). */
+    _Static_assert(GW_IVSET_BLOCK % GW_IVSET_PREFIX_STRIDE == 0, "prefix strides inside blocks");
+    if (s->base[from / GW_IVSET_BLOCK] != GW_IVSET_WIDE_BLOCK) {
+        for (size_t j = from; j < i; j++)
+            c = gw_sat_add(c, (gw_ns)(s->packed[j].end - s->packed[j].start));
+        return c;
+    }
+    for (size_t j = from; j < i; j++) {
         gw_ival iv = gw_ivset_at(s, j);
         c = gw_sat_add(c, gw_span_ns(iv.start, iv.end));
     }
@@ -492,6 +509,27 @@ size_t gw_ivals_subtract_set_in_place(gw_ival *buf, size_t na, const gw_ivset *b
 static size_t first_ending_after_in(const gw_ivset *s, size_t lo, gw_ns t)
 {
     size_t hi = s->count;
+    /* Down to one block first, then within it against the block's own offsets: one base
+     * read instead of one per probe. */
+    while (hi - lo > GW_IVSET_BLOCK) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (gw_ivset_end(s, mid) <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    gw_ns base = lo < hi ? s->base[lo / GW_IVSET_BLOCK] : GW_IVSET_WIDE_BLOCK;
+    if (base != GW_IVSET_WIDE_BLOCK && (hi - 1) / GW_IVSET_BLOCK == lo / GW_IVSET_BLOCK) {
+        /* end <= t  <=>  end - base <= t - base, with t - base clamped to [-1, 2^32). */
+        if (t < base)
+            return lo;
+        uint64_t off = (uint64_t)t - (uint64_t)base;
+        if (off > UINT32_MAX)
+            return hi;
+        while (lo < hi && s->packed[lo].end <= off)
+            lo++;
+        return lo;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (gw_ivset_end(s, mid) <= t)
