@@ -279,8 +279,11 @@ int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, 
     }
     if (gw_ivset_builder_finish(&busy, &w->busy) != 0)
         goto fail;
-    if (!in_order)
-        return split_by_class_sets(t, w) == 0 ? 0 : (gw_device_work_free(w), -1);
+    if (!in_order) {
+        if (split_by_class_sets(t, w) != 0)
+            goto fail;
+        return 0;
+    }
     meter_close(&compute);
     meter_close(&comm);
     meter_close(&compute_comm);
