@@ -545,10 +545,39 @@ static void packed_sets_wide_blocks_any_order(void **state)
     }
 }
 
+/* The ends of the clock: a block whose base is INT64_MIN (the wide-block mark itself) is kept
+ * wide, and intervals at both ends of the range read back as given. */
+static void packed_sets_clock_ends(void **state)
+{
+    (void)state;
+    gw_ivset_builder b = {0};
+    assert_int_equal(gw_ivset_builder_add(&b, INT64_MIN, INT64_MIN + 10), 0);
+    assert_int_equal(gw_ivset_builder_add(&b, INT64_MIN + 20, INT64_MIN + 21), 0);
+    assert_int_equal(gw_ivset_builder_add(&b, -5, 5), 0);
+    assert_int_equal(gw_ivset_builder_add(&b, INT64_MAX - 10, INT64_MAX), 0);
+    gw_ivset s;
+    assert_int_equal(gw_ivset_builder_finish(&b, &s), 0);
+    assert_int_equal(s.count, 4);
+    assert_true(s.wide_count > 0);
+    const gw_ival want[] = {{INT64_MIN, INT64_MIN + 10}, {INT64_MIN + 20, INT64_MIN + 21}, {-5, 5},
+                            {INT64_MAX - 10, INT64_MAX}};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(gw_ivset_start(&s, i), want[i].start);
+        assert_int_equal(gw_ivset_end(&s, i), want[i].end);
+    }
+    assert_int_equal(gw_ivset_total(&s), 10 + 1 + 10 + 10);
+    assert_int_equal(gw_ivset_covered(&s, -100, 100), 10);
+    assert_int_equal(gw_ivset_covered(&s, INT64_MIN, INT64_MIN + 15), 10);
+    assert_int_equal(gw_ivset_first_ending_after(&s, 0), 2);
+    assert_int_equal(gw_ivset_first_ending_after(&s, INT64_MAX - 1), 3);
+    gw_ivset_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(packed_sets_wide_blocks_any_order),
+        cmocka_unit_test(packed_sets_clock_ends),
         cmocka_unit_test(normalize_merges_unsorted_nested_touching),
         cmocka_unit_test(intersect_edges),
         cmocka_unit_test(subtract_edges),
