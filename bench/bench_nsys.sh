@@ -42,8 +42,8 @@ measure() {
   c=$(printf '%s\n' "${cpus[@]}" | median)
   m=$(printf '%s\n' "${rss[@]}" | median)
   awk -v l="$label" -v k="$kernels" -v w="$w" -v c="$c" -v m="$m" -v b="$(stat -c %s "$file")" 'BEGIN {
-    printf "%-48s %9d kernel rows %6.0f MB: wall %7.2f s (%5.2f M rows/s), CPU %7.2f s (%5.2f M rows/s), peak RSS %6.0f MB\n",
-      l, k, b / 1e6, w, (w > 0 ? k / w / 1e6 : 0), c, (c > 0 ? k / c / 1e6 : 0), m / 1024 }' | tee -a "$report"
+    printf "%-48s %9d kernel rows %6.0f MB: wall %7.2f s (%5.2f M rows/s), CPU %7.2f s (%5.2f M rows/s), peak RSS %6.0f MiB = %.2fx the file\n",
+      l, k, b / 1e6, w, (w > 0 ? k / w / 1e6 : 0), c, (c > 0 ? k / c / 1e6 : 0), m / 1024, (b > 0 ? m * 1024 / b : 0) }' | tee -a "$report"
 }
 
 big=$work/nsys-${rows}-kernels.sqlite
