@@ -130,7 +130,7 @@ void gw_ivset_free(gw_ivset *s);
 /* out = a ∪ b (both left as they are). Returns 0, or -1 on out-of-memory (out empty). */
 int gw_ivset_union_sets(gw_ivset *out, const gw_ivset *a, const gw_ivset *b);
 
-/* Total length of iv[0..i), 0 <= i <= count. */
+/* Total length of intervals [0, i), 0 <= i <= count. */
 gw_ns gw_ivset_before(const gw_ivset *s, size_t i);
 /* Total length of the set. */
 gw_ns gw_ivset_total(const gw_ivset *s);
