@@ -196,19 +196,27 @@ static int union_into(gw_ivset *out, const gw_ivset *a, const gw_ivset *b_set, c
  * mremap, and pages never written are never resident). */
 #define BUILDER_ROOM(ARRAY, CAP, NEED) gw_grow((void **)&(ARRAY), &(CAP), (NEED), sizeof *(ARRAY))
 
+/* Interval k of a wide block: kept whole, its packed entry the index. */
+static int put_wide(gw_ivset_builder *b, size_t k, gw_ival iv)
+{
+    gw_ivset *s = &b->set;
+    if (s->wide_count >= UINT32_MAX || BUILDER_ROOM(s->wide, b->wide_cap, s->wide_count + 1) != 0)
+        return -1;
+    s->wide[s->wide_count] = iv;
+    s->packed[k] = (gw_ival32){(uint32_t)s->wide_count++, 0};
+    return 0;
+}
+
 /* The block of interval k no longer fits 32-bit offsets: its intervals so far move to the
  * wide array and the block is marked wide. */
 static int widen_block(gw_ivset_builder *b, size_t block)
 {
     gw_ivset *s = &b->set;
-    size_t first = block * GW_IVSET_BLOCK;
     gw_ns base = s->base[block];
-    for (size_t k = first; k < s->count; k++) {
-        if (s->wide_count >= UINT32_MAX || BUILDER_ROOM(s->wide, b->wide_cap, s->wide_count + 1) != 0)
-            return -1;
+    for (size_t k = block * GW_IVSET_BLOCK; k < s->count; k++) {
         gw_ival32 p = s->packed[k];
-        s->wide[s->wide_count] = (gw_ival){base + (gw_ns)p.start, base + (gw_ns)p.end};
-        s->packed[k] = (gw_ival32){(uint32_t)s->wide_count++, 0};
+        if (put_wide(b, k, (gw_ival){base + (gw_ns)p.start, base + (gw_ns)p.end}) != 0)
+            return -1;
     }
     s->base[block] = GW_IVSET_WIDE_BLOCK;
     return 0;
@@ -232,15 +240,10 @@ static __attribute__((noinline)) int emit_slow(gw_ivset_builder *b, gw_ival iv)
     gw_ns base = s->base[block];
     if (base != GW_IVSET_WIDE_BLOCK && (uint64_t)iv.end - (uint64_t)base > UINT32_MAX && widen_block(b, block) != 0)
         return -1;
-    if (s->base[block] == GW_IVSET_WIDE_BLOCK) {
-        if (s->wide_count >= UINT32_MAX || BUILDER_ROOM(s->wide, b->wide_cap, s->wide_count + 1) != 0)
-            return -1;
-        s->wide[s->wide_count] = iv;
-        s->packed[k] = (gw_ival32){(uint32_t)s->wide_count++, 0};
-    } else {
-        s->packed[k] = (gw_ival32){(uint32_t)((uint64_t)iv.start - (uint64_t)base),
-                                   (uint32_t)((uint64_t)iv.end - (uint64_t)base)};
-    }
+    if (s->base[block] == GW_IVSET_WIDE_BLOCK)
+        return put_wide(b, k, iv);
+    s->packed[k] = (gw_ival32){(uint32_t)((uint64_t)iv.start - (uint64_t)base),
+                               (uint32_t)((uint64_t)iv.end - (uint64_t)base)};
     return 0;
 }
 
@@ -281,23 +284,16 @@ static inline int builder_push(gw_ivset_builder *b, gw_ns start, gw_ns end)
 {
     if (end <= start)
         return 0;
-    if (b->open && start <= b->last.end) {
-        if (start < b->last.start) {
-            if (gw_ival_list_add(&b->late, start, end) != 0) {
-                gw_ivset_builder_free(b);
-                return -1;
-            }
-            return 0;
-        }
-        if (end > b->last.end)
-            b->last.end = end;
-        return 0;
-    }
-    if (b->open && start < b->last.start) { /* (before last and disjoint from it) */
+    if (b->open && start < b->last.start) { /* out of order: merged in at the end */
         if (gw_ival_list_add(&b->late, start, end) != 0) {
             gw_ivset_builder_free(b);
             return -1;
         }
+        return 0;
+    }
+    if (b->open && start <= b->last.end) {
+        if (end > b->last.end)
+            b->last.end = end;
         return 0;
     }
     if (!b->prefix_cap) {
