@@ -11,6 +11,37 @@
 #include "diagnose/rules_families.h"
 #include "util/checked.h"
 
+/* The data.none of a trace of another accelerator (Kineto's MTIA, Gaudi ... categories): it
+ * did use one, gpuwhy just does not read its activity, so "CPU-only" or "tracing failed" would
+ * be wrong, and so would the advice to turn GPU tracing on. has: the input's GW_HAS_*, for
+ * the reduce of a job, which has no trace. */
+static void explain_foreign_accel(gw_finding *f, const gw_trace *t, unsigned has, const char *file)
+{
+    const char *accel = t && t->foreign_accel ? t->foreign_accel : "another accelerator";
+    snprintf(f->title, sizeof f->title, "No GPU activity in %s: it traced %s, which gpuwhy does not analyse",
+             file, accel);
+    if (t && t->foreign_accel) {
+        char device[32], calls[32];
+        gw_rules_fmt_count((double)t->foreign_device_events, device, sizeof device);
+        gw_rules_fmt_count((double)t->foreign_runtime_calls, calls, sizeof calls);
+        gw_finding_evidence(f, "the trace holds activity of %s (%s device events, %s runtime calls) and no "
+                               "CUDA or ROCm kernel, copy or set: gpuwhy measures NVIDIA and AMD GPUs only, "
+                               "so the accelerator's busy and idle time is not known",
+                            accel, device, calls);
+    } else {
+        gw_finding_evidence(f, "the trace holds another accelerator's activity and no CUDA or ROCm kernel, "
+                               "copy or set: gpuwhy measures NVIDIA and AMD GPUs only");
+    }
+    if (has & (GW_HAS_CPU_OPS | GW_HAS_HOST_API))
+        gw_finding_evidence(f, "the host side (CPU ops, annotations) was read: any finding about it below still holds");
+    gw_rules_fix(f,
+                 "Measure the accelerator's time with its vendor's tools%s; gpuwhy diagnoses the same job "
+                 "when it runs on a CUDA or ROCm GPU, profiled with torch.profiler.profile(activities="
+                 "[ProfilerActivity.CPU, ProfilerActivity.CUDA]).",
+                 t && t->foreign_accel && strcmp(t->foreign_accel, "MTIA") == 0
+                     ? " (Holistic Trace Analysis reads MTIA's Kineto events)" : "");
+}
+
 static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
     /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
@@ -60,13 +91,18 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
         const gw_trace *t = gw_rules_trace(a, r);
         const char *file = t && t->path ? t->path : "the input";
         const char *slash = strrchr(file, '/');
+        unsigned has = gw_rules_has(a, r);
+        snprintf(f->gain, sizeof f->gain, "none to estimate: no GPU time was measured");
+        if (has != ~0u && (has & GW_HAS_FOREIGN_ACCEL)) {
+            explain_foreign_accel(f, t, has, slash ? slash + 1 : file);
+            continue;
+        }
         explain_missing_gpu(f, t, slash ? slash + 1 : file);
         gw_rules_fix(f,
                      "Re-profile with GPU activity on: torch.profiler.profile(activities="
                      "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) or nsys profile --trace=cuda,nvtx; "
                      "check the job runs on the GPU (torch.cuda.is_available(), tensor.device) and "
                      "that CUPTI loads (no 'CUPTI_ERROR' in the job's log).");
-        snprintf(f->gain, sizeof f->gain, "none to estimate: no GPU time was measured");
     }
     return 0;
 }

@@ -560,7 +560,19 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
     case GW_KCAT_RUNTIME: case GW_KCAT_DRIVER: case GW_KCAT_CPU_OP: case GW_KCAT_ANNOTATION: case GW_KCAT_PYTHON:
         break;
     default:
-        return 0;   /* overhead, Trace, unknown categories */
+        if (GW_KCAT_IS_FOREIGN(f->cat)) {
+            int device_side;
+            const char *accel = gw_kineto_foreign_accel(f->cat, &device_side);
+            if (!st->foreign_accel)
+                st->foreign_accel = accel;
+            else if (strcmp(st->foreign_accel, accel) != 0)
+                st->foreign_accel = GW_KINETO_SEVERAL_ACCELS;
+            if (device_side)
+                st->foreign_device_events++;
+            else
+                st->foreign_runtime_calls++;
+        }
+        return 0;   /* overhead, unknown categories, other accelerators */
     }
     if (!f->ts_ok) {
         st->no_timestamp++;
@@ -678,6 +690,18 @@ int gw_kineto_events_done(gw_kineto_state *st)
     if (st->no_timestamp)
         gw_trace_note(t, "%llu events without a usable timestamp were skipped",
                       (unsigned long long)st->no_timestamp);
+    if (st->foreign_accel) {
+        t->foreign_accel = st->foreign_accel;
+        t->foreign_device_events = st->foreign_device_events;
+        t->foreign_runtime_calls = st->foreign_runtime_calls;
+        t->has |= GW_HAS_FOREIGN_ACCEL;
+        /* Worded without "GPU" or "CUDA": data.none quotes such notes as the input's own. */
+        gw_trace_note(t, "skipped %llu events of %s, activity gpuwhy does not read (%llu on the device, "
+                         "%llu runtime calls)",
+                      (unsigned long long)(st->foreign_device_events + st->foreign_runtime_calls),
+                      st->foreign_accel, (unsigned long long)st->foreign_device_events,
+                      (unsigned long long)st->foreign_runtime_calls);
+    }
     if (st->profiler_ranges && st->kernels == 0)
         gw_trace_note(t, "CUPTI range-profiler trace: %llu ranges, no kernel events",
                       (unsigned long long)st->profiler_ranges);
@@ -813,6 +837,12 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->mem_events += part->mem_events;
     into->negative_durations += part->negative_durations;
     into->profiler_ranges += part->profiler_ranges;
+    into->foreign_device_events += part->foreign_device_events;
+    into->foreign_runtime_calls += part->foreign_runtime_calls;
+    if (!into->foreign_accel)
+        into->foreign_accel = part->foreign_accel;
+    else if (part->foreign_accel && strcmp(part->foreign_accel, into->foreign_accel) != 0)
+        into->foreign_accel = GW_KINETO_SEVERAL_ACCELS;
     into->gpu_annotations += part->gpu_annotations;
     into->no_timestamp += part->no_timestamp;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
@@ -826,6 +856,8 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
     part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
+    part->foreign_device_events = part->foreign_runtime_calls = 0;
+    part->foreign_accel = NULL;
     return 0;
 }
 

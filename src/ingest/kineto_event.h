@@ -21,6 +21,8 @@ typedef struct gw_kineto_thread_name {
     uint32_t name_id;
 } gw_kineto_thread_name;
 
+#define GW_KINETO_SEVERAL_ACCELS "several accelerators"
+
 typedef struct gw_kineto_state {
     gw_trace *trace;             /* borrowed: the trace being filled */
     gw_json_lexer *lx;           /* borrowed */
@@ -56,6 +58,10 @@ typedef struct gw_kineto_state {
     uint64_t profiler_ranges;    /* cuda_profiler_range (CUPTI range profiler) */
     uint64_t gpu_annotations;    /* gpu_user_annotation: not host steps */
     uint64_t no_timestamp;       /* complete events without a usable ts */
+    /* Complete events of another accelerator (GW_KCAT_IS_FOREIGN): its device activity and
+     * runtime calls, and the first one's accelerator (static text, NULL none seen). */
+    uint64_t foreign_device_events, foreign_runtime_calls;
+    const char *foreign_accel;   /* or GW_KINETO_SEVERAL_ACCELS when two kinds were seen */
     int out_of_memory;
 } gw_kineto_state;
 

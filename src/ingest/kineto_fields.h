@@ -31,8 +31,33 @@ typedef enum gw_kcat {
     GW_KCAT_PYTHON,
     GW_KCAT_PROFILER_RANGE,
     GW_KCAT_INSTANT,
-    GW_KCAT_TRACE              /* the profiler's own span ("PyTorch Profiler (0)") */
+    GW_KCAT_TRACE,             /* the profiler's own span ("PyTorch Profiler (0)") */
+    /* Another accelerator's activity (Kineto's MTIA, Gaudi, Glow and PrivateUse1 backends):
+     * neither GPU work nor CUDA/HIP calls. Counted so that the output can say what the trace
+     * holds instead of calling it CPU-only; see gw_kineto_foreign_accel. */
+    GW_KCAT_MTIA_DEVICE,       /* mtia_ccp_events: kernels and DMA on an MTIA */
+    GW_KCAT_MTIA_RUNTIME,      /* mtia_runtime */
+    GW_KCAT_HPU_OP,            /* hpu_op: ops on a Gaudi (HPU) */
+    GW_KCAT_GLOW_RUNTIME,      /* glow_runtime */
+    GW_KCAT_PRIVATEUSE1        /* privateuse1_runtime / privateuse1_driver */
 } gw_kcat;
+/* The foreign accelerators' categories are the last ones. */
+#define GW_KCAT_IS_FOREIGN(c) ((c) >= GW_KCAT_MTIA_DEVICE)
+
+/* What a foreign accelerator's category says: the accelerator (a static text) and whether
+ * its events are device activity (1) or runtime calls on the host (0). NULL: not one. */
+static inline const char *gw_kineto_foreign_accel(gw_kcat cat, int *device_side)
+{
+    *device_side = cat == GW_KCAT_MTIA_DEVICE || cat == GW_KCAT_HPU_OP;
+    switch (cat) {
+    case GW_KCAT_MTIA_DEVICE:
+    case GW_KCAT_MTIA_RUNTIME: return "MTIA";
+    case GW_KCAT_HPU_OP: return "Gaudi (HPU)";
+    case GW_KCAT_GLOW_RUNTIME: return "Glow";
+    case GW_KCAT_PRIVATEUSE1: return "a PrivateUse1 backend";
+    default: return NULL;
+    }
+}
 
 /* pid/tid: int, negative int, or string ("25738", "stream 7", "PyTorch Profiler"). */
 typedef struct gw_kid {
@@ -252,6 +277,7 @@ static inline gw_kcat gw_kineto_category(const char *s, size_t n)
         if (CAT_IS("Memcpy")) return GW_KCAT_MEMCPY;
         if (CAT_IS("Memset")) return GW_KCAT_MEMSET;
         if (CAT_IS("cpu_op")) return GW_KCAT_CPU_OP;
+        if (CAT_IS("hpu_op")) return GW_KCAT_HPU_OP;
         break;
     case 7:
         if (CAT_IS("Runtime")) return GW_KCAT_RUNTIME;
@@ -271,10 +297,13 @@ static inline gw_kcat gw_kineto_category(const char *s, size_t n)
         break;
     case 12:
         if (CAT_IS("cuda_runtime")) return GW_KCAT_RUNTIME;
+        if (CAT_IS("mtia_runtime")) return GW_KCAT_MTIA_RUNTIME;
+        if (CAT_IS("glow_runtime")) return GW_KCAT_GLOW_RUNTIME;
         break;
     case 15:
         if (CAT_IS("user_annotation")) return GW_KCAT_ANNOTATION;
         if (CAT_IS("python_function")) return GW_KCAT_PYTHON;
+        if (CAT_IS("mtia_ccp_events")) return GW_KCAT_MTIA_DEVICE;
         break;
     case 17:
         if (CAT_IS("cpu_instant_event")) return GW_KCAT_INSTANT;
@@ -282,6 +311,10 @@ static inline gw_kcat gw_kineto_category(const char *s, size_t n)
     case 19:
         if (CAT_IS("gpu_user_annotation")) return GW_KCAT_GPU_ANNOTATION;
         if (CAT_IS("cuda_profiler_range")) return GW_KCAT_PROFILER_RANGE;
+        if (CAT_IS("privateuse1_runtime")) return GW_KCAT_PRIVATEUSE1;
+        break;
+    case 18:
+        if (CAT_IS("privateuse1_driver")) return GW_KCAT_PRIVATEUSE1;
         break;
     default:
         break;
@@ -368,7 +401,7 @@ static inline int gw_kineto_event_is_dropped(const gw_kfields *f)
     if (f->ph == 's' || f->ph == 'f' || f->ph == 'C')
         return 1;
     return f->ph == 'X' && (f->cat == GW_KCAT_OTHER || f->cat == GW_KCAT_GPU_ANNOTATION ||
-                            f->cat == GW_KCAT_PROFILER_RANGE);
+                            f->cat == GW_KCAT_PROFILER_RANGE || GW_KCAT_IS_FOREIGN(f->cat));
 }
 
 /* One scalar value of a top-level event key other than name and args (those two need

@@ -392,6 +392,7 @@ typedef struct gw_note {
 #define GW_HAS_DEVICE_PROPS 0x10u
 #define GW_HAS_OSRT        0x20u
 #define GW_HAS_SAMPLES     0x40u
+#define GW_HAS_FOREIGN_ACCEL 0x80u /* another accelerator's activity (MTIA, Gaudi ...), not read */
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 
@@ -407,6 +408,10 @@ typedef struct gw_trace {
                                   (Kineto "PyTorch Profiler (N)" span, nsys ANALYSIS_DETAILS); */
     gw_ns profile_end_ns;      /* both 0 when unknown */
     unsigned has;              /* GW_HAS_* */
+    /* The accelerator of GW_HAS_FOREIGN_ACCEL (static text: "MTIA" ...), NULL none, and how
+     * many of its events the reader skipped: device activity, runtime calls. */
+    const char *foreign_accel;
+    uint64_t foreign_device_events, foreign_runtime_calls;
 
     gw_strtab strings;
 

@@ -122,6 +122,10 @@ static void expect_same_trace(const char *what, const gw_trace *a, const gw_trac
         a->last_ns != b->last_ns || a->host_by_corr_count != b->host_by_corr_count ||
         a->gpu_by_corr_count != b->gpu_by_corr_count)
         fail_msg("%s: trace-wide fields differ", what);
+    if ((a->foreign_accel == NULL) != (b->foreign_accel == NULL) ||
+        (a->foreign_accel && strcmp(a->foreign_accel, b->foreign_accel) != 0) ||
+        a->foreign_device_events != b->foreign_device_events || a->foreign_runtime_calls != b->foreign_runtime_calls)
+        fail_msg("%s: other accelerators' counts differ", what);
 }
 
 static void expect_same_outcome(const char *what, const outcome *a, const outcome *b)
@@ -429,6 +433,53 @@ static void test_parallel_cuts_inside_strings(void **state)
     free(dir);
 }
 
+/* Another accelerator's events spread over the stretches: the counts add up and the label
+ * is the one a single thread gives (plural only when a second kind shows up, here Gaudi's
+ * hpu_op only in the last stretches). */
+static void test_parallel_counts_other_accelerators(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/accel.json", dir);
+    for (int with_hpu = 0; with_hpu < 2; with_hpu++) {
+        size_t n = 6000, cap = n * 200 + 256, at = 0;
+        char *buf = malloc(cap);
+        assert_non_null(buf);
+        at += (size_t)snprintf(buf + at, cap - at, "{\"traceEvents\": [\n");
+        size_t device = 0, runtime = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *cat = "cpu_op";
+            if (i % 4 == 1) {
+                cat = "mtia_runtime";
+                runtime++;
+            } else if (i % 4 == 2) {
+                cat = with_hpu && i > n * 9 / 10 ? "hpu_op" : "mtia_ccp_events";
+                device++;
+            }
+            at += (size_t)snprintf(buf + at, cap - at,
+                                   "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op %zu\", \"pid\": 1, "
+                                   "\"tid\": 1, \"ts\": %zu, \"dur\": 3}",
+                                   i ? ",\n" : "", cat, i % 7, 1000 + i * 5);
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "]}\n");
+        write_file(path, buf, at);
+        gw_ingest_options one = {.reader_threads = 1};
+        outcome ref = load(path, &one);
+        assert_non_null(ref.trace);
+        assert_int_equal(ref.trace->foreign_device_events, device);
+        assert_int_equal(ref.trace->foreign_runtime_calls, runtime);
+        assert_string_equal(ref.trace->foreign_accel, with_hpu ? "several accelerators" : "MTIA");
+        outcome_free(&ref);
+        for (size_t chunk = 3000; chunk < 400000; chunk = chunk * 4 + 1)
+            expect_parallel_same(path, chunk);
+        free(buf);
+    }
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
 /* ---- gzip ---------------------------------------------------------------------------- */
 
 static void write_gzip_members(const char *path, const char *data, size_t len, size_t members, const char *after)
@@ -561,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_every_mutation_same_both_ways),
         cmocka_unit_test(test_parallel_matches_one_thread),
         cmocka_unit_test(test_parallel_cuts_inside_strings),
+        cmocka_unit_test(test_parallel_counts_other_accelerators),
         cmocka_unit_test(test_gzip_members_and_trailing_bytes),
         cmocka_unit_test(test_file_shrinking_while_read),
     };

@@ -409,6 +409,54 @@ static void test_empty_event_arrays_are_valid(void **state)
     }
 }
 
+/* Another accelerator's categories (MTIA's mtia_ccp_events and mtia_runtime, any case;
+ * PrivateUse1's driver calls) are not GPU work or CUDA calls: skipped, but counted and named so
+ * that the output does not call the trace CPU-only. A later family makes the label plural. */
+static void test_foreign_accelerator_counted_not_read(void **state)
+{
+    (void)state;
+    gw_trace *t = load_ok(FIXTURES "foreign_accelerator.json");
+    assert_int_equal(t->gpu_count, 0);
+    assert_int_equal(t->host_count, 3);   /* the step and two CPU ops, no runtime call */
+    assert_int_equal(count_host(t, GW_HOST_CPU_OP), 2);
+    assert_int_equal(count_host(t, GW_HOST_RUNTIME) + count_host(t, GW_HOST_DRIVER), 0);
+    assert_int_equal(t->has & (GW_HAS_GPU_TRACE | GW_HAS_HOST_API), 0);
+    assert_true(t->has & GW_HAS_FOREIGN_ACCEL);
+    assert_true(t->has & GW_HAS_CPU_OPS);
+    /* Two kernels and a DMA ('X' only: the instant is not counted); two MTIA runtime calls and
+     * the PrivateUse1 driver call. */
+    assert_int_equal(t->foreign_device_events, 3);
+    assert_int_equal(t->foreign_runtime_calls, 3);
+    assert_string_equal(t->foreign_accel, "several accelerators");
+    int noted = 0;
+    for (size_t i = 0; i < t->note_count; i++)
+        noted |= strcmp(t->notes[i].text, "skipped 6 events of several accelerators, activity gpuwhy does not "
+                                          "read (3 on the device, 3 runtime calls)") == 0;
+    assert_true(noted);
+    gw_trace_free(t);
+
+    /* Without the PrivateUse1 call: MTIA alone. */
+    size_t len;
+    char *doc = read_whole(FIXTURES "foreign_accelerator.json", &len);
+    doc[len] = '\0';
+    char *p = strstr(doc, "privateuse1_driver");
+    assert_non_null(p);
+    memcpy(p, "xprivateuse1_drive", strlen("privateuse1_driver"));   /* an unknown category */
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/mtia.json", dir);
+    write_whole(path, doc, len);
+    t = load_ok(path);
+    assert_string_equal(t->foreign_accel, "MTIA");
+    assert_int_equal(t->foreign_device_events, 3);
+    assert_int_equal(t->foreign_runtime_calls, 2);
+    gw_trace_free(t);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    free(doc);
+}
+
 /* ---- damaged and foreign inputs ------------------------------------------------------ */
 
 static void test_damaged_fixtures_refused(void **state)
@@ -812,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_era2022_pretty_printed),
         cmocka_unit_test(test_string_and_negative_ids),
         cmocka_unit_test(test_empty_event_arrays_are_valid),
+        cmocka_unit_test(test_foreign_accelerator_counted_not_read),
         cmocka_unit_test(test_stacks_and_correlations_kept_apart),
         cmocka_unit_test(test_damaged_fixtures_refused),
         cmocka_unit_test(test_missing_file_refused),

@@ -251,6 +251,39 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     gw_job_free(job);
 }
 
+/* A trace of another accelerator (MTIA) is not CPU-only and did not fail to trace a GPU it
+ * lists: it says what it holds, and the fix is not "turn GPU tracing on". */
+static void data_none_for_foreign_accelerator(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("/x/mtia_rank_0.json.gz", "kineto");
+    assert_non_null(t);
+    t->has = GW_HAS_CPU_OPS | GW_HAS_DEVICE_PROPS | GW_HAS_FOREIGN_ACCEL;
+    gw_device *d = gw_trace_add_device(t);
+    assert_non_null(d);
+    d->id = 0;
+    t->foreign_accel = "MTIA";
+    t->foreign_device_events = 25814;
+    t->foreign_runtime_calls = 3453;
+    gw_job *job = fx_job(t);
+    gw_analysis *a = fx_analysis(1, job);
+    a->ranks[0].has_gpu_data = 0;
+    a->device_count = 0;
+    const gw_finding *f = fx_run(a, "data.none");
+    assert_non_null(f);
+    assert_int_equal(f->severity, GW_SEV_CRITICAL);
+    assert_non_null(strstr(f->title, "mtia_rank_0.json.gz: it traced MTIA, which gpuwhy does not analyse"));
+    assert_null(strstr(f->title, "lists"));
+    assert_true(fx_evidence_has(f, "activity of MTIA (25,814 device events, 3,453 runtime calls)"));
+    assert_true(fx_evidence_has(f, "the host side (CPU ops, annotations) was read"));
+    assert_non_null(strstr(f->fix, "Holistic Trace Analysis reads MTIA"));
+    assert_null(strstr(f->fix, "Re-profile with GPU activity on"));
+    assert_non_null(strstr(f->fix, "(docs/diagnoses.md: data.none)"));
+    assert_non_null(strstr(a->verdict, "No GPU activity in the input: the trace holds activity of MTIA"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +298,7 @@ int main(void)
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
+        cmocka_unit_test(data_none_for_foreign_accelerator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
