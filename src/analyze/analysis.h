@@ -373,7 +373,8 @@ typedef enum gw_util_state {
     GW_UTIL_LOW,                 /* busy below util.low.busy */
     GW_UTIL_MODERATE,            /* between util.low.busy and util.healthy.busy */
     GW_UTIL_BUSY,                /* at or above util.healthy.busy, but a cause above minor
-                                    (exposed communication, savings in the kernels' feed) */
+                                    (exposed communication, savings in the kernels' feed), or
+                                    busy mostly copying (util.healthy.kernel_share) */
     GW_UTIL_HEALTHY              /* at or above util.healthy.busy, no cause above minor */
 } gw_util_state;
 
@@ -389,6 +390,7 @@ typedef struct gw_utilisation {
     double unexplained_share;    /* of the window: idle no named cause claims */
     double window_s;             /* the first GPU rank's window length */
     double gpu_work_s;           /* GPU busy time, all devices together */
+    double copy_share;           /* of gpu_work_s: copies and sets that overlap no kernel */
     int too_short;               /* every GPU rank's window holds under window.min_busy_ms of work */
     gw_gap_summary capture_gaps; /* nsys analyze's view of the first GPU rank's busiest device */
 } gw_utilisation;

@@ -12,6 +12,7 @@
 static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_UTIL_LOW_BUSY] = {"util.low.busy", 0.80, "fraction", "GPU busy below this is low utilisation"},
     [GW_T_UTIL_HEALTHY_BUSY] = {"util.healthy.busy", 0.90, "fraction", "GPU busy at or above this with no major finding is healthy"},
+    [GW_T_UTIL_HEALTHY_KERNEL_SHARE] = {"util.healthy.kernel_share", 0.50, "fraction", "... and at least this share of the busy time in kernels, not copies or sets"},
     [GW_T_UTIL_INFLATED_GPU_UTIL] = {"util.inflated.gpu_util", 0.70, "fraction", "NVML GPU-Util at or above this ..."},
     [GW_T_UTIL_INFLATED_SM_ACTIVE] = {"util.inflated.sm_active", 0.50, "fraction", "... while SM activity is below this"},
     [GW_T_WARMUP_MIN_STEPS] = {"window.warmup_min_steps", 4, "count", "warm-up steps are dropped only when at least this many steps exist"},

@@ -10,6 +10,7 @@ typedef enum gw_threshold_id {
     /* §0 utilisation */
     GW_T_UTIL_LOW_BUSY,            /* util.low: busy below this fraction */
     GW_T_UTIL_HEALTHY_BUSY,        /* util.healthy: busy at or above this fraction */
+    GW_T_UTIL_HEALTHY_KERNEL_SHARE, /* util.healthy: at least this fraction of busy in kernels */
     GW_T_UTIL_INFLATED_GPU_UTIL,   /* util.inflated: GPU-Util at or above (fraction) */
     GW_T_UTIL_INFLATED_SM_ACTIVE,  /* util.inflated: SM active below (fraction) */
     /* steady state */

@@ -95,7 +95,7 @@ void gw_verdict_prepare(gw_analysis *a)
     u->rank = -1;
     u->device = -1;
     u->busy_min = 1.0;
-    double window_sum = 0, idle_sum = 0, unknown_sum = 0, busy_sum = 0;
+    double window_sum = 0, idle_sum = 0, unknown_sum = 0, busy_sum = 0, copy_sum = 0;
     for (size_t i = 0; i < a->device_count; i++) {
         const gw_device_stats *d = &a->devices[i];
         if (d->window_s <= 0)
@@ -108,6 +108,7 @@ void gw_verdict_prepare(gw_analysis *a)
         idle_sum += d->idle_s;
         unknown_sum += d->idle_by_cause_s[GW_IDLE_UNKNOWN];
         u->gpu_work_s += d->busy_s;
+        copy_sum += d->copy_s + d->set_s;
         u->rank = d->rank;
         u->device = d->device;
         u->gpus++;
@@ -119,6 +120,7 @@ void gw_verdict_prepare(gw_analysis *a)
         return;
     }
     u->busy_mean = busy_sum / (double)u->gpus;
+    u->copy_share = u->gpu_work_s > 0 ? copy_sum / u->gpu_work_s : 0;
     u->idle_share = window_sum > 0 ? idle_sum / window_sum : 0;
     u->unexplained_share = window_sum > 0 ? unknown_sum / window_sum : 0;
     if (r0) {
@@ -144,8 +146,10 @@ void gw_verdict_prepare(gw_analysis *a)
         u->state = GW_UTIL_LOW;
     else if (u->busy_min < a->thresholds.v[GW_T_UTIL_HEALTHY_BUSY])
         u->state = GW_UTIL_MODERATE;
+    else if (cause_above_minor(a) || 1.0 - u->copy_share < a->thresholds.v[GW_T_UTIL_HEALTHY_KERNEL_SHARE])
+        u->state = GW_UTIL_BUSY;   /* a GPU busy copying is not "the time is in the kernels" */
     else
-        u->state = cause_above_minor(a) ? GW_UTIL_BUSY : GW_UTIL_HEALTHY;
+        u->state = GW_UTIL_HEALTHY;
 }
 
 static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b)
@@ -252,7 +256,20 @@ void gw_verdict_line(gw_analysis *a)
             saving = f; /* a saving whose replay shortens no step is none yet */
     }
     char part[200];
-    if (a->util.state == GW_UTIL_HEALTHY) {
+    /* A GPU that is busy but mostly copying: that is the news, before an idle cause too small
+     * to be major. */
+    int copying = a->util.state == GW_UTIL_BUSY &&
+                  1.0 - a->util.copy_share < a->thresholds.v[GW_T_UTIL_HEALTHY_KERNEL_SHARE];
+    if (copying) {
+        snprintf(part, sizeof part, "; busy mostly copying, not computing: %.0f%% of the GPU's busy time in "
+                 "copies and sets, %.0f%% in kernels", a->util.copy_share * 100.0, (1.0 - a->util.copy_share) * 100.0);
+        append(v, size, "%s%s", part, "");
+        if (cause && cause->share < GW_SHARE_MAJOR)
+            cause = NULL;
+    }
+    if (copying && !cause) {
+        /* said above */
+    } else if (a->util.state == GW_UTIL_HEALTHY) {
         append(v, size, "%s%s", "; healthy: the time is in the kernels themselves (see kernel.hot)", "");
     } else if (cause && strcmp(cause->id, "util.unexplained") == 0 && !any_host_side(a)) {
         snprintf(part, sizeof part, "; %.0f%% of %s idle and the input has GPU activity only, no host side "

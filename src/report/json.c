@@ -493,12 +493,14 @@ static void write_utilisation(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "busy_mean", u->busy_mean);
         gw_jw_kdouble(w, "idle", u->idle_share);
         gw_jw_kdouble(w, "unexplained", u->unexplained_share);
+        gw_jw_kdouble(w, "copy_share", u->copy_share);
     } else {
         gw_jw_knull(w, "busy_min");
         gw_jw_knull(w, "busy_max");
         gw_jw_knull(w, "busy_mean");
         gw_jw_knull(w, "idle");
         gw_jw_knull(w, "unexplained");
+        gw_jw_knull(w, "copy_share");
     }
     gw_jw_kdouble(w, "window_s", u->window_s);
     gw_jw_kdouble(w, "gpu_work_s", u->gpu_work_s);

@@ -128,6 +128,34 @@ static void healthy_is_the_verdict_line(void **state)
     fx_free(a);
 }
 
+/* A GPU 95% busy with most of that time in copies is not "healthy: the time is in the
+ * kernels": the state is busy and the line says what the GPU was doing. Twins either side of
+ * util.healthy.kernel_share. */
+static void busy_copying_is_not_healthy(void **state)
+{
+    (void)state;
+    gw_analysis *a = fx_analysis(1, NULL);
+    gw_device_stats *d = &a->devices[0];
+    d->compute_s = 0.40 * d->busy_s;
+    d->copy_s = 0.55 * d->busy_s;
+    d->set_s = 0.05 * d->busy_s;
+    fx_run(a, "util.unexplained");
+    assert_int_equal(a->util.state, GW_UTIL_BUSY);
+    assert_float_equal(a->util.copy_share, 0.60, 1e-9);
+    assert_string_equal(a->verdict, "GPU 0 busy 95% of steps #2-#9; busy mostly copying, not computing: 60% of "
+                                    "the GPU's busy time in copies and sets, 40% in kernels");
+    fx_free(a);
+
+    a = fx_analysis(1, NULL);
+    d = &a->devices[0];
+    d->compute_s = 0.51 * d->busy_s;
+    d->copy_s = 0.49 * d->busy_s;
+    fx_run(a, "util.unexplained");
+    assert_int_equal(a->util.state, GW_UTIL_HEALTHY);
+    assert_non_null(strstr(a->verdict, "healthy: the time is in the kernels themselves"));
+    fx_free(a);
+}
+
 static void moderate_and_idle_states(void **state)
 {
     (void)state;
@@ -293,6 +321,7 @@ int main(void)
         cmocka_unit_test(unexplained_gap_evidence),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(healthy_is_the_verdict_line),
+        cmocka_unit_test(busy_copying_is_not_healthy),
         cmocka_unit_test(moderate_and_idle_states),
         cmocka_unit_test(too_short_is_per_rank),
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
