@@ -26,6 +26,8 @@ STRUCTS = [
     ("gw_gap_summary", "DESC_GAP_SUMMARY", False),
     ("gw_host_op_row", "DESC_HOST_OP_ROW", False),
     ("gw_host_ops", "DESC_HOST_OPS", False),
+    ("gw_sampled_frame", "DESC_SAMPLED_FRAME", False),
+    ("gw_sampled_frames", "DESC_SAMPLED_FRAMES", False),
     ("gw_critical_path", "DESC_CRITICAL_PATH", False),
     ("gw_what_if", "DESC_WHAT_IF", False),
     ("gw_rank_stats", "GW_DESC_RANK_STATS", True),

@@ -64,7 +64,10 @@ typedef struct gw_window {
                                     profiled span */
     gw_ns trimmed_head_ns;       /* cut from the start: capture start-up before the first op
                                     (no-step windows only) */
-    gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work */
+    gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work
+                                    (in a window without steps, release calls after the GPU's
+                                    last work do not count as ops: gw_api_is_release) */
+    int tail_releases;           /* 1 when release calls were in the cut teardown */
     int too_short;               /* 1 when the window holds too little GPU work to judge
                                     (GW_T_WINDOW_MIN_BUSY_MS): severities are capped */
     double busy_s;               /* GPU busy time in the window, summed over the devices */
@@ -91,6 +94,20 @@ typedef struct gw_host_ops {
     size_t frame_count;
     gw_host_op_row frames[GW_TOP_HOST_OPS]; /* Python frames, when the trace has them */
 } gw_host_ops;
+
+/* Where CPU samples (nsys --sample=cpu) caught the feeding process while a device idled with
+ * nothing traced (the attribution's unknown cause): its functions, most samples first. */
+typedef struct gw_sampled_frame {
+    char name[160];              /* the innermost frame of the program's own code */
+    size_t samples;
+} gw_sampled_frame;
+
+typedef struct gw_sampled_frames {
+    size_t samples;              /* the process's samples in that idle time (0: none, or no
+                                    samples in the input) */
+    size_t frame_count;
+    gw_sampled_frame frames[GW_TOP_HOST_OPS];
+} gw_sampled_frames;
 
 typedef enum gw_host_view {
     GW_VIEW_DISPATCH = 0,        /* launch gaps + dispatching GPU work (kernel.launch_bound) */
@@ -144,6 +161,7 @@ typedef struct gw_device_stats {
     double own_cpu_op_s;         /* of own-work idle: inside CPU ops that launch nothing */
     double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
+    gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
     gw_gap_summary gaps;         /* gaps inside the window */
     gw_gap_summary capture_gaps; /* over the whole capture, warm-up included, as nsys sees it
                                     (low_chunks_in_window counted against the window) */
@@ -327,6 +345,9 @@ typedef struct gw_rank_stats {
                                   first work, GW_STARTUP_CALL_NS or longer each (context
                                   creation, module loading); 0 none */
     char startup_call[64];       /* the longest one's name ("cudaMalloc") */
+    double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
+                                    call (which also creates the context): pinning or reserving
+                                    memory (cudaHostAlloc of large buffers), not initialisation */
     int has_gpu_data;            /* any kernel/copy/set */
     gw_critical_path critical_path;
 } gw_rank_stats;

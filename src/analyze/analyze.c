@@ -309,6 +309,12 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8
     if (ops_rc != 0 || rows.rc != 0)
         goto out;
     gw_phase_mark("analysis: host ops || memory, gaps, step rows");
+    /* What CPU samples caught the feeding process doing while the GPU idled unexplained. */
+    if (t->cpu_sample_count > 0 && idle_ns[GW_IDLE_UNKNOWN] > 0) {
+        int64_t pid = feeders.main < t->thread_count ? t->threads[feeders.main].pid : -1;
+        if (gw_sampled_frames_fill(t, &dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, pid, &ds->unknown_samples) != 0)
+            goto out;
+    }
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */
     if (!*dataloader_set && feeders.count > 0) {
         *dataloader_s = gw_ns_to_s(gw_ivset_covered(&fa.all.own[0], w->start_ns, w->end_ns));
@@ -387,12 +393,15 @@ enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS
 /* One pass over the host events (a million of them are 48 MB to read): cuDNN searches in
  * the window, where nested spans (cudnnFind inside cudnn_convolution_find) count once, the
  * outermost (host events are sorted by thread, then start); and start-up calls in the
- * window, their total and the longest one's name. */
+ * window, their total, the longest one's name and the allocations among them but the first
+ * call (the one that creates the context). */
 static void host_passes(const gw_trace *t, gw_rank_stats *r)
 {
     gw_ns covered_until = INT64_MIN;
     uint32_t thread = UINT32_MAX;
     gw_ns first_work = gw_first_gpu_work(t), longest = 0;
+    gw_ns earliest = INT64_MAX;     /* the first start-up call in the window, */
+    double earliest_alloc_s = 0;    /* and its time when it is an allocation */
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
@@ -415,12 +424,21 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
         gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
         r->startup_call_s += gw_ns_to_s(e - s);
+        if (h->api_class == GW_API_ALLOC)
+            r->startup_alloc_s += gw_ns_to_s(e - s);
+        if (h->start < earliest) {
+            earliest = h->start;
+            earliest_alloc_s = h->api_class == GW_API_ALLOC ? gw_ns_to_s(e - s) : 0;
+        }
         if (e - s > longest) {
             longest = e - s;
             const char *name = gw_trace_str(t, h->name_id);
             snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
         }
     }
+    r->startup_alloc_s -= earliest_alloc_s;
+    if (r->startup_alloc_s < 0)
+        r->startup_alloc_s = 0;
 }
 
 /* Takes and runs units until none is left (or one failed). */

@@ -163,6 +163,12 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * out_ns[c] of gw_attribute_idle (for the host-ops view: which ops ran while the GPU idled
  * for that cause; for timelines: where each cause happened). Returns 0, or -1 on
  * out-of-memory (out freed). */
+/* The feeding process's CPU samples (t->cpu_samples) that fall in the device's idle time
+ * of unknown cause, tallied by frame (analyze/cpu_samples.c). feeder_pid: the process whose
+ * samples count. Leaves *out empty when the trace has no samples. Returns 0, or -1 on
+ * out-of-memory. */
+int gw_sampled_frames_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo,
+                           gw_ns hi, gw_ns launch_gap_ns, int64_t feeder_pid, gw_sampled_frames *out);
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 /* For the host-ops views: out[GW_IDLE_DISPATCH] with the launch gaps' instants beside the

@@ -28,6 +28,7 @@ static const gw_field DESC_WINDOW_FIELDS[] = {
     ONE(gw_window, whole_window, GW_F_INT),
     ONE(gw_window, trimmed_head_ns, GW_F_I64),
     ONE(gw_window, trimmed_tail_ns, GW_F_I64),
+    ONE(gw_window, tail_releases, GW_F_INT),
     ONE(gw_window, too_short, GW_F_INT),
     ONE(gw_window, busy_s, GW_F_F64),
     ONE(gw_window, description, GW_F_STR),
@@ -164,6 +165,19 @@ static const gw_field DESC_HOST_OPS_FIELDS[] = {
 };
 static const gw_struct_desc DESC_HOST_OPS = {"gw_host_ops", sizeof(gw_host_ops), DESC_HOST_OPS_FIELDS, sizeof DESC_HOST_OPS_FIELDS / sizeof DESC_HOST_OPS_FIELDS[0]};
 
+static const gw_field DESC_SAMPLED_FRAME_FIELDS[] = {
+    ONE(gw_sampled_frame, name, GW_F_STR),
+    ONE(gw_sampled_frame, samples, GW_F_SIZE),
+};
+static const gw_struct_desc DESC_SAMPLED_FRAME = {"gw_sampled_frame", sizeof(gw_sampled_frame), DESC_SAMPLED_FRAME_FIELDS, sizeof DESC_SAMPLED_FRAME_FIELDS / sizeof DESC_SAMPLED_FRAME_FIELDS[0]};
+
+static const gw_field DESC_SAMPLED_FRAMES_FIELDS[] = {
+    ONE(gw_sampled_frames, samples, GW_F_SIZE),
+    ONE(gw_sampled_frames, frame_count, GW_F_SIZE),
+    OBJS(gw_sampled_frames, frames, DESC_SAMPLED_FRAME),
+};
+static const gw_struct_desc DESC_SAMPLED_FRAMES = {"gw_sampled_frames", sizeof(gw_sampled_frames), DESC_SAMPLED_FRAMES_FIELDS, sizeof DESC_SAMPLED_FRAMES_FIELDS / sizeof DESC_SAMPLED_FRAMES_FIELDS[0]};
+
 static const gw_field DESC_CRITICAL_PATH_FIELDS[] = {
     ONE(gw_critical_path, modelled, GW_F_INT),
     ONE(gw_critical_path, steps, GW_F_SIZE),
@@ -225,6 +239,7 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, cudnn_search_s, GW_F_F64),
     ONE(gw_rank_stats, startup_call_s, GW_F_F64),
     ONE(gw_rank_stats, startup_call, GW_F_STR),
+    ONE(gw_rank_stats, startup_alloc_s, GW_F_F64),
     ONE(gw_rank_stats, has_gpu_data, GW_F_INT),
     OBJ(gw_rank_stats, critical_path, DESC_CRITICAL_PATH),
 };
@@ -257,6 +272,7 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, own_cpu_op_s, GW_F_F64),
     ONE(gw_device_stats, own_other_threads_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),
+    OBJ(gw_device_stats, unknown_samples, DESC_SAMPLED_FRAMES),
     OBJ(gw_device_stats, gaps, DESC_GAP_SUMMARY),
     OBJ(gw_device_stats, capture_gaps, DESC_GAP_SUMMARY),
 };

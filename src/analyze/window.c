@@ -26,6 +26,7 @@
  * window's end, and likewise a leading stretch of a capture without steps (profiler start-up
  * before the first op), and the description says how much. */
 #include "analyze/stats.h"
+#include "model/classify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +64,13 @@ static int is_host_activity(const gw_host_event *h)
 
 /* First and last instant inside [lo, hi) at which a host op ran or the GPU worked, ignoring
  * spans that enclose everything from `anchor` to hi (an outer range around the whole last
- * step or capture says nothing about its end). Returns 0 when nothing is active. */
-static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, gw_ns *first,
-                           gw_ns *last)
+ * step or capture says nothing about its end). With skip_releases, release calls that start
+ * after the GPU's last work (module unloads, frees, destroys at exit) are not activity either;
+ * *releases_skipped says whether any was. Returns 0 when nothing is active. */
+static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, int skip_releases,
+                           gw_ns *first, gw_ns *last, int *releases_skipped)
 {
+    *releases_skipped = 0;
     gw_ns f = INT64_MAX, l = INT64_MIN;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
@@ -78,6 +82,7 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
         if (s < f) f = s;
         if (e > l) l = e;
     }
+    gw_ns gpu_last = l;   /* INT64_MIN: no GPU work, nothing to end after */
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
@@ -85,6 +90,11 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
             continue;
         if (h->start <= anchor && h->end >= hi)
             continue;
+        if (skip_releases && gpu_last != INT64_MIN && h->start >= gpu_last && gw_host_is_api_kind(h) &&
+            gw_api_is_release(gw_trace_str(t, h->name_id))) {
+            *releases_skipped = 1;
+            continue;
+        }
         gw_ns s = h->start > lo ? h->start : lo, e = h->end < hi ? h->end : hi;
         if (e == s)
             e = s + 1 <= hi ? s + 1 : s;
@@ -111,6 +121,9 @@ static void describe_trim(gw_window *w)
     if (head > 0 && tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms before the first op and %.1f ms of teardown cut",
                  (double)head / 1e6, (double)tail / 1e6);
+    else if (tail > 0 && w->tail_releases)
+        snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (unloads, frees after the last "
+                 "GPU work)", (double)tail / 1e6);
     else if (tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (no host op, no GPU work)",
                  (double)tail / 1e6);
@@ -120,10 +133,14 @@ static void describe_trim(gw_window *w)
         snprintf(w->description + used, sizeof w->description - used, "%s", extra);
 }
 
+/* trim_head: a window without steps, whose head (capture start-up) and tail (the process's
+ * release calls at exit) are both cut; a last step keeps its release calls (a step's
+ * cudaFree is the allocator at work, mem.alloc_churn's business). */
 static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
 {
     gw_ns first, last;
-    if (!activity_bounds(t, w->start_ns, w->end_ns, anchor, &first, &last))
+    int releases;
+    if (!activity_bounds(t, w->start_ns, w->end_ns, anchor, trim_head, &first, &last, &releases))
         return;
     /* Never past the anchor (the last step's start): a step with nothing in it stays. */
     gw_ns floor = anchor > w->start_ns ? anchor : w->start_ns;
@@ -134,6 +151,7 @@ static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
     if (last < w->end_ns) {
         w->trimmed_tail_ns = w->end_ns - last;
         w->end_ns = last;
+        w->tail_releases = releases;
     }
     if (trim_head && first > w->start_ns && first < w->end_ns) {
         w->trimmed_head_ns = first - w->start_ns;

@@ -73,6 +73,11 @@ unsigned gw_rules_has(const gw_analysis *a, const gw_rank_stats *r)
     return ~0u;
 }
 
+int gw_rules_pytorch(const gw_analysis *a, const gw_rank_stats *r)
+{
+    return (gw_rules_has(a, r) & GW_HAS_PYTORCH) != 0;
+}
+
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)
 {
     (void)a;

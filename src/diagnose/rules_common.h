@@ -87,5 +87,9 @@ int gw_rules_has_finding(const gw_analysis *a, const char *id, int rank);
 /* Writes f->fix from a printf format and ends it with the finding's entry in the catalogue,
  * " (docs/diagnoses.md: pipe.host_sync)": the fix stands on its own and says where more is. */
 void gw_rules_fix(gw_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when r's job is a PyTorch one (GW_HAS_PYTORCH; also when unknown), so that a fix may
+ * speak PyTorch; 0 for plain CUDA, OpenMP/OpenACC offload, C++ libraries: the fix then says
+ * what to do in CUDA terms. */
+int gw_rules_pytorch(const gw_analysis *a, const gw_rank_stats *r);
 
 #endif

@@ -77,12 +77,20 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "launch-bound rather than CPU-bound: %.1f%% of the window dispatching GPU "
                                "work against %.1f%% in the host's own work",
                             share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
-        gw_rules_fix(f,
-                     "Launch fewer, bigger kernels and spend less host time per launch: "
-                     "torch.compile(model) to fuse element-wise ops, CUDA Graphs "
-                     "(torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay a step "
-                     "with one launch, fused/foreach optimizers, a larger batch. Re-profile the same "
-                     "steps: kernels per step and the GPU's idle time should drop.");
+        if (gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "Launch fewer, bigger kernels and spend less host time per launch: "
+                         "torch.compile(model) to fuse element-wise ops, CUDA Graphs "
+                         "(torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay a step "
+                         "with one launch, fused/foreach optimizers, a larger batch. Re-profile the same "
+                         "steps: kernels per step and the GPU's idle time should drop.");
+        else
+            gw_rules_fix(f,
+                         "Launch fewer, bigger kernels and spend less host time per launch: fuse small "
+                         "kernels, give each launch more work, and capture the repeated sequence of launches "
+                         "in a CUDA Graph (cudaStreamBeginCapture ... cudaGraphInstantiate, then one "
+                         "cudaGraphLaunch per iteration). Re-profile: kernels per iteration and the GPU's "
+                         "idle time should drop.");
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;
@@ -136,10 +144,18 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                 k->occupancy_weighted_pct);
         gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
                             tot.compute_s / tot.window_s * 100.0, unused * 100.0);
-        gw_rules_fix(f,
-                 "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
-                 "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
-                 "LaunchStats --section Occupancy -k regex:<kernel> python train.py).");
+        if (gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
+                         "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
+                         "LaunchStats --section Occupancy -k regex:<kernel> python train.py).");
+        else
+            gw_rules_fix(f,
+                         "Give each kernel more parallel work: enough blocks to fill every SM (a larger "
+                         "problem per launch, a grid sized from the device's SM count), fewer registers or "
+                         "less shared memory per block where those cap occupancy. Check one kernel with "
+                         "Nsight Compute (ncu --section LaunchStats --section Occupancy -k regex:<kernel> "
+                         "./your_program).");
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;
@@ -284,9 +300,9 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
         kernel_base_name(k->top[target].name, first, sizeof first);
         gw_rules_fix(f,
                  "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
-                 "--launch-count 1 python train.py; SM busy with memory idle means compute-bound "
+                 "--launch-count 1 %s; SM busy with memory idle means compute-bound "
                  "(lower precision, a faster algorithm), memory busy with SM idle means memory-bound "
-                 "(fusion).", first);
+                 "(fusion).", first, gw_rules_pytorch(a, r) ? "python train.py" : "./your_program");
         snprintf(f->gain, sizeof f->gain, "depends on the kernels: these are where the GPU time goes");
     }
     return 0;

@@ -127,7 +127,14 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "no step markers: some of these may be set-up allocations, not churn in "
                                    "the training loop");
         }
-        gw_rules_fix(f,
+        if (!gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "Allocate once and reuse: move cudaMalloc/cudaFree (and cudaMallocHost/cudaFreeHost) "
+                         "out of the loop into set-up, or allocate from a stream-ordered pool "
+                         "(cudaMallocAsync/cudaFreeAsync with a release threshold set on the pool). "
+                         "Re-profile: no cudaMalloc/cudaFree after the first iterations.");
+        else
+            gw_rules_fix(f,
                          "Let the caching allocator reuse memory: no torch.cuda.empty_cache() in the loop, "
                          "constant tensor shapes (pad/bucket), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
                          "if memory is near full, free headroom first (see mem.near_full). Re-profile: no "

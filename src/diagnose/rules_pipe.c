@@ -83,11 +83,19 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "
                                    "cuda_memcpy_async rule does not see these",
                                 c->pageable_via_driver);
-        gw_rules_fix(f,
-                     "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
-                     "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
-                     "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
-                     "Confirm: re-profile the same steps, the copies should show 'Pinned'.");
+        if (gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
+                         "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
+                         "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
+                         "Confirm: re-profile the same steps, the copies should show 'Pinned'.");
+        else
+            gw_rules_fix(f,
+                         "Keep the host side of these copies in pinned (page-locked) memory: allocate it with "
+                         "cudaMallocHost/cudaHostAlloc or register existing buffers with cudaHostRegister "
+                         "(OpenMP/OpenACC offload: the compiler's pinned-memory option, e.g. NVHPC "
+                         "-gpu=pinned), and issue them with cudaMemcpyAsync on a stream so that they can "
+                         "overlap kernels. Confirm: re-profile, the copies should show 'Pinned'.");
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;
@@ -179,14 +187,30 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s in CUDA calls made before the GPU's first work (the longest: %.40s): "
                                    "creating the CUDA context and loading modules, a one-off start-up cost",
                                 d_s, r->startup_call);
+            if (r->startup_alloc_s > 0) {
+                gw_rules_fmt_duration(r->startup_alloc_s, d_s, sizeof d_s);
+                gw_finding_evidence(f, "of it %s in allocations after the first call (pinning or reserving "
+                                       "memory, e.g. cudaHostAlloc of large buffers): set-up, paid once too",
+                                    d_s);
+            }
         }
         if (startup >= 0.5) {
-            snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
-            gw_rules_fix(f,
-                         "Profile steady-state steps, not start-up: create the CUDA context and warm up "
-                         "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
-                         "each iteration, or nsys --capture-range=cudaProfilerApi around the steps), so "
-                         "context creation and first-call library loads fall outside the window.");
+            if (r->startup_alloc_s >= 0.5 * r->startup_call_s)
+                snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation and set-up allocations");
+            else
+                snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
+            if (gw_rules_pytorch(a, r))
+                gw_rules_fix(f,
+                             "Profile steady-state steps, not start-up: create the CUDA context and warm up "
+                             "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
+                             "each iteration, or nsys --capture-range=cudaProfilerApi around the steps), so "
+                             "context creation and first-call library loads fall outside the window.");
+            else
+                gw_rules_fix(f,
+                             "Profile the steady iterations, not start-up: run one warm-up iteration, then "
+                             "cudaProfilerStart() ... cudaProfilerStop() around the iterations to measure, "
+                             "profiled with nsys profile --capture-range=cudaProfilerApi, so context "
+                             "creation and first-call module loads fall outside the window.");
         } else if (compile >= 0.5) {
             gw_finding_evidence(f, "%.0f%% of it inside compilation ranges (JIT): the steps profiled were "
                                    "still compiling", compile * 100.0);
@@ -209,6 +233,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "above): take that work off the training loop's path (a background thread or "
                          "process that does not hold the GIL, an earlier start), or give it its own "
                          "cores; re-profile the same steps.");
+        } else if (!gw_rules_pytorch(a, r)) {
+            gw_rules_fix(f,
+                         "Take host work off the GPU's critical path: overlap it with GPU work (launches "
+                         "and copies are asynchronous: queue the next work before the host computes), move "
+                         "the hot host loops to the GPU or to other threads, and find the host hot spots "
+                         "with a CPU profiler (perf record -g, nsys profile --sample=cpu); re-profile after "
+                         "each change.");
         } else {
             gw_rules_fix(f,
                          "Take host work off the GPU's critical path: preprocessing into DataLoader "

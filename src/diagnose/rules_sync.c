@@ -126,16 +126,24 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                 strstr(s->sources[k].op, "aten::cpu"))
                 to_host = 1;
         }
-        gw_rules_fix(f,
-                     "%sKeep values on the GPU inside the step: no .item(), .cpu(), .tolist(), print(tensor) "
-                     "or 'if tensor:' per step; accumulate metrics in GPU tensors and read them every N "
-                     "steps; copy results that must reach the host with non_blocking=True into pinned "
-                     "memory (torch.empty(..., pin_memory=True)) and wait on an event only when they are "
-                     "read; replace device-wide syncs with events (torch.cuda.Event, stream.wait_event). "
-                     "Confirm: re-profile the same steps, the blocking calls per step should drop.",
-                     item ? "The waits come from .item()/_local_scalar_dense: "
-                          : to_host ? "The waits come from copies to the host (.to('cpu'), .cpu()) into "
-                                      "pageable memory: " : "");
+        if (!gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "Block the host only where it reads results: cudaMemcpyAsync into pinned memory "
+                         "(cudaMallocHost) on a stream instead of cudaMemcpy, cudaEventRecord after the work "
+                         "and cudaEventSynchronize (or cudaStreamWaitEvent between streams) instead of "
+                         "cudaDeviceSynchronize, and queue the next iteration's work before waiting on this "
+                         "one's. Confirm: re-profile, the blocking calls per iteration should drop.");
+        else
+            gw_rules_fix(f,
+                         "%sKeep values on the GPU inside the step: no .item(), .cpu(), .tolist(), print(tensor) "
+                         "or 'if tensor:' per step; accumulate metrics in GPU tensors and read them every N "
+                         "steps; copy results that must reach the host with non_blocking=True into pinned "
+                         "memory (torch.empty(..., pin_memory=True)) and wait on an event only when they are "
+                         "read; replace device-wide syncs with events (torch.cuda.Event, stream.wait_event). "
+                         "Confirm: re-profile the same steps, the blocking calls per step should drop.",
+                         item ? "The waits come from .item()/_local_scalar_dense: "
+                              : to_host ? "The waits come from copies to the host (.to('cpu'), .cpu()) into "
+                                          "pageable memory: " : "");
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;

@@ -42,20 +42,60 @@ static void explain_foreign_accel(gw_finding *f, const gw_trace *t, unsigned has
                      ? " (Holistic Trace Analysis reads MTIA's Kineto events)" : "");
 }
 
-static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
+/* Returns 1 when the host launched kernels or copied and none of it was recorded (the GPU's
+ * activity records were lost, not tracing left off), 2 when it made CUDA calls but put no
+ * work on the GPU, 3 for a CUPTI range-profiler capture, 0 otherwise: the fixes differ. */
+static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
     /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
      * the most specific reason, and the verdict quotes the first line. */
+    static const char counted[] = "no GPU activity was captured: the export has";
     for (size_t i = 0; t && i < t->note_count; i++)
-        if (strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU"))
+        if ((strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU")) &&
+            strncmp(t->notes[i].text, counted, sizeof counted - 1) != 0) /* the reader's count: said below */
             gw_finding_evidence(f, "the input says: %s", t->notes[i].text);
-    size_t api_calls = 0;
-    for (size_t i = 0; t && i < t->host_count; i++)
-        if (t->host[i].kind == GW_HOST_RUNTIME || t->host[i].kind == GW_HOST_DRIVER)
-            api_calls++;
-    char calls[32];
+    size_t api_calls = 0, launches = 0, copies = 0;
+    for (size_t i = 0; t && i < t->host_count; i++) {
+        if (!gw_host_is_api_kind(&t->host[i]))
+            continue;
+        api_calls++;
+        launches += t->host[i].api_class == GW_API_LAUNCH;
+        copies += t->host[i].api_class == GW_API_MEMCPY || t->host[i].api_class == GW_API_MEMSET;
+    }
+    char calls[32], launch_text[32], copy_text[32];
     gw_rules_fmt_count((double)api_calls, calls, sizeof calls);
+    gw_rules_fmt_count((double)launches, launch_text, sizeof launch_text);
+    gw_rules_fmt_count((double)copies, copy_text, sizeof copy_text);
     int kineto = t && t->format && strcmp(t->format, "kineto") == 0;
+    if (t && t->profiler_ranges > 0) {
+        /* Range profiling replays the kernels for their counters and keeps no timeline: the
+         * launches are there, their activity never was. */
+        char ranges[32];
+        gw_rules_fmt_count((double)t->profiler_ranges, ranges, sizeof ranges);
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: a CUPTI range-profiler capture, counters "
+                 "without a timeline", file);
+        gw_finding_evidence(f, "the trace holds %s CUPTI range-profiler ranges (%s kernel launches on the host): "
+                               "in that mode CUPTI measures counters per range and records no kernel, copy or "
+                               "set, so there is no GPU busy or idle time", ranges, launch_text);
+        return 3;
+    }
+    if (launches + copies > 0) {
+        /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: the host launched GPU work, none of it was "
+                 "recorded", file);
+        gw_finding_evidence(f, "the host made %s kernel launch%s and %s copy or set call%s (%s CUDA API calls in "
+                               "all) but no kernel, copy or set was recorded: the GPU's activity records were "
+                               "lost or never flushed", launch_text, launches == 1 ? "" : "es", copy_text,
+                            copies == 1 ? "" : "s", calls);
+        return 1;
+    }
+    if (api_calls > 0) {
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: CUDA was set up but given no work", file);
+        gw_finding_evidence(f, "the host made %s CUDA API calls, none of them a kernel launch, copy or set: the "
+                               "process set CUDA up but put no work on the GPU while it was profiled (it "
+                               "computed elsewhere, or stopped before its GPU work)", calls);
+        return 2;
+    }
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
@@ -64,15 +104,12 @@ static void explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fi
                             kineto ? "GPU activity tracing failed or was off (a CUPTI range-profiler "
                                      "trace records counters, not kernels)"
                                    : "CUDA tracing failed or was not enabled");
-    } else if (api_calls > 0) {
-        snprintf(f->title, sizeof f->title, "No GPU activity in %s: GPU-side tracing failed", file);
-        gw_finding_evidence(f, "the host made %s CUDA API calls but no kernel, copy or set was "
-                               "recorded: the GPU side of the trace is missing", calls);
     } else {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CPU-only trace", file);
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
                                "GPU listed; the job did not use a GPU or CUDA was not traced");
     }
+    return 0;
 }
 
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
@@ -97,7 +134,32 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
             explain_foreign_accel(f, t, has, slash ? slash + 1 : file);
             continue;
         }
-        explain_missing_gpu(f, t, slash ? slash + 1 : file);
+        int why = explain_missing_gpu(f, t, slash ? slash + 1 : file);
+        if (why == 3) {
+            gw_rules_fix(f,
+                         "To see where the GPU's time goes, profile with activity tracing and without the "
+                         "range profiler: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+                         "ProfilerActivity.CUDA]) with no experimental_config profiler_metrics (or nsys "
+                         "profile --trace=cuda); keep the range-profiler capture for the counters.");
+            continue;
+        }
+        if (why == 2) {
+            gw_rules_fix(f,
+                         "CUDA was traced and the job did not use the GPU: check that its work is placed on the "
+                         "GPU (torch.cuda.is_available() and tensor.device in PyTorch; the GPU backend or "
+                         "target the program was built for, as a CPU fallback initialises CUDA and then "
+                         "computes on the CPU); then re-profile.");
+            continue;
+        }
+        if (why == 1) {
+            gw_rules_fix(f,
+                         "The calls were traced but the GPU's records of them never arrived: let the process "
+                         "end normally (not killed, no os._exit) or call cudaDeviceSynchronize() and "
+                         "cudaProfilerStop() before it exits, so that the activity buffers are flushed (with "
+                         "nsys, --cuda-flush-interval=<ms> flushes them during the run; with torch.profiler, "
+                         "leave the profile() block or call prof.stop() before exiting); then re-profile.");
+            continue;
+        }
         gw_rules_fix(f,
                      "Re-profile with GPU activity on: torch.profiler.profile(activities="
                      "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) or nsys profile --trace=cuda,nvtx; "
@@ -197,7 +259,34 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                     a->thresholds.v[GW_T_GAP_NOISE_US], a->thresholds.v[GW_T_NSYS_GAP_MS], sum, max);
             }
         }
-        if (!host_side)
+        /* CPU samples name the untraced code, or, when the process had none in a long
+         * stretch of it, say it was off the CPU: a wait. */
+        const gw_sampled_frames *sf = d ? &d->unknown_samples : NULL;
+        char named[400] = "";
+        if (sf && sf->samples > 0) {
+            size_t used = 0;
+            for (size_t k = 0; k < sf->frame_count && k < 4 && used < sizeof named; k++)
+                used += (size_t)snprintf(named + used, sizeof named - used, "%s%.60s %.0f%%", k ? ", " : "",
+                                         sf->frames[k].name, 100.0 * (double)sf->frames[k].samples / (double)sf->samples);
+            char n[32];
+            gw_rules_fmt_count((double)sf->samples, n, sizeof n);
+            gw_finding_evidence(f, "CPU samples caught the process %s times in that idle time, in: %s", n, named);
+        } else if (d && (has & GW_HAS_CPU_SAMPLES) && d->idle_by_cause_s[GW_IDLE_UNKNOWN] >= 0.05) {
+            gw_finding_evidence(f, "the input samples the CPU, and no sample caught the process in that idle "
+                                   "time: it was off the CPU, waiting (I/O, a lock, a sleep, another process)");
+        }
+        if (named[0])
+            gw_rules_fix(f, "The host runs code no trace covers while the GPU waits; the CPU samples name it "
+                            "(%s). Take that work off the GPU's path: queue the GPU's next work before it, "
+                            "move it to the GPU or to another thread, and mark it with NVTX ranges "
+                            "(nvtxRangePush/Pop, torch.cuda.nvtx.range) so that the next profile times it.",
+                         named);
+        else if (host_side && !gw_rules_pytorch(a, r))
+            gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
+                            "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "
+                            "--pid <pid>), or mark the program's phases with NVTX ranges (nvtxRangePush/Pop); "
+                            "waits on locks, files or the network show up with --trace=osrt.");
+        else if (!host_side)
             gw_rules_fix(f, "Capture the host side with the GPU: torch.profiler.profile(activities="
                             "[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or nsys profile --trace=cuda,nvtx,osrt "
                             "and export SQLite (or the cuda_api_trace CSV with the GPU trace), then analyse "

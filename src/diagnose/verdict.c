@@ -234,8 +234,17 @@ void gw_verdict_line(gw_analysis *a)
             if (strncmp(none->evidence[i], said, sizeof said - 1) == 0)
                 used += (size_t)snprintf(reasons + used, sizeof reasons - used, "; %s",
                                          none->evidence[i] + sizeof said - 1);
-        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %.*s (data.none)",
-                 (int)(sizeof a->verdict - 48), reasons);
+        /* Too long for the line: cut at a word and say so, never mid-word. */
+        size_t room = sizeof a->verdict - 48, len = strlen(reasons);
+        if (len > room) {
+            len = room - 3;
+            while (len > 0 && reasons[len] != ' ')
+                len--;
+            while (len > 0 && (reasons[len - 1] == ' ' || reasons[len - 1] == ';' || reasons[len - 1] == ':'))
+                len--;
+            memcpy(reasons + len, "...", 4);
+        }
+        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %s (data.none)", reasons);
         return;
     }
     char *v = a->verdict;

@@ -702,6 +702,7 @@ int gw_kineto_events_done(gw_kineto_state *st)
                       st->foreign_accel, (unsigned long long)st->foreign_device_events,
                       (unsigned long long)st->foreign_runtime_calls);
     }
+    t->profiler_ranges = st->profiler_ranges;
     if (st->profiler_ranges && st->kernels == 0)
         gw_trace_note(t, "CUPTI range-profiler trace: %llu ranges, no kernel events",
                       (unsigned long long)st->profiler_ranges);

@@ -400,8 +400,18 @@ static int note_missing_gpu(gw_nsys_db *d)
         if (gw_nsys_step_done(d, rc, "DIAGNOSTIC_EVENT") != 0)
             return -1;
     }
-    if (!quoted)
-        gw_trace_note(d->trace, "no GPU activity was captured: the export has no CUDA kernel, memcpy or "
+    if (quoted)
+        return 0;
+    /* CUDA API rows mean CUDA was traced: the process put no work on the GPU, or its records
+     * were lost (data.none tells which from the calls), not a profile without --trace=cuda. */
+    int64_t api_rows = gw_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME")
+                           ? query_int(d, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", 0)
+                           : 0;
+    if (api_rows > 0)
+        gw_trace_note(d->trace, "no GPU activity was captured: the export has %lld CUDA API rows but no kernel, "
+                                "memcpy or memset rows", (long long)api_rows);
+    else
+        gw_trace_note(d->trace, "no GPU activity was captured: the export has no CUDA API, kernel, memcpy or "
                                 "memset rows (was it profiled with --trace=cuda?)");
     return 0;
 }
@@ -842,8 +852,8 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
     typedef long (*table_reader)(gw_nsys_db *);
     /* Small tables first, appended in the usual way; the big tables' slots go after them. */
     static const table_reader SMALL_READERS[] = {gw_nsys_read_memcpy, gw_nsys_read_memset, gw_nsys_read_sync,
-                                                 gw_nsys_read_osrt, gw_nsys_read_nvtx};
-    const int phases = 8;
+                                                 gw_nsys_read_osrt, gw_nsys_read_nvtx, gw_nsys_read_cpu_samples};
+    const int phases = 9;
     int phase = 0;
     for (size_t i = 0; i < sizeof SMALL_READERS / sizeof SMALL_READERS[0]; i++) {
         if (SMALL_READERS[i](d) < 0)

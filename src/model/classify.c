@@ -129,6 +129,37 @@ static int cu_copy_blocks(const char *name, size_t len)
     return !(len >= 5 && strncmp(name + len - 5, "Async", 5) == 0);
 }
 
+int gw_frame_is_runtime(const char *symbol, const char *module)
+{
+    if (!symbol || !*symbol || strncmp(symbol, "0x", 2) == 0 || strncmp(symbol, "libcudart_static_", 17) == 0)
+        return 1;
+    if (!module || !*module)
+        return 0;
+    if (module[0] == '[')   /* [kernel.kallsyms], [vdso] */
+        return 1;
+    const char *base = strrchr(module, '/');
+    base = base ? base + 1 : module;
+    static const char *const libs[] = {"libc.", "libc-", "libpthread", "libdl", "librt", "libm.", "libm-",
+                                       "ld-linux", "libstdc++", "libgcc_s", "libcuda.", "libcudart",
+                                       "libnvidia-", "libToolsInjection", "libpython", "libcupti"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (strncmp(base, libs[i], strlen(libs[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int gw_api_is_release(const char *name)
+{
+    if (!name || !(strncmp(name, "cu", 2) == 0 || strncmp(name, "hip", 3) == 0))
+        return 0;
+    static const char *const words[] = {"Unload", "Destroy", "Free", "Release", "Unmap", "Unregister",
+                                        "DeviceReset", "PrimaryCtxReset", "ThreadExit"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(name, words[i]))
+            return 1;
+    return 0;
+}
+
 gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blocking_copy)
 {
     if (sync_kind)

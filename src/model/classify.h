@@ -13,6 +13,19 @@
  * *blocking_copy set to 1 for synchronous memcpy APIs (cudaMemcpy, cuMemcpyDtoH ...). */
 gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blocking_copy);
 
+/* 1 when an API call gives something back that a process lets go of when it ends: module
+ * unloads, frees, unmaps, destroys, device and context resets (cuModuleUnload, cudaFree,
+ * cuMemUnmap, cudaStreamDestroy, cudaDeviceReset ...). After the GPU's last work these are a
+ * process's teardown, not its work. */
+int gw_api_is_release(const char *name);
+
+/* 1 when a sampled call-stack frame is not the program's own code: the OS kernel, the C and
+ * C++ runtimes, the dynamic loader, the CUDA driver and runtime (also cudart linked
+ * statically: libcudart_static_*), a profiler's injection libraries, the Python interpreter;
+ * or a symbol the sampler could not resolve ("0x7f..."). module: the library's or program's
+ * path, "" unknown. */
+int gw_frame_is_runtime(const char *symbol, const char *module);
+
 /* 1 when the kernel name is a collective/communication kernel. */
 int gw_kernel_is_comm(const char *name);
 /* 1 when the kernel name shows tensor-core use (hmma, wgmma, s1688, bf16 gemm ...). */

@@ -44,6 +44,7 @@ void gw_trace_free(gw_trace *t)
     gw_strtab_free(&t->strings);
     free(t->gpu);
     free(t->host);
+    free(t->cpu_samples);
     free(t->threads);
     free(t->mem_peaks);
     free(t->devices);
@@ -88,6 +89,11 @@ gw_host_event *gw_trace_add_host(gw_trace *t)
     if (e)
         e->parent = UINT32_MAX;
     return e;
+}
+
+gw_cpu_sample *gw_trace_add_cpu_sample(gw_trace *t)
+{
+    return append((void **)&t->cpu_samples, &t->cpu_sample_count, &t->cpu_sample_cap, sizeof(gw_cpu_sample));
 }
 
 /* Folds a "used" figure reached at (ts, seq) into peak p: a higher one, or the same reached
@@ -786,6 +792,31 @@ static int nest_and_index(gw_trace *t)
     return rc == 0 ? job.rc : rc;
 }
 
+static int cmp_cpu_sample(const void *pa, const void *pb)
+{
+    const gw_cpu_sample *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* 1 when a name only PyTorch gives shows up (its ops, its kernels' namespace, its step
+ * ranges): the interned strings hold every event's name once, so this is a pass over the
+ * distinct names, not the events. */
+static int names_show_pytorch(const gw_trace *t)
+{
+    static const char *const marks[] = {"aten::", "at::native", "ProfilerStep#", "torch.", "c10::"};
+    for (uint32_t id = 0; id < t->strings.count; id++) {
+        const char *s = gw_strtab_get(&t->strings, id);
+        for (size_t m = 0; s && m < sizeof marks / sizeof marks[0]; m++)
+            if (strstr(s, marks[m]))
+                return 1;
+    }
+    return 0;
+}
+
 int gw_trace_finish(gw_trace *t)
 {
     return gw_trace_finish_filling_host(t, NULL, NULL);
@@ -828,6 +859,11 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     if (t->first_ns > t->last_ns)
         t->first_ns = t->last_ns = 0;
     note_damage(t, &d);
+    /* Samples in time order (per thread they come sorted: the sort merges those runs). */
+    gw_sort_runs(t->cpu_samples, t->cpu_sample_count, sizeof *t->cpu_samples, cmp_cpu_sample);
+    /* The PyTorch profiler writes Kineto traces: no need to look at their (many) names. */
+    if ((t->format && strcmp(t->format, "kineto") == 0) || names_show_pytorch(t))
+        t->has |= GW_HAS_PYTORCH;
     gw_trace_comm_index(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);

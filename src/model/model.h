@@ -258,6 +258,19 @@ typedef struct gw_thread {
     uint32_t launches;         /* number of launch/copy API calls: the busiest feeder */
 } gw_thread;
 
+/* ---- CPU samples ------------------------------------------------------------------- */
+
+/* Where a host thread was when a CPU sampler caught it running (nsys --sample=cpu:
+ * COMPOSITE_EVENTS and SAMPLING_CALLCHAINS): the frame that names the program's own code
+ * (gw_frame_is_runtime in model/classify.h decides which frames do not). What the host did
+ * in time that no traced call or range covers. */
+typedef struct gw_cpu_sample {
+    gw_ns ts;
+    uint32_t pid, tid;         /* as the sampler gives them (not made gw_threads: samplers
+                                  catch every process of the tree, most of them untraced) */
+    uint32_t frame_id;         /* interned function name; 0 none resolved */
+} gw_cpu_sample;
+
 /* ---- Memory (caching allocator) ------------------------------------------------- */
 
 /* One [memory] event as a reader decodes it, handed to gw_trace_add_mem. The trace keeps only
@@ -393,6 +406,11 @@ typedef struct gw_note {
 #define GW_HAS_OSRT        0x20u
 #define GW_HAS_SAMPLES     0x40u
 #define GW_HAS_FOREIGN_ACCEL 0x80u /* another accelerator's activity (MTIA, Gaudi ...), not read */
+/* The job is a PyTorch one (a Kineto trace, or names only PyTorch gives: aten:: ops, at::native
+ * kernels, ProfilerStep ranges; set by gw_trace_finish): fixes may speak PyTorch. Without it a
+ * fix says what to do in CUDA terms (plain CUDA, OpenMP/OpenACC offload, C++ libraries). */
+#define GW_HAS_PYTORCH     0x100u
+#define GW_HAS_CPU_SAMPLES 0x200u  /* host CPU samples with call stacks (gw_cpu_sample) */
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 
@@ -412,11 +430,16 @@ typedef struct gw_trace {
      * many of its events the reader skipped: device activity, runtime calls. */
     const char *foreign_accel;
     uint64_t foreign_device_events, foreign_runtime_calls;
+    /* CUPTI range-profiler ranges (Kineto cuda_profiler_range): a capture of counters per
+     * range, in which CUPTI records no kernels; 0 none. */
+    uint64_t profiler_ranges;
 
     gw_strtab strings;
 
     gw_gpu_event *gpu;   size_t gpu_count, gpu_cap;
     gw_host_event *host; size_t host_count, host_cap;
+    gw_cpu_sample *cpu_samples; size_t cpu_sample_count, cpu_sample_cap; /* in time order once
+                                                                            finished */
     gw_thread *threads;  size_t thread_count, thread_cap;
     gw_mem_peak *mem_peaks; size_t mem_peak_count, mem_peak_cap; /* one per device, in order
                                                                      of first event */
@@ -485,6 +508,7 @@ int gw_trace_kernel_shape(gw_trace *t, float blocks_per_sm, float est_occupancy_
 /* Kernel g's figures: {-1, -1} when the trace gave none. */
 gw_kernel_shape gw_trace_kernel_shape_of(const gw_trace *t, const gw_gpu_event *g);
 gw_host_event *gw_trace_add_host(gw_trace *t);
+gw_cpu_sample *gw_trace_add_cpu_sample(gw_trace *t);
 /* Folds one allocator event into the trace's peaks (an event with an impossible timestamp is
  * counted as dropped). Returns 0, or -1 on out-of-memory. */
 int gw_trace_add_mem(gw_trace *t, const gw_mem_event *e);

@@ -100,6 +100,85 @@ static void teardown_cut_from_last_step(void **state)
     fx_done(a, job);
 }
 
+/* A process's exit after its last GPU work (cuModuleUnload by the thousand, cudaFree,
+ * cudaStreamDestroy: 480 ms in a real TensorRT export) is teardown too: cut from a window
+ * without steps, so that it is not taken for dispatching GPU work. A release call before
+ * the GPU's last work, and a CPU op after it, still count; a last step keeps its frees. */
+static void release_calls_after_last_work_are_teardown(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 20, 520, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 30, 40, 0);   /* before the last work: kept */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 500, 510, 2);
+    fx_kernel(t, 0, 7, 600, 1000, 2, "k");
+    for (int i = 0; i < 50; i++)
+        fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleUnload", 1100 + i * 100, 1190 + i * 100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamDestroy_v5050", 6200, 6210, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree_v3020", 6300, 6400, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->end_ns, FX_US(1000));
+    assert_int_equal(w->trimmed_tail_ns, FX_US(5400));
+    assert_true(w->tail_releases);
+    assert_non_null(strstr(w->description, "5.4 ms of teardown at the end cut (unloads, frees after the last GPU work)"));
+    fx_assert_s(a->devices[0].idle_s, 100);
+    fx_done(a, job);
+
+    /* A CPU op after the unloads: the host still worked, nothing past it is cut. */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 20, 1000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleUnload", 1100, 1200, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::item", 3000, 3100, 0);
+    a = fx_analyze(t, &job);
+    w = &a->ranks[0].window;
+    assert_int_equal(w->end_ns, FX_US(3100));
+    assert_false(w->tail_releases);
+    fx_done(a, job);
+
+    /* With steps the last step keeps its frees (the allocator at work inside a step). */
+    t = fx_trace();
+    uint64_t corr = 1;
+    for (int s = 0; s < 2; s++) {
+        double b = s * 1000.0;
+        fx_step(t, s + 1, b, b + 1000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b + 10, b + 20, corr);
+        fx_kernel(t, 0, 7, b + 100, b + 500, corr++, "gemm");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", b + 600, b + 990, 0);
+    }
+    a = fx_analyze(t, &job);
+    w = &a->ranks[0].window;
+    assert_int_equal(w->end_ns, FX_US(1990));
+    assert_false(w->tail_releases);
+    fx_done(a, job);
+}
+
+/* Whether a job is PyTorch's (fixes speak PyTorch or CUDA) comes from names only PyTorch
+ * gives, wherever they are: a kernel in at::native, an NVTX range named like an aten op, or
+ * the format of the PyTorch profiler itself. A plain CUDA program has none of them. */
+static void pytorch_job_told_by_its_names(void **state)
+{
+    (void)state;
+    static const char *const pytorch_names[] = {"void at::native::vectorized_elementwise_kernel<4>",
+                                                "aten::linear", "ProfilerStep#3"};
+    for (int c = 0; c < 5; c++) {
+        gw_trace *t = c == 4 ? gw_trace_new("t.json", "kineto") : fx_trace();
+        assert_non_null(t);
+        fx_kernel(t, 0, 7, 100, 200, 1, c == 0 ? pytorch_names[0] : "sgemm_kernel");
+        if (c == 1 || c == 2)
+            fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, pytorch_names[c], 0, 300, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 50, 60, 1);
+        assert_int_equal(gw_trace_finish(t), 0);
+        int expect = c != 3;   /* 3: only sgemm_kernel and cudaLaunchKernel */
+        if (((t->has & GW_HAS_PYTORCH) != 0) != expect)
+            fail_msg("case %d: GW_HAS_PYTORCH %s", c, expect ? "missing" : "set");
+        gw_trace_free(t);
+    }
+}
+
 /* No GPU activity at all: a window over every event, no device rows ("data.none"), and
  * the DataLoader time is still measured. */
 static void no_gpu_data(void **state)
@@ -625,6 +704,8 @@ int main(void)
         cmocka_unit_test(window_without_steps_is_profiled_span),
         cmocka_unit_test(profile_window_trimmed),
         cmocka_unit_test(teardown_cut_from_last_step),
+        cmocka_unit_test(release_calls_after_last_work_are_teardown),
+        cmocka_unit_test(pytorch_job_told_by_its_names),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),

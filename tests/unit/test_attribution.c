@@ -475,6 +475,27 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_done(a, job);
 }
 
+/* Start-up allocations after the first call (which creates the context, whatever it is) are
+ * set-up, told apart from initialisation: two 30 ms cudaHostAlloc after a 20 ms cudaFree; and
+ * a first call that is itself an allocation is not counted among them. */
+static void startup_allocations_told_apart(void **state)
+{
+    (void)state;
+    for (int first_alloc = 0; first_alloc < 2; first_alloc++) {
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, first_alloc ? "cudaMalloc" : "cudaFree", 0, 20000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaHostAlloc", 20000, 50000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaHostAlloc", 50000, 80000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 80000, 80010, 1);
+        fx_kernel(t, 0, 7, 80010, 80100, 1, "k");
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        fx_assert_s(a->ranks[0].startup_call_s, 80000);
+        fx_assert_s(a->ranks[0].startup_alloc_s, 60000);
+        fx_done(a, job);
+    }
+}
+
 /* Without step markers, a loop's DataLoader calls mark its iterations; the first is warm-up. */
 static void loader_calls_mark_iterations(void **state)
 {
@@ -729,6 +750,7 @@ int main(void)
         cmocka_unit_test(dispatch_vs_own_work),
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
+        cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),
         cmocka_unit_test(launch_gaps),

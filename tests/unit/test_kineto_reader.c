@@ -178,7 +178,7 @@ static void test_era2021_bare_array(void **state)
     assert_true(t->mem_peaks[0].device == -1 && t->mem_peaks[0].events == 1 && t->mem_peaks[0].allocated == -1);
     assert_true(t->mem_peaks[1].device == 0 && t->mem_peaks[1].events == 1);
 
-    assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_MEMORY);
+    assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_MEMORY | GW_HAS_PYTORCH);
     assert_int_equal(t->rank_from_file, 0);
     assert_int_equal(t->device_count, 0);
     gw_trace_free(t);
@@ -281,7 +281,7 @@ static void check_era2023(const gw_trace *t)
     assert_int_equal(t->thread_count, 1);
     assert_string_equal(gw_trace_str(t, t->threads[0].name_id), "thread 783658 (python)");
     assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_MEMORY |
-                                 GW_HAS_DEVICE_PROPS);
+                                 GW_HAS_DEVICE_PROPS | GW_HAS_PYTORCH);
 }
 
 static void test_era2023_object(void **state)

@@ -130,8 +130,8 @@ static void same_as_sqlite(const char *csv, const char *sqlite, size_t kernels, 
             fail_msg("%s: GPU row %zu (%s at %lld) has no twin in %s", csv, i, gw_trace_str(c, c->gpu[i].name_id),
                      (long long)c->gpu[i].start, sqlite);
     }
-    /* A gpu trace alone: no host side, and the trace says so. */
-    assert_int_equal(c->has, GW_HAS_GPU_TRACE);
+    /* A gpu trace alone: no host side, and the trace says so (PyTorch: its at::native kernels). */
+    assert_int_equal(c->has, GW_HAS_GPU_TRACE | GW_HAS_PYTORCH);
     assert_int_equal(c->host_count, 0);
     assert_true(has_note(c, "no host side"));
     gw_trace_free(c);
@@ -191,7 +191,7 @@ static void with_api_trace(void **state)
 {
     (void)state;
     gw_trace *t = csv_ok2(D2023 "dlprof_root/dlprof_root_cuda_api_trace.csv", D2023 "dlprof_root/dlprof_root_cuda_gpu_trace.csv");
-    assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API);
+    assert_int_equal(t->has, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_PYTORCH);
     /* cuda_api_sum.csv: 279 calls. */
     assert_int_equal(t->host_count, 279);
     assert_false(has_note(t, "no host side"));

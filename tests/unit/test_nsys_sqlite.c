@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
+#include "diagnose/findings.h"
 #include "ingest/ingest.h"
 #include "model/classify.h"
 #include "nsys_fixture.h"
@@ -710,6 +712,65 @@ static void ingest_dispatches_to_reader(void **state)
     gw_job_free(job);
 }
 
+/* CPU samples: each with the innermost frame of the program's own code (libc, libcuda,
+ * statically linked cudart, unresolved and kernel frames skipped), in time order; and in the
+ * analysis, the program's samples in the GPU's unexplained idle time name what it ran there
+ * (the other process's sample and the one taken while a kernel ran do not count). */
+static void cpu_samples_name_untraced_host_work(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cpu_samples");
+    gw_trace *t = read_ok(path);
+    assert_true(t->has & GW_HAS_CPU_SAMPLES);
+    assert_false(t->has & GW_HAS_PYTORCH);
+    assert_int_equal(t->cpu_sample_count, 10);
+    static const char *const frames[] = {"main", "check_results(float const*, int)", "check_results(float const*, int)",
+                                         "check_results(float const*, int)", "other_process_work",
+                                         "check_results(float const*, int)", "check_results(float const*, int)",
+                                         "main", "main", ""};
+    for (size_t i = 0; i < t->cpu_sample_count; i++) {
+        const gw_cpu_sample *s = &t->cpu_samples[i];
+        if (i > 0)
+            assert_true(s->ts >= t->cpu_samples[i - 1].ts);
+        const char *name = s->frame_id ? gw_trace_str(t, s->frame_id) : "";
+        if (strcmp(name, frames[i]) != 0)
+            fail_msg("sample %zu at %lld: frame '%s', expected '%s'", i, (long long)s->ts, name, frames[i]);
+        assert_int_equal(s->pid, strcmp(frames[i], "other_process_work") == 0 ? 999 : 4242);
+    }
+    gw_trace_free(t);
+
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {path};
+    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    assert_non_null(a);
+    assert_int_equal(a->device_count, 1);
+    const gw_sampled_frames *sf = &a->devices[0].unknown_samples;
+    assert_int_equal(sf->samples, 8);
+    assert_int_equal(sf->frame_count, 3);
+    assert_string_equal(sf->frames[0].name, "check_results(float const*, int)");
+    assert_int_equal(sf->frames[0].samples, 5);
+    assert_string_equal(sf->frames[1].name, "main");
+    assert_int_equal(sf->frames[1].samples, 2);
+    assert_string_equal(sf->frames[2].name, "(unresolved)");
+    const gw_finding *f = gw_findings_get(&a->findings, "util.unexplained");
+    assert_non_null(f);
+    int found = 0;
+    for (size_t i = 0; i < f->evidence_count; i++)
+        found |= strstr(f->evidence[i], "CPU samples caught the process 8 times in that idle time, in: "
+                                        "check_results(float const*, int) 62%, main 25%, (unresolved) 12%") != NULL;
+    assert_true(found);
+    assert_non_null(strstr(f->fix, "the CPU samples name it (check_results"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +793,7 @@ int main(void)
         cmocka_unit_test(empty_fixture_refused),
         cmocka_unit_test(failed_cuda_capture_quotes_diagnostics),
         cmocka_unit_test(ingest_dispatches_to_reader),
+        cmocka_unit_test(cpu_samples_name_untraced_host_work),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

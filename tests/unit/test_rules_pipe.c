@@ -39,6 +39,32 @@ static void pageable_copy_triggers(void **state)
     fx_free(a);
 }
 
+/* A fix speaks the job's language: PyTorch's for a PyTorch job, CUDA's for a plain CUDA or
+ * OpenMP offload program (an SC23 OpenMP tutorial's export was told DataLoader(pin_memory)). */
+static void pageable_copy_fix_fits_the_job(void **state)
+{
+    (void)state;
+    for (int pytorch = 0; pytorch < 2; pytorch++) {
+        gw_analysis *a = pageable();
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u);
+        const gw_finding *f = fx_run(a, "pipe.pageable_copy");
+        assert_non_null(f);
+        if (pytorch) {
+            assert_non_null(strstr(f->fix, "DataLoader(pin_memory=True)"));
+        } else {
+            assert_null(strstr(f->fix, "pin_memory"));
+            assert_null(strstr(f->fix, "torch"));
+            assert_non_null(strstr(f->fix, "cudaMallocHost/cudaHostAlloc"));
+            assert_non_null(strstr(f->fix, "cudaMemcpyAsync"));
+        }
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 static void pageable_copy_twin_below_both_thresholds(void **state)
 {
     (void)state;
@@ -261,6 +287,19 @@ static void cpu_bound_fix_fits_the_ops(void **state)
                                  "steady-state profile leaves it out");
     assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
     fx_free(a);
+
+    /* Most of the start-up is allocations after the first call (two 180 ms cudaHostAlloc in
+     * a real export): set-up allocations, said as such. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+    a->ranks[0].startup_call_s = 0.21;
+    a->ranks[0].startup_alloc_s = 0.12;
+    snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaHostAlloc");
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "of it 120 ms in allocations after the first call"));
+    assert_string_equal(f->cause, "start-up: CUDA initialisation and set-up allocations");
+    fx_free(a);
 }
 
 /* Partition: cpu_bound's share is its own cause only, whatever the other causes hold. */
@@ -290,6 +329,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pageable_copy_triggers),
+        cmocka_unit_test(pageable_copy_fix_fits_the_job),
         cmocka_unit_test(pageable_copy_twin_below_both_thresholds),
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),

@@ -279,6 +279,105 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     gw_job_free(job);
 }
 
+static gw_host_event *add_call(gw_trace *t, const char *name, gw_api_class cls)
+{
+    gw_host_event *h = gw_trace_add_host(t);
+    assert_non_null(h);
+    h->kind = name[1] == 'u' && name[2] != 'd' ? GW_HOST_DRIVER : GW_HOST_RUNTIME;
+    h->api_class = cls;
+    h->name_id = gw_trace_intern(t, name, strlen(name));
+    return h;
+}
+
+/* CUDA calls without GPU records: launches and copies mean the records were lost (a profile
+ * of an SGEMM benchmark: 192 launches, nothing recorded), whatever GPUs the trace lists; calls
+ * that put no work on the GPU (cuInit, device queries) mean the job ran elsewhere. Neither is
+ * "tracing was off", and each has its own fix. */
+static void data_none_when_calls_were_traced(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("sgemm.sqlite", "nsys-sqlite");
+    assert_non_null(t);
+    t->has = GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS;
+    gw_device *d = gw_trace_add_device(t);
+    assert_non_null(d);
+    d->id = 0;
+    for (int i = 0; i < 3; i++)
+        add_call(t, "cudaLaunchKernel", GW_API_LAUNCH);
+    add_call(t, "cudaMemcpy", GW_API_MEMCPY);
+    add_call(t, "cudaGetDevice", GW_API_GETTER);
+    gw_trace_note(t, "no GPU activity was captured: the export has 5 CUDA API rows but no kernel, memcpy or "
+                     "memset rows");
+    gw_job *job = fx_job(t);
+    gw_analysis *a = fx_analysis(1, job);
+    a->ranks[0].has_gpu_data = 0;
+    a->device_count = 0;
+    const gw_finding *f = fx_run(a, "data.none");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "the host launched GPU work, none of it was recorded"));
+    assert_true(fx_evidence_has(f, "3 kernel launches and 1 copy or set call (5 CUDA API calls in all)"));
+    assert_false(fx_evidence_has(f, "the input says")); /* the reader's own count is not the input's word */
+    assert_non_null(strstr(f->fix, "cudaProfilerStop()"));
+    assert_null(strstr(f->fix, "Re-profile with GPU activity on"));
+    assert_non_null(strstr(a->verdict, "No GPU activity in the input: the host made 3 kernel launches"));
+    fx_free(a);
+    gw_job_free(job);
+
+    t = gw_trace_new("vqe.sqlite", "nsys-sqlite");
+    assert_non_null(t);
+    t->has = GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS;
+    d = gw_trace_add_device(t);
+    assert_non_null(d);
+    d->id = 0;
+    add_call(t, "cuInit", GW_API_OTHER);
+    add_call(t, "cuDeviceGetUuid_v2", GW_API_GETTER);
+    job = fx_job(t);
+    a = fx_analysis(1, job);
+    a->ranks[0].has_gpu_data = 0;
+    a->device_count = 0;
+    f = fx_run(a, "data.none");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "vqe.sqlite: CUDA was set up but given no work"));
+    assert_true(fx_evidence_has(f, "2 CUDA API calls, none of them a kernel launch, copy or set: the process set "
+                                   "CUDA up but put no work on the GPU"));
+    assert_non_null(strstr(f->fix, "did not use the GPU"));
+    fx_free(a);
+    gw_job_free(job);
+}
+
+/* A verdict too long for its line is cut at a word, and says so. */
+static void data_none_verdict_cut_at_a_word(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("long.sqlite", "nsys-sqlite");
+    assert_non_null(t);
+    for (int i = 0; i < 4; i++)
+        gw_trace_note(t, "nsys diagnostic about the GPU trace: \"CUDA message number %d that goes on and on, "
+                         "longer than anyone would like to read in one line of output\"", i);
+    gw_job *job = fx_job(t);
+    gw_analysis *a = fx_analysis(1, job);
+    a->ranks[0].has_gpu_data = 0;
+    a->device_count = 0;
+    assert_non_null(fx_run(a, "data.none"));
+    size_t n = strlen(a->verdict);
+    assert_true(n < sizeof a->verdict - 1);
+    assert_non_null(strstr(a->verdict, "... (data.none)"));
+    const char *cut = strstr(a->verdict, "... (data.none)");
+    assert_true(cut[-1] != ' ' && cut[-1] != ';');
+    /* the word before the cut is whole: it appears followed by a space in the note text */
+    const char *word = cut;
+    while (word > a->verdict && word[-1] != ' ')
+        word--;
+    char w[64];
+    snprintf(w, sizeof w, " %.*s ", (int)(cut - word), word);
+    int whole = 0;
+    for (size_t i = 0; i < t->note_count; i++)
+        whole |= strstr(t->notes[i].text, w) != NULL || strstr(t->notes[i].text, w + 1) == t->notes[i].text;
+    assert_true(whole);
+    fx_free(a);
+    gw_job_free(job);
+}
+
 /* A trace of another accelerator (MTIA) is not CPU-only and did not fail to trace a GPU it
  * lists: it says what it holds, and the fix is not "turn GPU tracing on". */
 static void data_none_for_foreign_accelerator(void **state)
@@ -328,6 +427,8 @@ int main(void)
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
         cmocka_unit_test(data_none_for_foreign_accelerator),
+        cmocka_unit_test(data_none_when_calls_were_traced),
+        cmocka_unit_test(data_none_verdict_cut_at_a_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,97 @@
+/* What CPU samples say about the idle time nothing traced explains: the feeding process's
+ * samples (nsys --sample=cpu) whose instant lies in a device's idle time of unknown cause,
+ * tallied by the frame of the program's own code they caught (gw_sampled_frames). The
+ * attribution's partition stays as it is: a sample is an instant, not a span, so it names
+ * what the host was doing without claiming the idle time for a cause. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/stats.h"
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* First sample at or after ts (samples are in time order). */
+static size_t first_sample_at(const gw_trace *t, gw_ns ts)
+{
+    size_t lo = 0, hi = t->cpu_sample_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->cpu_samples[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Keeps the top frames of the sorted ids: most samples first, then by name for ties. */
+static void keep_top(const gw_trace *t, const uint32_t *ids, size_t n, gw_sampled_frames *out)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && ids[j] == ids[i])
+            j++;
+        size_t count = j - i;
+        const char *name = ids[i] ? gw_trace_str(t, ids[i]) : NULL;
+        if (!name || !*name)
+            name = "(unresolved)";
+        /* Insert into the sorted top list when it ranks. */
+        size_t at = out->frame_count;
+        while (at > 0 && (out->frames[at - 1].samples < count ||
+                          (out->frames[at - 1].samples == count && strcmp(out->frames[at - 1].name, name) > 0)))
+            at--;
+        if (at < GW_TOP_HOST_OPS) {
+            size_t last = out->frame_count < GW_TOP_HOST_OPS ? out->frame_count : GW_TOP_HOST_OPS - 1;
+            memmove(&out->frames[at + 1], &out->frames[at], (last - at) * sizeof out->frames[0]);
+            snprintf(out->frames[at].name, sizeof out->frames[at].name, "%s", name);
+            out->frames[at].samples = count;
+            if (out->frame_count < GW_TOP_HOST_OPS)
+                out->frame_count++;
+        }
+        i = j;
+    }
+}
+
+int gw_sampled_frames_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo,
+                           gw_ns hi, gw_ns launch_gap_ns, int64_t feeder_pid, gw_sampled_frames *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t first = first_sample_at(t, lo), last = first_sample_at(t, hi);
+    if (first >= last)
+        return 0;
+    gw_ivset sets[GW_IDLE_CAUSE_COUNT];
+    if (gw_idle_cause_sets(dw, fa, lo, hi, launch_gap_ns, sets) != 0)
+        return -1;
+    const gw_ivset *unknown = &sets[GW_IDLE_UNKNOWN];
+    uint32_t *ids = malloc((last - first) * sizeof *ids);   /* owned: the frames of the hits */
+    int rc = -1;
+    if (!ids)
+        goto out;
+    size_t hits = 0, k = 0;
+    for (size_t i = first; i < last; i++) {
+        const gw_cpu_sample *s = &t->cpu_samples[i];
+        if (feeder_pid >= 0 && (int64_t)s->pid != feeder_pid)
+            continue;
+        /* Samples and intervals both go forward in time: one pass over each. */
+        while (k < unknown->count && gw_ivset_end(unknown, k) <= s->ts)
+            k++;
+        if (k == unknown->count)
+            break;
+        if (gw_ivset_start(unknown, k) <= s->ts)
+            ids[hits++] = s->frame_id;
+    }
+    out->samples = hits;
+    qsort(ids, hits, sizeof *ids, cmp_u32);
+    keep_top(t, ids, hits, out);
+    rc = 0;
+out:
+    free(ids);
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+        gw_ivset_free(&sets[c]);
+    return rc;
+}
