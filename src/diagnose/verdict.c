@@ -244,7 +244,7 @@ void gw_verdict_line(gw_analysis *a)
                 len--;
             memcpy(reasons + len, "...", 4);
         }
-        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %s (data.none)", reasons);
+        snprintf(a->verdict, sizeof a->verdict, "No GPU activity in the input: %.*s (data.none)", (int)room, reasons);
         return;
     }
     char *v = a->verdict;
