@@ -50,10 +50,13 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
     /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
      * the most specific reason, and the verdict quotes the first line. */
     static const char counted[] = "no GPU activity was captured: the export has";
+    int input_says = 0;
     for (size_t i = 0; t && i < t->note_count; i++)
         if ((strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU")) &&
-            strncmp(t->notes[i].text, counted, sizeof counted - 1) != 0) /* the reader's count: said below */
+            strncmp(t->notes[i].text, counted, sizeof counted - 1) != 0) { /* the reader's count: said below */
             gw_finding_evidence(f, "the input says: %s", t->notes[i].text);
+            input_says = 1;
+        }
     size_t api_calls = 0, launches = 0, copies = 0;
     for (size_t i = 0; t && i < t->host_count; i++) {
         if (!gw_host_is_api_kind(&t->host[i]))
@@ -89,7 +92,9 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
                             copies == 1 ? "" : "s", calls);
         return 1;
     }
-    if (api_calls > 0) {
+    /* A few set-up calls while the profiler itself says its CUDA tracing failed: the failure
+     * is the answer (nsys "No CUDA events collected"), not a job that stayed off the GPU. */
+    if (api_calls > 0 && !input_says) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CUDA was set up but given no work", file);
         gw_finding_evidence(f, "the host made %s CUDA API calls, none of them a kernel launch, copy or set: the "
                                "process set CUDA up but put no work on the GPU while it was profiled (it "
