@@ -342,8 +342,8 @@ typedef struct gw_rank_stats {
                                     spans once: the outermost) */
     double cudnn_search_s;       /* host time in them */
     double startup_call_s;       /* start-up CUDA calls in the window: made before the GPU's
-                                  first work, GW_STARTUP_CALL_NS or longer each (context
-                                  creation, module loading); 0 none */
+                                  first work, or launches (module loading), GW_STARTUP_CALL_NS or
+                                  longer each (context creation, module loading); 0 none */
     char startup_call[64];       /* the longest one's name ("cudaMalloc") */
     double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
                                     call (which also creates the context): pinning or reserving

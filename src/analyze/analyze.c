@@ -419,7 +419,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             r->cudnn_search_s += gw_ns_to_s(h->end - h->start);
             covered_until = h->end;
         }
-        if (!gw_host_is_startup_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
+        if (!gw_host_is_one_off_call(h, first_work) || h->end <= r->window.start_ns || h->start >= r->window.end_ns)
             continue;
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
         gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;

@@ -132,6 +132,16 @@ int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
     return is_api(h) && h->start < first_gpu_work && h->end - h->start >= GW_STARTUP_CALL_NS;
 }
 
+int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
+{
+    /* After the GPU's first work, a launch that long loads its kernel's module (lazy loading,
+     * recent CUDA's default: 1.3 s in a cuDNN convolution's first launch) or compiles it. A
+     * launch that blocks on a full queue is long only while the GPU is busy, with no idle to
+     * give it. */
+    return gw_host_is_startup_call(h, first_gpu_work) ||
+           (is_api(h) && h->api_class == GW_API_LAUNCH && h->end - h->start >= GW_STARTUP_CALL_NS);
+}
+
 static uint32_t argmax(const size_t *counts, size_t n)
 {
     uint32_t best = UINT32_MAX;
@@ -402,7 +412,7 @@ enum { PIECE_OWN = 0, PIECE_DISPATCH, PIECE_API, PIECE_CPU_OP };
 
 static int piece_kind(const gw_host_event *h, const uint8_t *marks, size_t index, gw_ns startup)
 {
-    if (gw_host_is_startup_call(h, startup))
+    if (gw_host_is_one_off_call(h, startup))
         return PIECE_OWN;
     if (is_api(h))
         return PIECE_API;
@@ -532,7 +542,7 @@ static int holds_startup_call(const gw_trace *t, const gw_host_event *op, gw_ns 
     gw_thread_host_range(t, op->thread, &lo, &hi);
     for (size_t i = lo; i < hi && t->host[i].start < op->end; i++)
         if (t->host[i].start >= op->start && t->host[i].end <= op->end &&
-            gw_host_is_startup_call(&t->host[i], first_gpu_work))
+            gw_host_is_one_off_call(&t->host[i], first_gpu_work))
             return 1;
     return 0;
 }
@@ -541,7 +551,7 @@ static int holds_startup_call(const gw_trace *t, const gw_host_event *op, gw_ns 
  * pieces instead), or -1. */
 static int event_level(const gw_trace *t, const gw_host_event *h, gw_ns startup)
 {
-    if (gw_host_is_startup_call(h, startup))
+    if (gw_host_is_one_off_call(h, startup))
         return 4; /* context creation, module loading: the host's own start-up work */
     if (h->flags & GW_HOST_F_DATALOADER)
         return 0;

@@ -136,6 +136,10 @@ int gw_host_is_allocator(const gw_host_event *h);
 /* Start of the trace's first GPU work (INT64_MAX none). */
 gw_ns gw_first_gpu_work(const gw_trace *t);
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
+/* The same, or a launch as long at any time (its kernel's module loaded or compiled): the
+ * attribution's one-off host work. The step graph keeps such a launch a launch (its critical
+ * path counts launch calls as launches, as HTA's does). */
+int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work);
 /* 1 for a CUDA call that puts work on the GPU (launch, copy, memset). */
 int gw_host_issues_gpu_work(const gw_host_event *h);
 /* One byte per host event: 1 when it dispatches GPU work: calls that put work on the GPU are

@@ -184,8 +184,9 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (r->startup_call_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
-            gw_finding_evidence(f, "%s in CUDA calls made before the GPU's first work (the longest: %.40s): "
-                                   "creating the CUDA context and loading modules, a one-off start-up cost",
+            gw_finding_evidence(f, "%s in start-up CUDA calls, made before the GPU's first work or launches "
+                                   "that loaded their kernel's module (the longest: %.40s): creating the CUDA "
+                                   "context and loading modules, a one-off cost",
                                 d_s, r->startup_call);
             if (r->startup_alloc_s > 0) {
                 gw_rules_fmt_duration(r->startup_alloc_s, d_s, sizeof d_s);

@@ -106,8 +106,9 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
                  file, t->device_count);
         gw_finding_evidence(f, "the trace lists %zu GPU(s) but recorded no kernel, copy or set: %s",
                             t->device_count,
-                            kineto ? "GPU activity tracing failed or was off (a CUPTI range-profiler "
-                                     "trace records counters, not kernels)"
+                            kineto ? "GPU activity tracing was off or failed (ProfilerActivity.CUDA not "
+                                     "among the profiler's activities, or CUPTI could not start: no CUDA "
+                                     "call was traced either)"
                                    : "CUDA tracing failed or was not enabled");
     } else {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CPU-only trace", file);

@@ -298,6 +298,7 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
 typedef struct sim_task {
     size_t finding;                      /* index in a->findings */
     size_t ti;
+    int host_side;                       /* the fix changes host work only (host_side_fix) */
     gw_replay_params p[SETTINGS];
     char change[sizeof ((gw_what_if *)0)->change];
     double after[SETTINGS];              /* median step of each setting's replay */
@@ -323,11 +324,41 @@ typedef struct sim_worker {
     gw_replay *r;                        /* this worker's arrays, reused unit to unit */
 } sim_worker;
 
+/* How far the GPU's last work ends past the window's end on the loop thread (0 when it ends
+ * before): in replay r, or as observed (r NULL: an unchanged replay gives back the trace). */
+static gw_ns gpu_overhang(const gw_stepgraph *g, const gw_replay *r)
+{
+    if (g->bound_count == 0 || g->count <= g->host_count)
+        return 0;
+    uint32_t last = g->bounds[g->bound_count - 1];
+    gw_ns host_end = r ? gw_replay_start(g, r, last) : g->nodes[last].start;
+    gw_ns gpu_end = INT64_MIN;
+    for (uint32_t i = (uint32_t)g->host_count; i < g->count; i++) {
+        gw_ns e = r ? gw_replay_end(g, r, i) : gw_sg_end(g, i);
+        if (e > gpu_end)
+            gpu_end = e;
+    }
+    return gpu_end > host_end ? gpu_end - host_end : 0;
+}
+
 static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
 {
     const gw_trace *t = a->job->traces[task->ti];
     const gw_stepgraph *g = &a->graphs[task->ti];
-    if (gw_replay_rerun(g, t, &task->p[s], r) != 0 || gw_replay_median_step_ms(r, &task->after[s]) != 0)
+    if (gw_replay_rerun(g, t, &task->p[s], r) != 0)
+        return -1;
+    /* A window of one step (a capture without steps) ends when the GPU has also run what the
+     * window queued: a fix that frees the host (a wait removed) leaves the GPU's queue behind
+     * it, which the window pays. Only what the fix adds to the trace's own overhang counts, so
+     * an unchanged replay keeps its length. With several steps the medians and means stand
+     * (the GPU's busy time per step bounds them, gpu_floor_ms). (The critical path below is
+     * the replay's, without it.) */
+    if (r->step_count == 1) {
+        gw_ns extra = gpu_overhang(g, r) - gpu_overhang(g, NULL);
+        if (extra > 0)
+            r->step_ns[r->step_count - 1] += extra;
+    }
+    if (gw_replay_median_step_ms(r, &task->after[s]) != 0)
         return -1;
     task->after_mean[s] = gw_replay_mean_step_ms(r);
     if (s != CENTRAL)
@@ -356,12 +387,49 @@ static void *sim_worker_run(void *arg)
     return NULL;
 }
 
+/* 1 for the fixes that change the host's work and leave the GPU's as it is. */
+static int host_side_fix(const char *id)
+{
+    return strcmp(id, "data.loader_wait") == 0 || strcmp(id, "pipe.host_sync") == 0 ||
+           strcmp(id, "kernel.launch_bound") == 0 || strcmp(id, "pipe.cpu_bound") == 0 ||
+           strcmp(id, "mem.alloc_churn") == 0;
+}
+
+/* The GPU's busy time per step on the rank's busiest device (ms), at most `before`: after a
+ * host-side fix the GPU still runs all its work, so no step gets shorter than that. The
+ * replay alone can say less: with the last wait of a window removed, its end follows the
+ * host, which is done long before the GPU has run its queue (a one-step capture whose
+ * closing sync waited 78 ms of kernels replayed to 2.7 ms). */
+static double gpu_floor_ms(const gw_analysis *a, size_t ti, double before)
+{
+    const gw_rank_stats *r = &a->ranks[ti];
+    double busy_s = 0;
+    for (size_t i = 0; i < a->device_count; i++)
+        if (a->devices[i].trace_index == ti && a->devices[i].busy_s > busy_s)
+            busy_s = a->devices[i].busy_s;
+    double steps = r->window.steady_steps > 0 && !r->window.whole_window ? (double)r->window.steady_steps : 1.0;
+    double floor_ms = busy_s / steps * 1e3;
+    return floor_ms < before ? floor_ms : before;
+}
+
 /* The finding's what-if from its task's replays: the central setting, and the range the best
  * and worst settings give (a median of few steps can cross the central one). */
 static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *out)
 {
     *out = (gw_what_if){0};
-    const double *after = task->after;
+    double after[SETTINGS], mean[SETTINGS];
+    memcpy(after, task->after, sizeof after);
+    memcpy(mean, task->after_mean, sizeof mean);
+    if (task->host_side) {
+        double floor_med = gpu_floor_ms(a, task->ti, a->ranks[task->ti].critical_path.replay_median_ms);
+        double floor_mean = gpu_floor_ms(a, task->ti, a->ranks[task->ti].critical_path.replay_mean_ms);
+        for (int s = 0; s < SETTINGS; s++) {
+            if (after[s] < floor_med)
+                after[s] = floor_med;
+            if (mean[s] < floor_mean)
+                mean[s] = floor_mean;
+        }
+    }
     out->simulated = 1;
     out->step_before_ms = a->ranks[task->ti].critical_path.replay_median_ms;
     out->step_after_ms = after[CENTRAL];
@@ -371,7 +439,6 @@ static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *
         out->step_after_low_ms = after[WORST];
     if (after[BEST] > out->step_after_high_ms)
         out->step_after_high_ms = after[BEST];
-    const double *mean = task->after_mean;
     out->mean_before_ms = a->ranks[task->ti].critical_path.replay_mean_ms;
     out->mean_after_ms = mean[CENTRAL];
     out->mean_after_low_ms = mean[CENTRAL];
@@ -394,7 +461,7 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     *out = (gw_what_if){0};
     if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
         return 0;
-    sim_task task = {.ti = ti};
+    sim_task task = {.ti = ti, .host_side = host_side_fix(id)};
     if (!transformation(a, ti, id, task.p, task.change, sizeof task.change))
         return 0;
     gw_replay ws[2] = {{0}, {0}};
@@ -454,7 +521,7 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
             return -1;
         }
         sim_task *task = &tasks[count];
-        *task = (sim_task){.finding = i, .ti = ti};
+        *task = (sim_task){.finding = i, .ti = ti, .host_side = host_side_fix(f->id)};
         if (transformation(a, ti, f->id, task->p, task->change, sizeof task->change))
             count++;
     }

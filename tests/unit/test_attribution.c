@@ -475,6 +475,29 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_done(a, job);
 }
 
+/* A launch that takes 20 ms while the GPU idles, after its first work, is its kernel's module
+ * being loaded (lazy loading): the host's own one-off work, like start-up, not dispatch. A
+ * normal launch next to it stays dispatch. */
+static void long_launch_mid_run_is_module_loading(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 10, 1000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1000, 21000, 2);  /* 20 ms */
+    fx_kernel(t, 0, 7, 21000, 22000, 2, "conv");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 22000, 22030, 3);
+    fx_kernel(t, 0, 7, 22030, 23000, 3, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 20000);
+    /* the first and the third launch: 10 + 30 µs */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH] + d->idle_by_cause_s[GW_IDLE_LAUNCH], 40);
+    fx_assert_s(a->ranks[0].startup_call_s, 20000);
+    fx_done(a, job);
+}
+
 /* Start-up allocations after the first call (which creates the context, whatever it is) are
  * set-up, told apart from initialisation: two 30 ms cudaHostAlloc after a 20 ms cudaFree; and
  * a first call that is itself an allocation is not counted among them. */
@@ -751,6 +774,7 @@ int main(void)
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(startup_allocations_told_apart),
+        cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),
         cmocka_unit_test(launch_gaps),

@@ -264,7 +264,7 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     gw_device *d = gw_trace_add_device(t);
     assert_non_null(d);
     d->id = 0;
-    gw_trace_note(t, "77 cuda_profiler_range events (CUPTI range profiler): no GPU activity");
+    gw_trace_note(t, "the GPU trace: 3 CUDA warnings");
     gw_job *job = fx_job(t);
     gw_analysis *a = fx_analysis(1, job);
     a->ranks[0].has_gpu_data = 0;
@@ -272,9 +272,11 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     const gw_finding *f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_non_null(strstr(f->title, "although it lists 1 GPU(s)"));
-    assert_true(fx_evidence_has(f, "the input says: 77 cuda_profiler_range"));
-    assert_true(fx_evidence_has(f, "a CUPTI range-profiler trace records counters"));
-    assert_non_null(strstr(a->verdict, "No GPU activity in the input: the input says: 77 cuda_profiler_range"));
+    assert_true(fx_evidence_has(f, "the input says: the GPU trace: 3 CUDA warnings"));
+    /* No range-profiler ranges: no word about them (t->profiler_ranges says when there are). */
+    assert_false(fx_evidence_has(f, "range-profiler"));
+    assert_true(fx_evidence_has(f, "ProfilerActivity.CUDA not among the profiler's activities"));
+    assert_non_null(strstr(a->verdict, "No GPU activity in the input: the input says: the GPU trace: 3 CUDA warnings"));
     fx_free(a);
     gw_job_free(job);
 }
