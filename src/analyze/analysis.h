@@ -241,6 +241,7 @@ typedef struct gw_copy_stats {
     double gbps[GW_COPY_DIR_COUNT];          /* achieved GB/s (bytes / seconds / 1e9) */
     size_t pageable_count[GW_COPY_DIR_COUNT];/* copies with a pageable side */
     double pageable_bytes[GW_COPY_DIR_COUNT];
+    double pageable_gbps[GW_COPY_DIR_COUNT]; /* achieved GB/s of those copies alone */
     size_t pageable_via_driver;              /* issued through cu* driver calls */
     double pageable_share_bytes;             /* pageable bytes / all host<->device bytes */
     double pageable_per_step;

@@ -23,6 +23,7 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
 {
     *cs = (gw_copy_stats){0};
     double host_dev_bytes = 0, pageable_host_dev_bytes = 0;
+    double pageable_seconds[GW_COPY_DIR_COUNT] = {0};
     size_t pageable_host_dev = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
@@ -46,6 +47,7 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
             if (h >= 0)
                 cs->pageable_host_s += gw_ns_to_s(t->host[h].end - t->host[h].start);
             cs->pageable_bytes[d] += (double)g->bytes;
+            pageable_seconds[d] += gw_ns_to_s(g->end - g->start);
             if (issued_via_driver(t, g))
                 cs->pageable_via_driver++;
             if (host_dev) {
@@ -54,8 +56,10 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
             }
         }
     }
-    for (int d = 0; d < GW_COPY_DIR_COUNT; d++)
+    for (int d = 0; d < GW_COPY_DIR_COUNT; d++) {
         cs->gbps[d] = cs->seconds[d] > 0 ? cs->bytes[d] / cs->seconds[d] / 1e9 : 0.0;
+        cs->pageable_gbps[d] = pageable_seconds[d] > 0 ? cs->pageable_bytes[d] / pageable_seconds[d] / 1e9 : 0.0;
+    }
     cs->pageable_share_bytes = host_dev_bytes > 0 ? pageable_host_dev_bytes / host_dev_bytes : 0.0;
     cs->pageable_per_step = (double)pageable_host_dev / gw_window_step_divisor(w);
 }

@@ -83,6 +83,7 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     MANY(gw_copy_stats, gbps, GW_F_F64),
     MANY(gw_copy_stats, pageable_count, GW_F_SIZE),
     MANY(gw_copy_stats, pageable_bytes, GW_F_F64),
+    MANY(gw_copy_stats, pageable_gbps, GW_F_F64),
     ONE(gw_copy_stats, pageable_via_driver, GW_F_SIZE),
     ONE(gw_copy_stats, pageable_share_bytes, GW_F_F64),
     ONE(gw_copy_stats, pageable_per_step, GW_F_F64),

@@ -76,8 +76,12 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s of them shorter than 1 µs (%s in all): sub-microsecond noise, "
                                    "one line here where nsys lists each", nn, nb);
         }
-        if (c->gbps[GW_COPY_HTOD] > 0)
-            gw_finding_evidence(f, "achieved HtoD bandwidth %.1f GB/s (pinned copies typically reach "
+        /* The pageable copies' own rate: all HtoD copies together would mix in pinned ones. */
+        if (c->pageable_gbps[GW_COPY_HTOD] > 0)
+            gw_finding_evidence(f, "pageable HtoD copies reach %.1f GB/s (pinned copies typically reach "
+                                   "2-3x pageable)", c->pageable_gbps[GW_COPY_HTOD]);
+        else if (c->gbps[GW_COPY_HTOD] > 0)
+            gw_finding_evidence(f, "HtoD copies (all kinds) reach %.1f GB/s (pinned copies typically reach "
                                    "2-3x pageable)", c->gbps[GW_COPY_HTOD]);
         if (c->pageable_via_driver > 0)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "

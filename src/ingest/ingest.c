@@ -118,7 +118,15 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     if (c > 0 && !is_gzip && (strstr(head, "Start") || strstr(head, "start")) &&
         (strstr(head, "Dur") || strstr(head, "Name")) && strchr(head, ','))
         return GW_INPUT_NSYS_CSV;
-    if (c < 0)
+    /* nsys stats's summary reports (cuda_gpu_kern_sum, cuda_api_sum ...: "Time (%),Total Time
+     * (ns),Instances,...") hold totals per name, not the timeline the analysis needs. */
+    if (c > 0 && !is_gzip && strstr(head, "Total Time") && strstr(head, "Instances") && strchr(head, ','))
+        gw_fail(err, GW_EXIT_BAD_INPUT,
+                "%s: line 1: an nsys stats summary report (totals per name: Time (%%), Total Time, "
+                "Instances ...), not a trace; gpuwhy reads the trace reports: nsys stats --report "
+                "cuda_gpu_trace,cuda_api_trace --format csv, or the SQLite export itself",
+                path);
+    else if (c < 0)
         gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: file holds only white space", path);
     else
         gw_fail(err, GW_EXIT_BAD_INPUT,

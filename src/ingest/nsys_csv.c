@@ -394,6 +394,43 @@ static int read_api_rows(csv_file *f, gw_trace *t, gw_error *err)
     return 0;
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Whether the api rows belong with the gpu rows: 1 when some GPU row's CorrId is an API call's
+ * (or either side carries none to tell), 0 when both carry ids and none matches (CUDA
+ * correlation ids restart with every process: another run's calls join nothing), -1 out of
+ * memory. */
+static int api_rows_join(const gw_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        n += t->host[i].correlation != GW_NO_CORRELATION;
+    if (n == 0)
+        return 1;
+    uint64_t *ids = malloc(n * sizeof *ids);   /* owned: the calls' ids, sorted */
+    if (!ids)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (t->host[i].correlation != GW_NO_CORRELATION)
+            ids[k++] = t->host[i].correlation;
+    qsort(ids, n, sizeof *ids, cmp_u64);
+    int gpu_ids = 0, joined = 0;
+    for (size_t i = 0; i < t->gpu_count && !joined; i++) {
+        uint64_t c = t->gpu[i].correlation;
+        if (c == GW_NO_CORRELATION)
+            continue;
+        gpu_ids = 1;
+        joined = bsearch(&c, ids, n, sizeof *ids, cmp_u64) != NULL;
+    }
+    free(ids);
+    return joined || !gpu_ids;
+}
+
 static int read_files(csv_file *files, size_t n, gw_trace *t, gw_error *err)
 {
     size_t gpu_index = SIZE_MAX, api_index = SIZE_MAX;
@@ -418,7 +455,18 @@ static int read_files(csv_file *files, size_t n, gw_trace *t, gw_error *err)
     if (api_index != SIZE_MAX) {
         if (read_api_rows(&files[api_index], t, err) != 0)
             return -1;
-        t->has |= GW_HAS_HOST_API;
+        int joins = api_rows_join(t);
+        if (joins < 0)
+            return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", files[api_index].path);
+        if (joins == 0) {
+            /* Calls of another run would only stretch the window and turn the verdict. */
+            t->host_count = 0;
+            gw_trace_note(t, "the cuda_api_trace CSV %s was left out: none of its calls' CorrID is a GPU row's "
+                             "(not the same run, or a filtered report); give both reports of one nsys run",
+                          files[api_index].path);
+        } else {
+            t->has |= GW_HAS_HOST_API;
+        }
     } else {
         gw_trace_note(t, "a cuda_gpu_trace CSV alone has no host side: diagnoses that need CUDA API "
                          "calls could not be evaluated (give the cuda_api_trace CSV too, or the .sqlite)");

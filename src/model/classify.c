@@ -80,6 +80,10 @@ static const api_rule API_RULES[] = {
     {"cuMemFree", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
     {"cuMemRelease", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
     {"hipFree", GW_API_FREE, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuModuleLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuLibraryLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuLinkComplete", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipModuleLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaPeekAtLastError", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaDeviceGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
@@ -358,6 +362,6 @@ const char *gw_sync_kind_name(gw_sync_kind s)
 const char *gw_api_class_name(gw_api_class c)
 {
     static const char *const names[] = {"other", "launch", "memcpy", "memset", "sync",
-                                        "alloc", "free", "event", "getter"};
+                                        "alloc", "free", "event", "getter", "module_load"};
     return (unsigned)c < GW_API_CLASS_COUNT ? names[c] : "other";
 }

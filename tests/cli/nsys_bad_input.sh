@@ -38,7 +38,8 @@ sqlite3 "$tmp/empty.sqlite" < "$F/empty_export.sql"
 refused "empty export (fixture)" "holds no trace data" "$tmp/empty.sqlite"
 refused "CSV bad number" "line 3" "$F/gputrace_bad_number.csv"
 refused "CSV bad quote" "line 4" "$F/gputrace_bad_quote.csv"
-refused "CSV summary, not a trace" "not a" "$N/derived/nsys-2023.4.4/dlprof_root/dlprof_root_cuda_gpu_kern_sum.csv"
+refused "CSV summary, not a trace" "line 1: an nsys stats summary report" "$N/derived/nsys-2023.4.4/dlprof_root/dlprof_root_cuda_gpu_kern_sum.csv"
+refused "CSV summary (2022.4 names)" "cuda_gpu_trace,cuda_api_trace" "$N/derived/nsys-2022.4.2/dlprof_root/dlprof_root_gpukernsum.csv"
 refused "api trace alone" "has no GPU activity" "$F/apitrace_variants.csv"
 
 # A failed CUDA capture is a diagnosis, not an error.

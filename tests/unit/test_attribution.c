@@ -496,6 +496,20 @@ static void long_launch_mid_run_is_module_loading(void **state)
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH] + d->idle_by_cause_s[GW_IDLE_LAUNCH], 40);
     fx_assert_s(a->ranks[0].startup_call_s, 20000);
     fx_done(a, job);
+
+    /* A module loaded mid-run (cuModuleLoadFatBinary, 4.8 ms in a real export) is one-off
+     * whatever its length: not dispatch. */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 10, 1000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleLoadFatBinary", 1000, 5800, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuLaunchKernelEx", 5800, 5814, 2);
+    fx_kernel(t, 0, 7, 5814, 7000, 2, "k2");
+    a = fx_analyze(t, &job);
+    d = only_device(a);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 4800);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH] + d->idle_by_cause_s[GW_IDLE_LAUNCH], 24);
+    fx_done(a, job);
 }
 
 /* Start-up allocations after the first call (which creates the context, whatever it is) are

@@ -328,6 +328,24 @@ static void bad_inputs_name_file_and_line(void **state)
     assert_non_null(strstr(msg, "cannot open"));
 }
 
+/* An api trace of another run (NVIDIA Fuser's GPU rows, DLProf's calls: not one CorrId in
+ * common) is left out with a note instead of stretching the window with calls that belong to
+ * nothing; the same run's pair (DLProf root) keeps its calls. */
+static void api_trace_of_another_run_left_out(void **state)
+{
+    (void)state;
+    gw_trace *t = csv_ok2(D2023 "fuser_ce_2025schema/fuser_ce_cuda_gpu_trace.csv",
+                          D2023 "dlprof_root/dlprof_root_cuda_api_trace.csv");
+    assert_int_equal(t->host_count, 0);
+    assert_int_equal(t->has & GW_HAS_HOST_API, 0);
+    assert_true(has_note(t, "dlprof_root_cuda_api_trace.csv was left out: none of its calls' CorrID is a GPU row's"));
+    gw_trace_free(t);
+    t = csv_ok2(D2023 "dlprof_root/dlprof_root_cuda_gpu_trace.csv", D2023 "dlprof_root/dlprof_root_cuda_api_trace.csv");
+    assert_int_equal(t->host_count, 279);
+    assert_true(t->has & GW_HAS_HOST_API);
+    gw_trace_free(t);
+}
+
 /* Through the dispatcher: CSVs given together become one trace. */
 static void ingest_merges_csvs(void **state)
 {
@@ -337,6 +355,12 @@ static void ingest_merges_csvs(void **state)
     const char *paths[] = {D2023 "dlprof_root/dlprof_root_cuda_gpu_trace.csv", D2023 "dlprof_root/dlprof_root_cuda_api_trace.csv"};
     assert_int_equal(gw_ingest_sniff(paths[0], &err), GW_INPUT_NSYS_CSV);
     assert_int_equal(gw_ingest_sniff(paths[1], &err), GW_INPUT_NSYS_CSV);
+    /* A summary report is told apart at the door, with the reports to ask for instead. */
+    assert_int_equal(gw_ingest_sniff(D2023 "dlprof_root/dlprof_root_cuda_gpu_kern_sum.csv", &err), GW_INPUT_UNKNOWN);
+    assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
+    assert_non_null(strstr(err.message, "line 1: an nsys stats summary report"));
+    assert_non_null(strstr(err.message, "--report cuda_gpu_trace,cuda_api_trace"));
+    gw_error_clear(&err);
     gw_job *job = gw_job_new();
     assert_non_null(job);
     if (gw_ingest_files(paths, 2, NULL, job, &err) != 0)
@@ -361,6 +385,7 @@ int main(void)
         cmocka_unit_test(fixture_lower_bound_note),
         cmocka_unit_test(bad_inputs_name_file_and_line),
         cmocka_unit_test(ingest_merges_csvs),
+        cmocka_unit_test(api_trace_of_another_run_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,17 @@ static void pageable_copy_triggers(void **state)
     assert_true(fx_evidence_has(f, "16 pageable copies, 2.0/step: HtoD 16 (61.0 MiB), DtoH 0 (0 B)"));
     assert_true(fx_evidence_has(f, "80.0% of host<->device bytes"));
     assert_true(fx_evidence_has(f, "4 issued through the driver API (cuMemcpy*)"));
+    assert_true(fx_evidence_has(f, "HtoD copies (all kinds) reach 4.0 GB/s"));
     assert_non_null(strstr(f->fix, "pin_memory=True"));
+    fx_free(a);
+
+    /* With the pageable copies' own rate known, that is the figure (not all copies'). */
+    a = pageable();
+    a->ranks[0].copies.pageable_gbps[GW_COPY_HTOD] = 2.9;
+    f = fx_run(a, "pipe.pageable_copy");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "pageable HtoD copies reach 2.9 GB/s"));
+    assert_false(fx_evidence_has(f, "all kinds"));
     fx_free(a);
 }
 
