@@ -277,6 +277,12 @@ typedef struct gw_sync_stats {
     size_t outside_window;       /* blocking calls of the capture outside the window */
     size_t sync_copy_calls;      /* synchronous copy API calls (nsys cuda_memcpy_sync) */
     size_t sync_memset_calls;    /* synchronous memset API calls (nsys cuda_memset_sync) */
+    /* 1 when the window's last blocking call is a device sync outside every op, after every
+     * launch and copy, in a PyTorch profiler trace: it closes the capture (torch.profiler's own
+     * when it stops, or a final torch.cuda.synchronize()) and delays no GPU work; its wait.
+     * Counted with the others all the same. */
+    int closing_sync;
+    double closing_sync_wait_s;
     size_t source_count;
     gw_sync_source sources[GW_TOP_SYNC_SOURCES];
 } gw_sync_stats;

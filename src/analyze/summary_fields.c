@@ -114,6 +114,8 @@ static const gw_field DESC_SYNC_STATS_FIELDS[] = {
     ONE(gw_sync_stats, outside_window, GW_F_SIZE),
     ONE(gw_sync_stats, sync_copy_calls, GW_F_SIZE),
     ONE(gw_sync_stats, sync_memset_calls, GW_F_SIZE),
+    ONE(gw_sync_stats, closing_sync, GW_F_INT),
+    ONE(gw_sync_stats, closing_sync_wait_s, GW_F_F64),
     ONE(gw_sync_stats, source_count, GW_F_SIZE),
     OBJS(gw_sync_stats, sources, DESC_SYNC_SOURCE),
 };

@@ -113,6 +113,23 @@ static void sync_api_calls(const gw_trace *t, const gw_host_event *h, gw_sync_st
     }
 }
 
+/* 1 when h, a blocking call, closes a PyTorch capture: a device sync in a Kineto trace, issued
+ * by no op, with no launch or copy after it (torch.profiler's own at its stop, or a final
+ * torch.cuda.synchronize()). */
+static int is_profiler_stop_sync(const gw_trace *t, const gw_host_event *h)
+{
+    if (!t->format || strcmp(t->format, "kineto") != 0 || h->api_class != GW_API_SYNC ||
+        h->sync_kind != GW_SYNC_CONTEXT || gw_sync_issuing_op(t, h) != NULL)
+        return 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *o = &t->host[i];
+        if (o->start > h->start && gw_host_is_api_kind(o) &&
+            (o->api_class == GW_API_LAUNCH || o->api_class == GW_API_MEMCPY || o->api_class == GW_API_MEMSET))
+            return 0;
+    }
+    return 1;
+}
+
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss)
 {
     *ss = (gw_sync_stats){0};
@@ -141,6 +158,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
     }
     gw_ns wait = 0;
     size_t k = 0;
+    const gw_host_event *last = NULL;   /* the window's last blocking call */
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
@@ -156,6 +174,12 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
             ss->via_driver++;
         const gw_host_event *op = gw_sync_issuing_op(t, h);
         refs[k++] = (sync_ref){op ? op->name_id : UINT32_MAX, h->name_id, stack_of(t, op, h), wt};
+        if (!last || h->start > last->start)
+            last = h;
+    }
+    if (last && is_profiler_stop_sync(t, last)) {
+        ss->closing_sync = 1;
+        ss->closing_sync_wait_s = gw_ns_to_s(clipped(last->start, last->end, w->start_ns, w->end_ns));
     }
     ss->count = n;
     ss->wait_s = gw_ns_to_s(wait);

@@ -118,6 +118,14 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "synchronous copy calls %zu, synchronous memset calls %zu "
                                    "(nsys cuda_memcpy_sync / cuda_memset_sync)", s->sync_copy_calls,
                                 s->sync_memset_calls);
+        if (s->closing_sync) {
+            char cw[32];
+            gw_rules_fmt_duration(s->closing_sync_wait_s, cw, sizeof cw);
+            gw_finding_evidence(f, "the last of them, a device sync outside every op after the last launch "
+                                   "(wait %s), closes the capture (torch.profiler's own when it stops, or a "
+                                   "final torch.cuda.synchronize()): with no GPU work after it, it delays "
+                                   "nothing", cw);
+        }
         int item = 0, to_host = 0;
         for (size_t k = 0; k < s->source_count; k++) {
             if (strstr(s->sources[k].op, "item") || strstr(s->sources[k].op, "_local_scalar_dense"))
@@ -126,7 +134,12 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                 strstr(s->sources[k].op, "aten::cpu"))
                 to_host = 1;
         }
-        if (!gw_rules_pytorch(a, r))
+        if (s->closing_sync && s->count == 1)
+            gw_rules_fix(f,
+                         "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
+                         "waits for the GPU when it stops, as does a final torch.cuda.synchronize()), and no "
+                         "GPU work comes after it.");
+        else if (!gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Block the host only where it reads results: cudaMemcpyAsync into pinned memory "
                          "(cudaMallocHost) on a stream instead of cudaMemcpy, cudaEventRecord after the work "

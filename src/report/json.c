@@ -360,6 +360,8 @@ static void write_syncs(gw_json_writer *w, const gw_sync_stats *s)
     gw_jw_kuint(w, "outside_window", s->outside_window);
     gw_jw_kuint(w, "sync_copy_calls", s->sync_copy_calls);
     gw_jw_kuint(w, "sync_memset_calls", s->sync_memset_calls);
+    gw_jw_kbool(w, "closing_sync", s->closing_sync);
+    gw_jw_kdouble(w, "closing_sync_wait_s", s->closing_sync_wait_s);
     gw_jw_key(w, "sources");
     gw_jw_array_begin(w);
     size_t n = s->source_count < GW_TOP_SYNC_SOURCES ? s->source_count : GW_TOP_SYNC_SOURCES;

@@ -156,6 +156,32 @@ static void release_calls_after_last_work_are_teardown(void **state)
     fx_done(a, job);
 }
 
+/* A device sync issued by no op after the last launch of a PyTorch profiler trace closes the
+ * capture (closing_sync); one with work after it, or in another format, does not. */
+static void closing_sync_of_a_capture(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        gw_trace *t = gw_trace_new("t.json", c == 2 ? "nsys-sqlite" : "kineto");
+        assert_non_null(t);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, 1000, 1, "k");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 20, 1005, 0);
+        if (c == 1) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1010, 1020, 2);
+            fx_kernel(t, 0, 7, 1020, 1100, 2, "k");
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_sync_stats *s = &a->ranks[0].syncs;
+        assert_int_equal(s->count, 1);
+        assert_int_equal(s->closing_sync, c == 0);
+        if (c == 0)
+            fx_assert_s(s->closing_sync_wait_s, 985);
+        fx_done(a, job);
+    }
+}
+
 /* Whether a job is PyTorch's (fixes speak PyTorch or CUDA) comes from names only PyTorch
  * gives, wherever they are: a kernel in at::native, an NVTX range named like an aten op, or
  * the format of the PyTorch profiler itself. A plain CUDA program has none of them. */
@@ -706,6 +732,7 @@ int main(void)
         cmocka_unit_test(teardown_cut_from_last_step),
         cmocka_unit_test(release_calls_after_last_work_are_teardown),
         cmocka_unit_test(pytorch_job_told_by_its_names),
+        cmocka_unit_test(closing_sync_of_a_capture),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),

@@ -151,6 +151,32 @@ static void host_sync_triggers_with_count_and_source(void **state)
     fx_free(a);
 }
 
+/* The capture's closing device sync (torch.profiler's at its stop) is said as such, and when it
+ * is the only blocking call the fix does not ask to drop .item() calls the job does not make. */
+static void host_sync_closing_sync_is_not_the_jobs(void **state)
+{
+    (void)state;
+    gw_analysis *a = syncing();
+    a->ranks[0].syncs.closing_sync = 1;
+    a->ranks[0].syncs.closing_sync_wait_s = 0.078;
+    const gw_finding *f = fx_run(a, "pipe.host_sync");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "the last of them, a device sync outside every op after the last launch (wait "
+                                   "78 ms), closes the capture"));
+    assert_non_null(strstr(f->fix, ".item()"));   /* 4,096 others are the job's */
+    fx_free(a);
+
+    a = syncing();
+    a->ranks[0].syncs.count = 1;
+    a->ranks[0].syncs.closing_sync = 1;
+    a->ranks[0].syncs.closing_sync_wait_s = 0.078;
+    f = fx_run(a, "pipe.host_sync");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "Nothing to change for it"));
+    assert_null(strstr(f->fix, ".item()"));
+    fx_free(a);
+}
+
 /* One long wait while a kernel runs: a GPU-bound loop, nothing lost. */
 static void host_sync_waiting_on_a_busy_gpu_costs_nothing(void **state)
 {
@@ -344,6 +370,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_twin_below_both_thresholds),
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
+        cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
         cmocka_unit_test(host_sync_twin_below_both_thresholds),
