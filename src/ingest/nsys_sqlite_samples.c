@@ -29,7 +29,8 @@ typedef struct frame_memo {
 static int frame_of(gw_nsys_db *d, frame_memo *memo, int64_t symbol, int64_t module, uint32_t *name,
                     int *runtime)
 {
-    frame_memo *m = &memo[(uint64_t)(symbol * 31 + module) % FRAME_MEMO_SLOTS];
+    /* Unsigned: a damaged export's ids may be anywhere in int64. */
+    frame_memo *m = &memo[((uint64_t)symbol * 31u + (uint64_t)module) % FRAME_MEMO_SLOTS];
     if (!m->valid || m->symbol != symbol || m->module != module) {
         uint32_t sym = gw_nsys_string(d, symbol), mod = gw_nsys_string(d, module);
         if (sym == UINT32_MAX || mod == UINT32_MAX)

@@ -769,6 +769,17 @@ static void cpu_samples_name_untraced_host_work(void **state)
     assert_non_null(strstr(f->fix, "the CPU samples name it (check_results"));
     gw_analysis_free(a);
     gw_job_free(job);
+
+    /* Frame ids anywhere in int64 (a damaged export): read without overflow (UBSan in CI),
+     * an id StringIds lacks naming no frame. */
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE SAMPLING_CALLCHAINS SET symbol = 9223372036854775000, module = -9223372036854775000 "
+                                      "WHERE id = 3", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    t = read_ok(path);
+    assert_int_equal(t->cpu_sample_count, 10);
+    gw_trace_free(t);
 }
 
 int main(void)
