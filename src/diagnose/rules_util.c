@@ -42,10 +42,16 @@ static void explain_foreign_accel(gw_finding *f, const gw_trace *t, unsigned has
                      ? " (Holistic Trace Analysis reads MTIA's Kineto events)" : "");
 }
 
-/* Returns 1 when the host launched kernels or copied and none of it was recorded (the GPU's
- * activity records were lost, not tracing left off), 2 when it made CUDA calls but put no
- * work on the GPU, 3 for a CUPTI range-profiler capture, 0 otherwise: the fixes differ. */
-static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
+/* Why a trace has no GPU activity, as far as its fix goes. */
+typedef enum missing_gpu {
+    MISSING_NOT_TRACED = 0,    /* CPU-only, GPUs listed, or the profiler says tracing failed */
+    MISSING_RECORDS_LOST,      /* launches or copies traced, none of their GPU records */
+    MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
+    MISSING_RANGE_PROFILER     /* a CUPTI range-profiler capture: counters, no timeline */
+} missing_gpu;
+
+/* Says why in f's title and evidence; returns the case (the fixes differ). */
+static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
     /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
      * the most specific reason, and the verdict quotes the first line. */
@@ -80,7 +86,7 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
         gw_finding_evidence(f, "the trace holds %s CUPTI range-profiler ranges (%s kernel launches on the host): "
                                "in that mode CUPTI measures counters per range and records no kernel, copy or "
                                "set, so there is no GPU busy or idle time", ranges, launch_text);
-        return 3;
+        return MISSING_RANGE_PROFILER;
     }
     if (launches + copies > 0) {
         /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
@@ -90,7 +96,7 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
                                "all) but no kernel, copy or set was recorded: the GPU's activity records were "
                                "lost or never flushed", launch_text, launches == 1 ? "" : "es", copy_text,
                             copies == 1 ? "" : "s", calls);
-        return 1;
+        return MISSING_RECORDS_LOST;
     }
     /* A few set-up calls while the profiler itself says its CUDA tracing failed: the failure
      * is the answer (nsys "No CUDA events collected"), not a job that stayed off the GPU. */
@@ -99,7 +105,7 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
         gw_finding_evidence(f, "the host made %s CUDA API calls, none of them a kernel launch, copy or set: the "
                                "process set CUDA up but put no work on the GPU while it was profiled (it "
                                "computed elsewhere, or stopped before its GPU work)", calls);
-        return 2;
+        return MISSING_NO_WORK;
     }
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
@@ -115,7 +121,7 @@ static int explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *fil
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
                                "GPU listed; the job did not use a GPU or CUDA was not traced");
     }
-    return 0;
+    return MISSING_NOT_TRACED;
 }
 
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
@@ -140,8 +146,8 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
             explain_foreign_accel(f, t, has, slash ? slash + 1 : file);
             continue;
         }
-        int why = explain_missing_gpu(f, t, slash ? slash + 1 : file);
-        if (why == 3) {
+        missing_gpu why = explain_missing_gpu(f, t, slash ? slash + 1 : file);
+        if (why == MISSING_RANGE_PROFILER) {
             gw_rules_fix(f,
                          "To see where the GPU's time goes, profile with activity tracing and without the "
                          "range profiler: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
@@ -149,7 +155,7 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "profile --trace=cuda); keep the range-profiler capture for the counters.");
             continue;
         }
-        if (why == 2) {
+        if (why == MISSING_NO_WORK) {
             gw_rules_fix(f,
                          "CUDA was traced and the job did not use the GPU: check that its work is placed on the "
                          "GPU (torch.cuda.is_available() and tensor.device in PyTorch; the GPU backend or "
@@ -157,7 +163,7 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "computes on the CPU); then re-profile.");
             continue;
         }
-        if (why == 1) {
+        if (why == MISSING_RECORDS_LOST) {
             gw_rules_fix(f,
                          "The calls were traced but the GPU's records of them never arrived: let the process "
                          "end normally (not killed, no os._exit) or call cudaDeviceSynchronize() and "

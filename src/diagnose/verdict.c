@@ -88,6 +88,12 @@ static void cap_too_short(gw_analysis *a)
     }
 }
 
+/* 1 when under util.healthy.kernel_share of the GPUs' busy time is in kernels. */
+static int mostly_copying(const gw_analysis *a)
+{
+    return 1.0 - a->util.copy_share < a->thresholds.v[GW_T_UTIL_HEALTHY_KERNEL_SHARE];
+}
+
 void gw_verdict_prepare(gw_analysis *a)
 {
     gw_utilisation *u = &a->util;
@@ -146,7 +152,7 @@ void gw_verdict_prepare(gw_analysis *a)
         u->state = GW_UTIL_LOW;
     else if (u->busy_min < a->thresholds.v[GW_T_UTIL_HEALTHY_BUSY])
         u->state = GW_UTIL_MODERATE;
-    else if (cause_above_minor(a) || 1.0 - u->copy_share < a->thresholds.v[GW_T_UTIL_HEALTHY_KERNEL_SHARE])
+    else if (cause_above_minor(a) || mostly_copying(a))
         u->state = GW_UTIL_BUSY;   /* a GPU busy copying is not "the time is in the kernels" */
     else
         u->state = GW_UTIL_HEALTHY;
@@ -267,8 +273,7 @@ void gw_verdict_line(gw_analysis *a)
     char part[200];
     /* A GPU that is busy but mostly copying: that is the news, before an idle cause too small
      * to be major. */
-    int copying = a->util.state == GW_UTIL_BUSY &&
-                  1.0 - a->util.copy_share < a->thresholds.v[GW_T_UTIL_HEALTHY_KERNEL_SHARE];
+    int copying = a->util.state == GW_UTIL_BUSY && mostly_copying(a);
     if (copying) {
         snprintf(part, sizeof part, "; busy mostly copying, not computing: %.0f%% of the GPU's busy time in "
                  "copies and sets, %.0f%% in kernels", a->util.copy_share * 100.0, (1.0 - a->util.copy_share) * 100.0);

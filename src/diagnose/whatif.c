@@ -299,6 +299,7 @@ typedef struct sim_task {
     size_t finding;                      /* index in a->findings */
     size_t ti;
     int host_side;                       /* the fix changes host work only (host_side_fix) */
+    gw_ns observed_overhang;             /* gpu_overhang of the trace itself (one-step graphs) */
     gw_replay_params p[SETTINGS];
     char change[sizeof ((gw_what_if *)0)->change];
     double after[SETTINGS];              /* median step of each setting's replay */
@@ -341,6 +342,13 @@ static gw_ns gpu_overhang(const gw_stepgraph *g, const gw_replay *r)
     return gpu_end > host_end ? gpu_end - host_end : 0;
 }
 
+/* What a task's replays compare their overhang with: the trace's own, once per finding (only
+ * one-step graphs use it, see run_unit). */
+static gw_ns observed_overhang(const gw_stepgraph *g)
+{
+    return g->bound_count == 2 ? gpu_overhang(g, NULL) : 0;
+}
+
 static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
 {
     const gw_trace *t = a->job->traces[task->ti];
@@ -354,7 +362,7 @@ static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
      * (the GPU's busy time per step bounds them, gpu_floor_ms). (The critical path below is
      * the replay's, without it.) */
     if (r->step_count == 1) {
-        gw_ns extra = gpu_overhang(g, r) - gpu_overhang(g, NULL);
+        gw_ns extra = gpu_overhang(g, r) - task->observed_overhang;
         if (extra > 0)
             r->step_ns[r->step_count - 1] += extra;
     }
@@ -464,6 +472,7 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     sim_task task = {.ti = ti, .host_side = host_side_fix(id)};
     if (!transformation(a, ti, id, task.p, task.change, sizeof task.change))
         return 0;
+    task.observed_overhang = observed_overhang(&a->graphs[ti]);
     gw_replay ws[2] = {{0}, {0}};
     sim_pool pool = {.a = a, .tasks = &task, .count = 1};
     atomic_init(&pool.next, 0);
@@ -522,8 +531,10 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
         }
         sim_task *task = &tasks[count];
         *task = (sim_task){.finding = i, .ti = ti, .host_side = host_side_fix(f->id)};
-        if (transformation(a, ti, f->id, task->p, task->change, sizeof task->change))
+        if (transformation(a, ti, f->id, task->p, task->change, sizeof task->change)) {
+            task->observed_overhang = observed_overhang(&a->graphs[ti]);
             count++;
+        }
     }
     sim_pool pool = {.a = a, .tasks = tasks, .count = count};
     atomic_init(&pool.next, 0);
