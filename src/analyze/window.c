@@ -38,6 +38,7 @@ static const char *step_source_name(gw_step_source s)
     case GW_STEPS_PROFILER_STEP: return "ProfilerStep";
     case GW_STEPS_NVTX: return "NVTX ranges";
     case GW_STEPS_USER_RANGE: return "user range";
+    case GW_STEPS_ANNOTATION: return "step annotations";
     case GW_STEPS_NONE: break;
     }
     return "steps";

@@ -42,6 +42,23 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A JAX/TensorFlow profile directory (plugins/profile/<run>) holds the XPlane profile and,
+ * often, trace-viewer JSON made from it (jax.profiler's perfetto_trace.json.gz, TensorBoard's
+ * <host>.trace.json.gz): the same capture again, in a form gpuwhy refuses. Beside an
+ * .xplane.pb those are left out. PyTorch's *.pt.trace.json are Kineto traces: kept. */
+static int xprof_json_copy(const char *name)
+{
+    return !ends_with(name, ".pt.trace.json") && !ends_with(name, ".pt.trace.json.gz") &&
+           (strcmp(name, "perfetto_trace.json.gz") == 0 || ends_with(name, ".trace.json.gz") ||
+            ends_with(name, ".trace.json"));
+}
+
 static int walk(builder *b, const char *dir, int depth, gw_error *err)
 {
     if (depth > MAX_DIR_DEPTH)
@@ -65,7 +82,14 @@ static int walk(builder *b, const char *dir, int depth, gw_error *err)
     closedir(d);
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_str);
+    int has_xplane = 0;
+    for (size_t i = 0; i < n; i++)
+        has_xplane |= ends_with(names[i], ".xplane.pb");
     for (size_t i = 0; i < n && rc == 0; i++) {
+        if (has_xplane && xprof_json_copy(names[i])) {
+            b->l->skipped++;
+            continue;
+        }
         size_t len = strlen(dir) + strlen(names[i]) + 2;
         char *path = malloc(len);
         if (!path) {

@@ -159,6 +159,9 @@ static int map_unit(mapper *m, gw_input_unit *u, gw_error *err)
     case GW_INPUT_NSYS_SQLITE:
         rc = gw_nsys_sqlite_read(u->paths[0], &opt, &t, err);
         break;
+    case GW_INPUT_XPLANE:
+        rc = gw_xplane_read(u->paths[0], &opt, &t, err);
+        break;
     case GW_INPUT_NSYS_CSV:
         rc = gw_nsys_csv_read(u->paths, u->path_count, &opt, &t, err);
         break;

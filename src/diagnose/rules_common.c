@@ -78,6 +78,11 @@ int gw_rules_pytorch(const gw_analysis *a, const gw_rank_stats *r)
     return (gw_rules_has(a, r) & GW_HAS_PYTORCH) != 0;
 }
 
+int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r)
+{
+    return (gw_rules_has(a, r) & GW_HAS_JAX) != 0 && !gw_rules_pytorch(a, r);
+}
+
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)
 {
     (void)a;

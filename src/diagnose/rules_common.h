@@ -91,5 +91,7 @@ void gw_rules_fix(gw_finding *f, const char *fmt, ...) __attribute__((format(pri
  * speak PyTorch; 0 for plain CUDA, OpenMP/OpenACC offload, C++ libraries: the fix then says
  * what to do in CUDA terms. */
 int gw_rules_pytorch(const gw_analysis *a, const gw_rank_stats *r);
+/* Whether the rank's job is a JAX one (GW_HAS_JAX): fixes in JAX's terms. */
+int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r);
 
 #endif

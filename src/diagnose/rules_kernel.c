@@ -84,6 +84,14 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "(torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay a step "
                          "with one launch, fused/foreach optimizers, a larger batch. Re-profile the same "
                          "steps: kernels per step and the GPU's idle time should drop.");
+        else if (gw_rules_jax(a, r))
+            gw_rules_fix(f,
+                         "Launch fewer, bigger kernels and spend less host time per launch: jit the whole "
+                         "step as one function (not many small jitted calls from a Python loop), loop on the "
+                         "device with jax.lax.scan or lax.fori_loop instead of Python, let XLA replay the "
+                         "step's kernels as CUDA graphs (its command buffers: --xla_gpu_enable_command_buffer "
+                         "in XLA_FLAGS), a larger batch. Re-profile the same steps: kernels per step and the "
+                         "GPU's idle time should drop.");
         else
             gw_rules_fix(f,
                          "Launch fewer, bigger kernels and spend less host time per launch: fuse small "
@@ -144,7 +152,13 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                 k->occupancy_weighted_pct);
         gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
                             tot.compute_s / tot.window_s * 100.0, unused * 100.0);
-        if (gw_rules_pytorch(a, r))
+        if (gw_rules_jax(a, r))
+            gw_rules_fix(f,
+                         "Give each kernel more parallel work: a larger batch, vmap over samples instead of "
+                         "Python loops, larger jitted functions so XLA fuses more. Check one kernel with "
+                         "Nsight Compute (ncu --section LaunchStats --section Occupancy -k regex:<kernel> "
+                         "python train.py).");
+        else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
                          "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
@@ -302,7 +316,7 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
                  "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
                  "--launch-count 1 %s; SM busy with memory idle means compute-bound "
                  "(lower precision, a faster algorithm), memory busy with SM idle means memory-bound "
-                 "(fusion).", first, gw_rules_pytorch(a, r) ? "python train.py" : "./your_program");
+                 "(fusion).", first, gw_rules_pytorch(a, r) || gw_rules_jax(a, r) ? "python train.py" : "./your_program");
         snprintf(f->gain, sizeof f->gain, "depends on the kernels: these are where the GPU time goes");
     }
     return 0;

@@ -87,7 +87,14 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "
                                    "cuda_memcpy_async rule does not see these",
                                 c->pageable_via_driver);
-        if (gw_rules_pytorch(a, r))
+        if (gw_rules_jax(a, r))
+            gw_rules_fix(f,
+                         "Move batches to the device ahead of the step that needs them: jax.device_put of the "
+                         "next batches while this step runs (a prefetching iterator, e.g. two batches ahead), "
+                         "so the copies from host (numpy, pageable) memory overlap compute instead of "
+                         "delaying it; keep results on the device until they are read. Confirm: re-profile "
+                         "the same steps, the copies should overlap kernels.");
+        else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
                          "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
@@ -108,6 +115,9 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 /* 1 when the name reads like compilation (JIT, NVRTC, torch.compile, nvFuser lowering). */
 static int looks_like_compile(const char *name)
 {
+    /* JAX runs what it compiled as PjitFunction(f) and XLA modules named jit_f: execution. */
+    if (strncmp(name, "PjitFunction", 12) == 0 || strncmp(name, "jit_", 4) == 0 || strncmp(name, "jit(", 4) == 0)
+        return 0;
     static const char *const words[] = {"ompile", "NVRTC", "Nvrtc", "nvrtc", "jit", "JIT", "Jit",
                                         "Lower", "lower", "codegen", "Codegen", "inductor", "dynamo"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -204,7 +214,12 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation and set-up allocations");
             else
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
-            if (gw_rules_pytorch(a, r))
+            if (gw_rules_jax(a, r))
+                gw_rules_fix(f,
+                             "Profile steady-state steps, not start-up: run a step or two first (compilation, "
+                             "the CUDA context and first-call loads), then jax.profiler.start_trace ... "
+                             "stop_trace around a few more, marked with jax.profiler.StepTraceAnnotation.");
+            else if (gw_rules_pytorch(a, r))
                 gw_rules_fix(f,
                              "Profile steady-state steps, not start-up: create the CUDA context and warm up "
                              "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
@@ -219,6 +234,15 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         } else if (compile >= 0.5) {
             gw_finding_evidence(f, "%.0f%% of it inside compilation ranges (JIT): the steps profiled were "
                                    "still compiling", compile * 100.0);
+            if (gw_rules_jax(a, r))
+                gw_rules_fix(f,
+                             "The host is compiling while the GPU waits (jit tracing and XLA compilation): "
+                             "run the step once before profiling, keep input shapes and static arguments "
+                             "the same from step to step (pad or bucket) so jit does not retrace, and keep "
+                             "compiled code across runs with the persistent compilation cache "
+                             "(jax.config.update('jax_compilation_cache_dir', ...)); steady-state steps "
+                             "should show no compilation.");
+            else
             gw_rules_fix(f,
                          "The host is compiling kernels while the GPU waits (JIT compilation, e.g. "
                          "NVRTC, torch.compile, nvFuser): warm up before profiling (run the shapes once "
@@ -238,6 +262,14 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "above): take that work off the training loop's path (a background thread or "
                          "process that does not hold the GIL, an earlier start), or give it its own "
                          "cores; re-profile the same steps.");
+        } else if (gw_rules_jax(a, r)) {
+            gw_rules_fix(f,
+                         "Take host work off the GPU's critical path: jit the whole step (Python between "
+                         "jitted calls runs on the host every step), move input preparation ahead of the "
+                         "step (a prefetching iterator that device_puts the next batches), and keep the "
+                         "loop from reading device values (float(loss), np.asarray, printing) every step, "
+                         "so dispatch stays ahead of the GPU. Find the host hot spots with py-spy top "
+                         "--pid <pid>; re-profile the same steps after each change.");
         } else if (!gw_rules_pytorch(a, r)) {
             gw_rules_fix(f,
                          "Take host work off the GPU's critical path: overlap it with GPU work (launches "

@@ -139,6 +139,13 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
                          "waits for the GPU when it stops, as does a final torch.cuda.synchronize()), and no "
                          "GPU work comes after it.");
+        else if (gw_rules_jax(a, r))
+            gw_rules_fix(f,
+                         "Block the host only where it reads results: JAX dispatches asynchronously, so "
+                         "drop block_until_ready, jax.device_get, float()/np.asarray of device arrays and "
+                         "printing of device values from the step loop (log every N steps, keep metrics on "
+                         "the device), and let the next step be queued while this one runs. Confirm: "
+                         "re-profile, the blocking calls per step should drop.");
         else if (!gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Block the host only where it reads results: cudaMemcpyAsync into pinned memory "

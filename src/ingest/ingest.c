@@ -86,10 +86,10 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
         gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
         return GW_INPUT_UNKNOWN;
     }
-    unsigned char magic[16] = {0};
+    unsigned char magic[64] = {0};
     size_t n = fread(magic, 1, sizeof magic, f);
     fclose(f);
-    if (n == sizeof magic && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
+    if (n >= 16 && memcmp(magic, SQLITE_MAGIC, 16) == 0) {
         int app_id = 0;
         char why[256];
         int rc = sqlite_app_id(path, &app_id, why, sizeof why);
@@ -100,6 +100,8 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
         }
         return app_id == GW_RECORDING_APPLICATION_ID ? GW_INPUT_RECORDING : GW_INPUT_NSYS_SQLITE;
     }
+    if (gw_xplane_sniff(magic, n, (uint64_t)st.st_size))
+        return GW_INPUT_XPLANE;
     char head[4096];
     int is_gzip = 0;
     int c = first_content_byte(path, &is_gzip, head, sizeof head);
@@ -131,7 +133,7 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     else
         gw_fail(err, GW_EXIT_BAD_INPUT,
                 "%s: byte 0: not a format gpuwhy reads (expected Kineto JSON, an Nsight Systems "
-                "SQLite export or stats CSV, or a gpuwhy recording)", path);
+                "SQLite export or stats CSV, an XPlane profile (.xplane.pb), or a gpuwhy recording)", path);
     return GW_INPUT_UNKNOWN;
 }
 
@@ -161,6 +163,8 @@ int gw_ingest_step_range_unsupported(const char *path, gw_input_kind kind, gw_er
                                                       "ProfilerStep#N ranges (prof.step())"
                        : kind == GW_INPUT_NSYS_CSV  ? "an nsys stats CSV, which holds no NVTX ranges (export "
                                                       "SQLite: nsys export --type sqlite)"
+                       : kind == GW_INPUT_XPLANE    ? "an XPlane profile, whose steps are its step annotations "
+                                                      "(jax.profiler.StepTraceAnnotation)"
                                                     : "a gpuwhy recording, whose steps are the NVTX ranges named "
                                                       "ProfilerStep#N that `run --trace` recorded";
     return gw_fail(err, GW_EXIT_USAGE,
@@ -193,6 +197,9 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
             break;
         case GW_INPUT_NSYS_SQLITE:
             rc = gw_nsys_sqlite_read(paths[i], opt, &t, err);
+            break;
+        case GW_INPUT_XPLANE:
+            rc = gw_xplane_read(paths[i], opt, &t, err);
             break;
         case GW_INPUT_NSYS_CSV:
             csvs[csv_count++] = paths[i];

@@ -9,6 +9,7 @@
  *   nsys_sqlite.c   Nsight Systems SQLite export (schema 2.x and 3.x)
  *   nsys_csv.c      `nsys stats --report cuda_gpu_trace|cuda_api_trace --format csv`
  *   recording.c     gpuwhy recordings (src/record) holding a CUDA trace and/or samples
+ *   xplane.c        XPlane profiles (*.xplane.pb) of jax.profiler / TensorFlow / XProf
  */
 #ifndef GW_INGEST_INGEST_H
 #define GW_INGEST_INGEST_H
@@ -26,6 +27,7 @@ typedef enum gw_input_kind {
     GW_INPUT_NSYS_CSV,        /* any nsys stats CSV (gpu trace or api trace) */
     GW_INPUT_RECORDING,       /* gpuwhy SQLite recording */
     GW_INPUT_SUMMARY,         /* gpuwhy rank summary (analyze --summary-out), gzip JSON */
+    GW_INPUT_XPLANE,          /* XPlane protobuf (jax.profiler, TensorFlow, XProf) */
 } gw_input_kind;
 
 /* Progress: called with bytes consumed so far and the total (0 when unknown). */
@@ -74,6 +76,10 @@ int gw_ingest_files(const char *const *paths, size_t path_count, const gw_ingest
  * owned by the caller. */
 int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err);
 int gw_nsys_sqlite_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err);
+int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err);
+/* Whether the first bytes of a file (n of them) open an XPlane profile: an XSpace whose first
+ * plane is named like one ("/host:..." or "/device:..."). */
+int gw_xplane_sniff(const unsigned char *head, size_t n, uint64_t file_size);
 /* paths: one cuda_gpu_trace CSV and optionally one cuda_api_trace CSV, in any order. */
 int gw_nsys_csv_read(const char *const *paths, size_t path_count, const gw_ingest_options *opt,
                      gw_trace **out, gw_error *err);

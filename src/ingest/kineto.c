@@ -397,6 +397,16 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     if (rc == 0 && r.amd_runtime)
         for (size_t i = 0; i < r.trace->device_count; i++)
             r.trace->devices[i].is_amd = 1;
+    /* XProf's trace-viewer JSON (jax.profiler's perfetto_trace.json.gz, TensorBoard's
+     * *.trace.json.gz) puts GPU kernels and host calls alike in events without a category:
+     * read as Kineto it would be a CPU-only trace, which it is not. Its source is beside it. */
+    if (rc == 0 && r.st.xprof_planes > 0 && r.st.kernels + r.st.copies + r.st.sets + r.st.api_calls == 0)
+        rc = gw_fail(err, GW_EXIT_BAD_INPUT,
+                     "%s: a JAX/TensorFlow (XProf) trace-viewer JSON: its processes are XProf planes "
+                     "(/device:GPU:N, /host:CPU) and its events carry no Kineto categories, so GPU work "
+                     "cannot be told from host work in it; give gpuwhy the profile it was made from, the "
+                     "*.xplane.pb in the same plugins/profile/<run> directory",
+                     path);
     if (rc == 0 && gw_kineto_events_done(&r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     if (rc == 0 && gw_trace_finish_filling_host(r.trace, gw_kineto_fill_host, &r.st) != 0)

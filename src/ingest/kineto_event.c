@@ -536,6 +536,10 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
     if (f->ph == 'M') {
         if (f->has_name && cstr_is(f->name, f->name_len, "thread_name"))
             return add_thread_name(st, f);
+        if (f->has_name && cstr_is(f->name, f->name_len, "process_name") && f->has_arg_name &&
+            ((f->arg_name_len >= 8 && memcmp(f->arg_name, "/device:", 8) == 0) ||
+             (f->arg_name_len >= 6 && memcmp(f->arg_name, "/host:", 6) == 0)))
+            st->xprof_planes++;
         return 0;
     }
     if (f->ph != 'X')
@@ -846,6 +850,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
         into->foreign_accel = GW_KINETO_SEVERAL_ACCELS;
     into->gpu_annotations += part->gpu_annotations;
     into->no_timestamp += part->no_timestamp;
+    into->xprof_planes += part->xprof_planes;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
     gw_trace *p = part->trace;
     p->gpu_count = p->mem_count = p->mem_dropped = p->mem_peak_count = 0;
@@ -857,7 +862,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->events = part->kernels = part->copies = part->sets = part->syncs = 0;
     part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
-    part->foreign_device_events = part->foreign_runtime_calls = 0;
+    part->foreign_device_events = part->foreign_runtime_calls = part->xprof_planes = 0;
     part->foreign_accel = NULL;
     return 0;
 }

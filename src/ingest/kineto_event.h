@@ -58,6 +58,9 @@ typedef struct gw_kineto_state {
     uint64_t profiler_ranges;    /* cuda_profiler_range (CUPTI range profiler) */
     uint64_t gpu_annotations;    /* gpu_user_annotation: not host steps */
     uint64_t no_timestamp;       /* complete events without a usable ts */
+    /* process_name metadata naming an XProf plane ("/device:GPU:0", "/host:CPU"): the trace
+     * viewer's JSON of a JAX or TensorFlow profile, whose events carry no Kineto categories. */
+    uint64_t xprof_planes;
     /* Complete events of another accelerator (GW_KCAT_IS_FOREIGN): its device activity and
      * runtime calls, and the first one's accelerator (static text, NULL none seen). */
     uint64_t foreign_device_events, foreign_runtime_calls;

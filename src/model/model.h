@@ -348,6 +348,7 @@ typedef enum gw_step_source {
     GW_STEPS_PROFILER_STEP,    /* ProfilerStep#N host annotations */
     GW_STEPS_NVTX,             /* NVTX ranges named like steps/iterations */
     GW_STEPS_USER_RANGE,       /* --step-range NAME */
+    GW_STEPS_ANNOTATION,       /* XPlane step annotations (jax.profiler.StepTraceAnnotation) */
 } gw_step_source;
 
 typedef struct gw_step {
@@ -412,6 +413,9 @@ typedef struct gw_note {
  * fix says what to do in CUDA terms (plain CUDA, OpenMP/OpenACC offload, C++ libraries). */
 #define GW_HAS_PYTORCH     0x100u
 #define GW_HAS_CPU_SAMPLES 0x200u  /* host CPU samples with call stacks (gw_cpu_sample) */
+/* The job is a JAX one (an XPlane profile whose host names PjitFunction, PjRt ... calls: set
+ * by the XPlane reader): fixes may speak JAX (jit, lax.scan, block_until_ready). */
+#define GW_HAS_JAX         0x400u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

@@ -14,7 +14,7 @@ root=$(cd "$here/../.." && pwd)
 shared=${GW_SHARED_DIR:-$root/../shared}
 mkdir -p "$out"
 for t in fuzz_kineto fuzz_kineto_gzip fuzz_nsys_sqlite fuzz_sqlite_btree fuzz_nsys_csv fuzz_recording \
-         fuzz_cuda_decode fuzz_trace_receiver; do
+         fuzz_cuda_decode fuzz_trace_receiver fuzz_xplane; do
   mkdir -p "$out/$t"
 done
 small() { find "$@" -type f -size -300k 2>/dev/null; }
@@ -57,6 +57,11 @@ for f in $(find "$shared/traces/nsys" -name '*.sqlite' -size -3M 2>/dev/null); d
   sqlite3 "$db" "PRAGMA journal_mode=DELETE; PRAGMA page_size=1024; VACUUM" >/dev/null 2>&1
   copy fuzz_nsys_sqlite "$db"
   copy fuzz_sqlite_btree "$db"
+done
+
+# XPlane: the real jax.profiler captures.
+for f in "$root"/tests/data/xplane/*.xplane.pb; do
+  [ -f "$f" ] && copy fuzz_xplane "$f"
 done
 
 # nsys CSV: fixtures, small real CSVs, and a GPU trace and an API trace joined by a form

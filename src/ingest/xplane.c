@@ -1,0 +1,1184 @@
+/* Reader for XPlane profiles (`*.xplane.pb`): what jax.profiler, TensorFlow's profiler and
+ * XProf/TensorBoard's profile plugin write (plugins/profile/<run>/<host>.xplane.pb), on
+ * NVIDIA (CUPTI) and AMD (ROCm) GPUs alike. The file is one XSpace protobuf message: planes
+ * ("/host:CPU", "/device:GPU:0" ...), each with lines (host threads, GPU streams) of events
+ * whose names and statistics are ids into the plane's metadata tables. See
+ * docs/format-xplane.md for what is read and what is left.
+ *
+ * GPU planes: the lines named "Stream #N(...)" hold the device's kernels, copies and sets
+ * (correlation_id, kernel_details, memcpy_details); lines XProf derives from them ("XLA
+ * Ops", "XLA Modules", "Steps" ...) repeat the same time and are left out. The host plane:
+ * one line per thread; CUDA/HIP API calls (with correlation_id), TraceMe annotations of the
+ * framework (PjitFunction, ...Execute), Python frames ("$file.py:12 f"), steps
+ * (jax.profiler.StepTraceAnnotation: a step_num statistic) and allocator events
+ * (MemoryAllocation with bytes_allocated / bytes_reserved). */
+#include "ingest/ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ingest/protobuf_wire.h"
+#include "model/classify.h"
+#include "util/checked.h"
+#include "util/grow.h"
+
+/* XSpace / XPlane / XLine / XEvent / XStat / metadata field numbers (xplane.proto). */
+enum { SPACE_PLANES = 1 };
+enum { PLANE_NAME = 2, PLANE_LINES = 3, PLANE_EVENT_MD = 4, PLANE_STAT_MD = 5, PLANE_STATS = 6 };
+enum { LINE_ID = 1, LINE_NAME = 2, LINE_TIMESTAMP_NS = 3, LINE_EVENTS = 4, LINE_DISPLAY_NAME = 11 };
+enum { EVENT_METADATA_ID = 1, EVENT_OFFSET_PS = 2, EVENT_DURATION_PS = 3, EVENT_STATS = 4,
+       EVENT_NUM_OCCURRENCES = 5 };
+enum { STAT_METADATA_ID = 1, STAT_DOUBLE = 2, STAT_UINT64 = 3, STAT_INT64 = 4, STAT_STR = 5,
+       STAT_BYTES = 6, STAT_REF = 7 };
+enum { MD_ID = 1, MD_NAME = 2, MD_DISPLAY_NAME = 4 };
+enum { MAP_KEY = 1, MAP_VALUE = 2 };
+
+/* The statistics the reader looks at, by name. */
+typedef enum stat_kind {
+    ST_OTHER = 0, ST_CORRELATION, ST_KERNEL_DETAILS, ST_MEMCPY_DETAILS, ST_STEP_NUM, ST_VENDOR,
+    ST_CORE_COUNT, ST_MEMORY_SIZE, ST_CC_MAJOR, ST_CC_MINOR, ST_BYTES_ALLOCATED, ST_BYTES_RESERVED,
+    ST_ALLOCATION_BYTES, ST_ALLOCATOR_NAME, ST_KIND_COUNT
+} stat_kind;
+
+static const char *const STAT_NAMES[ST_KIND_COUNT] = {
+    [ST_CORRELATION] = "correlation_id",   [ST_KERNEL_DETAILS] = "kernel_details",
+    [ST_MEMCPY_DETAILS] = "memcpy_details", [ST_STEP_NUM] = "step_num",
+    [ST_VENDOR] = "device_vendor",         [ST_CORE_COUNT] = "core_count",
+    [ST_MEMORY_SIZE] = "memory_size",      [ST_CC_MAJOR] = "compute_cap_major",
+    [ST_CC_MINOR] = "compute_cap_minor",   [ST_BYTES_ALLOCATED] = "bytes_allocated",
+    [ST_BYTES_RESERVED] = "bytes_reserved", [ST_ALLOCATION_BYTES] = "allocation_bytes",
+    [ST_ALLOCATOR_NAME] = "allocator_name",
+};
+
+/* One metadata entry (event or stat) of a plane: its id and name, borrowed from the file. */
+typedef struct md_entry {
+    int64_t id;
+    const uint8_t *name;
+    size_t name_len;
+    uint32_t name_id;          /* events: interned on first use, 0 not yet */
+    uint8_t stat;              /* stats: stat_kind */
+} md_entry;
+
+typedef struct md_table {
+    md_entry *items;           /* owned, sorted by id */
+    size_t count, cap;
+} md_table;
+
+/* A statistic's value as read: a number, or text (a string, or a ref to a stat's name). */
+typedef struct stat_value {
+    int has_num, has_text;
+    int64_t num;
+    const uint8_t *text;
+    size_t text_len;
+} stat_value;
+
+typedef struct reader {
+    const char *path;
+    gw_trace *t;
+    gw_error *err;
+    const uint8_t *file;       /* borrowed: the whole file */
+    md_table events, stats;    /* the current plane's */
+    /* Counts for the notes. */
+    size_t derived_lines_skipped, aggregated_events, bad_times, other_planes, foreign_events;
+    size_t api_calls, steps;
+    int saw_gpu_plane, saw_host_plane;
+} reader;
+
+static int malformed(reader *r, size_t offset, const char *what)
+{
+    return gw_fail(r->err, GW_EXIT_BAD_INPUT, "%s: byte %zu: damaged XPlane profile: %s", r->path, offset, what);
+}
+
+static int oom(reader *r)
+{
+    return gw_fail(r->err, GW_EXIT_INTERNAL, "%s: out of memory", r->path);
+}
+
+static int bytes_are(const uint8_t *b, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    return n == k && memcmp(b, s, k) == 0;
+}
+
+static int bytes_start(const uint8_t *b, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    return n >= k && memcmp(b, s, k) == 0;
+}
+
+static int cmp_md(const void *pa, const void *pb)
+{
+    int64_t a = ((const md_entry *)pa)->id, b = ((const md_entry *)pb)->id;
+    return (a > b) - (a < b);
+}
+
+static md_entry *md_find(md_table *m, int64_t id)
+{
+    if (m->count == 0)
+        return NULL;   /* bsearch's base may not be NULL, even for no items */
+    md_entry key = {.id = id};
+    return bsearch(&key, m->items, m->count, sizeof *m->items, cmp_md);
+}
+
+/* One map entry (key, XEventMetadata or XStatMetadata) into table. Entries without a value
+ * or name are kept nameless: an event naming them is still an event. */
+static int md_add(reader *r, gw_pb_msg *plane, const gw_pb_field *entry, md_table *table, int is_stat)
+{
+    gw_pb_msg msg = gw_pb_sub(plane, entry);
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    md_entry e = {0};
+    int have_key = 0;
+    const uint8_t *display = NULL;
+    size_t display_len = 0;
+    while ((rc = gw_pb_next(&msg, &f, &bad)) == 1) {
+        if (f.number == MAP_KEY && f.wire == GW_PB_VARINT) {
+            e.id = gw_pb_int64(&f);
+            have_key = 1;
+        } else if (f.number == MAP_VALUE && f.wire == GW_PB_BYTES) {
+            gw_pb_msg value = gw_pb_sub(&msg, &f);
+            gw_pb_field v;
+            int vrc;
+            while ((vrc = gw_pb_next(&value, &v, &bad)) == 1) {
+                if (v.number == MD_NAME && v.wire == GW_PB_BYTES) {
+                    e.name = v.bytes;
+                    e.name_len = v.len;
+                } else if (!is_stat && v.number == MD_DISPLAY_NAME && v.wire == GW_PB_BYTES) {
+                    display = v.bytes;
+                    display_len = v.len;
+                }
+            }
+            if (vrc < 0)
+                return malformed(r, bad, "a metadata entry's fields run past its end");
+        }
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a metadata map entry's fields run past its end");
+    if (!have_key)
+        return 0;
+    /* The display name is the readable one where XProf sets both (a demangled kernel). */
+    if (display_len > 0) {
+        e.name = display;
+        e.name_len = display_len;
+    }
+    if (is_stat)
+        for (int k = 1; k < ST_KIND_COUNT; k++)
+            if (e.name && bytes_are(e.name, e.name_len, STAT_NAMES[k]))
+                e.stat = (uint8_t)k;
+    if (gw_grow((void **)&table->items, &table->cap, table->count + 1, sizeof *table->items) != 0)
+        return oom(r);
+    table->items[table->count++] = e;
+    return 0;
+}
+
+/* The plane's two metadata tables (they follow the lines in the file: read first). */
+static int read_metadata(reader *r, const gw_pb_msg *plane_in)
+{
+    r->events.count = r->stats.count = 0;
+    gw_pb_msg plane = *plane_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
+        if (f.wire != GW_PB_BYTES)
+            continue;
+        if (f.number == PLANE_EVENT_MD && md_add(r, &plane, &f, &r->events, 0) != 0)
+            return -1;
+        if (f.number == PLANE_STAT_MD && md_add(r, &plane, &f, &r->stats, 1) != 0)
+            return -1;
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    if (r->events.count > 1)
+        qsort(r->events.items, r->events.count, sizeof *r->events.items, cmp_md);
+    if (r->stats.count > 1)
+        qsort(r->stats.items, r->stats.count, sizeof *r->stats.items, cmp_md);
+    return 0;
+}
+
+/* Decodes one XStat: which of the wanted statistics it is (ST_OTHER: none) and its value. */
+static int read_stat(reader *r, const gw_pb_msg *parent, const gw_pb_field *sf, stat_kind *kind, stat_value *v)
+{
+    gw_pb_msg msg = gw_pb_sub(parent, sf);
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    memset(v, 0, sizeof *v);
+    *kind = ST_OTHER;
+    while ((rc = gw_pb_next(&msg, &f, &bad)) == 1) {
+        switch (f.number) {
+        case STAT_METADATA_ID:
+            if (f.wire == GW_PB_VARINT) {
+                md_entry *md = md_find(&r->stats, gw_pb_int64(&f));
+                *kind = md ? (stat_kind)md->stat : ST_OTHER;
+            }
+            break;
+        case STAT_DOUBLE:
+            if (f.wire == GW_PB_FIXED64) {
+                double d;
+                memcpy(&d, &f.u64, sizeof d);
+                if (d >= -9.2e18 && d <= 9.2e18) {
+                    v->num = (int64_t)d;
+                    v->has_num = 1;
+                }
+            }
+            break;
+        case STAT_UINT64:
+        case STAT_INT64:
+            if (f.wire == GW_PB_VARINT) {
+                v->num = gw_pb_int64(&f);
+                v->has_num = 1;
+            }
+            break;
+        case STAT_STR:
+        case STAT_BYTES:
+            if (f.wire == GW_PB_BYTES) {
+                v->text = f.bytes;
+                v->text_len = f.len;
+                v->has_text = 1;
+            }
+            break;
+        case STAT_REF:
+            /* A string kept once: the value is the name of a stat metadata entry. */
+            if (f.wire == GW_PB_VARINT) {
+                md_entry *md = md_find(&r->stats, gw_pb_int64(&f));
+                if (md && md->name) {
+                    v->text = md->name;
+                    v->text_len = md->name_len;
+                    v->has_text = 1;
+                }
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a statistic's fields run past its end");
+    return 0;
+}
+
+/* The number after "key:" in "regs:32 grid:1024,1,1 block:256,1,1 ..." (components of a
+ * "x,y,z" multiplied), or -1 when absent. */
+static double detail_value(const uint8_t *text, size_t len, const char *key)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k <= len; i++) {
+        if ((i > 0 && text[i - 1] != ' ') || memcmp(text + i, key, k) != 0)
+            continue;
+        double product = 1;
+        size_t j = i + k;
+        int any = 0;
+        for (;;) {
+            double v = 0;
+            int digits = 0;
+            while (j < len && text[j] >= '0' && text[j] <= '9' && digits < 19) {
+                v = v * 10 + (text[j++] - '0');
+                digits++;
+            }
+            if (!digits)
+                break;
+            product *= v;
+            any = 1;
+            if (j < len && text[j] == ',')
+                j++;
+            else
+                break;
+        }
+        return any ? product : -1;
+    }
+    return -1;
+}
+
+/* The memory kind after "key:" in memcpy_details ("kind_src:pageable kind_dst:device"). */
+static uint8_t detail_mem_kind(const uint8_t *text, size_t len, const char *key)
+{
+    static const struct { const char *word; uint8_t kind; } KINDS[] = {
+        {"pageable", GW_MEM_PAGEABLE}, {"pinned", GW_MEM_PINNED}, {"device", GW_MEM_DEVICE},
+        {"managed", GW_MEM_MANAGED}, {"array", GW_MEM_ARRAY}};
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k <= len; i++) {
+        if ((i > 0 && text[i - 1] != ' ') || memcmp(text + i, key, k) != 0)
+            continue;
+        for (size_t m = 0; m < sizeof KINDS / sizeof *KINDS; m++) {
+            size_t w = strlen(KINDS[m].word);
+            if (i + k + w <= len && memcmp(text + i + k, KINDS[m].word, w) == 0)
+                return KINDS[m].kind;
+        }
+        return GW_MEM_UNKNOWN;
+    }
+    return GW_MEM_UNKNOWN;
+}
+
+static uint32_t intern_bytes(reader *r, const uint8_t *b, size_t n)
+{
+    return gw_trace_intern(r->t, (const char *)b, n);
+}
+
+/* Event metadata id → interned name (the empty string when the id names nothing). */
+static uint32_t event_name(reader *r, int64_t metadata_id, const uint8_t **name, size_t *len)
+{
+    md_entry *md = md_find(&r->events, metadata_id);
+    *name = md && md->name ? md->name : (const uint8_t *)"";
+    *len = md && md->name ? md->name_len : 0;
+    if (!md)
+        return intern_bytes(r, *name, 0);
+    if (md->name_id == 0)
+        md->name_id = intern_bytes(r, *name, *len);
+    return md->name_id;
+}
+
+/* The statistics of an event the reader uses. */
+typedef struct event_stats {
+    stat_value v[ST_KIND_COUNT];
+} event_stats;
+
+/* One XEvent, decoded: its times on the trace clock, name and statistics. Returns 1 when it
+ * is a timed event, 0 when it is to be left out (aggregated, impossible times), -1 error. */
+typedef struct xevent {
+    gw_ns start, end;
+    uint32_t name_id;
+    const uint8_t *name;
+    size_t name_len;
+    event_stats st;
+} xevent;
+
+static int read_event(reader *r, const gw_pb_msg *line, const gw_pb_field *ef, int64_t line_ts_ns, xevent *e)
+{
+    gw_pb_msg msg = gw_pb_sub(line, ef);
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+    int aggregated = 0;
+    memset(&e->st, 0, sizeof e->st);
+    while ((rc = gw_pb_next(&msg, &f, &bad)) == 1) {
+        if (f.number == EVENT_METADATA_ID && f.wire == GW_PB_VARINT)
+            metadata_id = gw_pb_int64(&f);
+        else if (f.number == EVENT_OFFSET_PS && f.wire == GW_PB_VARINT)
+            offset_ps = gw_pb_int64(&f);
+        else if (f.number == EVENT_DURATION_PS && f.wire == GW_PB_VARINT)
+            duration_ps = gw_pb_int64(&f);
+        else if (f.number == EVENT_NUM_OCCURRENCES && f.wire == GW_PB_VARINT)
+            aggregated = 1;
+        else if (f.number == EVENT_STATS && f.wire == GW_PB_BYTES) {
+            stat_kind kind;
+            stat_value v;
+            if (read_stat(r, &msg, &f, &kind, &v) != 0)
+                return -1;
+            if (kind != ST_OTHER)
+                e->st.v[kind] = v;
+        }
+    }
+    if (rc < 0)
+        return malformed(r, bad, "an event's fields run past its end");
+    if (aggregated) {
+        r->aggregated_events++;
+        return 0;
+    }
+    /* Picoseconds from the line's start; kept in nanoseconds, as every other input. */
+    int64_t start, end;
+    if (offset_ps < 0 || duration_ps < 0 || __builtin_add_overflow(line_ts_ns, offset_ps / 1000, &start) ||
+        __builtin_add_overflow(line_ts_ns, (offset_ps / 1000) + (duration_ps / 1000), &end)) {
+        r->bad_times++;
+        return 0;
+    }
+    /* Rounding each end on its own keeps back-to-back events touching. */
+    int64_t end_ps_rem = (offset_ps % 1000) + (duration_ps % 1000);
+    if (end_ps_rem >= 1000 && end < INT64_MAX)
+        end++;
+    e->start = start;
+    e->end = end;
+    e->name_id = event_name(r, metadata_id, &e->name, &e->name_len);
+    if (e->name_id == UINT32_MAX)
+        return oom(r);
+    return 1;
+}
+
+/* "/device:GPU:3" → 3; -1 when the rest is not a number. */
+static int64_t plane_index(const uint8_t *name, size_t len, size_t prefix_len)
+{
+    int64_t v = 0;
+    if (len <= prefix_len || len - prefix_len > 9)
+        return -1;
+    for (size_t i = prefix_len; i < len; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+/* Lines of a GPU plane that XProf derives from the stream lines (the same time again). */
+static int derived_line(const uint8_t *name, size_t len)
+{
+    static const char *const DERIVED[] = {"Steps", "XLA Modules", "XLA Ops", "XLA TraceMe", "Async XLA Ops",
+                                          "Framework Name Scope", "Framework Ops", "TensorFlow Name Scope",
+                                          "TensorFlow Ops", "Source code", "Launch Stats", "Sparse Core"};
+    for (size_t i = 0; i < sizeof DERIVED / sizeof *DERIVED; i++)
+        if (bytes_start(name, len, DERIVED[i]))
+            return 1;
+    return 0;
+}
+
+static int cmp_step(const void *pa, const void *pb)
+{
+    const gw_step *a = pa, *b = pb;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+static int add_gpu_event(reader *r, const xevent *x, int32_t device, int32_t stream)
+{
+    gw_gpu_event *g = gw_trace_add_gpu(r->t);
+    if (!g)
+        return oom(r);
+    g->start = x->start;
+    g->end = x->end;
+    g->device = device;
+    g->stream = stream;
+    g->name_id = x->name_id;
+    const stat_value *corr = &x->st.v[ST_CORRELATION];
+    g->correlation = corr->has_num && corr->num > 0 ? (uint64_t)corr->num : GW_NO_CORRELATION;
+    const stat_value *copy = &x->st.v[ST_MEMCPY_DETAILS];
+    /* Copies: a memcpy_details statistic, or XProf's names (MemcpyH2D, MemcpyD2H ...). */
+    int is_copy = copy->has_text || bytes_start(x->name, x->name_len, "Memcpy") ||
+                  bytes_start(x->name, x->name_len, "memcpy");
+    int is_set = !is_copy && (bytes_start(x->name, x->name_len, "Memset") ||
+                              bytes_start(x->name, x->name_len, "memset"));
+    if (is_copy || is_set) {
+        char name[64];
+        size_t n = x->name_len < sizeof name - 1 ? x->name_len : sizeof name - 1;
+        memcpy(name, x->name, n);
+        name[n] = '\0';
+        g->kind = is_copy ? GW_GPU_MEMCPY : GW_GPU_MEMSET;
+        if (is_copy) {
+            uint8_t dir = GW_COPY_UNKNOWN, src = GW_MEM_UNKNOWN, dst = GW_MEM_UNKNOWN;
+            gw_parse_copy_name(name, &dir, &src, &dst);
+            /* XProf writes MemcpyH2D, MemcpyD2H, MemcpyD2D, MemcpyP2P. */
+            static const struct { const char *word; uint8_t dir; } DIRS[] = {
+                {"H2D", GW_COPY_HTOD}, {"D2H", GW_COPY_DTOH}, {"D2D", GW_COPY_DTOD},
+                {"P2P", GW_COPY_PTOP}, {"H2H", GW_COPY_HTOH}};
+            for (size_t k = 0; k < sizeof DIRS / sizeof *DIRS && dir == GW_COPY_UNKNOWN; k++)
+                if (strstr(name, DIRS[k].word))
+                    dir = DIRS[k].dir;
+            if (copy->has_text) {
+                uint8_t from = detail_mem_kind(copy->text, copy->text_len, "kind_src:");
+                uint8_t to = detail_mem_kind(copy->text, copy->text_len, "kind_dst:");
+                if (from != GW_MEM_UNKNOWN)
+                    src = from;
+                if (to != GW_MEM_UNKNOWN)
+                    dst = to;
+            }
+            g->copy_dir = dir;
+            g->src_mem = src & 0xf;
+            g->dst_mem = dst & 0xf;
+        }
+        double size = copy->has_text ? detail_value(copy->text, copy->text_len, "size:") : -1;
+        g->bytes = size > 0 ? (uint64_t)size : 0;
+        return 0;
+    }
+    g->kind = GW_GPU_KERNEL;
+    const stat_value *kd = &x->st.v[ST_KERNEL_DETAILS];
+    if (kd->has_text) {
+        double grid = detail_value(kd->text, kd->text_len, "grid:");
+        double block = detail_value(kd->text, kd->text_len, "block:");
+        double regs = detail_value(kd->text, kd->text_len, "regs:");
+        g->grid_blocks = grid <= 0 ? 0 : grid > UINT32_MAX ? UINT32_MAX : (uint32_t)grid;
+        g->block_threads = gw_block_threads_of(block > 1e9 ? (int64_t)1e9 : (int64_t)block);
+        g->registers = (uint16_t)(regs <= 0 ? 0 : regs > UINT16_MAX ? UINT16_MAX : regs);
+        if (g->grid_blocks && g->block_threads)
+            g->flags |= GW_GPU_F_HAS_LAUNCH;
+    }
+    return 0;
+}
+
+/* The GPU's properties from the plane's own statistics. */
+static int read_device(reader *r, const gw_pb_msg *plane_in, int32_t device)
+{
+    gw_device *dev = (gw_device *)gw_trace_device(r->t, device);
+    if (!dev) {
+        dev = gw_trace_add_device(r->t);
+        if (!dev)
+            return oom(r);
+        dev->id = device;
+    }
+    gw_pb_msg plane = *plane_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    const uint8_t *vendor = NULL;
+    size_t vendor_len = 0;
+    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
+        if (f.number != PLANE_STATS || f.wire != GW_PB_BYTES)
+            continue;
+        stat_kind kind;
+        stat_value v;
+        if (read_stat(r, &plane, &f, &kind, &v) != 0)
+            return -1;
+        if (kind == ST_VENDOR && v.has_text) {
+            vendor = v.text;
+            vendor_len = v.text_len < 32 ? v.text_len : 32;
+        } else if (v.has_num && v.num > 0 && v.num < INT32_MAX) {
+            if (kind == ST_CORE_COUNT)
+                dev->num_sms = (int32_t)v.num;
+            else if (kind == ST_CC_MAJOR)
+                dev->cc_major = (int32_t)v.num;
+            else if (kind == ST_CC_MINOR)
+                dev->cc_minor = (int32_t)v.num;
+        }
+        if (kind == ST_MEMORY_SIZE && v.has_num && v.num > 0)
+            dev->total_mem_bytes = (uint64_t)v.num;
+        if (kind == ST_CC_MINOR && v.has_num && v.num == 0)
+            dev->cc_minor = 0;
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    char name[64];
+    snprintf(name, sizeof name, "%.*s GPU %d", (int)(vendor ? vendor_len : 0), vendor ? (const char *)vendor : "",
+             (int)device);
+    const char *shown = name[0] == ' ' ? name + 1 : name;
+    dev->name_id = gw_trace_intern(r->t, shown, strlen(shown));
+    if (dev->name_id == UINT32_MAX)
+        return oom(r);
+    dev->is_amd = vendor && (bytes_are(vendor, vendor_len, "AMD") || bytes_start(vendor, vendor_len, "Advanced Micro"));
+    if (dev->num_sms || dev->total_mem_bytes || dev->cc_major)
+        r->t->has |= GW_HAS_DEVICE_PROPS;
+    return 0;
+}
+
+/* Each line of a GPU plane: stream lines become the device's GPU events. */
+static int read_gpu_plane(reader *r, const gw_pb_msg *plane_in, int32_t device)
+{
+    if (read_device(r, plane_in, device) != 0)
+        return -1;
+    r->saw_gpu_plane = 1;
+    gw_pb_msg plane = *plane_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
+        if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
+            continue;
+        gw_pb_msg line = gw_pb_sub(&plane, &f);
+        /* The line's id, name and timestamp come before its events in the file, but the
+         * format does not promise it: one pass for them, one for the events. */
+        gw_pb_msg scan = line;
+        gw_pb_field lf;
+        int lrc;
+        int64_t line_id = -1, ts_ns = 0;
+        const uint8_t *name = (const uint8_t *)"";
+        size_t name_len = 0;
+        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
+            if (lf.number == LINE_ID && lf.wire == GW_PB_VARINT)
+                line_id = gw_pb_int64(&lf);
+            else if (lf.number == LINE_NAME && lf.wire == GW_PB_BYTES) {
+                name = lf.bytes;
+                name_len = lf.len;
+            } else if (lf.number == LINE_TIMESTAMP_NS && lf.wire == GW_PB_VARINT)
+                ts_ns = gw_pb_int64(&lf);
+        }
+        if (lrc < 0)
+            return malformed(r, bad, "a line's fields run past its end");
+        if (derived_line(name, name_len) || !bytes_start(name, name_len, "Stream #")) {
+            r->derived_lines_skipped++;
+            continue;
+        }
+        int64_t stream = plane_index(name, name_len, strlen("Stream #"));
+        if (stream < 0) {   /* "Stream #14(Compute)": the number ends at the parenthesis */
+            stream = 0;
+            for (size_t i = strlen("Stream #"); i < name_len && name[i] >= '0' && name[i] <= '9' && stream < INT32_MAX / 10; i++)
+                stream = stream * 10 + (name[i] - '0');
+        }
+        if (stream == 0 && line_id >= 0 && line_id <= INT32_MAX)
+            stream = line_id;
+        scan = line;
+        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
+            if (lf.number != LINE_EVENTS || lf.wire != GW_PB_BYTES)
+                continue;
+            xevent x;
+            int erc = read_event(r, &scan, &lf, ts_ns, &x);
+            if (erc < 0)
+                return -1;
+            if (erc == 1 && add_gpu_event(r, &x, device, (int32_t)stream) != 0)
+                return -1;
+        }
+        if (lrc < 0)
+            return malformed(r, bad, "a line's fields run past its end");
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    r->t->has |= GW_HAS_GPU_TRACE;
+    return 0;
+}
+
+/* "GPU_3_bfc" (XLA's BFC allocator of GPU 3) → 3; -1 for host allocators and others. */
+static int32_t allocator_device(const stat_value *v)
+{
+    if (!v->has_text || !bytes_start(v->text, v->text_len, "GPU_"))
+        return -1;
+    int64_t d = 0;
+    size_t i = 4;
+    for (; i < v->text_len && v->text[i] >= '0' && v->text[i] <= '9' && d < 100000; i++)
+        d = d * 10 + (v->text[i] - '0');
+    return i > 4 ? (int32_t)d : -1;
+}
+
+/* Whether a host event name is a CUDA or HIP API call, and which kind. */
+static int api_kind_of(const uint8_t *name, size_t len, uint8_t *kind)
+{
+    if (bytes_start(name, len, "cuda") || bytes_start(name, len, "hip")) {
+        *kind = GW_HOST_RUNTIME;
+        return len > 4 && name[0] == 'c' ? 1 : len > 3;
+    }
+    /* Driver calls: cu + an upper-case letter (cuLaunchKernel, cuMemcpyHtoDAsync_v2). */
+    if (len > 2 && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z') {
+        *kind = GW_HOST_DRIVER;
+        return 1;
+    }
+    return 0;
+}
+
+static int read_host_event(reader *r, const xevent *x, uint32_t thread)
+{
+    /* The allocator's events carry its totals: the memory peaks, not host work. */
+    const stat_value *allocated = &x->st.v[ST_BYTES_ALLOCATED];
+    if (allocated->has_num && (bytes_are(x->name, x->name_len, "MemoryAllocation") ||
+                               bytes_are(x->name, x->name_len, "MemoryDeallocation"))) {
+        const stat_value *reserved = &x->st.v[ST_BYTES_RESERVED];
+        const stat_value *size = &x->st.v[ST_ALLOCATION_BYTES];
+        int64_t bytes = size->has_num ? size->num : 0;
+        gw_mem_event m = {
+            .ts = x->start,
+            .bytes = bytes_are(x->name, x->name_len, "MemoryDeallocation") ? -bytes : bytes,
+            .total_allocated = allocated->num,
+            /* XLA's bytes_reserved is what the allocator set aside beyond what is in use */
+            .total_reserved = reserved->has_num && reserved->num >= 0 ? allocated->num + reserved->num : -1,
+            .device = allocator_device(&x->st.v[ST_ALLOCATOR_NAME]),
+        };
+        if (gw_trace_add_mem(r->t, &m) != 0)
+            return oom(r);
+        r->t->has |= GW_HAS_MEMORY;
+        return 0;
+    }
+    gw_host_event *h = gw_trace_add_host(r->t);
+    if (!h)
+        return oom(r);
+    h->start = x->start;
+    h->end = x->end;
+    h->thread = thread;
+    h->name_id = x->name_id;
+    uint8_t kind;
+    if (api_kind_of(x->name, x->name_len, &kind)) {
+        const stat_value *corr = &x->st.v[ST_CORRELATION];
+        h->kind = kind;
+        h->correlation = corr->has_num && corr->num > 0 ? (uint64_t)corr->num : GW_NO_CORRELATION;
+        r->api_calls++;
+        r->t->has |= GW_HAS_HOST_API;
+        return 0;
+    }
+    /* jax's own calls: a jitted function's dispatch, the PjRt client's execution. */
+    if (bytes_start(x->name, x->name_len, "PjitFunction") || bytes_start(x->name, x->name_len, "PjRt") ||
+        bytes_start(x->name, x->name_len, "PJRT_"))
+        r->t->has |= GW_HAS_JAX;
+    if (x->name_len > 1 && x->name[0] == '$') {
+        /* The Python tracer's frames: "$train.py:45 step" */
+        h->kind = GW_HOST_PYTHON;
+        h->name_id = intern_bytes(r, x->name + 1, x->name_len - 1);
+        if (h->name_id == UINT32_MAX)
+            return oom(r);
+    } else {
+        h->kind = x->st.v[ST_STEP_NUM].has_num ? GW_HOST_ANNOTATION : GW_HOST_CPU_OP;
+    }
+    r->t->has |= GW_HAS_CPU_OPS;
+    /* jax.profiler.StepTraceAnnotation("train", step_num=i): one step each. */
+    const stat_value *step = &x->st.v[ST_STEP_NUM];
+    if (step->has_num && x->end > x->start) {
+        int dup = 0;
+        for (size_t k = 0; k < r->t->step_count && !dup; k++)
+            dup = r->t->steps[k].number == step->num;
+        if (!dup) {
+            gw_step *s = gw_trace_add_step(r->t);
+            if (!s)
+                return oom(r);
+            s->start = x->start;
+            s->end = x->end;
+            s->number = step->num;
+            r->steps++;
+        }
+    }
+    return 0;
+}
+
+static int read_host_plane(reader *r, const gw_pb_msg *plane_in)
+{
+    r->saw_host_plane = 1;
+    gw_pb_msg plane = *plane_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
+        if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
+            continue;
+        gw_pb_msg line = gw_pb_sub(&plane, &f);
+        gw_pb_msg scan = line;
+        gw_pb_field lf;
+        int lrc;
+        int64_t tid = 0, ts_ns = 0;
+        const uint8_t *name = NULL, *display = NULL;
+        size_t name_len = 0, display_len = 0;
+        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
+            if (lf.number == LINE_ID && lf.wire == GW_PB_VARINT)
+                tid = gw_pb_int64(&lf);
+            else if (lf.number == LINE_NAME && lf.wire == GW_PB_BYTES) {
+                name = lf.bytes;
+                name_len = lf.len;
+            } else if (lf.number == LINE_DISPLAY_NAME && lf.wire == GW_PB_BYTES) {
+                display = lf.bytes;
+                display_len = lf.len;
+            } else if (lf.number == LINE_TIMESTAMP_NS && lf.wire == GW_PB_VARINT)
+                ts_ns = gw_pb_int64(&lf);
+        }
+        if (lrc < 0)
+            return malformed(r, bad, "a line's fields run past its end");
+        /* One process per file: the host plane's threads are its threads. */
+        uint32_t thread = gw_trace_thread(r->t, 0, tid);
+        if (thread == UINT32_MAX)
+            return oom(r);
+        const uint8_t *shown = display_len ? display : name;
+        size_t shown_len = display_len ? display_len : name_len;
+        if (shown && shown_len && r->t->threads[thread].name_id == 0) {
+            uint32_t id = intern_bytes(r, shown, shown_len);
+            if (id == UINT32_MAX)
+                return oom(r);
+            r->t->threads[thread].name_id = id;
+        }
+        scan = line;
+        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
+            if (lf.number != LINE_EVENTS || lf.wire != GW_PB_BYTES)
+                continue;
+            xevent x;
+            int erc = read_event(r, &scan, &lf, ts_ns, &x);
+            if (erc < 0)
+                return -1;
+            if (erc == 1 && read_host_event(r, &x, thread) != 0)
+                return -1;
+        }
+        if (lrc < 0)
+            return malformed(r, bad, "a line's fields run past its end");
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    return 0;
+}
+
+/* Events of another accelerator's plane ("/device:TPU:0"): counted, not read. */
+static int count_foreign(reader *r, const gw_pb_msg *plane_in)
+{
+    gw_pb_msg plane = *plane_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
+        if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
+            continue;
+        gw_pb_msg line = gw_pb_sub(&plane, &f);
+        gw_pb_field lf;
+        int lrc;
+        while ((lrc = gw_pb_next(&line, &lf, &bad)) == 1)
+            r->foreign_events += lf.number == LINE_EVENTS;
+        if (lrc < 0)
+            return malformed(r, bad, "a line's fields run past its end");
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    return 0;
+}
+
+static int read_plane(reader *r, const gw_pb_msg *space, const gw_pb_field *pf)
+{
+    gw_pb_msg plane = gw_pb_sub(space, pf);
+    gw_pb_msg scan = plane;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    const uint8_t *name = (const uint8_t *)"";
+    size_t name_len = 0;
+    while ((rc = gw_pb_next(&scan, &f, &bad)) == 1)
+        if (f.number == PLANE_NAME && f.wire == GW_PB_BYTES) {
+            name = f.bytes;
+            name_len = f.len;
+        }
+    if (rc < 0)
+        return malformed(r, bad, "a plane's fields run past its end");
+    int64_t gpu = bytes_start(name, name_len, "/device:GPU:") ? plane_index(name, name_len, strlen("/device:GPU:")) : -1;
+    /* "/host:CPU", and the planes some versions keep the CUDA/HIP API callbacks on
+     * ("/host:CUPTI", "/host:ROCTRACER"); "/host:metadata" holds HLO protos, not events. */
+    int host = bytes_start(name, name_len, "/host:") && !bytes_are(name, name_len, "/host:metadata");
+    int tpu = bytes_start(name, name_len, "/device:TPU:");
+    if (gpu < 0 && !host && !tpu) {
+        r->other_planes++;
+        return 0;
+    }
+    if (read_metadata(r, &plane) != 0)
+        return -1;
+    if (tpu) {
+        r->t->foreign_accel = "TPU";
+        r->t->has |= GW_HAS_FOREIGN_ACCEL;
+        size_t before = r->foreign_events;
+        if (count_foreign(r, &plane) != 0)
+            return -1;
+        r->t->foreign_device_events += r->foreign_events - before;
+        return 0;
+    }
+    if (gpu > INT32_MAX)
+        return malformed(r, (size_t)(name - r->file), "a GPU plane's number is out of range");
+    return host ? read_host_plane(r, &plane) : read_gpu_plane(r, &plane, (int32_t)gpu);
+}
+
+static int read_space(reader *r, const uint8_t *data, size_t len)
+{
+    gw_pb_msg space = gw_pb_open(data, len);
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&space, &f, &bad)) == 1) {
+        if (f.number != SPACE_PLANES)
+            continue;
+        if (f.wire != GW_PB_BYTES)
+            return malformed(r, f.offset, "a plane is not a message");
+        if (read_plane(r, &space, &f) != 0)
+            return -1;
+    }
+    if (rc < 0)
+        return malformed(r, bad, "the file's fields run past its end (truncated, or not an XPlane profile)");
+    return 0;
+}
+
+/* ---- CUDA/HIP API lines joined to the threads that made the calls ------------------ */
+
+/* A host event's place in the join: sorted by thread, then start (outer ranges first). */
+typedef struct span_ref {
+    uint32_t thread, index;
+    gw_ns start, end;
+} span_ref;
+
+static int cmp_span_ref(const void *pa, const void *pb)
+{
+    const span_ref *a = pa, *b = pb;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->end < b->end) - (a->end > b->end);
+}
+
+/* The innermost range of spans [lo, hi) (one thread's) that holds [start, end): 1 with
+ * *duration its length, or 0. The ranges nest, so looking back from the last one that starts
+ * before the call finds it after a few siblings at most: the look is bounded. */
+static int innermost_holding(const span_ref *spans, size_t lo, size_t hi, gw_ns start, gw_ns end, gw_ns *duration)
+{
+    size_t a = lo, b = hi;
+    while (a < b) {   /* first position whose range starts after `start` */
+        size_t mid = a + (b - a) / 2;
+        if (spans[mid].start <= start)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (size_t k = a, looked = 0; k > lo && looked < 256; k--, looked++)
+        if (spans[k - 1].end >= end) {
+            *duration = spans[k - 1].end - spans[k - 1].start;
+            return 1;
+        }
+    return 0;
+}
+
+/* XProf keeps the CUDA/HIP API callbacks on lines of their own ("Host Threads/586", the OS
+ * thread id) apart from the framework's lines of the same threads (TraceMe's ids): a launch
+ * made inside GpuExecutable::ExecuteThunks sits on another line than that range. Taken as
+ * is, the thread that launches would look idle while "other threads" work. Each API line
+ * whose calls (80% or more) lie inside another thread's ranges is put on that thread; of
+ * several, the one whose ranges around them are the tightest (a jitted call on the Python
+ * thread holds the launches of every executor thread, each executor only its own). */
+static int join_api_lines(reader *r)
+{
+    gw_trace *t = r->t;
+    size_t threads = t->thread_count;
+    if (threads < 2 || t->host_count == 0 || t->host_count > UINT32_MAX)
+        return 0;
+    size_t *api = calloc(threads, sizeof *api), *other = calloc(threads, sizeof *other);
+    span_ref *spans = malloc(t->host_count * sizeof *spans); /* owned: other events, then the calls */
+    size_t *first = calloc(threads + 1, sizeof *first);      /* owned: each thread's range of spans */
+    size_t *held = calloc(threads, sizeof *held);
+    gw_ns *tight = calloc(threads, sizeof *tight);
+    int rc = -1;
+    if (!api || !other || !spans || !first || !held || !tight)
+        goto done;
+    size_t n = 0, api_total = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (!gw_host_is_api_kind(&t->host[i])) {
+            const gw_host_event *h = &t->host[i];
+            other[h->thread]++;
+            spans[n++] = (span_ref){h->thread, (uint32_t)i, h->start, h->end};
+        }
+    for (size_t i = 0; i < t->host_count; i++)
+        if (gw_host_is_api_kind(&t->host[i])) {
+            const gw_host_event *h = &t->host[i];
+            api[h->thread]++;
+            spans[n + api_total++] = (span_ref){h->thread, (uint32_t)i, h->start, h->end};
+        }
+    if (n > 1)
+        qsort(spans, n, sizeof *spans, cmp_span_ref);
+    if (api_total > 1)
+        qsort(spans + n, api_total, sizeof *spans, cmp_span_ref);
+    for (size_t k = 0, th = 0; th <= threads; th++) {
+        while (k < n && spans[k].thread < th)
+            k++;
+        first[th] = k;
+    }
+    size_t candidates = 0;
+    for (size_t b = 0; b < threads; b++)
+        candidates += other[b] > 0;
+    /* Each call is looked up on every candidate thread: a bound on the work for huge profiles. */
+    if ((double)api_total * (double)candidates > 2e8) {
+        gw_trace_note(t, "the CUDA/HIP API callback lines were left apart from the threads that made the calls "
+                         "(%zu calls x %zu threads: too many to match)", api_total, candidates);
+        rc = 0;
+        goto done;
+    }
+    size_t joined = 0;
+    for (size_t k = n; k < n + api_total;) {
+        uint32_t a = spans[k].thread;
+        size_t end = k;
+        while (end < n + api_total && spans[end].thread == a)
+            end++;
+        size_t calls_from = k;
+        k = end;
+        if (other[a] > 0)
+            continue;   /* not a line of API calls only */
+        memset(held, 0, threads * sizeof *held);
+        memset(tight, 0, threads * sizeof *tight);
+        for (size_t c = calls_from; c < end; c++) {
+            for (size_t b = 0; b < threads; b++) {
+                gw_ns d;
+                if (b == a || other[b] == 0 ||
+                    !innermost_holding(spans, first[b], first[b + 1], spans[c].start, spans[c].end, &d))
+                    continue;
+                held[b]++;
+                tight[b] = gw_sat_add(tight[b], d);
+            }
+        }
+        /* Of the threads holding 80% of the calls or more, the one whose ranges around them are
+         * the shortest on average. */
+        size_t best = SIZE_MAX;
+        for (size_t b = 0; b < threads; b++)
+            if (held[b] > 0 && held[b] * 5 >= api[a] * 4 &&
+                (best == SIZE_MAX || (double)tight[b] / (double)held[b] < (double)tight[best] / (double)held[best]))
+                best = b;
+        if (best == SIZE_MAX)
+            continue;
+        for (size_t c = calls_from; c < end; c++)
+            t->host[spans[c].index].thread = (uint32_t)best;
+        joined++;
+    }
+    if (joined)
+        gw_trace_note(t, "the CUDA/HIP API calls of %zu callback %s put on the threads that made them (each "
+                         "line's calls lie inside that thread's ranges)", joined, joined == 1 ? "line was" : "lines were");
+    rc = 0;
+done:
+    free(api);
+    free(other);
+    free(spans);
+    free(first);
+    free(held);
+    free(tight);
+    return rc == 0 ? 0 : oom(r);
+}
+
+/* Whether a Python frame's name is jax.profiler's own start_trace / stop_trace ("profiler.py:101
+ * start_trace"): 1 start, 2 stop, 0 neither. */
+static int profiler_frame(const char *name)
+{
+    if (!strstr(name, "profiler.py:"))
+        return 0;
+    size_t n = strlen(name);
+    if (n > 12 && strcmp(name + n - 12, " start_trace") == 0)
+        return 1;
+    if (n > 11 && strcmp(name + n - 11, " stop_trace") == 0)
+        return 2;
+    return 0;
+}
+
+/* With the Python tracer on, the capture holds the profiler's own start and stop: seconds
+ * (starting the tracers, collecting and writing the data) in which the job does nothing and
+ * the GPU idles. The job's capture is what lies between the end of start_trace and the start
+ * of stop_trace: host events outside it are left out, and the profiler's frames that enclose
+ * it (its trace() context) too; other frames that straddle an end are cut to it. */
+static void cut_profiler_start_stop(reader *r)
+{
+    gw_trace *t = r->t;
+    gw_ns capture_start = INT64_MIN, capture_end = INT64_MAX;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->kind != GW_HOST_PYTHON)
+            continue;
+        int which = profiler_frame(gw_trace_str(t, h->name_id));
+        if (which == 1 && h->end > capture_start)
+            capture_start = h->end;
+    }
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (h->kind == GW_HOST_PYTHON && profiler_frame(gw_trace_str(t, h->name_id)) == 2 &&
+            h->start >= capture_start && h->start < capture_end)
+            capture_end = h->start;
+    }
+    if (capture_start == INT64_MIN && capture_end == INT64_MAX)
+        return;
+    size_t kept = 0, left_out = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        gw_host_event h = t->host[i];
+        int outside = h.end <= capture_start || h.start >= capture_end;
+        int straddles = h.start < capture_start || h.end > capture_end;
+        int profilers_own = h.kind == GW_HOST_PYTHON && strstr(gw_trace_str(t, h.name_id), "profiler.py:");
+        if (outside || (straddles && profilers_own)) {
+            left_out++;
+            continue;
+        }
+        if (h.start < capture_start)
+            h.start = capture_start;
+        if (h.end > capture_end)
+            h.end = capture_end;
+        t->host[kept++] = h;
+    }
+    t->host_count = kept;
+    if (capture_start != INT64_MIN && capture_end != INT64_MAX && capture_end > capture_start) {
+        t->profile_start_ns = capture_start;
+        t->profile_end_ns = capture_end;
+    }
+    if (left_out)
+        gw_trace_note(t, "%zu host events of the profiler's own start and stop (jax.profiler start_trace, "
+                         "stop_trace) left out: the capture is what lies between them", left_out);
+}
+
+static void add_notes(reader *r)
+{
+    gw_trace *t = r->t;
+    if (!r->saw_gpu_plane && !t->foreign_accel)
+        gw_trace_note(t, "the XPlane profile holds no GPU plane (/device:GPU:N): the profiler traced the host only, "
+                         "or the job ran on the CPU");
+    if (r->aggregated_events)
+        gw_trace_note(t, "skipped %zu aggregated XPlane events (counts without times)", r->aggregated_events);
+    if (r->bad_times)
+        gw_trace_note(t, "skipped %zu XPlane events whose times are negative or out of range", r->bad_times);
+    if (r->steps == 0 && r->saw_host_plane)
+        gw_trace_note(t, "no step annotations (jax.profiler.StepTraceAnnotation): the whole capture is one window");
+}
+
+int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err)
+{
+    (void)opt;
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || st.st_size <= 0) {
+        fclose(fp);
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: empty or unreadable file", path);
+    }
+    size_t len = (size_t)st.st_size;
+    uint8_t *data = malloc(len);   /* owned: the whole file; names point into it until finish */
+    if (!data) {
+        fclose(fp);
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory reading %zu bytes", path, len);
+    }
+    size_t got = fread(data, 1, len, fp);
+    int read_error = ferror(fp);
+    fclose(fp);
+    if (read_error || got != len) {
+        free(data);
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte %zu: read failed (file changed while read?)", path, got);
+    }
+    reader r = {.path = path, .err = err, .file = data};
+    r.t = gw_trace_new(path, "xplane");
+    int rc = -1;
+    if (!r.t) {
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+        goto done;
+    }
+    if (read_space(&r, data, len) != 0)
+        goto done;
+    if (r.steps > 0) {
+        r.t->step_source = GW_STEPS_ANNOTATION;
+        qsort(r.t->steps, r.t->step_count, sizeof *r.t->steps, cmp_step);
+    }
+    cut_profiler_start_stop(&r);
+    if (join_api_lines(&r) != 0)
+        goto done;
+    add_notes(&r);
+    if (r.t->out_of_memory || gw_trace_finish(r.t) != 0) {
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(r.events.items);
+    free(r.stats.items);
+    free(data);
+    if (rc != 0) {
+        gw_trace_free(r.t);
+        return -1;
+    }
+    *out = r.t;
+    return 0;
+}
+
+int gw_xplane_sniff(const unsigned char *head, size_t n, uint64_t file_size)
+{
+    /* An XSpace opens with its first plane: field 1, a message, whose length fits the file. */
+    if (n < 8 || head[0] != ((SPACE_PLANES << 3) | GW_PB_BYTES))
+        return 0;
+    gw_pb_msg m = gw_pb_open(head, n);
+    m.p++;
+    uint64_t plane_len = 0;
+    unsigned shift = 0;
+    while (m.p < m.end && shift < 64) {
+        uint8_t b = *m.p++;
+        plane_len |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    /* A plane longer than the file is a truncated profile: the reader says where it ends. */
+    (void)file_size;
+    if (shift >= 64 || plane_len == 0)
+        return 0;
+    /* Its id (a varint) may come first, then its name: "/host:CPU", "/device:GPU:0" ... The
+     * name may be cut by the end of head: compare what there is of it. */
+    for (int k = 0; k < 2 && m.p < m.end; k++) {
+        uint8_t key = *m.p++;
+        if (key == ((PLANE_NAME << 3) | GW_PB_BYTES)) {
+            if (m.p >= m.end || *m.p & 0x80)
+                return 0;
+            size_t name_len = *m.p++;
+            size_t avail = (size_t)(m.end - m.p) < name_len ? (size_t)(m.end - m.p) : name_len;
+            static const char *const PREFIXES[] = {"/host:", "/device:"};
+            for (size_t i = 0; i < 2; i++) {
+                size_t pl = strlen(PREFIXES[i]);
+                if (avail >= 5 && memcmp(m.p, PREFIXES[i], avail < pl ? avail : pl) == 0)
+                    return 1;
+            }
+            return 0;
+        }
+        if (key != ((1 << 3) | GW_PB_VARINT))
+            return 0;
+        while (m.p < m.end && (*m.p & 0x80))   /* skip the id */
+            m.p++;
+        m.p++;
+    }
+    return 0;
+}
