@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "ingest/protobuf_wire.h"
+#include "ingest/xplane_threads.h"
 #include "model/classify.h"
 #include "util/checked.h"
 #include "util/grow.h"
@@ -82,7 +83,7 @@ typedef struct reader {
     const uint8_t *file;       /* borrowed: the whole file */
     md_table events, stats;    /* the current plane's */
     /* Counts for the notes. */
-    size_t derived_lines_skipped, aggregated_events, bad_times, other_planes, foreign_events;
+    size_t derived_lines_skipped, aggregated_events, bad_times, other_planes;
     size_t api_calls, steps;
     int saw_gpu_plane, saw_host_plane;
 } reader;
@@ -550,12 +551,23 @@ static int read_device(reader *r, const gw_pb_msg *plane_in, int32_t device)
     return 0;
 }
 
-/* Each line of a GPU plane: stream lines become the device's GPU events. */
-static int read_gpu_plane(reader *r, const gw_pb_msg *plane_in, int32_t device)
+/* A line's own fields (id, names, start), read before its events. */
+typedef struct line_header {
+    int64_t id;                /* -1 when absent */
+    int64_t ts_ns;
+    const uint8_t *name;       /* the name field ("" when absent) */
+    size_t name_len;
+    const uint8_t *shown;      /* the display name when set, else the name */
+    size_t shown_len;
+} line_header;
+
+typedef int (*line_fn)(reader *r, const gw_pb_msg *line, const line_header *h, void *ctx);
+typedef int (*event_fn)(reader *r, const xevent *x, void *ctx);
+
+/* Calls on_line for each line of the plane, its header read first (the id, name and
+ * timestamp come before the events in the files seen, but the format does not promise it). */
+static int each_line(reader *r, const gw_pb_msg *plane_in, line_fn on_line, void *ctx)
 {
-    if (read_device(r, plane_in, device) != 0)
-        return -1;
-    r->saw_gpu_plane = 1;
     gw_pb_msg plane = *plane_in;
     gw_pb_field f;
     size_t bad;
@@ -564,53 +576,93 @@ static int read_gpu_plane(reader *r, const gw_pb_msg *plane_in, int32_t device)
         if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
             continue;
         gw_pb_msg line = gw_pb_sub(&plane, &f);
-        /* The line's id, name and timestamp come before its events in the file, but the
-         * format does not promise it: one pass for them, one for the events. */
         gw_pb_msg scan = line;
         gw_pb_field lf;
         int lrc;
-        int64_t line_id = -1, ts_ns = 0;
-        const uint8_t *name = (const uint8_t *)"";
-        size_t name_len = 0;
+        line_header h = {.id = -1, .name = (const uint8_t *)"", .shown = NULL};
         while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
-            if (lf.number == LINE_ID && lf.wire == GW_PB_VARINT)
-                line_id = gw_pb_int64(&lf);
-            else if (lf.number == LINE_NAME && lf.wire == GW_PB_BYTES) {
-                name = lf.bytes;
-                name_len = lf.len;
-            } else if (lf.number == LINE_TIMESTAMP_NS && lf.wire == GW_PB_VARINT)
-                ts_ns = gw_pb_int64(&lf);
+            if (lf.number == LINE_ID && lf.wire == GW_PB_VARINT) {
+                h.id = gw_pb_int64(&lf);
+            } else if (lf.number == LINE_NAME && lf.wire == GW_PB_BYTES) {
+                h.name = lf.bytes;
+                h.name_len = lf.len;
+            } else if (lf.number == LINE_DISPLAY_NAME && lf.wire == GW_PB_BYTES && lf.len > 0) {
+                h.shown = lf.bytes;
+                h.shown_len = lf.len;
+            } else if (lf.number == LINE_TIMESTAMP_NS && lf.wire == GW_PB_VARINT) {
+                h.ts_ns = gw_pb_int64(&lf);
+            }
         }
         if (lrc < 0)
             return malformed(r, bad, "a line's fields run past its end");
-        if (derived_line(name, name_len) || !bytes_start(name, name_len, "Stream #")) {
-            r->derived_lines_skipped++;
-            continue;
+        if (!h.shown) {
+            h.shown = h.name;
+            h.shown_len = h.name_len;
         }
-        int64_t stream = plane_index(name, name_len, strlen("Stream #"));
-        if (stream < 0) {   /* "Stream #14(Compute)": the number ends at the parenthesis */
-            stream = 0;
-            for (size_t i = strlen("Stream #"); i < name_len && name[i] >= '0' && name[i] <= '9' && stream < INT32_MAX / 10; i++)
-                stream = stream * 10 + (name[i] - '0');
-        }
-        if (stream == 0 && line_id >= 0 && line_id <= INT32_MAX)
-            stream = line_id;
-        scan = line;
-        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
-            if (lf.number != LINE_EVENTS || lf.wire != GW_PB_BYTES)
-                continue;
-            xevent x;
-            int erc = read_event(r, &scan, &lf, ts_ns, &x);
-            if (erc < 0)
-                return -1;
-            if (erc == 1 && add_gpu_event(r, &x, device, (int32_t)stream) != 0)
-                return -1;
-        }
-        if (lrc < 0)
-            return malformed(r, bad, "a line's fields run past its end");
+        if (on_line(r, &line, &h, ctx) != 0)
+            return -1;
     }
     if (rc < 0)
         return malformed(r, bad, "a plane's fields run past its end");
+    return 0;
+}
+
+/* Calls on_event for each timed event of the line (aggregated or impossible ones are counted
+ * and skipped by read_event). */
+static int each_event(reader *r, const gw_pb_msg *line_in, int64_t ts_ns, event_fn on_event, void *ctx)
+{
+    gw_pb_msg line = *line_in;
+    gw_pb_field f;
+    size_t bad;
+    int rc;
+    while ((rc = gw_pb_next(&line, &f, &bad)) == 1) {
+        if (f.number != LINE_EVENTS || f.wire != GW_PB_BYTES)
+            continue;
+        xevent x;
+        int erc = read_event(r, &line, &f, ts_ns, &x);
+        if (erc < 0 || (erc == 1 && on_event(r, &x, ctx) != 0))
+            return -1;
+    }
+    if (rc < 0)
+        return malformed(r, bad, "a line's fields run past its end");
+    return 0;
+}
+
+typedef struct stream_ctx {
+    int32_t device, stream;
+} stream_ctx;
+
+static int on_gpu_event(reader *r, const xevent *x, void *ctx)
+{
+    const stream_ctx *sc = ctx;
+    return add_gpu_event(r, x, sc->device, sc->stream);
+}
+
+/* A GPU plane's line: a stream line's events become the device's GPU events. */
+static int on_gpu_line(reader *r, const gw_pb_msg *line, const line_header *h, void *ctx)
+{
+    int32_t device = *(const int32_t *)ctx;
+    if (derived_line(h->name, h->name_len) || !bytes_start(h->name, h->name_len, "Stream #")) {
+        r->derived_lines_skipped++;
+        return 0;
+    }
+    /* "Stream #14(Compute)": the number ends at the parenthesis. */
+    int64_t stream = 0;
+    size_t i = strlen("Stream #");
+    int digits = 0;
+    for (; i < h->name_len && h->name[i] >= '0' && h->name[i] <= '9' && stream < INT32_MAX / 10; i++, digits++)
+        stream = stream * 10 + (h->name[i] - '0');
+    if (!digits && h->id >= 0 && h->id <= INT32_MAX)
+        stream = h->id;
+    stream_ctx sc = {device, (int32_t)stream};
+    return each_event(r, line, h->ts_ns, on_gpu_event, &sc);
+}
+
+static int read_gpu_plane(reader *r, const gw_pb_msg *plane, int32_t device)
+{
+    if (read_device(r, plane, device) != 0 || each_line(r, plane, on_gpu_line, &device) != 0)
+        return -1;
+    r->saw_gpu_plane = 1;
     r->t->has |= GW_HAS_GPU_TRACE;
     return 0;
 }
@@ -713,89 +765,38 @@ static int read_host_event(reader *r, const xevent *x, uint32_t thread)
     return 0;
 }
 
-static int read_host_plane(reader *r, const gw_pb_msg *plane_in)
+static int on_host_event(reader *r, const xevent *x, void *ctx)
 {
-    r->saw_host_plane = 1;
-    gw_pb_msg plane = *plane_in;
-    gw_pb_field f;
-    size_t bad;
-    int rc;
-    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
-        if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
-            continue;
-        gw_pb_msg line = gw_pb_sub(&plane, &f);
-        gw_pb_msg scan = line;
-        gw_pb_field lf;
-        int lrc;
-        int64_t tid = 0, ts_ns = 0;
-        const uint8_t *name = NULL, *display = NULL;
-        size_t name_len = 0, display_len = 0;
-        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
-            if (lf.number == LINE_ID && lf.wire == GW_PB_VARINT)
-                tid = gw_pb_int64(&lf);
-            else if (lf.number == LINE_NAME && lf.wire == GW_PB_BYTES) {
-                name = lf.bytes;
-                name_len = lf.len;
-            } else if (lf.number == LINE_DISPLAY_NAME && lf.wire == GW_PB_BYTES) {
-                display = lf.bytes;
-                display_len = lf.len;
-            } else if (lf.number == LINE_TIMESTAMP_NS && lf.wire == GW_PB_VARINT)
-                ts_ns = gw_pb_int64(&lf);
-        }
-        if (lrc < 0)
-            return malformed(r, bad, "a line's fields run past its end");
-        /* One process per file: the host plane's threads are its threads. */
-        uint32_t thread = gw_trace_thread(r->t, 0, tid);
-        if (thread == UINT32_MAX)
-            return oom(r);
-        const uint8_t *shown = display_len ? display : name;
-        size_t shown_len = display_len ? display_len : name_len;
-        if (shown && shown_len && r->t->threads[thread].name_id == 0) {
-            uint32_t id = intern_bytes(r, shown, shown_len);
-            if (id == UINT32_MAX)
-                return oom(r);
-            r->t->threads[thread].name_id = id;
-        }
-        scan = line;
-        while ((lrc = gw_pb_next(&scan, &lf, &bad)) == 1) {
-            if (lf.number != LINE_EVENTS || lf.wire != GW_PB_BYTES)
-                continue;
-            xevent x;
-            int erc = read_event(r, &scan, &lf, ts_ns, &x);
-            if (erc < 0)
-                return -1;
-            if (erc == 1 && read_host_event(r, &x, thread) != 0)
-                return -1;
-        }
-        if (lrc < 0)
-            return malformed(r, bad, "a line's fields run past its end");
-    }
-    if (rc < 0)
-        return malformed(r, bad, "a plane's fields run past its end");
-    return 0;
+    return read_host_event(r, x, *(const uint32_t *)ctx);
 }
 
-/* Events of another accelerator's plane ("/device:TPU:0"): counted, not read. */
-static int count_foreign(reader *r, const gw_pb_msg *plane_in)
+/* A host plane's line: one thread (one process per file: the plane's threads are its). */
+static int on_host_line(reader *r, const gw_pb_msg *line, const line_header *h, void *ctx)
 {
-    gw_pb_msg plane = *plane_in;
+    (void)ctx;
+    uint32_t thread = gw_trace_thread(r->t, 0, h->id < 0 ? 0 : h->id);
+    if (thread == UINT32_MAX)
+        return oom(r);
+    if (h->shown_len && r->t->threads[thread].name_id == 0) {
+        uint32_t id = intern_bytes(r, h->shown, h->shown_len);
+        if (id == UINT32_MAX)
+            return oom(r);
+        r->t->threads[thread].name_id = id;
+    }
+    return each_event(r, line, h->ts_ns, on_host_event, &thread);
+}
+
+static int on_foreign_line(reader *r, const gw_pb_msg *line_in, const line_header *h, void *ctx)
+{
+    (void)h;
+    (void)ctx;
+    gw_pb_msg line = *line_in;
     gw_pb_field f;
     size_t bad;
     int rc;
-    while ((rc = gw_pb_next(&plane, &f, &bad)) == 1) {
-        if (f.number != PLANE_LINES || f.wire != GW_PB_BYTES)
-            continue;
-        gw_pb_msg line = gw_pb_sub(&plane, &f);
-        gw_pb_field lf;
-        int lrc;
-        while ((lrc = gw_pb_next(&line, &lf, &bad)) == 1)
-            r->foreign_events += lf.number == LINE_EVENTS;
-        if (lrc < 0)
-            return malformed(r, bad, "a line's fields run past its end");
-    }
-    if (rc < 0)
-        return malformed(r, bad, "a plane's fields run past its end");
-    return 0;
+    while ((rc = gw_pb_next(&line, &f, &bad)) == 1)
+        r->t->foreign_device_events += f.number == LINE_EVENTS;
+    return rc < 0 ? malformed(r, bad, "a line's fields run past its end") : 0;
 }
 
 static int read_plane(reader *r, const gw_pb_msg *space, const gw_pb_field *pf)
@@ -825,18 +826,16 @@ static int read_plane(reader *r, const gw_pb_msg *space, const gw_pb_field *pf)
     }
     if (read_metadata(r, &plane) != 0)
         return -1;
-    if (tpu) {
+    if (tpu) {   /* another accelerator: its events counted, not read */
         r->t->foreign_accel = "TPU";
         r->t->has |= GW_HAS_FOREIGN_ACCEL;
-        size_t before = r->foreign_events;
-        if (count_foreign(r, &plane) != 0)
-            return -1;
-        r->t->foreign_device_events += r->foreign_events - before;
-        return 0;
+        return each_line(r, &plane, on_foreign_line, NULL);
     }
     if (gpu > INT32_MAX)
         return malformed(r, (size_t)(name - r->file), "a GPU plane's number is out of range");
-    return host ? read_host_plane(r, &plane) : read_gpu_plane(r, &plane, (int32_t)gpu);
+    if (host)
+        r->saw_host_plane = 1;
+    return host ? each_line(r, &plane, on_host_line, NULL) : read_gpu_plane(r, &plane, (int32_t)gpu);
 }
 
 static int read_space(reader *r, const uint8_t *data, size_t len)
@@ -856,212 +855,6 @@ static int read_space(reader *r, const uint8_t *data, size_t len)
     if (rc < 0)
         return malformed(r, bad, "the file's fields run past its end (truncated, or not an XPlane profile)");
     return 0;
-}
-
-/* ---- CUDA/HIP API lines joined to the threads that made the calls ------------------ */
-
-/* A host event's place in the join: sorted by thread, then start (outer ranges first). */
-typedef struct span_ref {
-    uint32_t thread, index;
-    gw_ns start, end;
-} span_ref;
-
-static int cmp_span_ref(const void *pa, const void *pb)
-{
-    const span_ref *a = pa, *b = pb;
-    if (a->thread != b->thread)
-        return a->thread < b->thread ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return (a->end < b->end) - (a->end > b->end);
-}
-
-/* The innermost range of spans [lo, hi) (one thread's) that holds [start, end): 1 with
- * *duration its length, or 0. The ranges nest, so looking back from the last one that starts
- * before the call finds it after a few siblings at most: the look is bounded. */
-static int innermost_holding(const span_ref *spans, size_t lo, size_t hi, gw_ns start, gw_ns end, gw_ns *duration)
-{
-    size_t a = lo, b = hi;
-    while (a < b) {   /* first position whose range starts after `start` */
-        size_t mid = a + (b - a) / 2;
-        if (spans[mid].start <= start)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (size_t k = a, looked = 0; k > lo && looked < 256; k--, looked++)
-        if (spans[k - 1].end >= end) {
-            *duration = spans[k - 1].end - spans[k - 1].start;
-            return 1;
-        }
-    return 0;
-}
-
-/* XProf keeps the CUDA/HIP API callbacks on lines of their own ("Host Threads/586", the OS
- * thread id) apart from the framework's lines of the same threads (TraceMe's ids): a launch
- * made inside GpuExecutable::ExecuteThunks sits on another line than that range. Taken as
- * is, the thread that launches would look idle while "other threads" work. Each API line
- * whose calls (80% or more) lie inside another thread's ranges is put on that thread; of
- * several, the one whose ranges around them are the tightest (a jitted call on the Python
- * thread holds the launches of every executor thread, each executor only its own). */
-static int join_api_lines(reader *r)
-{
-    gw_trace *t = r->t;
-    size_t threads = t->thread_count;
-    if (threads < 2 || t->host_count == 0 || t->host_count > UINT32_MAX)
-        return 0;
-    size_t *api = calloc(threads, sizeof *api), *other = calloc(threads, sizeof *other);
-    span_ref *spans = malloc(t->host_count * sizeof *spans); /* owned: other events, then the calls */
-    size_t *first = calloc(threads + 1, sizeof *first);      /* owned: each thread's range of spans */
-    size_t *held = calloc(threads, sizeof *held);
-    gw_ns *tight = calloc(threads, sizeof *tight);
-    int rc = -1;
-    if (!api || !other || !spans || !first || !held || !tight)
-        goto done;
-    size_t n = 0, api_total = 0;
-    for (size_t i = 0; i < t->host_count; i++)
-        if (!gw_host_is_api_kind(&t->host[i])) {
-            const gw_host_event *h = &t->host[i];
-            other[h->thread]++;
-            spans[n++] = (span_ref){h->thread, (uint32_t)i, h->start, h->end};
-        }
-    for (size_t i = 0; i < t->host_count; i++)
-        if (gw_host_is_api_kind(&t->host[i])) {
-            const gw_host_event *h = &t->host[i];
-            api[h->thread]++;
-            spans[n + api_total++] = (span_ref){h->thread, (uint32_t)i, h->start, h->end};
-        }
-    if (n > 1)
-        qsort(spans, n, sizeof *spans, cmp_span_ref);
-    if (api_total > 1)
-        qsort(spans + n, api_total, sizeof *spans, cmp_span_ref);
-    for (size_t k = 0, th = 0; th <= threads; th++) {
-        while (k < n && spans[k].thread < th)
-            k++;
-        first[th] = k;
-    }
-    size_t candidates = 0;
-    for (size_t b = 0; b < threads; b++)
-        candidates += other[b] > 0;
-    /* Each call is looked up on every candidate thread: a bound on the work for huge profiles. */
-    if ((double)api_total * (double)candidates > 2e8) {
-        gw_trace_note(t, "the CUDA/HIP API callback lines were left apart from the threads that made the calls "
-                         "(%zu calls x %zu threads: too many to match)", api_total, candidates);
-        rc = 0;
-        goto done;
-    }
-    size_t joined = 0;
-    for (size_t k = n; k < n + api_total;) {
-        uint32_t a = spans[k].thread;
-        size_t end = k;
-        while (end < n + api_total && spans[end].thread == a)
-            end++;
-        size_t calls_from = k;
-        k = end;
-        if (other[a] > 0)
-            continue;   /* not a line of API calls only */
-        memset(held, 0, threads * sizeof *held);
-        memset(tight, 0, threads * sizeof *tight);
-        for (size_t c = calls_from; c < end; c++) {
-            for (size_t b = 0; b < threads; b++) {
-                gw_ns d;
-                if (b == a || other[b] == 0 ||
-                    !innermost_holding(spans, first[b], first[b + 1], spans[c].start, spans[c].end, &d))
-                    continue;
-                held[b]++;
-                tight[b] = gw_sat_add(tight[b], d);
-            }
-        }
-        /* Of the threads holding 80% of the calls or more, the one whose ranges around them are
-         * the shortest on average. */
-        size_t best = SIZE_MAX;
-        for (size_t b = 0; b < threads; b++)
-            if (held[b] > 0 && held[b] * 5 >= api[a] * 4 &&
-                (best == SIZE_MAX || (double)tight[b] / (double)held[b] < (double)tight[best] / (double)held[best]))
-                best = b;
-        if (best == SIZE_MAX)
-            continue;
-        for (size_t c = calls_from; c < end; c++)
-            t->host[spans[c].index].thread = (uint32_t)best;
-        joined++;
-    }
-    if (joined)
-        gw_trace_note(t, "the CUDA/HIP API calls of %zu callback %s put on the threads that made them (each "
-                         "line's calls lie inside that thread's ranges)", joined, joined == 1 ? "line was" : "lines were");
-    rc = 0;
-done:
-    free(api);
-    free(other);
-    free(spans);
-    free(first);
-    free(held);
-    free(tight);
-    return rc == 0 ? 0 : oom(r);
-}
-
-/* Whether a Python frame's name is jax.profiler's own start_trace / stop_trace ("profiler.py:101
- * start_trace"): 1 start, 2 stop, 0 neither. */
-static int profiler_frame(const char *name)
-{
-    if (!strstr(name, "profiler.py:"))
-        return 0;
-    size_t n = strlen(name);
-    if (n > 12 && strcmp(name + n - 12, " start_trace") == 0)
-        return 1;
-    if (n > 11 && strcmp(name + n - 11, " stop_trace") == 0)
-        return 2;
-    return 0;
-}
-
-/* With the Python tracer on, the capture holds the profiler's own start and stop: seconds
- * (starting the tracers, collecting and writing the data) in which the job does nothing and
- * the GPU idles. The job's capture is what lies between the end of start_trace and the start
- * of stop_trace: host events outside it are left out, and the profiler's frames that enclose
- * it (its trace() context) too; other frames that straddle an end are cut to it. */
-static void cut_profiler_start_stop(reader *r)
-{
-    gw_trace *t = r->t;
-    gw_ns capture_start = INT64_MIN, capture_end = INT64_MAX;
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if (h->kind != GW_HOST_PYTHON)
-            continue;
-        int which = profiler_frame(gw_trace_str(t, h->name_id));
-        if (which == 1 && h->end > capture_start)
-            capture_start = h->end;
-    }
-    for (size_t i = 0; i < t->host_count; i++) {
-        const gw_host_event *h = &t->host[i];
-        if (h->kind == GW_HOST_PYTHON && profiler_frame(gw_trace_str(t, h->name_id)) == 2 &&
-            h->start >= capture_start && h->start < capture_end)
-            capture_end = h->start;
-    }
-    if (capture_start == INT64_MIN && capture_end == INT64_MAX)
-        return;
-    size_t kept = 0, left_out = 0;
-    for (size_t i = 0; i < t->host_count; i++) {
-        gw_host_event h = t->host[i];
-        int outside = h.end <= capture_start || h.start >= capture_end;
-        int straddles = h.start < capture_start || h.end > capture_end;
-        int profilers_own = h.kind == GW_HOST_PYTHON && strstr(gw_trace_str(t, h.name_id), "profiler.py:");
-        if (outside || (straddles && profilers_own)) {
-            left_out++;
-            continue;
-        }
-        if (h.start < capture_start)
-            h.start = capture_start;
-        if (h.end > capture_end)
-            h.end = capture_end;
-        t->host[kept++] = h;
-    }
-    t->host_count = kept;
-    if (capture_start != INT64_MIN && capture_end != INT64_MAX && capture_end > capture_start) {
-        t->profile_start_ns = capture_start;
-        t->profile_end_ns = capture_end;
-    }
-    if (left_out)
-        gw_trace_note(t, "%zu host events of the profiler's own start and stop (jax.profiler start_trace, "
-                         "stop_trace) left out: the capture is what lies between them", left_out);
 }
 
 static void add_notes(reader *r)
@@ -1116,9 +909,11 @@ int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
         r.t->step_source = GW_STEPS_ANNOTATION;
         qsort(r.t->steps, r.t->step_count, sizeof *r.t->steps, cmp_step);
     }
-    cut_profiler_start_stop(&r);
-    if (join_api_lines(&r) != 0)
+    gw_xplane_cut_profiler(r.t);
+    if (gw_xplane_join_api_lines(r.t) != 0) {
+        gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         goto done;
+    }
     add_notes(&r);
     if (r.t->out_of_memory || gw_trace_finish(r.t) != 0) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
