@@ -816,9 +816,11 @@ static int read_plane(reader *r, const gw_pb_msg *space, const gw_pb_field *pf)
     if (rc < 0)
         return malformed(r, bad, "a plane's fields run past its end");
     int64_t gpu = bytes_start(name, name_len, "/device:GPU:") ? plane_index(name, name_len, strlen("/device:GPU:")) : -1;
-    /* "/host:CPU", and the planes some versions keep the CUDA/HIP API callbacks on
-     * ("/host:CUPTI", "/host:ROCTRACER"); "/host:metadata" holds HLO protos, not events. */
-    int host = bytes_start(name, name_len, "/host:") && !bytes_are(name, name_len, "/host:metadata");
+    /* "/host:CPU" (TraceMe threads), and the planes that profiles not yet merged keep the
+     * CUDA/HIP API callbacks and Python frames on. The other host planes hold no thread's
+     * ranges: HLO protos (/host:metadata), counters (/host:tfstreamz, /host:CPUs) ... */
+    int host = bytes_are(name, name_len, "/host:CPU") || bytes_are(name, name_len, "/host:CUPTI") ||
+               bytes_are(name, name_len, "/host:ROCTRACER") || bytes_are(name, name_len, "/host:python-tracer");
     int tpu = bytes_start(name, name_len, "/device:TPU:");
     if (gpu < 0 && !host && !tpu) {
         r->other_planes++;

@@ -329,7 +329,16 @@ static void write_cuda_profile(const char *path)
     pb_int(&e, 5, 12);
     pb_msg(&line, 4, &e);
     pb_msg(&plane, 3, &line);
-    /* The API callbacks on a line of their own, as XProf keeps them (the OS thread's id). */
+    pb_md(&plane, 4, E_TRAIN, "train");
+    pb_md(&plane, 4, E_PYFRAME, "$train.py:10 train_step");
+    pb_md(&plane, 4, E_ALLOC, "MemoryAllocation");
+    pb_md(&plane, 4, E_OP, "PjitFunction(train_step)");
+    stat_names(&plane);
+    pb_msg(&space, 1, &plane);
+    /* The driver API callbacks on a plane of their own, as XLA's CUPTI tracer writes them,
+     * one line per OS thread. */
+    pb_int(&plane, 1, 4);
+    pb_str(&plane, 2, "/host:CUPTI");
     pb_int(&line, 1, 77);
     pb_str(&line, 2, "Host Threads/77");
     pb_int(&line, 3, 1000000);
@@ -345,14 +354,18 @@ static void write_cuda_profile(const char *path)
     pb_stat_int(&e, S_CORR, 4);
     pb_msg(&line, 4, &e);
     pb_msg(&plane, 3, &line);
-    pb_md(&plane, 4, E_TRAIN, "train");
     pb_md(&plane, 4, E_LAUNCH, "cuLaunchKernel");
     pb_md(&plane, 4, E_COPYCALL, "cuMemcpyHtoDAsync_v2");
-    pb_md(&plane, 4, E_PYFRAME, "$train.py:10 train_step");
-    pb_md(&plane, 4, E_ALLOC, "MemoryAllocation");
-    pb_md(&plane, 4, E_OP, "PjitFunction(train_step)");
     pb_md(&plane, 4, E_SYNC, "cuStreamSynchronize");
     stat_names(&plane);
+    pb_msg(&space, 1, &plane);
+    /* Counters: not a thread's ranges. */
+    pb_str(&plane, 2, "/host:tfstreamz");
+    pb_int(&line, 1, 1);
+    pb_event_begin(&e, 1, 0, 100000);
+    pb_msg(&line, 4, &e);
+    pb_msg(&plane, 3, &line);
+    pb_md(&plane, 4, 1, "counter");
     pb_msg(&space, 1, &plane);
 
     /* GPU plane: the stream line, and the derived line repeating its kernels. */
@@ -463,6 +476,7 @@ static void cuda_profile_mapped(void **state)
         python += t->host[i].kind == GW_HOST_PYTHON && strcmp(name, "train.py:10 train_step") == 0;
         sync += t->host[i].api_class == GW_API_SYNC;
         assert_string_not_equal(name, "MemoryAllocation");
+        assert_string_not_equal(name, "counter");
     }
     assert_int_equal(python, 2);
     assert_int_equal(sync, 1);
