@@ -448,6 +448,14 @@ static int read_files(csv_file *files, size_t n, gw_trace *t, gw_error *err)
         return gw_fail(err, GW_EXIT_BAD_INPUT,
                        "%s: a cuda_api_trace CSV alone has no GPU activity: give the cuda_gpu_trace CSV of "
                        "the same run with it", files[0].path);
+    /* The trace is named after its GPU CSV, whichever order the two were given in. */
+    if (gpu_index != 0) {
+        char *gpu_path = strdup(files[gpu_index].path);
+        if (!gpu_path)
+            return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", files[gpu_index].path);
+        free(t->path);
+        t->path = gpu_path;
+    }
     gpu_stats stats = {0};
     if (read_gpu_rows(&files[gpu_index], t, &stats, err) != 0)
         return -1;
@@ -466,6 +474,8 @@ static int read_files(csv_file *files, size_t n, gw_trace *t, gw_error *err)
                           files[api_index].path);
         } else {
             t->has |= GW_HAS_HOST_API;
+            /* The trace is named after its GPU CSV: the report says where the calls came from. */
+            gw_trace_note(t, "host API calls from the cuda_api_trace CSV %s", files[api_index].path);
         }
     } else {
         gw_trace_note(t, "a cuda_gpu_trace CSV alone has no host side: diagnoses that need CUDA API "

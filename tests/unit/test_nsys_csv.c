@@ -195,6 +195,9 @@ static void with_api_trace(void **state)
     /* cuda_api_sum.csv: 279 calls. */
     assert_int_equal(t->host_count, 279);
     assert_false(has_note(t, "no host side"));
+    /* Given second or first, the API CSV is named: the trace carries only the GPU CSV's path. */
+    assert_true(has_note(t, "host API calls from the cuda_api_trace CSV " D2023 "dlprof_root/dlprof_root_cuda_api_trace.csv"));
+    assert_non_null(strstr(t->path, "gpu_trace"));
     size_t async = 0, launches = 0;
     for (size_t i = 0; i < t->gpu_count; i++)
         async += t->gpu[i].kind == GW_GPU_MEMCPY && (t->gpu[i].flags & GW_GPU_F_ASYNC);
