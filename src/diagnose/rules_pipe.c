@@ -249,6 +249,21 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "first), keep input shapes stable so compiled kernels are reused (or mark "
                          "dynamic dimensions), and use the compiler's cache across runs; steady-state "
                          "steps should show no compile ranges.");
+        } else if (cpu_op >= 0.5 && gw_rules_jax(a, r)) {
+            gw_rules_fix(f,
+                         "The framework's host work runs while the GPU waits (the calls above spend far more "
+                         "time on the host than in launching GPU work: dispatch, argument and buffer handling "
+                         "per jitted call): make fewer, larger jitted calls per step (one jit over the whole "
+                         "step, lax.scan over repeated parts), pass arrays already on the device (device_put "
+                         "ahead of the step, not numpy arrays), donate buffers the step replaces "
+                         "(donate_argnums); re-profile the same steps: these calls' host time should shrink.");
+        } else if (cpu_op >= 0.5 && !gw_rules_pytorch(a, r)) {
+            gw_rules_fix(f,
+                         "Host ranges do their work on the CPU while the GPU waits (the ranges above spend far "
+                         "more time on the host than in launching GPU work): move that work to the GPU, or "
+                         "overlap it with GPU work already queued (launches and copies are asynchronous); "
+                         "find its hot spots with a CPU profiler (perf record -g, nsys --sample=cpu); "
+                         "re-profile: these ranges' host time should shrink to their launches.");
         } else if (cpu_op >= 0.5) {
             gw_rules_fix(f,
                          "Ops do their work on the CPU while the GPU waits (the ops above spend far more "

@@ -68,6 +68,31 @@ static void launch_bound_with_bigger_kernels(void **state)
     fx_free(a);
 }
 
+/* A JAX job is told to jit the step and loop on the device; a plain CUDA one CUDA graphs. */
+static void launch_bound_fix_speaks_the_jobs_language(void **state)
+{
+    (void)state;
+    for (int jax = 0; jax < 2; jax++) {
+        gw_analysis *a = tiny_kernels();
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (jax ? GW_HAS_JAX : 0u);
+        const gw_finding *f = fx_run(a, "kernel.launch_bound");
+        assert_non_null(f);
+        assert_null(strstr(f->fix, "torch"));
+        if (jax) {
+            assert_non_null(strstr(f->fix, "jax.lax.scan"));
+            assert_non_null(strstr(f->fix, "xla_gpu_enable_command_buffer"));
+        } else {
+            assert_non_null(strstr(f->fix, "cudaStreamBeginCapture"));
+            assert_null(strstr(f->fix, "jit"));
+        }
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 static void launch_bound_twin_under_minor(void **state)
 {
     (void)state;
@@ -255,6 +280,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_bound_triggers),
         cmocka_unit_test(launch_bound_with_bigger_kernels),
+        cmocka_unit_test(launch_bound_fix_speaks_the_jobs_language),
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),

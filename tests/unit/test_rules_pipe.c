@@ -339,6 +339,57 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     fx_free(a);
 }
 
+/* The same causes said in the job's terms: PyTorch, JAX (an XPlane profile showing jax's own
+ * calls), or plain CUDA (an nsys export of a C++ program). */
+static void cpu_bound_fix_speaks_the_jobs_language(void **state)
+{
+    (void)state;
+    static const unsigned HAS[3] = {GW_HAS_PYTORCH, GW_HAS_JAX, 0};
+    for (int job = 0; job < 3; job++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | HAS[job];
+        fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+        own_work_ops(a, "PjRtStreamExecutorLoadedExecutable::Execute", 0.25, "PjitFunction(step)", 0.2);
+        a->devices[0].own_cpu_op_s = 0.24;
+        const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+        assert_non_null(f);
+        /* PjitFunction runs compiled code: not a compilation range. */
+        assert_false(fx_evidence_has(f, "compilation ranges"));
+        if (job == 0) {
+            assert_non_null(strstr(f->fix, "device='cuda'"));
+        } else if (job == 1) {
+            assert_non_null(strstr(f->fix, "jitted call"));
+            assert_non_null(strstr(f->fix, "donate_argnums"));
+            assert_null(strstr(f->fix, "torch"));
+            assert_null(strstr(f->fix, "device='cuda'"));
+        } else {
+            assert_non_null(strstr(f->fix, "CPU profiler"));
+            assert_null(strstr(f->fix, "device='cuda'"));
+            assert_null(strstr(f->fix, "jit"));
+        }
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+    /* Compilation in a JAX job: jit's retracing and the compilation cache. */
+    gw_analysis *a = fx_analysis(1, NULL);
+    a->inputs = calloc(1, sizeof *a->inputs);
+    assert_non_null(a->inputs);
+    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_JAX;
+    fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+    own_work_ops(a, "backend_compile", 0.25, "PjitFunction(step)", 0.2);
+    const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "inside compilation ranges (JIT)"));
+    assert_non_null(strstr(f->fix, "jax_compilation_cache_dir"));
+    assert_null(strstr(f->fix, "torch.compile"));
+    free(a->inputs);
+    a->inputs = NULL;
+    fx_free(a);
+}
+
 /* Partition: cpu_bound's share is its own cause only, whatever the other causes hold. */
 static void cpu_bound_share_is_its_cause_only(void **state)
 {
@@ -377,6 +428,7 @@ int main(void)
         cmocka_unit_test(host_sync_not_evaluated_for_gpu_only_input),
         cmocka_unit_test(cpu_bound_triggers),
         cmocka_unit_test(cpu_bound_fix_fits_the_ops),
+        cmocka_unit_test(cpu_bound_fix_speaks_the_jobs_language),
         cmocka_unit_test(cpu_bound_share_is_its_cause_only),
         cmocka_unit_test(cpu_bound_twin_under_minor),
     };
