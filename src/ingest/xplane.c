@@ -744,6 +744,10 @@ static int read_host_event(reader *r, const xevent *x, uint32_t thread)
             return oom(r);
     } else {
         h->kind = x->st.v[ST_STEP_NUM].has_num ? GW_HOST_ANNOTATION : GW_HOST_CPU_OP;
+        /* A step's range says nothing of what the host did in it (as ProfilerStep#N): not
+         * listed among the ops the GPU waited in; its thread is the training loop. */
+        if (x->st.v[ST_STEP_NUM].has_num)
+            h->flags |= GW_HOST_F_STEP;
     }
     r->t->has |= GW_HAS_CPU_OPS;
     /* jax.profiler.StepTraceAnnotation("train", step_num=i): one step each. */

@@ -479,6 +479,10 @@ static void cuda_profile_mapped(void **state)
         assert_string_not_equal(name, "counter");
     }
     assert_int_equal(python, 2);
+    size_t step_ranges = 0;
+    for (size_t i = 0; i < t->host_count; i++)
+        step_ranges += (t->host[i].flags & GW_HOST_F_STEP) != 0;
+    assert_int_equal(step_ranges, 2);
     assert_int_equal(sync, 1);
     /* XLA's allocator totals: in use, and in use + reserved. */
     const gw_mem_peak *peak = gw_trace_mem_peak(t, 0);
