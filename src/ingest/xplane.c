@@ -921,6 +921,10 @@ int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
         goto done;
     }
     add_notes(&r);
+    /* Every name is interned by now: the file's bytes go before the trace is finished (its
+     * sorts and indexes are the reader's peak otherwise). */
+    free(data);
+    data = NULL;
     if (r.t->out_of_memory || gw_trace_finish(r.t) != 0) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         goto done;
