@@ -124,6 +124,27 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
     return MISSING_NOT_TRACED;
 }
 
+/* The same cases for a JAX or TensorFlow profile (XPlane): its own checks and tracer. */
+static void xplane_missing_gpu_fix(gw_finding *f, missing_gpu why)
+{
+    if (why == MISSING_RECORDS_LOST)
+        gw_rules_fix(f, "The calls were traced but the GPU's records of them never arrived: wait for the GPU's "
+                        "work before the trace stops (jax.block_until_ready on the last results inside the "
+                        "jax.profiler.trace block, or before jax.profiler.stop_trace), and let the process end "
+                        "normally; then re-profile.");
+    else if (why == MISSING_NO_WORK)
+        gw_rules_fix(f, "CUDA was set up and the job did not use the GPU: check that it runs there "
+                        "(jax.default_backend() == 'gpu', jax.devices() lists the GPUs: a CUDA build of "
+                        "jaxlib, not a CPU fallback; arrays not pinned to the CPU with jax.default_device); "
+                        "then re-profile.");
+    else
+        gw_rules_fix(f, "Re-profile with the GPU in use and traced: jax.devices() should list the GPUs (a CUDA "
+                        "build of jaxlib); if it does, the profiler's GPU tracer did not start: read its error "
+                        "in the job's log or in the profile (CUPTI needs access to the GPU's performance "
+                        "counters, e.g. the NVreg_RestrictProfilingToAdminUsers=0 driver option or running "
+                        "with CAP_SYS_ADMIN in a container).");
+}
+
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
 {
     for (size_t i = 0; i < a->rank_count; i++) {
@@ -153,6 +174,10 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "range profiler: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
                          "ProfilerActivity.CUDA]) with no experimental_config profiler_metrics (or nsys "
                          "profile --trace=cuda); keep the range-profiler capture for the counters.");
+            continue;
+        }
+        if (t && t->format && strcmp(t->format, "xplane") == 0) {
+            xplane_missing_gpu_fix(f, why);
             continue;
         }
         if (why == MISSING_NO_WORK) {

@@ -27,7 +27,7 @@
 #include "util/grow.h"
 
 /* XSpace / XPlane / XLine / XEvent / XStat / metadata field numbers (xplane.proto). */
-enum { SPACE_PLANES = 1 };
+enum { SPACE_PLANES = 1, SPACE_ERRORS = 2, SPACE_WARNINGS = 3 };
 enum { PLANE_NAME = 2, PLANE_LINES = 3, PLANE_EVENT_MD = 4, PLANE_STAT_MD = 5, PLANE_STATS = 6 };
 enum { LINE_ID = 1, LINE_NAME = 2, LINE_TIMESTAMP_NS = 3, LINE_EVENTS = 4, LINE_DISPLAY_NAME = 11 };
 enum { EVENT_METADATA_ID = 1, EVENT_OFFSET_PS = 2, EVENT_DURATION_PS = 3, EVENT_STATS = 4,
@@ -850,7 +850,16 @@ static int read_space(reader *r, const uint8_t *data, size_t len)
     gw_pb_field f;
     size_t bad;
     int rc;
+    size_t said = 0;
     while ((rc = gw_pb_next(&space, &f, &bad)) == 1) {
+        /* The profiler's own errors and warnings (a tracer that could not start: CUPTI
+         * without permission, no GPU found): the input's words, the first few kept. */
+        if ((f.number == SPACE_ERRORS || f.number == SPACE_WARNINGS) && f.wire == GW_PB_BYTES && f.len > 0) {
+            if (said++ < 4)
+                gw_trace_note(r->t, "the profiler reported %s: %.*s", f.number == SPACE_ERRORS ? "an error" : "a warning",
+                              (int)(f.len < 180 ? f.len : 180), (const char *)f.bytes);
+            continue;
+        }
         if (f.number != SPACE_PLANES)
             continue;
         if (f.wire != GW_PB_BYTES)
@@ -867,8 +876,9 @@ static void add_notes(reader *r)
 {
     gw_trace *t = r->t;
     if (!r->saw_gpu_plane && !t->foreign_accel)
-        gw_trace_note(t, "the XPlane profile holds no GPU plane (/device:GPU:N): the profiler traced the host only, "
-                         "or the job ran on the CPU");
+        /* Worded without "GPU" or "CUDA": data.none quotes such notes as the input's own. */
+        gw_trace_note(t, "the XPlane profile holds no device plane: the profiler traced the host only, or the job "
+                         "ran on the CPU");
     if (r->aggregated_events)
         gw_trace_note(t, "skipped %zu aggregated XPlane events (counts without times)", r->aggregated_events);
     if (r->bad_times)

@@ -537,6 +537,49 @@ static void plane_without_metadata(void **state)
     free(e.data);
 }
 
+/* A profile whose GPU tracer did not start: no device plane, the profiler's error in the
+ * XSpace. data.none quotes it and says what to check in JAX's terms. */
+static void gpu_tracer_failed(void **state)
+{
+    (void)state;
+    pbuf space = {0}, plane = {0}, line = {0}, e = {0};
+    pb_str(&space, 2, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the GPU tracer could not start");
+    pb_str(&plane, 2, "/host:CPU");
+    pb_int(&line, 1, 9);
+    pb_int(&line, 3, 1000);
+    for (int i = 0; i < 3; i++) {
+        pb_event_begin(&e, 1, i * 100.0, 50);
+        pb_msg(&line, 4, &e);
+    }
+    pb_msg(&plane, 3, &line);
+    pb_md(&plane, 4, 1, "PjitFunction(step)");
+    pb_msg(&space, 1, &plane);
+    char path[] = GW_BINARY_DIR "/xplane-noperm-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(path, (const char *)space.data, space.len);
+    gw_job *job;
+    gw_analysis *a = analyze(path, &job);
+    assert_true(a->findings.count >= 1);
+    const gw_finding *f = &a->findings.items[0];
+    assert_string_equal(f->id, "data.none");
+    int quoted = 0;
+    for (size_t i = 0; i < f->evidence_count; i++)
+        quoted |= strstr(f->evidence[i], "the input says: the profiler reported an error: "
+                                         "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != NULL;
+    assert_true(quoted);
+    assert_non_null(strstr(f->fix, "jax.devices()"));
+    assert_null(strstr(f->fix, "torch"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+    unlink(path);
+    free(space.data);
+    free(plane.data);
+    free(line.data);
+    free(e.data);
+}
+
 /* A TPU profile is another accelerator's activity: counted, no GPU made up. */
 static void tpu_profile_is_foreign(void **state)
 {
@@ -675,6 +718,7 @@ int main(void)
         cmocka_unit_test(cuda_profile_mapped),
         cmocka_unit_test(tpu_profile_is_foreign),
         cmocka_unit_test(plane_without_metadata),
+        cmocka_unit_test(gpu_tracer_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
