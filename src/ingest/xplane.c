@@ -15,11 +15,15 @@
 #include "ingest/ingest.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "ingest/map_guard.h"
 #include "ingest/protobuf_wire.h"
 #include "ingest/xplane_threads.h"
 #include "model/classify.h"
@@ -81,6 +85,7 @@ typedef struct reader {
     gw_trace *t;
     gw_error *err;
     const uint8_t *file;       /* borrowed: the whole file */
+    int mapped;                /* file is a mapping: pages read are given back behind the reader */
     md_table events, stats;    /* the current plane's */
     /* Counts for the notes. */
     size_t derived_lines_skipped, aggregated_events, bad_times, other_planes;
@@ -551,6 +556,19 @@ static int read_device(reader *r, const gw_pb_msg *plane_in, int32_t device)
     return 0;
 }
 
+/* A line's bytes are read once (its header, then its events): in a mapping, the whole pages
+ * of [from, to) go back to the page cache after it, so the file adds little to the resident
+ * memory however large it is (a later read of them, none expected, faults them in again). */
+static void drop_behind(reader *r, const uint8_t *from, const uint8_t *to)
+{
+    if (!r->mapped)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)from + page - 1) & ~(page - 1), hi = (uintptr_t)to & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: a failure changes nothing */
+}
+
 /* A line's own fields (id, names, start), read before its events. */
 typedef struct line_header {
     int64_t id;                /* -1 when absent */
@@ -601,6 +619,7 @@ static int each_line(reader *r, const gw_pb_msg *plane_in, line_fn on_line, void
         }
         if (on_line(r, &line, &h, ctx) != 0)
             return -1;
+        drop_behind(r, line.file_base + (f.offset), line.end);
     }
     if (rc < 0)
         return malformed(r, bad, "a plane's fields run past its end");
@@ -615,6 +634,7 @@ static int each_event(reader *r, const gw_pb_msg *line_in, int64_t ts_ns, event_
     gw_pb_field f;
     size_t bad;
     int rc;
+    const uint8_t *kept_from = line.p;   /* a stream's line can be most of the file */
     while ((rc = gw_pb_next(&line, &f, &bad)) == 1) {
         if (f.number != LINE_EVENTS || f.wire != GW_PB_BYTES)
             continue;
@@ -622,6 +642,10 @@ static int each_event(reader *r, const gw_pb_msg *line_in, int64_t ts_ns, event_
         int erc = read_event(r, &line, &f, ts_ns, &x);
         if (erc < 0 || (erc == 1 && on_event(r, &x, ctx) != 0))
             return -1;
+        if (line.p - kept_from >= (1 << 22)) {
+            drop_behind(r, kept_from, line.p);
+            kept_from = line.p;
+        }
     }
     if (rc < 0)
         return malformed(r, bad, "a line's fields run past its end");
@@ -887,39 +911,92 @@ static void add_notes(reader *r)
         gw_trace_note(t, "no step annotations (jax.profiler.StepTraceAnnotation): the whole capture is one window");
 }
 
+/* The file: mapped (read in place, pages given back behind the reader), or, where it cannot
+ * be mapped (not a regular file), read whole. */
+typedef struct xplane_file {
+    uint8_t *data;             /* owned: the mapping or the buffer */
+    size_t len;
+    int mapped;
+} xplane_file;
+
+static int open_file(const char *path, xplane_file *xf, gw_error *err)
+{
+    memset(xf, 0, sizeof *xf);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        close(fd);
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: empty or unreadable file", path);
+    }
+    xf->len = (size_t)st.st_size;
+    void *map = S_ISREG(st.st_mode) ? mmap(NULL, xf->len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (map != MAP_FAILED) {
+        xf->data = map;
+        xf->mapped = 1;
+        close(fd);
+        return 0;
+    }
+    xf->data = malloc(xf->len);
+    size_t got = 0;
+    while (xf->data && got < xf->len) {
+        ssize_t n = read(fd, xf->data + got, xf->len - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!xf->data)
+        return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory reading %zu bytes", path, xf->len);
+    if (got != xf->len) {
+        free(xf->data);
+        xf->data = NULL;
+        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte %zu: read failed (file changed while read?)", path, got);
+    }
+    return 0;
+}
+
+static void close_file(xplane_file *xf)
+{
+    if (xf->mapped)
+        munmap(xf->data, xf->len);
+    else
+        free(xf->data);
+    xf->data = NULL;
+}
+
+typedef struct space_job {
+    reader *r;
+    const xplane_file *xf;
+} space_job;
+
+static int read_space_guarded(void *arg)
+{
+    space_job *job = arg;
+    return read_space(job->r, job->xf->data, job->xf->len);
+}
+
 int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **out, gw_error *err)
 {
     (void)opt;
     *out = NULL;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(fp), &st) != 0 || st.st_size <= 0) {
-        fclose(fp);
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: empty or unreadable file", path);
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *data = malloc(len);   /* owned: the whole file; names point into it until finish */
-    if (!data) {
-        fclose(fp);
-        return gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory reading %zu bytes", path, len);
-    }
-    size_t got = fread(data, 1, len, fp);
-    int read_error = ferror(fp);
-    fclose(fp);
-    if (read_error || got != len) {
-        free(data);
-        return gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte %zu: read failed (file changed while read?)", path, got);
-    }
-    reader r = {.path = path, .err = err, .file = data};
+    xplane_file xf;
+    if (open_file(path, &xf, err) != 0)
+        return -1;
+    reader r = {.path = path, .err = err, .file = xf.data, .mapped = xf.mapped};
     r.t = gw_trace_new(path, "xplane");
     int rc = -1;
     if (!r.t) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         goto done;
     }
-    if (read_space(&r, data, len) != 0)
+    /* A mapped file that another process truncates raises SIGBUS on the lost pages. */
+    space_job job = {&r, &xf};
+    int read_rc = xf.mapped ? gw_map_guard_run(read_space_guarded, &job, -2) : read_space(&r, xf.data, xf.len);
+    if (read_rc == -2)
+        gw_fail(err, GW_EXIT_BAD_INPUT, "%s: the file changed (shrank) while it was being read", path);
+    if (read_rc != 0)
         goto done;
     if (r.steps > 0) {
         r.t->step_source = GW_STEPS_ANNOTATION;
@@ -931,10 +1008,9 @@ int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
         goto done;
     }
     add_notes(&r);
-    /* Every name is interned by now: the file's bytes go before the trace is finished (its
-     * sorts and indexes are the reader's peak otherwise). */
-    free(data);
-    data = NULL;
+    /* Every name is interned by now: the file goes before the trace is finished (its sorts
+     * and indexes are the reader's peak otherwise). */
+    close_file(&xf);
     if (r.t->out_of_memory || gw_trace_finish(r.t) != 0) {
         gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
         goto done;
@@ -943,7 +1019,8 @@ int gw_xplane_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
 done:
     free(r.events.items);
     free(r.stats.items);
-    free(data);
+    if (xf.data)
+        close_file(&xf);
     if (rc != 0) {
         gw_trace_free(r.t);
         return -1;
