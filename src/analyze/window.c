@@ -27,6 +27,7 @@
  * before the first op), and the description says how much. */
 #include "analyze/stats.h"
 #include "model/classify.h"
+#include "util/checked.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,7 +162,10 @@ static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
 }
 
 /* 1 when the input's capture window is on the events' clock: it covers at least half of
- * the span of the events (some nsys exports write ANALYSIS_DETAILS on another time base). */
+ * the span of the events (some nsys exports write ANALYSIS_DETAILS on another time base), and
+ * the GPU's work does not start before it (nsys 2022's ANALYSIS_DETAILS startTime can fall
+ * after the first kernels: in a real export 1.02 s of its 3.05 s of work lay before it, and a
+ * window from there dropped a quarter of the kernels). */
 static int profile_span_usable(const gw_trace *t)
 {
     if (t->profile_end_ns <= t->profile_start_ns || t->last_ns < t->first_ns)
@@ -169,7 +173,15 @@ static int profile_span_usable(const gw_trace *t)
     gw_ns lo = t->profile_start_ns > t->first_ns ? t->profile_start_ns : t->first_ns;
     gw_ns hi = t->profile_end_ns < t->last_ns ? t->profile_end_ns : t->last_ns;
     gw_ns events = t->last_ns - t->first_ns;
-    return hi > lo && (double)(hi - lo) >= 0.5 * (double)events;
+    if (!(hi > lo && (double)(hi - lo) >= 0.5 * (double)events))
+        return 0;
+    /* Clocks of host and GPU records disagree by microseconds: a millisecond, or a thousandth
+     * of the span, is not work left out. */
+    gw_ns tolerance = events / 1000 > 1000000 ? events / 1000 : 1000000;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind != GW_GPU_SYNC && t->gpu[i].start < gw_sat_add(t->profile_start_ns, -tolerance))
+            return 0;
+    return 1;
 }
 
 static void profiled_span(const gw_trace *t, gw_window *w)

@@ -72,6 +72,42 @@ static void profile_window_trimmed(void **state)
     fx_done(a, job);
 }
 
+/* A capture window that starts after GPU work (nsys 2022's ANALYSIS_DETAILS startTime in a
+ * real export: 1 s of its 3 s of kernels before it) is not the window: the events are, and no
+ * kernel is dropped. */
+static void profile_window_after_gpu_work_not_used(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_profile(t, 10000, 60000);
+    uint64_t corr = 1;
+    for (int i = 0; i < 30; i++) {
+        double b = i * 1000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b, b + 10, corr);
+        fx_kernel(t, 0, 7, b + 20, b + 900, corr++, "gemm");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->span, GW_SPAN_EVENTS);
+    assert_int_equal(a->devices[0].kernel_count, 30);
+    fx_assert_s(a->devices[0].busy_s, 30 * 880);
+    fx_done(a, job);
+
+    /* The same window starting with the work (within a millisecond) is the profiler's. */
+    t = fx_trace();
+    fx_profile(t, 500, 60000);
+    corr = 1;
+    for (int i = 0; i < 30; i++) {
+        double b = i * 1000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b, b + 10, corr);
+        fx_kernel(t, 0, 7, b + 20, b + 900, corr++, "gemm");
+    }
+    a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].window.span, GW_SPAN_PROFILER);
+    fx_done(a, job);
+}
+
 /* With steps, the last step's end with no host op and no GPU work is teardown: cut, and the
  * last step's row ends there too. */
 static void teardown_cut_from_last_step(void **state)
@@ -729,6 +765,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(window_without_steps_is_profiled_span),
         cmocka_unit_test(profile_window_trimmed),
+        cmocka_unit_test(profile_window_after_gpu_work_not_used),
         cmocka_unit_test(teardown_cut_from_last_step),
         cmocka_unit_test(release_calls_after_last_work_are_teardown),
         cmocka_unit_test(pytorch_job_told_by_its_names),
