@@ -140,7 +140,7 @@ int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
      * give it. */
     /* Loading a module (cuModuleLoadFatBinary ...) is one-off whatever its length. */
     return gw_host_is_startup_call(h, first_gpu_work) ||
-           (is_api(h) && h->api_class == GW_API_LAUNCH && h->end - h->start >= GW_STARTUP_CALL_NS) ||
+           (is_api(h) && h->api_class == GW_API_LAUNCH && h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
            (is_api(h) && h->api_class == GW_API_MODULE_LOAD);
 }
 

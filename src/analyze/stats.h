@@ -133,6 +133,10 @@ int gw_host_is_allocator(const gw_host_event *h);
 /* A CUDA call made before the GPU's first work that takes this long is start-up: creating
  * the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
 #define GW_STARTUP_CALL_NS 10000000
+/* A launch this long while the GPU idles is not dispatch: it loaded its kernel's module (lazy
+ * loading: a cold ResNet's first launches took 6.5-29 ms each, against 7 µs warm) or waited
+ * for the profiler's buffers. Steady launches take microseconds. */
+#define GW_ONE_OFF_LAUNCH_NS 1000000
 /* Start of the trace's first GPU work (INT64_MAX none). */
 gw_ns gw_first_gpu_work(const gw_trace *t);
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
