@@ -84,6 +84,16 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "(torch.compile(mode='reduce-overhead') or torch.cuda.CUDAGraph) to replay a step "
                          "with one launch, fused/foreach optimizers, a larger batch. Re-profile the same "
                          "steps: kernels per step and the GPU's idle time should drop.");
+        else if (gw_rules_offload(a, r))
+            gw_rules_fix(f,
+                         "Launch fewer, bigger kernels and spend less host time per launch: merge small "
+                         "consecutive compute regions into one (one loop nest per region, collapse(n) over "
+                         "nested loops), keep the arrays on the device across regions (a data region: "
+                         "#pragma acc data / !$acc data, #pragma omp target data, or enter data once) so "
+                         "that no region allocates or copies, and queue regions asynchronously (OpenACC "
+                         "async(n) ... wait, OpenMP target nowait with depend) so the host launches the next "
+                         "while the GPU works. Re-profile: kernels per iteration and the GPU's idle time "
+                         "should drop.");
         else if (gw_rules_jax(a, r))
             gw_rules_fix(f,
                          "Launch fewer, bigger kernels and spend less host time per launch: jit the whole "
@@ -232,13 +242,31 @@ int gw_rule_kernel_fp32_math(gw_analysis *a, const gw_rule *rule)
             }
         }
         int has_tf32 = !dev || dev->cc_major >= 8;
-        gw_rules_fix(f,
-                 "Use tensor cores: mixed precision with torch.autocast('cuda', dtype=%s) (+ "
-                 "GradScaler for FP16)%s. Re-profile: the gemm kernel names should change "
-                 "(e.g. to *_bf16/*s16816*/*hmma*) and their time drop.",
-                 has_tf32 ? "torch.bfloat16" : "torch.float16",
-                 has_tf32 ? ", or at least TF32: torch.backends.cuda.matmul.allow_tf32 = True and "
-                            "torch.backends.cudnn.allow_tf32 = True" : "");
+        if (gw_rules_jax(a, r))
+            gw_rules_fix(f,
+                     "Use tensor cores: compute the matrix work in %s (cast the parameters and "
+                     "activations, keep the loss and optimizer state in float32)%s. Re-profile: the gemm "
+                     "kernel names should change (e.g. to *_bf16/*s16816*/*hmma*) and their time drop.",
+                     has_tf32 ? "jnp.bfloat16" : "jnp.float16",
+                     has_tf32 ? ", or at least TF32: jax.default_matmul_precision('tensorfloat32') (the "
+                                "jax_default_matmul_precision option)" : "");
+        else if (!gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                     "Use tensor cores: give the GEMMs %s inputs (cublasGemmEx / cublasLt with "
+                     "CUDA_R_16BF or CUDA_R_16F and FP32 accumulation)%s; hand-written matrix kernels: call "
+                     "cuBLAS or CUTLASS instead, or use WMMA/MMA instructions. Re-profile: the gemm kernel "
+                     "names should change (e.g. to *_bf16/*s16816*/*hmma*) and their time drop.",
+                     has_tf32 ? "BF16 or FP16" : "FP16",
+                     has_tf32 ? ", or at least TF32: cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) "
+                                "(or NVIDIA_TF32_OVERRIDE=1 for a quick test)" : "");
+        else
+            gw_rules_fix(f,
+                     "Use tensor cores: mixed precision with torch.autocast('cuda', dtype=%s) (+ "
+                     "GradScaler for FP16)%s. Re-profile: the gemm kernel names should change "
+                     "(e.g. to *_bf16/*s16816*/*hmma*) and their time drop.",
+                     has_tf32 ? "torch.bfloat16" : "torch.float16",
+                     has_tf32 ? ", or at least TF32: torch.backends.cuda.matmul.allow_tf32 = True and "
+                                "torch.backends.cudnn.allow_tf32 = True" : "");
         /* As a share of the FP32 time: 40-75% (1.7x to 4x faster matrix math). */
         gw_gain_write(f, r, tot.device_count);
     }

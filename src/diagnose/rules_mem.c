@@ -127,7 +127,14 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "no step markers: some of these may be set-up allocations, not churn in "
                                    "the training loop");
         }
-        if (!gw_rules_pytorch(a, r))
+        if (gw_rules_offload(a, r))
+            gw_rules_fix(f,
+                         "The offload runtime allocates device memory as regions begin: keep the arrays "
+                         "resident instead, with a data region around the loop (#pragma acc data copy(...) "
+                         "/ !$acc data, #pragma omp target data map(...)) or enter data once at set-up "
+                         "(acc enter data / omp target enter data) and present/update inside. Re-profile: "
+                         "no cuMemAlloc after the first iterations.");
+        else if (!gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Allocate once and reuse: move cudaMalloc/cudaFree (and cudaMallocHost/cudaFreeHost) "
                          "out of the loop into set-up, or allocate from a stream-ordered pool "

@@ -139,6 +139,13 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
                          "waits for the GPU when it stops, as does a final torch.cuda.synchronize()), and no "
                          "GPU work comes after it.");
+        else if (gw_rules_offload(a, r))
+            gw_rules_fix(f,
+                         "Compute regions wait for the GPU at their end unless told otherwise: make them "
+                         "asynchronous (OpenACC async(n) with a wait only where the host reads results; "
+                         "OpenMP target nowait with depend, taskwait where needed) and copy results back "
+                         "only when the host needs them (acc update self / omp target update from, outside "
+                         "the loop). Confirm: re-profile, the blocking calls per iteration should drop.");
         else if (gw_rules_jax(a, r))
             gw_rules_fix(f,
                          "Block the host only where it reads results: JAX dispatches asynchronously, so "

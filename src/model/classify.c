@@ -234,9 +234,19 @@ static const char *const GEMM_MARKERS[] = {
     "fprop", "gemv", "mma", "cublas", "winograd", "fft2d", "precomputed_convolve",
 };
 
+/* Matrix work whose precision the name gives as FP64 or complex (TF32/BF16 tensor cores do not
+ * apply), or that a compiler generated from the program's own loops (OpenMP/OpenACC offload:
+ * "nvkernel_matmult_..." says nothing of its precision, and tensor cores would need a library
+ * call in its place). */
+static const char *const NOT_TENSOR_CORE_CANDIDATE[] = {
+    "dgemm", "zgemm", "dgemv", "zgemv", "double", "fp64", "f64", "dmma", "complex",
+    "nvkernel_", "__pgi_uacc", "__omp_offloading",
+};
+
 int gw_kernel_is_gemm_like(const char *name)
 {
-    return name && !HAS_ANY(name, NOT_GEMM_MARKERS) && HAS_ANY(name, GEMM_MARKERS);
+    return name && !HAS_ANY(name, NOT_GEMM_MARKERS) && HAS_ANY(name, GEMM_MARKERS) &&
+           !HAS_ANY(name, NOT_TENSOR_CORE_CANDIDATE);
 }
 
 static gw_mem_kind mem_word(const char *s)

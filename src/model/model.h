@@ -416,6 +416,10 @@ typedef struct gw_note {
 /* The job is a JAX one (an XPlane profile whose host names PjitFunction, PjRt ... calls: set
  * by the XPlane reader): fixes may speak JAX (jit, lax.scan, block_until_ready). */
 #define GW_HAS_JAX         0x400u
+/* Kernels an OpenMP or OpenACC compiler generated from the program's loops (__pgi_uacc_...,
+ * nvkernel_..., __omp_offloading_...; set by gw_trace_finish): fixes speak of compute and data
+ * regions, which such a program controls, not of CUDA calls, which its runtime makes. */
+#define GW_HAS_OFFLOAD     0x800u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

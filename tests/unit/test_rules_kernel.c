@@ -3,6 +3,7 @@
  * low_occupancy, fp32_math (compute-capability gate, AMD not evaluated), hot and
  * cudnn_autotune (searches counted from the model), each with a just-below twin. */
 #include "test_rules_fixture.h"
+#include "model/classify.h"
 
 #include <stdio.h>
 
@@ -187,6 +188,66 @@ static void fp32_math_triggers_on_tensor_core_gpu(void **state)
     gw_job_free(job);
 }
 
+/* The fix in the job's terms; and FP64, complex or compiler-generated matrix kernels are not
+ * FP32 work tensor cores would take (a public OpenMP-offload export's FP64
+ * nvkernel_matmult_mnk_offload_F1L115_7 was "Matrix work in FP32" with torch.autocast advice). */
+static void fp32_math_fits_the_job_and_the_kernels(void **state)
+{
+    (void)state;
+    static const unsigned HAS[2] = {0, GW_HAS_JAX};
+    for (int jax = 0; jax < 2; jax++) {
+        gw_job *job = fx_job(trace_with_device(8, 0, 0));
+        /* The job's own trace says what it is (a plain CUDA export, a JAX profile). */
+        job->traces[0]->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS | HAS[jax];
+        gw_analysis *a = fp32(job, 0.4);
+        const gw_finding *f = fx_run(a, "kernel.fp32_math");
+        assert_non_null(f);
+        assert_null(strstr(f->fix, "torch"));
+        assert_non_null(strstr(f->fix, jax ? "jnp.bfloat16" : "cublasSetMathMode"));
+        fx_free(a);
+        gw_job_free(job);
+    }
+    assert_true(gw_kernel_is_gemm_like("volta_sgemm_128x64_nn"));
+    assert_true(gw_kernel_is_gemm_like("matmul_kernel"));
+    assert_false(gw_kernel_is_gemm_like("volta_dgemm_128x64_nn"));
+    assert_false(gw_kernel_is_gemm_like("void gemm_kernel<double>(double*, double*)"));
+    assert_false(gw_kernel_is_gemm_like("nvkernel_matmult_mnk_offload_F1L115_7"));
+    assert_false(gw_kernel_is_gemm_like("__pgi_uacc_cuda_matmul_42_gpu"));
+}
+
+/* Kernels an OpenMP/OpenACC compiler made mark the job (GW_HAS_OFFLOAD, at gw_trace_finish),
+ * and launch-bound is then told in compute and data regions, not CUDA graphs. */
+static void offload_jobs_told_in_regions(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("offload.sqlite", "nsys-sqlite");
+    assert_non_null(t);
+    gw_gpu_event *g = gw_trace_add_gpu(t);
+    assert_non_null(g);
+    g->kind = GW_GPU_KERNEL;
+    g->device = 0;
+    g->stream = 7;
+    g->start = 1000;
+    g->end = 3000;
+    const char *name = "__pgi_uacc_cuda_fill_42_gpu";
+    g->name_id = gw_trace_intern(t, name, strlen(name));
+    assert_int_equal(gw_trace_finish(t), 0);
+    assert_true(t->has & GW_HAS_OFFLOAD);
+    gw_trace_free(t);
+
+    gw_analysis *a = tiny_kernels();
+    a->inputs = calloc(1, sizeof *a->inputs);
+    assert_non_null(a->inputs);
+    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OFFLOAD;
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "data region"));
+    assert_null(strstr(f->fix, "cudaStreamBeginCapture"));
+    free(a->inputs);
+    a->inputs = NULL;
+    fx_free(a);
+}
+
 static void fp32_math_twins(void **state)
 {
     (void)state;
@@ -286,6 +347,8 @@ int main(void)
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
         cmocka_unit_test(fp32_math_twins),
+        cmocka_unit_test(fp32_math_fits_the_job_and_the_kernels),
+        cmocka_unit_test(offload_jobs_told_in_regions),
         cmocka_unit_test(hot_names_the_top_kernels),
         cmocka_unit_test(cudnn_autotune_counts_steady_searches),
         cmocka_unit_test(cudnn_autotune_twin_one_search),
