@@ -67,7 +67,8 @@ typedef struct gw_window {
     gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work
                                     (in a window without steps, release calls after the GPU's
                                     last work do not count as ops: gw_api_is_release) */
-    int tail_releases;           /* 1 when release calls were in the cut teardown */
+    int tail_releases;           /* 1 when release calls were in the cut teardown, 2 when a
+                                    sync's wait past the GPU's last work was */
     int too_short;               /* 1 when the window holds too little GPU work to judge
                                     (GW_T_WINDOW_MIN_BUSY_MS): severities are capped */
     double busy_s;               /* GPU busy time in the window, summed over the devices */

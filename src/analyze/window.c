@@ -67,8 +67,9 @@ static int is_host_activity(const gw_host_event *h)
 /* First and last instant inside [lo, hi) at which a host op ran or the GPU worked, ignoring
  * spans that enclose everything from `anchor` to hi (an outer range around the whole last
  * step or capture says nothing about its end). With skip_releases, release calls that start
- * after the GPU's last work (module unloads, frees, destroys at exit) are not activity either;
- * *releases_skipped says whether any was. Returns 0 when nothing is active. */
+ * after the GPU's last work (module unloads, frees, destroys at exit) are not activity either,
+ * nor a sync's wait past the GPU's last work; *releases_skipped says whether a release call was
+ * left out (1), else a sync's wait (2), else 0. Returns 0 when nothing is active. */
 static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, int skip_releases,
                            gw_ns *first, gw_ns *last, int *releases_skipped)
 {
@@ -94,10 +95,19 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
             continue;
         if (skip_releases && gpu_last != INT64_MIN && h->start >= gpu_last && gw_host_is_api_kind(h) &&
             gw_api_is_release(gw_trace_str(t, h->name_id))) {
-            *releases_skipped = 1;
+            *releases_skipped = 1;   /* wins over a closing sync's 2 in the description */
             continue;
         }
         gw_ns s = h->start > lo ? h->start : lo, e = h->end < hi ? h->end : hi;
+        /* A sync that returns after the GPU's last work waited for nothing past it: the rest is
+         * the profiler stopping (CUPTI flushing its buffers inside the closing sync: 1.27 s of
+         * a public capture's 2.57 s), not the job. */
+        if (skip_releases && gpu_last != INT64_MIN && gw_host_is_api_kind(h) && h->api_class == GW_API_SYNC &&
+            e > gpu_last) {
+            e = s > gpu_last ? s : gpu_last;
+            if (!*releases_skipped)
+                *releases_skipped = 2;
+        }
         if (e == s)
             e = s + 1 <= hi ? s + 1 : s;
         if (s < f) f = s;
@@ -123,9 +133,12 @@ static void describe_trim(gw_window *w)
     if (head > 0 && tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms before the first op and %.1f ms of teardown cut",
                  (double)head / 1e6, (double)tail / 1e6);
-    else if (tail > 0 && w->tail_releases)
+    else if (tail > 0 && w->tail_releases == 1)
         snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (unloads, frees after the last "
                  "GPU work)", (double)tail / 1e6);
+    else if (tail > 0 && w->tail_releases == 2)
+        snprintf(extra, sizeof extra, "; %.1f ms at the end cut (a sync waiting on past the GPU's last "
+                 "work: the profiler stopping)", (double)tail / 1e6);
     else if (tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (no host op, no GPU work)",
                  (double)tail / 1e6);

@@ -24,7 +24,7 @@ Prints one JSON object:
                      launch-bound vs CPU-bound from the ops' own time against their launch calls
                      (issue 13): on the threads that launch GPU work, each moment belongs to the
                      innermost host span then (CPU op, annotation or Python frame) or to a CUDA
-                     call. A span "dispatches" when GPU-issuing calls lie beneath it and its own time
+                     call; a launch call of 1 ms or more is a module load (lazy loading), work. A span "dispatches" when GPU-issuing calls lie beneath it and its own time
                      (its length less its direct children's) is at most 8x their time; it "works"
                      otherwise (it launches nothing, or its own work dwarfs its launches). GPU idle under CUDA calls or dispatching spans, and GPU
                      idle under working spans (and not under the former), each / window
@@ -199,7 +199,9 @@ def main():
     for tid in launch_tids:
         # Every span of the thread (host spans and CUDA calls), parents before children.
         spans = [(st, en, "span") for st, en, _ in host_spans.get(tid, [])]
-        spans += [(ts, end, "launch" if corr in gpu_corr else "call")
+        # A launch of 1 ms or more loads its kernel's module (lazy loading): the host's own
+        # one-off work, not dispatch (steady launches take microseconds).
+        spans += [(ts, end, ("load" if end - ts >= 1_000_000 else "launch") if corr in gpu_corr else "call")
                   for ts, end, name, corr, t in runtime if t == tid]
         spans.sort(key=lambda x: (x[0], -x[1]))
         n = len(spans)
@@ -214,7 +216,7 @@ def main():
         children = [0] * n      # direct children's time
         for i in range(n - 1, -1, -1):
             st, en, kind = spans[i]
-            if kind == "launch":
+            if kind in ("launch", "load"):   # a load still issues GPU work for its span
                 launch_below[i] += en - st
             p_ = parent[i]
             if p_ >= 0:
@@ -222,7 +224,9 @@ def main():
                 children[p_] += en - st
         marked = []
         for i, (st, en, kind) in enumerate(spans):
-            if kind != "span":
+            if kind == "load":
+                marked.append((st, en, "work"))      # a module load
+            elif kind != "span":
                 marked.append((st, en, "dispatch"))  # inside a CUDA call
             else:
                 own = max(0, en - st - children[i])
