@@ -402,11 +402,23 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
      * read as Kineto it would be a CPU-only trace, which it is not. Its source is beside it. */
     if (rc == 0 && r.st.xprof_planes > 0 && r.st.kernels + r.st.copies + r.st.sets + r.st.api_calls == 0)
         rc = gw_fail(err, GW_EXIT_BAD_INPUT,
-                     "%s: a JAX/TensorFlow (XProf) trace-viewer JSON: its processes are XProf planes "
+                     "%s: byte %llu: a JAX/TensorFlow (XProf) trace-viewer JSON: its processes are XProf planes "
                      "(/device:GPU:N, /host:CPU) and its events carry no Kineto categories, so GPU work "
                      "cannot be told from host work in it; give gpuwhy the profile it was made from, the "
                      "*.xplane.pb in the same plugins/profile/<run> directory",
-                     path);
+                     path, (unsigned long long)(r.st.xprof_plane_at ? r.st.xprof_plane_at - 1 : 0));
+    /* A bare array of events without categories is the autograd profiler's CPU ops; named
+     * like kernels and copies, they are some other tool's GPU records, which cannot be told
+     * apart from host work here: "CPU-only, the job did not use a GPU" would be false. */
+    if (rc == 0 && r.st.uncategorised_gpu_names > 0 &&
+        r.st.kernels + r.st.copies + r.st.sets + r.st.api_calls == 0)
+        rc = gw_fail(err, GW_EXIT_BAD_INPUT,
+                     "%s: byte %llu: not a PyTorch profiler trace gpuwhy can read: its events carry no category (\"cat\"), "
+                     "and %llu of them are named like GPU activity (\"void ...\" kernels, [MEMCPY] ...), which "
+                     "cannot be told from host work without one; export the trace with torch.profiler "
+                     "(prof.export_chrome_trace) or profile with nsys",
+                     path, (unsigned long long)(r.st.uncategorised_gpu_at ? r.st.uncategorised_gpu_at - 1 : 0),
+                     (unsigned long long)r.st.uncategorised_gpu_names);
     if (rc == 0 && gw_kineto_events_done(&r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     if (rc == 0 && gw_trace_finish_filling_host(r.trace, gw_kineto_fill_host, &r.st) != 0)

@@ -538,8 +538,10 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
             return add_thread_name(st, f);
         if (f->has_name && cstr_is(f->name, f->name_len, "process_name") && f->has_arg_name &&
             ((f->arg_name_len >= 8 && memcmp(f->arg_name, "/device:", 8) == 0) ||
-             (f->arg_name_len >= 6 && memcmp(f->arg_name, "/host:", 6) == 0)))
-            st->xprof_planes++;
+             (f->arg_name_len >= 6 && memcmp(f->arg_name, "/host:", 6) == 0))) {
+            if (!st->xprof_planes++ && st->lx)
+                st->xprof_plane_at = gw_json_position(st->lx) + 1;
+        }
         return 0;
     }
     if (f->ph != 'X')
@@ -547,8 +549,16 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
     /* The autograd profiler of a torch built without Kineto (Debian's) writes a bare array of
      * complete events with no category at all: operators and record_function ranges
      * (ProfilerStep#N) of the CPU side. Kineto always names a category. */
-    if (f->cat == GW_KCAT_NONE)
+    if (f->cat == GW_KCAT_NONE) {
+        if (f->has_name && ((f->name_len > 5 && memcmp(f->name, "void ", 5) == 0) ||
+                            (f->name_len > 7 && (memcmp(f->name, "[MEMCPY", 7) == 0 ||
+                                                 memcmp(f->name, "[MEMSET", 7) == 0 ||
+                                                 memcmp(f->name, "[CUDA m", 7) == 0)))) {
+            if (!st->uncategorised_gpu_names++ && st->lx)
+                st->uncategorised_gpu_at = gw_json_position(st->lx) + 1;
+        }
         f->cat = GW_KCAT_CPU_OP;
+    }
 
     switch (f->cat) {
     case GW_KCAT_PROFILER_RANGE:
@@ -851,6 +861,12 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->gpu_annotations += part->gpu_annotations;
     into->no_timestamp += part->no_timestamp;
     into->xprof_planes += part->xprof_planes;
+    into->uncategorised_gpu_names += part->uncategorised_gpu_names;
+    /* The parts are absorbed in file order: the first one seen is the file's first. */
+    if (!into->xprof_plane_at)
+        into->xprof_plane_at = part->xprof_plane_at;
+    if (!into->uncategorised_gpu_at)
+        into->uncategorised_gpu_at = part->uncategorised_gpu_at;
     /* Empty part for its next stretch; its arrays keep their (already touched) memory. */
     gw_trace *p = part->trace;
     p->gpu_count = p->mem_count = p->mem_dropped = p->mem_peak_count = 0;
@@ -863,6 +879,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->api_calls = part->cpu_ops = part->annotations = part->mem_events = 0;
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
     part->foreign_device_events = part->foreign_runtime_calls = part->xprof_planes = 0;
+    part->uncategorised_gpu_names = part->xprof_plane_at = part->uncategorised_gpu_at = 0;
     part->foreign_accel = NULL;
     return 0;
 }

@@ -61,6 +61,11 @@ typedef struct gw_kineto_state {
     /* process_name metadata naming an XProf plane ("/device:GPU:0", "/host:CPU"): the trace
      * viewer's JSON of a JAX or TensorFlow profile, whose events carry no Kineto categories. */
     uint64_t xprof_planes;
+    /* Complete events without a category named like GPU activity ("void ...kernel<...>(...)",
+     * "[MEMCPY] HtoD"): a tool's own export of GPU records, not the autograd profiler's ops. */
+    uint64_t uncategorised_gpu_names;
+    /* Where the first of each ends in the file, + 1 (0: none), for the refusal's byte. */
+    uint64_t xprof_plane_at, uncategorised_gpu_at;
     /* Complete events of another accelerator (GW_KCAT_IS_FOREIGN): its device activity and
      * runtime calls, and the first one's accelerator (static text, NULL none seen). */
     uint64_t foreign_device_events, foreign_runtime_calls;

@@ -474,6 +474,8 @@ static void test_damaged_fixtures_refused(void **state)
         {FIXTURES "damaged_events_not_array.json", "byte 16: not a Kineto trace: traceEvents is an object"},
         {FIXTURES "damaged_memory_timeline.json", "byte 1: not a Kineto trace: element 0"},
         {FIXTURES "damaged_missing_comma.json", "byte 28: expected ',' or '}'"},
+        /* A custom CUPTI tool's export: no categories, GPU names (a public file was "CPU-only"). */
+        {FIXTURES "uncategorised_gpu_names.json", "3 of them are named like GPU activity"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *msg = load_refused(cases[i].file);
