@@ -145,7 +145,12 @@ int gw_ingest_refuse_if_empty(const gw_trace *t, const char *path, gw_error *err
 {
     if (t->gpu_count || t->host_count || t->mem_count)
         return 0;
+    /* Why, in the input's own words when it has them (nsys: "No CUDA events collected. Does
+     * the process use CUDA?"), else what the reader had to skip. */
     const char *skipped = NULL;
+    for (size_t i = 0; i < t->note_count && !skipped; i++)
+        if (strstr(t->notes[i].text, "diagnostics say"))
+            skipped = t->notes[i].text;
     for (size_t i = 0; i < t->note_count && !skipped; i++)
         if (strstr(t->notes[i].text, "skipped"))
             skipped = t->notes[i].text;

@@ -693,6 +693,21 @@ static void failed_cuda_capture_quotes_diagnostics(void **state)
     assert_false(has_note(t, "paranoid"));
     assert_false(has_note(t, "NVTX"));
     gw_trace_free(t);
+
+    /* The same export without its OS-runtime rows holds no event at all: refused, and the
+     * refusal says why in nsys's words (it said only "no events to analyse"). */
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s/no_cuda_no_events.sqlite", g_tmpdir);
+    copy_export(build_fixture("no_cuda_diagnostics"), copy);
+    exec_sql(copy, "DELETE FROM OSRT_API");
+    t = read_ok(copy);
+    gw_error err;
+    gw_error_clear(&err);
+    assert_int_equal(gw_ingest_refuse_if_empty(t, copy, &err), -1);
+    assert_int_equal(err.code, GW_EXIT_BAD_INPUT);
+    assert_non_null(strstr(err.message, "no events to analyse"));
+    assert_non_null(strstr(err.message, "nsys diagnostics say \"Installed CUDA driver version"));
+    gw_trace_free(t);
 }
 
 /* Through the dispatcher: an nsys export is sniffed as such and read by this reader. */
