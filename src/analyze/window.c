@@ -191,10 +191,7 @@ static int profile_span_usable(const gw_trace *t)
     /* Clocks of host and GPU records disagree by microseconds: a millisecond, or a thousandth
      * of the span, is not work left out. */
     gw_ns tolerance = events / 1000 > 1000000 ? events / 1000 : 1000000;
-    for (size_t i = 0; i < t->gpu_count; i++)
-        if (t->gpu[i].kind != GW_GPU_SYNC && t->gpu[i].start < gw_sat_add(t->profile_start_ns, -tolerance))
-            return 0;
-    return 1;
+    return gw_first_gpu_work(t) >= gw_sat_add(t->profile_start_ns, -tolerance);
 }
 
 static void profiled_span(const gw_trace *t, gw_window *w)

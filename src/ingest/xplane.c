@@ -268,36 +268,42 @@ static int read_stat(reader *r, const gw_pb_msg *parent, const gw_pb_field *sf, 
     return 0;
 }
 
-/* The number after "key:" in "regs:32 grid:1024,1,1 block:256,1,1 ..." (components of a
- * "x,y,z" multiplied), or -1 when absent. */
-static double detail_value(const uint8_t *text, size_t len, const char *key)
+/* Where the value of "key:" starts in a details text ("regs:32 grid:1024,1,1 ..."): the key at
+ * the start or after a space. SIZE_MAX when absent. */
+static size_t detail_at(const uint8_t *text, size_t len, const char *key)
 {
     size_t k = strlen(key);
-    for (size_t i = 0; i + k <= len; i++) {
-        if ((i > 0 && text[i - 1] != ' ') || memcmp(text + i, key, k) != 0)
-            continue;
-        double product = 1;
-        size_t j = i + k;
-        int any = 0;
-        for (;;) {
-            double v = 0;
-            int digits = 0;
-            while (j < len && text[j] >= '0' && text[j] <= '9' && digits < 19) {
-                v = v * 10 + (text[j++] - '0');
-                digits++;
-            }
-            if (!digits)
-                break;
-            product *= v;
-            any = 1;
-            if (j < len && text[j] == ',')
-                j++;
-            else
-                break;
+    for (size_t i = 0; i + k <= len; i++)
+        if ((i == 0 || text[i - 1] == ' ') && memcmp(text + i, key, k) == 0)
+            return i + k;
+    return SIZE_MAX;
+}
+
+/* The number after "key:" (components of a "x,y,z" multiplied), or -1 when absent. */
+static double detail_value(const uint8_t *text, size_t len, const char *key)
+{
+    size_t j = detail_at(text, len, key);
+    if (j == SIZE_MAX)
+        return -1;
+    double product = 1;
+    int any = 0;
+    for (;;) {
+        double v = 0;
+        int digits = 0;
+        while (j < len && text[j] >= '0' && text[j] <= '9' && digits < 19) {
+            v = v * 10 + (text[j++] - '0');
+            digits++;
         }
-        return any ? product : -1;
+        if (!digits)
+            break;
+        product *= v;
+        any = 1;
+        if (j < len && text[j] == ',')
+            j++;
+        else
+            break;
     }
-    return -1;
+    return any ? product : -1;
 }
 
 /* The memory kind after "key:" in memcpy_details ("kind_src:pageable kind_dst:device"). */
@@ -306,16 +312,11 @@ static uint8_t detail_mem_kind(const uint8_t *text, size_t len, const char *key)
     static const struct { const char *word; uint8_t kind; } KINDS[] = {
         {"pageable", GW_MEM_PAGEABLE}, {"pinned", GW_MEM_PINNED}, {"device", GW_MEM_DEVICE},
         {"managed", GW_MEM_MANAGED}, {"array", GW_MEM_ARRAY}};
-    size_t k = strlen(key);
-    for (size_t i = 0; i + k <= len; i++) {
-        if ((i > 0 && text[i - 1] != ' ') || memcmp(text + i, key, k) != 0)
-            continue;
-        for (size_t m = 0; m < sizeof KINDS / sizeof *KINDS; m++) {
-            size_t w = strlen(KINDS[m].word);
-            if (i + k + w <= len && memcmp(text + i + k, KINDS[m].word, w) == 0)
-                return KINDS[m].kind;
-        }
-        return GW_MEM_UNKNOWN;
+    size_t j = detail_at(text, len, key);
+    for (size_t m = 0; j != SIZE_MAX && m < sizeof KINDS / sizeof *KINDS; m++) {
+        size_t w = strlen(KINDS[m].word);
+        if (j + w <= len && memcmp(text + j, KINDS[m].word, w) == 0)
+            return KINDS[m].kind;
     }
     return GW_MEM_UNKNOWN;
 }
@@ -538,8 +539,6 @@ static int read_device(reader *r, const gw_pb_msg *plane_in, int32_t device)
         }
         if (kind == ST_MEMORY_SIZE && v.has_num && v.num > 0)
             dev->total_mem_bytes = (uint64_t)v.num;
-        if (kind == ST_CC_MINOR && v.has_num && v.num == 0)
-            dev->cc_minor = 0;
     }
     if (rc < 0)
         return malformed(r, bad, "a plane's fields run past its end");
@@ -706,9 +705,9 @@ static int32_t allocator_device(const stat_value *v)
 /* Whether a host event name is a CUDA or HIP API call, and which kind. */
 static int api_kind_of(const uint8_t *name, size_t len, uint8_t *kind)
 {
-    if (bytes_start(name, len, "cuda") || bytes_start(name, len, "hip")) {
+    if ((len > 4 && bytes_start(name, len, "cuda")) || (len > 3 && bytes_start(name, len, "hip"))) {
         *kind = GW_HOST_RUNTIME;
-        return len > 4 && name[0] == 'c' ? 1 : len > 3;
+        return 1;
     }
     /* Driver calls: cu + an upper-case letter (cuLaunchKernel, cuMemcpyHtoDAsync_v2). */
     if (len > 2 && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z') {

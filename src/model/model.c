@@ -805,34 +805,29 @@ static int cmp_cpu_sample(const void *pa, const void *pb)
 /* 1 when a name only PyTorch gives shows up (its ops, its kernels' namespace, its step
  * ranges): the interned strings hold every event's name once, so this is a pass over the
  * distinct names, not the events. */
-static int names_show_pytorch(const gw_trace *t)
+static int any_name_has(const gw_trace *t, const char *const *marks, size_t mark_count)
 {
-    static const char *const marks[] = {"aten::", "at::native", "ProfilerStep#", "torch.", "c10::"};
     for (uint32_t id = 0; id < t->strings.count; id++) {
         const char *s = gw_strtab_get(&t->strings, id);
-        for (size_t m = 0; s && m < sizeof marks / sizeof marks[0]; m++)
+        for (size_t m = 0; s && m < mark_count; m++)
             if (strstr(s, marks[m]))
                 return 1;
     }
     return 0;
 }
 
-/* Whether a kernel's name is one an OpenMP/OpenACC offload compiler generated (NVHPC's
- * OpenACC __pgi_uacc_ and OpenMP nvkernel_, clang/gcc's __omp_offloading_): a pass over the
- * distinct kernel names. */
-static int kernels_show_offload(const gw_trace *t)
+static int names_show_pytorch(const gw_trace *t)
+{
+    static const char *const marks[] = {"aten::", "at::native", "ProfilerStep#", "torch.", "c10::"};
+    return any_name_has(t, marks, sizeof marks / sizeof marks[0]);
+}
+
+/* Kernels an OpenMP/OpenACC offload compiler generated (NVHPC's OpenACC __pgi_uacc_ and
+ * OpenMP nvkernel_, clang/gcc's __omp_offloading_): prefixes no other name carries. */
+static int names_show_offload(const gw_trace *t)
 {
     static const char *const marks[] = {"__pgi_uacc", "nvkernel_", "__omp_offloading"};
-    for (size_t i = 0; i < t->gpu_count; i++) {
-        const gw_gpu_event *g = &t->gpu[i];
-        if (g->kind != GW_GPU_KERNEL)
-            continue;
-        const char *s = gw_trace_str(t, g->name_id);
-        for (size_t m = 0; s && m < sizeof marks / sizeof marks[0]; m++)
-            if (strstr(s, marks[m]))
-                return 1;
-    }
-    return 0;
+    return any_name_has(t, marks, sizeof marks / sizeof marks[0]);
 }
 
 int gw_trace_finish(gw_trace *t)
@@ -882,7 +877,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     /* The PyTorch profiler writes Kineto traces: no need to look at their (many) names. */
     if ((t->format && strcmp(t->format, "kineto") == 0) || names_show_pytorch(t))
         t->has |= GW_HAS_PYTORCH;
-    else if (kernels_show_offload(t))
+    else if (names_show_offload(t))
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
 
