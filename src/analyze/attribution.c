@@ -129,7 +129,15 @@ gw_ns gw_first_gpu_work(const gw_trace *t)
 
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
 {
-    return is_api(h) && h->start < first_gpu_work && h->end - h->start >= GW_STARTUP_CALL_NS;
+    if (!is_api(h) || h->start >= first_gpu_work)
+        return 0;
+    /* Before the GPU has done anything no call waits on it: a millisecond there is the
+     * context being created (the process's first CUDA call, whatever it is: a 4.7 ms
+     * cudaMemset in one export) or modules loaded. A call that runs on past the first work
+     * counts only its part before it, so a large copy that is itself the first work is not
+     * set-up for its length alone (unless GW_STARTUP_CALL_NS long, as before). */
+    gw_ns before_work = (h->end < first_gpu_work ? h->end : first_gpu_work) - h->start;
+    return before_work >= GW_STARTUP_BEFORE_WORK_NS || h->end - h->start >= GW_STARTUP_CALL_NS;
 }
 
 int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)

@@ -130,9 +130,12 @@ void gw_feeders_free(gw_feeders *f);
  * statistic of syncs uses. */
 int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
-/* A CUDA call made before the GPU's first work that takes this long is start-up: creating
- * the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
+/* A CUDA call made before the GPU's first work that takes this long in all is start-up:
+ * creating the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
 #define GW_STARTUP_CALL_NS 10000000
+/* ... or that spends this long of it before the GPU's first work: nothing is queued yet, so
+ * the call is creating the context or loading code, not dispatching (steady calls take µs). */
+#define GW_STARTUP_BEFORE_WORK_NS 1000000
 /* A launch this long while the GPU idles is not dispatch: it loaded its kernel's module (lazy
  * loading: a cold ResNet's first launches took 6.5-29 ms each, against 7 µs warm) or waited
  * for the profiler's buffers. Steady launches take microseconds. */

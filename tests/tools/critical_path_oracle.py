@@ -16,7 +16,8 @@ import sys
 from decimal import Decimal, ROUND_HALF_UP
 
 CATS = ["host_op", "launch", "alloc", "kernel", "copy", "sync_wait", "data_wait", "comm"]
-STARTUP_NS = 10_000_000          # a CUDA call this long before the GPU's first work is start-up
+STARTUP_NS = 10_000_000          # a CUDA call this long before the GPU's first work is start-up,
+STARTUP_BEFORE_WORK_NS = 1_000_000  # as is one that spends this long before that work
 FORK_JOIN_MAX = 2_000_000        # the other thread starts / the loop resumes within this
 FORK_JOIN_MIN = 20_000           # a loop piece shorter than this is not a wait
 SKEW = 2000                      # host and GPU clocks agree to this much
@@ -147,7 +148,8 @@ def main():
         h.cls = "own"
         if h.loader:
             h.cls = "data"
-        elif h.api and first_gpu is not None and h.start < first_gpu and h.end - h.start >= STARTUP_NS:
+        elif h.api and first_gpu is not None and h.start < first_gpu and (
+                h.end - h.start >= STARTUP_NS or min(h.end, first_gpu) - h.start >= STARTUP_BEFORE_WORK_NS):
             h.cls = "startup"
         elif h.api:
             k = api_kind(h.name)

@@ -475,6 +475,41 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_done(a, job);
 }
 
+/* The process's first CUDA call creates the context whatever it is and however short: a real
+ * export's first call, a 4.7 ms cudaMemset whose memset ran only at its end, is start-up, not
+ * dispatch. A call that runs on past the GPU's first work counts only its part before it: a
+ * 5 ms synchronous copy that is itself the first work stays a blocking copy. */
+static void first_call_before_any_work_is_startup(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemset", 0, 4712, 1);
+    fx_gpu(t, GW_GPU_MEMSET, 0, 7, 4680, 4688, 1, "Memset");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 4712, 4730, 2);
+    fx_kernel(t, 0, 7, 4730, 5000, 2, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(a->ranks[0].startup_call_s, 4712);
+    assert_string_equal(a->ranks[0].startup_call, "cudaMemset");
+    /* the GPU idle inside the call (4.68 ms before the memset, 24 µs after it) is the host's own
+     * work; only the launch after it is dispatch */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 4704);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH] + d->idle_by_cause_s[GW_IDLE_LAUNCH], 18);
+    fx_done(a, job);
+
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", 0, 5000, 1);
+    fx_copy(t, 0, 10, 4990, 1, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1u << 26);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 5000, 5010, 2);
+    fx_kernel(t, 0, 7, 5010, 6000, 2, "k");
+    a = fx_analyze(t, &job);
+    d = only_device(a);
+    fx_assert_s(a->ranks[0].startup_call_s, 0);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 0);
+    fx_done(a, job);
+}
+
 /* A launch that takes 20 ms while the GPU idles, after its first work, is its kernel's module
  * being loaded (lazy loading): the host's own one-off work, like start-up, not dispatch. A
  * normal launch next to it stays dispatch. */
@@ -802,6 +837,7 @@ int main(void)
         cmocka_unit_test(dispatch_vs_own_work),
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
+        cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
