@@ -99,6 +99,14 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
             continue;
         }
         gw_ns s = h->start > lo ? h->start : lo, e = h->end < hi ? h->end : hi;
+        /* A query (cuModuleGetLoadingMode ...) does not start the job's work: the CUDA runtime
+         * or the profiler's injection asks it as the process loads, and in two public exports
+         * one 2 µs call stood 425 ms and 2.26 s before the first real call. Counted as the
+         * head, it kept that stretch in one window and not in the other. */
+        if (skip_releases && gw_host_is_api_kind(h) && h->api_class == GW_API_GETTER) {
+            if (e > l) l = e;
+            continue;
+        }
         /* A sync that returns after the GPU's last work waited for nothing past it: the rest is
          * the profiler stopping (CUPTI flushing its buffers inside the closing sync: 1.27 s of
          * a public capture's 2.57 s), not the job. */

@@ -72,6 +72,31 @@ static void profile_window_trimmed(void **state)
     fx_done(a, job);
 }
 
+/* A query made as the process loads (cuModuleGetLoadingMode, 2 µs, 425 ms before the first
+ * real call in a public export) does not start the job's work: the head is cut to the first
+ * call that does something, as it is when the query falls before the profiler's window. */
+static void leading_query_does_not_start_window(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleGetLoadingMode", 0, 2, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 425000, 425300, 0);
+    for (int i = 0; i < 20; i++) {
+        double b = 425300 + i * 1000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b, b + 10, (uint64_t)i + 1);
+        fx_kernel(t, 0, 7, b + 10, b + 990, (uint64_t)i + 1, "fit_lines");
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->start_ns, FX_US(425000));
+    assert_int_equal(w->trimmed_head_ns, FX_US(425000));
+    assert_non_null(strstr(w->description, "425.0 ms before the first op"));
+    /* what is left is the GPU's work: 20 x 980 µs of 20.3 ms */
+    assert_true(a->devices[0].busy_s / (double)(w->end_ns - w->start_ns) * 1e9 > 0.9);
+    fx_done(a, job);
+}
+
 /* A capture window that starts after GPU work (nsys 2022's ANALYSIS_DETAILS startTime in a
  * real export: 1 s of its 3 s of kernels before it) is not the window: the events are, and no
  * kernel is dropped. */
@@ -789,6 +814,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(window_without_steps_is_profiled_span),
+        cmocka_unit_test(leading_query_does_not_start_window),
         cmocka_unit_test(profile_window_trimmed),
         cmocka_unit_test(profile_window_after_gpu_work_not_used),
         cmocka_unit_test(closing_sync_wait_past_gpu_work_cut),
