@@ -208,6 +208,21 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
 
 /* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
  * one-off effects show up as one step with most of it. */
+/* 1 when a sampled frame is a run-time compiler's library, named by its file (its frames carry
+ * no symbols): NVRTC, nvJitLink, the PTX compiler, NVVM. */
+/* Samples in run-time compilers at least this share of the unexplained idle's: its fix is
+ * compiling once, not moving code off the GPU's path. */
+#define GW_SAMPLED_JIT_SHARE 0.5
+
+static int is_jit_compiler_frame(const char *name)
+{
+    static const char *const libs[] = {"libnvrtc", "libnvJitLink", "libnvptxcompiler", "libnvvm"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (strncmp(name, libs[i], strlen(libs[i])) == 0)
+            return 1;
+    return 0;
+}
+
 static int64_t worst_step(const gw_analysis *a, const gw_rank_stats *r, double *seconds, size_t *steps)
 {
     int64_t worst = -1;
@@ -312,7 +327,21 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the input samples the CPU, and no sample caught the process in that idle "
                                    "time: it was off the CPU, waiting (I/O, a lock, a sleep, another process)");
         }
-        if (named[0])
+        size_t jit_samples = 0;
+        for (size_t k = 0; sf && k < sf->frame_count; k++)
+            if (is_jit_compiler_frame(sf->frames[k].name))
+                jit_samples += sf->frames[k].samples;
+        int jit = sf && sf->samples > 0 && (double)jit_samples >= GW_SAMPLED_JIT_SHARE * (double)sf->samples;
+        if (jit) {
+            gw_finding_evidence(f, "%.0f%% of those samples in a run-time compiler (NVRTC, nvJitLink): the host "
+                                   "compiles kernels while the GPU waits",
+                                100.0 * (double)jit_samples / (double)sf->samples);
+            gw_rules_fix(f, "The host compiles GPU kernels at run time while the GPU waits (the CPU samples: "
+                            "%s). Compile once and reuse: keep the compiled module (nvrtcGetCUBIN or the PTX, "
+                            "saved to disk and loaded with cuModuleLoadData), compile ahead of time, or compile "
+                            "on another thread before the kernels are needed; measure steady state after it.",
+                         named);
+        } else if (named[0])
             gw_rules_fix(f, "The host runs code no trace covers while the GPU waits; the CPU samples name it "
                             "(%s). Take that work off the GPU's path: queue the GPU's next work before it, "
                             "move it to the GPU or to another thread, and mark it with NVTX ranges "

@@ -20,7 +20,7 @@
  * program's stacks repeat a few hundred frames over and over. */
 typedef struct frame_memo {
     int64_t symbol, module;
-    uint32_t name;             /* interned symbol */
+    uint32_t name;             /* interned symbol, or the module's file name (below); 0 none */
     uint8_t valid, runtime;
 } frame_memo;
 
@@ -35,10 +35,30 @@ static int frame_of(gw_nsys_db *d, frame_memo *memo, int64_t symbol, int64_t mod
         uint32_t sym = gw_nsys_string(d, symbol), mod = gw_nsys_string(d, module);
         if (sym == UINT32_MAX || mod == UINT32_MAX)
             return -1;
+        const char *sym_text = gw_trace_str(d->trace, sym), *mod_text = gw_trace_str(d->trace, mod);
         m->symbol = symbol;
         m->module = module;
         m->name = sym;
-        m->runtime = (uint8_t)gw_frame_is_runtime(gw_trace_str(d->trace, sym), gw_trace_str(d->trace, mod));
+        m->runtime = (uint8_t)gw_frame_is_runtime(sym_text, mod_text);
+        if (sym_text && sym_text[0] == '[') {
+            /* "[Max depth]": where nsys cut a deep stack, not a frame: it names nothing. */
+            m->name = 0;
+            m->runtime = 1;
+        } else if (sym_text && strncmp(sym_text, "0x", 2) == 0 && mod_text && *mod_text &&
+                   !gw_module_is_runtime(mod_text)) {
+            /* An address in a library with no symbols is still that library's work: a public
+             * export's idle time was 81% in unresolved frames of libnvrtc.so (kernels compiled
+             * at run time), which only the library's name tells. */
+            const char *base = strrchr(mod_text, '/');
+            base = base ? base + 1 : mod_text;
+            m->name = gw_trace_intern(d->trace, base, strlen(base));
+            if (m->name == UINT32_MAX) {
+                m->valid = 0;
+                gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory reading CPU samples", d->path);
+                return -1;
+            }
+            m->runtime = 0;
+        }
         m->valid = 1;
     }
     *name = m->name;
@@ -122,7 +142,7 @@ long gw_nsys_read_cpu_samples(gw_nsys_db *d)
             free(memo);
             return -1;
         }
-        const char *text = gw_trace_str(d->trace, name);
+        const char *text = name ? gw_trace_str(d->trace, name) : NULL;
         if (!p.leaf && text && *text && strncmp(text, "0x", 2) != 0)
             p.leaf = name;
         if (!runtime)

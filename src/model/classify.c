@@ -137,15 +137,20 @@ int gw_frame_is_runtime(const char *symbol, const char *module)
 {
     if (!symbol || !*symbol || strncmp(symbol, "0x", 2) == 0 || strncmp(symbol, "libcudart_static_", 17) == 0)
         return 1;
+    return gw_module_is_runtime(module);
+}
+
+int gw_module_is_runtime(const char *module)
+{
     if (!module || !*module)
         return 0;
-    if (module[0] == '[')   /* [kernel.kallsyms], [vdso] */
+    if (module[0] == '[')   /* [kernel.kallsyms], [vdso], [Max depth] */
         return 1;
     const char *base = strrchr(module, '/');
     base = base ? base + 1 : module;
     static const char *const libs[] = {"libc.", "libc-", "libpthread", "libdl", "librt", "libm.", "libm-",
                                        "ld-linux", "libstdc++", "libgcc_s", "libcuda.", "libcudart",
-                                       "libnvidia-", "libToolsInjection", "libpython", "libcupti"};
+                                       "libnvidia-", "libToolsInjection", "nsys-launcher", "libpython", "libcupti"};
     for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
         if (strncmp(base, libs[i], strlen(libs[i])) == 0)
             return 1;

@@ -25,6 +25,10 @@ int gw_api_is_release(const char *name);
  * or a symbol the sampler could not resolve ("0x7f..."). module: the library's or program's
  * path, "" unknown. */
 int gw_frame_is_runtime(const char *symbol, const char *module);
+/* 1 when module (a path) is one of those runtimes or a pseudo-module ("[kernel.kallsyms]",
+ * nsys's "[Max depth]" where it cut a deep stack); 0 for the program and its other libraries,
+ * and for "" (unknown). */
+int gw_module_is_runtime(const char *module);
 
 /* 1 when the kernel name is a collective/communication kernel. */
 int gw_kernel_is_comm(const char *name);

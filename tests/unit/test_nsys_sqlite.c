@@ -797,6 +797,49 @@ static void cpu_samples_name_untraced_host_work(void **state)
     gw_trace_free(t);
 }
 
+/* Unresolved frames of a library that is not a runtime (NVRTC has no symbols) are that
+ * library's work, named by its file; nsys's "[Max depth]" marker names nothing, nor does its
+ * launcher. When run-time compilers hold most of the unexplained idle's samples, the fix says
+ * to compile once, not to move code off the GPU's path. */
+static void cpu_samples_name_unresolved_libraries(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cpu_samples_jit");
+    gw_trace *t = read_ok(path);
+    assert_int_equal(t->cpu_sample_count, 8);
+    for (size_t i = 0; i < t->cpu_sample_count; i++) {
+        const char *name = t->cpu_samples[i].frame_id ? gw_trace_str(t, t->cpu_samples[i].frame_id) : "";
+        assert_string_equal(name, i < 6 ? "libnvrtc.so.13.3.33" : "main");
+    }
+    gw_trace_free(t);
+
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {path};
+    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    assert_non_null(a);
+    const gw_sampled_frames *sf = &a->devices[0].unknown_samples;
+    assert_int_equal(sf->samples, 8);
+    assert_int_equal(sf->frame_count, 2);
+    assert_string_equal(sf->frames[0].name, "libnvrtc.so.13.3.33");
+    assert_int_equal(sf->frames[0].samples, 6);
+    const gw_finding *f = gw_findings_get(&a->findings, "util.unexplained");
+    assert_non_null(f);
+    int found = 0;
+    for (size_t i = 0; i < f->evidence_count; i++)
+        found |= strstr(f->evidence[i], "75% of those samples in a run-time compiler") != NULL;
+    assert_true(found);
+    assert_non_null(strstr(f->fix, "compiles GPU kernels at run time"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -820,6 +863,7 @@ int main(void)
         cmocka_unit_test(failed_cuda_capture_quotes_diagnostics),
         cmocka_unit_test(ingest_dispatches_to_reader),
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
+        cmocka_unit_test(cpu_samples_name_unresolved_libraries),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
