@@ -199,7 +199,21 @@ static int profile_span_usable(const gw_trace *t)
     /* Clocks of host and GPU records disagree by microseconds: a millisecond, or a thousandth
      * of the span, is not work left out. */
     gw_ns tolerance = events / 1000 > 1000000 ? events / 1000 : 1000000;
-    return gw_first_gpu_work(t) >= gw_sat_add(t->profile_start_ns, -tolerance);
+    gw_ns floor = gw_sat_add(t->profile_start_ns, -tolerance);
+    if (gw_first_gpu_work(t) < floor)
+        return 0;
+    /* Nor a CUDA call that starts before it: the profiler was recording then. A public export's
+     * capture start fell 144 ms into its first cudaMalloc (346 ms, creating the context), and a
+     * window from there told 203 ms of start-up. Queries made as the process loads (getters)
+     * aside: they stand far ahead of the work, where the capture start rightly cuts them. */
+    for (size_t i = 0; i < t->host_count; i++) {
+        gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
+        const gw_host_event *h = &t->host[i];
+        if (h->start < floor && gw_host_is_api_kind(h) && h->api_class != GW_API_GETTER &&
+            h->end > t->profile_start_ns)
+            return 0;
+    }
+    return 1;
 }
 
 static void profiled_span(const gw_trace *t, gw_window *w)

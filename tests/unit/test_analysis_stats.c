@@ -72,6 +72,41 @@ static void profile_window_trimmed(void **state)
     fx_done(a, job);
 }
 
+/* A capture start that falls inside a CUDA call (a public export's: 144 ms into its first
+ * cudaMalloc, 346 ms long) is not where recording began: the window is the events', and the
+ * whole call is start-up. A getter far ahead of the capture start does not count. */
+static void profile_window_inside_a_call_not_used(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_profile(t, 144000 + 10000, 600000);
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleGetLoadingMode", 0, 2, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 10000, 356000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 356000, 356010, 1);
+    fx_kernel(t, 0, 7, 356010, 356030, 1, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_window *w = &a->ranks[0].window;
+    assert_int_equal(w->span, GW_SPAN_EVENTS);
+    assert_int_equal(w->start_ns, FX_US(10000));
+    fx_assert_s(a->ranks[0].startup_call_s, 346000);
+    /* the cudaMalloc is the first call that needs a context: initialisation, not set-up
+     * allocation */
+    fx_assert_s(a->ranks[0].startup_alloc_s, 0);
+    fx_done(a, job);
+
+    /* The same with the getter alone before the capture start: the capture's window stands. */
+    t = fx_trace();
+    fx_profile(t, 5000, 600000);
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleGetLoadingMode", 0, 2, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 10000, 356000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 356000, 356010, 1);
+    fx_kernel(t, 0, 7, 356010, 356030, 1, "k");
+    a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].window.span, GW_SPAN_PROFILER);
+    fx_done(a, job);
+}
+
 /* A query made as the process loads (cuModuleGetLoadingMode, 2 µs, 425 ms before the first
  * real call in a public export) does not start the job's work: the head is cut to the first
  * call that does something, as it is when the query falls before the profiler's window. */
@@ -815,6 +850,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(window_without_steps_is_profiled_span),
         cmocka_unit_test(leading_query_does_not_start_window),
+        cmocka_unit_test(profile_window_inside_a_call_not_used),
         cmocka_unit_test(profile_window_trimmed),
         cmocka_unit_test(profile_window_after_gpu_work_not_used),
         cmocka_unit_test(closing_sync_wait_past_gpu_work_cut),

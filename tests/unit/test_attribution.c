@@ -581,6 +581,19 @@ static void startup_allocations_told_apart(void **state)
         fx_assert_s(a->ranks[0].startup_alloc_s, 60000);
         fx_done(a, job);
     }
+    /* Module loads before it (cudart registering its kernels: cuLibraryLoadData) need no
+     * context: the allocation after them is still the first call, creating it. */
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuLibraryLoadData", 0, 12000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 12000, 388000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaHostAlloc", 388000, 418000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 418000, 418010, 1);
+    fx_kernel(t, 0, 7, 418010, 418100, 1, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].startup_call_s, 418000);
+    fx_assert_s(a->ranks[0].startup_alloc_s, 30000);
+    fx_done(a, job);
 }
 
 /* Without step markers, a loop's DataLoader calls mark its iterations; the first is warm-up. */
