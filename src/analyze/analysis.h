@@ -250,6 +250,15 @@ typedef struct gw_copy_stats {
     double pageable_host_s;                  /* host time in the calls that issued them */
     size_t pageable_noise_count;             /* of them shorter than 1 µs (nsys lists each) */
     double pageable_noise_bytes;
+    /* Unified-memory migrations (GW_GPU_F_UNIFIED: the driver moving managed pages; counted in
+     * the figures above too), and of them those made on a page fault (GW_GPU_F_PAGE_FAULT):
+     * host→device when kernels touched pages on the host, device→host when the host touched
+     * pages on the GPU. */
+    size_t unified_count[GW_COPY_DIR_COUNT];
+    double unified_bytes[GW_COPY_DIR_COUNT];
+    size_t fault_count[GW_COPY_DIR_COUNT];
+    double fault_bytes[GW_COPY_DIR_COUNT];
+    double fault_gpu_s;                      /* GPU time in the faulting migrations (their union) */
 } gw_copy_stats;
 
 /* ---- Synchronisation --------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* Copy statistics over the steady window: per direction count, bytes, time and achieved
- * bandwidth, and the copies with a pageable side (which the CUDA driver stages through a
- * pinned bounce buffer, synchronously for device→host: the pipe.pageable_copy evidence). */
+ * bandwidth, the copies with a pageable side (which the CUDA driver stages through a
+ * pinned bounce buffer, synchronously for device→host: the pipe.pageable_copy evidence), and
+ * the unified-memory migrations, those on page faults apart (mem.unified_faults). */
 #include "analyze/stats.h"
 
 /* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
@@ -25,11 +26,27 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
     double host_dev_bytes = 0, pageable_host_dev_bytes = 0;
     double pageable_seconds[GW_COPY_DIR_COUNT] = {0};
     size_t pageable_host_dev = 0;
+    gw_ns fault_until = INT64_MIN;  /* end of the faulting migrations so far (they overlap) */
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->kind != GW_GPU_MEMCPY || g->start < w->start_ns || g->start >= w->end_ns)
             continue;
         int d = g->copy_dir < GW_COPY_DIR_COUNT ? g->copy_dir : GW_COPY_UNKNOWN;
+        if (g->flags & GW_GPU_F_UNIFIED) {
+            cs->unified_count[d]++;
+            cs->unified_bytes[d] += (double)g->bytes;
+            if (g->flags & GW_GPU_F_PAGE_FAULT) {
+                cs->fault_count[d]++;
+                cs->fault_bytes[d] += (double)g->bytes;
+                /* GPU events are in start order: a running union of their spans. */
+                gw_ns from = g->start > fault_until ? g->start : fault_until;
+                gw_ns to = g->end < w->end_ns ? g->end : w->end_ns;
+                if (to > from)
+                    cs->fault_gpu_s += gw_ns_to_s(to - from);
+                if (g->end > fault_until)
+                    fault_until = g->end;
+            }
+        }
         int host_dev = d == GW_COPY_HTOD || d == GW_COPY_DTOH;
         cs->count[d]++;
         cs->bytes[d] += (double)g->bytes;

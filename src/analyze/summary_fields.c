@@ -91,6 +91,11 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, pageable_host_s, GW_F_F64),
     ONE(gw_copy_stats, pageable_noise_count, GW_F_SIZE),
     ONE(gw_copy_stats, pageable_noise_bytes, GW_F_F64),
+    MANY(gw_copy_stats, unified_count, GW_F_SIZE),
+    MANY(gw_copy_stats, unified_bytes, GW_F_F64),
+    MANY(gw_copy_stats, fault_count, GW_F_SIZE),
+    MANY(gw_copy_stats, fault_bytes, GW_F_F64),
+    ONE(gw_copy_stats, fault_gpu_s, GW_F_F64),
 };
 static const gw_struct_desc DESC_COPY_STATS = {"gw_copy_stats", sizeof(gw_copy_stats), DESC_COPY_STATS_FIELDS, sizeof DESC_COPY_STATS_FIELDS / sizeof DESC_COPY_STATS_FIELDS[0]};
 

@@ -16,6 +16,9 @@
 #define GW_SHARE_CRITICAL 0.25
 #define GW_SHARE_MAJOR 0.10
 #define GW_SHARE_MINOR 0.03
+/* mem.unified_faults: page-fault migrations of managed memory in the window before the pattern
+ * is worth a finding (a handful is the first touch of each allocation). */
+#define GW_UNIFIED_FAULTS_MIN 16
 
 gw_severity gw_rules_severity(double share);
 

@@ -25,6 +25,7 @@ int gw_rule_kernel_cudnn_autotune(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule);
+int gw_rule_mem_unified_faults(gw_analysis *a, const gw_rule *rule);
 int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule);
 /* communication (rules_comm.c) */
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule);

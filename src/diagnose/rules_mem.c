@@ -240,3 +240,68 @@ int gw_rule_mem_batch_headroom(gw_analysis *a, const gw_rule *rule)
     }
     return 0;
 }
+
+/* Managed (unified) memory moved on page faults: the driver migrates pages to whichever side
+ * touches them, a page range at a time, while that side waits. Host→device faults stall the
+ * kernels that touched the pages, device→host faults the host code that did. */
+int gw_rule_mem_unified_faults(gw_analysis *a, const gw_rule *rule)
+{
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        const gw_copy_stats *c = &r->copies;
+        if (!gw_rules_rank_has_gpu(a, r))
+            continue;
+        size_t faults = 0, unified = 0;
+        double fault_bytes = 0;
+        for (int d = 0; d < GW_COPY_DIR_COUNT; d++) {
+            faults += c->fault_count[d];
+            unified += c->unified_count[d];
+            fault_bytes += c->fault_bytes[d];
+        }
+        if (faults < GW_UNIFIED_FAULTS_MIN)
+            continue;
+        gw_rank_totals tot;
+        gw_rank_totals_compute(a, r, &tot);
+        if (tot.window_s <= 0)
+            continue;
+        double share = c->fault_gpu_s / tot.window_s;
+        gw_finding *f = gw_rules_finding(a, rule, r, -1, share, c->fault_gpu_s);
+        if (!f)
+            return -1;
+        if (f->severity < GW_SEV_MINOR)
+            f->severity = GW_SEV_MINOR;   /* a pattern to fix whatever its GPU time */
+        f->confidence = 0.8;
+        char label[96], n[32], all[32], n_h2d[32], n_d2h[32], bytes[32], h2d[32], d2h[32], gpu[32];
+        gw_rules_fmt_count((double)unified, all, sizeof all);
+        gw_rules_fmt_count((double)c->fault_count[GW_COPY_HTOD], n_h2d, sizeof n_h2d);
+        gw_rules_fmt_count((double)c->fault_count[GW_COPY_DTOH], n_d2h, sizeof n_d2h);
+        gw_rules_window_label(r, label, sizeof label);
+        gw_rules_fmt_count((double)faults, n, sizeof n);
+        gw_rules_fmt_bytes(fault_bytes, bytes, sizeof bytes);
+        gw_rules_fmt_bytes(c->fault_bytes[GW_COPY_HTOD], h2d, sizeof h2d);
+        gw_rules_fmt_bytes(c->fault_bytes[GW_COPY_DTOH], d2h, sizeof d2h);
+        gw_rules_fmt_duration(c->fault_gpu_s, gpu, sizeof gpu);
+        snprintf(f->title, sizeof f->title, "Managed memory moved on page faults: %s migrations (%s) in %.60s",
+                 n, bytes, label);
+        gw_finding_evidence(f, "%s of %s unified-memory migrations in %s made on page faults: host to device "
+                               "%s (%s), device to host %s (%s); the copy engine busy %s with them (%.1f%% of "
+                               "the window)", n, all, label, n_h2d, h2d, n_d2h, d2h, gpu, share * 100.0);
+        if (c->fault_count[GW_COPY_HTOD] > 0)
+            gw_finding_evidence(f, "host to device on a fault: kernels touched managed pages that were on the "
+                                   "host and waited while the driver moved them");
+        if (c->fault_count[GW_COPY_DTOH] > 0)
+            gw_finding_evidence(f, "device to host on a fault: host code touched managed pages that were on the "
+                                   "GPU and waited while the driver moved them (its time shows as host work or "
+                                   "untraced time, not here)");
+        gw_rules_fix(f,
+                     "Move managed memory before it is touched, in large ranges: "
+                     "cudaMemPrefetchAsync(ptr, bytes, device, stream) before the kernels that use it and "
+                     "cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream) before the host reads it; "
+                     "cudaMemAdvise(SetReadMostly / SetPreferredLocation) for data both sides read; or "
+                     "allocate with cudaMalloc and copy explicitly (cudaMemcpyAsync from pinned memory). "
+                     "Re-profile: the page-fault migrations should give way to prefetches.");
+        snprintf(f->gain, sizeof f->gain,
+                 "the kernels' and the host's waits on faults, up to the %s of faulting migrations", gpu);
+    }
+    return 0;
+}

@@ -32,6 +32,7 @@ static const gw_rule TABLE[] = {
     {"mem.near_full", "mem", T, gw_rule_mem_near_full, "device memory near full", 0},
     {"mem.alloc_churn", "mem", T, gw_rule_mem_alloc_churn, "allocator calls in every step", 1},
     {"mem.zero_grad_memset", "mem", T, gw_rule_mem_zero_grad_memset, "gradient zeroing memsets", 0},
+    {"mem.unified_faults", "mem", T, gw_rule_mem_unified_faults, "managed memory moved on page faults", 0},
     {"mem.batch_headroom", "mem", T, gw_rule_mem_batch_headroom, NULL, 0},
     {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication", 1},
     {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank", 1},

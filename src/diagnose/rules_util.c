@@ -327,6 +327,15 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the input samples the CPU, and no sample caught the process in that idle "
                                    "time: it was off the CPU, waiting (I/O, a lock, a sleep, another process)");
         }
+        int host_faults = r->copies.fault_count[GW_COPY_DTOH] >= GW_UNIFIED_FAULTS_MIN;
+        if (host_faults) {
+            char n[32], b[32];
+            gw_rules_fmt_count((double)r->copies.fault_count[GW_COPY_DTOH], n, sizeof n);
+            gw_rules_fmt_bytes(r->copies.fault_bytes[GW_COPY_DTOH], b, sizeof b);
+            gw_finding_evidence(f, "the host touched managed memory the GPU held: %s page-fault migrations device "
+                                   "to host (%s) in the window, each a wait of the host code (mem.unified_faults)",
+                                n, b);
+        }
         size_t jit_samples = 0;
         for (size_t k = 0; sf && k < sf->frame_count; k++)
             if (is_jit_compiler_frame(sf->frames[k].name))
@@ -341,7 +350,13 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "saved to disk and loaded with cuModuleLoadData), compile ahead of time, or compile "
                             "on another thread before the kernels are needed; measure steady state after it.",
                          named);
-        } else if (named[0])
+        } else if (host_faults && !named[0])
+            gw_rules_fix(f, "The host touches managed memory the GPU holds while the GPU waits, a page fault "
+                            "and a migration at a time: move it to the host in one go before reading it "
+                            "(cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream), then sync), or copy the "
+                            "results out explicitly; to see what else the host runs, sample its CPU (nsys profile "
+                            "--sample=cpu) or mark its phases with NVTX ranges.");
+        else if (named[0])
             gw_rules_fix(f, "The host runs code no trace covers while the GPU waits; the CPU samples name it "
                             "(%s). Take that work off the GPU's path: queue the GPU's next work before it, "
                             "move it to the GPU or to another thread, and mark it with NVTX ranges "

@@ -42,6 +42,7 @@ void gw_nsys_enums_builtin(gw_nsys_enums *e)
     e->copy_dir[11] = GW_COPY_HTOD;
     e->copy_dir[12] = GW_COPY_DTOH;
     e->copy_dir[13] = GW_COPY_DTOD;
+    e->copy_unified[11] = e->copy_unified[12] = e->copy_unified[13] = 1;
     /* ENUM_CUDA_MEM_KIND: 0 Pageable, 1 Pinned, 2 Device, 3 Array, 4 Managed,
      * 5 Device Static, 6 Managed Static, 7 Unknown. */
     e->mem_kind[0] = GW_MEM_PAGEABLE;
@@ -114,6 +115,9 @@ void gw_nsys_enums_set_copy(gw_nsys_enums *e, int64_t id, const char *label)
         return;
     e->copy_dir[id] = lookup(COPY_LABELS, sizeof COPY_LABELS / sizeof COPY_LABELS[0], label,
                              GW_COPY_UNKNOWN);
+    /* "Unified Host-to-Device", or the constant "CUDA_MEMCPY_KIND_UVM_HTOD" */
+    e->copy_unified[id] = label && (strncmp(label, "Unified", 7) == 0 || strncmp(label, "UNIFIED", 7) == 0 ||
+                                    strstr(label, "_UVM_") != NULL);
 }
 
 void gw_nsys_enums_set_mem(gw_nsys_enums *e, int64_t id, const char *label)
@@ -127,6 +131,11 @@ void gw_nsys_enums_set_mem(gw_nsys_enums *e, int64_t id, const char *label)
 uint8_t gw_nsys_copy_dir(const gw_nsys_enums *e, int64_t id)
 {
     return id >= 0 && id < GW_NSYS_ENUM_MAX ? e->copy_dir[id] : GW_COPY_UNKNOWN;
+}
+
+int gw_nsys_copy_unified(const gw_nsys_enums *e, int64_t id)
+{
+    return id >= 0 && id < GW_NSYS_ENUM_MAX && e->copy_unified[id];
 }
 
 uint8_t gw_nsys_mem_kind(const gw_nsys_enums *e, int64_t id)

@@ -12,6 +12,7 @@
 
 typedef struct gw_nsys_enums {
     uint8_t copy_dir[GW_NSYS_ENUM_MAX];   /* copyKind id → gw_copy_dir */
+    uint8_t copy_unified[GW_NSYS_ENUM_MAX]; /* copyKind id → 1 for a unified-memory migration */
     uint8_t mem_kind[GW_NSYS_ENUM_MAX];   /* srcKind/dstKind/memKind id → gw_mem_kind */
 } gw_nsys_enums;
 
@@ -25,6 +26,7 @@ void gw_nsys_enums_set_mem(gw_nsys_enums *e, int64_t id, const char *label);
 
 /* Look-ups that tolerate any id (negative, NULL-as-default, out of range). */
 uint8_t gw_nsys_copy_dir(const gw_nsys_enums *e, int64_t id);
+int gw_nsys_copy_unified(const gw_nsys_enums *e, int64_t id);
 uint8_t gw_nsys_mem_kind(const gw_nsys_enums *e, int64_t id);
 
 /* CSV SrcMemKd/DstMemKd words ("Pageable", "Pinned", "Device", "Managed", "Array", ...). */

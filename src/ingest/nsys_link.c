@@ -25,6 +25,17 @@ uint32_t gw_nsys_copy_name(gw_trace *t, uint8_t dir, uint8_t src_mem, uint8_t ds
     return gw_trace_intern(t, buf, n > 0 ? (size_t)n : 0);
 }
 
+uint32_t gw_nsys_unified_name(gw_trace *t, uint8_t dir, int page_fault)
+{
+    if (dir >= GW_COPY_DIR_COUNT)
+        dir = GW_COPY_UNKNOWN;
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "Unified memory %s (%s)",
+                     dir == GW_COPY_UNKNOWN ? "Unknown" : gw_copy_dir_name((gw_copy_dir)dir),
+                     page_fault ? "page fault" : "prefetch/eviction");
+    return gw_trace_intern(t, buf, n > 0 ? (size_t)n : 0);
+}
+
 uint32_t gw_nsys_memset_name(gw_trace *t, uint8_t mem)
 {
     if (mem >= GW_MEM_KIND_COUNT)

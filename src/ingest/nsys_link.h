@@ -11,6 +11,8 @@
 /* Interned "Memcpy HtoD (Pageable -> Device)", the PyTorch profiler's spelling, so copies
  * read from any source print and group alike. UINT32_MAX when out of memory. */
 uint32_t gw_nsys_copy_name(gw_trace *t, uint8_t dir, uint8_t src_mem, uint8_t dst_mem);
+/* The interned name of a unified-memory migration ("Unified memory DtoH (page fault)"). */
+uint32_t gw_nsys_unified_name(gw_trace *t, uint8_t dir, int page_fault);
 /* Interned "Memset (Device)". */
 uint32_t gw_nsys_memset_name(gw_trace *t, uint8_t mem);
 

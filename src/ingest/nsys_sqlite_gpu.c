@@ -277,21 +277,24 @@ long gw_nsys_read_memcpy(gw_nsys_db *d)
     static const char T[] = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if (!gw_nsys_has_table(d, T))
         return 0;
-    char common[256], c[5][48], sql[768];
+    char common[256], c[6][48], sql[768];
     if (common_columns(d, T, common, sizeof common) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
-    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s FROM %s", common,
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s FROM %s", common,
              gw_nsys_col(d, T, "bytes", "0", c[0], sizeof c[0]),
              gw_nsys_col(d, T, "copyKind", "0", c[1], sizeof c[1]),
              gw_nsys_col(d, T, "srcKind", "7", c[2], sizeof c[2]),
              gw_nsys_col(d, T, "dstKind", "7", c[3], sizeof c[3]),
-             gw_nsys_col(d, T, "graphNodeId", "NULL", c[4], sizeof c[4]), T);
+             gw_nsys_col(d, T, "graphNodeId", "NULL", c[4], sizeof c[4]),
+             gw_nsys_col(d, T, "migrationCause", "0", c[5], sizeof c[5]), T);
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;
-    enum { M_BYTES = C_FIRST_SPECIFIC, M_KIND, M_SRC, M_DST, M_GRAPH };
+    enum { M_BYTES = C_FIRST_SPECIFIC, M_KIND, M_SRC, M_DST, M_GRAPH, M_CAUSE };
     uint32_t names[GW_COPY_DIR_COUNT][GW_MEM_KIND_COUNT][GW_MEM_KIND_COUNT];
     memset(names, 0xFF, sizeof names);
+    uint32_t unified_names[GW_COPY_DIR_COUNT][2];   /* [direction][on a page fault] */
+    memset(unified_names, 0xFF, sizeof unified_names);
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -301,7 +304,8 @@ long gw_nsys_read_memcpy(gw_nsys_db *d)
         fill_common(d, st, e, GW_GPU_MEMCPY);
         int64_t bytes = sqlite3_column_int64(st, M_BYTES);
         e->bytes = bytes > 0 ? (uint64_t)bytes : 0;
-        e->copy_dir = gw_nsys_copy_dir(&d->enums, sqlite3_column_int64(st, M_KIND));
+        int64_t copy_kind = sqlite3_column_int64(st, M_KIND);
+        e->copy_dir = gw_nsys_copy_dir(&d->enums, copy_kind);
         e->src_mem = sqlite3_column_type(st, M_SRC) == SQLITE_NULL
                          ? GW_MEM_UNKNOWN
                          : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, M_SRC));
@@ -310,7 +314,16 @@ long gw_nsys_read_memcpy(gw_nsys_db *d)
                          : gw_nsys_mem_kind(&d->enums, sqlite3_column_int64(st, M_DST));
         /* Names repeat: intern once per (direction, source, destination). */
         uint32_t *name = &names[e->copy_dir][e->src_mem][e->dst_mem];
-        if (*name == UINT32_MAX)
+        if (gw_nsys_copy_unified(&d->enums, copy_kind)) {
+            /* The driver moving managed pages (ENUM_CUDA_UNIF_MEM_MIGRATION): 2 on a page fault,
+             * 3 the speculative prefetch it makes around one; 1 a cudaMemPrefetchAsync. */
+            int64_t cause = sqlite3_column_int64(st, M_CAUSE);
+            int fault = cause == 2 || cause == 3;
+            e->flags |= GW_GPU_F_UNIFIED | (fault ? GW_GPU_F_PAGE_FAULT : 0u);
+            name = &unified_names[e->copy_dir][fault];
+            if (*name == UINT32_MAX)
+                *name = gw_nsys_unified_name(d->trace, e->copy_dir, fault);
+        } else if (*name == UINT32_MAX)
             *name = gw_nsys_copy_name(d->trace, e->copy_dir, e->src_mem, e->dst_mem);
         if (*name == UINT32_MAX)
             return oom(d, st);

@@ -86,6 +86,9 @@ typedef enum gw_kernel_class {
 #define GW_GPU_F_GEMM_LIKE    0x08u  /* matrix/conv work that could use tensor cores */
 #define GW_GPU_F_HAS_LAUNCH   0x10u  /* grid/block/registers are known */
 #define GW_GPU_F_NAME_FILL    0x20u  /* kernel name says fill/Fill/zero (set once per name) */
+#define GW_GPU_F_UNIFIED      0x40u  /* copy: the driver migrating managed (unified) memory pages */
+#define GW_GPU_F_PAGE_FAULT   0x80u  /* such a migration made on a page fault (or the driver's
+                                        speculative prefetch around one), not asked for */
 
 /* 48 bytes: an nsys export holds millions, so fields that only one kind of event has share
  * their bytes: a kernel's launch shape and a copy's size; a kernel's occupancy figures (an id

@@ -338,12 +338,17 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
         gw_jw_kdouble(w, "gbps", c->gbps[dir]);
         gw_jw_kuint(w, "pageable_count", c->pageable_count[dir]);
         gw_jw_kdouble(w, "pageable_bytes", c->pageable_bytes[dir]);
+        gw_jw_kuint(w, "unified_count", c->unified_count[dir]);
+        gw_jw_kdouble(w, "unified_bytes", c->unified_bytes[dir]);
+        gw_jw_kuint(w, "fault_count", c->fault_count[dir]);
+        gw_jw_kdouble(w, "fault_bytes", c->fault_bytes[dir]);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);
     gw_jw_kuint(w, "pageable_via_driver", c->pageable_via_driver);
     gw_jw_kdouble(w, "pageable_share_bytes", c->pageable_share_bytes);
     gw_jw_kdouble(w, "pageable_per_step", c->pageable_per_step);
+    gw_jw_kdouble(w, "fault_gpu_s", c->fault_gpu_s);
     gw_jw_object_end(w);
 }
 

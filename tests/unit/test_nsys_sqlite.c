@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <sqlite3.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -840,6 +841,95 @@ static void cpu_samples_name_unresolved_libraries(void **state)
     gw_job_free(job);
 }
 
+/* Unified-memory migrations: flagged as such, those on page faults apart (causes 2 and 3, the
+ * ENUM labels of schema 3 and the built-in ids alike); their figures in the copy statistics,
+ * mem.unified_faults reported with them, and util.unexplained saying the host touched managed
+ * memory in its idle time. Under 16 faulting migrations, no finding. */
+static void unified_memory_page_faults(void **state)
+{
+    (void)state;
+    for (int builtin = 0; builtin < 2; builtin++) {
+        const char *path = build_fixture("unified_memory");
+        if (builtin) {
+            sqlite3 *db = NULL;
+            assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+            assert_int_equal(sqlite3_exec(db, "DROP TABLE ENUM_CUDA_MEMCPY_OPER", NULL, NULL, NULL), SQLITE_OK);
+            assert_int_equal(sqlite3_close(db), SQLITE_OK);
+        }
+        gw_trace *t = read_ok(path);
+        size_t unified = 0, faults = 0;
+        for (size_t i = 0; i < t->gpu_count; i++) {
+            const gw_gpu_event *g = &t->gpu[i];
+            if (g->kind != GW_GPU_MEMCPY)
+                continue;
+            assert_true(g->flags & GW_GPU_F_UNIFIED);
+            unified++;
+            faults += (g->flags & GW_GPU_F_PAGE_FAULT) != 0;
+            /* the prefetches are the first four, at 1.0-1.3 ms */
+            assert_int_equal((g->flags & GW_GPU_F_PAGE_FAULT) != 0, g->start >= 2000000);
+        }
+        assert_int_equal(unified, 48);
+        assert_int_equal(faults, 44);
+        gw_trace_free(t);
+
+        gw_job *job = gw_job_new();
+        assert_non_null(job);
+        gw_error err;
+        gw_error_clear(&err);
+        gw_ingest_options opt = {0};
+        const char *paths[] = {path};
+        assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
+        gw_thresholds th;
+        gw_thresholds_default(&th);
+        gw_analysis *a = gw_analyze(job, &th, &err);
+        assert_non_null(a);
+        const gw_copy_stats *c = &a->ranks[0].copies;
+        assert_int_equal(c->unified_count[GW_COPY_HTOD], 24);
+        assert_int_equal(c->unified_count[GW_COPY_DTOH], 24);
+        assert_int_equal(c->fault_count[GW_COPY_HTOD], 20);
+        assert_int_equal(c->fault_count[GW_COPY_DTOH], 24);
+        assert_true(fabs(c->fault_bytes[GW_COPY_DTOH] - 24 * 65536.0) < 0.5);
+        assert_true(fabs(c->fault_gpu_s - 44 * 10e-6) < 1e-9);
+        const gw_finding *f = gw_findings_get(&a->findings, "mem.unified_faults");
+        assert_non_null(f);
+        assert_true(f->severity >= GW_SEV_MINOR);
+        assert_non_null(strstr(f->title, "44 migrations (2.8 MiB)"));
+        assert_non_null(strstr(f->fix, "cudaMemPrefetchAsync"));
+        const gw_finding *u = gw_findings_get(&a->findings, "util.unexplained");
+        assert_non_null(u);
+        int said = 0;
+        for (size_t i = 0; i < u->evidence_count; i++)
+            said |= strstr(u->evidence[i], "24 page-fault migrations device to host (1.5 MiB)") != NULL;
+        assert_true(said);
+        assert_non_null(strstr(u->fix, "cudaCpuDeviceId"));
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+
+    /* 15 faulting migrations: the first touches of a few allocations, not a pattern. */
+    const char *path = build_fixture("unified_memory");
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE migrationCause <> 1 AND "
+                                      "rowid NOT IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE "
+                                      "migrationCause <> 1 LIMIT 15)", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {path};
+    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    assert_non_null(a);
+    assert_null(gw_findings_get(&a->findings, "mem.unified_faults"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -864,6 +954,7 @@ int main(void)
         cmocka_unit_test(ingest_dispatches_to_reader),
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
         cmocka_unit_test(cpu_samples_name_unresolved_libraries),
+        cmocka_unit_test(unified_memory_page_faults),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
