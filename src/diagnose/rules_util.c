@@ -265,6 +265,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         f->confidence = 0.9;
         unsigned has = gw_rules_has(a, r);
         int host_side = (has & (GW_HAS_HOST_API | GW_HAS_CPU_OPS)) != 0;
+        const gw_trace *t = NULL;
         char window[96], per_step[32];
         gw_rules_window_label(r, window, sizeof window);
         gw_rules_fmt_duration(unknown_s / gw_rules_steps(r) / (double)tot.device_count, per_step,
@@ -362,6 +363,15 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "move it to the GPU or to another thread, and mark it with NVTX ranges "
                             "(nvtxRangePush/Pop, torch.cuda.nvtx.range) so that the next profile times it.",
                          named);
+        else if (host_side && !(has & GW_HAS_CPU_OPS) && (t = gw_rules_trace(a, r)) != NULL && t->format &&
+                 strcmp(t->format, "kineto") == 0)
+            /* A PyTorch trace with CUDA calls and no op: the profiler ran with CUDA activity
+             * alone, so no op, frame or stack could show what the host did. */
+            gw_rules_fix(f, "The trace records no CPU op (the profiler ran without ProfilerActivity.CPU), so "
+                            "nothing shows what the host did between its CUDA calls: re-profile with "
+                            "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
+                            "over the same steps (with_stack=True names the Python lines), or sample the "
+                            "training process with py-spy record --native --pid <pid>.");
         else if (host_side && !gw_rules_pytorch(a, r))
             gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
                             "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "

@@ -105,6 +105,32 @@ static void gpu_only_input_says_it_has_no_host_side(void **state)
     gw_job_free(job);
 }
 
+/* A PyTorch trace with CUDA calls and no op (the profiler ran with CUDA activity alone): the fix
+ * is to record the CPU activity, not with_stack=True, which adds nothing without ops. With ops
+ * and no Python frames, with_stack=True it is. */
+static void kineto_without_cpu_ops_asks_for_them(void **state)
+{
+    (void)state;
+    const gw_ns spans[][2] = {{0, 1000000}};
+    for (int ops = 0; ops < 2; ops++) {
+        gw_job *job = fx_job(fx_trace_with_kernels(
+            spans, 1, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_PYTORCH | (ops ? GW_HAS_CPU_OPS : 0u)));
+        gw_analysis *a = fx_analysis(1, job);
+        fx_busy(a, 0, 0.40, GW_IDLE_UNKNOWN);
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        if (ops) {
+            assert_null(strstr(f->fix, "ProfilerActivity.CPU"));
+            assert_non_null(strstr(f->fix, "with_stack=True"));
+        } else {
+            assert_non_null(strstr(f->fix, "The trace records no CPU op"));
+            assert_non_null(strstr(f->fix, "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"));
+        }
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void healthy_is_the_verdict_line(void **state)
 {
     (void)state;
@@ -421,6 +447,7 @@ int main(void)
         cmocka_unit_test(idle_time_is_partitioned_between_findings),
         cmocka_unit_test(unexplained_gap_evidence),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
+        cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
         cmocka_unit_test(busy_copying_is_not_healthy),
         cmocka_unit_test(moderate_and_idle_states),
