@@ -72,7 +72,7 @@ typedef struct gw_window {
     int too_short;               /* 1 when the window holds too little GPU work to judge
                                     (GW_T_WINDOW_MIN_BUSY_MS): severities are capped */
     double busy_s;               /* GPU busy time in the window, summed over the devices */
-    char description[200];       /* "steps #3-#9 of 10 (ProfilerStep), warm-up #1-#2 left out" */
+    char description[256];       /* "steps #3-#9 of 10 (ProfilerStep), warm-up #1-#2 left out" */
 } gw_window;
 
 /* ---- Host ops while the GPU idled ------------------------------------------------------ */

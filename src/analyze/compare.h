@@ -36,7 +36,7 @@ typedef struct gw_side_summary {
     double busy_share;                         /* mean over devices of rank 0 */
     double idle_per_step_s[GW_IDLE_CAUSE_COUNT]; /* summed over rank 0's devices, per step */
     double idle_per_step_total_s;
-    char window[200];
+    char window[256];
 } gw_side_summary;
 
 typedef struct gw_comparison {

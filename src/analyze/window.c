@@ -112,9 +112,14 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
          * a public capture's 2.57 s), not the job. */
         if (skip_releases && gpu_last != INT64_MIN && gw_host_is_api_kind(h) && h->api_class == GW_API_SYNC &&
             e > gpu_last) {
-            e = s > gpu_last ? s : gpu_last;
             if (!*releases_skipped)
                 *releases_skipped = 2;
+            /* One that starts after it waits for nothing at all: it does not hold the window
+             * open either (a public trace's closing cudaDeviceSynchronize came 1.65 s after the
+             * last kernel, with nothing traced between, and that stretch was 'unexplained'). */
+            if (s >= gpu_last)
+                continue;
+            e = gpu_last;
         }
         if (e == s)
             e = s + 1 <= hi ? s + 1 : s;
@@ -134,7 +139,7 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
 
 static void describe_trim(gw_window *w)
 {
-    char extra[96] = "";
+    char extra[128] = "";
     size_t used = strlen(w->description);
     gw_ns head = w->trimmed_head_ns >= GW_TRIM_SAY_NS ? w->trimmed_head_ns : 0;
     gw_ns tail = w->trimmed_tail_ns >= GW_TRIM_SAY_NS ? w->trimmed_tail_ns : 0;
@@ -145,7 +150,7 @@ static void describe_trim(gw_window *w)
         snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (unloads, frees after the last "
                  "GPU work)", (double)tail / 1e6);
     else if (tail > 0 && w->tail_releases == 2)
-        snprintf(extra, sizeof extra, "; %.1f ms at the end cut (a sync waiting on past the GPU's last "
+        snprintf(extra, sizeof extra, "; %.1f ms at the end cut (a closing sync past the GPU's last "
                  "work: the profiler stopping)", (double)tail / 1e6);
     else if (tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms of teardown at the end cut (no host op, no GPU work)",

@@ -188,7 +188,23 @@ static void closing_sync_wait_past_gpu_work_cut(void **state)
     assert_int_equal(w->end_ns, FX_US(1000));
     assert_int_equal(w->trimmed_tail_ns, FX_US(2000));
     assert_int_equal(w->tail_releases, 2);
-    assert_non_null(strstr(w->description, "a sync waiting on past the GPU's last work"));
+    assert_non_null(strstr(w->description, "(a closing sync past the GPU's last work: the profiler stopping)"));
+    fx_done(a, job);
+
+    /* A sync that starts after the GPU's last work, nothing traced before it (a public trace's
+     * came 1.65 s after the last kernel): it does not hold the window open at all. */
+    t = fx_trace();
+    corr = 1;
+    for (int i = 0; i < 10; i++) {
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", i * 100.0, i * 100.0 + 10, corr);
+        fx_kernel(t, 0, 7, i * 100.0 + 20, i * 100.0 + 100, corr++, "k");
+    }
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 2650, 2700, 0);
+    a = fx_analyze(t, &job);
+    w = &a->ranks[0].window;
+    assert_int_equal(w->end_ns, FX_US(1000));
+    assert_int_equal(w->trimmed_tail_ns, FX_US(1700));
+    assert_int_equal(w->tail_releases, 2);
     fx_done(a, job);
 }
 
