@@ -67,6 +67,26 @@ static void child_main(int ready_fd, bool with_grandchild)
     sleep_named(ready_fd, "gw child) x");
 }
 
+/* Waits (up to 10 s) until pid is asleep: a child writes to the pipe before it sleeps, and on a
+ * loaded machine it may still be running when the collector first looks. */
+static void wait_sleeping(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (int tries = 0; tries < 1000; tries++) {
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *close_paren = strrchr(buf, ')');   /* the name may hold ')' */
+        if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'S')
+            return;
+        usleep(10000);
+    }
+    fail_msg("process %d never went to sleep", (int)pid);
+}
+
 static pthread_mutex_t hold = PTHREAD_MUTEX_INITIALIZER;
 
 static void *thread_main(void *arg)
@@ -105,6 +125,9 @@ static void sees_children_then_loses_them(void **state)
         if (ready[i] != kids[0] && ready[i] != kids[1] && ready[i] != kids[2])
             grandchild = ready[i];
     assert_true(grandchild > 0);
+    for (int i = 0; i < 3; i++)
+        wait_sleeping(kids[i]);
+    wait_sleeping(grandchild);
     pthread_mutex_lock(&hold);
     pthread_t threads[2];
     for (int i = 0; i < 2; i++)
