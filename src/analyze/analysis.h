@@ -103,6 +103,16 @@ typedef struct gw_sampled_frame {
     size_t samples;
 } gw_sampled_frame;
 
+/* A CUDA call the host was inside while a device idled for dispatch (kernel.launch_bound's
+ * split of that time by call). */
+#define GW_TOP_DISPATCH_CALLS 4
+typedef struct gw_dispatch_call {
+    char name[64];
+    uint32_t name_id;            /* in the trace's strings (meaningless across traces) */
+    uint8_t api_class;           /* gw_api_class */
+    double seconds;              /* the device's dispatch idle inside such calls */
+} gw_dispatch_call;
+
 typedef struct gw_sampled_frames {
     size_t samples;              /* the process's samples in that idle time (0: none, or no
                                     samples in the input) */
@@ -159,6 +169,8 @@ typedef struct gw_device_stats {
                                     loop and the autograd thread, typically) */
     /* Evidence for launch-bound vs CPU-bound, over the window's idle time: */
     double dispatch_api_s;       /* of launch + dispatch idle: the host inside CUDA calls */
+    gw_dispatch_call dispatch_calls[GW_TOP_DISPATCH_CALLS]; /* those calls by name, most first */
+    size_t dispatch_call_count;
     double own_cpu_op_s;         /* of own-work idle: inside CPU ops that launch nothing */
     double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];

@@ -171,6 +171,8 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     pthread_t thread;
     int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
     int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]);
+    if (dispatch_rc == 0)
+        dispatch_rc = gw_dispatch_calls_compute(t, feeders, &dispatch, ds);
     if (threaded)
         pthread_join(thread, NULL);
     else if (dispatch_rc == 0)

@@ -123,6 +123,10 @@ typedef struct gw_feeders {
 } gw_feeders;
 /* Returns 0, or -1 on out-of-memory. */
 int gw_feeder_threads(const gw_trace *t, int32_t device, gw_feeders *f);
+/* ds->dispatch_calls: the dispatch idle (`dispatch`) inside the feeders' outermost CUDA calls,
+ * by call name, the biggest first (analyze/dispatch_calls.c). 0, or -1 on out-of-memory. */
+int gw_dispatch_calls_compute(const gw_trace *t, const gw_feeders *feeders, const gw_ivset *dispatch,
+                              gw_device_stats *ds);
 void gw_feeders_free(gw_feeders *f);
 /* 1 when the call blocks the host until GPU work completes: sync APIs, blocking copies,
  * and async copies from the device into pageable memory (they return only once the copy

@@ -186,6 +186,14 @@ static const gw_field DESC_SAMPLED_FRAMES_FIELDS[] = {
 };
 static const gw_struct_desc DESC_SAMPLED_FRAMES = {"gw_sampled_frames", sizeof(gw_sampled_frames), DESC_SAMPLED_FRAMES_FIELDS, sizeof DESC_SAMPLED_FRAMES_FIELDS / sizeof DESC_SAMPLED_FRAMES_FIELDS[0]};
 
+static const gw_field DESC_DISPATCH_CALL_FIELDS[] = {
+    ONE(gw_dispatch_call, name, GW_F_STR),
+    ONE(gw_dispatch_call, name_id, GW_F_U32),
+    ONE(gw_dispatch_call, api_class, GW_F_U8),
+    ONE(gw_dispatch_call, seconds, GW_F_F64),
+};
+static const gw_struct_desc DESC_DISPATCH_CALL = {"gw_dispatch_call", sizeof(gw_dispatch_call), DESC_DISPATCH_CALL_FIELDS, sizeof DESC_DISPATCH_CALL_FIELDS / sizeof DESC_DISPATCH_CALL_FIELDS[0]};
+
 static const gw_field DESC_CRITICAL_PATH_FIELDS[] = {
     ONE(gw_critical_path, modelled, GW_F_INT),
     ONE(gw_critical_path, steps, GW_F_SIZE),
@@ -277,6 +285,8 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, comm_total_s, GW_F_F64),
     ONE(gw_device_stats, feeder_thread_count, GW_F_SIZE),
     ONE(gw_device_stats, dispatch_api_s, GW_F_F64),
+    OBJS(gw_device_stats, dispatch_calls, DESC_DISPATCH_CALL),
+    ONE(gw_device_stats, dispatch_call_count, GW_F_SIZE),
     ONE(gw_device_stats, own_cpu_op_s, GW_F_F64),
     ONE(gw_device_stats, own_other_threads_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),

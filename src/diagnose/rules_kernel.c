@@ -17,6 +17,10 @@
  * runs matrix math 2-8x faster on paper, about 2x end to end for conv nets. */
 #define GW_TENSOR_CORE_SAVING 0.5
 
+/* A call other than a launch named in kernel.launch_bound's fix when it holds at least this share
+ * of the dispatch time inside CUDA calls. */
+#define GW_DISPATCH_OTHER_CALL_SHARE 0.1
+
 static double window_length_s(const gw_rank_stats *r)
 {
     return r->window.end_ns > r->window.start_ns
@@ -68,16 +72,62 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s kernels in %s, %.0f%% shorter than %.0f µs; median kernel %.1f µs, "
                                    "median gap between kernels %.1f µs",
                                 n, window, k->share_under_5us * 100.0, tiny_us, k->median_us, k->median_gap_us);
+        /* Calls other than launches that hold most of it (a blocking cudaMemset, graphics interop):
+         * fusing kernels and CUDA graphs do nothing for those. */
+        char others[192] = "";
+        unsigned other_classes = 0;
         if (d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0) {
             double api = d->dispatch_api_s / d->host_ops[GW_VIEW_DISPATCH].idle_s;
-            gw_finding_evidence(f, "of the dispatch time: inside CUDA calls (cudaLaunchKernel ...) %.0f%%, in "
-                                   "the ops' and frames' own code around them %.0f%%",
-                                api * 100.0, (1.0 - api) * 100.0);
+            gw_finding_evidence(f, "of the dispatch time: inside CUDA calls %.0f%%, in the ops' and frames' own "
+                                   "code around them %.0f%%", api * 100.0, (1.0 - api) * 100.0);
+            if (d->dispatch_call_count > 0 && d->dispatch_api_s > 0) {
+                char calls[256];
+                size_t used = 0;
+                double launch_s = 0, other_s = 0;
+                calls[0] = '\0';
+                for (size_t c = 0; c < d->dispatch_call_count && used < sizeof calls; c++) {
+                    const gw_dispatch_call *dc = &d->dispatch_calls[c];
+                    used += (size_t)snprintf(calls + used, sizeof calls - used, "%s%.48s %.0f%%", c ? ", " : "",
+                                             dc->name, dc->seconds / d->dispatch_api_s * 100.0);
+                    if (dc->api_class == GW_API_LAUNCH) {
+                        launch_s += dc->seconds;
+                    } else if (dc->seconds >= GW_DISPATCH_OTHER_CALL_SHARE * d->dispatch_api_s &&
+                               (strncmp(dc->name, "cu", 2) == 0 || strncmp(dc->name, "hip", 3) == 0)) {
+                        /* CUDA and HIP calls only: another runtime's (MTIA's runFunction) may be
+                         * its launch, which no class here names. */
+                        other_s += dc->seconds;
+                        size_t held = strlen(others);
+                        if (held < sizeof others)
+                            snprintf(others + held, sizeof others - held, "%s%.48s", held ? ", " : "", dc->name);
+                        other_classes |= 1u << dc->api_class;
+                    }
+                }
+                gw_finding_evidence(f, "inside CUDA calls, by call: %s", calls);
+                if (!(api >= 0.5 && other_s > launch_s)) {
+                    others[0] = '\0';
+                    other_classes = 0;
+                }
+            }
         }
         gw_finding_evidence(f, "launch-bound rather than CPU-bound: %.1f%% of the window dispatching GPU "
                                "work against %.1f%% in the host's own work",
                             share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
-        if (gw_rules_pytorch(a, r))
+        if (others[0])
+            gw_rules_fix(f,
+                         "Most of this time is in CUDA calls other than kernel launches (%s), which fusing "
+                         "kernels or CUDA graphs would not remove: %s%s%stake the calls that need not repeat "
+                         "out of the loop. Re-profile: the time inside them should drop.",
+                         others,
+                         (other_classes & (1u << GW_API_MEMSET))
+                             ? "clear memory asynchronously (cudaMemsetAsync on a stream, or inside a kernel; "
+                               "on managed memory, prefetch it to the GPU first), " : "",
+                         (other_classes & (1u << GW_API_MEMCPY))
+                             ? "copy asynchronously from pinned memory (cudaMallocHost buffers, "
+                               "cudaMemcpyAsync), fewer and larger copies, " : "",
+                         (other_classes & ~((1u << GW_API_MEMSET) | (1u << GW_API_MEMCPY)))
+                             ? "do set-up and interop calls (map/unmap, register, create) once, not per "
+                               "iteration, " : "");
+        else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Launch fewer, bigger kernels and spend less host time per launch: "
                          "torch.compile(model) to fuse element-wise ops, CUDA Graphs "

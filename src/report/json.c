@@ -13,6 +13,7 @@
 #include "report/json_critical.h"
 #include "report/json_sampled.h"
 #include "report/json_writer.h"
+#include "model/classify.h"
 
 static double ratio(double part, double whole)
 {
@@ -188,6 +189,16 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         write_feeder(w, a, i);
         gw_jw_kuint(w, "feeder_thread_count", d->feeder_thread_count);
         gw_jw_kdouble(w, "dispatch_api_s", d->dispatch_api_s);
+        gw_jw_key(w, "dispatch_calls");
+        gw_jw_array_begin(w);
+        for (size_t c = 0; c < d->dispatch_call_count; c++) {
+            gw_jw_object_begin(w);
+            gw_jw_kstring(w, "name", d->dispatch_calls[c].name);
+            gw_jw_kstring(w, "api_class", gw_api_class_name((gw_api_class)d->dispatch_calls[c].api_class));
+            gw_jw_kdouble(w, "seconds", d->dispatch_calls[c].seconds);
+            gw_jw_object_end(w);
+        }
+        gw_jw_array_end(w);
         gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
         gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
         gw_jw_key(w, "host_ops");

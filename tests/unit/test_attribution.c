@@ -4,6 +4,7 @@
  * streams are not double counted, the feeding thread is the one that launched the work. */
 #include "analysis_fixture.h"
 #include "analyze/stats.h"
+#include "diagnose/findings.h"
 
 #include <stdlib.h>
 
@@ -510,6 +511,56 @@ static void first_call_before_any_work_is_startup(void **state)
     fx_done(a, job);
 }
 
+/* The dispatch idle split by the CUDA call the host was inside: a program whose dispatch is
+ * mostly a blocking cudaMemset (0.8 ms each, 10 of them) beside short launches. kernel.launch_bound
+ * names the calls and gives the memset fix, not CUDA graphs; with launches alone, the usual fix.
+ * A driver call inside a runtime call is counted once, under the runtime call. */
+static void dispatch_time_split_by_call(void **state)
+{
+    (void)state;
+    for (int memsets = 1; memsets >= 0; memsets--) {
+        gw_trace *t = fx_trace();
+        uint64_t corr = 1;
+        double at = 0;
+        for (int i = 0; i < 10; i++) {
+            if (memsets) {
+                fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemset", at, at + 800, corr);
+                fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemsetD8", at + 10, at + 790, 0);
+                fx_gpu(t, GW_GPU_MEMSET, 0, 7, at + 795, at + 799, corr++, "Memset");
+                at += 800;
+            }
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 100, corr);
+            fx_kernel(t, 0, 7, at + 100, at + 200, corr++, "k");
+            at += 200;
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        const gw_finding *f = gw_findings_get(&a->findings, "kernel.launch_bound");
+        assert_non_null(f);
+        if (memsets) {
+            assert_int_equal(d->dispatch_call_count, 2);
+            assert_string_equal(d->dispatch_calls[0].name, "cudaMemset");
+            assert_int_equal(d->dispatch_calls[0].api_class, GW_API_MEMSET);
+            /* the GPU idles inside each memset call but for its 4 µs memset: 796 µs x 10 */
+            fx_assert_s(d->dispatch_calls[0].seconds, 7960);
+            assert_string_equal(d->dispatch_calls[1].name, "cudaLaunchKernel");
+            int said = 0;
+            for (size_t i = 0; i < f->evidence_count; i++)
+                said |= strstr(f->evidence[i], "inside CUDA calls, by call: cudaMemset 8") != NULL;
+            assert_true(said);
+            assert_non_null(strstr(f->fix, "other than kernel launches (cudaMemset)"));
+            assert_non_null(strstr(f->fix, "cudaMemsetAsync"));
+            assert_null(strstr(f->fix, "CUDA Graph"));
+        } else {
+            assert_int_equal(d->dispatch_call_count, 1);
+            assert_string_equal(d->dispatch_calls[0].name, "cudaLaunchKernel");
+            assert_non_null(strstr(f->fix, "CUDA Graph"));
+        }
+        fx_done(a, job);
+    }
+}
+
 /* A launch that takes 20 ms while the GPU idles, after its first work, is its kernel's module
  * being loaded (lazy loading): the host's own one-off work, like start-up, not dispatch. A
  * normal launch next to it stays dispatch. */
@@ -851,6 +902,7 @@ int main(void)
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(first_call_before_any_work_is_startup),
+        cmocka_unit_test(dispatch_time_split_by_call),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
