@@ -197,23 +197,30 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "leave the profile() block or call prof.stop() before exiting); then re-profile.");
             continue;
         }
-        gw_rules_fix(f,
-                     "Re-profile with GPU activity on: torch.profiler.profile(activities="
-                     "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) or nsys profile --trace=cuda,nvtx; "
-                     "check the job runs on the GPU (torch.cuda.is_available(), tensor.device) and "
-                     "that CUPTI loads (no 'CUPTI_ERROR' in the job's log).");
+        if (t && t->format && strncmp(t->format, "nsys", 4) == 0)
+            gw_rules_fix(f,
+                         "Re-profile with CUDA tracing on (nsys profile --trace=cuda,nvtx,osrt) and let the "
+                         "program run to a normal exit, or call cudaDeviceSynchronize() and cudaProfilerStop() "
+                         "before it ends: nsys collects the GPU's records from buffers it flushes as the "
+                         "process ends ('Not all CUDA events might have been collected' means they were "
+                         "not); check that the program uses the GPU (the device it selects, its CPU "
+                         "fallback) and that nsys's CUDA injection loads (its diagnostics in the report).");
+        else
+            gw_rules_fix(f,
+                         "Re-profile with GPU activity on: torch.profiler.profile(activities="
+                         "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) or nsys profile --trace=cuda,nvtx; "
+                         "check the job runs on the GPU (torch.cuda.is_available(), tensor.device) and "
+                         "that CUPTI loads (no 'CUPTI_ERROR' in the job's log).");
     }
     return 0;
 }
 
-/* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
- * one-off effects show up as one step with most of it. */
-/* 1 when a sampled frame is a run-time compiler's library, named by its file (its frames carry
- * no symbols): NVRTC, nvJitLink, the PTX compiler, NVVM. */
 /* Samples in run-time compilers at least this share of the unexplained idle's: its fix is
  * compiling once, not moving code off the GPU's path. */
 #define GW_SAMPLED_JIT_SHARE 0.5
 
+/* 1 when a sampled frame is a run-time compiler's library, named by its file (its frames carry
+ * no symbols): NVRTC, nvJitLink, the PTX compiler, NVVM. */
 static int is_jit_compiler_frame(const char *name)
 {
     static const char *const libs[] = {"libnvrtc", "libnvJitLink", "libnvptxcompiler", "libnvvm"};
@@ -223,6 +230,8 @@ static int is_jit_compiler_frame(const char *name)
     return 0;
 }
 
+/* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
+ * one-off effects show up as one step with most of it. */
 static int64_t worst_step(const gw_analysis *a, const gw_rank_stats *r, double *seconds, size_t *steps)
 {
     int64_t worst = -1;

@@ -695,6 +695,28 @@ static void failed_cuda_capture_quotes_diagnostics(void **state)
     assert_false(has_note(t, "NVTX"));
     gw_trace_free(t);
 
+    /* data.none's fix speaks nsys to an nsys export (it led with torch.profiler). */
+    {
+        const char *path = build_fixture("no_cuda_diagnostics");
+        gw_job *job = gw_job_new();
+        assert_non_null(job);
+        gw_error e;
+        gw_error_clear(&e);
+        gw_ingest_options opt = {0};
+        const char *paths[] = {path};
+        assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &e), 0);
+        gw_thresholds th;
+        gw_thresholds_default(&th);
+        gw_analysis *a = gw_analyze(job, &th, &e);
+        assert_non_null(a);
+        const gw_finding *f = gw_findings_get(&a->findings, "data.none");
+        assert_non_null(f);
+        assert_true(strncmp(f->fix, "Re-profile with CUDA tracing on (nsys profile", 45) == 0);
+        assert_null(strstr(f->fix, "torch.profiler"));
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+
     /* The same export without its OS-runtime rows holds no event at all: refused, and the
      * refusal says why in nsys's words (it said only "no events to analyse"). */
     char copy[128];
