@@ -28,6 +28,7 @@
 #include "analyze/stats.h"
 #include "model/classify.h"
 #include "util/checked.h"
+#include "util/u32_map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,50 @@ static void describe_trim(gw_window *w)
         snprintf(extra, sizeof extra, "; %.1f ms before the first op cut", (double)head / 1e6);
     if (extra[0] && used < sizeof w->description)
         snprintf(w->description + used, sizeof w->description - used, "%s", extra);
+}
+
+/* A head cut this long, with at least this many CPU samples naming a frame, says where the
+ * process was: the stretch before the first traced call is not the job's GPU time, but it is not
+ * always the profiler starting either (a public export's 2.06 s head was the program filling its
+ * input with rand(); others' were the loader, or scanf reading the input). */
+#define GW_HEAD_SAMPLES_SAY_NS 100000000
+#define GW_HEAD_SAMPLES_MIN 10
+
+static void describe_head_samples(const gw_trace *t, gw_window *w)
+{
+    if (w->trimmed_head_ns < GW_HEAD_SAMPLES_SAY_NS || t->cpu_sample_count == 0)
+        return;
+    gw_ns lo = w->start_ns - w->trimmed_head_ns, hi = w->start_ns;
+    gw_u32_map counts = {0};     /* frame id → samples in [lo, hi) */
+    uint32_t best = 0;
+    int64_t best_count = 0;
+    size_t named = 0;
+    for (size_t i = 0; i < t->cpu_sample_count; i++) {   /* in time order */
+        const gw_cpu_sample *s = &t->cpu_samples[i];
+        if (s->ts < lo || s->frame_id == 0)
+            continue;
+        if (s->ts >= hi)
+            break;
+        const gw_u32_slot *slot = gw_u32_map_get(&counts, s->frame_id);
+        int64_t n = (slot ? slot->value : 0) + 1;
+        if (gw_u32_map_put(&counts, s->frame_id, n, 0) != 0) {
+            gw_u32_map_free(&counts);
+            return;   /* out of memory: the description goes without it */
+        }
+        named++;
+        if (n > best_count) {
+            best_count = n;
+            best = s->frame_id;
+        }
+    }
+    gw_u32_map_free(&counts);
+    const char *name = best ? gw_trace_str(t, best) : NULL;
+    size_t used = strlen(w->description);
+    if (named < GW_HEAD_SAMPLES_MIN || !name || used >= sizeof w->description)
+        return;
+    snprintf(w->description + used, sizeof w->description - used,
+             "; CPU samples before the first op: %.40s %.0f%%", name,
+             100.0 * (double)best_count / (double)named);
 }
 
 /* trim_head: a window without steps, whose head (capture start-up) and tail (the process's
@@ -351,6 +396,7 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
         profiled_span(t, w);
         loader_iterations(t, th, w);
         describe_trim(w);
+        describe_head_samples(t, w);
         return;
     }
     w->span = GW_SPAN_STEPS;

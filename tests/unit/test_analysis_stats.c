@@ -107,6 +107,50 @@ static void profile_window_inside_a_call_not_used(void **state)
     fx_done(a, job);
 }
 
+/* A head cut of 100 ms or more that CPU samples cover says where the process was (a public
+ * export's 2.06 s head was the program filling its input with rand()): the most sampled frame.
+ * Samples after the head do not count; under 10 samples, nothing is said. */
+static void cut_head_names_sampled_code(void **state)
+{
+    (void)state;
+    for (int few = 0; few < 2; few++) {
+        gw_trace *t = fx_trace();
+        fx_profile(t, 0, 400000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 200000, 200100, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 200100, 200110, 1);
+        fx_kernel(t, 0, 7, 200110, 300000, 1, "k");
+        uint32_t fill = gw_trace_intern(t, "fill_input", 10), main_fn = gw_trace_intern(t, "main", 4);
+        int n = few ? 9 : 20;
+        for (int i = 0; i < n; i++) {
+            gw_cpu_sample *cs = gw_trace_add_cpu_sample(t);
+            assert_non_null(cs);
+            cs->ts = FX_US(5000 + i * 9000);
+            cs->pid = 1;
+            cs->tid = FX_MAIN_TID;
+            cs->frame_id = i % 4 == 3 ? main_fn : fill;
+        }
+        for (int i = 0; i < 30; i++) {   /* after the head: not counted */
+            gw_cpu_sample *cs = gw_trace_add_cpu_sample(t);
+            assert_non_null(cs);
+            cs->ts = FX_US(210000 + i * 1000);
+            cs->pid = 1;
+            cs->tid = FX_MAIN_TID;
+            cs->frame_id = main_fn;
+        }
+        t->has |= GW_HAS_CPU_SAMPLES;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_window *w = &a->ranks[0].window;
+        assert_int_equal(w->trimmed_head_ns, FX_US(200000));
+        if (few)
+            assert_null(strstr(w->description, "CPU samples"));
+        else
+            assert_non_null(strstr(w->description, "200.0 ms before the first op and 100.0 ms of teardown cut; "
+                                                   "CPU samples before the first op: fill_input 75%"));
+        fx_done(a, job);
+    }
+}
+
 /* A query made as the process loads (cuModuleGetLoadingMode, 2 µs, 425 ms before the first
  * real call in a public export) does not start the job's work: the head is cut to the first
  * call that does something, as it is when the query falls before the profiler's window. */
@@ -866,6 +910,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(window_without_steps_is_profiled_span),
         cmocka_unit_test(leading_query_does_not_start_window),
+        cmocka_unit_test(cut_head_names_sampled_code),
         cmocka_unit_test(profile_window_inside_a_call_not_used),
         cmocka_unit_test(profile_window_trimmed),
         cmocka_unit_test(profile_window_after_gpu_work_not_used),
