@@ -137,6 +137,8 @@ typedef struct gw_gap_summary {
     double mid_max_s;
     size_t long_count;           /* longer than nsys_gap_ms: what gpu_gaps flags */
     double long_s;
+    double edge_s;               /* idle in the window before the GPU's first work there and after
+                                    its last: no gap between work, so in none of the counts above */
     size_t chunks;               /* gpu_time_util chunks over the device's active range */
     size_t low_chunks;           /* of which below util.chunks.low_pct */
     size_t low_chunks_in_window; /* low chunks overlapping the steady window */

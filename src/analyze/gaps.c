@@ -49,6 +49,8 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
         gw_ns e = iv.end > end ? end : iv.end;
         if (e <= s)
             continue;
+        if (!open)
+            out->edge_s += (double)(s - start) * 1e-9;
         if (open && s > cur_end) {
             double gap = (double)(s - cur_end);
             if (gap < noise_ns) {
@@ -68,6 +70,8 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
             cur_end = e;
         open = 1;
     }
+    if (open && end > cur_end)
+        out->edge_s += (double)(end - cur_end) * 1e-9;
 
     /* nsys sums overlaps (concurrent streams can exceed 100%) over fixed chunks of the
      * device's whole active range, warm-up included: reproduce that, not our union. */

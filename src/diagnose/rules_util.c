@@ -215,6 +215,9 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+/* The window's idle ends before the GPU's first work and after its last, said from this long. */
+#define GW_GAP_EDGE_SAY_S 0.001
+
 /* Samples in run-time compilers at least this share of the unexplained idle's: its fix is
  * compiling once, not moving code off the GPU's path. */
 #define GW_SAMPLED_JIT_SHARE 0.5
@@ -319,6 +322,13 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                 gw_rules_fmt_duration(g->mid_max_s, max, sizeof max);
                 gw_finding_evidence(f, "%s idle gaps between %.0f µs and %.0f ms add up to %s (longest %s)", n,
                                     a->thresholds.v[GW_T_GAP_NOISE_US], a->thresholds.v[GW_T_NSYS_GAP_MS], sum, max);
+            }
+            /* The window's ends are idle too, but no gap between work: said apart, or the gaps
+             * above read as the whole of the idle time. */
+            if (g->edge_s >= GW_GAP_EDGE_SAY_S) {
+                gw_rules_fmt_duration(g->edge_s, sum, sizeof sum);
+                gw_finding_evidence(f, "and %s in the window before the GPU's first work there or after its last",
+                                    sum);
             }
         }
         /* CPU samples name the untraced code, or, when the process had none in a long

@@ -569,6 +569,16 @@ static void idle_gaps_and_chunks(void **state)
     assert_int_equal(g->chunks, 30);
     assert_int_equal(g->low_chunks, 29);
     assert_int_equal(g->low_chunks_in_window, 29);
+    fx_assert_s(g->edge_s, 0);   /* device 0 works from the window's start to its end */
+    /* Device 1 worked 1-2 ms of the 600.8 ms window: no gap between its work, its idle all at
+     * the window's ends. */
+    const gw_gap_summary *g1 = NULL;
+    for (size_t d = 0; d < a->device_count; d++)
+        if (a->devices[d].device == 1)
+            g1 = &a->devices[d].gaps;
+    assert_non_null(g1);
+    assert_int_equal(g1->mid_count + g1->long_count + g1->noise_count, 0);
+    fx_assert_s(g1->edge_s, 1000 + 598800);
     fx_done(a, job);
 }
 

@@ -84,6 +84,18 @@ static void unexplained_gap_evidence(void **state)
     assert_non_null(f);
     assert_true(fx_evidence_has(f, "319 idle gaps between 10 µs and 500 ms add up to 638 ms (longest 2.0 ms)"));
     assert_true(fx_evidence_has(f, "1 idle gap(s) over 500 ms add up to 599 ms"));
+    assert_false(fx_evidence_has(f, "before the GPU's first work"));
+    fx_free(a);
+
+    /* The window's idle ends are said apart: they are no gap between work. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.20, GW_IDLE_UNKNOWN);
+    g = &a->devices[0].gaps;
+    g->known = 1;
+    g->edge_s = 0.425;
+    f = fx_run(a, "util.unexplained");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "and 425 ms in the window before the GPU's first work there or after its last"));
     fx_free(a);
 }
 
