@@ -29,6 +29,7 @@ STRUCTS = [
     ("gw_sampled_frame", "DESC_SAMPLED_FRAME", False),
     ("gw_sampled_frames", "DESC_SAMPLED_FRAMES", False),
     ("gw_dispatch_call", "DESC_DISPATCH_CALL", False),
+    ("gw_os_call", "DESC_OS_CALL", False),
     ("gw_critical_path", "DESC_CRITICAL_PATH", False),
     ("gw_what_if", "DESC_WHAT_IF", False),
     ("gw_rank_stats", "GW_DESC_RANK_STATS", True),

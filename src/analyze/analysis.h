@@ -113,6 +113,14 @@ typedef struct gw_dispatch_call {
     double seconds;              /* the device's dispatch idle inside such calls */
 } gw_dispatch_call;
 
+/* An OS call (nsys --trace=osrt: read, pthread_cond_wait, poll ...) the feeding thread was in
+ * while a device idled with nothing else traced: util.unexplained's evidence. */
+#define GW_TOP_OS_CALLS 4
+typedef struct gw_os_call {
+    char name[64];
+    double seconds;              /* the device's unknown-cause idle inside such calls */
+} gw_os_call;
+
 typedef struct gw_sampled_frames {
     size_t samples;              /* the process's samples in that idle time (0: none, or no
                                     samples in the input) */
@@ -177,6 +185,8 @@ typedef struct gw_device_stats {
     double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
     gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
+    gw_os_call unknown_os_calls[GW_TOP_OS_CALLS]; /* the feeding thread's OS calls in it, most first */
+    size_t unknown_os_call_count;
     gw_gap_summary gaps;         /* gaps inside the window */
     gw_gap_summary capture_gaps; /* over the whole capture, warm-up included, as nsys sees it
                                     (low_chunks_in_window counted against the window) */

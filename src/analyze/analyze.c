@@ -311,10 +311,24 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8
     if (ops_rc != 0 || rows.rc != 0)
         goto out;
     gw_phase_mark("analysis: host ops || memory, gaps, step rows");
-    /* What CPU samples caught the feeding process doing while the GPU idled unexplained. */
-    if (t->cpu_sample_count > 0 && idle_ns[GW_IDLE_UNKNOWN] > 0) {
+    /* What CPU samples caught the feeding process doing while the GPU idled unexplained, and
+     * which OS calls its feeding thread was in (the set is built only when one is asked). */
+    int want_samples = t->cpu_sample_count > 0;
+    int want_os_calls = (t->has & GW_HAS_OSRT) && feeders.main < t->thread_count;
+    if ((want_samples || want_os_calls) && idle_ns[GW_IDLE_UNKNOWN] > 0) {
+        gw_ivset sets[GW_IDLE_CAUSE_COUNT];
+        if (gw_idle_cause_sets(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, sets) != 0)
+            goto out;
         int64_t pid = feeders.main < t->thread_count ? t->threads[feeders.main].pid : -1;
-        if (gw_sampled_frames_fill(t, &dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, pid, &ds->unknown_samples) != 0)
+        int fill_rc = 0;
+        if (want_samples)
+            fill_rc = gw_sampled_frames_fill(t, &sets[GW_IDLE_UNKNOWN], w->start_ns, w->end_ns, pid,
+                                             &ds->unknown_samples);
+        if (fill_rc == 0 && want_os_calls)
+            fill_rc = gw_os_calls_fill(t, feeders.main, &sets[GW_IDLE_UNKNOWN], ds);
+        for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
+            gw_ivset_free(&sets[c]);
+        if (fill_rc != 0)
             goto out;
     }
     /* The rank's DataLoader figure is the first fed device's feeders: the training loop. */

@@ -57,17 +57,13 @@ static void keep_top(const gw_trace *t, const uint32_t *ids, size_t n, gw_sample
     }
 }
 
-int gw_sampled_frames_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo,
-                           gw_ns hi, gw_ns launch_gap_ns, int64_t feeder_pid, gw_sampled_frames *out)
+int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                           gw_sampled_frames *out)
 {
     memset(out, 0, sizeof *out);
     size_t first = first_sample_at(t, lo), last = first_sample_at(t, hi);
     if (first >= last)
         return 0;
-    gw_ivset sets[GW_IDLE_CAUSE_COUNT];
-    if (gw_idle_cause_sets(dw, fa, lo, hi, launch_gap_ns, sets) != 0)
-        return -1;
-    const gw_ivset *unknown = &sets[GW_IDLE_UNKNOWN];
     uint32_t *ids = malloc((last - first) * sizeof *ids);   /* owned: the frames of the hits */
     int rc = -1;
     if (!ids)
@@ -91,7 +87,5 @@ int gw_sampled_frames_fill(const gw_trace *t, const gw_device_work *dw, const gw
     rc = 0;
 out:
     free(ids);
-    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
-        gw_ivset_free(&sets[c]);
     return rc;
 }

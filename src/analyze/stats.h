@@ -182,8 +182,12 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * of unknown cause, tallied by frame (analyze/cpu_samples.c). feeder_pid: the process whose
  * samples count. Leaves *out empty when the trace has no samples. Returns 0, or -1 on
  * out-of-memory. */
-int gw_sampled_frames_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo,
-                           gw_ns hi, gw_ns launch_gap_ns, int64_t feeder_pid, gw_sampled_frames *out);
+int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                           gw_sampled_frames *out);
+/* ds->unknown_os_calls: the unknown-cause idle (`unknown`) inside thread `thread`'s OS calls
+ * (GW_HOST_OSRT), by call name, the biggest first (analyze/os_calls.c). 0, or -1 on
+ * out-of-memory. */
+int gw_os_calls_fill(const gw_trace *t, uint32_t thread, const gw_ivset *unknown, gw_device_stats *ds);
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                        gw_ns launch_gap_ns, gw_ivset out[GW_IDLE_CAUSE_COUNT]);
 /* For the host-ops views: out[GW_IDLE_DISPATCH] with the launch gaps' instants beside the

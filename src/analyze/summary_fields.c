@@ -195,6 +195,12 @@ static const gw_field DESC_DISPATCH_CALL_FIELDS[] = {
 };
 static const gw_struct_desc DESC_DISPATCH_CALL = {"gw_dispatch_call", sizeof(gw_dispatch_call), DESC_DISPATCH_CALL_FIELDS, sizeof DESC_DISPATCH_CALL_FIELDS / sizeof DESC_DISPATCH_CALL_FIELDS[0]};
 
+static const gw_field DESC_OS_CALL_FIELDS[] = {
+    ONE(gw_os_call, name, GW_F_STR),
+    ONE(gw_os_call, seconds, GW_F_F64),
+};
+static const gw_struct_desc DESC_OS_CALL = {"gw_os_call", sizeof(gw_os_call), DESC_OS_CALL_FIELDS, sizeof DESC_OS_CALL_FIELDS / sizeof DESC_OS_CALL_FIELDS[0]};
+
 static const gw_field DESC_CRITICAL_PATH_FIELDS[] = {
     ONE(gw_critical_path, modelled, GW_F_INT),
     ONE(gw_critical_path, steps, GW_F_SIZE),
@@ -292,6 +298,8 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, own_other_threads_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),
     OBJ(gw_device_stats, unknown_samples, DESC_SAMPLED_FRAMES),
+    OBJS(gw_device_stats, unknown_os_calls, DESC_OS_CALL),
+    ONE(gw_device_stats, unknown_os_call_count, GW_F_SIZE),
     OBJ(gw_device_stats, gaps, DESC_GAP_SUMMARY),
     OBJ(gw_device_stats, capture_gaps, DESC_GAP_SUMMARY),
 };

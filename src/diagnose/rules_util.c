@@ -215,6 +215,43 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+/* What kind of wait an OS call is, for util.unexplained's fix. */
+typedef enum os_wait {
+    OS_OTHER = 0,
+    OS_IO,                       /* file or network I/O */
+    OS_THREAD_WAIT,              /* waiting on another thread or an event */
+    OS_SLEEP,
+    OS_WAIT_COUNT
+} os_wait;
+
+static os_wait os_wait_of(const char *name)
+{
+    static const char *const io[] = {"read", "pread", "pread64", "preadv", "readv", "fread", "fgets", "write",
+                                     "pwrite", "pwrite64", "writev", "fwrite", "fputs", "putc", "fflush",
+                                     "fclose", "open", "openat", "open64", "fopen", "fopen64", "recv", "recvfrom",
+                                     "recvmsg",
+                                     "send", "sendto", "sendmsg", "fsync", "fdatasync", "stat", "fstat",
+                                     "lstat", "statx", "getdents", "getdents64", "accept", "connect"};
+    static const char *const thread_wait[] = {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_mutex_lock",
+                                              "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_join",
+                                              "sem_wait", "sem_timedwait", "futex", "poll", "ppoll", "epoll_wait",
+                                              "epoll_pwait", "select", "pselect", "pselect6", "waitpid", "wait4"};
+    static const char *const sleeps[] = {"nanosleep", "clock_nanosleep", "usleep", "sleep", "sched_yield"};
+    for (size_t i = 0; i < sizeof io / sizeof io[0]; i++)
+        if (strcmp(name, io[i]) == 0)
+            return OS_IO;
+    for (size_t i = 0; i < sizeof thread_wait / sizeof thread_wait[0]; i++)
+        if (strcmp(name, thread_wait[i]) == 0)
+            return OS_THREAD_WAIT;
+    for (size_t i = 0; i < sizeof sleeps / sizeof sleeps[0]; i++)
+        if (strcmp(name, sleeps[i]) == 0)
+            return OS_SLEEP;
+    return OS_OTHER;
+}
+
+/* OS calls of one kind holding at least this share of the unexplained idle decide its fix. */
+#define GW_OS_WAIT_SHARE 0.5
+
 /* The window's idle ends before the GPU's first work and after its last, said from this long. */
 #define GW_GAP_EDGE_SAY_S 0.001
 
@@ -347,6 +384,28 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the input samples the CPU, and no sample caught the process in that idle "
                                    "time: it was off the CPU, waiting (I/O, a lock, a sleep, another process)");
         }
+        /* The feeding thread's OS calls in that idle (nsys --trace=osrt), and the kind of wait
+         * that holds most of it. */
+        os_wait os_kind = OS_OTHER;
+        char os_named[300] = "";
+        if (d && d->unknown_os_call_count > 0 && d->idle_by_cause_s[GW_IDLE_UNKNOWN] > 0) {
+            double by_kind[OS_WAIT_COUNT] = {0}, in_calls = 0;
+            size_t used = 0;
+            for (size_t k = 0; k < d->unknown_os_call_count; k++) {
+                const gw_os_call *oc = &d->unknown_os_calls[k];
+                double of_idle = oc->seconds / d->idle_by_cause_s[GW_IDLE_UNKNOWN];
+                if (used < sizeof os_named && (k == 0 || of_idle >= 0.005))
+                    used += (size_t)snprintf(os_named + used, sizeof os_named - used, "%s%.48s %.0f%%",
+                                             k ? ", " : "", oc->name, of_idle * 100.0);
+                by_kind[os_wait_of(oc->name)] += oc->seconds;
+                in_calls += oc->seconds;
+            }
+            gw_finding_evidence(f, "the feeding thread was in OS calls for %.0f%% of that idle time: %s",
+                                in_calls / d->idle_by_cause_s[GW_IDLE_UNKNOWN] * 100.0, os_named);
+            for (int k = OS_IO; k < OS_WAIT_COUNT; k++)
+                if (by_kind[k] >= GW_OS_WAIT_SHARE * d->idle_by_cause_s[GW_IDLE_UNKNOWN])
+                    os_kind = (os_wait)k;
+        }
         int host_faults = r->copies.fault_count[GW_COPY_DTOH] >= GW_UNIFIED_FAULTS_MIN;
         if (host_faults) {
             char n[32], b[32];
@@ -370,7 +429,23 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "saved to disk and loaded with cuModuleLoadData), compile ahead of time, or compile "
                             "on another thread before the kernels are needed; measure steady state after it.",
                          named);
-        } else if (host_faults && !named[0])
+        } else if (os_kind == OS_IO && !named[0])
+            gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
+                            "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "
+                            "workers with prefetch_factor), keep the data on local NVMe or in memory, and read "
+                            "fewer, larger chunks. Re-profile: the time in these calls between GPU work should "
+                            "drop.", os_named);
+        else if (os_kind == OS_THREAD_WAIT && !named[0])
+            gw_rules_fix(f, "The feeding thread waits on another thread or an event while the GPU idles (%s): "
+                            "find what it waits for (the thread that wakes it, on the timeline; py-spy dump "
+                            "--pid <pid> for Python) and make that producer keep ahead: more of it in parallel, "
+                            "a deeper queue between it and the loop (in PyTorch, a DataLoader's workers and "
+                            "prefetch_factor), or its work off the loop's path.", os_named);
+        else if (os_kind == OS_SLEEP && !named[0])
+            gw_rules_fix(f, "The feeding thread sleeps while the GPU idles (%s): a sleep, a rate limit or a "
+                            "polling loop in the iteration; remove it or queue the GPU's next work before it.",
+                         os_named);
+        else if (host_faults && !named[0])
             gw_rules_fix(f, "The host touches managed memory the GPU holds while the GPU waits, a page fault "
                             "and a migration at a time: move it to the host in one go before reading it "
                             "(cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream), then sync), or copy the "

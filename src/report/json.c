@@ -200,6 +200,15 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
             gw_jw_object_end(w);
         }
         gw_jw_array_end(w);
+        gw_jw_key(w, "unknown_os_calls");
+        gw_jw_array_begin(w);
+        for (size_t c = 0; c < d->unknown_os_call_count; c++) {
+            gw_jw_object_begin(w);
+            gw_jw_kstring(w, "name", d->unknown_os_calls[c].name);
+            gw_jw_kdouble(w, "seconds", d->unknown_os_calls[c].seconds);
+            gw_jw_object_end(w);
+        }
+        gw_jw_array_end(w);
         gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
         gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
         gw_jw_key(w, "host_ops");

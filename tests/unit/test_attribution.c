@@ -561,6 +561,44 @@ static void dispatch_time_split_by_call(void **state)
     }
 }
 
+/* nsys OS-runtime calls of the feeding thread in the idle nothing else explains: by name, and
+ * util.unexplained fits its fix to the kind of wait (file reads here, then a condition
+ * variable), where it asked to re-profile with --trace=osrt. */
+static void os_calls_name_unexplained_idle(void **state)
+{
+    (void)state;
+    static const char *const calls[] = {"read", "pthread_cond_wait"};
+    for (int k = 0; k < 2; k++) {
+        gw_trace *t = fx_trace();
+        uint64_t corr = 1;
+        for (int i = 0; i < 10; i++) {
+            double b = i * 1000.0;
+            fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, calls[k], b + 100, b + 900, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b + 950, b + 960, corr);
+            fx_kernel(t, 0, 7, b + 960, b + 1000, corr++, "k");
+        }
+        fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "write", 9970, 9980, 0);   /* while the GPU works */
+        t->has |= GW_HAS_OSRT;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        assert_int_equal(d->unknown_os_call_count, 1);
+        assert_string_equal(d->unknown_os_calls[0].name, calls[k]);
+        /* 800 µs of each gap but the first (the window starts at the first launch; OS calls do
+         * not start it), of 950 µs unexplained each */
+        fx_assert_s(d->unknown_os_calls[0].seconds, 9 * 800);
+        fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], 9 * 950);
+        const gw_finding *f = gw_findings_get(&a->findings, "util.unexplained");
+        assert_non_null(f);
+        int said = 0;
+        for (size_t i = 0; i < f->evidence_count; i++)
+            said |= strstr(f->evidence[i], "the feeding thread was in OS calls for") != NULL;
+        assert_true(said);
+        assert_non_null(strstr(f->fix, k == 0 ? "waits on file or network I/O" : "waits on another thread"));
+        fx_done(a, job);
+    }
+}
+
 /* A launch that takes 20 ms while the GPU idles, after its first work, is its kernel's module
  * being loaded (lazy loading): the host's own one-off work, like start-up, not dispatch. A
  * normal launch next to it stays dispatch. */
@@ -903,6 +941,7 @@ int main(void)
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(dispatch_time_split_by_call),
+        cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
