@@ -108,7 +108,6 @@ typedef struct gw_sampled_frame {
 #define GW_TOP_DISPATCH_CALLS 4
 typedef struct gw_dispatch_call {
     char name[64];
-    uint32_t name_id;            /* in the trace's strings (meaningless across traces) */
     uint8_t api_class;           /* gw_api_class */
     double seconds;              /* the device's dispatch idle inside such calls */
 } gw_dispatch_call;

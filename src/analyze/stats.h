@@ -124,7 +124,7 @@ typedef struct gw_feeders {
 /* Returns 0, or -1 on out-of-memory. */
 int gw_feeder_threads(const gw_trace *t, int32_t device, gw_feeders *f);
 /* ds->dispatch_calls: the dispatch idle (`dispatch`) inside the feeders' outermost CUDA calls,
- * by call name, the biggest first (analyze/dispatch_calls.c). 0, or -1 on out-of-memory. */
+ * by call name, the biggest first (analyze/idle_calls.c). 0, or -1 on out-of-memory. */
 int gw_dispatch_calls_compute(const gw_trace *t, const gw_feeders *feeders, const gw_ivset *dispatch,
                               gw_device_stats *ds);
 void gw_feeders_free(gw_feeders *f);
@@ -185,7 +185,7 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
 int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
                            gw_sampled_frames *out);
 /* ds->unknown_os_calls: the unknown-cause idle (`unknown`) inside thread `thread`'s OS calls
- * (GW_HOST_OSRT), by call name, the biggest first (analyze/os_calls.c). 0, or -1 on
+ * (GW_HOST_OSRT), by call name, the biggest first (analyze/idle_calls.c). 0, or -1 on
  * out-of-memory. */
 int gw_os_calls_fill(const gw_trace *t, uint32_t thread, const gw_ivset *unknown, gw_device_stats *ds);
 int gw_idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,

@@ -57,6 +57,35 @@ const gw_u32_slot *gw_u32_map_get(const gw_u32_map *m, uint32_t key)
     return NULL;
 }
 
+/* 1 when slot a ranks before b: higher value, then smaller key. */
+static int ranks_before(const gw_u32_slot *a, const gw_u32_slot *b)
+{
+    return a->value > b->value || (a->value == b->value && a->key < b->key);
+}
+
+size_t gw_u32_map_top(const gw_u32_map *m, const gw_u32_slot **top, size_t n)
+{
+    size_t count = 0;
+    for (size_t k = 0; k < m->cap; k++) {
+        const gw_u32_slot *s = &m->slots[k];
+        if (s->key == GW_U32_MAP_EMPTY || s->value <= 0)
+            continue;
+        /* Insertion into the sorted few kept so far. */
+        size_t at = count < n ? count : n;
+        while (at > 0 && ranks_before(s, top[at - 1]))
+            at--;
+        if (at >= n)
+            continue;
+        size_t last = count < n ? count : n - 1;
+        for (size_t j = last; j > at; j--)
+            top[j] = top[j - 1];
+        top[at] = s;
+        if (count < n)
+            count++;
+    }
+    return count;
+}
+
 void gw_u32_map_clear(gw_u32_map *m)
 {
     if (m->count > 0)

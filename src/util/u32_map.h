@@ -26,6 +26,9 @@ typedef struct gw_u32_map {
 int gw_u32_map_put(gw_u32_map *m, uint32_t key, int64_t value, uint32_t tag);
 /* key's slot, NULL when the map does not hold it. */
 const gw_u32_slot *gw_u32_map_get(const gw_u32_map *m, uint32_t key);
+/* The (at most) n slots of highest value above 0, highest first (between equal values the
+ * smaller key), into top; returns how many. A selection, for the few entries wanted. */
+size_t gw_u32_map_top(const gw_u32_map *m, const gw_u32_slot **top, size_t n);
 /* Empties the map, keeping its slots for the next use. */
 void gw_u32_map_clear(gw_u32_map *m);
 void gw_u32_map_free(gw_u32_map *m);

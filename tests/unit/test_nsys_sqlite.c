@@ -53,6 +53,27 @@ static gw_trace *read_ok(const char *path)
     return read_ok_opt(path, NULL);
 }
 
+/* The export at path read and analysed with the default thresholds, as `gpuwhy analyze` does;
+ * *job_out owns the traces (free it after the analysis). */
+static gw_analysis *analyze_ok(const char *path, gw_job **job_out)
+{
+    gw_job *job = gw_job_new();
+    assert_non_null(job);
+    gw_error err;
+    gw_error_clear(&err);
+    gw_ingest_options opt = {0};
+    const char *paths[] = {path};
+    if (gw_ingest_files(paths, 1, &opt, job, &err) != 0)
+        fail_msg("%s", err.message);
+    gw_thresholds th;
+    gw_thresholds_default(&th);
+    gw_analysis *a = gw_analyze(job, &th, &err);
+    if (!a)
+        fail_msg("%s", err.message);
+    *job_out = job;
+    return a;
+}
+
 /* Reads a file expected to be refused; returns the message (static buffer). */
 static const char *read_fails(const char *path)
 {
@@ -698,17 +719,8 @@ static void failed_cuda_capture_quotes_diagnostics(void **state)
     /* data.none's fix speaks nsys to an nsys export (it led with torch.profiler). */
     {
         const char *path = build_fixture("no_cuda_diagnostics");
-        gw_job *job = gw_job_new();
-        assert_non_null(job);
-        gw_error e;
-        gw_error_clear(&e);
-        gw_ingest_options opt = {0};
-        const char *paths[] = {path};
-        assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &e), 0);
-        gw_thresholds th;
-        gw_thresholds_default(&th);
-        gw_analysis *a = gw_analyze(job, &th, &e);
-        assert_non_null(a);
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
         const gw_finding *f = gw_findings_get(&a->findings, "data.none");
         assert_non_null(f);
         assert_true(strncmp(f->fix, "Re-profile with CUDA tracing on (nsys profile", 45) == 0);
@@ -777,17 +789,8 @@ static void cpu_samples_name_untraced_host_work(void **state)
     }
     gw_trace_free(t);
 
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_error err;
-    gw_error_clear(&err);
-    gw_ingest_options opt = {0};
-    const char *paths[] = {path};
-    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
-    gw_thresholds th;
-    gw_thresholds_default(&th);
-    gw_analysis *a = gw_analyze(job, &th, &err);
-    assert_non_null(a);
+    gw_job *job;
+    gw_analysis *a = analyze_ok(path, &job);
     assert_int_equal(a->device_count, 1);
     const gw_sampled_frames *sf = &a->devices[0].unknown_samples;
     assert_int_equal(sf->samples, 8);
@@ -836,17 +839,8 @@ static void cpu_samples_name_unresolved_libraries(void **state)
     }
     gw_trace_free(t);
 
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_error err;
-    gw_error_clear(&err);
-    gw_ingest_options opt = {0};
-    const char *paths[] = {path};
-    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
-    gw_thresholds th;
-    gw_thresholds_default(&th);
-    gw_analysis *a = gw_analyze(job, &th, &err);
-    assert_non_null(a);
+    gw_job *job;
+    gw_analysis *a = analyze_ok(path, &job);
     const gw_sampled_frames *sf = &a->devices[0].unknown_samples;
     assert_int_equal(sf->samples, 8);
     assert_int_equal(sf->frame_count, 2);
@@ -872,12 +866,8 @@ static void unified_memory_page_faults(void **state)
     (void)state;
     for (int builtin = 0; builtin < 2; builtin++) {
         const char *path = build_fixture("unified_memory");
-        if (builtin) {
-            sqlite3 *db = NULL;
-            assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-            assert_int_equal(sqlite3_exec(db, "DROP TABLE ENUM_CUDA_MEMCPY_OPER", NULL, NULL, NULL), SQLITE_OK);
-            assert_int_equal(sqlite3_close(db), SQLITE_OK);
-        }
+        if (builtin)
+            exec_sql(path, "DROP TABLE ENUM_CUDA_MEMCPY_OPER");
         gw_trace *t = read_ok(path);
         size_t unified = 0, faults = 0;
         for (size_t i = 0; i < t->gpu_count; i++) {
@@ -894,17 +884,8 @@ static void unified_memory_page_faults(void **state)
         assert_int_equal(faults, 44);
         gw_trace_free(t);
 
-        gw_job *job = gw_job_new();
-        assert_non_null(job);
-        gw_error err;
-        gw_error_clear(&err);
-        gw_ingest_options opt = {0};
-        const char *paths[] = {path};
-        assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
-        gw_thresholds th;
-        gw_thresholds_default(&th);
-        gw_analysis *a = gw_analyze(job, &th, &err);
-        assert_non_null(a);
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
         const gw_copy_stats *c = &a->ranks[0].copies;
         assert_int_equal(c->unified_count[GW_COPY_HTOD], 24);
         assert_int_equal(c->unified_count[GW_COPY_DTOH], 24);
@@ -930,23 +911,10 @@ static void unified_memory_page_faults(void **state)
 
     /* 15 faulting migrations: the first touches of a few allocations, not a pattern. */
     const char *path = build_fixture("unified_memory");
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE migrationCause <> 1 AND "
-                                      "rowid NOT IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE "
-                                      "migrationCause <> 1 LIMIT 15)", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    gw_error err;
-    gw_error_clear(&err);
-    gw_ingest_options opt = {0};
-    const char *paths[] = {path};
-    assert_int_equal(gw_ingest_files(paths, 1, &opt, job, &err), 0);
-    gw_thresholds th;
-    gw_thresholds_default(&th);
-    gw_analysis *a = gw_analyze(job, &th, &err);
-    assert_non_null(a);
+    exec_sql(path, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE migrationCause <> 1 AND rowid NOT IN "
+                   "(SELECT rowid FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE migrationCause <> 1 LIMIT 15)");
+    gw_job *job;
+    gw_analysis *a = analyze_ok(path, &job);
     assert_null(gw_findings_get(&a->findings, "mem.unified_faults"));
     gw_analysis_free(a);
     gw_job_free(job);

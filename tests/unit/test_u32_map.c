@@ -61,10 +61,46 @@ static void matches_an_array(void **state)
     free(held);
 }
 
+/* The top n by value against a sort of the same entries: highest first, the smaller key between
+ * equal values, values of 0 or less never, fewer than n when fewer qualify. */
+static void top_matches_a_sort(void **state)
+{
+    (void)state;
+    gw_u32_map m = {0};
+    enum { TOP_KEYS = 300 };
+    int64_t want[TOP_KEYS];
+    for (uint32_t key = 0; key < TOP_KEYS; key++) {
+        want[key] = (int64_t)((key * 7919u) % 50u) - 10;   /* repeats, and some <= 0 */
+        assert_int_equal(gw_u32_map_put(&m, key, want[key], 0), 0);
+    }
+    const gw_u32_slot *top[8];
+    size_t n = gw_u32_map_top(&m, top, 8);
+    assert_int_equal(n, 8);
+    /* the expected order by a plain selection over the array */
+    int taken[TOP_KEYS] = {0};
+    for (size_t k = 0; k < n; k++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t key = 0; key < TOP_KEYS; key++)
+            if (!taken[key] && want[key] > 0 && (best == UINT32_MAX || want[key] > want[best]))
+                best = key;   /* ascending keys: the first of equal values is the smallest */
+        taken[best] = 1;
+        assert_int_equal(top[k]->key, best);
+        assert_int_equal(top[k]->value, want[best]);
+    }
+    gw_u32_map_clear(&m);
+    assert_int_equal(gw_u32_map_put(&m, 5, 3, 0), 0);
+    assert_int_equal(gw_u32_map_put(&m, 9, 0, 0), 0);
+    assert_int_equal(gw_u32_map_top(&m, top, 8), 1);
+    assert_int_equal(top[0]->key, 5);
+    gw_u32_map_free(&m);
+    assert_int_equal(gw_u32_map_top(&m, top, 8), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_an_array),
+        cmocka_unit_test(top_matches_a_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
