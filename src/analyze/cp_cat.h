@@ -18,6 +18,6 @@ typedef enum gw_cp_cat {
 } gw_cp_cat;
 
 const char *gw_cp_cat_name(gw_cp_cat c);  /* JSON ids: "host_op", "launch", ... */
-const char *gw_cp_cat_title(gw_cp_cat c); /* "host ops", "launches", ... */
+const char *gw_cp_cat_title(gw_cp_cat c); /* "host work", "launches", ... */
 
 #endif

@@ -26,9 +26,9 @@ const char *gw_cp_cat_name(gw_cp_cat c)
 
 const char *gw_cp_cat_title(gw_cp_cat c)
 {
-    static const char *const titles[GW_CP_CAT_COUNT] = {"host ops", "launches", "allocator", "kernels",
+    static const char *const titles[GW_CP_CAT_COUNT] = {"host work", "launches", "allocator", "kernels",
                                                         "copies", "sync waits", "data waits", "communication"};
-    return (unsigned)c < GW_CP_CAT_COUNT ? titles[c] : "host ops";
+    return (unsigned)c < GW_CP_CAT_COUNT ? titles[c] : "host work";
 }
 
 typedef struct walk {
