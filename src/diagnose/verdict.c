@@ -158,11 +158,16 @@ void gw_verdict_prepare(gw_analysis *a)
         u->state = GW_UTIL_HEALTHY;
 }
 
+/* Appends a part of the verdict whole, or not at all: the line holds its first parts (how
+ * busy, the main cause) in any case, and a later one that does not fit is left out rather
+ * than cut mid-word. */
 static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b)
 {
     size_t used = strlen(buf);
-    if (used < size)
-        snprintf(buf + used, size - used, fmt, a, b);
+    char part[sizeof ((gw_analysis *)0)->verdict];
+    int n = snprintf(part, sizeof part, fmt, a, b);
+    if (n > 0 && used + (size_t)n < size)
+        memcpy(buf + used, part, (size_t)n + 1);
 }
 
 /* "steps #17-#21" / "the profiled span (no step markers)" of the first GPU rank. */
@@ -333,6 +338,28 @@ void gw_verdict_line(gw_analysis *a)
         snprintf(part, sizeof part, "; close second: %s (%s, %.0f%%)",
                  second->cause[0] ? second->cause : gw_rules_find(second->id)->cause, second->id,
                  second->share * 100.0);
+        append(v, size, "%s%s", part, "");
+    }
+    /* A main cause paid once (start-up, set-up allocations) is no fix for the training loop:
+     * what a user changes is the largest cause that recurs, said here when the close second
+     * is not it already. */
+    if (cause && gw_gain_is_one_off(cause) && a->util.state != GW_UTIL_HEALTHY) {
+        const gw_finding *recurring = NULL;
+        for (size_t i = 0; i < a->findings.count && !recurring; i++) {
+            const gw_finding *f = &a->findings.items[i];
+            const gw_rule *rule = gw_rules_find(f->id);
+            if (rule && rule->cause && rule->explains_idle && f->severity >= GW_SEV_MINOR &&
+                !gw_gain_is_one_off(f))
+                recurring = f;
+        }
+        if (!recurring)
+            snprintf(part, sizeof part, "; beyond one-off costs: no cause above minor");
+        else if (recurring != second)
+            snprintf(part, sizeof part, "; beyond one-off costs: %s (%s, %.0f%%)",
+                     recurring->cause[0] ? recurring->cause : gw_rules_find(recurring->id)->cause,
+                     recurring->id, recurring->share * 100.0);
+        else
+            part[0] = '\0';
         append(v, size, "%s%s", part, "");
     }
     if (saving) {

@@ -4,6 +4,7 @@
  * without host calls) and pipe.cpu_bound (the host's own work, with its host ops, the split
  * of that time and the fix the evidence calls for), each with a twin under its threshold. */
 #include "test_rules_fixture.h"
+#include "diagnose/gain.h"
 
 #include <stdio.h>
 
@@ -323,6 +324,23 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     assert_string_equal(f->gain, "none in a training step: CUDA initialisation is paid once, and a "
                                  "steady-state profile leaves it out");
     assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
+    /* Paid once, it is no fix for the loop: the verdict says what recurs, here nothing. */
+    assert_non_null(strstr(a->verdict, "; beyond one-off costs: no cause above minor"));
+    fx_free(a);
+
+    /* The same start-up beside 15% of the window waiting for data: the verdict names the
+     * wait as what is left once start-up is paid. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.45, GW_IDLE_HOST_BUSY);
+    a->devices[0].idle_by_cause_s[GW_IDLE_HOST_BUSY] = 0.40 * a->devices[0].window_s;
+    a->devices[0].idle_by_cause_s[GW_IDLE_DATALOADER] = 0.15 * a->devices[0].window_s;
+    a->ranks[0].startup_call_s = 0.21;
+    snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaFree");
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(gw_gain_is_one_off(f));
+    assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
+    assert_non_null(strstr(a->verdict, "; beyond one-off costs: waiting for data (data.loader_wait, 15%)"));
     fx_free(a);
 
     /* Most of the start-up is allocations after the first call (two 180 ms cudaHostAlloc in
