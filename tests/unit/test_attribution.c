@@ -561,6 +561,52 @@ static void dispatch_time_split_by_call(void **state)
     }
 }
 
+/* Dispatch held by managed-memory prefetches (a real export: two cudaMemPrefetchAsync of 588
+ * and 388 ms, the first one start-up): the short gaps between the first call's migrations are
+ * dispatch, but the split of dispatch into CUDA calls and code around them takes the whole
+ * start-up call for the host's own work, so the by-call tally held more than the time "inside
+ * CUDA calls" and read "cudaMemPrefetchAsync 101%". Shares stay within 100%, and
+ * the fix is the prefetch's, not set-up and interop calls'. */
+static void prefetch_dispatch_shares_within_the_whole(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", 0, 3000, corr);
+    for (int i = 0; i < 50; i++)   /* its migrations, 10 µs apart: short gaps, dispatch */
+        fx_copy(t, 0, 1500 + 20 * i, 1510 + 20 * i, corr, GW_COPY_HTOD, GW_MEM_MANAGED, GW_MEM_DEVICE, 1u << 16);
+    corr++;
+    double at = 3000;
+    for (int i = 0; i < 4; i++) {
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, corr);
+        fx_kernel(t, 0, 7, at + 10, at + 200, corr++, "k");
+        at += 200;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", at, at + 800, corr++);
+        at += 800;
+    }
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, corr);
+    fx_kernel(t, 0, 7, at + 10, at + 200, corr++, "k");
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    const gw_finding *f = gw_findings_get(&a->findings, "kernel.launch_bound");
+    assert_non_null(f);
+    fx_assert_s(a->ranks[0].startup_call_s, 3000);
+    assert_string_equal(d->dispatch_calls[0].name, "cudaMemPrefetchAsync");
+    /* four 800 µs calls and the start-up call's 49 short gaps of 10 µs between its migrations */
+    fx_assert_s(d->dispatch_calls[0].seconds, 4 * 800 + 49 * 10);
+    assert_true(d->dispatch_api_s < d->dispatch_calls[0].seconds);
+    int said = 0;
+    for (size_t i = 0; i < f->evidence_count; i++)
+        said |= strstr(f->evidence[i], "inside CUDA calls, by call: cudaMemPrefetchAsync 99%, cudaLaunchKernel 1%") !=
+                NULL;
+    assert_true(said);
+    assert_non_null(strstr(f->fix, "other than kernel launches (cudaMemPrefetchAsync)"));
+    assert_non_null(strstr(f->fix, "prefetch managed memory once, before the loop"));
+    assert_null(strstr(f->fix, "interop"));
+    fx_done(a, job);
+}
+
 /* nsys OS-runtime calls of the feeding thread in the idle nothing else explains: by name, and
  * util.unexplained fits its fix to the kind of wait (file reads here, then a condition
  * variable), where it asked to re-profile with --trace=osrt. */
@@ -941,6 +987,7 @@ int main(void)
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(dispatch_time_split_by_call),
+        cmocka_unit_test(prefetch_dispatch_shares_within_the_whole),
         cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
