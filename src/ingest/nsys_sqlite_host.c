@@ -144,15 +144,22 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
     static const char T[] = "NVTX_EVENTS";
     if (!gw_nsys_has_table(d, T))
         return 0;
-    char c[4][48], sql[512];
+    char c[4][48], sql[640];
+    /* A range still open when the capture stopped has no end and cannot be placed: nsys
+     * writes NULL, or closes it at the session's end, which on the events' clock is
+     * ANALYSIS_DETAILS.duration (pyprof's unpopped markers in two public exports: 1,404 ranges
+     * ending there, 1.2 s after the process's last CUDA call, held the window open). */
+    char open_end[160] = "";
+    if (gw_nsys_has_table(d, "ANALYSIS_DETAILS") && gw_nsys_has_column(d, "ANALYSIS_DETAILS", "duration"))
+        snprintf(open_end, sizeof open_end,
+                 " OR \"end\" = (SELECT max(duration) FROM ANALYSIS_DETAILS WHERE duration > 0)");
     /* Ranges only: 59/60 NvtxPushPopRange/NvtxStartEndRange, 70/71 the Nvtxt variants
-     * (ENUM_NSYS_EVENT_TYPE). Marks (34) have no duration; 75 is a domain declaration.
-     * A range still open when capture stopped has no end and cannot be placed. */
+     * (ENUM_NSYS_EVENT_TYPE). Marks (34) have no duration; 75 is a domain declaration. */
     snprintf(sql, sizeof sql,
-             "SELECT \"start\", \"end\", %s, %s, %s FROM %s WHERE \"end\" IS NOT NULL AND %s IN (59, 60, 70, 71)",
+             "SELECT \"start\", \"end\", %s, %s, %s FROM %s WHERE NOT (\"end\" IS NULL%s) AND %s IN (59, 60, 70, 71)",
              gw_nsys_col(d, T, "globalTid", "0", c[0], sizeof c[0]),
              gw_nsys_col(d, T, "text", "NULL", c[1], sizeof c[1]),
-             gw_nsys_col(d, T, "textId", "NULL", c[2], sizeof c[2]), T,
+             gw_nsys_col(d, T, "textId", "NULL", c[2], sizeof c[2]), T, open_end,
              gw_nsys_col(d, T, "eventType", "59", c[3], sizeof c[3]));
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
@@ -192,8 +199,8 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
     if (gw_nsys_step_done(d, rc, T) != 0)
         return -1;
     /* Say how many ranges had no end (left out above), so the output counts them. */
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE \"end\" IS NULL AND %s IN (59, 60, 70, 71)", T,
-             c[3]);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE (\"end\" IS NULL%s) AND %s IN (59, 60, 70, 71)", T,
+             open_end, c[3]);
     if (!(st = gw_nsys_prepare(d, sql)))
         return -1;
     rc = sqlite3_step(st);
@@ -202,8 +209,8 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
     if (rc != SQLITE_ROW)
         return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
     if (open_ranges > 0)
-        gw_trace_note(d->trace, "skipped %lld NVTX ranges still open when the capture stopped (no end time)",
-                      (long long)open_ranges);
+        gw_trace_note(d->trace, "skipped %lld NVTX ranges still open when the capture stopped (no end, or "
+                                "the session's end as theirs)", (long long)open_ranges);
     return rows;
 }
 

@@ -115,12 +115,13 @@ if a["findings"][0]["id"] != b["findings"][0]["id"]:
 if a["kernels"]["count"] != b["kernels"]["count"]:
     print("kernels: sqlite", a["kernels"]["count"], "csv", b["kernels"]["count"])
     sys.exit(1)
-# The run's last call is a cudaDeviceSynchronize after the GPU's last work: in the export NVTX
-# ranges follow it and keep it in the window; the CSVs end with it, a closing sync that waits for
-# nothing, cut from the window (and said in its description).
+# The run's last call is a cudaDeviceSynchronize after the GPU's last work: a closing sync that
+# waits for nothing, cut from the window of both (the CSVs say so in the description; the NVTX
+# ranges after it in the export are two pyprof markers left open, which nsys ends at the
+# session's end, and are left out).
 w = b["window"][0] if isinstance(b["window"], list) else b["window"]
 closing = 1 if "a closing sync past the GPU's last work" in w["description"] else 0
-if a["syncs"]["count"] != b["syncs"]["count"] + closing or not closing:
+if a["syncs"]["count"] != b["syncs"]["count"] or not closing:
     print("syncs: sqlite", a["syncs"]["count"], "csv", b["syncs"]["count"], "closing sync cut", closing)
     sys.exit(1)
 if "pipe.host_sync" not in {f["id"] for f in b["findings"]}:

@@ -73,8 +73,9 @@ static void profile_window_trimmed(void **state)
 }
 
 /* A capture start that falls inside a CUDA call (a public export's: 144 ms into its first
- * cudaMalloc, 346 ms long) is not where recording began: the window is the events', and the
- * whole call is start-up. A getter far ahead of the capture start does not count. */
+ * cudaMalloc, 346 ms long), or after one, is not where recording began: the window is the
+ * events', and the whole call is start-up. A getter far ahead of the capture start does not
+ * count. */
 static void profile_window_inside_a_call_not_used(void **state)
 {
     (void)state;
@@ -104,6 +105,20 @@ static void profile_window_inside_a_call_not_used(void **state)
     fx_kernel(t, 0, 7, 356010, 356030, 1, "k");
     a = fx_analyze(t, &job);
     assert_int_equal(a->ranks[0].window.span, GW_SPAN_PROFILER);
+    fx_done(a, job);
+
+    /* A capture start seconds after a whole CUDA call (public exports: a 254 ms
+     * cudaMallocManaged 4.8 s before it; the events lay within [0, duration], the capture
+     * start on another clock): not used either, so that the call stays in the window. */
+    t = fx_trace();
+    fx_profile(t, 300000, 900000);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMallocManaged", 10000, 264000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 500000, 500010, 1);
+    fx_kernel(t, 0, 7, 500010, 700000, 1, "k");
+    a = fx_analyze(t, &job);
+    assert_int_equal(a->ranks[0].window.span, GW_SPAN_EVENTS);
+    assert_int_equal(a->ranks[0].window.start_ns, FX_US(10000));
+    fx_assert_s(a->ranks[0].startup_call_s, 254000);
     fx_done(a, job);
 }
 

@@ -176,8 +176,9 @@ static void check_dlprof_root(const char *path)
             sync_pageable += !(t->gpu[i].flags & GW_GPU_F_ASYNC);
         }
     assert_int_equal(sync_pageable, 1);
-    /* emit_nvtx op ranges are annotations; none of them is a training step. */
-    assert_int_equal(c.host[GW_HOST_ANNOTATION], 82);
+    /* emit_nvtx op ranges are annotations; none of them is a training step. Of its 82 ranges
+     * two were left open (pyprof markers that nsys ends at the session's end): 80 read. */
+    assert_int_equal(c.host[GW_HOST_ANNOTATION], 80);
     assert_int_equal(t->step_count, 0);
     assert_int_equal(t->step_source, GW_STEPS_NONE);
     assert_int_equal(t->has & (GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_DEVICE_PROPS),

@@ -102,16 +102,32 @@ static void nsys_open_nvtx_ranges_are_counted(void **state)
     char db[160];
     snprintf(db, sizeof db, "%s/open_ranges.sqlite", g_tmpdir);
     exec_sql_file(db, GW_SOURCE_DIR "/tests/data/nsys/schema3_enums.sql");
-    /* Two ranges still open when capture stopped, and a mark (34: never a range). */
+    /* Two ranges still open when capture stopped, and a mark (34: never a range). A third
+     * open range nsys closed at the session's end (ANALYSIS_DETAILS.duration on the events'
+     * clock, as pyprof's unpopped markers are in public exports); one closed a nanosecond
+     * before it is a range like any other. */
     exec_sql(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
                  "(1500, NULL, 59, 'forward', 1677721700), (1600, NULL, 60, 'x', 1677721700), "
-                 "(1700, NULL, 34, 'mark', 1677721700)");
+                 "(1700, NULL, 34, 'mark', 1677721700), (1800, 900000, 59, 'unpopped', 1677721700), "
+                 "(1900, 899999, 59, 'closed', 1677721700)");
+    exec_sql(db, "CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, "
+                 "stopTime INTEGER); INSERT INTO ANALYSIS_DETAILS VALUES (281474976710656, 900000, 700000, 1600000)");
     gw_trace *t = NULL;
     gw_error err;
     gw_error_clear(&err);
     if (gw_nsys_sqlite_read(db, NULL, &t, &err) != 0)
         fail_msg("%s", err.message);
-    assert_non_null(note_with(t, "skipped 2 NVTX ranges still open when the capture stopped"));
+    assert_non_null(note_with(t, "skipped 3 NVTX ranges still open when the capture stopped"));
+    size_t closed = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const char *name = gw_trace_str(t, t->host[i].name_id);
+        assert_string_not_equal(name, "unpopped");
+        if (strcmp(name, "closed") == 0) {
+            closed++;
+            assert_int_equal(t->host[i].end, 899999);
+        }
+    }
+    assert_int_equal(closed, 1);
     gw_trace_free(t);
 }
 
