@@ -37,7 +37,9 @@
  * GW_T_DISPATCH_RATIO times the time of the CUDA calls beneath it: aten::linear's few
  * microseconds around its GEMM launch) is dispatching. One whose own time dwarfs its launches
  * (an optimizer step doing its math on the host, a wait inside "## backward ##"), or that
- * launches nothing (aten ops on CPU tensors, preprocessing, Python loops), is in its own work.
+ * launches nothing (aten ops on CPU tensors, preprocessing, Python loops), is in its own work;
+ * so is a dispatching event's own code in a stretch of GW_DISPATCH_PIECE_MAX_NS or more
+ * without a CUDA call (Python between two compiled graphs, not the way to the next launch).
  * The figures beneath each event come from one backward pass over the nesting, so the whole
  * build is linear in the host events.
  *
@@ -440,6 +442,8 @@ typedef struct piece_sink {
     const gw_ivset *api_with, *cpu_op_with; /* overlapping: the sets measured */
     size_t api_cursor, cpu_op_cursor;
     gw_ns api_ns, cpu_op_ns;
+    gw_ival_list pending;                   /* collecting: the dispatch pieces since the
+                                               thread's last CUDA call (owned) */
 } piece_sink;
 
 /* Appends [from, to) minus the union of the pairwise disjoint sets below[0..n) to out;
@@ -471,6 +475,27 @@ static int subtract_run(gw_ivset_builder *out, gw_ns from, gw_ns to, const gw_iv
     return 0;
 }
 
+static int add_dispatch(thread_raw *r, gw_ns a, gw_ns b)
+{
+    return r->stream_dispatch ? subtract_run(&r->dispatch, a, b, &r->below_dispatch, 1, &r->below_cursor)
+                              : gw_ival_list_add_merging(&r->level[3], a, b);
+}
+
+/* The dispatch pieces since the thread's last CUDA call are dispatch when they lie within
+ * GW_DISPATCH_PIECE_MAX_NS of `until` (the next call's start, or their own end when no call
+ * follows); a longer stretch without a call is the host's own work, which the events' spans
+ * hold already (level 4). */
+static int settle_pending(piece_sink *sink, gw_ns until)
+{
+    gw_ival_list *p = &sink->pending;
+    int rc = 0;
+    if (p->count > 0 && until - p->items[0].start < GW_DISPATCH_PIECE_MAX_NS)
+        for (size_t i = 0; i < p->count && rc == 0; i++)
+            rc = add_dispatch(sink->raw, p->items[i].start, p->items[i].end);
+    p->count = 0;
+    return rc;
+}
+
 static int emit_piece(piece_sink *sink, int kind, gw_ns a, gw_ns b)
 {
     if (b <= a)
@@ -483,11 +508,12 @@ static int emit_piece(piece_sink *sink, int kind, gw_ns a, gw_ns b)
             sink->cpu_op_ns += gw_ivset_covered_at(sink->cpu_op_with, &sink->cpu_op_cursor, a, b);
         return 0;
     }
-    if (kind == PIECE_API || kind == PIECE_DISPATCH) {
-        if (r->stream_dispatch ? subtract_run(&r->dispatch, a, b, &r->below_dispatch, 1, &r->below_cursor) != 0
-                               : gw_ival_list_add_merging(&r->level[3], a, b) != 0)
+    if (kind == PIECE_DISPATCH)
+        return gw_ival_list_add_merging(&sink->pending, a, b);
+    if (kind == PIECE_API) {
+        if (settle_pending(sink, a) != 0 || add_dispatch(r, a, b) != 0)
             return -1;
-        if (kind == PIECE_API && r->keep_split && gw_ival_list_add_merging(&r->api, a, b) != 0)
+        if (r->keep_split && gw_ival_list_add_merging(&r->api, a, b) != 0)
             return -1;
     } else if (kind == PIECE_CPU_OP && r->keep_split && gw_ival_list_add_merging(&r->cpu_op, a, b) != 0) {
         return -1;
@@ -537,8 +563,11 @@ static int innermost_pieces(const gw_trace *t, size_t lo, size_t hi, const uint8
         if (top.end > cursor)
             cursor = top.end;
     }
+    if (sink->pending.count > 0 && settle_pending(sink, sink->pending.items[sink->pending.count - 1].end) != 0)
+        goto out;
     rc = 0;
 out:
+    gw_ival_list_free(&sink->pending);
     free(stack);
     return rc;
 }

@@ -144,6 +144,12 @@ int gw_host_is_allocator(const gw_host_event *h);
  * loading: a cold ResNet's first launches took 6.5-29 ms each, against 7 µs warm) or waited
  * for the profiler's buffers. Steady launches take microseconds. */
 #define GW_ONE_OFF_LAUNCH_NS 1000000
+/* A dispatching op's or frame's own code in a stretch this long without a CUDA call (from
+ * its first piece after a call to the next call) is not on its way to a launch but in its own
+ * work: a vLLM forward frame's 22-28 ms stretches of dict look-ups before its compiled graph,
+ * a training loop's 2 ms between two input copies. Framework code between launches takes
+ * microseconds to tens of microseconds. */
+#define GW_DISPATCH_PIECE_MAX_NS 1000000
 /* Start of the trace's first GPU work (INT64_MAX none). */
 gw_ns gw_first_gpu_work(const gw_trace *t);
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);

@@ -26,7 +26,8 @@ Prints one JSON object:
                      innermost host span then (CPU op, annotation or Python frame) or to a CUDA
                      call; a launch call of 1 ms or more is a module load (lazy loading), work. A span "dispatches" when GPU-issuing calls lie beneath it and its own time
                      (its length less its direct children's) is at most 8x their time; it "works"
-                     otherwise (it launches nothing, or its own work dwarfs its launches). GPU idle under CUDA calls or dispatching spans, and GPU
+                     otherwise (it launches nothing, or its own work dwarfs its launches), and so
+                     does its own time in a stretch of 1 ms or more without a CUDA call. GPU idle under CUDA calls or dispatching spans, and GPU
                      idle under working spans (and not under the former), each / window
   window_s
 """
@@ -227,13 +228,29 @@ def main():
             if kind == "load":
                 marked.append((st, en, "work"))      # a module load
             elif kind != "span":
-                marked.append((st, en, "dispatch"))  # inside a CUDA call
+                marked.append((st, en, "call"))      # inside a CUDA call: dispatch
             else:
                 own = max(0, en - st - children[i])
                 d = launch_below[i] > 0 and own <= 8 * launch_below[i]
                 marked.append((st, en, "dispatch" if d else "work"))
+        # A dispatching span's own time in a stretch of 1 ms or more without a CUDA call (from
+        # its first piece after a call to the next call, or to its last piece when no call
+        # follows) is work: Python between compiled graphs, not the way to a launch.
+        pending = []
+        def settle(until):
+            go = dispatch if pending and until - pending[0][0] < 1_000_000 else work
+            go.extend(pending)
+            pending.clear()
         for a_, b_, kind in innermost_pieces(marked):
-            (dispatch if kind == "dispatch" else work).append((a_, b_))
+            if kind == "call":
+                settle(a_)
+                dispatch.append((a_, b_))
+            elif kind == "dispatch":
+                pending.append((a_, b_))
+            else:
+                work.append((a_, b_))
+        if pending:
+            settle(pending[-1][1])
     dispatch_u = union(dispatch)
     idle_dispatch = intersect(idle, dispatch_u)
     idle_work = subtract(intersect(idle, union(work)), dispatch_u)

@@ -401,6 +401,37 @@ static void dispatch_vs_own_work(void **state)
     fx_done(a, job);
 }
 
+/* A dispatching frame's own code in a long stretch without a CUDA call is its own work, not
+ * dispatch: a vLLM forward frame (launching its compiled graphs, so dispatching by the ratio of
+ * its own time to its launches) spent 22-28 ms between two graphs in dict look-ups, and the
+ * trace read "launch-bound 41%, use CUDA graphs". Here 1.99 ms of look-ups between two launches
+ * (the GPU idle 1.5 ms of it) is the host's own work; 50 µs before the next launch is dispatch. */
+static void long_stretch_without_a_call_is_own_work(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "llama.py(374): forward", 0, 3000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 100, 1);
+    fx_kernel(t, 0, 7, 100, 600, 1, "k1");
+    for (int i = 0; i < 40; i++)
+        fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "<built-in method __getitem__ of dict object>", 100 + 50 * i,
+                110 + 50 * i, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 2100, 2200, 2);
+    fx_kernel(t, 0, 7, 2200, 2700, 2, "k2");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 2750, 2850, 3);
+    fx_kernel(t, 0, 7, 2850, 3000, 3, "k3");
+    fx_profile(t, 0, 3000);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->idle_s, 100 + 1600 + 150);
+    /* [600, 2100): the look-ups; the launch calls and the 50 µs before the third are dispatch */
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 1500);
+    fx_assert_s(d->idle_by_cause_s[GW_IDLE_DISPATCH] + d->idle_by_cause_s[GW_IDLE_LAUNCH], 100 + 100 + 150);
+    assert_parts_add_up(d);
+    fx_done(a, job);
+}
+
 /* The gap is judged on the thread whose launch ends it: the loop waiting for data does not
  * explain a gap that the autograd thread ends with a launch made during it. */
 static void the_launching_thread_decides(void **state)
@@ -983,6 +1014,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dataloader_then_sync),
         cmocka_unit_test(dispatch_vs_own_work),
+        cmocka_unit_test(long_stretch_without_a_call_is_own_work),
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(first_call_before_any_work_is_startup),
