@@ -215,29 +215,49 @@ int gw_kernel_is_comm(const char *name)
     return starts_with(n, "nccl") || starts_with(n, "rccl") || HAS_ANY(n, COMM_MARKERS);
 }
 
-/* Markers of tensor-core kernels across cuBLAS/cuDNN/CUTLASS/Triton generations. */
+/* Markers of tensor-core instructions in kernel names across cuBLAS/cuDNN/CUTLASS/Triton
+ * generations, and AMD's matrix-core (MFMA) tiles in Tensile GEMM names (_MI32x32x8...): the
+ * kernel runs on tensor cores whatever it computes. */
 static const char *const TENSOR_CORE_MARKERS[] = {
     "hmma", "wgmma", "imma", "bmma", "xmma", "s1688", "s16816", "h1688", "h16816",
-    "884gemm", "1688gemm", "16816gemm", "tensorop", "sm80_xmma", "sm90_xmma", "f16f16",
-    "bf16", "fp16", "_h884", "_h1688", "gmma", "mma_sync", "tf32", "cutlass_80", "cutlass_90",
-    "sm90_", "sm100_", "ampere_fp16", "ampere_bf16", "turing_fp16", "volta_fp16", "volta_h884",
-    "hgemm", "fp8", "e4m3", "e5m2", "flash",
+    "884gemm", "1688gemm", "16816gemm", "tensorop", "_h884", "_h1688", "gmma", "mma_sync",
+    "hgemm", "flash", "_mi4x4x", "_mi16x16x", "_mi32x32x",
 };
 
-int gw_kernel_uses_tensor_cores(const char *name)
-{
-    return name && HAS_ANY(name, TENSOR_CORE_MARKERS);
-}
+/* Precisions and architecture tags that tensor cores serve: they say so of matrix kernels
+ * only (a bf16 all-reduce or element-wise kernel runs on the CUDA cores). */
+static const char *const TENSOR_CORE_MATRIX_MARKERS[] = {
+    "f16f16", "bf16", "fp16", "tf32", "cutlass_80", "cutlass_90", "sm90_", "sm100_", "ampere_fp16",
+    "ampere_bf16", "turing_fp16", "volta_fp16", "volta_h884", "fp8", "e4m3", "e5m2",
+};
+
+/* CUTLASS kernels on the CUDA cores (cutlass_80_simt_sgemm..., cutlass3x_sm100_simt_sgemm...)
+ * despite their architecture tag. */
+static const char *const NOT_TENSOR_CORE[] = {"simt"};
 
 /* cudnn helper kernels (offsets, transposes, bn) are not matrix work. */
 static const char *const NOT_GEMM_MARKERS[] = {
     "computeOffsets", "bn_fw", "bn_bw", "nchwToNhwc", "nhwcToNchw", "splitKreduce", "batch_norm", "pooling",
+    "PostGSU", /* Tensile's split-K reduction after a GEMM */
 };
 
+/* Matrix work by name; Cijk_ starts AMD's Tensile GEMM kernels (rocBLAS, hipBLASLt). */
 static const char *const GEMM_MARKERS[] = {
     "gemm", "conv", "cudnn", "cutlass", "matmul", "implicit_convolve", "wgrad", "dgrad",
-    "fprop", "gemv", "mma", "cublas", "winograd", "fft2d", "precomputed_convolve",
+    "fprop", "gemv", "mma", "cublas", "winograd", "fft2d", "precomputed_convolve", "cijk_",
 };
+
+static int matrix_named(const char *name)
+{
+    return !HAS_ANY(name, NOT_GEMM_MARKERS) && HAS_ANY(name, GEMM_MARKERS);
+}
+
+int gw_kernel_uses_tensor_cores(const char *name)
+{
+    if (!name || HAS_ANY(name, NOT_TENSOR_CORE))
+        return 0;
+    return HAS_ANY(name, TENSOR_CORE_MARKERS) || (HAS_ANY(name, TENSOR_CORE_MATRIX_MARKERS) && matrix_named(name));
+}
 
 /* Matrix work whose precision the name gives as FP64 or complex (TF32/BF16 tensor cores do not
  * apply), or that a compiler generated from the program's own loops (OpenMP/OpenACC offload:
@@ -250,8 +270,7 @@ static const char *const NOT_TENSOR_CORE_CANDIDATE[] = {
 
 int gw_kernel_is_gemm_like(const char *name)
 {
-    return name && !HAS_ANY(name, NOT_GEMM_MARKERS) && HAS_ANY(name, GEMM_MARKERS) &&
-           !HAS_ANY(name, NOT_TENSOR_CORE_CANDIDATE);
+    return name && matrix_named(name) && !HAS_ANY(name, NOT_TENSOR_CORE_CANDIDATE);
 }
 
 static gw_mem_kind mem_word(const char *s)

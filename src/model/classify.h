@@ -32,7 +32,8 @@ int gw_module_is_runtime(const char *module);
 
 /* 1 when the kernel name is a collective/communication kernel. */
 int gw_kernel_is_comm(const char *name);
-/* 1 when the kernel name shows tensor-core use (hmma, wgmma, s1688, bf16 gemm ...). */
+/* 1 when the kernel name shows tensor-core use (hmma, wgmma, s1688, AMD MFMA tiles, a bf16 or
+ * tf32 matrix kernel ...); not CUTLASS SIMT kernels. Collectives are the caller's to leave out. */
 int gw_kernel_uses_tensor_cores(const char *name);
 /* 1 when the kernel does matrix/conv work that tensor cores could run (gemm, conv, sgemm). */
 int gw_kernel_is_gemm_like(const char *name);

@@ -613,8 +613,10 @@ static int prepare_gpu(gw_trace *t, span *sp, damage *d)
         uint8_t *c = &kernel_name[g->name_id];
         if (!(*c & NAME_DONE)) {
             const char *name = gw_trace_str(t, g->name_id);
-            *c = (uint8_t)(NAME_DONE | (gw_kernel_is_comm(name) ? NAME_COMM : 0) |
-                           (gw_kernel_uses_tensor_cores(name) ? NAME_TC : 0) |
+            int comm = gw_kernel_is_comm(name);
+            /* A collective in bf16 runs on the CUDA cores, whatever its name's precision. */
+            *c = (uint8_t)(NAME_DONE | (comm ? NAME_COMM : 0) |
+                           (!comm && gw_kernel_uses_tensor_cores(name) ? NAME_TC : 0) |
                            (gw_kernel_is_gemm_like(name) ? NAME_GEMM : 0) |
                            (strstr(name, "fill") || strstr(name, "Fill") || strstr(name, "zero") ? NAME_FILL : 0));
         }

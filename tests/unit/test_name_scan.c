@@ -89,6 +89,63 @@ static void classifiers_look_at_each_byte_a_few_times(void **state)
     free(name);
 }
 
+/* Tensor-core names, from real traces: precisions and architecture tags say so of matrix
+ * kernels only, CUTLASS's SIMT kernels run on the CUDA cores whatever their tag, and AMD's
+ * Tensile GEMMs are matrix work, on the matrix cores when their tile names an MFMA shape. */
+static void tensor_core_names(void **state)
+{
+    (void)state;
+    static const char *const on[] = {
+        "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel",
+        "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4>(T1::Params)",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x80x128_MI16x16x1_SN_LDSB1_AFC1",
+        "void gemm_bf16_kernel<128, 64>(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *)",
+    };
+    static const char *const off[] = {
+        "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(T1::Params)",
+        "cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn_align1_bias_f32_relu",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, bf16>>",
+        "volta_sgemm_128x64_nn",
+        "Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4",
+    };
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+        if (!gw_kernel_uses_tensor_cores(on[i]))
+            fail_msg("not on tensor cores: %s", on[i]);
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (gw_kernel_uses_tensor_cores(off[i]))
+            fail_msg("on tensor cores: %s", off[i]);
+    assert_true(gw_kernel_is_gemm_like("Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN"));
+    assert_true(gw_kernel_is_gemm_like("cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn"));
+    assert_false(gw_kernel_is_gemm_like("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4"));
+}
+
+/* A bf16 collective is not a tensor-core kernel: the model leaves collectives out. */
+static void collectives_are_not_tensor_core_kernels(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("fixture.json", "kineto");
+    assert_non_null(t);
+    static const char *const names[] = {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                                        "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn"};
+    for (int i = 0; i < 2; i++) {
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        g->kind = GW_GPU_KERNEL;
+        g->start = 1000 * i;
+        g->end = 1000 * i + 500;
+        g->stream = 7;
+        g->name_id = gw_trace_intern(t, names[i], strlen(names[i]));
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        int comm = strncmp(gw_trace_str(t, t->gpu[i].name_id), "nccl", 4) == 0;
+        assert_int_equal(t->gpu[i].kclass, comm ? GW_KCLASS_COMM : GW_KCLASS_COMPUTE);
+        assert_int_equal(!!(t->gpu[i].flags & GW_GPU_F_TENSOR_CORE), !comm);
+    }
+    gw_trace_free(t);
+}
+
 /* A whole run (read, analyse, both outputs) of an Nsight Systems export whose kernel and
  * API names are each 1 MB and shared by 2000 rows (kernels, API calls, and copies that link
  * to those calls): the names are looked at a bounded number of times in total, not once
@@ -178,6 +235,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(classifiers_look_at_each_byte_a_few_times),
         cmocka_unit_test(huge_shared_names_cost_linear_work),
+        cmocka_unit_test(tensor_core_names),
+        cmocka_unit_test(collectives_are_not_tensor_core_kernels),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
