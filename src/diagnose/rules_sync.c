@@ -134,6 +134,11 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                 strstr(s->sources[k].op, "aten::cpu"))
                 to_host = 1;
         }
+        /* Copies in ops whose copies all went to the GPU from pageable memory (a batch's
+         * .to('cuda') blocks until done): the fix is pinning the source, not keeping values
+         * on the GPU. */
+        const gw_copy_stats *cs = &r->copies;
+        int to_device = to_host && !item && cs->pageable_count[GW_COPY_HTOD] > 0 && cs->count[GW_COPY_DTOH] == 0;
         if (s->closing_sync && s->count == 1)
             gw_rules_fix(f,
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
@@ -160,6 +165,14 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "and cudaEventSynchronize (or cudaStreamWaitEvent between streams) instead of "
                          "cudaDeviceSynchronize, and queue the next iteration's work before waiting on this "
                          "one's. Confirm: re-profile, the blocking calls per iteration should drop.");
+        else if (to_device)
+            gw_rules_fix(f,
+                         "The waits come from copies to the GPU from pageable memory (.to('cuda'), .cuda() "
+                         "of a batch), which return only when the copy is done: pin the source "
+                         "(DataLoader(pin_memory=True), or tensor.pin_memory() for data kept on the host) and "
+                         "copy with .to(device, non_blocking=True), so the host queues the step's work while "
+                         "the copy runs. Confirm: re-profile the same steps, the blocking calls per step "
+                         "should drop and the copies read Pinned.");
         else
             gw_rules_fix(f,
                          "%sKeep values on the GPU inside the step: no .item(), .cpu(), .tolist(), print(tensor) "

@@ -152,6 +152,32 @@ static void host_sync_triggers_with_count_and_source(void **state)
     fx_free(a);
 }
 
+/* Syncs in aten::to whose copies all went to the GPU from pageable memory (a batch's
+ * .to('cuda'), which PyTorch waits for): the fix pins the source; with copies to the host
+ * among them, it speaks of those. Three public traces were told "copies to the host" with not
+ * one device-to-host copy. */
+static void host_sync_fix_follows_the_copy_direction(void **state)
+{
+    (void)state;
+    for (int back = 0; back < 2; back++) {
+        gw_analysis *a = syncing();
+        snprintf(a->ranks[0].syncs.sources[0].op, sizeof a->ranks[0].syncs.sources[0].op, "aten::to");
+        gw_copy_stats *c = &a->ranks[0].copies;
+        c->count[GW_COPY_HTOD] = c->pageable_count[GW_COPY_HTOD] = 6;
+        c->count[GW_COPY_DTOH] = c->pageable_count[GW_COPY_DTOH] = back ? 2 : 0;
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        if (back) {
+            assert_non_null(strstr(f->fix, "copies to the host (.to('cpu'), .cpu())"));
+        } else {
+            assert_non_null(strstr(f->fix, "copies to the GPU from pageable memory"));
+            assert_non_null(strstr(f->fix, "pin_memory=True"));
+            assert_null(strstr(f->fix, ".item()"));
+        }
+        fx_free(a);
+    }
+}
+
 /* The capture's closing device sync (torch.profiler's at its stop) is said as such, and when it
  * is the only blocking call the fix does not ask to drop .item() calls the job does not make. */
 static void host_sync_closing_sync_is_not_the_jobs(void **state)
@@ -439,6 +465,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_twin_below_both_thresholds),
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
+        cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
