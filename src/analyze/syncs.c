@@ -133,6 +133,11 @@ static int is_profiler_stop_sync(const gw_trace *t, const gw_host_event *h)
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss)
 {
     *ss = (gw_sync_stats){0};
+    /* A blocking call made before the GPU's first work that is start-up (the first
+     * cudaMemcpyToSymbol of a program, 77 ms: loading its module and creating the context)
+     * waited for no GPU work: the attribution counts it as start-up, and so it is not one of
+     * the job's syncs. Without GPU records nothing says which calls came before its work. */
+    const gw_ns first_work = gw_first_gpu_work(t) == INT64_MAX ? INT64_MIN : gw_first_gpu_work(t);
     size_t n = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
@@ -140,7 +145,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         int in_window = h->start >= w->start_ns && h->start < w->end_ns;
         if (in_window)
             sync_api_calls(t, h, ss);
-        if (!gw_host_blocks_on_gpu(t, h))
+        if (!gw_host_blocks_on_gpu(t, h) || gw_host_is_startup_call(h, first_work))
             continue;
         if (in_window)
             n++;
@@ -162,7 +167,8 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
-        if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h))
+        if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h) ||
+            gw_host_is_startup_call(h, first_work))
             continue;
         gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
         wait = gw_sat_add(wait, wt);  /* syncs on several threads overlap */

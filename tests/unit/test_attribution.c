@@ -542,6 +542,29 @@ static void first_call_before_any_work_is_startup(void **state)
     fx_done(a, job);
 }
 
+/* A blocking call that is start-up (a program's first cudaMemcpyToSymbol, 77 ms: loading its
+ * module, creating the context, before the GPU's first work) is not one of the job's syncs:
+ * the attribution counts it as start-up, and pipe.host_sync listed it too ("the host waited
+ * 127 ms", 77 of them start-up). */
+static void startup_call_is_not_a_sync(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyToSymbol", 0, 5000, 1);
+    fx_copy(t, 0, 4990, 5000, 1, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1024);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 5000, 5010, 2);
+    fx_kernel(t, 0, 7, 5010, 6000, 2, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 5020, 6000, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].startup_call_s, 5000);
+    const gw_sync_stats *ss = &a->ranks[0].syncs;
+    assert_int_equal(ss->count, 1);
+    assert_int_equal(ss->copy_count, 0);
+    assert_string_equal(ss->sources[0].api, "cudaDeviceSynchronize");
+    fx_done(a, job);
+}
+
 /* The dispatch idle split by the CUDA call the host was inside: a program whose dispatch is
  * mostly a blocking cudaMemset (0.8 ms each, 10 of them) beside short launches. kernel.launch_bound
  * names the calls and gives the memset fix, not CUDA graphs; with launches alone, the usual fix.
@@ -1018,6 +1041,7 @@ int main(void)
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(first_call_before_any_work_is_startup),
+        cmocka_unit_test(startup_call_is_not_a_sync),
         cmocka_unit_test(dispatch_time_split_by_call),
         cmocka_unit_test(prefetch_dispatch_shares_within_the_whole),
         cmocka_unit_test(os_calls_name_unexplained_idle),
