@@ -20,6 +20,9 @@
 
 /* The longest host-op name the verdict line quotes (bytes). */
 #define VERDICT_OP_CHARS 60
+/* The verdict names the host op covering the most of its cause's idle time when it covers at
+ * least this share of it. */
+#define GW_VERDICT_OP_MIN_SHARE 0.25
 
 /* Below this busy share the GPU did next to nothing: the line leads with the idle time. */
 #define GW_UTIL_IDLE_BUSY 0.05
@@ -305,9 +308,13 @@ void gw_verdict_line(gw_analysis *a)
                                                          cause->view_device)
                                        : NULL;
         /* A name that is a record dump (DLProf's NVTX payloads) would not read as a name. */
-        const char *top = d && d->host_ops[cause->host_view].op_count > 0 ? d->host_ops[cause->host_view].ops[0].name
-                                                                          : NULL;
-        if (top && !cause->cause[0] && top[0] != '{') {
+        const gw_host_ops *view = d ? &d->host_ops[cause->host_view] : NULL;
+        const char *top = view && view->op_count > 0 ? view->ops[0].name : NULL;
+        /* The op is named for what it covers: "mostly" for half of the time or more, its share
+         * from a quarter on, and below that not at all (a vLLM trace's "mostly in
+         * unified_attention" covered 0.2% of it). */
+        double covered = top && view->idle_s > 0 ? view->ops[0].idle_s / view->idle_s : 0.0;
+        if (top && !cause->cause[0] && top[0] != '{' && covered >= GW_VERDICT_OP_MIN_SHARE) {
             /* A long name is cut where a UTF-8 character starts, and the cut said ("..."). */
             size_t keep = strlen(top);
             if (keep > VERDICT_OP_CHARS) {
@@ -315,7 +322,11 @@ void gw_verdict_line(gw_analysis *a)
                 while (keep > 0 && ((unsigned char)top[keep] & 0xC0) == 0x80)
                     keep--;
             }
-            snprintf(part, sizeof part, "; mostly in %.*s%s)", (int)keep, top, keep < strlen(top) ? "..." : "");
+            if (covered >= 0.5)
+                snprintf(part, sizeof part, "; mostly in %.*s%s)", (int)keep, top, keep < strlen(top) ? "..." : "");
+            else
+                snprintf(part, sizeof part, "; %.0f%% of it in %.*s%s)", covered * 100.0, (int)keep, top,
+                         keep < strlen(top) ? "..." : "");
             append(v, size, "%s%s", part, "");
         }
         else

@@ -314,6 +314,27 @@ static void cpu_bound_triggers(void **state)
     fx_free(a);
 }
 
+/* The verdict names the op for what it covers of the cause's idle time: its share under half,
+ * and nothing under a quarter (a vLLM trace's "mostly in unified_attention" covered 0.2%). */
+static void cpu_bound_verdict_op_by_its_cover(void **state)
+{
+    (void)state;
+    static const double cover_s[] = {0.096, 0.04}; /* of 320 ms */
+    for (int i = 0; i < 2; i++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+        own_work_ops(a, "## optimizer ##", cover_s[i], "aten::_foreach_mul_", 0.03);
+        assert_float_equal(a->devices[0].host_ops[GW_VIEW_OWN_WORK].idle_s, 0.32, 1e-9);
+        assert_non_null(fx_run(a, "pipe.cpu_bound"));
+        if (i == 0)
+            assert_non_null(strstr(a->verdict, "(pipe.cpu_bound, 40% of step time; 30% of it in ## optimizer ##)"));
+        else
+            assert_non_null(strstr(a->verdict, "(pipe.cpu_bound, 40% of step time)"));
+        assert_null(strstr(a->verdict, "mostly"));
+        fx_free(a);
+    }
+}
+
 /* The fix follows the ops: compilation ranges, CPU ops, start-up CUDA calls. */
 static void cpu_bound_fix_fits_the_ops(void **state)
 {
@@ -472,6 +493,7 @@ int main(void)
         cmocka_unit_test(host_sync_twin_below_both_thresholds),
         cmocka_unit_test(host_sync_not_evaluated_for_gpu_only_input),
         cmocka_unit_test(cpu_bound_triggers),
+        cmocka_unit_test(cpu_bound_verdict_op_by_its_cover),
         cmocka_unit_test(cpu_bound_fix_fits_the_ops),
         cmocka_unit_test(cpu_bound_fix_speaks_the_jobs_language),
         cmocka_unit_test(cpu_bound_share_is_its_cause_only),
