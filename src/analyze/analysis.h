@@ -389,6 +389,11 @@ typedef struct gw_rank_stats {
                                     call (which also creates the context): pinning or reserving
                                     memory (cudaHostAlloc of large buffers), not initialisation */
     int has_gpu_data;            /* any kernel/copy/set */
+    /* CUDA calls that said the GPU's work faulted (gw_trace.fault_*): how many, the first's
+     * return value and call name; 0 calls none. */
+    uint64_t fault_calls;
+    int64_t fault_code;
+    char fault_call[64];
     gw_critical_path critical_path;
 } gw_rank_stats;
 

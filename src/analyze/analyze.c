@@ -458,6 +458,12 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
     r->startup_alloc_s -= earliest_alloc_s;
     if (r->startup_alloc_s < 0)
         r->startup_alloc_s = 0;
+    r->fault_calls = t->fault_calls;
+    r->fault_code = t->fault_code;
+    if (t->fault_calls > 0) {
+        const char *name = gw_trace_str(t, t->fault_call_name);
+        snprintf(r->fault_call, sizeof r->fault_call, "%s", name && *name ? name : "a CUDA call");
+    }
 }
 
 /* Takes and runs units until none is left (or one failed). */

@@ -263,6 +263,9 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, startup_call, GW_F_STR),
     ONE(gw_rank_stats, startup_alloc_s, GW_F_F64),
     ONE(gw_rank_stats, has_gpu_data, GW_F_INT),
+    ONE(gw_rank_stats, fault_calls, GW_F_U64),
+    ONE(gw_rank_stats, fault_code, GW_F_I64),
+    ONE(gw_rank_stats, fault_call, GW_F_STR),
     OBJ(gw_rank_stats, critical_path, DESC_CRITICAL_PATH),
 };
 const gw_struct_desc GW_DESC_RANK_STATS = {"gw_rank_stats", sizeof(gw_rank_stats), GW_DESC_RANK_STATS_FIELDS, sizeof GW_DESC_RANK_STATS_FIELDS / sizeof GW_DESC_RANK_STATS_FIELDS[0]};

@@ -9,6 +9,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "model/classify.h"
 #include "util/checked.h"
 
 /* The data.none of a trace of another accelerator (Kineto's MTIA, Gaudi ... categories): it
@@ -47,7 +48,8 @@ typedef enum missing_gpu {
     MISSING_NOT_TRACED = 0,    /* CPU-only, GPUs listed, or the profiler says tracing failed */
     MISSING_RECORDS_LOST,      /* launches or copies traced, none of their GPU records */
     MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
-    MISSING_RANGE_PROFILER     /* a CUPTI range-profiler capture: counters, no timeline */
+    MISSING_RANGE_PROFILER,    /* a CUPTI range-profiler capture: counters, no timeline */
+    MISSING_FAULTED            /* a CUDA call reported that the GPU's work faulted */
 } missing_gpu;
 
 /* Says why in f's title and evidence; returns the case (the fixes differ). */
@@ -87,6 +89,17 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                                "in that mode CUPTI measures counters per range and records no kernel, copy or "
                                "set, so there is no GPU busy or idle time", ranges, launch_text);
         return MISSING_RANGE_PROFILER;
+    }
+    if (t && t->fault_calls > 0) {
+        /* The job's own kernel failed: records after a fault are never written, and no
+         * profiler setting brings them back. */
+        const char *call = gw_trace_str(t, t->fault_call_name);
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: its GPU work faulted (CUDA error %lld, %s)",
+                 file, (long long)t->fault_code, gw_cuda_fault_text(t->fault_code));
+        gw_finding_evidence(f, "%s returned CUDA error %lld: a kernel of the job faulted, the CUDA context is "
+                               "unusable from then on, and the records of the GPU's work were never written",
+                            call && *call ? call : "a CUDA call", (long long)t->fault_code);
+        return MISSING_FAULTED;
     }
     if (launches + copies > 0) {
         /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
@@ -168,6 +181,15 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
             continue;
         }
         missing_gpu why = explain_missing_gpu(f, t, slash ? slash + 1 : file);
+        if (why == MISSING_FAULTED) {
+            gw_rules_fix(f,
+                         "Fix the faulting kernel first: run the program under compute-sanitizer "
+                         "(compute-sanitizer --tool memcheck <program>) to name the kernel and the bad access, "
+                         "or with CUDA_LAUNCH_BLOCKING=1 so the error comes back from the launch that caused "
+                         "it; check each CUDA call's return value (cudaGetLastError() after launches). Then "
+                         "re-profile: a profile of a job that faults shows no GPU time.");
+            continue;
+        }
         if (why == MISSING_RANGE_PROFILER) {
             gw_rules_fix(f,
                          "To see where the GPU's time goes, profile with activity tracing and without the "

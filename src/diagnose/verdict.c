@@ -17,6 +17,7 @@
 #include "diagnose/rules.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_sampled.h"
+#include "model/classify.h"
 
 /* The longest host-op name the verdict line quotes (bytes). */
 #define VERDICT_OP_CHARS 60
@@ -382,6 +383,18 @@ void gw_verdict_line(gw_analysis *a)
     if (with_gpu < a->rank_count) {
         snprintf(part, sizeof part, "; %zu rank(s) without GPU data", a->rank_count - with_gpu);
         append(v, size, "%s%s", part, "");
+    }
+    /* A job whose GPU work faulted stopped there: the profile ends with it, whatever it says of
+     * the time before. */
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_rank_stats *r = &a->ranks[i];
+        if (r->has_gpu_data && r->fault_calls > 0) {
+            const char *what = gw_cuda_fault_text(r->fault_code);
+            snprintf(part, sizeof part, "; the GPU's work faulted: %.60s returned CUDA error %lld (%s)", r->fault_call,
+                     (long long)r->fault_code, what ? what : "a fault");
+            append(v, size, "%s%s", part, "");
+            break;
+        }
     }
     if (a->util.too_short) {
         /* The threshold is per rank's window: quote the most work one rank had. */

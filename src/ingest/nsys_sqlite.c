@@ -6,6 +6,7 @@
 #include "ingest/ingest.h"
 #include "ingest/nsys_link.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "model/classify.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -365,6 +366,56 @@ static void read_capture_range(gw_nsys_db *d)
         d->trace->profile_start_ns = start;
         d->trace->profile_end_ns = stop;
     }
+}
+
+/* A CUDA call fault scan reads every API row through SQLite (~65 ns a row): done when the
+ * export has no GPU rows (the fault may be why) or this few host rows, so that a multi-million
+ * row export does not pay a third of a second for it. */
+#define FAULT_SCAN_MAX_HOST_ROWS 1000000
+
+/* CUDA calls that returned an error leaving the context unusable (gw_cuda_fault_text): the
+ * GPU's work faulted, and nsys keeps none of its records after that (one export's kernel
+ * wrote out of bounds: its cudaDeviceSynchronize returned 700, nsys dropped the kernel's
+ * record, and gpuwhy told the user to flush the profiler's buffers). */
+static int read_cuda_faults(gw_nsys_db *d)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    gw_trace *t = d->trace;
+    if (!gw_nsys_has_table(d, T) || !gw_nsys_has_column(d, T, "returnValue") || !gw_nsys_has_column(d, T, "nameId") ||
+        (t->gpu_count > 0 && t->host_count > FAULT_SCAN_MAX_HOST_ROWS))
+        return 0;
+    sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT \"start\", nameId, returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+                                          "WHERE returnValue IN (700, 702, 710, 714, 715, 716, 717, 718, 719, 999)");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gw_ns start = sqlite3_column_int64(st, 0);
+        if (t->fault_calls++ > 0 && start >= t->fault_ts)
+            continue;
+        uint32_t name = gw_nsys_api_string(d, sqlite3_column_int64(st, 1));
+        if (name == UINT32_MAX) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        t->fault_ts = start;
+        t->fault_call_name = name;
+        t->fault_code = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (gw_nsys_step_done(d, rc, T) != 0)
+        return -1;
+    if (t->fault_calls > 0) {
+        const char *call = gw_trace_str(t, t->fault_call_name);
+        if (t->fault_calls == 1)
+            gw_trace_note(t, "the GPU's work faulted: %s returned CUDA error %lld (%s)", call && *call ? call : "a CUDA call",
+                          (long long)t->fault_code, gw_cuda_fault_text(t->fault_code));
+        else
+            gw_trace_note(t, "the GPU's work faulted: %s returned CUDA error %lld (%s), the first of %llu calls that "
+                             "returned such an error", call && *call ? call : "a CUDA call", (long long)t->fault_code,
+                          gw_cuda_fault_text(t->fault_code), (unsigned long long)t->fault_calls);
+    }
+    return 0;
 }
 
 /* An export with no GPU rows: say why, in nsys's own words when its diagnostics say. */
@@ -928,7 +979,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
     if (t->device_count)
         t->has |= GW_HAS_DEVICE_PROPS;
 
-    if (t->gpu_count == 0 && note_missing_gpu(d) != 0)
+    if (read_cuda_faults(d) != 0 || (t->gpu_count == 0 && note_missing_gpu(d) != 0))
         return -1;
     if (note_gpu_metrics(d) != 0)
         return -1;

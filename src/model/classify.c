@@ -399,3 +399,20 @@ const char *gw_api_class_name(gw_api_class c)
                                         "alloc", "free", "event", "getter", "module_load"};
     return (unsigned)c < GW_API_CLASS_COUNT ? names[c] : "other";
 }
+
+const char *gw_cuda_fault_text(int64_t code)
+{
+    switch (code) {
+    case 700: return "an illegal memory access";
+    case 702: return "a kernel ran past the watchdog's time limit";
+    case 710: return "a device-side assert";
+    case 714: return "a hardware stack error";
+    case 715: return "an illegal instruction";
+    case 716: return "a misaligned address";
+    case 717: return "an invalid address space";
+    case 718: return "an invalid program counter";
+    case 719: return "a kernel launch failure (an exception on the device)";
+    case 999: return "an unknown error";
+    default: return NULL;
+    }
+}

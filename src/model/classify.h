@@ -54,4 +54,9 @@ const char *gw_mem_kind_name(gw_mem_kind m);     /* "pageable" ... */
 const char *gw_sync_kind_name(gw_sync_kind s);
 const char *gw_api_class_name(gw_api_class c);
 
+/* What a CUDA runtime/driver return value (the two share these codes) says when it means the
+ * GPU's work faulted and the context is unusable from then on ("an illegal memory access"
+ * for 700 ...); NULL for any other value (0, a not-ready poll, an allocation failure). */
+const char *gw_cuda_fault_text(int64_t code);
+
 #endif

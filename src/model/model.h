@@ -445,6 +445,13 @@ typedef struct gw_trace {
     /* CUPTI range-profiler ranges (Kineto cuda_profiler_range): a capture of counters per
      * range, in which CUPTI records no kernels; 0 none. */
     uint64_t profiler_ranges;
+    /* CUDA calls that returned an error that leaves the context unusable (the GPU's work
+     * faulted: an illegal address, a device-side assert, a launch failure ...), when the
+     * input records return values (nsys): how many, and the first of them. 0 calls: none. */
+    uint64_t fault_calls;
+    int64_t fault_code;        /* the first one's return value (700 ...) */
+    uint32_t fault_call_name;  /* its call's interned name */
+    gw_ns fault_ts;            /* its start */
 
     gw_strtab strings;
 

@@ -921,10 +921,56 @@ static void unified_memory_page_faults(void **state)
     gw_job_free(job);
 }
 
+/* A kernel that faults: the cudaDeviceSynchronize after it returns 700 (an illegal memory
+ * access) and so do the calls after it, and nsys writes no record of the GPU's work (a public
+ * export, told to flush the profiler's buffers). The export says so, data.none gives the
+ * sanitizer fix; with GPU records from before the fault, the verdict says the work faulted.
+ * A not-ready poll (600) and an allocation failure (2) are not faults. */
+static void faulting_kernel_is_said(void **state)
+{
+    (void)state;
+    for (int with_gpu = 0; with_gpu < 2; with_gpu++) {
+        const char *path = build_fixture("schema3_enums");
+        exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 700 WHERE start >= 1300;"
+                       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1950, 1960, 0, 1677721700, 15, 6, 700, NULL),"
+                       " (1970, 1980, 0, 1677721700, 16, 2, 600, NULL), (1990, 1995, 0, 1677721700, 17, 2, 2, NULL)");
+        if (!with_gpu)
+            exec_sql(path, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
+        const gw_trace *t = job->traces[0];
+        assert_int_equal(t->fault_calls, 2);
+        assert_int_equal(t->fault_code, 700);
+        assert_int_equal(t->fault_ts, 1300);
+        assert_string_equal(gw_trace_str(t, t->fault_call_name), "cudaDeviceSynchronize");
+        const gw_finding *none = gw_findings_get(&a->findings, "data.none");
+        if (!with_gpu) {
+            assert_non_null(none);
+            assert_non_null(strstr(none->title, "its GPU work faulted (CUDA error 700, an illegal memory access)"));
+            assert_non_null(strstr(none->fix, "compute-sanitizer"));
+            assert_null(strstr(none->fix, "cudaProfilerStop"));
+        } else {
+            assert_null(none);
+            assert_non_null(strstr(a->verdict, "; the GPU's work faulted: cudaDeviceSynchronize returned CUDA error "
+                                               "700 (an illegal memory access)"));
+        }
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+    /* The same export without faults says nothing of them. */
+    gw_job *job;
+    gw_analysis *a = analyze_ok(build_fixture("schema3_enums"), &job);
+    assert_int_equal(job->traces[0]->fault_calls, 0);
+    assert_null(strstr(a->verdict, "faulted"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dlprof_root_schema2),
+        cmocka_unit_test(faulting_kernel_is_said),
         cmocka_unit_test(dlprof_root_schema3_reexport),
         cmocka_unit_test(dlprof_relu_schema2),
         cmocka_unit_test(dlprof_relu_schema3_reexport),
