@@ -33,4 +33,8 @@ int gw_gain_is_one_off(const gw_finding *f);
  * the finding's time is off the critical path. */
 int gw_gain_is_off_path(const gw_finding *f);
 
+/* 1 when, of those, the replay with the fix got slower (the fix's own cost, such as receiving
+ * each batch from a worker process, above the time it hides). */
+int gw_gain_is_slower(const gw_finding *f);
+
 #endif
