@@ -266,6 +266,39 @@ static int read_enums(gw_nsys_db *d)
     return 0;
 }
 
+/* A GPU whose row nsys left empty (smCount, compute capability 0: in a public export GPU 0
+ * of eight A100s, the one the job ran on) takes its figures from another GPU of the same name
+ * in the session: the same model has the same SMs and limits. Without them the occupancy and
+ * tensor-core rules are not evaluated ("the input has no kernel grid sizes"). */
+static void fill_empty_devices(gw_trace *t)
+{
+    for (size_t i = 0; i < t->device_count; i++) {
+        gw_device *dev = &t->devices[i];
+        if (dev->num_sms > 0 && dev->cc_major > 0)
+            continue;
+        for (size_t k = 0; k < t->device_count; k++) {
+            const gw_device *same = &t->devices[k];
+            if (k == i || same->name_id != dev->name_id || same->num_sms <= 0 || same->cc_major <= 0)
+                continue;
+            const char *name = gw_trace_str(t, dev->name_id);
+            if (!name || !*name)
+                break;
+            dev->num_sms = same->num_sms;
+            dev->cc_major = same->cc_major;
+            dev->cc_minor = same->cc_minor;
+            dev->max_threads_per_sm = same->max_threads_per_sm;
+            dev->max_threads_per_block = same->max_threads_per_block;
+            dev->regs_per_sm = same->regs_per_sm;
+            dev->warp_size = same->warp_size;
+            if (dev->total_mem_bytes == 0)
+                dev->total_mem_bytes = same->total_mem_bytes;
+            gw_trace_note(t, "GPU %d's properties are empty in the export (TARGET_INFO_GPU): taken from GPU %d, "
+                             "the same model (%s)", (int)dev->id, (int)same->id, name);
+            break;
+        }
+    }
+}
+
 static int read_devices(gw_nsys_db *d)
 {
     static const char T[] = "TARGET_INFO_GPU";
@@ -325,7 +358,10 @@ static int read_devices(gw_nsys_db *d)
         }
     }
     sqlite3_finalize(st);
-    return gw_nsys_step_done(d, rc, T);
+    if (gw_nsys_step_done(d, rc, T) != 0)
+        return -1;
+    fill_empty_devices(d->trace);
+    return 0;
 }
 
 static void read_session_start(gw_nsys_db *d)

@@ -921,6 +921,34 @@ static void unified_memory_page_faults(void **state)
     gw_job_free(job);
 }
 
+/* A GPU whose TARGET_INFO_GPU row is empty (a public export's GPU 0 of eight A100s, the one its
+ * kernels ran on) takes the figures of another GPU of the same name; a GPU of another name
+ * does not lend them. */
+static void empty_device_row_takes_its_models_figures(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("schema2_two_processes");
+    exec_sql(path, "UPDATE TARGET_INFO_GPU SET name = 'Test GPU B', smCount = 0, computeMajor = 0, totalMemory = 0, "
+                   "maxWarpsPerSm = 0, maxRegistersPerSm = 0 WHERE vmId = 281474976710656 AND id = 0;"
+                   "INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 5, 'Test GPU C', 0, 0, 0, 0, 0, 0, 0, 0)");
+    gw_trace *t = read_ok(path);
+    const gw_device *d0 = gw_trace_device(t, 0), *d5 = gw_trace_device(t, 5);
+    assert_non_null(d0);
+    assert_non_null(d5);
+    assert_int_equal(d0->num_sms, 108);
+    assert_int_equal(d0->cc_major, 8);
+    assert_int_equal(d0->max_threads_per_sm, 2048);
+    assert_int_equal(d0->regs_per_sm, 65536);
+    assert_true(d0->total_mem_bytes == 42949672960ull);
+    assert_int_equal(d5->num_sms, 0);
+    int said = 0;
+    for (size_t i = 0; i < t->note_count; i++)
+        said |= strstr(t->notes[i].text, "GPU 0's properties are empty in the export (TARGET_INFO_GPU): taken from "
+                                         "GPU 1, the same model (Test GPU B)") != NULL;
+    assert_true(said);
+    gw_trace_free(t);
+}
+
 /* A kernel that faults: the cudaDeviceSynchronize after it returns 700 (an illegal memory
  * access) and so do the calls after it, and nsys writes no record of the GPU's work (a public
  * export, told to flush the profiler's buffers). The export says so, data.none gives the
@@ -971,6 +999,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dlprof_root_schema2),
         cmocka_unit_test(faulting_kernel_is_said),
+        cmocka_unit_test(empty_device_row_takes_its_models_figures),
         cmocka_unit_test(dlprof_root_schema3_reexport),
         cmocka_unit_test(dlprof_relu_schema2),
         cmocka_unit_test(dlprof_relu_schema3_reexport),
