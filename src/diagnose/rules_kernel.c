@@ -195,7 +195,8 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
             continue;
         }
         if (k->blocks_per_sm_weighted < 0) {
-            gw_rules_not_evaluated(a, rule->id, "the input has no kernel grid sizes");
+            gw_rules_not_evaluated(a, rule->id,
+                                   "the input has no kernel grid sizes, or no SM count for the GPU they ran on");
             continue;
         }
         if (k->blocks_per_sm_weighted >= bps_thr)
