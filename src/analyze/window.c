@@ -177,13 +177,16 @@ static void describe_head_samples(const gw_trace *t, gw_window *w)
     gw_u32_map counts = {0};     /* frame id → samples in [lo, hi) */
     uint32_t best = 0;
     int64_t best_count = 0;
-    size_t named = 0;
+    size_t named = 0, all = 0;
     for (size_t i = 0; i < t->cpu_sample_count; i++) {   /* in time order */
         const gw_cpu_sample *s = &t->cpu_samples[i];
-        if (s->ts < lo || s->frame_id == 0)
+        if (s->ts < lo)
             continue;
         if (s->ts >= hi)
             break;
+        all++;
+        if (s->frame_id == 0)
+            continue;
         const gw_u32_slot *slot = gw_u32_map_get(&counts, s->frame_id);
         int64_t n = (slot ? slot->value : 0) + 1;
         if (gw_u32_map_put(&counts, s->frame_id, n, 0) != 0) {
@@ -201,9 +204,16 @@ static void describe_head_samples(const gw_trace *t, gw_window *w)
     size_t used = strlen(w->description);
     if (named < GW_HEAD_SAMPLES_MIN || !name || used >= sizeof w->description)
         return;
-    snprintf(w->description + used, sizeof w->description - used,
-             "; CPU samples before the first op: %.40s %.0f%%", name,
-             100.0 * (double)best_count / (double)named);
+    /* Most samples naming no frame of the program's own (in the driver, the runtime, the
+     * kernel): the named ones' shares are of few, and said so. */
+    if (2 * named >= all)
+        snprintf(w->description + used, sizeof w->description - used,
+                 "; CPU samples before the first op: %.40s %.0f%%", name,
+                 100.0 * (double)best_count / (double)named);
+    else
+        snprintf(w->description + used, sizeof w->description - used,
+                 "; CPU samples before the first op: %zu, %zu of them in the program's own code (most: %.40s, %lld)",
+                 all, named, name, (long long)best_count);
 }
 
 /* trim_head: a window without steps, whose head (capture start-up) and tail (the process's

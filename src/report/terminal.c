@@ -215,11 +215,13 @@ static void print_inputs(gw_term *t)
         const gw_window *w = &a->ranks[r].window;
         char dur[32], text[400];
         gw_fmt_seconds(dur, sizeof dur, (double)(w->end_ns - w->start_ns) / 1e9);
+        /* "window" said: after a description that ends in a cut or in CPU samples, a bare
+         * "(2.50 s)" read as their figure. */
         if (a->rank_count > 1)
-            snprintf(text, sizeof text, "rank %d: %s (%s)", a->ranks[r].rank,
+            snprintf(text, sizeof text, "rank %d: %s (window %s)", a->ranks[r].rank,
                      w->description[0] ? w->description : "whole trace", dur);
         else
-            snprintf(text, sizeof text, "%s (%s)", w->description[0] ? w->description : "whole trace", dur);
+            snprintf(text, sizeof text, "%s (window %s)", w->description[0] ? w->description : "whole trace", dur);
         gw_term_wrap(t, "Window:  ", text);
     }
 }

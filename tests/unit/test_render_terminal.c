@@ -226,7 +226,7 @@ static void test_report_content(void **state)
                     "/data/run/worker0.pt.trace.json.gz (kineto, rank 0)");
     assert_contains(text, "note:  3 events with negative durations were clamped to 0");
     assert_contains(line_with(text, "Window:", line, sizeof line),
-                    "steps 3-9 (ProfilerStep#3..#9), warm-up steps 1-2 left out (2.50 s)");
+                    "steps 3-9 (ProfilerStep#3..#9), warm-up steps 1-2 left out (window 2.50 s)");
     /* findings: ranked block with evidence, fix, gain and confidence */
     assert_contains(line_with(text, "CRITICAL", line, sizeof line), "CRITICAL data.loader_wait     42.0%  The GPU waits");
     assert_contains(text, "      - DataLoader __next__ takes 44.0% of step time (157 ms of 357 ms)\n");
