@@ -540,6 +540,17 @@ static void first_call_before_any_work_is_startup(void **state)
     fx_assert_s(a->ranks[0].startup_call_s, 0);
     fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 0);
     fx_done(a, job);
+
+    /* A first call that is long for its own copy (a public trace's 381 MiB pageable copy: 71 ms,
+     * the copy running from 0.2 ms on) is a copy, not start-up, however long. */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", 0, 71188, 1);
+    fx_copy(t, 0, 223, 71188, 1, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 400000000);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 71200, 71210, 2);
+    fx_kernel(t, 0, 7, 71210, 72000, 2, "k");
+    a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].startup_call_s, 0);
+    fx_done(a, job);
 }
 
 /* A blocking call that is start-up (a program's first cudaMemcpyToSymbol, 77 ms: loading its
