@@ -135,7 +135,8 @@ void gw_feeders_free(gw_feeders *f);
 int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
 /* A CUDA call made before the GPU's first work that takes this long in all is start-up:
- * creating the CUDA context, loading modules (a one-off cost, counted as the host's own work). */
+ * creating the CUDA context, loading modules (a one-off cost, counted as the host's own work);
+ * not a call that puts work on the GPU itself (a large copy is long for its copy). */
 #define GW_STARTUP_CALL_NS 10000000
 /* ... or that spends this long of it before the GPU's first work: nothing is queued yet, so
  * the call is creating the context or loading code, not dispatching (steady calls take µs). */
