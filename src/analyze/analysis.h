@@ -271,6 +271,8 @@ typedef struct gw_copy_stats {
     double pageable_per_step;
     double pageable_gpu_s;                   /* GPU time of the copies with a pageable side */
     double pageable_host_s;                  /* host time in the calls that issued them */
+    double pageable_host_before_s;           /* of it, before each call's copy began: a
+                                                synchronous copy waiting for its stream */
     size_t pageable_noise_count;             /* of them shorter than 1 µs (nsys lists each) */
     double pageable_noise_bytes;
     /* Unified-memory migrations (GW_GPU_F_UNIFIED: the driver moving managed pages; counted in

@@ -61,8 +61,13 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
                 cs->pageable_noise_bytes += (double)g->bytes;
             }
             long h = g->correlation != GW_NO_CORRELATION ? gw_trace_host_by_corr(t, g->correlation) : -1;
-            if (h >= 0)
-                cs->pageable_host_s += gw_ns_to_s(t->host[h].end - t->host[h].start);
+            if (h >= 0) {
+                const gw_host_event *call = &t->host[h];
+                cs->pageable_host_s += gw_ns_to_s(call->end - call->start);
+                gw_ns began = g->start < call->end ? g->start : call->end;
+                if (began > call->start)
+                    cs->pageable_host_before_s += gw_ns_to_s(began - call->start);
+            }
             cs->pageable_bytes[d] += (double)g->bytes;
             pageable_seconds[d] += gw_ns_to_s(g->end - g->start);
             if (issued_via_driver(t, g))

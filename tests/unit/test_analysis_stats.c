@@ -736,6 +736,7 @@ static void pageable_copy_times(void **state)
     const gw_copy_stats *c = &a->ranks[0].copies;
     fx_assert_s(c->pageable_gpu_s, 8 * 5000 + 0.6);
     fx_assert_s(c->pageable_host_s, 8 * 6000);
+    fx_assert_s(c->pageable_host_before_s, 8 * 500);   /* each call before its copy began */
     assert_int_equal(c->pageable_noise_count, 1);
     assert_true(fabs(c->pageable_noise_bytes - 4) < 1e-9);
     assert_int_equal(c->pageable_via_driver, 8);

@@ -104,6 +104,20 @@ static void pageable_copy_share_is_their_gpu_time(void **state)
     assert_float_equal(f->share, 0.05, 1e-9);
     assert_int_equal(f->severity, GW_SEV_MINOR);
     assert_true(fx_evidence_has(f, "GPU time in them 40 ms (5.0% of the window); host time in the issuing calls 48 ms"));
+    assert_false(fx_evidence_has(f, "before their copies began"));
+    fx_free(a);
+
+    /* A synchronous copy's call that mostly waited for the stream's earlier kernels (a public
+     * export: 2.11 s of the calls' 2.52 s before the copies began) says so. */
+    a = pageable();
+    c = &a->ranks[0].copies;
+    c->pageable_gpu_s = 0.040;
+    c->pageable_host_s = 0.250;
+    c->pageable_host_before_s = 0.200;
+    f = fx_run(a, "pipe.pageable_copy");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "host time in the issuing calls 250 ms, 200 ms of it before their copies began "
+                                   "(waiting for the stream's earlier work)"));
     fx_free(a);
 }
 
