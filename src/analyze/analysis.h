@@ -383,6 +383,8 @@ typedef struct gw_rank_stats {
     size_t cudnn_searches;       /* cuDNN algorithm searches starting in the window (nested
                                     spans once: the outermost) */
     double cudnn_search_s;       /* host time in them */
+    size_t training_ops;         /* host events of a backward pass or optimizer step
+                                    (GW_HOST_F_TRAINING): 0 with CPU ops traced is inference */
     double startup_call_s;       /* start-up CUDA calls in the window: made before the GPU's
                                   first work, or launches (module loading), GW_STARTUP_CALL_NS or
                                   longer each (context creation, module loading); 0 none */

@@ -425,6 +425,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             r->single_process_loader = 1;
         if (h->kind == GW_HOST_PYTHON)
             r->has_python_frames = 1;
+        r->training_ops += (h->flags & GW_HOST_F_TRAINING) != 0;
         if (h->thread != thread) {
             thread = h->thread;
             covered_until = INT64_MIN;

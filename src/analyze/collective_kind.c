@@ -46,7 +46,8 @@ static gw_collective from_squashed(const char *s, int p2p)
         return GW_COLL_REDUCE_SCATTER;
     if (strstr(s, "allgather"))
         return GW_COLL_ALL_GATHER;
-    if (strstr(s, "allreduce"))
+    /* vLLM's custom all-reduce kernels: cross_device_reduce_1stage/2stage */
+    if (strstr(s, "allreduce") || strstr(s, "crossdevicereduce"))
         return GW_COLL_ALL_REDUCE;
     if (strstr(s, "broadcast"))
         return GW_COLL_BROADCAST;

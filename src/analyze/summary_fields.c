@@ -260,6 +260,7 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, has_python_frames, GW_F_INT),
     ONE(gw_rank_stats, cudnn_searches, GW_F_SIZE),
     ONE(gw_rank_stats, cudnn_search_s, GW_F_F64),
+    ONE(gw_rank_stats, training_ops, GW_F_SIZE),
     ONE(gw_rank_stats, startup_call_s, GW_F_F64),
     ONE(gw_rank_stats, startup_call, GW_F_STR),
     ONE(gw_rank_stats, startup_alloc_s, GW_F_F64),

@@ -129,7 +129,19 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                     k->top[n].name, k->top[n].share * 100.0, calls);
                 break;
             }
-        gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
+        /* An all-reduce with no backward pass nor optimizer step among the traced ops is a
+         * tensor-parallel model's in inference (vLLM): no gradient to bucket. */
+        unsigned has = gw_rules_has(a, r);
+        if (advise && top == GW_COLL_ALL_REDUCE && r->training_ops == 0 && has != ~0u && (has & GW_HAS_CPU_OPS))
+            gw_rules_fix(f, "Tensor-parallel all-reduce in inference (no backward pass or optimizer step in the "
+                            "trace, so no gradients to bucket): use the serving engine's custom all-reduce for "
+                            "small messages (vLLM's is on by default: check it was not disabled), fewer tensor-"
+                            "parallel ranks per model replica (more replicas instead), larger batches per forward "
+                            "so each all-reduce carries more, and overlap it with compute where the engine allows. "
+                            "Check the links: nvidia-smi topo -m (NVLink/xGMI between the ranks), nccl-tests or "
+                            "rccl-tests all_reduce_perf at the message sizes in use.");
+        else
+            gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;

@@ -346,6 +346,9 @@ unsigned gw_classify_host_name(const char *name, gw_host_kind kind)
             flags |= GW_HOST_F_STEP;
         if (strstr(name, "zero_grad"))
             flags |= GW_HOST_F_ZERO_GRAD;
+        if (strstr(name, "Backward") || strstr(name, "backward") || strstr(name, "Optimizer.step") ||
+            strstr(name, "optimizer.step"))
+            flags |= GW_HOST_F_TRAINING;
         if (strstr(name, "cudnnFind") || strstr(name, "cudnn_convolution_find") ||
             strstr(name, "FindConvolution"))
             flags |= GW_HOST_F_CUDNN_FIND;

@@ -303,6 +303,8 @@ static int cmp_step(const void *a, const void *b)
 /* Name classification is by string: names repeat (a kernel runs thousands of times), so
  * each distinct name is classified once and the result cached per string id. */
 #define NAME_DONE 0x80u
+_Static_assert(((GW_HOST_F_DATALOADER | GW_HOST_F_SINGLE_PROC_LOADER | GW_HOST_F_STEP | GW_HOST_F_ZERO_GRAD |
+                 GW_HOST_F_CUDNN_FIND) & ~0x3fu) == 0, "host-name classes fit the name cache's low bits");
 #define NAME_COMM 0x01u
 #define NAME_TC 0x02u
 #define NAME_GEMM 0x04u
@@ -511,10 +513,14 @@ static void *prepare_host_part(void *arg)
         if ((h->kind == GW_HOST_CPU_OP || h->kind == GW_HOST_ANNOTATION || h->kind == GW_HOST_PYTHON) &&
             h->name_id < t->strings.count) {
             /* These three kinds classify alike, so one cache per name serves them all. */
+            /* The byte holds the classifier's bits (0x02-0x20) as they are and GW_HOST_F_TRAINING
+             * (0x200) in its free bit 0x40. */
             uint8_t *c = &p->host_name[h->name_id];
-            if (!(*c & NAME_DONE))
-                *c = (uint8_t)(NAME_DONE | (gw_classify_host_name(name, (gw_host_kind)h->kind) & 0x7fu));
-            h->flags |= (uint8_t)(*c & 0x7fu);
+            if (!(*c & NAME_DONE)) {
+                unsigned cls = gw_classify_host_name(name, (gw_host_kind)h->kind);
+                *c = (uint8_t)(NAME_DONE | (cls & 0x3fu) | (cls & GW_HOST_F_TRAINING ? 0x40u : 0u));
+            }
+            h->flags |= (uint16_t)((*c & 0x3fu) | (*c & 0x40u ? GW_HOST_F_TRAINING : 0u));
         }
         p->flags_seen |= h->flags;
         /* Launches per thread: analyses find each device's feeding thread by them. */

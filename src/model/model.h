@@ -178,6 +178,8 @@ typedef enum gw_api_class {
 #define GW_HOST_F_NAME_ASYNC    0x40u /* runtime/driver call named ...Async/...async */
 #define GW_HOST_F_NAME_DTOH     0x80u /* runtime/driver call named ...DtoH... */
 #define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
+#define GW_HOST_F_TRAINING      0x200u /* a backward pass or optimizer step ("AddmmBackward0",
+                                          "## backward ##", "Optimizer.step#Adam.step") */
 
 /* 40 bytes: a big trace holds millions (an nsys export's model is mostly these and the GPU
  * events), and every pass over them reads each whole, so no field is kept that no analysis

@@ -120,6 +120,40 @@ static void tensor_core_names(void **state)
     assert_false(gw_kernel_is_gemm_like("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4"));
 }
 
+/* Training is told by its ops (a backward pass, an optimizer step), and vLLM's custom
+ * all-reduce kernels are all-reduces. */
+static void training_ops_and_custom_all_reduce(void **state)
+{
+    (void)state;
+    assert_true(gw_classify_host_name("autograd::engine::evaluate_function: AddmmBackward0", GW_HOST_CPU_OP) &
+                GW_HOST_F_TRAINING);
+    assert_true(gw_classify_host_name("## backward ##", GW_HOST_ANNOTATION) & GW_HOST_F_TRAINING);
+    assert_true(gw_classify_host_name("Optimizer.step#AdamW.step", GW_HOST_ANNOTATION) & GW_HOST_F_TRAINING);
+    assert_false(gw_classify_host_name("aten::linear", GW_HOST_CPU_OP) & GW_HOST_F_TRAINING);
+    assert_false(gw_classify_host_name("vllm::unified_attention_with_output", GW_HOST_CPU_OP) & GW_HOST_F_TRAINING);
+    assert_int_equal(gw_collective_from_text("void vllm::cross_device_reduce_1stage<__hip_bfloat16, 4>"),
+                     GW_COLL_ALL_REDUCE);
+    assert_int_equal(gw_collective_from_text("ncclDevKernel_AllGather_RING_LL"), GW_COLL_ALL_GATHER);
+    /* and the flag reaches the events (through the model's per-name cache) */
+    gw_trace *t = gw_trace_new("fixture.json", "kineto");
+    assert_non_null(t);
+    static const char *const ops[] = {"ConvolutionBackward0", "aten::conv2d"};
+    for (int i = 0; i < 2; i++) {
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        h->kind = GW_HOST_CPU_OP;
+        h->start = 1000 * i;
+        h->end = 1000 * i + 500;
+        h->thread = gw_trace_thread(t, 1, 1);
+        h->name_id = gw_trace_intern(t, ops[i], strlen(ops[i]));
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    for (size_t i = 0; i < t->host_count; i++)
+        assert_int_equal(!!(t->host[i].flags & GW_HOST_F_TRAINING),
+                         strcmp(gw_trace_str(t, t->host[i].name_id), "ConvolutionBackward0") == 0);
+    gw_trace_free(t);
+}
+
 /* A bf16 collective is not a tensor-core kernel: the model leaves collectives out. */
 static void collectives_are_not_tensor_core_kernels(void **state)
 {
@@ -236,6 +270,7 @@ int main(void)
         cmocka_unit_test(classifiers_look_at_each_byte_a_few_times),
         cmocka_unit_test(huge_shared_names_cost_linear_work),
         cmocka_unit_test(tensor_core_names),
+        cmocka_unit_test(training_ops_and_custom_all_reduce),
         cmocka_unit_test(collectives_are_not_tensor_core_kernels),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

@@ -53,6 +53,36 @@ static void comm_heavy_fix_by_collective(void **state)
     }
 }
 
+/* An all-reduce with CPU ops traced and none of a backward pass or optimizer step is a
+ * tensor-parallel model serving (a vLLM trace was told to bucket its gradients): the
+ * inference fix; with them, the gradient fix. */
+static void comm_heavy_all_reduce_in_inference(void **state)
+{
+    (void)state;
+    for (int training = 0; training < 2; training++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH;
+        a->devices[0].comm_total_s = 0.32;
+        a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.2;
+        a->ranks[0].kernels.comm_type_s[GW_COLL_ALL_REDUCE] = 0.3;
+        a->ranks[0].training_ops = training ? 40 : 0;
+        const gw_finding *f = fx_run(a, "comm.heavy");
+        assert_non_null(f);
+        if (training) {
+            assert_non_null(strstr(f->fix, "bucket_cap_mb"));
+        } else {
+            assert_non_null(strstr(f->fix, "Tensor-parallel all-reduce in inference"));
+            assert_null(strstr(f->fix, "bucket_cap_mb"));
+            assert_null(strstr(f->fix, "gradient accumulation"));
+        }
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 static void comm_heavy_twin(void **state)
 {
     (void)state;
@@ -121,6 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(comm_heavy_triggers),
         cmocka_unit_test(comm_heavy_fix_by_collective),
+        cmocka_unit_test(comm_heavy_all_reduce_in_inference),
         cmocka_unit_test(comm_heavy_twin),
         cmocka_unit_test(straggler_by_busy_spread_names_the_starved_rank),
         cmocka_unit_test(straggler_by_compute_names_the_slow_rank),
