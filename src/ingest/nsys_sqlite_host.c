@@ -2,6 +2,7 @@
  * holds runtime AND driver calls), OS runtime calls (OSRT_API), NVTX ranges (NVTX_EVENTS)
  * and thread names (ThreadNames) → gw_host_event / gw_thread. */
 #include "ingest/nsys_sqlite_reader.h"
+#include "ingest/pyprof_name.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -184,6 +185,12 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
         } else {
             name = 0;
         }
+        /* pyprof's dict texts become the call's module and function (pyprof_name.h). */
+        const char *text = gw_trace_str(d->trace, name);
+        char readable[160];
+        if (text && text[0] == '{' && gw_pyprof_name(text, strlen(text), readable, sizeof readable) &&
+            (name = gw_trace_intern(d->trace, readable, strlen(readable))) == UINT32_MAX)
+            return oom(d, st);
         uint32_t thread = thread_of(d, &memo, sqlite3_column_int64(st, 2));
         gw_host_event *h = thread == UINT32_MAX ? NULL : gw_trace_add_host(d->trace);
         if (!h)

@@ -20,6 +20,7 @@
 #include "ingest/ingest.h"
 #include "model/classify.h"
 #include "nsys_fixture.h"
+#include "ingest/pyprof_name.h"
 
 #define NSYS GW_SHARED_DIR "/traces/nsys/"
 #define DERIVED NSYS "derived/nsys-2023.4.4/"
@@ -921,6 +922,51 @@ static void unified_memory_page_faults(void **state)
     gw_job_free(job);
 }
 
+/* pyprof's NVTX dict texts (DLProf's export, a VSR inference export) are named by module and
+ * function, markers by their stack's last frames or first source line; other texts stay. */
+static void pyprof_dict_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{'mod': 'torch.nn.functional', 'op': 'linear', 'args': [{'name': '', 'type': 'tensor', "
+         "'shape': (1, 10816), 'dtype': 'float32'}]}", "torch.nn.functional.linear"},
+        {"{'mod': 'Tensor', 'op': 'uniform_', 'args': [{'name': '', 'type': 'tensor', 'shape': (6,), "
+         "'dtype': 'float32'}]}", "Tensor.uniform_"},
+        {"{'traceMarker': ['dummy_network.py:41', '/home/u/torch/nn/modules/linear.py:103'], 'funcStack': "
+         "'/<module>/dummy_network::_call_impl/dummy_network::forward/Linear::_call_impl(3)/Linear::forward/linear'}",
+         "pyprof marker: Linear::forward/linear"},
+        {"{'traceMarker': ['/workspace/vsr/arch.py:153', '/opt/conda/lib/python3.8/site-packages/torch/nn/"
+         "modules/module.py:1518']}", "pyprof marker: /workspace/vsr/arch.py:153"},
+    };
+    char out[160];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(gw_pyprof_name(cases[i].text, strlen(cases[i].text), out, sizeof out), 1);
+        assert_string_equal(out, cases[i].want);
+    }
+    static const char *const kept[] = {"ProfilerStep#5", "{\"not\": \"pyprof\"}", "{'traceMarker': []}", "{'", ""};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        assert_int_equal(gw_pyprof_name(kept[i], strlen(kept[i]), out, sizeof out), 0);
+    /* A tiny buffer is cut, never overrun. */
+    char small[8];
+    assert_int_equal(gw_pyprof_name(cases[0].text, strlen(cases[0].text), small, sizeof small), 1);
+    assert_string_equal(small, "torch.n");
+    /* The real export reads them so: DLProf's Tensor.cuda range, no pyprof dict left (its
+     * '{"model_config": ...}' range is not one, and stays). */
+    gw_trace *t = read_ok(NSYS "MohanadOdema__DLProf/nsys_profile.sqlite");
+    size_t cuda = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        if (t->host[i].kind != GW_HOST_ANNOTATION)
+            continue;
+        const char *name = gw_trace_str(t, t->host[i].name_id);
+        assert_true(name && strncmp(name, "{'", 2) != 0);
+        cuda += strcmp(name, "Tensor.cuda") == 0;
+    }
+    assert_int_equal(cuda, 11);   /* sqlite3: 11 texts "{'mod': 'Tensor', 'op': 'cuda', ..." */
+    gw_trace_free(t);
+}
+
 /* A GPU whose TARGET_INFO_GPU row is empty (a public export's GPU 0 of eight A100s, the one its
  * kernels ran on) takes the figures of another GPU of the same name; a GPU of another name
  * does not lend them. */
@@ -1000,6 +1046,7 @@ int main(void)
         cmocka_unit_test(dlprof_root_schema2),
         cmocka_unit_test(faulting_kernel_is_said),
         cmocka_unit_test(empty_device_row_takes_its_models_figures),
+        cmocka_unit_test(pyprof_dict_names),
         cmocka_unit_test(dlprof_root_schema3_reexport),
         cmocka_unit_test(dlprof_relu_schema2),
         cmocka_unit_test(dlprof_relu_schema3_reexport),
