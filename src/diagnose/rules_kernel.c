@@ -21,6 +21,11 @@
  * of the dispatch time inside CUDA calls. */
 #define GW_DISPATCH_OTHER_CALL_SHARE 0.1
 
+/* Compiler-generated (OpenACC/OpenMP offload) kernels this far under one block per SM, time-
+ * weighted, ran their loop on a single gang or so: kernel.low_occupancy says the loop was not
+ * parallelised rather than asking for a larger grid. */
+#define GW_OFFLOAD_SERIAL_BLOCKS_PER_SM 0.1
+
 /* A bit of kernel.launch_bound's set of other call classes (1 << gw_api_class) for managed
  * memory prefetches, which the classes file under "other". */
 #define PREFETCH_CALLS (1u << GW_API_CLASS_COUNT)
@@ -242,6 +247,16 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                          "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
                          "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
                          "LaunchStats --section Occupancy -k regex:<kernel> python train.py).");
+        else if (gw_rules_offload(a, r) && k->blocks_per_sm_weighted < GW_OFFLOAD_SERIAL_BLOCKS_PER_SM)
+            /* A compiler-generated kernel on about one block: the loop ran on one gang (a course
+             * export's two loops, 99.7% of 21 s, each on a 1x1 grid of one thread). */
+            gw_rules_fix(f,
+                         "The compute regions run on about one block: the compiler did not spread the loops "
+                         "over the GPU (a serial or kernels region whose loop it could not prove independent, "
+                         "a loop-carried dependence, a reduction it did not recognise). Use OpenACC parallel "
+                         "loop (with independent, collapse(n) over nested loops, reduction(...) clauses) or "
+                         "OpenMP target teams distribute parallel for, and read the compiler's report "
+                         "(nvc -Minfo=accel, or -fopt-info-omp) for loops it left sequential.");
         else
             gw_rules_fix(f,
                          "Give each kernel more parallel work: enough blocks to fill every SM (a larger "

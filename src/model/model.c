@@ -831,11 +831,38 @@ static int names_show_pytorch(const gw_trace *t)
 }
 
 /* Kernels an OpenMP/OpenACC offload compiler generated (NVHPC's OpenACC __pgi_uacc_ and
- * OpenMP nvkernel_, clang/gcc's __omp_offloading_): prefixes no other name carries. */
+ * OpenMP nvkernel_, clang/gcc's __omp_offloading_: prefixes no other name carries; or NVHPC's
+ * OpenACC kernel names, nvhpc_acc_name). */
+/* NVHPC's OpenACC kernels are named <function>_<line>_gpu (main_46_gpu), and a reduction's
+ * second kernel <function>_<line>_gpu__red: a bare symbol with "_<digits>_gpu" at its end or
+ * before "__". */
+static int nvhpc_acc_name(const char *s)
+{
+    if (strpbrk(s, " (<:"))
+        return 0;
+    for (const char *p = strstr(s, "_gpu"); p; p = strstr(p + 1, "_gpu")) {
+        if (p[4] != '\0' && !(p[4] == '_' && p[5] == '_'))
+            continue;
+        const char *q = p;
+        while (q > s && q[-1] >= '0' && q[-1] <= '9')
+            q--;
+        if (q < p && q > s && q[-1] == '_')
+            return 1;
+    }
+    return 0;
+}
+
 static int names_show_offload(const gw_trace *t)
 {
     static const char *const marks[] = {"__pgi_uacc", "nvkernel_", "__omp_offloading"};
-    return any_name_has(t, marks, sizeof marks / sizeof marks[0]);
+    if (any_name_has(t, marks, sizeof marks / sizeof marks[0]))
+        return 1;
+    for (size_t i = 0; i < t->gpu_count; i++)
+        if (t->gpu[i].kind == GW_GPU_KERNEL) {
+            const char *name = gw_trace_str(t, t->gpu[i].name_id);
+            return name && nvhpc_acc_name(name);   /* the first kernel's name decides */
+        }
+    return 0;
 }
 
 int gw_trace_finish(gw_trace *t)

@@ -248,6 +248,51 @@ static void offload_jobs_told_in_regions(void **state)
     fx_free(a);
 }
 
+/* NVHPC's OpenACC kernels (main_46_gpu, and a reduction's main_46_gpu__red) mark an offload
+ * program; on about one block per SM, kernel.low_occupancy says the loop was not parallelised
+ * (a course export's two loops ran on a 1x1 grid for 99.7% of 21 s and were told to size the
+ * grid from the SM count). */
+static void offload_kernels_on_one_block(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int offload;
+    } names[] = {{"main_46_gpu", 1}, {"compute_120_gpu__red", 1}, {"void k_1_gpu(int)", 0}, {"my_gpu", 0},
+                 {"gemm_gpu_kernel", 0}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        gw_trace *t = gw_trace_new("acc.sqlite", "nsys-sqlite");
+        assert_non_null(t);
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        g->kind = GW_GPU_KERNEL;
+        g->stream = 7;
+        g->start = 1000;
+        g->end = 3000;
+        g->name_id = gw_trace_intern(t, names[i].name, strlen(names[i].name));
+        assert_int_equal(gw_trace_finish(t), 0);
+        if (!!(t->has & GW_HAS_OFFLOAD) != names[i].offload)
+            fail_msg("%s: offload %d", names[i].name, !!(t->has & GW_HAS_OFFLOAD));
+        gw_trace_free(t);
+    }
+    for (int serial = 0; serial < 2; serial++) {
+        gw_job *job = fx_job(trace_with_device(7, 0, 0));
+        job->traces[0]->has = (job->traces[0]->has & ~GW_HAS_PYTORCH) | GW_HAS_OFFLOAD; /* not a Kineto trace */
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].kernels.count = 100;
+        a->ranks[0].kernels.blocks_per_sm_weighted = serial ? 0.0125 : 0.5;
+        a->ranks[0].kernels.occupancy_weighted_pct = -1;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        assert_non_null(f);
+        if (serial)
+            assert_non_null(strstr(f->fix, "the compiler did not spread the loops over the GPU"));
+        else
+            assert_null(strstr(f->fix, "did not spread"));
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void fp32_math_twins(void **state)
 {
     (void)state;
@@ -344,6 +389,7 @@ int main(void)
         cmocka_unit_test(launch_bound_fix_speaks_the_jobs_language),
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
+        cmocka_unit_test(offload_kernels_on_one_block),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
         cmocka_unit_test(fp32_math_twins),
