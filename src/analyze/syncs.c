@@ -137,7 +137,9 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
      * cudaMemcpyToSymbol of a program, 77 ms: loading its module and creating the context)
      * waited for no GPU work: the attribution counts it as start-up, and so it is not one of
      * the job's syncs. Without GPU records nothing says which calls came before its work. */
-    const gw_ns first_work = gw_first_gpu_work(t) == INT64_MAX ? INT64_MIN : gw_first_gpu_work(t);
+    gw_ns first_work = gw_first_gpu_work(t);
+    if (first_work == INT64_MAX)
+        first_work = INT64_MIN;
     size_t n = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
