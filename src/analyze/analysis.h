@@ -389,6 +389,12 @@ typedef struct gw_rank_stats {
                                   first work, or launches (module loading), GW_STARTUP_CALL_NS or
                                   longer each (context creation, module loading); 0 none */
     char startup_call[64];       /* the longest one's name ("cudaMalloc") */
+    double library_init_s;       /* first calls of GPU-library ops in the window that set their
+                                    library up (GW_HOST_F_LIBRARY_INIT: cuDNN, cuBLAS handles and
+                                    plans), CUDA calls inside them counted here, not in
+                                    startup_call_s; 0 none */
+    char library_init_op[64];    /* the longest one's name ("aten::cudnn_convolution") */
+    double library_init_longest_s; /* and its time in the window */
     double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
                                     call (which also creates the context): pinning or reserving
                                     memory (cudaHostAlloc of large buffers), not initialisation */

@@ -406,16 +406,41 @@ static void stats_gate_wait(window_stats_job *job)
 
 enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS_HOST_PASSES, STATS_UNITS };
 
+/* A GPU library's set-up being counted (host_passes): the op's time in the window less the
+ * start-up CUDA calls inside it, which count as start-up calls (a context created or a module
+ * loaded in the op's first launch is CUDA's start-up, not the library's). */
+typedef struct library_setup {
+    gw_ns until;       /* the op's end in the window; INT64_MIN none open */
+    gw_ns ns;
+    uint32_t name_id;
+} library_setup;
+
+static void library_setup_flush(const gw_trace *t, library_setup *c, gw_ns *longest, gw_rank_stats *r)
+{
+    if (c->until != INT64_MIN && c->ns > 0) {
+        r->library_init_s += gw_ns_to_s(c->ns);
+        if (c->ns > *longest) {
+            *longest = c->ns;
+            r->library_init_longest_s = gw_ns_to_s(c->ns);
+            const char *name = gw_trace_str(t, c->name_id);
+            snprintf(r->library_init_op, sizeof r->library_init_op, "%s", name ? name : "?");
+        }
+    }
+    c->until = INT64_MIN;
+    c->ns = 0;
+}
+
 /* One pass over the host events (a million of them are 48 MB to read): cuDNN searches in
  * the window, where nested spans (cudnnFind inside cudnn_convolution_find) count once, the
- * outermost (host events are sorted by thread, then start); and start-up calls in the
- * window, their total, the longest one's name and the allocations among them but the first
- * call (the one that creates the context). */
+ * outermost (host events are sorted by thread, then start); start-up calls in the window,
+ * their total, the longest one's name and the allocations among them but the first call (the
+ * one that creates the context); and the GPU libraries' first-call set-up, apart. */
 static void host_passes(const gw_trace *t, gw_rank_stats *r)
 {
     gw_ns covered_until = INT64_MIN;
     uint32_t thread = UINT32_MAX;
-    gw_ns first_work = gw_first_gpu_work(t), longest = 0;
+    gw_ns first_work = gw_first_gpu_work(t), longest = 0, library_longest = 0;
+    library_setup library = {INT64_MIN, 0, 0};
     gw_ns earliest = INT64_MAX;     /* the first start-up call in the window that needs a context, */
     double earliest_alloc_s = 0;    /* and its time when it is an allocation */
     for (size_t i = 0; i < t->host_count; i++) {
@@ -429,6 +454,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         if (h->thread != thread) {
             thread = h->thread;
             covered_until = INT64_MIN;
+            library_setup_flush(t, &library, &library_longest, r);
         }
         if ((h->flags & GW_HOST_F_CUDNN_FIND) && h->start >= r->window.start_ns && h->start < r->window.end_ns &&
             h->start >= covered_until) {
@@ -440,6 +466,16 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             continue;
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
         gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        if (h->flags & GW_HOST_F_LIBRARY_INIT) {
+            if (library.until != INT64_MIN && e <= library.until)
+                continue; /* nested in the set-up being counted: counted once, the outermost */
+            gw_ns from = library.until != INT64_MIN && s < library.until ? library.until : s;
+            library_setup_flush(t, &library, &library_longest, r);
+            library = (library_setup){e, e - from, h->name_id};
+            continue;
+        }
+        if (library.until != INT64_MIN && e <= library.until)
+            library.ns -= e - s;
         r->startup_call_s += gw_ns_to_s(e - s);
         if (h->api_class == GW_API_ALLOC)
             r->startup_alloc_s += gw_ns_to_s(e - s);
@@ -456,6 +492,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             snprintf(r->startup_call, sizeof r->startup_call, "%s", name ? name : "?");
         }
     }
+    library_setup_flush(t, &library, &library_longest, r);
     r->startup_alloc_s -= earliest_alloc_s;
     if (r->startup_alloc_s < 0)
         r->startup_alloc_s = 0;

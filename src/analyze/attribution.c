@@ -152,8 +152,9 @@ int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
      * recent CUDA's default: 1.3 s in a cuDNN convolution's first launch) or compiles it. A
      * launch that blocks on a full queue is long only while the GPU is busy, with no idle to
      * give it. */
-    /* Loading a module (cuModuleLoadFatBinary ...) is one-off whatever its length. */
-    return gw_host_is_startup_call(h, first_gpu_work) ||
+    /* Loading a module (cuModuleLoadFatBinary ...) is one-off whatever its length, and so is
+     * a GPU library's set-up in its first op (GW_HOST_F_LIBRARY_INIT). */
+    return gw_host_is_startup_call(h, first_gpu_work) || (h->flags & GW_HOST_F_LIBRARY_INIT) ||
            (is_api(h) && h->api_class == GW_API_LAUNCH && h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
            (is_api(h) && h->api_class == GW_API_MODULE_LOAD);
 }

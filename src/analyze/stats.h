@@ -154,8 +154,9 @@ int gw_host_is_allocator(const gw_host_event *h);
 /* Start of the trace's first GPU work (INT64_MAX none). */
 gw_ns gw_first_gpu_work(const gw_trace *t);
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
-/* The same, or a launch as long at any time (its kernel's module loaded or compiled), or a
- * module load (GW_API_MODULE_LOAD) of any length: the attribution's one-off host work. The step graph keeps such a launch a launch (its critical
+/* The same, or a launch as long at any time (its kernel's module loaded or compiled), a
+ * module load (GW_API_MODULE_LOAD) of any length, or a GPU library op's call that set the
+ * library up (GW_HOST_F_LIBRARY_INIT): the attribution's one-off host work. The step graph keeps such a launch a launch (its critical
  * path counts launch calls as launches, as HTA's does). */
 int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work);
 /* 1 for a CUDA call that puts work on the GPU (launch, copy, memset). */

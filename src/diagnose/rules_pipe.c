@@ -179,8 +179,10 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host ran ops, code or threads that put no "
                                "work on the GPU (%s%s)",
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r));
-        /* CUDA calls before the GPU's first work (context creation, module loading). */
-        double startup = own_s > 0 ? r->startup_call_s * (double)tot.device_count / own_s : 0;
+        /* CUDA calls before the GPU's first work (context creation, module loading), and the
+         * GPU libraries' set-up in their first calls. */
+        double startup_s = r->startup_call_s + r->library_init_s;
+        double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
         if (startup > 1)
             startup = 1;
         double cpu_op = 0, other = 0, python = 0;
@@ -193,7 +195,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 python = 0;
             char su[64] = "";
             if (startup > 0)
-                snprintf(su, sizeof su, ", start-up CUDA calls %.0f%%", startup * 100.0);
+                snprintf(su, sizeof su, ", start-up CUDA calls%s %.0f%%",
+                         r->library_init_s > 0 ? " and first library calls" : "", startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
                                    "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
                                    "the process while the feeding thread waited %.0f%%",
@@ -217,8 +220,19 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                     d_s);
             }
         }
+        if (r->library_init_s > 0) {
+            char d_s[32], longest_s[32];
+            gw_rules_fmt_duration(r->library_init_s, d_s, sizeof d_s);
+            gw_rules_fmt_duration(r->library_init_longest_s, longest_s, sizeof longest_s);
+            gw_finding_evidence(f, "%s in first calls of GPU-library ops (the longest: %.48s, %s): the "
+                                   "library setting up on first use (cuDNN/cuBLAS handles, kernel loading, "
+                                   "algorithm choice), a one-off cost",
+                                d_s, r->library_init_op, longest_s);
+        }
         if (startup >= 0.5) {
-            if (r->startup_alloc_s >= 0.5 * r->startup_call_s)
+            if (r->library_init_s >= 0.5 * startup_s)
+                snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (cuDNN, cuBLAS)");
+            else if (r->startup_alloc_s >= 0.5 * r->startup_call_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation and set-up allocations");
             else
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
@@ -309,7 +323,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "each change.");
         }
         if (startup >= 0.5)
-            gw_gain_one_off(f, "CUDA initialisation");
+            gw_gain_one_off(f, r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
+                                                                     : "CUDA initialisation");
         else
             gw_gain_write(f, r, tot.device_count);
     }

@@ -10,6 +10,7 @@
 #include "model/classify.h"
 #include "model/comm_meta.h"
 #include "model/corr_index.h"
+#include "model/first_calls.h"
 #include "model/samples.h"
 #include "util/checked.h"
 #include "util/grow.h"
@@ -889,6 +890,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
         gw_phase_mark("model: sort host");
         rc = nest_and_index(t);
         gw_phase_mark("model: nesting, steps || host correlation index");
+        if (rc == 0)
+            rc = gw_trace_mark_library_init(t);
     }
     if (threaded)
         pthread_join(thread, NULL);

@@ -180,6 +180,9 @@ typedef enum gw_api_class {
 #define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 #define GW_HOST_F_TRAINING      0x200u /* a backward pass or optimizer step ("AddmmBackward0",
                                           "## backward ##", "Optimizer.step#Adam.step") */
+#define GW_HOST_F_LIBRARY_INIT  0x400u /* a GPU library op's call that set the library up on first
+                                          use (cuDNN, cuBLAS handles and plans: model/first_calls.h),
+                                          one-off host work */
 
 /* 40 bytes: a big trace holds millions (an nsys export's model is mostly these and the GPU
  * events), and every pass over them reads each whole, so no field is kept that no analysis

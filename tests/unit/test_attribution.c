@@ -762,6 +762,82 @@ static void long_launch_mid_run_is_module_loading(void **state)
     fx_done(a, job);
 }
 
+/* A GPU library's first op (a cold ResNet's first aten::cudnn_convolution: 141 ms of cuDNN
+ * set-up, its later calls 0.03-2 ms) is one-off host work, as start-up calls are: not CPU ops
+ * in their own work. So is a later call GW_LIBRARY_INIT_RATIO times its name's median (a new
+ * shape's plan); not a non-library op however long, not a library op on CPU tensors (it
+ * launches nothing: its math is the host's), not one that searches algorithms (cudnnFind),
+ * and not a first call under GW_LIBRARY_INIT_OWN_NS. */
+static void library_first_calls_are_one_off(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 10, 100, 1, "k");
+    /* first convolution: 50 ms, 44.99 of them its own, 5 in a launch that loaded its module
+     * (CUDA's start-up, counted as a start-up call, not as the library's) */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", 100, 50100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1000, 6000, 10);
+    fx_kernel(t, 0, 7, 6000, 6050, 10, "conv_pre");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 50090, 50100, 2);
+    fx_kernel(t, 0, 7, 50100, 50200, 2, "conv");
+    /* two steady ones: 100 µs */
+    for (int k = 0; k < 2; k++) {
+        double at = 50200 + 200 * k;
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", at, at + 100, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 90, at + 100, (uint64_t)(3 + k));
+        fx_kernel(t, 0, 7, at + 100, at + 200, (uint64_t)(3 + k), "conv");
+    }
+    /* a new shape's plan: 20 ms, 200x the median */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", 50600, 70600, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 70590, 70600, 5);
+    fx_kernel(t, 0, 7, 70600, 70700, 5, "conv");
+    /* not a library op: 20 ms of its own work */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 70700, 90700, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 90690, 90700, 6);
+    fx_kernel(t, 0, 7, 90700, 90800, 6, "add");
+    /* a GEMM on CPU tensors: launches nothing */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", 90800, 110800, 0);
+    /* a cuBLAS GEMM's first call, 20 ms: set-up */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::addmm", 110800, 130800, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 130790, 130800, 7);
+    fx_kernel(t, 0, 7, 130800, 130900, 7, "gemm");
+    /* a benchmark search: its own statistics */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution_transpose", 130900, 150900, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "cudnnFind", 130950, 150800, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 150890, 150900, 8);
+    fx_kernel(t, 0, 7, 150900, 151000, 8, "convt");
+    /* a first call of 9 ms: under the floor */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::bmm", 151000, 160000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 159990, 160000, 9);
+    fx_kernel(t, 0, 7, 160000, 160100, 9, "bmm");
+    fx_profile(t, 0, 160100);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    unsigned marked = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        if (!(h->flags & GW_HOST_F_LIBRARY_INIT))
+            continue;
+        marked++;
+        assert_true(h->start == FX_US(100) || h->start == FX_US(50600) || h->start == FX_US(110800));
+    }
+    assert_int_equal(marked, 3);
+    /* 50 + 20 + 20 ms of set-up, the short launches inside them with them, the module load
+     * apart */
+    fx_assert_s(a->ranks[0].library_init_s, 85000);
+    fx_assert_s(a->ranks[0].startup_call_s, 5000);
+    assert_string_equal(a->ranks[0].library_init_op, "aten::cudnn_convolution");
+    fx_assert_s(a->ranks[0].library_init_longest_s, 45000);
+    /* The host's own work: the three set-ups (their own code) besides aten::add, aten::mm, the
+     * search, the 9 ms GEMM and the steady convolutions' 90 µs before their launches (nine
+     * times the launch: own work too); the CPU-op split counts only the latter as CPU ops' own
+     * work. */
+    const gw_device_stats *d = only_device(a);
+    fx_assert_s(d->own_cpu_op_s, (20000 - 10) + 20000 + (20000 - 10 - 19850) + 19850 + (9000 - 10) + 2 * 90);
+    fx_done(a, job);
+}
+
 /* Start-up allocations after the first call (which creates the context, whatever it is) are
  * set-up, told apart from initialisation: two 30 ms cudaHostAlloc after a 20 ms cudaFree; and
  * a first call that is itself an allocation is not counted among them. */
@@ -1057,6 +1133,7 @@ int main(void)
         cmocka_unit_test(prefetch_dispatch_shares_within_the_whole),
         cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
+        cmocka_unit_test(library_first_calls_are_one_off),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),

@@ -416,6 +416,39 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     assert_true(fx_evidence_has(f, "of it 120 ms in allocations after the first call"));
     assert_string_equal(f->cause, "start-up: CUDA initialisation and set-up allocations");
     fx_free(a);
+
+    /* A cold first forward pass: 60 ms of CUDA start-up and 150 ms of cuDNN/cuBLAS set-up in
+     * their first ops (of 360 ms of own work): start-up together, the libraries' the larger. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.55, GW_IDLE_HOST_BUSY);
+    own_work_ops(a, "aten::cudnn_convolution", 0.2, "aten::addmm", 0.1);
+    a->devices[0].own_cpu_op_s = 0.15;
+    a->ranks[0].startup_call_s = 0.06;
+    snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaLaunchKernel");
+    a->ranks[0].library_init_s = 0.15;
+    a->ranks[0].library_init_longest_s = 0.141;
+    snprintf(a->ranks[0].library_init_op, sizeof a->ranks[0].library_init_op, "aten::cudnn_convolution");
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "150 ms in first calls of GPU-library ops (the longest: "
+                                   "aten::cudnn_convolution, 141 ms): the library setting up on first use"));
+    assert_true(fx_evidence_has(f, "start-up CUDA calls and first library calls 58%"));
+    assert_string_equal(f->cause, "start-up: first calls setting up GPU libraries (cuDNN, cuBLAS)");
+    assert_string_equal(f->gain, "none in a training step: the GPU libraries' set-up is paid once, and a "
+                                 "steady-state profile leaves it out");
+    fx_free(a);
+    /* Under half of the own work, it is evidence only: the cause stays the host's work. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.55, GW_IDLE_HOST_BUSY);
+    own_work_ops(a, "aten::cudnn_convolution", 0.2, "aten::addmm", 0.1);
+    a->devices[0].own_cpu_op_s = 0.15;
+    a->ranks[0].library_init_s = 0.10;
+    a->ranks[0].startup_call_s = 0.02;
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_null(strstr(f->cause, "start-up"));
+    assert_false(gw_gain_is_one_off(f));
+    fx_free(a);
 }
 
 /* The same causes said in the job's terms: PyTorch, JAX (an XPlane profile showing jax's own

@@ -1,0 +1,34 @@
+/* First calls into GPU libraries: a cold process's first cuDNN convolution or cuBLAS GEMM
+ * spends tens to hundreds of milliseconds on the host creating the library's handle, loading
+ * its kernels and choosing an algorithm (a cold ResNet-18's first aten::cudnn_convolution:
+ * 141 ms, its later ones 0.03-2 ms). That time is paid once, like creating the CUDA context,
+ * and tells nothing about the steady loop; without this mark it reads as CPU ops in their own
+ * work, with advice to keep tensors on the GPU. */
+#ifndef GW_MODEL_FIRST_CALLS_H
+#define GW_MODEL_FIRST_CALLS_H
+
+#include "model/model.h"
+
+/* An op's own host time (its span less its direct children's) from which its call can be a
+ * library's set-up; steady calls of these ops take microseconds. */
+#define GW_LIBRARY_INIT_OWN_NS 10000000
+/* A later call (not its thread's first of that name) is set-up too when its own time is at
+ * least this many times the median of that name's calls on the thread: cuDNN builds a plan
+ * for each new shape on its first use (a second convolution shape: 25.7 ms). */
+#define GW_LIBRARY_INIT_RATIO 10
+
+/* 1 when an op or annotation of this name runs a GPU library (cuDNN, MIOpen, cuBLAS, cuFFT,
+ * cuSOLVER) whose first use sets the library up: convolutions, matrix products, FFTs, linear
+ * algebra, cuDNN RNNs. */
+int gw_host_name_is_library_op(const char *name);
+
+/* Sets GW_HOST_F_LIBRARY_INIT on the CPU ops and annotations that are such a set-up: a
+ * library op's call that puts work on the GPU beneath it (a launch or copy; an op on CPU
+ * tensors does its math on the host), searches no cuDNN algorithm (cudnnFind: the benchmark
+ * search has its own statistics), spends GW_LIBRARY_INIT_OWN_NS or more in its own code, and
+ * is the first of its name on its thread or GW_LIBRARY_INIT_RATIO times that name's median
+ * there. Needs the host events sorted and nested (gw_trace_finish). 0, or -1 on
+ * out-of-memory (no mark set then). */
+int gw_trace_mark_library_init(gw_trace *t);
+
+#endif
