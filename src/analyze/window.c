@@ -430,7 +430,9 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
     }
     trim(t, w, last_start, 0);
 
-    const char *src = step_source_name(t->step_source);
+    char src[96];
+    snprintf(src, sizeof src, "%s%s", step_source_name(t->step_source),
+             t->steps_host_ahead_ns > 0 ? ", on the GPU's timeline: the host ran ahead" : "");
     char range[80];
     if (w->steady_steps == 1)
         snprintf(range, sizeof range, "step #%lld", (long long)w->first_step_number);

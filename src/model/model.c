@@ -12,6 +12,7 @@
 #include "model/corr_index.h"
 #include "model/first_calls.h"
 #include "model/samples.h"
+#include "model/step_lag.h"
 #include "util/checked.h"
 #include "util/grow.h"
 #include "util/phase_timer.h"
@@ -898,6 +899,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     else
         run_gpu_lane(&lane);
     gw_phase_mark("model: GPU lane joined");
+    if (rc == 0 && lane.rc == 0)
+        rc = gw_trace_steps_follow_gpu(t);
     if (rc != 0 || lane.rc != 0) {
         gw_corr_index_drop(t);
         return -1;

@@ -472,6 +472,10 @@ typedef struct gw_trace {
     gw_device *devices;  size_t device_count, device_cap;
     gw_step *steps;      size_t step_count, step_cap;
     gw_step_source step_source;
+    /* Set by gw_trace_finish when the host ran ahead of the GPU (model/step_lag.h): the steps
+     * were moved to the GPU's timeline, and the host began the last step this long before the
+     * GPU began its work. 0: the steps are the markers' own ranges. */
+    gw_ns steps_host_ahead_ns;
     gw_note *notes;      size_t note_count, note_cap;
     gw_event_wait *waits; size_t wait_count, wait_cap; /* sorted by call_correlation once
                                                            finished */

@@ -855,6 +855,61 @@ static void memory_peak_first_in_time(void **state)
     }
 }
 
+/* A loop that never waits for the GPU queues its steps in 2 ms each while the GPU runs each
+ * step's kernel for 100 ms (a closing cudaDeviceSynchronize waits for all): the ProfilerStep
+ * ranges hold none of their own GPU work after the first, so the steps move to the GPU's
+ * timeline, from each step's first GPU work to the next's. With a sync in every step the GPU
+ * keeps pace and the markers stay as they are. */
+static void steps_follow_the_gpu_when_the_host_runs_ahead(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        int synced = variant == 1, untraced = variant == 2;
+        gw_trace *t = fx_trace();
+        gw_ns host_at = 0;
+        for (int k = 0; k < 4; k++) {
+            double gpu_start = 1010 + 100000.0 * k, gpu_end = gpu_start + 99990;
+            if (synced)
+                gpu_start = host_at / 1000.0 + 1010, gpu_end = gpu_start + 99990;
+            double step_start = host_at / 1000.0;
+            double step_end = synced ? gpu_end + 10 : step_start + 2000;
+            fx_step(t, k + 1, step_start, step_end);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", step_start + 1000, step_start + 1010,
+                    (uint64_t)(k + 1));
+            fx_kernel(t, 0, 7, gpu_start, gpu_end, (uint64_t)(k + 1), "ampere_sgemm_128x64_tn");
+            if (synced)
+                fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", step_start + 1010, gpu_end, 0);
+            host_at = FX_US(step_end);
+        }
+        if (!synced)
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 8000, 400000, 0);
+        /* Most of the GPU's work launched by calls the trace lacks: too little to go on. */
+        for (int k = 0; untraced && k < 5; k++)
+            fx_kernel(t, 0, 8, 3000 + 1000.0 * k, 3500 + 1000.0 * k, (uint64_t)(1000 + k), "elementwise");
+        gw_job *job;
+        gw_analysis *a = analyze_with(t, NULL, &job);
+        assert_int_equal(t->step_count, 4);
+        if (!synced && !untraced) {
+            /* the last step began on the host at 6 ms, on the GPU at 301.01 ms */
+            assert_int_equal(t->steps_host_ahead_ns, FX_US(301010 - 6000));
+            assert_int_equal(t->steps[0].start, FX_US(1010));
+            assert_int_equal(t->steps[0].end, FX_US(101010));
+            assert_int_equal(t->steps[2].start, FX_US(201010));
+            assert_int_equal(t->steps[3].end, FX_US(401000));
+            assert_non_null(strstr(a->ranks[0].window.description, "on the GPU's timeline"));
+            /* the window's steps hold their kernels: 100 ms a step, the GPU busy */
+            assert_true(a->ranks[0].step_median_s > 0.099 && a->ranks[0].step_median_s < 0.101);
+            assert_true(a->ranks[0].busy_share > 0.999);
+        } else {
+            assert_int_equal(t->steps_host_ahead_ns, 0);
+            assert_int_equal(t->steps[0].start, 0);
+            assert_int_equal(t->steps[0].end, synced ? FX_US(1010 + 99990 + 10) : FX_US(2000));
+            assert_null(strstr(a->ranks[0].window.description, "GPU's timeline"));
+        }
+        fx_done(a, job);
+    }
+}
+
 /* Two ranks in one job: each gets its own rank row and device rows in order. */
 static void two_ranks(void **state)
 {
@@ -969,6 +1024,7 @@ int main(void)
         cmocka_unit_test(cudnn_searches),
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(memory_peak_first_in_time),
+        cmocka_unit_test(steps_follow_the_gpu_when_the_host_runs_ahead),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
         cmocka_unit_test(empty_inputs),
