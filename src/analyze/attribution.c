@@ -624,6 +624,8 @@ static int thread_raw_build(const gw_trace *t, uint32_t thread, const uint8_t *m
              * goes with the sync, so removing the sync is seen to remove it. The op starts
              * before the call: a plain add, normalised when the set is built. */
             const gw_host_event *op = gw_sync_issuing_op(t, h);
+            if (!gw_sync_op_exists_for_sync(t, op))
+                op = NULL;
             /* ... and so does the Python binding that called it (Tensor.cpu, Tensor.item). */
             if (op && op->parent < t->host_count && t->host[op->parent].kind == GW_HOST_PYTHON) {
                 const char *name = gw_trace_str(t, t->host[op->parent].name_id);

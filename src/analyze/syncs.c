@@ -45,6 +45,11 @@ const gw_host_event *gw_sync_issuing_op(const gw_trace *t, const gw_host_event *
     return op;
 }
 
+int gw_sync_op_exists_for_sync(const gw_trace *t, const gw_host_event *op)
+{
+    return op && op->kind == GW_HOST_CPU_OP && starts_with_aten(t, op);
+}
+
 /* First call stack found on the op, the call, or their ancestors (0 none). */
 static uint32_t stack_of(const gw_trace *t, const gw_host_event *op, const gw_host_event *call)
 {

@@ -762,6 +762,35 @@ static void long_launch_mid_run_is_module_loading(void **state)
     fx_done(a, job);
 }
 
+/* The op that issued a sync goes with it when it exists for the sync (aten::item: its 2 ms
+ * before the call are the sync's); a framework op around one short call does much else (a
+ * compiled graph's CompiledFunctionBackward, 10 ms of compiling beside a 10 µs sync): only
+ * the call and its bubble are the sync's, the rest the host's own work. */
+static void sync_takes_only_ops_that_exist_for_it(void **state)
+{
+    (void)state;
+    for (int framework = 0; framework < 2; framework++) {
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, 1000, 1, "k");
+        /* idle [1000, 13000) */
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, framework ? "CompiledFunctionBackward" : "aten::item", 1000,
+                11000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 10990, 11000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 12990, 13000, 2);
+        fx_kernel(t, 0, 7, 13000, 14000, 2, "k");
+        fx_profile(t, 0, 14000);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        /* the call waited for nothing (the GPU idle since 1000): no bubble */
+        fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], framework ? 10 : 10000);
+        fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], framework ? 9990 : 0);
+        assert_parts_add_up(d);
+        fx_done(a, job);
+    }
+}
+
 /* A GPU library's first op (a cold ResNet's first aten::cudnn_convolution: 141 ms of cuDNN
  * set-up, its later calls 0.03-2 ms) is one-off host work, as start-up calls are: not CPU ops
  * in their own work. So is a later call GW_LIBRARY_INIT_RATIO times its name's median (a new
@@ -1134,6 +1163,7 @@ int main(void)
         cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(library_first_calls_are_one_off),
+        cmocka_unit_test(sync_takes_only_ops_that_exist_for_it),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),
