@@ -399,8 +399,10 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
             r.trace->devices[i].is_amd = 1;
     /* XProf's trace-viewer JSON (jax.profiler's perfetto_trace.json.gz, TensorBoard's
      * *.trace.json.gz) puts GPU kernels and host calls alike in events without a category:
-     * read as Kineto it would be a CPU-only trace, which it is not. Its source is beside it. */
-    if (rc == 0 && r.st.xprof_planes > 0 && r.st.kernels + r.st.copies + r.st.sets + r.st.api_calls == 0)
+     * read as Kineto it would be a CPU-only trace (or one of CUDA calls without GPU records:
+     * uncategorised events named like the CUDA API are read as calls), which it is not. Its
+     * source is beside it. */
+    if (rc == 0 && r.st.xprof_planes > 0 && r.st.kernels + r.st.copies + r.st.sets == 0)
         rc = gw_fail(err, GW_EXIT_BAD_INPUT,
                      "%s: byte %llu: a JAX/TensorFlow (XProf) trace-viewer JSON: its processes are XProf planes "
                      "(/device:GPU:N, /host:CPU) and its events carry no Kineto categories, so GPU work "

@@ -557,7 +557,16 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
             if (!st->uncategorised_gpu_names++ && st->lx)
                 st->uncategorised_gpu_at = gw_json_position(st->lx) + 1;
         }
-        f->cat = GW_KCAT_CPU_OP;
+        /* CUDA API calls named as the APIs name them (an eBPF tracer's Chrome trace of
+         * cuLaunchKernel, cuMemcpyHtoDAsync_v2 ...) are the calls, not operators. */
+        if (f->has_name && f->name_len > 4 && memcmp(f->name, "cuda", 4) == 0 && f->name[4] >= 'A' &&
+            f->name[4] <= 'Z')
+            f->cat = GW_KCAT_RUNTIME;
+        else if (f->has_name && f->name_len > 2 && memcmp(f->name, "cu", 2) == 0 && f->name[2] >= 'A' &&
+                 f->name[2] <= 'Z')
+            f->cat = GW_KCAT_DRIVER;
+        else
+            f->cat = GW_KCAT_CPU_OP;
     }
 
     switch (f->cat) {

@@ -484,6 +484,28 @@ static void test_damaged_fixtures_refused(void **state)
     }
 }
 
+/* A tracer's Chrome trace of CUDA calls without categories (an eBPF monitor's): the calls are
+ * read as CUDA driver and runtime calls, not as operators ("no CUDA API call, the job did not
+ * use a GPU" was said of one); other names stay operators. */
+static void test_uncategorised_cuda_calls(void **state)
+{
+    (void)state;
+    gw_trace *t = load_ok(FIXTURES "uncategorised_cuda_calls.json");
+    size_t driver = 0, runtime = 0, ops = 0, launches = 0;
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *h = &t->host[i];
+        driver += h->kind == GW_HOST_DRIVER;
+        runtime += h->kind == GW_HOST_RUNTIME;
+        ops += h->kind == GW_HOST_CPU_OP;
+        launches += gw_host_is_api_kind(h) && h->api_class == GW_API_LAUNCH;
+    }
+    assert_int_equal(driver, 3);
+    assert_int_equal(runtime, 1);
+    assert_int_equal(ops, 1);
+    assert_int_equal(launches, 1);
+    gw_trace_free(t);
+}
+
 static void test_missing_file_refused(void **state)
 {
     (void)state;
@@ -865,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_foreign_accelerator_counted_not_read),
         cmocka_unit_test(test_stacks_and_correlations_kept_apart),
         cmocka_unit_test(test_damaged_fixtures_refused),
+        cmocka_unit_test(test_uncategorised_cuda_calls),
         cmocka_unit_test(test_missing_file_refused),
         cmocka_unit_test(test_truncated_gzip_refused),
         cmocka_unit_test(test_truncated_large_gzip_refused),
