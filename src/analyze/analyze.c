@@ -127,6 +127,7 @@ typedef struct host_ops_job {
     const gw_trace *t;
     const gw_feeders *feeders;
     const gw_ivset *idle;
+    int other_threads;
     gw_host_ops *out;
     int rc;
 } host_ops_job;
@@ -134,7 +135,7 @@ typedef struct host_ops_job {
 static void *host_ops_thread(void *arg)
 {
     host_ops_job *job = arg;
-    job->rc = gw_host_ops_compute(job->t, job->feeders, job->idle, job->out);
+    job->rc = gw_host_ops_compute(job->t, job->feeders, job->idle, job->other_threads, job->out);
     return NULL;
 }
 
@@ -167,10 +168,13 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]) -
         gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
-    host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY], &ds->host_ops[GW_VIEW_OWN_WORK], -1};
+    double own_s = gw_ns_to_s(gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]));
+    host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY],
+                        ds->own_other_threads_s > 0 && ds->own_other_threads_s >= GW_OTHER_THREADS_LISTED_SHARE * own_s,
+                        &ds->host_ops[GW_VIEW_OWN_WORK], -1};
     pthread_t thread;
     int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
-    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, &ds->host_ops[GW_VIEW_DISPATCH]);
+    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, 1, &ds->host_ops[GW_VIEW_DISPATCH]);
     if (dispatch_rc == 0)
         dispatch_rc = gw_dispatch_calls_compute(t, feeders, &dispatch, ds);
     if (threaded)

@@ -148,7 +148,16 @@ static int sweep_span(const gw_trace *t, const gw_ivset *idle, size_t i, uint32_
  * own merged span: no copy of the spans and no sort (a list of every span, sorted by name,
  * was 24 B a span and the host-ops phase's peak on a dense trace, twice with two views at
  * once). */
-int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, gw_host_ops *out)
+static int is_feeder(const gw_feeders *f, uint32_t thread)
+{
+    for (size_t k = 0; k < f->count; k++)
+        if (f->threads[k] == thread)
+            return 1;
+    return 0;
+}
+
+int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, int other_threads,
+                        gw_host_ops *out)
 {
     memset(out, 0, sizeof *out);
     out->idle_s = idle->count ? gw_ns_to_s(gw_ivset_total(idle)) : 0.0;
@@ -165,7 +174,7 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
         goto out;
     memset(slot_of, 0xff, slot_cap * sizeof *slot_of);
     for (uint32_t th = 0; th < t->thread_count; th++) {
-        if (!same_process(t, f, th))
+        if (other_threads ? !same_process(t, f, th) : !is_feeder(f, th))
             continue;
         thread_cursor c;
         gw_thread_host_range(t, th, &c.next, &c.end);

@@ -283,9 +283,17 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
 
 /* ---- host_ops.c -------------------------------------------------------------------- */
 
-/* The host ops and Python frames of the feeders' process that ran while the GPU was idle
- * in `idle` (an idle-cause set), most covered time first. Returns 0, or -1 on OOM. */
-int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, gw_host_ops *out);
+/* The host ops and Python frames that ran while the GPU was idle in `idle` (an idle-cause
+ * set), most covered time first: the feeding threads', and with other_threads the rest of
+ * their process's too (the dispatch view: "## backward ##" on the loop thread while the
+ * autograd thread launches; the own-work view only when its time came partly from other
+ * threads: a tqdm monitor thread in threading.wait was listed at 100% of a compile's idle).
+ * Returns 0, or -1 on OOM. */
+int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, int other_threads,
+                        gw_host_ops *out);
+/* The own-work view lists the process's other threads when they hold at least this share of
+ * its idle time (78 µs of 320 ms listed a waiting tqdm thread's frames at 100%). */
+#define GW_OTHER_THREADS_LISTED_SHARE 0.05
 
 /* ---- quantile.c -------------------------------------------------------------------- */
 
