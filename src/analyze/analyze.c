@@ -559,6 +559,14 @@ static int build_step_graph(gw_analysis *a, size_t ti, const gw_window *w, const
 {
     const gw_trace *t = a->job->traces[ti];
     note[0] = '\0';
+    /* Steps on the GPU's timeline (the host ran ahead): the graph cuts the loop thread's
+     * chain at step starts, and the host was steps ahead of those instants, so a replay of its
+     * pieces cannot reproduce the steps; the GPU's own work is their path. */
+    if (t->steps_host_ahead_ns > 0 && w->span == GW_SPAN_STEPS && !w->whole_window) {
+        snprintf(note, note_len, "critical path and what-if replays not modelled: the host ran ahead of the GPU, "
+                 "so the steps are the GPU's and its work is their critical path; the gains are estimates");
+        return 0;
+    }
     double cap = a->thresholds.v[GW_T_WHATIF_MAX_EVENTS];
     size_t max_events = cap >= (double)SIZE_MAX ? SIZE_MAX : cap > 0 ? (size_t)cap : 0;
     gw_window part = *w;
