@@ -292,6 +292,11 @@ void gw_verdict_line(gw_analysis *a)
     }
     if (copying && !cause) {
         /* said above */
+    } else if (a->util.state == GW_UTIL_HEALTHY && saving && saving->severity >= GW_SEV_MAJOR &&
+               strcmp(saving->id, "kernel.low_occupancy") == 0) {
+        /* Busy, but in kernels that leave most SMs empty (a loop of <<<1,1>>> kernels): the
+         * busy figure overstates what the GPU does, so not healthy. */
+        append(v, size, "%s%s", "; no idle time, but its kernels leave most of the GPU unused", "");
     } else if (a->util.state == GW_UTIL_HEALTHY) {
         append(v, size, "%s%s", "; healthy: the time is in the kernels themselves (see kernel.hot)", "");
     } else if (cause && strcmp(cause->id, "util.unexplained") == 0 && !any_host_side(a)) {
@@ -363,6 +368,14 @@ void gw_verdict_line(gw_analysis *a)
             if (rule && rule->cause && rule->explains_idle && f->severity >= GW_SEV_MINOR &&
                 !gw_gain_is_one_off(f))
                 recurring = f;
+        }
+        /* With nothing recurring, what the kernels waste, when a major finding says so (a
+         * start-up verdict left out its program's <<<1,1>>> kernel). */
+        for (size_t i = 0; !recurring && !saving && i < a->findings.count; i++) {
+            const gw_finding *f = &a->findings.items[i];
+            const gw_rule *rule = gw_rules_find(f->id);
+            if (rule && rule->cause && !rule->explains_idle && f->severity >= GW_SEV_MAJOR && !gw_gain_is_off_path(f))
+                saving = f;
         }
         if (!recurring)
             snprintf(part, sizeof part, "; beyond one-off costs: no cause above minor");

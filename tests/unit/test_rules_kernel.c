@@ -134,6 +134,11 @@ static void low_occupancy_triggers(void **state)
     assert_float_equal(f->share, 0.76 * 0.5 / 0.8, 1e-9);
     assert_true(fx_evidence_has(f, "time-weighted 0.50 blocks per SM on 80 SMs in steps #2-#9"));
     assert_true(fx_evidence_has(f, "estimated achieved occupancy 12%"));
+    /* Busy 95%, but on half a block per SM: not "healthy", the saving said */
+    assert_int_equal(f->severity, GW_SEV_MAJOR);
+    assert_null(strstr(a->verdict, "healthy"));
+    assert_non_null(strstr(a->verdict, "; no idle time, but its kernels leave most of the GPU unused; biggest "
+                                       "saving: kernels too small to fill the GPU (kernel.low_occupancy, 48%)"));
     fx_free(a);
     gw_job_free(job);
 }

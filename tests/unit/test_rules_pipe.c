@@ -387,6 +387,22 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
     /* Paid once, it is no fix for the loop: the verdict says what recurs, here nothing. */
     assert_non_null(strstr(a->verdict, "; beyond one-off costs: no cause above minor"));
+    assert_null(strstr(a->verdict, "biggest saving"));
+    fx_free(a);
+
+    /* ... and with a major saving in the kernels (a <<<1,1>>> kernel), that saving. */
+    a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+    a->ranks[0].startup_call_s = 0.21;
+    snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaFree");
+    a->ranks[0].kernels.count = 100;
+    a->ranks[0].kernels.total_s = 0.48;
+    a->ranks[0].kernels.fp32_gemm_share = 0.8;
+    f = fx_run(a, "pipe.cpu_bound");
+    assert_non_null(f);
+    assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
+    assert_non_null(strstr(a->verdict, "; beyond one-off costs: no cause above minor; biggest saving: matrix work "
+                                       "in FP32 (kernel.fp32_math, "));
     fx_free(a);
 
     /* The same start-up beside 15% of the window waiting for data: the verdict names the
