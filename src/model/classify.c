@@ -135,7 +135,14 @@ static int cu_copy_blocks(const char *name, size_t len)
 
 int gw_frame_is_runtime(const char *symbol, const char *module)
 {
-    if (!symbol || !*symbol || strncmp(symbol, "0x", 2) == 0 || strncmp(symbol, "libcudart_static_", 17) == 0)
+    /* cudart linked statically lives in the program's own module: its internal symbols
+     * (__cudart516, cudart::globalState::...) are the runtime's code, not the program's. */
+    if (!symbol || !*symbol || strncmp(symbol, "0x", 2) == 0 || strncmp(symbol, "libcudart_static_", 17) == 0 ||
+        strncmp(symbol, "__cudart", 8) == 0 || strncmp(symbol, "cudart::", 8) == 0)
+        return 1;
+    /* ... and so are its API functions there (cudaGetDeviceProperties creating the context);
+     * a program's own cudaCheckError is not one the API table knows. */
+    if (strncmp(symbol, "cu", 2) == 0 && gw_classify_api(symbol, NULL, NULL) != GW_API_OTHER)
         return 1;
     return gw_module_is_runtime(module);
 }

@@ -21,7 +21,7 @@ int gw_api_is_release(const char *name);
 
 /* 1 when a sampled call-stack frame is not the program's own code: the OS kernel, the C and
  * C++ runtimes, the dynamic loader, the CUDA driver and runtime (also cudart linked
- * statically: libcudart_static_*), a profiler's injection libraries, the Python interpreter;
+ * statically: libcudart_static_*, __cudart*, cudart::*), a profiler's injection libraries, the Python interpreter;
  * or a symbol the sampler could not resolve ("0x7f..."). module: the library's or program's
  * path, "" unknown. */
 int gw_frame_is_runtime(const char *symbol, const char *module);

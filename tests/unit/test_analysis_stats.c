@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "analyze/stats.h"
+#include "model/classify.h"
 
 static gw_analysis *analyze_with(gw_trace *t, const gw_thresholds *th, gw_job **job_out)
 {
@@ -176,6 +177,22 @@ static void cut_head_names_sampled_code(void **state)
                                                    "CPU samples before the first op: fill_input 75%"));
         fx_done(a, job);
     }
+}
+
+/* Which sampled frames are the program's own code: cudart linked statically is in the
+ * program's module, but its symbols (__cudart516 in two public exports) are the runtime's. */
+static void static_cudart_frames_are_runtime(void **state)
+{
+    (void)state;
+    assert_true(gw_frame_is_runtime("__cudart516", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("cudart::globalState::initializeDriver", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("libcudart_static_4d8b3", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("cudaGetDeviceProperties", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("cudaMalloc", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+    assert_false(gw_frame_is_runtime("main", "/home/u/hw/a.out"));
+    assert_false(gw_frame_is_runtime("cudaCheckError", "/home/u/hw/a.out")); /* the program's helper */
+    assert_false(gw_frame_is_runtime("fill_input", ""));
 }
 
 /* A query made as the process loads (cuModuleGetLoadingMode, 2 µs, 425 ms before the first
@@ -1025,6 +1042,7 @@ int main(void)
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(memory_peak_first_in_time),
         cmocka_unit_test(steps_follow_the_gpu_when_the_host_runs_ahead),
+        cmocka_unit_test(static_cudart_frames_are_runtime),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
         cmocka_unit_test(empty_inputs),
