@@ -4,6 +4,7 @@
 #include "ingest/nsys_sqlite_reader.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ingest/nsys_link.h"
@@ -382,33 +383,148 @@ long gw_nsys_read_memset(gw_nsys_db *d)
     return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
 }
 
+/* One cudaEventRecord as CUPTI_ACTIVITY_KIND_CUDA_EVENT gives it. */
+typedef struct event_record {
+    int64_t pid, event, corr;   /* the process, its event id, the record call's raw correlation */
+    int64_t stream;
+} event_record;
+
+static int cmp_record(const void *pa, const void *pb)
+{
+    const event_record *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->event != b->event)
+        return a->event < b->event ? -1 : 1;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/* The event records of the export, sorted (pid, event, correlation); *count 0 when the table
+ * or its columns are missing. 0, or -1 (error set). *out owned by the caller. */
+static int read_event_records(gw_nsys_db *d, event_record **out, size_t *count)
+{
+    static const char T[] = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+    *out = NULL;
+    *count = 0;
+    if (!gw_nsys_has_table(d, T) || !gw_nsys_has_column(d, T, "eventId") ||
+        !gw_nsys_has_column(d, T, "correlationId") || !gw_nsys_has_column(d, T, "streamId"))
+        return 0;
+    char c[64], sql[256];
+    snprintf(sql, sizeof sql, "SELECT %s, eventId, correlationId, streamId FROM %s",
+             gw_nsys_col(d, T, "globalPid", "0", c, sizeof c), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_type(st, 1) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL)
+            continue;
+        if (*count == cap) {
+            size_t new_cap = cap ? cap * 2 : 64;
+            event_record *grown = realloc(*out, new_cap * sizeof *grown);
+            if (!grown) {
+                free(*out);
+                *out = NULL;
+                return oom(d, st);
+            }
+            *out = grown;
+            cap = new_cap;
+        }
+        (*out)[(*count)++] = (event_record){gw_nsys_pid(sqlite3_column_int64(st, 0)), sqlite3_column_int64(st, 1),
+                                            sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
+    }
+    sqlite3_finalize(st);
+    if (gw_nsys_step_done(d, rc, T) != 0) {
+        free(*out);
+        *out = NULL;
+        *count = 0;
+        return -1;
+    }
+    if (*count > 1)
+        qsort(*out, *count, sizeof **out, cmp_record);
+    return 0;
+}
+
+/* The record a wait on (pid, event) made by the call of raw correlation corr waited for: the
+ * last record of that event before the call (correlation ids rise with the calls of a
+ * process); NULL none. */
+static const event_record *record_waited(const event_record *r, size_t n, int64_t pid, int64_t event, int64_t corr)
+{
+    size_t lo = 0, hi = n; /* the first record not before (pid, event, corr) */
+    event_record key = {pid, event, corr, 0};
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_record(&r[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || r[lo - 1].pid != pid || r[lo - 1].event != event)
+        return NULL;
+    return &r[lo - 1];
+}
+
 long gw_nsys_read_sync(gw_nsys_db *d)
 {
     static const char T[] = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!gw_nsys_has_table(d, T))
         return 0;
     /* syncType is deliberately not read: its numbers mean different things in different
-     * nsys versions. gw_nsys_link_api classifies each record by the API call it belongs to. */
-    char common[256], sql[512];
+     * nsys versions. gw_nsys_link_api classifies each record by the API call it belongs to.
+     * eventId (an event sync's or a stream's wait on an event) joins the event's record in
+     * CUPTI_ACTIVITY_KIND_CUDA_EVENT: which work the call waited for (the step graph's
+     * edges; without it a cudaEventSynchronize after a run of kernels waited for nothing). */
+    char common[256], sql[512], ev[64];
     if (common_columns(d, T, common, sizeof common) != 0)
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: query too long", d->path);
-    snprintf(sql, sizeof sql, "SELECT %s FROM %s", common, T);
-    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
-    if (!st)
+    event_record *records = NULL;
+    size_t record_count = 0;
+    if (gw_nsys_has_column(d, T, "eventId") && read_event_records(d, &records, &record_count) != 0)
         return -1;
+    snprintf(sql, sizeof sql, "SELECT %s, %s FROM %s", common,
+             record_count ? gw_nsys_col(d, T, "eventId", "NULL", ev, sizeof ev) : "NULL", T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st) {
+        free(records);
+        return -1;
+    }
     uint32_t name = gw_trace_intern(d->trace, "Synchronization", strlen("Synchronization"));
-    if (name == UINT32_MAX)
+    if (name == UINT32_MAX) {
+        free(records);
         return oom(d, st);
+    }
     long rows = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         gw_gpu_event *e = gw_trace_add_gpu(d->trace);
-        if (!e)
+        if (!e) {
+            free(records);
             return oom(d, st);
+        }
         fill_common(d, st, e, GW_GPU_SYNC);
         e->name_id = name;
         rows++;
+        int64_t event = sqlite3_column_int64(st, C_FIRST_SPECIFIC);
+        if (!record_count || sqlite3_column_type(st, C_FIRST_SPECIFIC) == SQLITE_NULL || event < 0 ||
+            event >= NSYS_NO_ID || e->correlation == GW_NO_CORRELATION)
+            continue;
+        int64_t pid = gw_nsys_pid(sqlite3_column_int64(st, C_PID));
+        const event_record *rec =
+            record_waited(records, record_count, pid, event, sqlite3_column_int64(st, C_CORR));
+        if (!rec)
+            continue;
+        gw_event_wait *w = gw_trace_add_wait(d->trace);
+        if (!w) {
+            free(records);
+            return oom(d, st);
+        }
+        w->call_correlation = e->correlation;
+        w->record_correlation = gw_nsys_corr(d, pid, rec->corr);
+        w->record_stream = stream_id(rec->stream);
+        w->wait_stream = e->stream; /* a stream made to wait; GW_NO_STREAM: the host waits */
     }
     sqlite3_finalize(st);
+    free(records);
     return gw_nsys_step_done(d, rc, T) == 0 ? rows : -1;
 }

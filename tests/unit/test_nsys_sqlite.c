@@ -177,6 +177,28 @@ static void check_dlprof_root(const char *path)
             sync_pageable += !(t->gpu[i].flags & GW_GPU_F_ASYNC);
         }
     assert_int_equal(sync_pageable, 1);
+    /* Event waits: each event sync (15 cudaEventSynchronize, the host waiting) and stream
+     * wait (40 cudaStreamWaitEvent) joins the last cudaEventRecord of its event before it
+     * (CUPTI_ACTIVITY_KIND_CUDA_EVENT), the step graph's edge to the work it waited for. */
+    assert_int_equal(t->wait_count,
+                     count_of(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s WHERE s.eventId < "
+                                    "4294967295 AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT e WHERE "
+                                    "e.eventId = s.eventId AND e.globalPid = s.globalPid AND e.correlationId < "
+                                    "s.correlationId)"));
+    assert_int_equal(t->wait_count, 55);
+    size_t host_waits = 0;
+    for (size_t i = 0; i < t->wait_count; i++) {
+        const gw_event_wait *w = &t->waits[i];
+        host_waits += w->wait_stream == GW_NO_STREAM;
+        long rec = gw_trace_host_by_corr(t, w->record_correlation);
+        long call = gw_trace_host_by_corr(t, w->call_correlation);
+        assert_true(rec >= 0 && call >= 0);
+        assert_non_null(strstr(gw_trace_str(t, t->host[rec].name_id), "cudaEventRecord"));
+        assert_true(t->host[rec].start < t->host[call].start);
+        if (w->wait_stream == GW_NO_STREAM)
+            assert_non_null(strstr(gw_trace_str(t, t->host[call].name_id), "cudaEventSynchronize"));
+    }
+    assert_int_equal(host_waits, 15);
     /* emit_nvtx op ranges are annotations; none of them is a training step. Of its 82 ranges
      * two were left open (pyprof markers that nsys ends at the session's end): 80 read. */
     assert_int_equal(c.host[GW_HOST_ANNOTATION], 80);
