@@ -118,7 +118,7 @@ int gw_host_is_allocator(const gw_host_event *h)
 int gw_host_issues_gpu_work(const gw_host_event *h)
 {
     return is_api(h) && (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_MEMCPY ||
-                         h->api_class == GW_API_MEMSET);
+                         h->api_class == GW_API_MEMSET || h->api_class == GW_API_PREFETCH);
 }
 
 gw_ns gw_first_gpu_work(const gw_trace *t)
@@ -131,7 +131,11 @@ gw_ns gw_first_gpu_work(const gw_trace *t)
 
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
 {
-    if (!is_api(h) || h->start >= first_gpu_work)
+    /* A prefetch of managed memory is never the process's first call (its memory was
+     * allocated before): its time before its migrations is the driver mapping the range (a
+     * 4 GiB cudaMemPrefetchAsync: 588 ms), the same in its identical second call, not the
+     * context being created. */
+    if (!is_api(h) || h->start >= first_gpu_work || h->api_class == GW_API_PREFETCH)
         return 0;
     /* Before the GPU has done anything no call waits on it: a millisecond there is the
      * context being created (the process's first CUDA call, whatever it is: a 4.7 ms

@@ -159,7 +159,7 @@ int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
  * library up (GW_HOST_F_LIBRARY_INIT): the attribution's one-off host work. The step graph keeps such a launch a launch (its critical
  * path counts launch calls as launches, as HTA's does). */
 int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work);
-/* 1 for a CUDA call that puts work on the GPU (launch, copy, memset). */
+/* 1 for a CUDA call that puts work on the GPU (launch, copy, memset, prefetch of managed memory). */
 int gw_host_issues_gpu_work(const gw_host_event *h);
 /* One byte per host event: 1 when it dispatches GPU work: calls that put work on the GPU are
  * nested beneath it on its thread and its own time (beyond its children) is at most `ratio`

@@ -84,6 +84,9 @@ static const api_rule API_RULES[] = {
     {"cuLibraryLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
     {"cuLinkComplete", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
     {"hipModuleLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaPeekAtLastError", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaDeviceGet", GW_API_GETTER, GW_SYNC_UNKNOWN, 0, 0},
@@ -406,7 +409,7 @@ const char *gw_sync_kind_name(gw_sync_kind s)
 const char *gw_api_class_name(gw_api_class c)
 {
     static const char *const names[] = {"other", "launch", "memcpy", "memset", "sync",
-                                        "alloc", "free", "event", "getter", "module_load"};
+                                        "alloc", "free", "event", "getter", "module_load", "prefetch"};
     return (unsigned)c < GW_API_CLASS_COUNT ? names[c] : "other";
 }
 
