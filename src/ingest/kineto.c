@@ -421,6 +421,15 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
                      "(prof.export_chrome_trace) or profile with nsys",
                      path, (unsigned long long)(r.st.uncategorised_gpu_at ? r.st.uncategorised_gpu_at - 1 : 0),
                      (unsigned long long)r.st.uncategorised_gpu_names);
+    /* Not one element with a phase: a JSON array of something else (a Triton server's
+     * request timestamps), not an empty profile. */
+    if (rc == 0 && r.st.events > 0 && r.st.without_phase == r.st.events)
+        rc = gw_fail(err, GW_EXIT_BAD_INPUT,
+                     "%s: byte %llu: not a Kineto or Chrome trace: none of its %llu elements has a \"ph\" (event "
+                     "phase) field, so they are not trace events (a server's request log? give gpuwhy the "
+                     "torch.profiler or nsys trace of the job)",
+                     path, (unsigned long long)(r.st.without_phase_at ? r.st.without_phase_at - 1 : 0),
+                     (unsigned long long)r.st.events);
     if (rc == 0 && gw_kineto_events_done(&r.st) != 0)
         rc = gw_fail(err, GW_EXIT_INTERNAL, "%s: out of memory", path);
     if (rc == 0 && gw_trace_finish_filling_host(r.trace, gw_kineto_fill_host, &r.st) != 0)

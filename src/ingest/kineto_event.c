@@ -526,6 +526,8 @@ static int note_profile_span(gw_kineto_state *st, const gw_kfields *f)
 static int commit(gw_kineto_state *st, gw_kfields *f)
 {
     st->events++;
+    if (f->ph == 0 && !st->without_phase++ && st->lx)
+        st->without_phase_at = gw_json_position(st->lx) + 1;
 
     if (f->ph == 'i') {
         if (f->has_name && cstr_is(f->name, f->name_len, "[memory]") &&
@@ -871,6 +873,9 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->no_timestamp += part->no_timestamp;
     into->xprof_planes += part->xprof_planes;
     into->uncategorised_gpu_names += part->uncategorised_gpu_names;
+    into->without_phase += part->without_phase;
+    if (!into->without_phase_at)
+        into->without_phase_at = part->without_phase_at;
     /* The parts are absorbed in file order: the first one seen is the file's first. */
     if (!into->xprof_plane_at)
         into->xprof_plane_at = part->xprof_plane_at;
@@ -889,6 +894,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->negative_durations = part->profiler_ranges = part->gpu_annotations = part->no_timestamp = 0;
     part->foreign_device_events = part->foreign_runtime_calls = part->xprof_planes = 0;
     part->uncategorised_gpu_names = part->xprof_plane_at = part->uncategorised_gpu_at = 0;
+    part->without_phase = part->without_phase_at = 0;
     part->foreign_accel = NULL;
     return 0;
 }

@@ -64,8 +64,11 @@ typedef struct gw_kineto_state {
     /* Complete events without a category named like GPU activity ("void ...kernel<...>(...)",
      * "[MEMCPY] HtoD"): a tool's own export of GPU records, not the autograd profiler's ops. */
     uint64_t uncategorised_gpu_names;
+    /* Elements without a "ph" (event phase): not Chrome trace events at all (a Triton
+     * server's request trace is an array of {"id", "timestamps"} objects). */
+    uint64_t without_phase;
     /* Where the first of each ends in the file, + 1 (0: none), for the refusal's byte. */
-    uint64_t xprof_plane_at, uncategorised_gpu_at;
+    uint64_t xprof_plane_at, uncategorised_gpu_at, without_phase_at;
     /* Complete events of another accelerator (GW_KCAT_IS_FOREIGN): its device activity and
      * runtime calls, and the first one's accelerator (static text, NULL none seen). */
     uint64_t foreign_device_events, foreign_runtime_calls;

@@ -476,6 +476,8 @@ static void test_damaged_fixtures_refused(void **state)
         {FIXTURES "damaged_missing_comma.json", "byte 28: expected ',' or '}'"},
         /* A custom CUPTI tool's export: no categories, GPU names (a public file was "CPU-only"). */
         {FIXTURES "uncategorised_gpu_names.json", "3 of them are named like GPU activity"},
+        /* A Triton server's request trace: objects without "ph" (was "no events to analyse"). */
+        {FIXTURES "damaged_no_phase.json", "byte 70: not a Kineto or Chrome trace: none of its 2 elements has a \"ph\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *msg = load_refused(cases[i].file);
