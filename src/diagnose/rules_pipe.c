@@ -290,9 +290,9 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_rules_fix(f,
                          "Ops do their work on the CPU while the GPU waits (the ops above spend far more "
                          "time on the host than in launching GPU work): keep their tensors on the GPU "
-                         "(device='cuda'), drop .cpu()/.numpy() round trips, move the optimizer and metrics "
-                         "to the GPU (foreach/fused); re-profile the same steps: these ops' host time "
-                         "should shrink to their launches.");
+                         "(device='cuda'), drop .cpu()/.numpy() round trips%s; re-profile the same steps: "
+                         "these ops' host time should shrink to their launches.",
+                         r->training_ops > 0 ? ", move the optimizer and metrics to the GPU (foreach/fused)" : "");
         } else if (other >= 0.5) {
             gw_rules_fix(f,
                          "The feeding thread waits while other threads of the process work (the ops "
@@ -315,12 +315,17 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "with a CPU profiler (perf record -g, nsys profile --sample=cpu); re-profile after "
                          "each change.");
         } else {
+            /* Only the moves this job can make: preprocessing goes to DataLoader workers when
+             * the loop loads its own batches (none named when it has no DataLoader or already
+             * has workers), the optimizer to the GPU when it trains. */
+            int loads_itself = r->dataloader_s > 0 && r->single_process_loader;
+            int trains = r->training_ops > 0;
             gw_rules_fix(f,
-                         "Take host work off the GPU's critical path: preprocessing into DataLoader "
-                         "workers, Python loops vectorised or moved to the GPU, optimizer and metrics on "
-                         "the GPU (foreach/fused optimizers), logging every N steps. Find the host hot "
-                         "spots with py-spy top --pid <training pid> and re-profile the same steps after "
-                         "each change.");
+                         "Take host work off the GPU's critical path: %sPython loops vectorised or moved "
+                         "to the GPU, %slogging every N steps. Find the host hot spots with py-spy top "
+                         "--pid <pid> and re-profile the same steps after each change.",
+                         loads_itself ? "preprocessing into DataLoader workers (num_workers > 0), " : "",
+                         trains ? "optimizer and metrics on the GPU (foreach/fused optimizers), " : "");
         }
         if (startup >= 0.5)
             gw_gain_one_off(f, r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"

@@ -467,6 +467,36 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     fx_free(a);
 }
 
+/* The general fix names only the moves the job can make: DataLoader workers when the loop
+ * loads its own batches (not for a trace without a DataLoader, nor one with workers already),
+ * the optimizer on the GPU when it trains (not for inference: a DeepSeek inference trace was
+ * told to use fused optimizers and DataLoader workers). */
+static void cpu_bound_general_fix_fits_the_job(void **state)
+{
+    (void)state;
+    for (int training = 0; training < 2; training++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+        own_work_ops(a, "forward", 0.2, "aten::linear", 0.1);
+        a->devices[0].own_cpu_op_s = 0.05; /* mostly Python */
+        a->ranks[0].training_ops = training ? 40 : 0;
+        a->ranks[0].dataloader_s = training ? 0.05 : 0;
+        a->ranks[0].single_process_loader = training;
+        const gw_finding *f = fx_run(a, "pipe.cpu_bound");
+        assert_non_null(f);
+        assert_non_null(strstr(f->fix, "Take host work off the GPU's critical path: "));
+        assert_non_null(strstr(f->fix, "Python loops vectorised"));
+        if (training) {
+            assert_non_null(strstr(f->fix, "preprocessing into DataLoader workers"));
+            assert_non_null(strstr(f->fix, "fused optimizers"));
+        } else {
+            assert_null(strstr(f->fix, "DataLoader"));
+            assert_null(strstr(f->fix, "optimizer"));
+        }
+        fx_free(a);
+    }
+}
+
 /* The same causes said in the job's terms: PyTorch, JAX (an XPlane profile showing jax's own
  * calls), or plain CUDA (an nsys export of a C++ program). */
 static void cpu_bound_fix_speaks_the_jobs_language(void **state)
@@ -559,6 +589,7 @@ int main(void)
         cmocka_unit_test(cpu_bound_verdict_op_by_its_cover),
         cmocka_unit_test(cpu_bound_fix_fits_the_ops),
         cmocka_unit_test(cpu_bound_fix_speaks_the_jobs_language),
+        cmocka_unit_test(cpu_bound_general_fix_fits_the_job),
         cmocka_unit_test(cpu_bound_share_is_its_cause_only),
         cmocka_unit_test(cpu_bound_twin_under_minor),
     };
