@@ -109,6 +109,10 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                                "all) but no kernel, copy or set was recorded: the GPU's activity records were "
                                "lost or never flushed", launch_text, launches == 1 ? "" : "es", copy_text,
                             copies == 1 ? "" : "s", calls);
+        if (t && (t->has & GW_HAS_WSL))
+            gw_finding_evidence(f, "the capture was made under WSL2 (the export's kernel release says so), where "
+                                   "CUDA runs through the Windows driver: an export from it can hold the calls "
+                                   "without the GPU's records even when the process ends normally");
         return MISSING_RECORDS_LOST;
     }
     /* A few set-up calls while the profiler itself says its CUDA tracing failed: the failure
@@ -208,6 +212,14 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "GPU (torch.cuda.is_available() and tensor.device in PyTorch; the GPU backend or "
                          "target the program was built for, as a CPU fallback initialises CUDA and then "
                          "computes on the CPU); then re-profile.");
+            continue;
+        }
+        if (why == MISSING_RECORDS_LOST && t && (t->has & GW_HAS_WSL)) {
+            gw_rules_fix(f,
+                         "The calls were traced but the GPU's records of them never arrived, in a capture made "
+                         "under WSL2: profile the same program on native Linux (or with a newer driver and "
+                         "nsys on WSL2); if the process was cut short, let it end normally or call "
+                         "cudaDeviceSynchronize() and cudaProfilerStop() before it exits; then re-profile.");
             continue;
         }
         if (why == MISSING_RECORDS_LOST) {

@@ -371,6 +371,22 @@ static void read_session_start(gw_nsys_db *d)
         d->trace->clock_offset_ns = query_int(d, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", 0);
 }
 
+/* A capture under WSL2 (its kernel release says "microsoft-standard-WSL2"): CUDA there runs
+ * through the Windows driver, and an export from it can hold the CUDA calls without the GPU's
+ * records of them, which data.none then says. */
+static void read_platform(gw_nsys_db *d)
+{
+    static const char T[] = "TARGET_INFO_SYSTEM_ENV";
+    if (!gw_nsys_has_table(d, T) || !gw_nsys_has_column(d, T, "name") || !gw_nsys_has_column(d, T, "value"))
+        return;
+    d->trace->has |= query_int(d,
+                               "SELECT count(*) FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'SoftwareReleaseVersion' "
+                               "AND value LIKE '%microsoft%' AND value LIKE '%WSL%'",
+                               0) > 0
+                         ? GW_HAS_WSL
+                         : 0u;
+}
+
 /* nsys's diagnostic text as quoted in a note: control bytes (its messages hold newlines and
  * tabs; a hostile file could hold terminal escapes) become spaces, and a message too long for
  * a note is cut with "...". */
@@ -996,6 +1012,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
     if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
         return -1;
     read_session_start(d);
+    read_platform(d);
     read_capture_range(d);
     decide_correlation(d);
     reserve_events(d, file_size);

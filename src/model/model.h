@@ -429,6 +429,8 @@ typedef struct gw_note {
  * nvkernel_..., __omp_offloading_...; set by gw_trace_finish): fixes speak of compute and data
  * regions, which such a program controls, not of CUDA calls, which its runtime makes. */
 #define GW_HAS_OFFLOAD     0x800u
+/* Captured under WSL2 (nsys TARGET_INFO_SYSTEM_ENV): CUDA through the Windows driver. */
+#define GW_HAS_WSL         0x1000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

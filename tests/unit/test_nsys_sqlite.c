@@ -1062,9 +1062,44 @@ static void faulting_kernel_is_said(void **state)
     gw_job_free(job);
 }
 
+/* An export from WSL2 whose CUDA calls have no GPU records (two public exports: the process
+ * ended normally inside the capture): data.none says where it was made and asks for native
+ * Linux, not only for the flush; the same export made elsewhere gets the flush advice alone. */
+static void wsl2_export_without_gpu_records(void **state)
+{
+    (void)state;
+    for (int wsl = 0; wsl < 2; wsl++) {
+        const char *path = build_fixture("schema3_enums");
+        exec_sql(path, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
+                       "CREATE TABLE IF NOT EXISTS TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, "
+                       "name TEXT, nameEnum INTEGER, value TEXT)");
+        if (wsl)
+            exec_sql(path, "INSERT INTO TARGET_INFO_SYSTEM_ENV (name, value) VALUES "
+                           "('SoftwareReleaseVersion', '6.6.87.1-microsoft-standard-WSL2')");
+        else
+            exec_sql(path, "INSERT INTO TARGET_INFO_SYSTEM_ENV (name, value) VALUES "
+                           "('SoftwareReleaseVersion', '6.8.0-45-generic')");
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
+        assert_int_equal((job->traces[0]->has & GW_HAS_WSL) != 0, wsl);
+        const gw_finding *none = gw_findings_get(&a->findings, "data.none");
+        assert_non_null(none);
+        assert_non_null(strstr(none->title, "none of it was recorded"));
+        int said = 0;
+        for (size_t i = 0; i < none->evidence_count; i++)
+            said |= strstr(none->evidence[i], "the capture was made under WSL2") != NULL;
+        assert_int_equal(said, wsl);
+        assert_int_equal(strstr(none->fix, "native Linux") != NULL, wsl);
+        assert_non_null(strstr(none->fix, "cudaProfilerStop"));
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(wsl2_export_without_gpu_records),
         cmocka_unit_test(dlprof_root_schema2),
         cmocka_unit_test(faulting_kernel_is_said),
         cmocka_unit_test(empty_device_row_takes_its_models_figures),
