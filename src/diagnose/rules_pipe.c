@@ -11,6 +11,9 @@
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 
+/* Copies whose bytes add up to less than this are too small to quote a transfer rate for. */
+#define GW_RATE_MIN_BYTES (1024.0 * 1024.0)
+
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_PAGEABLE_PER_STEP];
@@ -84,11 +87,14 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s of them shorter than 1 µs (%s in all): sub-microsecond noise, "
                                    "one line here where nsys lists each", nn, nb);
         }
-        /* The pageable copies' own rate: all HtoD copies together would mix in pinned ones. */
-        if (c->pageable_gbps[GW_COPY_HTOD] > 0)
-            gw_finding_evidence(f, "pageable HtoD copies reach %.1f GB/s (pinned copies typically reach "
-                                   "2-3x pageable)", c->pageable_gbps[GW_COPY_HTOD]);
-        else if (c->gbps[GW_COPY_HTOD] > 0)
+        /* The pageable copies' own rate: all HtoD copies together would mix in pinned ones. A
+         * rate of a few small copies is their latency, not the link's ("0.0 GB/s" for one 4-byte
+         * copy): quoted from GW_RATE_MIN_BYTES on. */
+        if (c->pageable_gbps[GW_COPY_HTOD] > 0) {
+            if (c->pageable_bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES)
+                gw_finding_evidence(f, "pageable HtoD copies reach %.1f GB/s (pinned copies typically reach "
+                                       "2-3x pageable)", c->pageable_gbps[GW_COPY_HTOD]);
+        } else if (c->gbps[GW_COPY_HTOD] > 0 && c->bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES)
             gw_finding_evidence(f, "HtoD copies (all kinds) reach %.1f GB/s (pinned copies typically reach "
                                    "2-3x pageable)", c->gbps[GW_COPY_HTOD]);
         if (c->pageable_via_driver > 0)

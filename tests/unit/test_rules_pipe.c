@@ -48,6 +48,15 @@ static void pageable_copy_triggers(void **state)
     assert_true(fx_evidence_has(f, "pageable HtoD copies reach 2.9 GB/s"));
     assert_false(fx_evidence_has(f, "all kinds"));
     fx_free(a);
+
+    /* A rate of one 4-byte copy is its latency: no rate said ("reach 0.0 GB/s" was). */
+    a = pageable();
+    a->ranks[0].copies.pageable_bytes[GW_COPY_HTOD] = 4;
+    a->ranks[0].copies.pageable_gbps[GW_COPY_HTOD] = 0.00002;
+    f = fx_run(a, "pipe.pageable_copy");
+    assert_non_null(f);
+    assert_false(fx_evidence_has(f, "GB/s"));
+    fx_free(a);
 }
 
 /* A fix speaks the job's language: PyTorch's for a PyTorch job, CUDA's for a plain CUDA or
