@@ -395,6 +395,11 @@ typedef struct gw_rank_stats {
                                     startup_call_s; 0 none */
     char library_init_op[64];    /* the longest one's name ("aten::cudnn_convolution") */
     double library_init_longest_s; /* and its time in the window */
+    double driver_init_s;        /* the CUDA driver's ioctl calls (nsys OS-runtime trace) before
+                                    the GPU's first work on threads that make CUDA calls, outside
+                                    every one-off call or op: the GPU opened and the context made
+                                    inside the first op that touched CUDA (a Tensor.cuda range of
+                                    1.27 s with no CUDA call traced); 0 none */
     double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
                                     call (which also creates the context): pinning or reserving
                                     memory (cudaHostAlloc of large buffers), not initialisation */

@@ -410,6 +410,11 @@ static void stats_gate_wait(window_stats_job *job)
 
 enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS_HOST_PASSES, STATS_UNITS };
 
+static int is_api_call(const gw_host_event *h)
+{
+    return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
+}
+
 /* A GPU library's set-up being counted (host_passes): the op's time in the window less the
  * start-up CUDA calls inside it, which count as start-up calls (a context created or a module
  * loaded in the op's first launch is CUDA's start-up, not the library's). */
@@ -445,6 +450,16 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
     uint32_t thread = UINT32_MAX;
     gw_ns first_work = gw_first_gpu_work(t), longest = 0, library_longest = 0;
     library_setup library = {INT64_MIN, 0, 0};
+    gw_ns one_off_until = INT64_MIN; /* the thread's one-off call or op seen last ends here */
+    /* Threads that make CUDA calls: their ioctls before the GPU's first work are the driver's
+     * (without memory for the list, none is counted). */
+    uint8_t *cuda_threads = NULL;
+    if ((t->has & GW_HAS_OSRT) && first_work != INT64_MAX) {
+        cuda_threads = calloc(t->thread_count ? t->thread_count : 1, 1);
+        for (size_t i = 0; cuda_threads && i < t->host_count; i++)
+            if (is_api_call(&t->host[i]) && t->host[i].thread < t->thread_count)
+                cuda_threads[t->host[i].thread] = 1;
+    }
     gw_ns earliest = INT64_MAX;     /* the first start-up call in the window that needs a context, */
     double earliest_alloc_s = 0;    /* and its time when it is an allocation */
     for (size_t i = 0; i < t->host_count; i++) {
@@ -458,7 +473,23 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         if (h->thread != thread) {
             thread = h->thread;
             covered_until = INT64_MIN;
+            one_off_until = INT64_MIN;
             library_setup_flush(t, &library, &library_longest, r);
+        }
+        if (h->kind == GW_HOST_OSRT && h->start < first_work && h->end > r->window.start_ns &&
+            h->start < r->window.end_ns && h->end > one_off_until && cuda_threads && h->thread < t->thread_count &&
+            cuda_threads[h->thread]) {
+            const char *name = gw_trace_str(t, h->name_id);
+            if (name && strcmp(name, "ioctl") == 0) {
+                gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
+                if (s < one_off_until)
+                    s = one_off_until;
+                gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+                if (e > first_work)
+                    e = first_work;
+                if (e > s)
+                    r->driver_init_s += gw_ns_to_s(e - s);
+            }
         }
         if ((h->flags & GW_HOST_F_CUDNN_FIND) && h->start >= r->window.start_ns && h->start < r->window.end_ns &&
             h->start >= covered_until) {
@@ -470,6 +501,8 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             continue;
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
         gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        if (e > one_off_until)
+            one_off_until = e;
         if (h->flags & GW_HOST_F_LIBRARY_INIT) {
             if (library.until != INT64_MIN && e <= library.until)
                 continue; /* nested in the set-up being counted: counted once, the outermost */
@@ -497,6 +530,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         }
     }
     library_setup_flush(t, &library, &library_longest, r);
+    free(cuda_threads);
     r->startup_alloc_s -= earliest_alloc_s;
     if (r->startup_alloc_s < 0)
         r->startup_alloc_s = 0;

@@ -187,7 +187,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r));
         /* CUDA calls before the GPU's first work (context creation, module loading), and the
          * GPU libraries' set-up in their first calls. */
-        double startup_s = r->startup_call_s + r->library_init_s;
+        double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s;
         double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
         if (startup > 1)
             startup = 1;
@@ -199,9 +199,10 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             python = 1.0 - cpu_op - other - startup;
             if (python < 0)
                 python = 0;
-            char su[64] = "";
+            char su[128] = "";
             if (startup > 0)
-                snprintf(su, sizeof su, ", start-up CUDA calls%s %.0f%%",
+                snprintf(su, sizeof su, ", start-up CUDA calls%s%s %.0f%%",
+                         r->driver_init_s > 0 ? (r->library_init_s > 0 ? ", driver set-up" : " and driver set-up") : "",
                          r->library_init_s > 0 ? " and first library calls" : "", startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
                                    "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
@@ -225,6 +226,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                        "memory, e.g. cudaHostAlloc of large buffers): set-up, paid once too",
                                     d_s);
             }
+        }
+        if (r->driver_init_s > 0) {
+            char d_s[32];
+            gw_rules_fmt_duration(r->driver_init_s, d_s, sizeof d_s);
+            gw_finding_evidence(f, "%s in the CUDA driver's ioctl calls before the GPU's first work, outside any "
+                                   "traced CUDA call (the GPU opened and the context created inside the first op "
+                                   "that touched CUDA), a one-off cost", d_s);
         }
         if (r->library_init_s > 0) {
             char d_s[32], longest_s[32];

@@ -764,6 +764,35 @@ static void long_launch_mid_run_is_module_loading(void **state)
     fx_done(a, job);
 }
 
+/* The CUDA driver's ioctls before the GPU's first work, outside any traced CUDA call, are
+ * start-up (a public export's first Tensor.cuda range held 965 ms of them and no CUDA call:
+ * the context created there read as Python code): not those inside a start-up call (counted
+ * with it), nor another thread's that makes no CUDA call, nor any after the first work. */
+static void driver_ioctls_before_first_work_are_startup(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    t->has |= GW_HAS_OSRT;
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "Tensor.cuda", 0, 50000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "ioctl", 1000, 21000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "ioctl", 22000, 32000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "read", 33000, 34000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 35000, 49000, 0);    /* start-up: 14 ms */
+    fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "ioctl", 36000, 40000, 0);            /* inside it */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 49990, 50000, 1);
+    fx_kernel(t, 0, 7, 50000, 51000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_OSRT, "ioctl", 51000, 52000, 0);            /* after the work */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 52000, 52010, 2);
+    fx_kernel(t, 0, 7, 52010, 53000, 2, "k");
+    fx_host(t, FX_MAIN_TID + 1, GW_HOST_OSRT, "ioctl", 2000, 12000, 0);         /* no CUDA there */
+    fx_profile(t, 0, 53000);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].driver_init_s, 20000 + 10000);
+    fx_assert_s(a->ranks[0].startup_call_s, 14000);
+    fx_done(a, job);
+}
+
 /* The op that issued a sync goes with it when it exists for the sync (aten::item: its 2 ms
  * before the call are the sync's); a framework op around one short call does much else (a
  * compiled graph's CompiledFunctionBackward, 10 ms of compiling beside a 10 µs sync): only
@@ -1166,6 +1195,7 @@ int main(void)
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(library_first_calls_are_one_off),
         cmocka_unit_test(sync_takes_only_ops_that_exist_for_it),
+        cmocka_unit_test(driver_ioctls_before_first_work_are_startup),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),
