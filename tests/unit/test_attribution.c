@@ -764,6 +764,46 @@ static void long_launch_mid_run_is_module_loading(void **state)
     fx_done(a, job);
 }
 
+/* cudaFree waits for the device's work before freeing: a free into which a kernel ran waited
+ * for it (blocks on the GPU: the idle right after is the sync's, not the allocator's); one
+ * made while the GPU idles, or cudaFreeAsync, is allocator time. */
+static void free_that_waited_is_a_sync(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) { /* 0 waits, 1 GPU idle, 2 async */
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, variant == 1 ? 5000 : 50000, 1, "add");
+        /* 2,000 managed-memory migrations meanwhile: looked past */
+        for (int i = 0; i < 2000; i++) {
+            gw_gpu_event *g = fx_copy(t, 0, 100 + i * 2, 101 + i * 2, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_MANAGED, 4096);
+            g->flags |= GW_GPU_F_UNIFIED | GW_GPU_F_PAGE_FAULT;
+        }
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, variant == 2 ? "cudaFreeAsync" : "cudaFree", 10000, 50300, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 50300, 50310, 2);
+        fx_kernel(t, 0, 7, 50310, 51000, 2, "add");
+        fx_profile(t, 0, 51000);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        const gw_host_event *free_call = NULL;
+        for (size_t i = 0; i < t->host_count; i++)
+            if (strstr(gw_trace_str(t, t->host[i].name_id), "Free"))
+                free_call = &t->host[i];
+        assert_non_null(free_call);
+        assert_int_equal(gw_host_blocks_on_gpu(t, free_call), variant == 0);
+        if (variant == 0) {
+            /* the free's 300 µs after the kernel, and its bubble: the next launch call */
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 310);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_ALLOCATOR], 0);
+        } else {
+            assert_true(d->idle_by_cause_s[GW_IDLE_ALLOCATOR] > 0);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 0);
+        }
+        fx_done(a, job);
+    }
+}
+
 /* The CUDA driver's ioctls before the GPU's first work, outside any traced CUDA call, are
  * start-up (a public export's first Tensor.cuda range held 965 ms of them and no CUDA call:
  * the context created there read as Python code): not those inside a start-up call (counted
@@ -1033,8 +1073,10 @@ static void random_timelines_match_oracle(void **state)
     (void)state;
     unsigned seed = 77;
     /* The host's own work is a Python frame: a sync nested in a CPU op would hand the op's
-     * span to the sync (its issuing op), which the oracle below does not model. */
-    static const char *const names[] = {DL_NAME, "cudaStreamSynchronize", "cudaFree",
+     * span to the sync (its issuing op), which the oracle below does not model; the allocator
+     * is cudaMalloc, which never waits (a cudaFree into which a kernel ran is a sync:
+     * free_that_waited_is_a_sync). */
+    static const char *const names[] = {DL_NAME, "cudaStreamSynchronize", "cudaMalloc",
                                         "train.py(3): work", "ProfilerStep#1", "poll"};
     static const gw_host_kind kinds[] = {GW_HOST_ANNOTATION, GW_HOST_RUNTIME, GW_HOST_RUNTIME,
                                          GW_HOST_PYTHON, GW_HOST_ANNOTATION, GW_HOST_OSRT};
@@ -1196,6 +1238,7 @@ int main(void)
         cmocka_unit_test(library_first_calls_are_one_off),
         cmocka_unit_test(sync_takes_only_ops_that_exist_for_it),
         cmocka_unit_test(driver_ioctls_before_first_work_are_startup),
+        cmocka_unit_test(free_that_waited_is_a_sync),
         cmocka_unit_test(long_launch_mid_run_is_module_loading),
         cmocka_unit_test(loader_calls_mark_iterations),
         cmocka_unit_test(priority_order),

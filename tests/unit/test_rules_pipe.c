@@ -175,6 +175,30 @@ static void host_sync_triggers_with_count_and_source(void **state)
     fx_free(a);
 }
 
+/* The waits are mostly cudaFree's (a solver freeing its buffers each iteration, each free
+ * waiting for the kernels before it): the fix allocates once, not async copies or events. */
+static void host_sync_in_frees_says_allocate_once(void **state)
+{
+    (void)state;
+    gw_analysis *a = syncing();
+    gw_sync_stats *s = &a->ranks[0].syncs;
+    s->source_count = 2;
+    snprintf(s->sources[0].api, sizeof s->sources[0].api, "cudaFree");
+    snprintf(s->sources[0].op, sizeof s->sources[0].op, "(no op)");
+    s->sources[0].count = 858;
+    s->sources[0].wait_s = 0.15;
+    snprintf(s->sources[1].api, sizeof s->sources[1].api, "cudaMemcpy");
+    snprintf(s->sources[1].op, sizeof s->sources[1].op, "(no op)");
+    s->sources[1].count = 867;
+    s->sources[1].wait_s = 0.05;
+    const gw_finding *f = fx_run(a, "pipe.host_sync");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "Most of the waits are in cudaFree"));
+    assert_non_null(strstr(f->fix, "allocate the buffers once"));
+    assert_null(strstr(f->fix, ".item()"));
+    fx_free(a);
+}
+
 /* Syncs in aten::to whose copies all went to the GPU from pageable memory (a batch's
  * .to('cuda'), which PyTorch waits for): the fix pins the source; with copies to the host
  * among them, it speaks of those. Three public traces were told "copies to the host" with not
@@ -588,6 +612,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_twin_below_both_thresholds),
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
+        cmocka_unit_test(host_sync_in_frees_says_allocate_once),
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
