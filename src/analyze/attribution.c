@@ -190,8 +190,13 @@ int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
      * give it. */
     /* Loading a module (cuModuleLoadFatBinary ...) is one-off whatever its length, and so is
      * a GPU library's set-up in its first op (GW_HOST_F_LIBRARY_INIT). */
+    /* So is a set-up call or query as long (API class setup or getter: cudaFuncSetAttribute and
+     * cudaFuncGetAttributes load their kernel's module on first use, 8-9 ms each in a cold
+     * ResNet-18; cudaStreamCreate, cudaGraphInstantiate). Not class other: another runtime's
+     * calls mapped to CUDA's (MTIA's runFunction, its launches) are named nothing CUDA knows. */
     return gw_host_is_startup_call(h, first_gpu_work) || (h->flags & GW_HOST_F_LIBRARY_INIT) ||
-           (is_api(h) && h->api_class == GW_API_LAUNCH && h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
+           (is_api(h) && (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_SETUP ||
+                          h->api_class == GW_API_GETTER) && h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
            (is_api(h) && h->api_class == GW_API_MODULE_LOAD);
 }
 

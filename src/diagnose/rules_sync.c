@@ -11,6 +11,10 @@
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
 
+/* A kind of issuing op (.item(), .cpu()) is named in the fix when its calls hold at least this
+ * share of the blocking calls' wait. */
+#define GW_SYNC_SOURCE_NAMED_SHARE 0.25
+
 /* The first frame of a ';'-separated call stack that is the user's Python code
  * ("train.py(41): step"), else the first frame: built-in method frames say nothing. */
 static void user_frame(const char *stack, char *out, size_t size)
@@ -126,14 +130,19 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                                    "final torch.cuda.synchronize()): with no GPU work after it, it delays "
                                    "nothing", cw);
         }
-        int item = 0, to_host = 0;
+        /* The fix names .item() or .cpu() when such ops hold a real part of the wait, not for
+         * one call among a compiler's 78 device syncs (a torch.compile trace's single
+         * aten::item was "the waits come from .item()"). */
+        double item_wait_s = 0, to_host_wait_s = 0;
         for (size_t k = 0; k < s->source_count; k++) {
             if (strstr(s->sources[k].op, "item") || strstr(s->sources[k].op, "_local_scalar_dense"))
-                item = 1;
+                item_wait_s += s->sources[k].wait_s;
             if (strstr(s->sources[k].op, "aten::to") || strstr(s->sources[k].op, "aten::copy_") ||
                 strstr(s->sources[k].op, "aten::cpu"))
-                to_host = 1;
+                to_host_wait_s += s->sources[k].wait_s;
         }
+        int item = item_wait_s > 0 && item_wait_s >= GW_SYNC_SOURCE_NAMED_SHARE * s->wait_s;
+        int to_host = to_host_wait_s > 0 && to_host_wait_s >= GW_SYNC_SOURCE_NAMED_SHARE * s->wait_s;
         /* Copies in ops whose copies all went to the GPU from pageable memory (a batch's
          * .to('cuda') blocks until done): the fix is pinning the source, not keeping values
          * on the GPU. */

@@ -84,6 +84,21 @@ static const api_rule API_RULES[] = {
     {"cuLibraryLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
     {"cuLinkComplete", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
     {"hipModuleLoad", GW_API_MODULE_LOAD, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaFuncSet", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuFuncSet", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipFuncSet", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaStreamCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuStreamCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipStreamCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaEventCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuEventCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipEventCreate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaStreamEndCapture", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuStreamEndCapture", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipStreamEndCapture", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cudaGraphInstantiate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"cuGraphInstantiate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
+    {"hipGraphInstantiate", GW_API_SETUP, GW_SYNC_UNKNOWN, 0, 0},
     {"cudaMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
     {"cuMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
     {"hipMemPrefetch", GW_API_PREFETCH, GW_SYNC_UNKNOWN, 0, 0},
@@ -145,7 +160,12 @@ int gw_frame_is_runtime(const char *symbol, const char *module)
         return 1;
     /* ... and so are its API functions there (cudaGetDeviceProperties creating the context);
      * a program's own cudaCheckError is not one the API table knows. */
-    if (strncmp(symbol, "cu", 2) == 0 && gw_classify_api(symbol, NULL, NULL) != GW_API_OTHER)
+    if (strncmp(symbol, "cu", 2) == 0 && gw_classify_api(symbol, NULL, NULL) != GW_API_OTHER &&
+        strncmp(symbol, "cudaError ", 10) != 0)
+        return 1;
+    /* ... and cuda_runtime.h's typed wrappers, demangled with their return type
+     * ("cudaError cudaMalloc<int>(int**, unsigned long)"), compiled into the program. */
+    if (strncmp(symbol, "cudaError ", 10) == 0 && gw_classify_api(symbol + 10, NULL, NULL) != GW_API_OTHER)
         return 1;
     return gw_module_is_runtime(module);
 }
@@ -409,7 +429,7 @@ const char *gw_sync_kind_name(gw_sync_kind s)
 const char *gw_api_class_name(gw_api_class c)
 {
     static const char *const names[] = {"other", "launch", "memcpy", "memset", "sync",
-                                        "alloc", "free", "event", "getter", "module_load", "prefetch"};
+                                        "alloc", "free", "event", "getter", "module_load", "prefetch", "setup"};
     return (unsigned)c < GW_API_CLASS_COUNT ? names[c] : "other";
 }
 

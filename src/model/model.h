@@ -164,6 +164,8 @@ typedef enum gw_api_class {
     GW_API_GETTER,         /* noisy getters (cudaGetDevice ...) */
     GW_API_MODULE_LOAD,    /* loads GPU code: cuModuleLoad*, cuLibraryLoad*, cuLinkComplete (one-off) */
     GW_API_PREFETCH,       /* cudaMemPrefetchAsync, cuMemPrefetchAsync: migrates managed memory */
+    GW_API_SETUP,          /* creates or configures: streams, events, graphs (capture end,
+                              instantiate), kernel attributes (cudaFuncSetAttribute) */
     GW_API_CLASS_COUNT
 } gw_api_class;
 

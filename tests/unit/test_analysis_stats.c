@@ -189,6 +189,7 @@ static void static_cudart_frames_are_runtime(void **state)
     assert_true(gw_frame_is_runtime("libcudart_static_4d8b3", "/home/u/hw/a.out"));
     assert_true(gw_frame_is_runtime("cudaGetDeviceProperties", "/home/u/hw/a.out"));
     assert_true(gw_frame_is_runtime("cudaMalloc", "/home/u/hw/a.out"));
+    assert_true(gw_frame_is_runtime("cudaError cudaMalloc<int>(int**, unsigned long)", "/home/u/hw/a.out"));
     assert_true(gw_frame_is_runtime("memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6"));
     assert_false(gw_frame_is_runtime("main", "/home/u/hw/a.out"));
     assert_false(gw_frame_is_runtime("cudaCheckError", "/home/u/hw/a.out")); /* the program's helper */

@@ -199,6 +199,31 @@ static void host_sync_in_frees_says_allocate_once(void **state)
     fx_free(a);
 }
 
+/* One aten::item among a compiler's 78 device syncs is not where the waits come from: the fix
+ * names .item() only when such calls hold a quarter of the wait or more. */
+static void host_sync_names_item_for_its_share(void **state)
+{
+    (void)state;
+    for (int many = 0; many < 2; many++) {
+        gw_analysis *a = syncing();
+        gw_sync_stats *s = &a->ranks[0].syncs;
+        s->source_count = 2;
+        snprintf(s->sources[0].api, sizeof s->sources[0].api, "cudaDeviceSynchronize");
+        snprintf(s->sources[0].op, sizeof s->sources[0].op, "(no op)");
+        s->sources[0].count = 78;
+        s->sources[0].wait_s = many ? 0.05 : 0.19;
+        snprintf(s->sources[1].api, sizeof s->sources[1].api, "cudaStreamSynchronize");
+        snprintf(s->sources[1].op, sizeof s->sources[1].op, "aten::item");
+        s->sources[1].count = many ? 500 : 1;
+        s->sources[1].wait_s = many ? 0.15 : 0.01;
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->fix, "The waits come from .item()") != NULL, many);
+        assert_non_null(strstr(f->fix, "Keep values on the GPU"));
+        fx_free(a);
+    }
+}
+
 /* Syncs in aten::to whose copies all went to the GPU from pageable memory (a batch's
  * .to('cuda'), which PyTorch waits for): the fix pins the source; with copies to the host
  * among them, it speaks of those. Three public traces were told "copies to the host" with not
@@ -613,6 +638,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
         cmocka_unit_test(host_sync_in_frees_says_allocate_once),
+        cmocka_unit_test(host_sync_names_item_for_its_share),
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
