@@ -331,7 +331,8 @@ typedef struct gw_memory_stats {
     double peak_reserved_share;  /* peak / capacity; <0 unknown */
     size_t alloc_calls;          /* cudaMalloc-type API calls in steady steps */
     size_t free_calls;
-    double alloc_wait_s;         /* host time inside them */
+    double alloc_wait_s;         /* host time inside them (not in frees that waited for the
+                                    GPU's work: syncs, gw_host_blocks_on_gpu) */
     double alloc_calls_per_step;
     double longest_call_s;       /* the longest allocator call in the window */
     int longest_is_first_call;   /* 1 when it is the process's first call to the device (which

@@ -808,6 +808,9 @@ static void free_that_waited_is_a_sync(void **state)
                 free_call = &t->host[i];
         assert_non_null(free_call);
         assert_int_equal(gw_host_blocks_on_gpu(t, free_call), variant == 0);
+        /* the memory statistics count the free, and its time only when it did not wait */
+        assert_int_equal(a->ranks[0].memory.free_calls, 1);
+        fx_assert_s(a->ranks[0].memory.alloc_wait_s, variant == 0 ? 0 : 40300);
         if (variant == 0) {
             /* the free's 300 µs after the kernel, and its bubble: the next launch call */
             fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 310);
