@@ -410,11 +410,6 @@ static void stats_gate_wait(window_stats_job *job)
 
 enum { STATS_KERNELS, STATS_COPIES, STATS_SYNCS, STATS_MEMORY, STATS_COMM, STATS_HOST_PASSES, STATS_UNITS };
 
-static int is_api_call(const gw_host_event *h)
-{
-    return h->kind == GW_HOST_RUNTIME || h->kind == GW_HOST_DRIVER;
-}
-
 /* A GPU library's set-up being counted (host_passes): the op's time in the window less the
  * start-up CUDA calls inside it, which count as start-up calls (a context created or a module
  * loaded in the op's first launch is CUDA's start-up, not the library's). */
@@ -457,7 +452,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
     if ((t->has & GW_HAS_OSRT) && first_work != INT64_MAX) {
         cuda_threads = calloc(t->thread_count ? t->thread_count : 1, 1);
         for (size_t i = 0; cuda_threads && i < t->host_count; i++)
-            if (is_api_call(&t->host[i]) && t->host[i].thread < t->thread_count)
+            if (gw_host_is_api_kind(&t->host[i]) && t->host[i].thread < t->thread_count)
                 cuda_threads[t->host[i].thread] = 1;
     }
     gw_ns earliest = INT64_MAX;     /* the first start-up call in the window that needs a context, */

@@ -123,8 +123,8 @@ static inline gw_analysis *fx_analyze(gw_trace *t, gw_job **job_out)
 }
 
 /* The same, analysed as one job in memory (GW_SCOPE_ALL) rather than through rank summaries:
- * the step graphs stay with the analysis (a->graphs). */
-static inline gw_analysis *fx_analyze_whole(gw_trace *t, gw_job **job_out)
+ * the step graphs stay with the analysis (a->graphs); th NULL: default thresholds. */
+static inline gw_analysis *fx_analyze_whole_with(gw_trace *t, const gw_thresholds *th, gw_job **job_out)
 {
     assert_int_equal(gw_trace_finish(t), 0);
     gw_job *job = gw_job_new();
@@ -132,10 +132,15 @@ static inline gw_analysis *fx_analyze_whole(gw_trace *t, gw_job **job_out)
     assert_int_equal(gw_job_add(job, t), 0);
     gw_error err;
     gw_error_clear(&err);
-    gw_analysis *a = gw_analyze_scoped(job, NULL, GW_SCOPE_ALL, &err);
+    gw_analysis *a = gw_analyze_scoped(job, th, GW_SCOPE_ALL, &err);
     assert_non_null(a);
     *job_out = job;
     return a;
+}
+
+static inline gw_analysis *fx_analyze_whole(gw_trace *t, gw_job **job_out)
+{
+    return fx_analyze_whole_with(t, NULL, job_out);
 }
 
 static inline void fx_done(gw_analysis *a, gw_job *job)

@@ -561,14 +561,8 @@ static void loader_fix_that_slows_the_step_is_said(void **state)
     gw_thresholds th;
     gw_thresholds_default(&th);
     th.v[GW_T_WHATIF_LOADER_HANDOFF_MS] = 1.0;
-    assert_int_equal(gw_trace_finish(t), 0);
-    gw_job *job = gw_job_new();
-    assert_non_null(job);
-    assert_int_equal(gw_job_add(job, t), 0);
-    gw_error err;
-    gw_error_clear(&err);
-    gw_analysis *a = gw_analyze_scoped(job, &th, GW_SCOPE_ALL, &err);
-    assert_non_null(a);
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole_with(t, &th, &job);
     const gw_finding *f = gw_findings_get(&a->findings, "data.loader_wait");
     assert_non_null(f);
     assert_true(f->what_if.simulated);
