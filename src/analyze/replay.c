@@ -125,7 +125,7 @@ ALWAYS_INLINE uint32_t host_wait(const gw_stepgraph *g, uint32_t i, const gw_rep
     if (x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL) {
         if (x->a == GW_SG_NONE)
             return GW_SG_NONE;
-        if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs)
+        if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs && !(x->flags & GW_SG_F_VALUE_USED))
             return GW_SG_NONE; /* removed, or deferred to the step's boundary */
         if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE) && !(x->flags & GW_SG_F_DTOH_SYNC))
             return GW_SG_NONE; /* a pinned copy to the device does not make the host wait */

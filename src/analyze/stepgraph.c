@@ -68,6 +68,8 @@ typedef struct builder {
     gw_ns first_gpu_work;        /* start-up calls come before it */
     uint32_t *stream_waits;      /* host indices of cudaStreamWaitEvent calls */
     size_t stream_wait_count, stream_wait_cap;
+    int no_steps;                /* the window is one piece: no step or DataLoader boundary */
+    gw_ns value_use_ns;          /* whatif.value_use_ms */
 } builder;
 
 /* Sets node's b predecessor (kept in g->b_links: a few nodes have one). Returns 0, or -1 on
@@ -719,6 +721,31 @@ static int brings_value(const gw_trace *t, const gw_host_event *h)
     return 0;
 }
 
+/* A sync that waited for a device-to-host copy (cudaMemcpyAsync to the host, then
+ * cudaStreamSynchronize: a CUDA program's read of a result, with no framework op to name it). */
+static int waits_for_dtoh_copy(const gw_stepgraph *g, const gw_trace *t, uint32_t target)
+{
+    if (target == GW_SG_NONE || g->nodes[target].kind != GW_SG_GPU || g->nodes[target].ref >= t->gpu_count)
+        return 0;
+    const gw_gpu_event *e = &t->gpu[g->nodes[target].ref];
+    return e->kind == GW_GPU_MEMCPY && e->copy_dir == GW_COPY_DTOH;
+}
+
+/* Host time on the loop thread from node i's end to the next call that puts work on the GPU
+ * (the chain's end when none follows): what the host did with a value it just read. */
+static gw_ns host_work_after(const gw_trace *t, const gw_stepgraph *g, size_t i, size_t loop_end)
+{
+    size_t j = i + 1;
+    /* A blocking copy (a sync node) queues GPU work too; an event sync after the read does not. */
+    while (j < loop_end && g->nodes[j].kind != GW_SG_CALL &&
+           !(g->nodes[j].kind == GW_SG_SYNC && g->nodes[j].ref < t->host_count &&
+             gw_host_issues_gpu_work(&t->host[g->nodes[j].ref])))
+        j++;
+    gw_ns until = j < loop_end ? g->nodes[j].start : gw_sg_end(g, (uint32_t)(loop_end - 1));
+    gw_ns from = gw_sg_end(g, (uint32_t)i);
+    return until > from ? until - from : 0;
+}
+
 static int link_waits(builder *b, const chain_table *ct)
 {
     gw_stepgraph *g = b->g;
@@ -735,8 +762,16 @@ static int link_waits(builder *b, const chain_table *ct)
             n->a = target;
             g->sync_waits += n->kind == GW_SG_SYNC;
         }
-        if (n->kind == GW_SG_SYNC && brings_value(t, h))
+        if (n->kind == GW_SG_SYNC && (brings_value(t, h) || waits_for_dtoh_copy(g, t, n->a)))
             n->flags |= GW_SG_F_DTOH_SYNC;
+        /* Without steps the read would be deferred to the window's end: not where the host
+         * computes with the value before it queues more GPU work (see whatif.value_use_ms). */
+        if ((n->flags & GW_SG_F_DTOH_SYNC) && n->a != GW_SG_NONE && i < b->loop_end && b->no_steps &&
+            host_work_after(t, g, i, b->loop_end) >= b->value_use_ns) {
+            n->flags |= GW_SG_F_VALUE_USED;
+            g->value_reads_kept++;
+            continue;
+        }
         /* Where the value would be read if the sync were deferred: the next step boundary
          * of the loop thread waits for it (an edge only the pipe.host_sync replay follows). */
         if ((n->flags & GW_SG_F_DTOH_SYNC) && n->a != GW_SG_NONE && i < b->loop_end) {
@@ -819,7 +854,7 @@ static int mark_sync_ops(const gw_trace *t, gw_stepgraph *g)
     for (size_t i = 0; i < g->host_count; i++) {
         gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         const gw_sg_node *x = &g->nodes[i];
-        if (!(x->flags & GW_SG_F_DTOH_SYNC) || x->ref == GW_SG_NONE)
+        if (!(x->flags & GW_SG_F_DTOH_SYNC) || (x->flags & GW_SG_F_VALUE_USED) || x->ref == GW_SG_NONE)
             continue;
         const gw_host_event *op = gw_sync_issuing_op(t, &t->host[x->ref]);
         if (!op)
@@ -1061,7 +1096,10 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
      * not modelled, so that no difference of two times in the replay can overflow. */
     if (w->start_ns < -SANE_CLOCK_NS || w->end_ns > SANE_CLOCK_NS || w->end_ns - w->start_ns > SANE_SPAN_NS)
         return 0;
-    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_first_gpu_work(t)};
+    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_first_gpu_work(t),
+                 .no_steps = !(w->span == GW_SPAN_STEPS && w->steady_steps > 0 && !w->whole_window) &&
+                             !(w->span == GW_SPAN_LOADER && w->steady_steps > 0),
+                 .value_use_ns = (gw_ns)(th->v[GW_T_WHATIF_VALUE_USE_MS] * 1e6)};
     uint8_t *has_calls = calloc(t->thread_count ? t->thread_count : 1, 1);
     gw_ns *cuts = NULL;
     int64_t *numbers = NULL;

@@ -80,6 +80,10 @@ typedef enum gw_sg_kind {
 #define GW_SG_F_B_DONE     0x1000u
 
 #define GW_SG_F_HAS_B      0x2000u /* b is not GW_SG_NONE: it is in gw_stepgraph.b_links */
+#define GW_SG_F_VALUE_USED 0x4000u /* a GW_SG_F_DTOH_SYNC call of a window without steps whose
+                                    value the host works with before its next GPU call
+                                    (whatif.value_use_ms): the pipe.host_sync replay keeps its
+                                    wait instead of deferring the read */
 
 /* 24 bytes a node: a graph holds more than a million on a large trace. Two rare things live
  * beside the nodes: a length of 2^32 - 1 ns or more (4.3 s: a long untraced gap, a hung
@@ -129,6 +133,7 @@ typedef struct gw_stepgraph {
     size_t data_nodes;           /* DataLoader calls on the loop thread in the window */
     int single_process_loader;   /* the loop loads its batches itself (num_workers=0) */
     size_t event_edges, fork_joins, sync_waits; /* how many of each cross edge were found */
+    size_t value_reads_kept;     /* blocking calls with GW_SG_F_VALUE_USED */
 } gw_stepgraph;
 
 /* Node i's observed length, end and b predecessor (GW_SG_NONE when it has none). */

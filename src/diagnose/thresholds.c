@@ -77,6 +77,12 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_WHATIF_PINNED_SPEEDUP] = {"whatif.pinned_speedup", 2.5, "ratio", "pipe.pageable_copy replay without pinned copies in the trace to measure: pinned bandwidth over the pageable copies' own, capped by the host link (range: 0.8x to 1.2x)"},
     [GW_T_WHATIF_OWN_WORK_LEFT] = {"whatif.own_work_left", 0.5, "fraction", "pipe.cpu_bound replay: share of the host's own work (ops and frames that launch little or nothing) left after moving it to workers, overlapping or vectorising it (range: 0.4x to 1.6x)"},
     [GW_T_WHATIF_MAX_EVENTS] = {"whatif.max_events", 4000000, "count", "step graph (critical path, what-if replays): at most this many host and GPU events are modelled; a window with more models its first steady steps up to this many, or nothing when it cannot be cut at a step (its gains then stay estimates)"},
+    /* A k-means export copied its labels to the host and computed the new centres there
+     * before its next copy; an OpenMP offload program read results between its target
+     * regions: deferring those reads to the end of a window without steps promised 9.7% and
+     * 16% where the host needed each value where it was read. A per-element .cpu() loop
+     * (microseconds of Python between reads) keeps its deferral. */
+    [GW_T_WHATIF_VALUE_USE_MS] = {"whatif.value_use_ms", 1.0, "ms", "pipe.host_sync replay of a window without steps: a value brought to the host (.item(), .cpu(), a device-to-host copy) followed by at least this much host work before the next GPU call is used there, and its wait is kept; shorter, the read is deferred to the window's end"},
     [GW_T_WHATIF_FP32_LEFT] = {"whatif.fp32_left", 0.4, "fraction", "kernel.fp32_math replay: FP32 matrix kernels take this share of their time on tensor cores (range: 0.25-0.6)"},
 };
 

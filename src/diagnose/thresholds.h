@@ -85,6 +85,7 @@ typedef enum gw_threshold_id {
     GW_T_WHATIF_FP32_LEFT,         /* FP32 matrix kernel time left on tensor cores (fraction; 0.25-0.6) */
     GW_T_WHATIF_OWN_WORK_LEFT,     /* the host's own work left after moving or overlapping it (fraction; 0.4x to 1.6x) */
     GW_T_WHATIF_MAX_EVENTS,        /* the step graph models at most this many host and GPU events */
+    GW_T_WHATIF_VALUE_USE_MS,      /* without steps, host work this long after a value read uses the value (ms) */
     GW_T_COUNT
 } gw_threshold_id;
 

@@ -162,8 +162,13 @@ static int transformation(const gw_analysis *a, size_t ti, const char *id, gw_re
             return 0;
         for (int s = 0; s < SETTINGS; s++)
             p[s].syncs = 1;
-        snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
-                 ".cpu()) read at the end of the step");
+        if (g->value_reads_kept > 0)
+            snprintf(change, change_len, "blocking calls removed where the host reads no result; value reads (.item(), "
+                     ".cpu(), copies to the host) moved to the window's end, but %zu the host computes with at once "
+                     "kept", g->value_reads_kept);
+        else
+            snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
+                     ".cpu()) read at the end of the step");
         return 1;
     }
     if (strcmp(id, "pipe.pageable_copy") == 0) {

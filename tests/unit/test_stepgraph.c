@@ -598,6 +598,61 @@ static void no_gpu_no_graph(void **state)
     fx_done(a, job);
 }
 
+/* A CUDA program without steps or framework ops: each iteration copies its input up, runs a
+ * kernel (gpu_us of GPU work in all), copies the result down and waits for it in
+ * cudaStreamSynchronize, then works on the host for host_us before the next copy up. */
+static gw_analysis *read_back_loop(double gpu_us, double host_us, gw_job **job)
+{
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    fx_device(t, 0, 108);
+    double up = gpu_us * 0.3, run = gpu_us * 0.5, down = gpu_us * 0.2;
+    double iter = 12 + gpu_us + 10 + host_us, s = 1000.0;
+    fx_profile(t, s, s + 8 * iter);
+    for (int k = 0; k < 8; k++, s += iter) {
+        uint64_t corr = 100 + 3 * (uint64_t)k;
+        double ran = s + 12 + up, copied = ran + run, done = copied + down;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", s, s + 10, corr);
+        fx_copy(t, 0, s + 12, ran, corr, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, 8u << 20);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 15, s + 25, corr + 1);
+        fx_kernel(t, 0, 7, ran, copied, corr + 1, "assign_clusters");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", s + 30, s + 40, corr + 2);
+        fx_copy(t, 0, copied, done, corr + 2, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, 4u << 20);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", s + 45, done + 10, 0);
+    }
+    return fx_analyze_whole(t, job);
+}
+
+/* Without steps, a read the host computes with before its next GPU call stays where it is in
+ * the pipe.host_sync replay (a k-means export's labels copied down, the centres computed on
+ * the host: "9.7%" from moving every read to the window's end), while a read loop with little
+ * host work between reads (a per-element .cpu()) is still deferred. A plain CUDA program's
+ * read is a sync that waited for a copy to the host: no framework op names it. */
+static void value_reads_used_by_the_host_stay(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = read_back_loop(3500, 5000, &job);
+    assert_true(a->ranks[0].critical_path.modelled);
+    /* the eighth read ends the window (the host work after the GPU's last is cut as teardown) */
+    assert_int_equal(a->graphs[0].value_reads_kept, 7);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.host_sync", 0, &w), 1);
+    assert_true(w.step_before_ms > 60.0);
+    assert_true(fabs(w.step_after_ms - w.step_before_ms) < 0.01 * w.step_before_ms);
+    assert_non_null(strstr(w.change, "but 7 the host computes with at once kept"));
+    fx_done(a, job);
+
+    a = read_back_loop(200, 50, &job);
+    assert_int_equal(a->graphs[0].value_reads_kept, 0);
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.host_sync", 0, &w), 1);
+    /* the host no longer waits for each iteration's 200 µs of GPU work before its 50 µs: the
+     * GPU runs them back to back (272 µs an iteration before) */
+    assert_true(w.step_after_ms < 0.8 * w.step_before_ms);
+    assert_null(strstr(w.change, "kept"));
+    fx_done(a, job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +669,7 @@ int main(void)
         cmocka_unit_test(no_gpu_no_graph),
         cmocka_unit_test(ranking_by_simulated_gain),
         cmocka_unit_test(bursty_wait_gains_on_average),
+        cmocka_unit_test(value_reads_used_by_the_host_stay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
