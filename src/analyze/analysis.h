@@ -182,6 +182,9 @@ typedef struct gw_device_stats {
     size_t dispatch_call_count;
     double own_cpu_op_s;         /* of own-work idle: inside CPU ops that launch nothing */
     double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
+    double own_offcpu_s;         /* of own-work idle: the feeding thread off the CPU (asleep,
+                                    blocked, waiting for a core), from the scheduler's events
+                                    (GW_HAS_SCHED); 0 without them */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
     gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
     gw_os_call unknown_os_calls[GW_TOP_OS_CALLS]; /* the feeding thread's OS calls in it, most first */

@@ -139,6 +139,29 @@ static void *host_ops_thread(void *arg)
     return NULL;
 }
 
+/* How much of the own-work idle the feeding thread spent off the CPU (the scheduler's
+ * events): *seconds, 0 without them. Returns 0, or -1 on out-of-memory. */
+static int feeder_offcpu(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, double *seconds)
+{
+    *seconds = 0;
+    size_t first, n = feeder < t->thread_count ? gw_trace_thread_offcpu(t, feeder, &first) : 0;
+    if (n == 0 || own_idle->count == 0)
+        return 0;
+    gw_ival_list raw = {0};
+    for (size_t k = first; k < first + n; k++)
+        if (gw_ival_list_add(&raw, t->offcpu[k].start, t->offcpu[k].end) != 0) {
+            gw_ival_list_free(&raw);
+            return -1;
+        }
+    gw_ivset off;
+    int rc = gw_ivset_build(&off, &raw);   /* consumes raw */
+    if (rc != 0)
+        return -1;
+    *seconds = gw_ns_to_s(gw_ivset_overlap(&off, own_idle));
+    gw_ivset_free(&off);
+    return 0;
+}
+
 /* The host-ops views of one device (which ops ran while it idled for dispatch, and for the
  * host's own work) and the split of those idle times by the innermost host event. */
 static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_feeders *feeders,
@@ -168,6 +191,10 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]) -
         gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
+    if (feeder_offcpu(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &ds->own_offcpu_s) != 0) {
+        gw_ivset_free(&dispatch);
+        goto out;
+    }
     double own_s = gw_ns_to_s(gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]));
     host_ops_job own = {t, feeders, &sets[GW_IDLE_HOST_BUSY],
                         ds->own_other_threads_s > 0 && ds->own_other_threads_s >= GW_OTHER_THREADS_LISTED_SHARE * own_s,

@@ -127,6 +127,11 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 }
 
 /* 1 when the name reads like compilation (JIT, NVRTC, torch.compile, nvFuser lowering). */
+/* pipe.cpu_bound: when the feeding thread spent at least this share of its own part of the
+ * idle off the CPU (the scheduler's events), the time is a wait, not work: a public export's
+ * NVTX "transfer" ranges held time.sleep calls, 0.4-1% of them on the CPU. */
+#define GW_OFFCPU_WAIT_SHARE 0.5
+
 static int looks_like_compile(const char *name)
 {
     /* JAX runs what it compiled as PjitFunction(f) and XLA modules named jit_f: execution. */
@@ -191,7 +196,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
         if (startup > 1)
             startup = 1;
-        double cpu_op = 0, other = 0, python = 0;
+        double cpu_op = 0, other = 0, python = 0, asleep = 0;
         if (d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0) {
             double v = d->host_ops[GW_VIEW_OWN_WORK].idle_s;
             cpu_op = d->own_cpu_op_s / v;
@@ -208,6 +213,20 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                    "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
                                    "the process while the feeding thread waited %.0f%%",
                                 cpu_op * 100.0, su, python * 100.0, other * 100.0);
+        }
+        /* The scheduler's events tell computing from waiting: of the time the feeding thread
+         * was in its own work (not waiting for other threads), how much it spent off the CPU.
+         * Its stretches off the CPU while other threads worked may lie in the other-threads
+         * part, so that part is taken out of both: a lower bound. */
+        if ((gw_rules_has(a, r) & GW_HAS_SCHED) && d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0) {
+            double v = d->host_ops[GW_VIEW_OWN_WORK].idle_s, own_part = v - d->own_other_threads_s;
+            double off = d->own_offcpu_s - d->own_other_threads_s;
+            asleep = own_part > 0 && off > 0 ? off / own_part : 0;
+            if (asleep > 1)
+                asleep = 1;
+            gw_finding_evidence(f, "the feeding thread was off the CPU for %.0f%% of its own part of that time "
+                                   "(the OS scheduler's events): asleep, blocked or waiting for a core, not "
+                                   "computing", asleep * 100.0);
         }
         gw_finding_evidence(f, "CPU-bound rather than launch-bound: %.1f%% of the window in the host's own "
                                "work against %.1f%% dispatching GPU work",
@@ -285,6 +304,15 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "first), keep input shapes stable so compiled kernels are reused (or mark "
                          "dynamic dimensions), and use the compiler's cache across runs; steady-state "
                          "steps should show no compile ranges.");
+        } else if (asleep >= GW_OFFCPU_WAIT_SHARE) {
+            snprintf(f->cause, sizeof f->cause, "the host waiting in its own code, off the CPU (asleep or blocked)");
+            gw_rules_fix(f,
+                         "The feeding thread is not computing here: it sleeps or blocks inside the ranges above "
+                         "(time.sleep, file or network reads, a lock, a queue, a child process), so faster code "
+                         "will not help. Find the wait (nsys profile --trace=osrt names the blocking call; "
+                         "py-spy dump --pid <pid> shows where the thread sits) and take it off the GPU's path: "
+                         "load or prefetch on another thread or process while the GPU works (copies on their "
+                         "own CUDA stream), or drop the sleep; re-profile the same steps.");
         } else if (cpu_op >= 0.5 && gw_rules_jax(a, r)) {
             gw_rules_fix(f,
                          "The framework's host work runs while the GPU waits (the calls above spend far more "

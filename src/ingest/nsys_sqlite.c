@@ -1018,7 +1018,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
     reserve_events(d, file_size);
     if (read_events(d, path, opt, file_size) != 0)
         return -1;
-    if (gw_nsys_read_thread_names(d) != 0)
+    if (gw_nsys_read_thread_names(d) != 0 || gw_nsys_read_sched(d) < 0)
         return -1;
 
     gw_trace *t = d->trace;

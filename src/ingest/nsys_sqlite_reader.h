@@ -170,6 +170,7 @@ long gw_nsys_read_sync(gw_nsys_db *d);
 long gw_nsys_read_osrt(gw_nsys_db *d);
 long gw_nsys_read_nvtx(gw_nsys_db *d);
 long gw_nsys_read_cpu_samples(gw_nsys_db *d);   /* nsys_sqlite_samples.c */
+long gw_nsys_read_sched(gw_nsys_db *d);         /* nsys_sqlite_sched.c: after the events */
 int gw_nsys_read_thread_names(gw_nsys_db *d);
 
 /* Steps from NVTX annotations (before gw_trace_finish). step_range: exact range name or

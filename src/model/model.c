@@ -47,6 +47,7 @@ void gw_trace_free(gw_trace *t)
     free(t->gpu);
     free(t->host);
     free(t->cpu_samples);
+    free(t->offcpu);
     free(t->threads);
     free(t->mem_peaks);
     free(t->devices);
@@ -96,6 +97,28 @@ gw_host_event *gw_trace_add_host(gw_trace *t)
 gw_cpu_sample *gw_trace_add_cpu_sample(gw_trace *t)
 {
     return append((void **)&t->cpu_samples, &t->cpu_sample_count, &t->cpu_sample_cap, sizeof(gw_cpu_sample));
+}
+
+gw_offcpu *gw_trace_add_offcpu(gw_trace *t)
+{
+    return append((void **)&t->offcpu, &t->offcpu_count, &t->offcpu_cap, sizeof(gw_offcpu));
+}
+
+size_t gw_trace_thread_offcpu(const gw_trace *t, uint32_t thread, size_t *first)
+{
+    size_t lo = 0, hi = t->offcpu_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->offcpu[mid].thread < thread)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < t->offcpu_count && t->offcpu[end].thread == thread)
+        end++;
+    *first = lo;
+    return end - lo;
 }
 
 /* Folds a "used" figure reached at (ts, seq) into peak p: a higher one, or the same reached
@@ -802,6 +825,14 @@ static int nest_and_index(gw_trace *t)
     return rc == 0 ? job.rc : rc;
 }
 
+static int cmp_offcpu(const void *pa, const void *pb)
+{
+    const gw_offcpu *a = pa, *b = pb;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
 static int cmp_cpu_sample(const void *pa, const void *pb)
 {
     const gw_cpu_sample *a = pa, *b = pb;
@@ -915,6 +946,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     note_damage(t, &d);
     /* Samples in time order (per thread they come sorted: the sort merges those runs). */
     gw_sort_runs(t->cpu_samples, t->cpu_sample_count, sizeof *t->cpu_samples, cmp_cpu_sample);
+    gw_sort_runs(t->offcpu, t->offcpu_count, sizeof *t->offcpu, cmp_offcpu);
     /* The PyTorch profiler writes Kineto traces: no need to look at their (many) names. */
     if ((t->format && strcmp(t->format, "kineto") == 0) || names_show_pytorch(t))
         t->has |= GW_HAS_PYTORCH;

@@ -283,6 +283,14 @@ typedef struct gw_cpu_sample {
     uint32_t frame_id;         /* interned function name; 0 none resolved */
 } gw_cpu_sample;
 
+/* A stretch a traced host thread spent off the CPU, from the OS scheduler's events (nsys
+ * SCHED_EVENTS: scheduled out, then in again): asleep, blocked (I/O, a lock, a child process) or
+ * waiting for a core. Time a trace shows inside an annotated range is not computation then. */
+typedef struct gw_offcpu {
+    gw_ns start, end;
+    uint32_t thread;           /* index into gw_trace.threads */
+} gw_offcpu;
+
 /* ---- Memory (caching allocator) ------------------------------------------------- */
 
 /* One [memory] event as a reader decodes it, handed to gw_trace_add_mem. The trace keeps only
@@ -433,6 +441,9 @@ typedef struct gw_note {
 #define GW_HAS_OFFLOAD     0x800u
 /* Captured under WSL2 (nsys TARGET_INFO_SYSTEM_ENV): CUDA through the Windows driver. */
 #define GW_HAS_WSL         0x1000u
+/* The OS scheduler's events for the traced threads (nsys SCHED_EVENTS, --cpuctxsw): when each
+ * was off the CPU (gw_offcpu). */
+#define GW_HAS_SCHED       0x2000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 
@@ -469,6 +480,8 @@ typedef struct gw_trace {
     gw_host_event *host; size_t host_count, host_cap;
     gw_cpu_sample *cpu_samples; size_t cpu_sample_count, cpu_sample_cap; /* in time order once
                                                                             finished */
+    gw_offcpu *offcpu;   size_t offcpu_count, offcpu_cap; /* by thread, then start, once
+                                                             finished (GW_HAS_SCHED) */
     gw_thread *threads;  size_t thread_count, thread_cap;
     gw_mem_peak *mem_peaks; size_t mem_peak_count, mem_peak_cap; /* one per device, in order
                                                                      of first event */
@@ -542,6 +555,9 @@ int gw_trace_kernel_shape(gw_trace *t, float blocks_per_sm, float est_occupancy_
 gw_kernel_shape gw_trace_kernel_shape_of(const gw_trace *t, const gw_gpu_event *g);
 gw_host_event *gw_trace_add_host(gw_trace *t);
 gw_cpu_sample *gw_trace_add_cpu_sample(gw_trace *t);
+gw_offcpu *gw_trace_add_offcpu(gw_trace *t);
+/* The finished trace's off-CPU stretches of one thread: [*first, *first + count). */
+size_t gw_trace_thread_offcpu(const gw_trace *t, uint32_t thread, size_t *first);
 /* Folds one allocator event into the trace's peaks (an event with an impossible timestamp is
  * counted as dropped). Returns 0, or -1 on out-of-memory. */
 int gw_trace_add_mem(gw_trace *t, const gw_mem_event *e);

@@ -1096,6 +1096,47 @@ static void wsl2_export_without_gpu_records(void **state)
     }
 }
 
+/* The OS scheduler's events tell a wait from work: a thread asleep inside its NVTX ranges
+ * (a public export's "transfer" ranges held time.sleep, on the CPU 0.4-1% of them) is
+ * "waiting in its own code, off the CPU", not "busy in its own work" with advice to make the
+ * code faster. The same program on the CPU keeps the usual cause. */
+static void sched_events_tell_sleep_from_work(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("sched_sleep");
+    gw_trace *t = read_ok(path);
+    assert_true(t->has & GW_HAS_SCHED);
+    assert_int_equal(t->offcpu_count, 2);
+    assert_int_equal(t->offcpu[0].start, 2500000);
+    assert_int_equal(t->offcpu[0].end, 11500000);
+    assert_int_equal(t->offcpu[1].start, 13500000);
+    assert_int_equal(t->offcpu[1].end, 22500000);
+    assert_int_equal(t->threads[t->offcpu[0].thread].pid, 4242);
+    assert_int_equal(t->threads[t->offcpu[0].thread].tid, 4243);
+    gw_trace_free(t);
+
+    for (int asleep = 1; asleep >= 0; asleep--) {
+        if (!asleep)
+            exec_sql(path, "DELETE FROM SCHED_EVENTS WHERE isSchedIn = 0");
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
+        assert_int_equal(a->device_count, 1);
+        /* idle in its own work: 2-11.9 ms and 13-22.9 ms less the launch gaps; asleep 18 ms */
+        assert_true(fabs(a->devices[0].own_offcpu_s - (asleep ? 0.018 : 0.0)) < 1e-9);
+        const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+        assert_non_null(f);
+        int said = 0;
+        for (size_t i = 0; i < f->evidence_count; i++)
+            said |= strstr(f->evidence[i], asleep ? "the feeding thread was off the CPU for 91% of its own part"
+                                                  : "the feeding thread was off the CPU for 0% of its own part") != NULL;
+        assert_true(said);
+        assert_int_equal(strstr(f->cause, "off the CPU (asleep or blocked)") != NULL, asleep);
+        assert_int_equal(strstr(f->fix, "faster code will not help") != NULL, asleep);
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1125,6 +1166,7 @@ int main(void)
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
         cmocka_unit_test(cpu_samples_name_unresolved_libraries),
         cmocka_unit_test(unified_memory_page_faults),
+        cmocka_unit_test(sched_events_tell_sleep_from_work),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
