@@ -187,6 +187,8 @@ typedef struct gw_device_stats {
                                     (GW_HAS_SCHED); 0 without them */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
     gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
+    gw_sampled_frames unknown_compilers; /* other processes' samples in it caught in a GPU code
+                                    compiler (child processes: ptxas, tileiras) */
     gw_os_call unknown_os_calls[GW_TOP_OS_CALLS]; /* the feeding thread's OS calls in it, most first */
     size_t unknown_os_call_count;
     gw_gap_summary gaps;         /* gaps inside the window */

@@ -355,6 +355,9 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8
         if (want_samples)
             fill_rc = gw_sampled_frames_fill(t, &sets[GW_IDLE_UNKNOWN], w->start_ns, w->end_ns, pid,
                                              &ds->unknown_samples);
+        if (fill_rc == 0 && want_samples)
+            fill_rc = gw_sampled_compilers_fill(t, &sets[GW_IDLE_UNKNOWN], w->start_ns, w->end_ns, pid,
+                                                &ds->unknown_compilers);
         if (fill_rc == 0 && want_os_calls)
             fill_rc = gw_os_calls_fill(t, feeders.main, &sets[GW_IDLE_UNKNOWN], ds);
         for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)

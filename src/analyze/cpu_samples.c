@@ -1,6 +1,8 @@
 /* What CPU samples say about the idle time nothing traced explains: the feeding process's
  * samples (nsys --sample=cpu) whose instant lies in a device's idle time of unknown cause,
- * tallied by the frame of the program's own code they caught (gw_sampled_frames). The
+ * tallied by the frame of the program's own code they caught (gw_sampled_frames), and the
+ * samples of other processes of the job caught in a GPU code compiler then (a JIT compiler
+ * the program started: cuTile's tileiras, ptxas). The
  * attribution's partition stays as it is: a sample is an instant, not a span, so it names
  * what the host was doing without claiming the idle time for a cause. */
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 
 #include "analyze/stats.h"
+#include "model/classify.h"
 
 static int cmp_u32(const void *pa, const void *pb)
 {
@@ -57,8 +60,18 @@ static void keep_top(const gw_trace *t, const uint32_t *ids, size_t n, gw_sample
     }
 }
 
-int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
-                           gw_sampled_frames *out)
+/* Which samples a tally keeps: the feeding process's (any pid when feeder_pid < 0), or other
+ * processes' caught in a compiler. */
+static int kept(const gw_trace *t, const gw_cpu_sample *s, int64_t feeder_pid, int compilers_elsewhere)
+{
+    if (!compilers_elsewhere)
+        return feeder_pid < 0 || (int64_t)s->pid == feeder_pid;
+    const char *name = s->frame_id ? gw_trace_str(t, s->frame_id) : NULL;
+    return (int64_t)s->pid != feeder_pid && name && gw_frame_is_compiler(name);
+}
+
+static int fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                int compilers_elsewhere, gw_sampled_frames *out)
 {
     memset(out, 0, sizeof *out);
     size_t first = first_sample_at(t, lo), last = first_sample_at(t, hi);
@@ -71,7 +84,7 @@ int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo,
     size_t hits = 0, k = 0;
     for (size_t i = first; i < last; i++) {
         const gw_cpu_sample *s = &t->cpu_samples[i];
-        if (feeder_pid >= 0 && (int64_t)s->pid != feeder_pid)
+        if (!kept(t, s, feeder_pid, compilers_elsewhere))
             continue;
         /* Samples and intervals both go forward in time: one pass over each. */
         while (k < unknown->count && gw_ivset_end(unknown, k) <= s->ts)
@@ -88,4 +101,17 @@ int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo,
 out:
     free(ids);
     return rc;
+}
+
+int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                           gw_sampled_frames *out)
+{
+    return fill(t, unknown, lo, hi, feeder_pid, 0, out);
+}
+
+int gw_sampled_compilers_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                              gw_sampled_frames *out)
+{
+    memset(out, 0, sizeof *out);
+    return feeder_pid < 0 ? 0 : fill(t, unknown, lo, hi, feeder_pid, 1, out);
 }

@@ -192,6 +192,10 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
  * out-of-memory. */
 int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
                            gw_sampled_frames *out);
+/* The same over other processes' samples caught in a GPU code compiler (gw_frame_is_compiler):
+ * the compilers a program started as child processes. Empty when feeder_pid < 0. */
+int gw_sampled_compilers_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
+                              gw_sampled_frames *out);
 /* ds->unknown_os_calls: the unknown-cause idle (`unknown`) inside thread `thread`'s OS calls
  * (GW_HOST_OSRT), by call name, the biggest first (analyze/idle_calls.c). 0, or -1 on
  * out-of-memory. */

@@ -307,6 +307,7 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, own_offcpu_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),
     OBJ(gw_device_stats, unknown_samples, DESC_SAMPLED_FRAMES),
+    OBJ(gw_device_stats, unknown_compilers, DESC_SAMPLED_FRAMES),
     OBJS(gw_device_stats, unknown_os_calls, DESC_OS_CALL),
     ONE(gw_device_stats, unknown_os_call_count, GW_F_SIZE),
     OBJ(gw_device_stats, gaps, DESC_GAP_SUMMARY),

@@ -293,16 +293,6 @@ static os_wait os_wait_of(const char *name)
  * compiling once, not moving code off the GPU's path. */
 #define GW_SAMPLED_JIT_SHARE 0.5
 
-/* 1 when a sampled frame is a run-time compiler's library, named by its file (its frames carry
- * no symbols): NVRTC, nvJitLink, the PTX compiler, NVVM. */
-static int is_jit_compiler_frame(const char *name)
-{
-    static const char *const libs[] = {"libnvrtc", "libnvJitLink", "libnvptxcompiler", "libnvvm"};
-    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
-        if (strncmp(name, libs[i], strlen(libs[i])) == 0)
-            return 1;
-    return 0;
-}
 
 /* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
  * one-off effects show up as one step with most of it. */
@@ -451,18 +441,41 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         }
         size_t jit_samples = 0;
         for (size_t k = 0; sf && k < sf->frame_count; k++)
-            if (is_jit_compiler_frame(sf->frames[k].name))
+            if (gw_frame_is_compiler(sf->frames[k].name))
                 jit_samples += sf->frames[k].samples;
-        int jit = sf && sf->samples > 0 && (double)jit_samples >= GW_SAMPLED_JIT_SHARE * (double)sf->samples;
-        if (jit) {
+        /* Compilers the program started as child processes (cuTile's tileiras and ptxas, for
+         * 1.2 s, while its own thread polled for them): their samples count with its own. */
+        const gw_sampled_frames *children = d ? &d->unknown_compilers : NULL;
+        size_t child_samples = children ? children->samples : 0;
+        size_t all_samples = (sf ? sf->samples : 0) + child_samples;
+        int jit = all_samples > 0 &&
+                  (double)(jit_samples + child_samples) >= GW_SAMPLED_JIT_SHARE * (double)all_samples;
+        double jit_pct = all_samples > 0 ? 100.0 * (double)(jit_samples + child_samples) / (double)all_samples : 0;
+        char child_named[300] = "";
+        if (child_samples > 0) {
+            size_t used = 0;
+            for (size_t k = 0; k < children->frame_count && k < 3 && used < sizeof child_named; k++)
+                used += (size_t)snprintf(child_named + used, sizeof child_named - used, "%s%.40s %.0f%%",
+                                         k ? ", " : "", children->frames[k].name,
+                                         100.0 * (double)children->frames[k].samples / (double)child_samples);
+            char n[32];
+            gw_rules_fmt_count((double)child_samples, n, sizeof n);
+            gw_finding_evidence(f, "CPU samples caught GPU code compilers in other processes of the job %s times "
+                                "in that idle time (%s): the program waited for a compiler it started; %.0f%% of "
+                                "all the samples there are in a compiler", n, child_named, jit_pct);
+        } else if (jit) {
             gw_finding_evidence(f, "%.0f%% of those samples in a run-time compiler (NVRTC, nvJitLink): the host "
-                                   "compiles kernels while the GPU waits",
-                                100.0 * (double)jit_samples / (double)sf->samples);
+                                   "compiles kernels while the GPU waits", jit_pct);
+        }
+        if (jit) {
+            snprintf(f->cause, sizeof f->cause, "the host compiling GPU kernels at run time (JIT)");
             gw_rules_fix(f, "The host compiles GPU kernels at run time while the GPU waits (the CPU samples: "
-                            "%s). Compile once and reuse: keep the compiled module (nvrtcGetCUBIN or the PTX, "
-                            "saved to disk and loaded with cuModuleLoadData), compile ahead of time, or compile "
-                            "on another thread before the kernels are needed; measure steady state after it.",
-                         named);
+                            "%s). Compile once and reuse: warm up before the work that counts and keep the "
+                            "compiler's cache across runs (Triton, torch.compile and cuTile cache their "
+                            "kernels on disk), keep the compiled module (nvrtcGetCUBIN or the PTX, saved and "
+                            "loaded with cuModuleLoadData), compile ahead of time, or compile on another thread "
+                            "before the kernels are needed; measure steady state after it.",
+                         child_samples > jit_samples ? child_named : named);
         } else if (os_kind == OS_IO && !named[0])
             gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
                             "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "
@@ -519,8 +532,10 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_rules_fix(f, "The host runs code the profiler does not record (native code, waits on locks, "
                             "queues or files): sample the training process with py-spy record --native --pid "
                             "<pid> over the same steps, or nsys profile --trace=osrt for its OS calls.");
-        snprintf(f->gain, sizeof f->gain, "up to %.0f%% of %s once its cause is known", share * 100.0,
-                 r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window");
+        snprintf(f->gain, sizeof f->gain, "up to %.0f%% of %s %s", share * 100.0,
+                 r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window",
+                 jit ? "with kernels compiled once and reused (the compilation leaves the steady state)"
+                     : "once its cause is known");
     }
     return 0;
 }

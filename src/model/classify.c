@@ -449,3 +449,17 @@ const char *gw_cuda_fault_text(int64_t code)
     default: return NULL;
     }
 }
+
+int gw_frame_is_compiler(const char *name)
+{
+    static const char *const libs[] = {"libnvrtc", "libnvJitLink", "libnvptxcompiler", "libnvvm"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (strncmp(name, libs[i], strlen(libs[i])) == 0)
+            return 1;
+    /* Executables, named by their file when unresolved (they ship stripped). */
+    static const char *const tools[] = {"ptxas", "cicc", "nvcc", "nvlink", "fatbinary", "tileiras", "cc1plus", "cc1"};
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+        if (strcmp(name, tools[i]) == 0)
+            return 1;
+    return 0;
+}

@@ -29,6 +29,12 @@ int gw_frame_is_runtime(const char *symbol, const char *module);
  * nsys's "[Max depth]" where it cut a deep stack); 0 for the program and its other libraries,
  * and for "" (unknown). */
 int gw_module_is_runtime(const char *module);
+/* 1 when a sampled frame (a symbol, or an unresolved frame's file name) is a GPU code
+ * compiler's: the run-time compiler libraries (NVRTC, nvJitLink, the PTX compiler, NVVM) and
+ * the compilers a program or framework starts as child processes (ptxas, cicc, nvcc, nvlink,
+ * fatbinary, cuTile's tileiras; Triton and torch.compile run ptxas, Inductor's C++ wrappers
+ * cc1plus). */
+int gw_frame_is_compiler(const char *name);
 
 /* 1 when the kernel name is a collective/communication kernel. */
 int gw_kernel_is_comm(const char *name);

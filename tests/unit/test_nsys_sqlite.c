@@ -881,6 +881,57 @@ static void cpu_samples_name_unresolved_libraries(void **state)
     gw_job_free(job);
 }
 
+/* A compiler the program started as a child process (cuTile's tileiras and ptxas, Triton's
+ * ptxas) runs while the program's own thread waits for it: its samples are another process's,
+ * caught in a compiler's frames, and make the unexplained idle a run-time compilation. The
+ * sampled process that is no compiler (pid 999) does not count. */
+static void cpu_samples_name_child_compilers(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cpu_samples");
+    char sql[4096];
+    size_t used = (size_t)snprintf(sql, sizeof sql,
+                                   "INSERT INTO StringIds VALUES (30, '0x5bff51484aec'), (31, '/usr/local/cuda/bin/ptxas');"
+                                   "INSERT INTO COMPOSITE_EVENTS VALUES ");
+    for (int k = 0; k < 12; k++)   /* pid 5000, tid 5001, from 2.1 ms to 9.8 ms */
+        used += (size_t)snprintf(sql + used, sizeof sql - used, "%s(%d, %d, 2, 1, 83886085001, 1)", k ? "," : "",
+                                 100 + k, 2100000 + k * 700000);
+    used += (size_t)snprintf(sql + used, sizeof sql - used, "; INSERT INTO SAMPLING_CALLCHAINS VALUES ");
+    for (int k = 0; k < 12; k++)
+        used += (size_t)snprintf(sql + used, sizeof sql - used, "%s(%d, 30, 31, 0, 0, 1, 0, 0, 0, 0)", k ? "," : "",
+                                 100 + k);
+    exec_sql(path, sql);
+    gw_job *job;
+    gw_analysis *a = analyze_ok(path, &job);
+    const gw_sampled_frames *own = &a->devices[0].unknown_samples, *children = &a->devices[0].unknown_compilers;
+    assert_int_equal(own->samples, 8);
+    assert_int_equal(children->samples, 12);
+    assert_int_equal(children->frame_count, 1);
+    assert_string_equal(children->frames[0].name, "ptxas");
+    const gw_finding *f = gw_findings_get(&a->findings, "util.unexplained");
+    assert_non_null(f);
+    int found = 0;
+    for (size_t i = 0; i < f->evidence_count; i++)
+        found |= strstr(f->evidence[i], "compilers in other processes of the job 12 times in that idle time (ptxas "
+                                        "100%): the program waited for a compiler it started; 60% of all") != NULL;
+    assert_true(found);
+    assert_string_equal(f->cause, "the host compiling GPU kernels at run time (JIT)");
+    assert_non_null(strstr(f->fix, "(the CPU samples: ptxas 100%)"));
+    assert_non_null(strstr(f->gain, "compiled once and reused"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+
+    /* The fixture as it is: its other process runs no compiler. */
+    path = build_fixture("cpu_samples");
+    a = analyze_ok(path, &job);
+    assert_int_equal(a->devices[0].unknown_compilers.samples, 0);
+    f = gw_findings_get(&a->findings, "util.unexplained");
+    assert_non_null(f);
+    assert_null(strstr(f->cause, "compiling"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 /* Unified-memory migrations: flagged as such, those on page faults apart (causes 2 and 3, the
  * ENUM labels of schema 3 and the built-in ids alike); their figures in the copy statistics,
  * mem.unified_faults reported with them, and util.unexplained saying the host touched managed
@@ -1165,6 +1216,7 @@ int main(void)
         cmocka_unit_test(ingest_dispatches_to_reader),
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
         cmocka_unit_test(cpu_samples_name_unresolved_libraries),
+        cmocka_unit_test(cpu_samples_name_child_compilers),
         cmocka_unit_test(unified_memory_page_faults),
         cmocka_unit_test(sched_events_tell_sleep_from_work),
     };
