@@ -49,7 +49,9 @@ typedef enum missing_gpu {
     MISSING_RECORDS_LOST,      /* launches or copies traced, none of their GPU records */
     MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
     MISSING_RANGE_PROFILER,    /* a CUPTI range-profiler capture: counters, no timeline */
-    MISSING_FAULTED            /* a CUDA call reported that the GPU's work faulted */
+    MISSING_FAULTED,           /* a CUDA call reported that the GPU's work faulted */
+    MISSING_CALLS_ONLY         /* set-up calls traced while the profiler says CUDA events are
+                                  missing: the work ran elsewhere, or its tracing failed there */
 } missing_gpu;
 
 /* Says why in f's title and evidence; returns the case (the fixes differ). */
@@ -124,6 +126,21 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                                "computed elsewhere, or stopped before its GPU work)", calls);
         return MISSING_NO_WORK;
     }
+    int no_events_said = 0;   /* nsys: "No CUDA events collected" (of some process) */
+    for (size_t i = 0; t && i < t->note_count; i++)
+        no_events_said |= strstr(t->notes[i].text, "No CUDA events collected") != NULL;
+    if (t && t->device_count > 0 && api_calls > 0 && !kineto && no_events_said) {
+        /* nsys traced this process's CUDA set-up (its injection loaded) and says another
+         * collected none: a public export's python made 2 device queries and spent its time in
+         * waitpid while its children ran, and nsys's warnings came from those children. */
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
+                 file, t->device_count);
+        gw_finding_evidence(f, "the trace lists %zu GPU(s) and %s CUDA API call%s (set-up, queries) but no "
+                               "kernel, copy or set: CUDA tracing ran in this process, so the work ran elsewhere "
+                               "(forked processes nsys does not follow by default, the CPU) or tracing failed there",
+                            t->device_count, calls, api_calls == 1 ? "" : "s");
+        return MISSING_CALLS_ONLY;
+    }
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
@@ -132,7 +149,9 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                             kineto ? "GPU activity tracing was off or failed (ProfilerActivity.CUDA not "
                                      "among the profiler's activities, or CUPTI could not start: no CUDA "
                                      "call was traced either)"
-                                   : "CUDA tracing failed or was not enabled");
+                            : api_calls > 0 ? "only CUDA set-up calls were traced: the records of what came "
+                                              "after were not collected, or CUDA was not used after set-up"
+                                            : "CUDA tracing failed or was not enabled");
     } else {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CPU-only trace", file);
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
@@ -231,7 +250,15 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "leave the profile() block or call prof.stop() before exiting); then re-profile.");
             continue;
         }
-        if (t && t->format && strncmp(t->format, "nsys", 4) == 0)
+        if (why == MISSING_CALLS_ONLY)
+            gw_rules_fix(f,
+                         "Find where the GPU work runs: if the program hands it to processes it forks (Python "
+                         "multiprocessing, torch.multiprocessing, DataLoader workers), start them with the "
+                         "'spawn' method (its children exec, and nsys follows those) or trace forked ones with "
+                         "nsys profile --trace-fork-before-exec=true; check that the work is placed on the GPU (the device it selects, its CPU "
+                         "fallback); let the processes run to a normal exit so that their records are "
+                         "flushed; then re-profile.");
+        else if (t && t->format && strncmp(t->format, "nsys", 4) == 0)
             gw_rules_fix(f,
                          "Re-profile with CUDA tracing on (nsys profile --trace=cuda,nvtx,osrt) and let the "
                          "program run to a normal exit, or call cudaDeviceSynchronize() and cudaProfilerStop() "

@@ -245,6 +245,12 @@ static void gpu_less_traces_are_data_none_only(void **state)
     assert_int_equal(l.a->findings.count, 1);
     assert_string_equal(l.a->findings.items[0].id, "data.none");
     assert_non_null(strstr(l.a->verdict, "No CUDA events collected"));
+    /* Its python made two CUDA queries (its tracing ran) and waited for children: not "tracing
+     * failed or was not enabled", and the fix follows forked processes. */
+    assert_true(fx_evidence_has(&l.a->findings.items[0], "1 GPU(s) and 2 CUDA API calls (set-up, queries) but no "
+                                                         "kernel, copy or set: CUDA tracing ran in this process"));
+    assert_false(fx_evidence_has(&l.a->findings.items[0], "CUDA tracing failed or was not enabled"));
+    assert_non_null(strstr(l.a->findings.items[0].fix, "--trace-fork-before-exec=true"));
     unload(&l);
 }
 
