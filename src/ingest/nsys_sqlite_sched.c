@@ -86,7 +86,8 @@ static long read_events(gw_nsys_db *d, const sched_thread *known, size_t known_c
         free(ev);
         return -1;
     }
-    qsort(ev, count, sizeof *ev, cmp_event);
+    if (count > 1)
+        qsort(ev, count, sizeof *ev, cmp_event);
     *out = ev;
     return (long)count;
 }
