@@ -4,7 +4,7 @@
  * while the GPU runs them at 171 ms a step. The markers' ranges then hold the GPU work of
  * earlier steps, or none: step times, the window's kernels and every per-step gain would
  * describe a sliver of the work. When most steps' GPU work only begins after their host range
- * has ended, each step becomes the stretch from its first GPU work (found through the CUDA
+ * has ended, or runs mostly after it, each step becomes the stretch from its first GPU work (found through the CUDA
  * calls it made) to the next step's first GPU work. */
 #ifndef GW_MODEL_STEP_LAG_H
 #define GW_MODEL_STEP_LAG_H

@@ -928,6 +928,43 @@ static void steps_follow_the_gpu_when_the_host_runs_ahead(void **state)
     }
 }
 
+/* Two steps whose GPU had drained its warm-up: step 1's kernel starts at once, inside the
+ * step, and runs on 99 ms after the host left it; step 2's starts late (a public loop queued
+ * 9.6 ms of kernels from two 0.4 ms steps, and only the second began late: "launch-bound" on
+ * a GPU busy 99%). Work running mostly after the host left counts as the host running ahead,
+ * unless the host waited for the GPU in that step (a sync there: it keeps pace). */
+static void steps_follow_the_gpu_when_the_first_starts_at_once(void **state)
+{
+    (void)state;
+    for (int waited = 0; waited < 2; waited++) {
+        gw_trace *t = fx_trace();
+        for (int k = 0; k < 2; k++) {
+            double step_start = 2000.0 * k, gpu_start = k == 0 ? 1010 : 101010;
+            fx_step(t, k + 1, step_start, step_start + 2000);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", step_start + 1000, step_start + 1010,
+                    (uint64_t)(k + 1));
+            fx_kernel(t, 0, 7, gpu_start, gpu_start + 99990, (uint64_t)(k + 1), "ampere_sgemm_128x64_tn");
+        }
+        if (waited)   /* an event sync in step 1 (its event long done) */
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaEventSynchronize", 1500, 1510, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 4100, 201100, 0);
+        gw_job *job;
+        gw_analysis *a = analyze_with(t, NULL, &job);
+        if (!waited) {
+            assert_int_equal(t->steps[0].start, FX_US(1010));
+            assert_int_equal(t->steps[0].end, FX_US(101010));
+            assert_int_equal(t->steps[1].end, FX_US(201000));
+            assert_int_equal(t->steps_host_ahead_ns, FX_US(101010 - 2000));
+            assert_true(a->ranks[0].busy_share > 0.999);
+        } else {
+            assert_int_equal(t->steps_host_ahead_ns, 0);
+            assert_int_equal(t->steps[0].start, 0);
+            assert_int_equal(t->steps[0].end, FX_US(2000));
+        }
+        fx_done(a, job);
+    }
+}
+
 /* Two ranks in one job: each gets its own rank row and device rows in order. */
 static void two_ranks(void **state)
 {
@@ -1043,6 +1080,7 @@ int main(void)
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(memory_peak_first_in_time),
         cmocka_unit_test(steps_follow_the_gpu_when_the_host_runs_ahead),
+        cmocka_unit_test(steps_follow_the_gpu_when_the_first_starts_at_once),
         cmocka_unit_test(static_cudart_frames_are_runtime),
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
