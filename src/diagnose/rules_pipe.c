@@ -9,7 +9,12 @@
 #include "diagnose/gain.h"
 
 #include "diagnose/rules_common.h"
+#include "diagnose/whatif.h"
 #include "diagnose/rules_families.h"
+
+/* pipe.pageable_copy: pageable HtoD copies at this share of the link's pinned rate or more
+ * are as fast as pinned ones would be. */
+#define GW_AT_LINK_SHARE 0.9
 
 /* Copies whose bytes add up to less than this are too small to quote a transfer rate for. */
 #define GW_RATE_MIN_BYTES (1024.0 * 1024.0)
@@ -87,11 +92,31 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s of them shorter than 1 µs (%s in all): sub-microsecond noise, "
                                    "one line here where nsys lists each", nn, nb);
         }
+        /* Pageable copies already at what pinned ones reach over this GPU's link (a GTX 1050 Ti's
+         * 12.6 GB/s): pinning would not make them faster, only not copying would. */
+        const gw_trace *tr = gw_rules_trace(a, r);
+        int at_link = 0;
+        double link_gbps = 0;
+        if (tr && tr->device_count > 0 && c->pageable_gbps[GW_COPY_HTOD] > 0 &&
+            c->pageable_bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES) {
+            int cc = 0;
+            for (size_t k = 0; k < tr->device_count; k++)
+                if (tr->devices[k].cc_major > cc)
+                    cc = tr->devices[k].cc_major;
+            double cap = gw_whatif_link_cap_gbps(tr);
+            at_link = cc > 0 && c->pageable_gbps[GW_COPY_HTOD] >= GW_AT_LINK_SHARE * cap;
+            link_gbps = cap;
+        }
         /* The pageable copies' own rate: all HtoD copies together would mix in pinned ones. A
          * rate of a few small copies is their latency, not the link's ("0.0 GB/s" for one 4-byte
          * copy): quoted from GW_RATE_MIN_BYTES on. */
         if (c->pageable_gbps[GW_COPY_HTOD] > 0) {
-            if (c->pageable_bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES)
+            if (at_link)
+                gw_finding_evidence(f, "pageable HtoD copies reach %.1f GB/s, about what pinned copies reach over "
+                                       "this GPU's host link (%.1f GB/s): pinning would not make them faster, "
+                                       "only copying less or overlapping them would",
+                                    c->pageable_gbps[GW_COPY_HTOD], link_gbps);
+            else if (c->pageable_bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES)
                 gw_finding_evidence(f, "pageable HtoD copies reach %.1f GB/s (pinned copies typically reach "
                                        "2-3x pageable)", c->pageable_gbps[GW_COPY_HTOD]);
         } else if (c->gbps[GW_COPY_HTOD] > 0 && c->bytes[GW_COPY_HTOD] >= GW_RATE_MIN_BYTES)
@@ -101,6 +126,10 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "
                                    "cuda_memcpy_async rule does not see these",
                                 c->pageable_via_driver);
+        /* The DataLoader's option only where the loop has a DataLoader: a tensor made on the
+         * host each step (torch.randn then .cuda()) is better made on the GPU, and pinning a
+         * fresh tensor costs one more host copy. */
+        int loader = r->dataloader_s > 0;
         if (gw_rules_jax(a, r))
             gw_rules_fix(f,
                          "Move batches to the device ahead of the step that needs them: jax.device_put of the "
@@ -108,12 +137,29 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                          "so the copies from host (numpy, pageable) memory overlap compute instead of "
                          "delaying it; keep results on the device until they are read. Confirm: re-profile "
                          "the same steps, the copies should overlap kernels.");
-        else if (gw_rules_pytorch(a, r))
+        else if (gw_rules_pytorch(a, r) && loader && !at_link)
             gw_rules_fix(f,
                          "Pin host buffers: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
                          "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
                          "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
                          "Confirm: re-profile the same steps, the copies should show 'Pinned'.");
+        else if (gw_rules_pytorch(a, r))
+            gw_rules_fix(f,
+                         "%sCopy less, or from pinned memory: create tensors on the GPU where they are made "
+                         "(torch.randn(..., device='cuda'), torch.as_tensor(x, device='cuda')) instead of on "
+                         "the host and then .cuda(); keep data that must come from the host in a pinned buffer "
+                         "allocated once and reused (torch.empty(..., pin_memory=True), buf.copy_(x), then "
+                         "buf.to('cuda', non_blocking=True)): pinning a fresh tensor each step costs one more "
+                         "host copy. Confirm: re-profile the same steps.",
+                         loader ? "Beyond DataLoader(pin_memory=True) for batches: " : "");
+        else if (at_link)
+            gw_rules_fix(f,
+                         "These copies already run at the host link's rate: copy less (keep data on the GPU "
+                         "between kernels, copy only what changed), or overlap them with kernels: pinned host "
+                         "memory (cudaMallocHost/cudaHostAlloc, cudaHostRegister; OpenMP/OpenACC offload: the "
+                         "compiler's pinned-memory option, e.g. NVHPC -gpu=pinned) lets cudaMemcpyAsync on a "
+                         "stream run beside kernels, in chunks the next kernel can start on. Confirm: "
+                         "re-profile, the copies should overlap kernels.");
         else
             gw_rules_fix(f,
                          "Keep the host side of these copies in pinned (page-locked) memory: allocate it with "

@@ -9,6 +9,9 @@
 
 /* 1 when gpuwhy can simulate the fix of diagnosis `id`. */
 int gw_whatif_known(const char *id);
+/* What pinned host-to-device copies reach in practice over the host link of the trace's GPU
+ * generation (GB/s: PCIe 3 x16 before Ampere, PCIe 4 on Ampere, PCIe 5 after). */
+double gw_whatif_link_cap_gbps(const gw_trace *t);
 
 /* Simulates the fix of diagnosis `id` on rank index ti (whether or not the finding was
  * reported). with_top: also name the largest pieces of the new critical path. Returns 1 and

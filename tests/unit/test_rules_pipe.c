@@ -60,19 +60,29 @@ static void pageable_copy_triggers(void **state)
 }
 
 /* A fix speaks the job's language: PyTorch's for a PyTorch job, CUDA's for a plain CUDA or
- * OpenMP offload program (an SC23 OpenMP tutorial's export was told DataLoader(pin_memory)). */
+ * OpenMP offload program (an SC23 OpenMP tutorial's export was told DataLoader(pin_memory)),
+ * and the DataLoader's option only where the loop has a DataLoader (three traces of a lecture
+ * loop that made a tensor with torch.randn on the host each step and then .cuda() were told
+ * DataLoader(pin_memory=True)). */
 static void pageable_copy_fix_fits_the_job(void **state)
 {
     (void)state;
-    for (int pytorch = 0; pytorch < 2; pytorch++) {
+    for (int variant = 0; variant < 3; variant++) {
+        int pytorch = variant > 0, loader = variant == 2;
         gw_analysis *a = pageable();
         a->inputs = calloc(1, sizeof *a->inputs);
         assert_non_null(a->inputs);
         a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u);
+        a->ranks[0].dataloader_s = loader ? 0.5 : 0.0;
         const gw_finding *f = fx_run(a, "pipe.pageable_copy");
         assert_non_null(f);
-        if (pytorch) {
+        if (loader) {
             assert_non_null(strstr(f->fix, "DataLoader(pin_memory=True)"));
+        } else if (pytorch) {
+            assert_null(strstr(f->fix, "DataLoader"));
+            assert_non_null(strstr(f->fix, "create tensors on the GPU where they are made (torch.randn(..., "
+                                           "device='cuda')"));
+            assert_non_null(strstr(f->fix, "allocated once and reused"));
         } else {
             assert_null(strstr(f->fix, "pin_memory"));
             assert_null(strstr(f->fix, "torch"));
