@@ -50,13 +50,46 @@ typedef enum missing_gpu {
     MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
     MISSING_RANGE_PROFILER,    /* a CUPTI range-profiler capture: counters, no timeline */
     MISSING_FAULTED,           /* a CUDA call reported that the GPU's work faulted */
-    MISSING_CALLS_ONLY         /* set-up calls traced while the profiler says CUDA events are
+    MISSING_CALLS_ONLY,        /* set-up calls traced while the profiler says CUDA events are
                                   missing: the work ran elsewhere, or its tracing failed there */
+    MISSING_CPU_SIDE_ONLY      /* the CPU side shows GPU use (cuDNN ops, GPU allocator events)
+                                  that the profiler did not record */
 } missing_gpu;
+
+/* Host ops that run only on CUDA tensors (cuDNN, MIOpen): how many, and *first the name of
+ * the first one (borrowed from t). */
+static size_t gpu_ops_on_host(const gw_trace *t, const char **first)
+{
+    size_t n = 0;
+    *first = NULL;
+    for (size_t i = 0; i < t->host_count; i++) {
+        if (t->host[i].kind != GW_HOST_CPU_OP)
+            continue;
+        const char *name = gw_trace_str(t, t->host[i].name_id);
+        if (name && (strncmp(name, "aten::cudnn_", 12) == 0 || strncmp(name, "aten::miopen_", 13) == 0 ||
+                     strncmp(name, "aten::_cudnn_", 13) == 0)) {
+            if (!n)
+                *first = name;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The caching allocator's events on GPUs (device >= 0). */
+static size_t gpu_allocator_events(const gw_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->mem_peak_count; i++)
+        if (t->mem_peaks[i].device >= 0)
+            n += t->mem_peaks[i].events;
+    return n;
+}
 
 /* Says why in f's title and evidence; returns the case (the fixes differ). */
 static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
+    const char *first_gpu_op = NULL;
     /* What the input itself says went wrong (nsys DIAGNOSTIC_EVENT ...) comes first: it is
      * the most specific reason, and the verdict quotes the first line. */
     static const char counted[] = "no GPU activity was captured: the export has";
@@ -121,9 +154,9 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
      * is the answer (nsys "No CUDA events collected"), not a job that stayed off the GPU. */
     if (api_calls > 0 && !input_says) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CUDA was set up but given no work", file);
-        gw_finding_evidence(f, "the host made %s CUDA API calls, none of them a kernel launch, copy or set: the "
+        gw_finding_evidence(f, "the host made %s CUDA API call%s, none of them a kernel launch, copy or set: the "
                                "process set CUDA up but put no work on the GPU while it was profiled (it "
-                               "computed elsewhere, or stopped before its GPU work)", calls);
+                               "computed elsewhere, or stopped before its GPU work)", calls, api_calls == 1 ? "" : "s");
         return MISSING_NO_WORK;
     }
     int no_events_said = 0;   /* nsys: "No CUDA events collected" (of some process) */
@@ -152,6 +185,27 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                             : api_calls > 0 ? "only CUDA set-up calls were traced: the records of what came "
                                               "after were not collected, or CUDA was not used after set-up"
                                             : "CUDA tracing failed or was not enabled");
+    } else if (t && (gpu_ops_on_host(t, &first_gpu_op) > 0 || gpu_allocator_events(t) > 0)) {
+        /* cuDNN ops run only on CUDA tensors, and the caching allocator's events of a CUDA
+         * device only for its memory: the job used the GPU, the profiler recorded its CPU side
+         * alone (a Kineto trace with ProfilerActivity.CPU only; the legacy autograd profiler
+         * without use_cuda). */
+        size_t n_ops = gpu_ops_on_host(t, &first_gpu_op), n_mem = gpu_allocator_events(t);
+        char ops[32], mem[32], seen[160] = "";
+        gw_rules_fmt_count((double)n_ops, ops, sizeof ops);
+        gw_rules_fmt_count((double)n_mem, mem, sizeof mem);
+        int used = 0;
+        if (n_ops > 0)
+            used = snprintf(seen, sizeof seen, "%s cuDNN/MIOpen op%s (%.40s ...)", ops, n_ops == 1 ? "" : "s",
+                            first_gpu_op ? first_gpu_op : "");
+        if (n_mem > 0 && used >= 0 && (size_t)used < sizeof seen)
+            snprintf(seen + used, sizeof seen - (size_t)used, "%s%s allocator event%s on a GPU", n_ops ? " and " : "",
+                     mem, n_mem == 1 ? "" : "s");
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: the job used the GPU, the profiler recorded "
+                 "only its CPU side", file);
+        gw_finding_evidence(f, "no kernel, copy, set or CUDA API call, but %s: the job ran on the GPU while the "
+                               "profiler recorded only the CPU", seen);
+        return MISSING_CPU_SIDE_ONLY;
     } else {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CPU-only trace", file);
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
@@ -248,6 +302,14 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "cudaProfilerStop() before it exits, so that the activity buffers are flushed (with "
                          "nsys, --cuda-flush-interval=<ms> flushes them during the run; with torch.profiler, "
                          "leave the profile() block or call prof.stop() before exiting); then re-profile.");
+            continue;
+        }
+        if (why == MISSING_CPU_SIDE_ONLY) {
+            gw_rules_fix(f,
+                         "Re-profile with GPU activity recorded: torch.profiler.profile(activities="
+                         "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) over the same steps (the legacy "
+                         "torch.autograd.profiler.profile records GPU time only with use_cuda=True), or nsys "
+                         "profile --trace=cuda,nvtx,osrt; then analyse again.");
             continue;
         }
         if (why == MISSING_CALLS_ONLY)
@@ -389,7 +451,12 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         double worst_s;
         size_t steps;
         int64_t worst = worst_step(a, r, &worst_s, &steps);
-        if (worst >= 0 && steps > 1 && unknown_s > 0 && worst_s / (unknown_s / (double)tot.device_count) >= 0.5) {
+        /* Half of it in one step, and twice that step's even share (90% of two): two steps of
+         * 27.8 and 27.6 ms were "50% of it in one step: a one-off". */
+        double one_step_min = steps > 0 ? 2.0 / (double)steps : 1.0;
+        one_step_min = one_step_min > 0.9 ? 0.9 : one_step_min < 0.5 ? 0.5 : one_step_min;
+        if (worst >= 0 && steps > 1 && unknown_s > 0 &&
+            worst_s / (unknown_s / (double)tot.device_count) >= one_step_min) {
             char d[32];
             gw_rules_fmt_duration(worst_s, d, sizeof d);
             gw_finding_evidence(f, "%.0f%% of it in one step, #%lld (%s): a one-off, not every step",

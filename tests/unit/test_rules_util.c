@@ -29,6 +29,39 @@ static void unexplained_idle_is_its_own_finding(void **state)
     fx_free(a);
 }
 
+/* "A one-off" needs one step to hold half the unexplained idle and twice its even share:
+ * two steps of 27.8 and 27.6 ms were "50% of it in one step, a one-off, not every step". */
+static void unexplained_one_off_step(void **state)
+{
+    (void)state;
+    const struct { int steps; double worst, other; int said; } cases[] = {
+        {2, 0.2010, 0.1990, 0}, /* even */
+        {2, 0.3900, 0.0100, 1}, /* 97.5% in one of two */
+        {8, 0.2000, 0.0280, 1}, /* 50.5% in one of eight */
+        {4, 0.1300, 0.0900, 0}, /* 32.5% in one of four */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
+        int n = cases[c].steps;
+        a->steps = calloc((size_t)n, sizeof *a->steps);
+        assert_non_null(a->steps);
+        a->step_count = (size_t)n;
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            a->steps[i] = (gw_step_stats){.rank = 0, .number = 2 + i, .steady = 1, .duration_s = 0.1};
+            a->steps[i].idle_by_cause_s[GW_IDLE_UNKNOWN] = i == 1 ? cases[c].worst : cases[c].other;
+            sum += a->steps[i].idle_by_cause_s[GW_IDLE_UNKNOWN];
+        }
+        a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = sum;
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        if (fx_evidence_has(f, "a one-off, not every step") != cases[c].said)
+            fail_msg("case %zu: one-off said %d, expected %d", c, !cases[c].said, cases[c].said);
+        fx_free(a);
+    }
+}
+
 static void unexplained_twin_below_minor(void **state)
 {
     (void)state;
@@ -293,6 +326,49 @@ static void data_none_for_cpu_only_trace(void **state)
     gw_job_free(job);
 }
 
+/* A trace of the CPU side alone of a job that ran on the GPU (a Kineto trace with
+ * ProfilerActivity.CPU only, the legacy autograd profiler without use_cuda): its cuDNN ops and
+ * the allocator's events on a GPU show the GPU was used, so not "the job did not use a GPU",
+ * and the fix is the profiler's GPU activity, not torch.cuda.is_available(). */
+static void data_none_for_the_cpu_side_of_a_gpu_job(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        gw_trace *t = gw_trace_new("/x/trace.json", "kineto");
+        assert_non_null(t);
+        t->has = GW_HAS_CPU_OPS | GW_HAS_MEMORY;
+        const char *names[] = {"aten::conv2d", "aten::cudnn_convolution", "aten::cudnn_batch_norm"};
+        for (int k = 0; k < 3; k++) {
+            gw_host_event *h = gw_trace_add_host(t);
+            assert_non_null(h);
+            h->kind = GW_HOST_CPU_OP;
+            h->start = 1000 * k;
+            h->end = 1000 * k + 900;
+            const char *name = variant == 0 || k == 0 ? names[k] : "aten::add";
+            h->name_id = gw_trace_intern(t, name, strlen(name));
+        }
+        for (int k = 0; k < 3; k++) {
+            gw_mem_event m = {.ts = 100 + k, .bytes = 4096, .total_allocated = 4096 * (k + 1),
+                              .total_reserved = 2 << 20, .device = 0};
+            assert_int_equal(gw_trace_add_mem(t, &m), 0);
+        }
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].has_gpu_data = 0;
+        a->device_count = 0;
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        assert_non_null(strstr(f->title, "the job used the GPU, the profiler recorded only its CPU side"));
+        assert_true(fx_evidence_has(f, variant == 0 ? "but 2 cuDNN/MIOpen ops (aten::cudnn_convolution ...) and 3 "
+                                                      "allocator events on a GPU"
+                                                    : "but 3 allocator events on a GPU: the job ran on the GPU"));
+        assert_null(strstr(f->fix, "is_available"));
+        assert_non_null(strstr(f->fix, "ProfilerActivity.CUDA"));
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void data_none_when_gpus_listed_but_no_kernels(void **state)
 {
     (void)state;
@@ -455,6 +531,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unexplained_idle_is_its_own_finding),
+        cmocka_unit_test(unexplained_one_off_step),
         cmocka_unit_test(unexplained_twin_below_minor),
         cmocka_unit_test(idle_time_is_partitioned_between_findings),
         cmocka_unit_test(unexplained_gap_evidence),
@@ -466,6 +543,7 @@ int main(void)
         cmocka_unit_test(too_short_is_per_rank),
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
+        cmocka_unit_test(data_none_for_the_cpu_side_of_a_gpu_job),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
         cmocka_unit_test(data_none_for_foreign_accelerator),
         cmocka_unit_test(data_none_when_calls_were_traced),
