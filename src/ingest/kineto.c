@@ -409,6 +409,19 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
                      "cannot be told from host work in it; give gpuwhy the profile it was made from, the "
                      "*.xplane.pb in the same plugins/profile/<run> directory",
                      path, (unsigned long long)(r.st.xprof_plane_at ? r.st.xprof_plane_at - 1 : 0));
+    /* Other tools' Chrome traces: nothing in them is read as GPU work, and "no events" or
+     * "CPU-only" would hide what they are. */
+    if (rc == 0 && r.st.kernels + r.st.copies + r.st.sets + r.st.api_calls == 0 &&
+        (r.st.tf_timeline_planes > 0 || r.st.rocprof_planes >= 2))
+        rc = gw_fail(err, GW_EXIT_BAD_INPUT,
+                     r.st.tf_timeline_planes > 0
+                         ? "%s: byte %llu: a TensorFlow timeline (processes named /job:.../gpu:N Compute), not a "
+                           "format gpuwhy reads: profile with the TensorFlow profiler (tf.profiler.experimental, "
+                           "TensorBoard) and give gpuwhy the *.xplane.pb it writes"
+                         : "%s: byte %llu: a rocprof (ROCm) trace (processes CPU HIP API, COPY, GPU<n>, timestamps "
+                           "as strings), not a format gpuwhy reads: on ROCm, profile PyTorch with torch.profiler "
+                           "(its trace has the GPU work, kernels and copies, in a form gpuwhy reads)",
+                     path, (unsigned long long)(r.st.other_dialect_at ? r.st.other_dialect_at - 1 : 0));
     /* A bare array of events without categories is the autograd profiler's CPU ops; named
      * like kernels and copies, they are some other tool's GPU records, which cannot be told
      * apart from host work here: "CPU-only, the job did not use a GPU" would be false. */

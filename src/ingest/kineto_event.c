@@ -543,6 +543,16 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
              (f->arg_name_len >= 6 && memcmp(f->arg_name, "/host:", 6) == 0))) {
             if (!st->xprof_planes++ && st->lx)
                 st->xprof_plane_at = gw_json_position(st->lx) + 1;
+        } else if (f->has_name && cstr_is(f->name, f->name_len, "process_name") && f->has_arg_name) {
+            int tf = f->arg_name_len >= 5 && memcmp(f->arg_name, "/job:", 5) == 0;
+            int rocprof = cstr_is(f->arg_name, f->arg_name_len, "CPU HIP API") ||
+                          cstr_is(f->arg_name, f->arg_name_len, "COPY") ||
+                          (f->arg_name_len >= 4 && f->arg_name_len <= 6 && memcmp(f->arg_name, "GPU", 3) == 0 &&
+                           f->arg_name[3] >= '0' && f->arg_name[3] <= '9');
+            if ((tf || rocprof) && !st->tf_timeline_planes && !st->rocprof_planes && st->lx)
+                st->other_dialect_at = gw_json_position(st->lx) + 1;
+            st->tf_timeline_planes += (uint64_t)tf;
+            st->rocprof_planes += (uint64_t)rocprof;
         }
         return 0;
     }
@@ -872,6 +882,10 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->gpu_annotations += part->gpu_annotations;
     into->no_timestamp += part->no_timestamp;
     into->xprof_planes += part->xprof_planes;
+    into->tf_timeline_planes += part->tf_timeline_planes;
+    into->rocprof_planes += part->rocprof_planes;
+    if (!into->other_dialect_at)
+        into->other_dialect_at = part->other_dialect_at;
     into->uncategorised_gpu_names += part->uncategorised_gpu_names;
     into->without_phase += part->without_phase;
     if (!into->without_phase_at)
@@ -895,6 +909,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->foreign_device_events = part->foreign_runtime_calls = part->xprof_planes = 0;
     part->uncategorised_gpu_names = part->xprof_plane_at = part->uncategorised_gpu_at = 0;
     part->without_phase = part->without_phase_at = 0;
+    part->tf_timeline_planes = part->rocprof_planes = part->other_dialect_at = 0;
     part->foreign_accel = NULL;
     return 0;
 }

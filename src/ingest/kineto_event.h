@@ -61,6 +61,10 @@ typedef struct gw_kineto_state {
     /* process_name metadata naming an XProf plane ("/device:GPU:0", "/host:CPU"): the trace
      * viewer's JSON of a JAX or TensorFlow profile, whose events carry no Kineto categories. */
     uint64_t xprof_planes;
+    /* process_name metadata of other tools' Chrome traces gpuwhy does not read: TensorFlow's
+     * legacy timeline ("/job:localhost/replica:0/task:0/gpu:0 Compute") and rocprof's
+     * (ROCm) results.json ("CPU HIP API", "COPY", "GPU0"), whose timestamps are strings. */
+    uint64_t tf_timeline_planes, rocprof_planes;
     /* Complete events without a category named like GPU activity ("void ...kernel<...>(...)",
      * "[MEMCPY] HtoD"): a tool's own export of GPU records, not the autograd profiler's ops. */
     uint64_t uncategorised_gpu_names;
@@ -68,7 +72,7 @@ typedef struct gw_kineto_state {
      * server's request trace is an array of {"id", "timestamps"} objects). */
     uint64_t without_phase;
     /* Where the first of each ends in the file, + 1 (0: none), for the refusal's byte. */
-    uint64_t xprof_plane_at, uncategorised_gpu_at, without_phase_at;
+    uint64_t xprof_plane_at, uncategorised_gpu_at, without_phase_at, other_dialect_at;
     /* Complete events of another accelerator (GW_KCAT_IS_FOREIGN): its device activity and
      * runtime calls, and the first one's accelerator (static text, NULL none seen). */
     uint64_t foreign_device_events, foreign_runtime_calls;

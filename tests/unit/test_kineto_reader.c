@@ -478,6 +478,13 @@ static void test_damaged_fixtures_refused(void **state)
         {FIXTURES "uncategorised_gpu_names.json", "3 of them are named like GPU activity"},
         /* A Triton server's request trace: objects without "ph" (was "no events to analyse"). */
         {FIXTURES "damaged_no_phase.json", "byte 70: not a Kineto or Chrome trace: none of its 2 elements has a \"ph\""},
+        /* Other tools' Chrome traces, named (both were "no events to analyse: the trace holds no
+         * GPU activity", one with 275 GPU ops, the other with string timestamps). */
+        {FIXTURES "tf_timeline.json", "byte 209: a TensorFlow timeline (processes named /job:.../gpu:N Compute), "
+                                      "not a format gpuwhy reads"},
+        {FIXTURES "rocprof_results.json", "byte 106: a rocprof (ROCm) trace (processes CPU HIP API, COPY, GPU<n>, "
+                                          "timestamps as strings), not a format gpuwhy reads: on ROCm, profile "
+                                          "PyTorch with torch.profiler"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *msg = load_refused(cases[i].file);
