@@ -482,8 +482,8 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
              * above read as the whole of the idle time. */
             if (g->edge_s >= GW_GAP_EDGE_SAY_S) {
                 gw_rules_fmt_duration(g->edge_s, sum, sizeof sum);
-                gw_finding_evidence(f, "and %s in the window before the GPU's first work there or after its last",
-                                    sum);
+                gw_finding_evidence(f, "and %s in the window before the GPU's first work there or after its last "
+                                       "(idle of any cause, start-up included)", sum);
             }
         }
         /* CPU samples name the untraced code, or, when the process had none in a long

@@ -118,6 +118,22 @@ static void tensor_core_names(void **state)
     assert_true(gw_kernel_is_gemm_like("Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN"));
     assert_true(gw_kernel_is_gemm_like("cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn"));
     assert_false(gw_kernel_is_gemm_like("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4"));
+    /* The work beside a convolution or GEMM that tensor cores would not take (a LeNet
+     * export's FP32 "matrix work" was 96% of kernel time with them, 40% without), and the
+     * convolutions themselves, which they would. */
+    static const char *const beside[] = {
+        "void fft2d_r2c_32x32<float, false, 1u, false>(float2 *, const float *, int, int, int, int)",
+        "void im2col4d_kernel<float, int>(im2col4d_params, cudnnConvolutionStruct, cudnnTensor4dStruct, float const*, float*)",
+        "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, float const*, float const*, float>>(T13, T6, T6)",
+        "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)",
+        "void cudnn::winograd::generateWinogradTilesKernel<0, float, float>(cudnn::winograd::GenerateWinogradTilesParams<float, float>)",
+        "void cublasLt::compute_gemm_pointers(float**, float const*, int, float const*, int, float const*, int, int)",
+    };
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
+        if (gw_kernel_is_gemm_like(beside[i]))
+            fail_msg("a tensor-core candidate: %s", beside[i]);
+    assert_true(gw_kernel_is_gemm_like("implicit_convolve_sgemm"));
+    assert_true(gw_kernel_is_gemm_like("volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1"));
 }
 
 /* Training is told by its ops (a backward pass, an optimizer step), and vLLM's custom

@@ -128,7 +128,7 @@ static void unexplained_gap_evidence(void **state)
     g->edge_s = 0.425;
     f = fx_run(a, "util.unexplained");
     assert_non_null(f);
-    assert_true(fx_evidence_has(f, "and 425 ms in the window before the GPU's first work there or after its last"));
+    assert_true(fx_evidence_has(f, "and 425 ms in the window before the GPU's first work there or after its last (idle of any cause"));
     fx_free(a);
 }
 
