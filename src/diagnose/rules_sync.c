@@ -99,15 +99,26 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                                    "memory, which return only when done): %s",
                                 cn, s->copy_count == 1 ? "is a copy that blocks" : "are copies that block", cw);
         }
-        for (size_t k = 0; k < s->source_count && k < 3; k++) {
+        /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under
+         * "28 blocking calls" read as if the 28th were the call outside the window). */
+        size_t listed = s->source_count < 3 ? s->source_count : 3, listed_calls = 0;
+        for (size_t k = 0; k < listed; k++)
+            listed_calls += s->sources[k].count;
+        for (size_t k = 0; k < listed; k++) {
             const gw_sync_source *src = &s->sources[k];
-            char c[32], w[32];
+            char c[32], w[32], rest[96] = "";
             gw_rules_fmt_count((double)src->count, c, sizeof c);
             gw_rules_fmt_duration(src->wait_s, w, sizeof w);
             char frame[96];
             user_frame(src->stack, frame, sizeof frame);
-            gw_finding_evidence(f, "%s× %.60s from %.80s (wait %s)%s%s", c, src->api, src->op, w,
-                                frame[0] ? " at " : "", frame);
+            if (k + 1 == listed && s->count > listed_calls) {
+                char more[32];
+                gw_rules_fmt_count((double)(s->count - listed_calls), more, sizeof more);
+                snprintf(rest, sizeof rest, "; %s more from %s", more,
+                         s->source_count > listed ? "other sources" : "calls not listed by source");
+            }
+            gw_finding_evidence(f, "%s× %.60s from %.80s (wait %s)%s%s%s", c, src->api, src->op, w,
+                                frame[0] ? " at " : "", frame, rest);
         }
         if (s->via_driver > 0)
             gw_finding_evidence(f, "%zu through the driver API (cuStreamSynchronize, cuCtxSynchronize "
