@@ -221,6 +221,56 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
     return rows;
 }
 
+/* 1 when a thread name is a shell's: the name a process's main thread keeps from before it
+ * exec'd its program (nsys records the name it first saw). */
+static int is_shell_name(const char *name)
+{
+    static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish"};
+    for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++)
+        if (strcmp(name, shells[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* A main thread (tid == pid) named like a shell takes its process's name from PROCESSES, the
+ * program it became: a python job's feeding thread read "bash". */
+static int rename_shell_threads(gw_nsys_db *d)
+{
+    gw_trace *t = d->trace;
+    int any = 0;
+    for (size_t i = 0; i < t->thread_count && !any; i++) {
+        const char *name = t->threads[i].name_id ? gw_trace_str(t, t->threads[i].name_id) : NULL;
+        any = t->threads[i].pid == t->threads[i].tid && name && is_shell_name(name);
+    }
+    if (!any || !gw_nsys_has_table(d, "PROCESSES") || !gw_nsys_has_column(d, "PROCESSES", "pid") ||
+        !gw_nsys_has_column(d, "PROCESSES", "name"))
+        return 0;
+    sqlite3_stmt *st = gw_nsys_prepare(d, "SELECT pid, name FROM PROCESSES");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *process = (const char *)sqlite3_column_text(st, 1);
+        if (!process || !*process || is_shell_name(process))
+            continue;
+        int64_t pid = sqlite3_column_int64(st, 0);
+        for (size_t i = 0; i < t->thread_count; i++) {
+            gw_thread *th = &t->threads[i];
+            const char *name = th->name_id ? gw_trace_str(t, th->name_id) : NULL;
+            if (th->pid != pid || th->tid != pid || !name || !is_shell_name(name))
+                continue;
+            uint32_t id = gw_trace_intern(t, process, strlen(process));
+            if (id == UINT32_MAX) {
+                sqlite3_finalize(st);
+                return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+            }
+            th->name_id = id;
+        }
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, "PROCESSES");
+}
+
 int gw_nsys_read_thread_names(gw_nsys_db *d)
 {
     static const char T[] = "ThreadNames";
@@ -249,5 +299,7 @@ int gw_nsys_read_thread_names(gw_nsys_db *d)
         }
     }
     sqlite3_finalize(st);
-    return gw_nsys_step_done(d, rc, T);
+    if (gw_nsys_step_done(d, rc, T) != 0)
+        return -1;
+    return rename_shell_threads(d);
 }

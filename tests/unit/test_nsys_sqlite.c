@@ -932,6 +932,36 @@ static void cpu_samples_name_child_compilers(void **state)
     gw_job_free(job);
 }
 
+/* nsys keeps the name a main thread had before it exec'd its program: a python job's feeding
+ * thread read "bash". A main thread named like a shell takes its process's name; other threads
+ * and names stay. */
+static void shell_named_main_thread_takes_the_process_name(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cpu_samples");
+    exec_sql(path, "INSERT INTO StringIds VALUES (40, 'bash'), (41, 'cuda-EvtHandlr');"
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (950000, 960000, 0, 71168954514, 9, 1, 0, NULL);"
+                   "CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);"
+                   "INSERT INTO ThreadNames VALUES (40, 0, 71168954514), (41, 0, 71168954515);"
+                   "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
+                   "INSERT INTO PROCESSES VALUES (71168950272, 4242, 'python3'), (16760438784, 999, 'bash');");
+    gw_trace *t = read_ok(path);
+    int main_seen = 0, other_seen = 0;
+    for (size_t i = 0; i < t->thread_count; i++) {
+        const gw_thread *th = &t->threads[i];
+        const char *name = th->name_id ? gw_trace_str(t, th->name_id) : "";
+        if (th->pid == 4242 && th->tid == 4242) {
+            assert_string_equal(name, "python3");
+            main_seen = 1;
+        } else if (th->pid == 4242 && th->tid == 4243) {
+            assert_string_equal(name, "cuda-EvtHandlr");
+            other_seen = 1;
+        }
+    }
+    assert_true(main_seen && other_seen);
+    gw_trace_free(t);
+}
+
 /* Unified-memory migrations: flagged as such, those on page faults apart (causes 2 and 3, the
  * ENUM labels of schema 3 and the built-in ids alike); their figures in the copy statistics,
  * mem.unified_faults reported with them, and util.unexplained saying the host touched managed
@@ -1217,6 +1247,7 @@ int main(void)
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
         cmocka_unit_test(cpu_samples_name_unresolved_libraries),
         cmocka_unit_test(cpu_samples_name_child_compilers),
+        cmocka_unit_test(shell_named_main_thread_takes_the_process_name),
         cmocka_unit_test(unified_memory_page_faults),
         cmocka_unit_test(sched_events_tell_sleep_from_work),
     };
