@@ -315,7 +315,19 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation and set-up allocations");
             else
                 snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
-            if (gw_rules_jax(a, r))
+            if (r->kernels.count == 0) {
+                /* Nothing but set-up: there are no iterations to profile (a training program
+                 * whose export ends after 16 streams, one pinned buffer and one memset). */
+                const gw_trace *tr = gw_rules_trace(a, r);
+                int nsys = tr && tr->format && strncmp(tr->format, "nsys", 4) == 0;
+                gw_rules_fix(f,
+                             "The program set CUDA up and never launched a kernel while it was profiled: it "
+                             "stopped before its GPU work (an error or an early exit: check its exit status "
+                             "and error output%s) or the capture ended first; make it reach its GPU work, then "
+                             "profile the steady iterations after a warm-up.",
+                             nsys ? "; nsys keeps them in the report's stdout/stderr logs" : "");
+            }
+            else if (gw_rules_jax(a, r))
                 gw_rules_fix(f,
                              "Profile steady-state steps, not start-up: run a step or two first (compilation, "
                              "the CUDA context and first-call loads), then jax.profiler.start_trace ... "

@@ -446,6 +446,7 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     a = fx_analysis(1, NULL);
     fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
     a->ranks[0].startup_call_s = 0.21;
+    a->ranks[0].kernels.count = 40;
     snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaFree");
     f = fx_run(a, "pipe.cpu_bound");
     assert_non_null(f);

@@ -241,6 +241,16 @@ static void gpu_less_traces_are_data_none_only(void **state)
     assert_non_null(strstr(l.a->findings.items[0].fix, "without the range profiler"));
     unload(&l);
 
+    /* A training program whose export ends after its CUDA set-up (16 streams, one pinned buffer,
+     * one memset, no kernel): start-up, and no steady iterations to profile exist. */
+    l = load(NSYS "frasertajima__WeatherBench2/report1.sqlite");
+    const gw_finding *startup = gw_findings_get(&l.a->findings, "pipe.cpu_bound");
+    assert_non_null(startup);
+    assert_non_null(strstr(startup->cause, "start-up"));
+    assert_non_null(strstr(startup->fix, "never launched a kernel while it was profiled"));
+    assert_non_null(strstr(startup->fix, "stdout/stderr logs"));
+    unload(&l);
+
     l = load(NSYS "CO18326__uvmTorch/report1.sqlite");
     assert_int_equal(l.a->findings.count, 1);
     assert_string_equal(l.a->findings.items[0].id, "data.none");
