@@ -152,6 +152,18 @@ int gw_gain_is_one_off(const gw_finding *f)
     return strncmp(f->gain, ONE_OFF_PREFIX, sizeof ONE_OFF_PREFIX - 1) == 0;
 }
 
+#define NOTHING_PREFIX "none, nothing to change: "
+
+void gw_gain_nothing_to_change(gw_finding *f, const char *why)
+{
+    snprintf(f->gain, sizeof f->gain, NOTHING_PREFIX "%s", why);
+}
+
+int gw_gain_is_nothing_to_change(const gw_finding *f)
+{
+    return strncmp(f->gain, NOTHING_PREFIX, sizeof NOTHING_PREFIX - 1) == 0;
+}
+
 int gw_gain_is_slower(const gw_finding *f)
 {
     return gw_gain_is_off_path(f) && strstr(f->gain, SLOWER_MARK) != NULL;

@@ -29,6 +29,12 @@ void gw_gain_one_off(gw_finding *f, const char *what);
 /* 1 when f->gain was written by gw_gain_one_off (no step fix recovers it: not simulated). */
 int gw_gain_is_one_off(const gw_finding *f);
 
+/* Writes f->gain for a finding whose time no change would recover (a sync that only closes
+ * the capture): why = the reason; not simulated. */
+void gw_gain_nothing_to_change(gw_finding *f, const char *why);
+/* 1 when f->gain was written by gw_gain_nothing_to_change. */
+int gw_gain_is_nothing_to_change(const gw_finding *f);
+
 /* 1 when the fix was simulated and no step got shorter (gain "none: replayed with the fix ..."):
  * the finding's time is off the critical path. */
 int gw_gain_is_off_path(const gw_finding *f);

@@ -143,6 +143,13 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                          "tensor.to('cuda', non_blocking=True); for device-to-host results copy into a "
                          "pinned buffer (torch.empty(..., pin_memory=True).copy_(t, non_blocking=True)). "
                          "Confirm: re-profile the same steps, the copies should show 'Pinned'.");
+        else if (gw_rules_pytorch(a, r) && c->pageable_count[GW_COPY_HTOD] == 0)
+            gw_rules_fix(f,
+                         "Copy results to the host less often and into pinned memory: keep values on the GPU "
+                         "until they are needed (no .cpu()/.item() per element or per step), and copy what "
+                         "must come back into a pinned buffer allocated once (torch.empty(..., "
+                         "pin_memory=True).copy_(t, non_blocking=True)), waiting on an event only where it is "
+                         "read. Confirm: re-profile the same steps.");
         else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "%sCopy less, or from pinned memory: create tensors on the GPU where they are made "
@@ -150,8 +157,12 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                          "the host and then .cuda(); keep data that must come from the host in a pinned buffer "
                          "allocated once and reused (torch.empty(..., pin_memory=True), buf.copy_(x), then "
                          "buf.to('cuda', non_blocking=True)): pinning a fresh tensor each step costs one more "
-                         "host copy. Confirm: re-profile the same steps.",
-                         loader ? "Beyond DataLoader(pin_memory=True) for batches: " : "");
+                         "host copy%s. Confirm: re-profile the same steps.",
+                         loader ? "Beyond DataLoader(pin_memory=True) for batches: " : "",
+                         c->pageable_count[GW_COPY_DTOH] > 0
+                             ? "; copy results back into a pinned buffer allocated once "
+                               "(torch.empty(..., pin_memory=True).copy_(t, non_blocking=True))"
+                             : "");
         else if (at_link)
             gw_rules_fix(f,
                          "These copies already run at the host link's rate: copy less (keep data on the GPU "

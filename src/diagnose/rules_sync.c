@@ -217,7 +217,10 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          item ? "The waits come from .item()/_local_scalar_dense: "
                               : to_host ? "The waits come from copies to the host (.to('cpu'), .cpu()) into "
                                           "pageable memory: " : "");
-        gw_gain_write(f, r, tot.device_count);
+        if (s->closing_sync && s->count == 1)
+            gw_gain_nothing_to_change(f, "the only blocking call closes the capture, and no GPU work comes after it");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

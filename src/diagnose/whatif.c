@@ -168,9 +168,9 @@ static int transformation(const gw_analysis *a, size_t ti, const char *id, gw_re
         for (int s = 0; s < SETTINGS; s++)
             p[s].syncs = 1;
         if (g->value_reads_kept > 0)
-            snprintf(change, change_len, "blocking calls removed where the host reads no result; value reads (.item(), "
-                     ".cpu(), copies to the host) moved to the window's end, but %zu the host computes with at once "
-                     "kept", g->value_reads_kept);
+            snprintf(change, change_len, "syncs removed where the host reads no result; value reads (.item(), .cpu(), "
+                     "copies to the host) moved to the window's end, but %zu calls of reads used at once kept",
+                     g->value_reads_kept);
         else
             snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
                      ".cpu()) read at the end of the step");
@@ -519,7 +519,7 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
         /* CPU-bound by start-up (context creation, module loading), set-up allocations: no
          * fix of a step changes them; their gain stays "paid once". */
         if ((strcmp(f->id, "pipe.cpu_bound") == 0 && strncmp(f->cause, "start-up", 8) == 0) ||
-            gw_gain_is_one_off(f))
+            gw_gain_is_one_off(f) || gw_gain_is_nothing_to_change(f))
             continue;
         size_t ti = a->rank_count;
         for (size_t k = 0; k < a->rank_count; k++)
@@ -562,6 +562,12 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
         gw_finding *f = &a->findings.items[tasks[k].finding];
         task_result(a, &tasks[k], &f->what_if);
         gw_gain_write_simulated(f, &a->ranks[tasks[k].ti]);
+        /* Reads the host computes with right away, kept where they are: that is why nothing
+         * moves, not that the waits are off the critical path. */
+        if (strcmp(f->id, "pipe.host_sync") == 0 && gw_gain_is_off_path(f) && a->graphs[tasks[k].ti].value_reads_kept > 0)
+            snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, no step gets shorter: the host computes "
+                     "with the values it reads (%zu blocking calls of such reads kept where they are), simulated",
+                     a->graphs[tasks[k].ti].value_reads_kept);
         /* Pinned copies no faster than the pageable ones (already at the host link's rate): that
          * is why nothing moves, not that the copies are off the critical path. */
         if (strcmp(f->id, "pipe.pageable_copy") == 0 && gw_gain_is_off_path(f)) {

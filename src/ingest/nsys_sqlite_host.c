@@ -221,11 +221,11 @@ long gw_nsys_read_nvtx(gw_nsys_db *d)
     return rows;
 }
 
-/* 1 when a thread name is a shell's: the name a process's main thread keeps from before it
- * exec'd its program (nsys records the name it first saw). */
+/* 1 when a thread name is a launcher's: the name a process's main thread keeps from before it
+ * exec'd its program (nsys records the name it first saw): a shell's, or nsys's own launcher. */
 static int is_shell_name(const char *name)
 {
-    static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish"};
+    static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish", "nsys-launcher"};
     for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++)
         if (strcmp(name, shells[i]) == 0)
             return 1;

@@ -67,9 +67,13 @@ static void pageable_copy_triggers(void **state)
 static void pageable_copy_fix_fits_the_job(void **state)
 {
     (void)state;
-    for (int variant = 0; variant < 3; variant++) {
-        int pytorch = variant > 0, loader = variant == 2;
+    for (int variant = 0; variant < 4; variant++) {
+        int pytorch = variant > 0, loader = variant == 2, to_host = variant == 3;
         gw_analysis *a = pageable();
+        if (to_host) { /* the copies are results read back (a per-element .cpu() loop) */
+            a->ranks[0].copies.pageable_count[GW_COPY_DTOH] = 16;
+            a->ranks[0].copies.pageable_count[GW_COPY_HTOD] = 0;
+        }
         a->inputs = calloc(1, sizeof *a->inputs);
         assert_non_null(a->inputs);
         a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u);
@@ -78,6 +82,9 @@ static void pageable_copy_fix_fits_the_job(void **state)
         assert_non_null(f);
         if (loader) {
             assert_non_null(strstr(f->fix, "DataLoader(pin_memory=True)"));
+        } else if (to_host) {
+            assert_non_null(strstr(f->fix, "Copy results to the host less often and into pinned memory"));
+            assert_null(strstr(f->fix, "device='cuda'"));
         } else if (pytorch) {
             assert_null(strstr(f->fix, "DataLoader"));
             assert_non_null(strstr(f->fix, "create tensors on the GPU where they are made (torch.randn(..., "
