@@ -52,8 +52,9 @@ typedef enum missing_gpu {
     MISSING_FAULTED,           /* a CUDA call reported that the GPU's work faulted */
     MISSING_CALLS_ONLY,        /* set-up calls traced while the profiler says CUDA events are
                                   missing: the work ran elsewhere, or its tracing failed there */
-    MISSING_CPU_SIDE_ONLY      /* the CPU side shows GPU use (cuDNN ops, GPU allocator events)
+    MISSING_CPU_SIDE_ONLY,     /* the CPU side shows GPU use (cuDNN ops, GPU allocator events)
                                   that the profiler did not record */
+    MISSING_HOST_TRACER        /* a host-side tracer's CUDA calls: it records no GPU work */
 } missing_gpu;
 
 /* Host ops that run only on CUDA tensors (cuDNN, MIOpen): how many, and *first the name of
@@ -135,6 +136,18 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                                "unusable from then on, and the records of the GPU's work were never written",
                             call && *call ? call : "a CUDA call", (long long)t->fault_code);
         return MISSING_FAULTED;
+    }
+    if (launches + copies > 0 && t && t->uncategorised_api_calls > 0) {
+        /* Calls without a category, named as the APIs name them: a host-side tracer's trace,
+         * which never had GPU records to lose (an eBPF monitor's 36 cu* calls were told their
+         * records were "lost or never flushed"). */
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: a host-side tracer's trace, CUDA calls "
+                 "without the GPU's work", file);
+        gw_finding_evidence(f, "the host made %s kernel launch%s and %s copy or set call%s (%s CUDA API calls in "
+                               "all), recorded without a category as a host-side tracer (an eBPF or "
+                               "LD_PRELOAD monitor) writes them: such a tool sees the calls, not the GPU's work",
+                            launch_text, launches == 1 ? "" : "es", copy_text, copies == 1 ? "" : "s", calls);
+        return MISSING_HOST_TRACER;
     }
     if (launches + copies > 0) {
         /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
@@ -302,6 +315,14 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "cudaProfilerStop() before it exits, so that the activity buffers are flushed (with "
                          "nsys, --cuda-flush-interval=<ms> flushes them during the run; with torch.profiler, "
                          "leave the profile() block or call prof.stop() before exiting); then re-profile.");
+            continue;
+        }
+        if (why == MISSING_HOST_TRACER) {
+            gw_rules_fix(f,
+                         "This tool records the host's CUDA calls only: to see where the GPU's time goes, "
+                         "profile the same run with a tracer of the GPU's activity (nsys profile "
+                         "--trace=cuda,nvtx,osrt and export SQLite, torch.profiler with ProfilerActivity.CUDA, "
+                         "or gpuwhy run --trace), which records the kernels and copies those calls queued.");
             continue;
         }
         if (why == MISSING_CPU_SIDE_ONLY) {

@@ -579,6 +579,7 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
             f->cat = GW_KCAT_DRIVER;
         else
             f->cat = GW_KCAT_CPU_OP;
+        st->uncategorised_api_calls += f->cat != GW_KCAT_CPU_OP;
     }
 
     switch (f->cat) {
@@ -738,6 +739,7 @@ int gw_kineto_events_done(gw_kineto_state *st)
                       (unsigned long long)st->foreign_runtime_calls);
     }
     t->profiler_ranges = st->profiler_ranges;
+    t->uncategorised_api_calls = st->uncategorised_api_calls == st->api_calls ? st->uncategorised_api_calls : 0;
     if (st->profiler_ranges && st->kernels == 0)
         gw_trace_note(t, "CUPTI range-profiler trace: %llu ranges, no kernel events",
                       (unsigned long long)st->profiler_ranges);
@@ -883,6 +885,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     into->no_timestamp += part->no_timestamp;
     into->xprof_planes += part->xprof_planes;
     into->tf_timeline_planes += part->tf_timeline_planes;
+    into->uncategorised_api_calls += part->uncategorised_api_calls;
     into->rocprof_planes += part->rocprof_planes;
     if (!into->other_dialect_at)
         into->other_dialect_at = part->other_dialect_at;
@@ -909,7 +912,7 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     part->foreign_device_events = part->foreign_runtime_calls = part->xprof_planes = 0;
     part->uncategorised_gpu_names = part->xprof_plane_at = part->uncategorised_gpu_at = 0;
     part->without_phase = part->without_phase_at = 0;
-    part->tf_timeline_planes = part->rocprof_planes = part->other_dialect_at = 0;
+    part->tf_timeline_planes = part->rocprof_planes = part->other_dialect_at = part->uncategorised_api_calls = 0;
     part->foreign_accel = NULL;
     return 0;
 }

@@ -65,6 +65,8 @@ typedef struct gw_kineto_state {
      * legacy timeline ("/job:localhost/replica:0/task:0/gpu:0 Compute") and rocprof's
      * (ROCm) results.json ("CPU HIP API", "COPY", "GPU0"), whose timestamps are strings. */
     uint64_t tf_timeline_planes, rocprof_planes;
+    /* CUDA API calls found without a category (named cuda.../cu...): a host-side tracer's. */
+    uint64_t uncategorised_api_calls;
     /* Complete events without a category named like GPU activity ("void ...kernel<...>(...)",
      * "[MEMCPY] HtoD"): a tool's own export of GPU records, not the autograd profiler's ops. */
     uint64_t uncategorised_gpu_names;

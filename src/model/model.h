@@ -466,6 +466,10 @@ typedef struct gw_trace {
     /* CUPTI range-profiler ranges (Kineto cuda_profiler_range): a capture of counters per
      * range, in which CUPTI records no kernels; 0 none. */
     uint64_t profiler_ranges;
+    /* CUDA calls the reader found without a category, named as the APIs name them (a
+     * host-side tracer's Chrome trace: an eBPF or LD_PRELOAD monitor), when they are all of
+     * the trace's calls; 0 otherwise. Such a tool records no GPU activity at all. */
+    uint64_t uncategorised_api_calls;
     /* CUDA calls that returned an error that leaves the context unusable (the GPU's work
      * faulted: an illegal address, a device-side assert, a launch failure ...), when the
      * input records return values (nsys): how many, and the first of them. 0 calls: none. */

@@ -512,6 +512,8 @@ static void test_uncategorised_cuda_calls(void **state)
     assert_int_equal(runtime, 1);
     assert_int_equal(ops, 1);
     assert_int_equal(launches, 1);
+    /* all its calls came without a category: a host-side tracer's (data.none says so) */
+    assert_int_equal(t->uncategorised_api_calls, 4);
     gw_trace_free(t);
 }
 

@@ -409,6 +409,32 @@ static gw_host_event *add_call(gw_trace *t, const char *name, gw_api_class cls)
  * of an SGEMM benchmark: 192 launches, nothing recorded), whatever GPUs the trace lists; calls
  * that put no work on the GPU (cuInit, device queries) mean the job ran elsewhere. Neither is
  * "tracing was off", and each has its own fix. */
+/* A host-side tracer's Chrome trace (an eBPF monitor's cu* calls, no category): it never had
+ * GPU records to lose, so not "lost or never flushed", and the fix is a GPU activity tracer. */
+static void data_none_for_a_host_side_tracer(void **state)
+{
+    (void)state;
+    for (int tracer = 0; tracer < 2; tracer++) {
+        gw_trace *t = gw_trace_new("chrome_trace.json", "kineto");
+        assert_non_null(t);
+        t->has = GW_HAS_HOST_API;
+        add_call(t, "cuLaunchKernel", GW_API_LAUNCH);
+        add_call(t, "cuMemcpyHtoDAsync_v2", GW_API_MEMCPY);
+        t->uncategorised_api_calls = tracer ? 2 : 0;
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].has_gpu_data = 0;
+        a->device_count = 0;
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->title, "a host-side tracer's trace") != NULL, tracer);
+        assert_int_equal(fx_evidence_has(f, "lost or never flushed"), !tracer);
+        assert_int_equal(strstr(f->fix, "records the host's CUDA calls only") != NULL, tracer);
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void data_none_when_calls_were_traced(void **state)
 {
     (void)state;
@@ -547,6 +573,7 @@ int main(void)
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
         cmocka_unit_test(data_none_for_foreign_accelerator),
         cmocka_unit_test(data_none_when_calls_were_traced),
+        cmocka_unit_test(data_none_for_a_host_side_tracer),
         cmocka_unit_test(data_none_verdict_cut_at_a_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
