@@ -74,6 +74,17 @@ static int kept(const gw_trace *t, const gw_cpu_sample *s, int64_t feeder_pid, i
     return (int64_t)s->pid != feeder_pid && name && gw_frame_is_compiler(name);
 }
 
+/* Where a sample's instant lies in the idle set, walked forward with *cursor (samples and
+ * intervals both go forward in time: one pass over each): 1 inside, 0 outside, -1 past its end. */
+static int in_idle(const gw_ivset *unknown, size_t *cursor, gw_ns ts)
+{
+    while (*cursor < unknown->count && gw_ivset_end(unknown, *cursor) <= ts)
+        (*cursor)++;
+    if (*cursor == unknown->count)
+        return -1;
+    return gw_ivset_start(unknown, *cursor) <= ts;
+}
+
 static int fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
                 int compilers_elsewhere, gw_sampled_frames *out)
 {
@@ -82,29 +93,24 @@ static int fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, 
     if (first >= last)
         return 0;
     uint32_t *ids = malloc((last - first) * sizeof *ids);   /* owned: the frames of the hits */
-    int rc = -1;
     if (!ids)
-        goto out;
+        return -1;
     size_t hits = 0, k = 0;
     for (size_t i = first; i < last; i++) {
-        const gw_cpu_sample *s = &t->cpu_samples[i];
-        if (!kept(t, s, feeder_pid, compilers_elsewhere))
+        const gw_cpu_sample *smp = &t->cpu_samples[i];
+        if (!kept(t, smp, feeder_pid, compilers_elsewhere))
             continue;
-        /* Samples and intervals both go forward in time: one pass over each. */
-        while (k < unknown->count && gw_ivset_end(unknown, k) <= s->ts)
-            k++;
-        if (k == unknown->count)
+        int in = in_idle(unknown, &k, smp->ts);
+        if (in < 0)
             break;
-        if (gw_ivset_start(unknown, k) <= s->ts)
-            ids[hits++] = s->frame_id;
+        if (in)
+            ids[hits++] = smp->frame_id;
     }
     out->samples = hits;
     qsort(ids, hits, sizeof *ids, cmp_u32);
     keep_top(t, ids, hits, out);
-    rc = 0;
-out:
     free(ids);
-    return rc;
+    return 0;
 }
 
 int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
@@ -113,51 +119,47 @@ int gw_sampled_frames_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo,
     return fill(t, unknown, lo, hi, feeder_pid, 0, out);
 }
 
+/* Index of pid in pids[0..n), or n. */
+static size_t pid_at(const uint32_t *pids, size_t n, uint32_t pid)
+{
+    size_t p = 0;
+    while (p < n && pids[p] != pid)
+        p++;
+    return p;
+}
+
 int gw_sampled_compilers_fill(const gw_trace *t, const gw_ivset *unknown, gw_ns lo, gw_ns hi, int64_t feeder_pid,
                               gw_sampled_frames *out)
 {
     memset(out, 0, sizeof *out);
     if (feeder_pid < 0)
         return 0;
-    if (fill(t, unknown, lo, hi, feeder_pid, 1, out) != 0 || out->samples == 0)
-        return out->samples == 0 ? 0 : -1;
+    if (fill(t, unknown, lo, hi, feeder_pid, 1, out) != 0)
+        return -1;
+    if (out->samples == 0)
+        return 0;
     /* A compiler process's samples in libc or the kernel's code are its compiling too (a cuTile
      * compile: 303 samples in tileiras, libnvvm and ptxas frames, 615 in those processes): the
-     * processes caught in a compiler count whole, their frames still name them. */
-    size_t first = first_sample_at(t, lo), last = first_sample_at(t, hi), pid_count = 0;
+     * processes caught in a compiler count whole, their frames still name them. First the
+     * processes caught in a compiler in that idle, then their other samples there. */
+    size_t first = first_sample_at(t, lo), last = first_sample_at(t, hi), pid_count = 0, extra = 0;
     uint32_t pids[COMPILER_PIDS_MAX];
-    size_t k = 0, extra = 0;
-    for (size_t i = first; i < last; i++) {
-        const gw_cpu_sample *smp = &t->cpu_samples[i];
-        while (k < unknown->count && gw_ivset_end(unknown, k) <= smp->ts)
-            k++;
-        if (k == unknown->count)
-            break;
-        if (gw_ivset_start(unknown, k) > smp->ts || (int64_t)smp->pid == feeder_pid)
-            continue;
-        size_t p = 0;
-        while (p < pid_count && pids[p] != smp->pid)
-            p++;
-        if (kept(t, smp, feeder_pid, 1)) {
-            if (p == pid_count && pid_count < COMPILER_PIDS_MAX)
-                pids[pid_count++] = smp->pid;
-        }
-    }
-    /* Second pass: the same processes' other samples in that idle. */
-    k = 0;
-    for (size_t i = first; i < last && pid_count > 0; i++) {
-        const gw_cpu_sample *smp = &t->cpu_samples[i];
-        while (k < unknown->count && gw_ivset_end(unknown, k) <= smp->ts)
-            k++;
-        if (k == unknown->count)
-            break;
-        if (gw_ivset_start(unknown, k) > smp->ts || kept(t, smp, feeder_pid, 1))
-            continue;
-        for (size_t p = 0; p < pid_count; p++)
-            if (pids[p] == smp->pid) {
-                extra++;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0;
+        for (size_t i = first; i < last; i++) {
+            const gw_cpu_sample *smp = &t->cpu_samples[i];
+            int in = in_idle(unknown, &k, smp->ts);
+            if (in < 0)
                 break;
-            }
+            if (!in || (int64_t)smp->pid == feeder_pid)
+                continue;
+            int compiler = kept(t, smp, feeder_pid, 1);
+            size_t p = pid_at(pids, pid_count, smp->pid);
+            if (pass == 0 && compiler && p == pid_count && pid_count < COMPILER_PIDS_MAX)
+                pids[pid_count++] = smp->pid;
+            else if (pass == 1 && !compiler && p < pid_count)
+                extra++;
+        }
     }
     out->samples += extra;
     return 0;

@@ -43,6 +43,9 @@ typedef struct gw_what_if {
     double mean_after_low_ms;
     double mean_after_high_ms;
     char change[200];            /* what was simulated, in words */
+    char none_why[160];          /* why a replay that shortens no step does not, when the fix itself
+                                    says so (the copies already at the link's rate, the reads the
+                                    host computes with kept); "" otherwise */
     double cp_after_s[GW_CP_CAT_COUNT]; /* the new critical path of the steady steps (central
                                            setting), by category */
     size_t top_count;            /* the largest pieces of work on that path, by name */

@@ -106,6 +106,12 @@ void gw_gain_write_simulated(gw_finding *f, const gw_rank_stats *r)
     snprintf(alo, sizeof alo, "%.1f", w->step_after_low_ms);
     snprintf(ahi, sizeof ahi, "%.1f ms", w->step_after_high_ms);
     const char *what = r->window.steady_steps > 0 && !r->window.whole_window ? "median step" : "the window";
+    int no_gain = (mean_after > mean_before * 1.005 && mean_low > mean_before) || hi * 1e3 < mean_before * 0.005;
+    /* The fix's own reason for shortening nothing, when the replay gave one. */
+    if (no_gain && w->none_why[0]) {
+        snprintf(f->gain, sizeof f->gain, OFF_PATH_PREFIX "no step gets shorter: %s, simulated", w->none_why);
+        return;
+    }
     /* Slower with the fix (its own cost, e.g. receiving each batch from a worker process,
      * above the time it hides): said as such, not as time off the critical path. */
     if (mean_after > mean_before * 1.005 && mean_low > mean_before) {

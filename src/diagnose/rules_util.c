@@ -187,6 +187,9 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                             t->device_count, calls, api_calls == 1 ? "" : "s");
         return MISSING_CALLS_ONLY;
     }
+    /* Without a GPU listed, what the CPU side shows of GPU use. */
+    size_t n_ops = t && t->device_count == 0 ? gpu_ops_on_host(t, &first_gpu_op) : 0;
+    size_t n_mem = t && t->device_count == 0 ? gpu_allocator_events(t) : 0;
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
@@ -198,12 +201,11 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                             : api_calls > 0 ? "only CUDA set-up calls were traced: the records of what came "
                                               "after were not collected, or CUDA was not used after set-up"
                                             : "CUDA tracing failed or was not enabled");
-    } else if (t && (gpu_ops_on_host(t, &first_gpu_op) > 0 || gpu_allocator_events(t) > 0)) {
+    } else if (n_ops > 0 || n_mem > 0) {
         /* cuDNN ops run only on CUDA tensors, and the caching allocator's events of a CUDA
          * device only for its memory: the job used the GPU, the profiler recorded its CPU side
          * alone (a Kineto trace with ProfilerActivity.CPU only; the legacy autograd profiler
          * without use_cuda). */
-        size_t n_ops = gpu_ops_on_host(t, &first_gpu_op), n_mem = gpu_allocator_events(t);
         char ops[32], mem[32], seen[160] = "";
         gw_rules_fmt_count((double)n_ops, ops, sizeof ops);
         gw_rules_fmt_count((double)n_mem, mem, sizeof mem);

@@ -306,7 +306,8 @@ static int top_pieces(const gw_trace *t, const gw_stepgraph *g, const gw_replay 
 
 /* One finding's simulation in gw_whatif_apply: its settings, then what they gave. */
 typedef struct sim_task {
-    size_t finding;                      /* index in a->findings */
+    size_t finding;                      /* index in a->findings (apply only) */
+    const char *id;                      /* the finding's id (static or the finding's own) */
     size_t ti;
     int host_side;                       /* the fix changes host work only (host_side_fix) */
     gw_ns observed_overhang;             /* gpu_overhang of the trace itself (one-step graphs) */
@@ -432,6 +433,25 @@ static double gpu_floor_ms(const gw_analysis *a, size_t ti, double before)
 
 /* The finding's what-if from its task's replays: the central setting, and the range the best
  * and worst settings give (a median of few steps can cross the central one). */
+/* Why the fix itself may shorten no step, in words for a "none" gain (out[0] = 0: no such
+ * reason, the time is off the critical path). */
+static void none_reason(const gw_analysis *a, const sim_task *task, char *out, size_t len)
+{
+    const char *id = task->id;
+    out[0] = 0;
+    /* Reads the host computes with right away, kept where they are. */
+    if (strcmp(id, "pipe.host_sync") == 0 && a->graphs[task->ti].value_reads_kept > 0)
+        snprintf(out, len, "the host computes with the values it reads (%zu blocking calls of such reads kept where "
+                 "they are)", a->graphs[task->ti].value_reads_kept);
+    /* Pinned copies no faster than the pageable ones (already at the host link's rate). */
+    if (strcmp(id, "pipe.pageable_copy") == 0) {
+        double pageable = copy_bandwidth(a->job->traces[task->ti], GW_COPY_HTOD, 0);
+        if (pageable > 0 && task->p[BEST].pinned_htod_bpns <= pageable)
+            snprintf(out, len, "the pageable copies already run at %.1f GB/s, what pinned ones reach over this "
+                     "GPU's host link", pageable);
+    }
+}
+
 static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *out)
 {
     *out = (gw_what_if){0};
@@ -468,6 +488,7 @@ static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *
             out->mean_after_high_ms = mean[s];
     }
     snprintf(out->change, sizeof out->change, "%s", task->change);
+    none_reason(a, task, out->none_why, sizeof out->none_why);
     memcpy(out->cp_after_s, task->cp_after_s, sizeof out->cp_after_s);
 }
 
@@ -479,7 +500,7 @@ int gw_whatif_simulate(const gw_analysis *a, size_t ti, const char *id, int with
     *out = (gw_what_if){0};
     if (ti >= a->rank_count || !a->graphs || !a->ranks[ti].critical_path.modelled)
         return 0;
-    sim_task task = {.ti = ti, .host_side = host_side_fix(id)};
+    sim_task task = {.id = id, .ti = ti, .host_side = host_side_fix(id)};
     if (!transformation(a, ti, id, task.p, task.change, sizeof task.change))
         return 0;
     task.observed_overhang = observed_overhang(&a->graphs[ti]);
@@ -541,7 +562,7 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
             return -1;
         }
         sim_task *task = &tasks[count];
-        *task = (sim_task){.finding = i, .ti = ti, .host_side = host_side_fix(f->id)};
+        *task = (sim_task){.finding = i, .id = f->id, .ti = ti, .host_side = host_side_fix(f->id)};
         if (transformation(a, ti, f->id, task->p, task->change, sizeof task->change)) {
             task->observed_overhang = observed_overhang(&a->graphs[ti]);
             count++;
@@ -562,21 +583,6 @@ static int apply_with(gw_analysis *a, gw_replay ws[2])
         gw_finding *f = &a->findings.items[tasks[k].finding];
         task_result(a, &tasks[k], &f->what_if);
         gw_gain_write_simulated(f, &a->ranks[tasks[k].ti]);
-        /* Reads the host computes with right away, kept where they are: that is why nothing
-         * moves, not that the waits are off the critical path. */
-        if (strcmp(f->id, "pipe.host_sync") == 0 && gw_gain_is_off_path(f) && a->graphs[tasks[k].ti].value_reads_kept > 0)
-            snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, no step gets shorter: the host computes "
-                     "with the values it reads (%zu blocking calls of such reads kept where they are), simulated",
-                     a->graphs[tasks[k].ti].value_reads_kept);
-        /* Pinned copies no faster than the pageable ones (already at the host link's rate): that
-         * is why nothing moves, not that the copies are off the critical path. */
-        if (strcmp(f->id, "pipe.pageable_copy") == 0 && gw_gain_is_off_path(f)) {
-            double pageable = copy_bandwidth(a->job->traces[tasks[k].ti], GW_COPY_HTOD, 0);
-            if (pageable > 0 && tasks[k].p[BEST].pinned_htod_bpns <= pageable)
-                snprintf(f->gain, sizeof f->gain, "none: replayed with the fix, no step gets shorter: the pageable "
-                         "copies already run at %.1f GB/s, what pinned ones reach over this GPU's host link, "
-                         "simulated", pageable);
-        }
     }
     free(tasks);
     return rc;
