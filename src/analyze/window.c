@@ -449,7 +449,8 @@ void gw_window_compute(const gw_trace *t, const gw_thresholds *th, gw_window *w)
         snprintf(w->description, sizeof w->description, "%s, the only step (%s), warm-up included",
                  range, src);
     else
-        snprintf(w->description, sizeof w->description, "%s of %zu (%s), too few to leave warm-up out",
+        /* "steps #7-#9 of 3" read as three of a larger run: all of them are in. */
+        snprintf(w->description, sizeof w->description, "%s, all %zu (%s), too few to leave warm-up out",
                  range, n, src);
     describe_trim(w);
 }

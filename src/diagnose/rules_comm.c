@@ -49,6 +49,23 @@ static const char *comm_fix(gw_collective c)
            "nvidia-smi topo -m and nccl-tests for the collective in use.";
 }
 
+/* Who moves data with all-gather and reduce-scatter: GW_HAS_FSDP (sharded parameters) or
+ * GW_HAS_TENSOR_PARALLEL (activations), 0 when the input cannot say. Named FSDP/ZeRO wins;
+ * else named tensor-parallel layers; else, with the CPU ops traced and none of them a backward
+ * pass or an optimizer step, inference, where FSDP is rare and tensor parallelism the rule. */
+static unsigned sharding_kind(unsigned has, size_t training_ops)
+{
+    if (has == ~0u)
+        return 0;
+    if (has & GW_HAS_FSDP)
+        return GW_HAS_FSDP;
+    if (has & GW_HAS_TENSOR_PARALLEL)
+        return GW_HAS_TENSOR_PARALLEL;
+    if ((has & GW_HAS_CPU_OPS) && training_ops == 0)
+        return GW_HAS_TENSOR_PARALLEL;
+    return 0;
+}
+
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
 {
     const double comm_thr = a->thresholds.v[GW_T_COMM_SHARE];
@@ -140,6 +157,20 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                             "so each all-reduce carries more, and overlap it with compute where the engine allows. "
                             "Check the links: nvidia-smi topo -m (NVLink/xGMI between the ranks), nccl-tests or "
                             "rccl-tests all_reduce_perf at the message sizes in use.");
+        else if (advise && (top == GW_COLL_ALL_GATHER || top == GW_COLL_REDUCE_SCATTER) &&
+                 sharding_kind(has, r->training_ops) == GW_HAS_TENSOR_PARALLEL)
+            gw_rules_fix(f, "Tensor/sequence-parallel traffic: these all-gathers and reduce-scatters carry "
+                            "activations around the parallel layers (%s), not sharded parameters, and grow with "
+                            "the tokens per step and the tensor-parallel degree. Keep each tensor-parallel group "
+                            "on one node's NVLink (nvidia-smi topo -m: no PCIe or host hop between its GPUs), use "
+                            "fewer tensor-parallel ranks per model replica (more replicas instead), overlap the "
+                            "gathers with the layers' matmuls (async tensor parallelism, Megatron's "
+                            "--tp-comm-overlap), and communicate in bf16. Check the links: nccl-tests "
+                            "all_gather_perf / reduce_scatter_perf at the message sizes in use.",
+                            (has & GW_HAS_TENSOR_PARALLEL) ? "the trace names tensor-parallel layers or "
+                                                             "DTensor redistributions"
+                                                           : "no backward pass, optimizer step or FSDP/ZeRO "
+                                                             "module in the trace");
         else
             gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
         gw_gain_write(f, r, tot.device_count);

@@ -261,9 +261,11 @@ static const char *const TENSOR_CORE_MATRIX_MARKERS[] = {
     "ampere_bf16", "turing_fp16", "volta_fp16", "volta_h884", "fp8", "e4m3", "e5m2",
 };
 
-/* CUTLASS kernels on the CUDA cores (cutlass_80_simt_sgemm..., cutlass3x_sm100_simt_sgemm...)
- * despite their architecture tag. */
-static const char *const NOT_TENSOR_CORE[] = {"simt"};
+/* Kernels on the CUDA cores despite a marker above: CUTLASS's SIMT kernels
+ * (cutlass_80_simt_sgemm..., cutlass3x_sm100_simt_sgemm...), and cuBLAS's xmma kernels that
+ * multiply with FFMA instructions (sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_...: plain FP32,
+ * where the tensor-core ones say tensor16x8x8). */
+static const char *const NOT_TENSOR_CORE[] = {"simt", "ffma"};
 
 /* cudnn helper kernels (offsets, transposes, bn) are not matrix work. */
 static const char *const NOT_GEMM_MARKERS[] = {

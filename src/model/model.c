@@ -898,6 +898,33 @@ static int names_show_offload(const gw_trace *t)
     return 0;
 }
 
+/* FSDP / ZeRO and tensor-parallel markers (GW_HAS_FSDP, GW_HAS_TENSOR_PARALLEL): PyTorch FSDP's
+ * module and annotations (FullyShardedDataParallel.forward, FSDP::all_gather, FSDP::pre_forward),
+ * DeepSpeed ZeRO's optimizer and parameter coordinator; DTensor's redistribution, Megatron's
+ * parallel layers and regions, vLLM's tensor-model-parallel collectives. One pass over the
+ * distinct names. */
+static unsigned names_show_sharding(const gw_trace *t)
+{
+    static const char *const fsdp[] = {"FullyShardedDataParallel", "FSDP::", "DeepSpeedZero",
+                                       "PartitionedParameterCoordinator", "fetch_sub_module"};
+    static const char *const tp[] = {"Redistribute", "DTensor", "ColumnParallelLinear", "RowParallelLinear",
+                                     "SequenceParallelRegion", "sequence_parallel_region", "tensor_model_parallel",
+                                     "VocabParallelEmbedding"};
+    unsigned found = 0;
+    for (uint32_t id = 0; id < t->strings.count && found != (GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL); id++) {
+        const char *s = gw_strtab_get(&t->strings, id);
+        if (!s)
+            continue;
+        for (size_t m = 0; !(found & GW_HAS_FSDP) && m < sizeof fsdp / sizeof fsdp[0]; m++)
+            if (strstr(s, fsdp[m]))
+                found |= GW_HAS_FSDP;
+        for (size_t m = 0; !(found & GW_HAS_TENSOR_PARALLEL) && m < sizeof tp / sizeof tp[0]; m++)
+            if (strstr(s, tp[m]))
+                found |= GW_HAS_TENSOR_PARALLEL;
+    }
+    return found;
+}
+
 int gw_trace_finish(gw_trace *t)
 {
     return gw_trace_finish_filling_host(t, NULL, NULL);
@@ -953,6 +980,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     else if (names_show_offload(t))
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
+    if (t->has & GW_HAS_PYTORCH)
+        t->has |= names_show_sharding(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

@@ -444,6 +444,13 @@ typedef struct gw_note {
 /* The OS scheduler's events for the traced threads (nsys SCHED_EVENTS, --cpuctxsw): when each
  * was off the CPU (gw_offcpu). */
 #define GW_HAS_SCHED       0x2000u
+/* How the job splits its model across GPUs, from the names of its ops and annotations (set by
+ * gw_trace_finish): sharded parameters (FSDP, DeepSpeed ZeRO), whose all-gathers fetch weights
+ * and reduce-scatters send gradients, or tensor/sequence parallelism (DTensor, Megatron, vLLM),
+ * whose all-gathers and reduce-scatters carry activations. The same collectives ask for
+ * different fixes. */
+#define GW_HAS_FSDP        0x4000u
+#define GW_HAS_TENSOR_PARALLEL 0x8000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

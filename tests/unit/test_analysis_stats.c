@@ -431,6 +431,36 @@ static void pytorch_job_told_by_its_names(void **state)
     }
 }
 
+/* How a PyTorch job shards its model, from its op and annotation names: FSDP's module and
+ * FSDP2's annotations, DeepSpeed ZeRO; DTensor's redistribution and Megatron's parallel
+ * layers; neither in a plain data-parallel job. */
+static void sharding_told_by_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        unsigned want;
+    } cases[] = {
+        {"FullyShardedDataParallel.forward", GW_HAS_FSDP},
+        {"FSDP::all_gather_copy_in", GW_HAS_FSDP},
+        {"DeepSpeedZeroOptimizer_Stage3.step", GW_HAS_FSDP},
+        {"Redistribute", GW_HAS_TENSOR_PARALLEL},
+        {"megatron.core.tensor_parallel.layers.ColumnParallelLinear.forward", GW_HAS_TENSOR_PARALLEL},
+        {"DistributedDataParallel.forward", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gw_trace *t = gw_trace_new("t.json", "kineto");
+        assert_non_null(t);
+        fx_kernel(t, 0, 7, 100, 200, 1, "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)");
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, cases[c].name, 0, 300, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 50, 60, 1);
+        assert_int_equal(gw_trace_finish(t), 0);
+        if ((t->has & (GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL)) != cases[c].want)
+            fail_msg("%s: has 0x%x", cases[c].name, t->has & (GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL));
+        gw_trace_free(t);
+    }
+}
+
 /* No GPU activity at all: a window over every event, no device rows ("data.none"), and
  * the DataLoader time is still measured. */
 static void no_gpu_data(void **state)
@@ -469,7 +499,7 @@ static void few_steps_keep_warmup(void **state)
     const gw_window *w = &a->ranks[0].window;
     assert_int_equal(w->steady_steps, 3);
     assert_int_equal(w->warmup_steps_skipped, 0);
-    assert_string_equal(w->description, "steps #7-#9 of 3 (ProfilerStep), too few to leave warm-up out");
+    assert_string_equal(w->description, "steps #7-#9, all 3 (ProfilerStep), too few to leave warm-up out");
     assert_int_equal(a->step_count, 3);
     for (size_t i = 0; i < 3; i++)
         assert_true(a->steps[i].steady);
@@ -1066,6 +1096,7 @@ int main(void)
         cmocka_unit_test(teardown_cut_from_last_step),
         cmocka_unit_test(release_calls_after_last_work_are_teardown),
         cmocka_unit_test(pytorch_job_told_by_its_names),
+        cmocka_unit_test(sharding_told_by_names),
         cmocka_unit_test(closing_sync_of_a_capture),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),

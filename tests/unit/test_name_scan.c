@@ -98,6 +98,7 @@ static void tensor_core_names(void **state)
     static const char *const on[] = {
         "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn",
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel",
+        "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x128x32_stage5_warpsize2x2x1_g1_tensor16x8x8_execute_kernel_cudnn_infer",
         "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4>(T1::Params)",
         "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x80x128_MI16x16x1_SN_LDSB1_AFC1",
         "void gemm_bf16_kernel<128, 64>(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *)",
@@ -107,6 +108,8 @@ static void tensor_core_names(void **state)
         "cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn_align1_bias_f32_relu",
         "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, bf16>>",
         "volta_sgemm_128x64_nn",
+        /* cuBLAS on a GH200: an xmma kernel that multiplies with FFMA, in FP32 */
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
         "Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4",
     };
     for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
@@ -118,6 +121,7 @@ static void tensor_core_names(void **state)
     assert_true(gw_kernel_is_gemm_like("Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN"));
     assert_true(gw_kernel_is_gemm_like("cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn"));
     assert_false(gw_kernel_is_gemm_like("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4"));
+    assert_true(gw_kernel_is_gemm_like("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"));
     /* The work beside a convolution or GEMM that tensor cores would not take (a LeNet
      * export's FP32 "matrix work" was 96% of kernel time with them, 40% without), and the
      * convolutions themselves, which they would. */

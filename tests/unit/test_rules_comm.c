@@ -83,6 +83,55 @@ static void comm_heavy_all_reduce_in_inference(void **state)
     }
 }
 
+/* All-gathers and reduce-scatters: FSDP/ZeRO advice where the trace names FSDP or ZeRO, or is
+ * training without naming tensor parallelism; tensor-parallel advice where it names DTensor or
+ * parallel layers (a 2-GPU DTensor Llama in inference was told to set FSDP prefetching), or is
+ * inference with the CPU ops traced. */
+static void comm_heavy_gathers_by_sharding(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned names;
+        int training;
+        int want_tp;
+    } cases[] = {
+        {0, 1, 0},
+        {0, 0, 1},
+        {GW_HAS_FSDP, 0, 0},
+        {GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL, 1, 0},
+        {GW_HAS_TENSOR_PARALLEL, 1, 1},
+        {GW_HAS_TENSOR_PARALLEL, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static const gw_collective gathers[] = {GW_COLL_ALL_GATHER, GW_COLL_REDUCE_SCATTER};
+        for (size_t g = 0; g < 2; g++) {
+            gw_collective c = gathers[g];
+            gw_analysis *a = fx_analysis(1, NULL);
+            a->inputs = calloc(1, sizeof *a->inputs);
+            assert_non_null(a->inputs);
+            a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH | cases[i].names;
+            a->devices[0].comm_total_s = 0.32;
+            a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.2;
+            a->ranks[0].kernels.comm_type_s[c] = 0.3;
+            a->ranks[0].training_ops = cases[i].training ? 40 : 0;
+            const gw_finding *f = fx_run(a, "comm.heavy");
+            assert_non_null(f);
+            if (cases[i].want_tp) {
+                assert_non_null(strstr(f->fix, "Tensor/sequence-parallel traffic"));
+                assert_null(strstr(f->fix, "forward_prefetch"));
+                assert_non_null(strstr(f->fix, cases[i].names ? "names tensor-parallel layers"
+                                                              : "no backward pass, optimizer step"));
+            } else {
+                assert_non_null(strstr(f->fix, "forward_prefetch"));
+                assert_null(strstr(f->fix, "Tensor/sequence-parallel"));
+            }
+            free(a->inputs);
+            a->inputs = NULL;
+            fx_free(a);
+        }
+    }
+}
+
 static void comm_heavy_twin(void **state)
 {
     (void)state;
@@ -152,6 +201,7 @@ int main(void)
         cmocka_unit_test(comm_heavy_triggers),
         cmocka_unit_test(comm_heavy_fix_by_collective),
         cmocka_unit_test(comm_heavy_all_reduce_in_inference),
+        cmocka_unit_test(comm_heavy_gathers_by_sharding),
         cmocka_unit_test(comm_heavy_twin),
         cmocka_unit_test(straggler_by_busy_spread_names_the_starved_rank),
         cmocka_unit_test(straggler_by_compute_names_the_slow_rank),
