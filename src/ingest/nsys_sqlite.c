@@ -557,6 +557,70 @@ static const char *const EVENT_TABLES[] = {
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API",
 };
 
+/* The first text column of sql's first row into out ("" when none). */
+static void query_text(gw_nsys_db *d, const char *sql, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    int rc;
+    if ((rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL)) == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) == SQLITE_TEXT)
+        quote_diagnostic((const char *)sqlite3_column_text(st, 0), out, cap);
+    note_probe(d, rc);
+    sqlite3_finalize(st);
+}
+
+/* Launchers that start the real program as other processes (ranks): nsys in front of one
+ * profiles the launcher unless told to follow its children, or placed after it. */
+static int is_launcher(const char *command)
+{
+    static const char *const launchers[] = {"mpirun", "mpiexec", "srun", "torchrun", "horovodrun", "deepspeed",
+                                            "jsrun", "aprun", "orterun"};
+    const char *base = strrchr(command, '/');
+    base = base ? base + 1 : command;
+    for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++)
+        if (strcmp(base, launchers[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Why an export with no event table has none, when its capture settings say CUDA was traced
+ * (META_DATA_CAPTURE): nsys writes no CUPTI table when it saw no CUDA call at all, so "profile
+ * again with --trace=cuda" would repeat the same capture. Writes "" when the settings do not say. */
+static void traced_but_empty_why(gw_nsys_db *d, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!gw_nsys_has_table(d, "META_DATA_CAPTURE") || !gw_nsys_has_column(d, "META_DATA_CAPTURE", "name") ||
+        !gw_nsys_has_column(d, "META_DATA_CAPTURE", "value"))
+        return;
+    if (query_int(d, "SELECT count(*) FROM META_DATA_CAPTURE WHERE (name LIKE '%COLLECT_CUDA_TRACE' AND value = "
+                     "'true') OR (name = 'CAPTURE_EVENT_TYPE' AND value = 'Cuda')", 0) <= 0)
+        return;
+    char command[96], said[200] = "";
+    query_text(d, "SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:COMMAND'", command, sizeof command);
+    if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text"))
+        query_text(d, "SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE '%CUDA%' AND text NOT LIKE '%initialized%' "
+                      "ORDER BY (text LIKE 'No CUDA events%') DESC, rowid LIMIT 1", said, sizeof said);
+    double seconds = -1;
+    if (gw_nsys_has_table(d, "ANALYSIS_DETAILS") && gw_nsys_has_column(d, "ANALYSIS_DETAILS", "duration"))
+        seconds = (double)query_int(d, "SELECT max(duration) FROM ANALYSIS_DETAILS", -1) / 1e9;
+    char ran[64] = "";
+    if (seconds > 0)
+        snprintf(ran, sizeof ran, ", in a capture of %.1f s", seconds);
+    int n = snprintf(out, cap, "CUDA tracing was on (the capture settings say so), and nsys saw no CUDA call%s%s%s%s",
+                     ran, said[0] ? ": nsys says \"" : "", said, said[0] ? "\"" : "");
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    if (command[0] && is_launcher(command))
+        snprintf(out + n, cap - (size_t)n, ". The profiled command was the launcher %s: the ranks' CUDA ran in "
+                 "processes it started; put nsys after it, one report per rank (mpirun -n 2 nsys profile -o "
+                 "rank%%q{OMPI_COMM_WORLD_RANK} ./app)", command);
+    else
+        snprintf(out + n, cap - (size_t)n, ". The program%s%s%s made no CUDA call that nsys could see: a build "
+                 "without GPU code (check the offload or CUDA compiler flags), GPU code it never reached, or CUDA in "
+                 "processes nsys did not follow", command[0] ? " (" : "", command, command[0] ? ")" : "");
+}
+
 static int check_not_empty(gw_nsys_db *d)
 {
     for (size_t i = 0; i < sizeof EVENT_TABLES / sizeof EVENT_TABLES[0]; i++)
@@ -578,6 +642,12 @@ static int check_not_empty(gw_nsys_db *d)
         used += (size_t)n;
     }
     sqlite3_finalize(st);
+    char why[600];
+    traced_but_empty_why(d, why, sizeof why);
+    if (why[0])
+        return gw_fail(d->err, GW_EXIT_BAD_INPUT,
+                       "%s: this Nsight Systems export holds no trace data: no CUDA, NVTX or OS-runtime tables. "
+                       "%s", d->path, why);
     return gw_fail(d->err, GW_EXIT_BAD_INPUT,
                    "%s: this Nsight Systems export holds no trace data: no CUDA, NVTX or OS-runtime "
                    "tables, only %s (profile again with --trace=cuda,nvtx,osrt and let the run finish)",

@@ -711,6 +711,38 @@ static void empty_fixture_refused(void **state)
     assert_non_null(strstr(msg, "StringIds, ThreadNames, TARGET_INFO_GPU"));
 }
 
+/* CUDA tracing on and no CUDA call seen: nsys writes no CUPTI table, and "profile again with
+ * --trace=cuda" would repeat the capture. The refusal says tracing was on, quotes nsys, and
+ * points at the build, or, when the profiled command is a launcher, at one report per rank. */
+static void traced_no_cuda_refused_with_why(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("traced_no_cuda");
+    const char *msg = read_fails(path);
+    assert_non_null(strstr(msg, "holds no trace data"));
+    assert_non_null(strstr(msg, "CUDA tracing was on"));
+    assert_non_null(strstr(msg, "in a capture of 154.5 s"));
+    assert_non_null(strstr(msg, "nsys says \"No CUDA events collected. Does the process use CUDA?\""));
+    assert_non_null(strstr(msg, "The program (./heat_map) made no CUDA call"));
+    assert_null(strstr(msg, "--trace=cuda"));
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE META_DATA_CAPTURE SET value = '/usr/bin/mpirun' WHERE name = "
+                                      "'PROCESS_0:COMMAND'", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    msg = read_fails(path);
+    assert_non_null(strstr(msg, "the launcher /usr/bin/mpirun"));
+    assert_non_null(strstr(msg, "one report per rank"));
+    /* Tracing off in the settings: the old advice stands. */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM META_DATA_CAPTURE WHERE value IN ('Cuda', 'true')", NULL, NULL,
+                                  NULL), SQLITE_OK);
+    sqlite3_close(db);
+    msg = read_fails(path);
+    assert_null(strstr(msg, "CUDA tracing was on"));
+    assert_non_null(strstr(msg, "--trace=cuda"));
+}
+
 /* nsys 2024.6.2 export whose CUDA tracing failed (the shape of StellaWava's report1.sqlite):
  * its four warnings/errors about CUDA and CUPTI are longer together than one note, which
  * once stopped the diagnostics query midway and refused the file ("reading
@@ -1245,6 +1277,7 @@ int main(void)
         cmocka_unit_test(step_range_names_the_range),
         cmocka_unit_test(schema3_uses_enum_tables),
         cmocka_unit_test(empty_fixture_refused),
+        cmocka_unit_test(traced_no_cuda_refused_with_why),
         cmocka_unit_test(failed_cuda_capture_quotes_diagnostics),
         cmocka_unit_test(ingest_dispatches_to_reader),
         cmocka_unit_test(cpu_samples_name_untraced_host_work),
