@@ -36,6 +36,11 @@ typedef enum gw_idle_cause {
     GW_IDLE_HOST_BUSY,       /* the host is in its own work: ops and frames that launch
                                 nothing, or other threads' work while the feeder waits */
     GW_IDLE_UNKNOWN,         /* nothing traced explains it */
+    /* Carved out before all of the above, though listed last (added in summary version 3):
+     * the GPU had the next work queued and did not start it, while the host waited in a
+     * blocking call that returned only once that work was done (the clocks agree). Not the
+     * host's doing: another process's time slice on the GPU, MPS, or the device. */
+    GW_IDLE_QUEUED,
     GW_IDLE_CAUSE_COUNT
 } gw_idle_cause;
 

@@ -24,7 +24,7 @@
 const char *gw_idle_cause_name(gw_idle_cause c)
 {
     static const char *const names[GW_IDLE_CAUSE_COUNT] = {
-        "dataloader", "sync", "allocator", "launch", "dispatch", "host_busy", "unknown"};
+        "dataloader", "sync", "allocator", "launch", "dispatch", "host_busy", "unknown", "queued"};
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? names[c] : "unknown";
 }
 
@@ -32,7 +32,8 @@ const char *gw_idle_cause_title(gw_idle_cause c)
 {
     static const char *const titles[GW_IDLE_CAUSE_COUNT] = {
         "waiting for data (DataLoader)", "blocked in a sync", "in the allocator",
-        "launch gaps", "dispatching GPU work", "host busy in its own work", "unexplained"};
+        "launch gaps", "dispatching GPU work", "host busy in its own work", "unexplained",
+        "work queued, not started"};
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? titles[c] : "unexplained";
 }
 

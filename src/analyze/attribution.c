@@ -1108,6 +1108,79 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
     return 0;
 }
 
+/* Shortest wait of queued work that counts as the GPU not starting it: launch latency is
+ * microseconds, so a tenth of a millisecond is the device (or another process) holding it. */
+#define QUEUED_MIN_NS 100000
+/* How much earlier than the recorded end of that work the blocking call may return and the
+ * clocks still count as agreeing: beyond it the host was released before the GPU's record
+ * says the work ended, which only a skewed GPU clock explains (a skew also fakes the wait). */
+#define QUEUED_CLOCK_SLACK_NS 50000
+
+/* When the launch of the work that starts at `start` on the device returned (INT64_MAX
+ * unknown): the first event starting then, found by a search of the start-ordered events,
+ * and its launch call by correlation. */
+static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
+{
+    const gw_trace *t = dw->trace;
+    if (!t)
+        return INT64_MAX;
+    size_t lo = 0, hi = dw->event_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->gpu[gw_device_work_event(dw, mid)].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= dw->event_count)
+        return INT64_MAX;
+    const gw_gpu_event *g = &t->gpu[gw_device_work_event(dw, lo)];
+    if (g->start != start || g->correlation == GW_NO_CORRELATION)
+        return INT64_MAX;
+    long h = gw_trace_host_by_corr(t, g->correlation);
+    return h >= 0 ? t->host[h].end : INT64_MAX;
+}
+
+/* Where the queued wait before busy interval i begins, when the gap [gap_start, gap_end) that
+ * it ends (its part from `from` in the range) holds one (INT64_MAX otherwise): the work was
+ * launched once the GPU had run dry, and the host waited for it in a blocking call that
+ * began at least QUEUED_MIN_NS before the GPU started it and was released only once the
+ * interval's work had ended. *block_k is a cursor into the blocking calls, moved forward only
+ * (gaps come in time order). */
+static gw_ns queued_from(const gw_device_work *dw, const gw_ivset *blocking, size_t *block_k, size_t i,
+                         gw_ns gap_start, gw_ns from, gw_ns gap_end)
+{
+    const gw_ivset *busy = &dw->busy;
+    if (i >= busy->count || gw_ivset_start(busy, i) != gap_end)
+        return INT64_MAX;
+    while (*block_k < blocking->count && gw_ivset_end(blocking, *block_k) < gap_end)
+        (*block_k)++;
+    if (*block_k >= blocking->count)
+        return INT64_MAX;
+    gw_ival call = gw_ivset_at(blocking, *block_k);
+    if (call.start > gap_end - QUEUED_MIN_NS || call.end < gw_ivset_end(busy, i) - QUEUED_CLOCK_SLACK_NS)
+        return INT64_MAX;
+    gw_ns launched = dw->launched_at ? dw->launched_at[i] : launch_end_of_work_at(dw, gap_end);
+    /* Launched before the GPU ran dry, the work waited through that work's end for something
+     * else: another stream or device, an event (the dependency, not the device, held it). */
+    if (launched == INT64_MAX || launched < gap_start)
+        return INT64_MAX;
+    gw_ns q = launched > call.start ? launched : call.start;
+    if (q < from)
+        q = from;
+    return gap_end - q >= QUEUED_MIN_NS ? q : INT64_MAX;
+}
+
+/* [a, b) to the queued cause, the level sweeps moved past it. */
+static int attribute_queued(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
+                            gw_ivset_builder *const *pieces)
+{
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++)
+        sweep_covered(&s->own[k], a, b); /* keep the cursors moving */
+    out_ns[GW_IDLE_QUEUED] += b - a;
+    return pieces && pieces[GW_IDLE_QUEUED] ? gw_ivset_builder_add(pieces[GW_IDLE_QUEUED], a, b) : 0;
+}
+
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                      gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ivset_builder *const *pieces,
                      gw_ns *idle_out)
@@ -1131,6 +1204,7 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
             level_sweeps_init(&per[k], &fa->per_thread[k], lo);
     }
     size_t i = gw_ivset_first_ending_after(busy, lo);
+    size_t block_k = gw_ivset_first_ending_after(&fa->all.blocking, lo);
     gw_ns cursor = lo, idle = 0;
     int rc = 0;
     while (cursor < hi && rc == 0) {
@@ -1156,14 +1230,20 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
                 if (fa->threads[k] == dw->launcher[i])
                     s = &per[k];
         gw_ns piece_start = cursor;
+        /* The wait of work the GPU had and did not start is carved out first. */
+        gw_ns queued = launch_gap ? INT64_MAX : queued_from(dw, &fa->all.blocking, &block_k, i, gap_start, cursor, gap_end);
+        gw_ns host_end = queued < gap_end ? queued : gap_end;
         gw_ns bubble = i > 0 ? bubble_end(s->blocking, busy, gap_start, fa->bubble_ns) : gap_start;
         if (bubble > piece_start) {
-            gw_ns b_end = bubble < gap_end ? bubble : gap_end;
-            rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);
-            piece_start = b_end;
+            gw_ns b_end = bubble < host_end ? bubble : host_end;
+            if (b_end > piece_start)
+                rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);
+            piece_start = b_end > piece_start ? b_end : piece_start;
         }
-        if (rc == 0 && piece_start < gap_end)
-            rc = attribute_piece(s, piece_start, gap_end, launch_gap, out_ns, pieces);
+        if (rc == 0 && piece_start < host_end)
+            rc = attribute_piece(s, piece_start, host_end, launch_gap, out_ns, pieces);
+        if (rc == 0 && host_end < gap_end)
+            rc = attribute_queued(s, host_end, gap_end, out_ns, pieces);
         idle += gap_end - cursor;
         cursor = gap_end;
     }

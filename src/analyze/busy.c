@@ -247,6 +247,7 @@ out:
 int gw_device_work_build(const gw_trace *t, int32_t device, gw_ns lo, gw_ns hi, gw_device_work *w)
 {
     *w = (gw_device_work){0};
+    w->trace = t;
     w->device = device;
     w->window_lo = lo;
     w->window_hi = hi;

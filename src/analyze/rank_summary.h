@@ -51,7 +51,7 @@ gw_analysis *gw_analyze_summaries(gw_rank_summary **ranks, size_t count, const g
 #define GW_SUMMARY_FORMAT "gpuwhy.rank-summary"
 /* 2: idle causes gained `dispatch` (idle_by_cause_s[] indices moved), the utilisation
  * verdict's statistics (gaps, host ops, start-up calls) travel with the ranks. */
-#define GW_SUMMARY_VERSION 2
+#define GW_SUMMARY_VERSION 3
 
 /* Writes the summaries as one gzip-compressed JSON document at path, whole or not at all
  * (report/summary_write.c). Returns 0, or -1 with err set; *bytes receives the file's size

@@ -25,6 +25,7 @@ double gw_window_step_divisor(const gw_window *w);
 /* ---- busy.c: one device's GPU work as interval sets -------------------------------- */
 
 typedef struct gw_device_work {
+    const gw_trace *trace;     /* borrowed: the trace the work was built from */
     int32_t device;
     /* The device's kernels, copies and sets (not sync records), in start order, as indices
      * into t->gpu: read them with gw_device_work_event(). One GPU's trace has its work in

@@ -61,6 +61,7 @@ static const int CAUSE_LEVEL[GW_IDLE_CAUSE_COUNT] = {
     [GW_IDLE_DISPATCH] = 3,
     [GW_IDLE_HOST_BUSY] = GW_FEEDER_LEVELS - 1, /* own work and the process's other threads */
     [GW_IDLE_UNKNOWN] = -1,
+    [GW_IDLE_QUEUED] = -1,
 };
 
 static int flush(stretch_list *out, const gw_idle_stretch *cur, uint32_t min_pieces)

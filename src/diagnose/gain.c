@@ -42,6 +42,7 @@ static const gain_row GAINS[] = {
     {"mem.zero_grad_memset", 0.80, 1.00},
     {"comm.heavy", 0.30, 0.80},
     {"comm.straggler", 0.50, 0.90},
+    {"gpu.start_delay", 0.70, 1.00},
 };
 
 int gw_gain_fractions(const char *id, double *lo, double *hi)

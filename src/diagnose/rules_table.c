@@ -37,6 +37,7 @@ static const gw_rule TABLE[] = {
     {"comm.heavy", "comm", T, gw_rule_comm_heavy, "communication", 1},
     {"comm.straggler", "comm", T, gw_rule_comm_straggler, "a straggling rank", 1},
     {"comm.slow_link", "comm", T, gw_rule_comm_slow_link, "collectives far below the link's bandwidth", 0},
+    {"gpu.start_delay", "gpu", T, gw_rule_gpu_start_delay, "queued work the GPU did not start", 1},
     /* Last: what no cause above claims. */
     {"util.unexplained", "util", T, gw_rule_util_unexplained, "idle time with nothing traced on the host", 1},
 };
@@ -49,7 +50,7 @@ const char *gw_idle_cause_finding(gw_idle_cause c)
         [GW_IDLE_DATALOADER] = "data.loader_wait", [GW_IDLE_SYNC] = "pipe.host_sync",
         [GW_IDLE_ALLOCATOR] = "mem.alloc_churn",   [GW_IDLE_LAUNCH] = "kernel.launch_bound",
         [GW_IDLE_DISPATCH] = "kernel.launch_bound", [GW_IDLE_HOST_BUSY] = "pipe.cpu_bound",
-        [GW_IDLE_UNKNOWN] = "util.unexplained"};
+        [GW_IDLE_UNKNOWN] = "util.unexplained",    [GW_IDLE_QUEUED] = "gpu.start_delay"};
     return (unsigned)c < GW_IDLE_CAUSE_COUNT ? ids[c] : "util.unexplained";
 }
 

@@ -17,7 +17,7 @@
 static const char *const CAUSE_COLORS[GW_IDLE_CAUSE_COUNT] = {
     [GW_IDLE_DATALOADER] = "#d62728", [GW_IDLE_SYNC] = "#9467bd", [GW_IDLE_ALLOCATOR] = "#8c564b",
     [GW_IDLE_LAUNCH] = "#ff7f0e",     [GW_IDLE_DISPATCH] = "#bcbd22", [GW_IDLE_HOST_BUSY] = "#e377c2",
-    [GW_IDLE_UNKNOWN] = "#7f7f7f"};
+    [GW_IDLE_UNKNOWN] = "#7f7f7f", [GW_IDLE_QUEUED] = "#17becf"};
 static const char *const BUSY_COLOR = "#2ca02c";
 
 static const char *const STYLE =

@@ -203,7 +203,7 @@ line = [l for l in text.splitlines() if l.strip().startswith("total idle")][0]
 assert idle_ms in line.replace(",", ""), (idle_ms, line)
 for s in d["steps"]:
     assert s["duration_s"] > 0 and 0 <= s["busy"] <= 1
-    assert set(s["idle"]) == {"dataloader", "sync", "allocator", "launch", "dispatch", "host_busy", "unknown"}
+    assert set(s["idle"]) == {"dataloader", "sync", "allocator", "launch", "dispatch", "host_busy", "unknown", "queued"}
 PY
 then
   ok "w0_json: fields consistent with each other and with the terminal report"

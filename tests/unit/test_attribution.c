@@ -362,6 +362,41 @@ static void pageable_dtoh_async_copy_is_sync(void **state)
     fx_done(a, job);
 }
 
+/* Work the GPU had and did not start (an OpenMP offload program on a shared T4: every kernel
+ * began 4.4 ms after its launch returned, while the host sat in cuStreamSynchronize until the
+ * kernel ended): that wait is the queued cause, not the sync's. Twins: a sync that returns
+ * before the GPU's record says the work ended (a skewed GPU clock fakes the delay), a delay
+ * under 0.1 ms, and work launched before the GPU ran dry (it waited for something else: a
+ * dependency), stay the sync's. Times in µs. */
+static void queued_work_not_started_is_the_gpus(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        double delay = c == 2 ? 80 : 4400, sync_end_before = c == 1 ? 1000 : 0, launch = c == 3 ? 900 : 1000;
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, 1000, 1, "first");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", launch, launch + 10, 2);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", 1010, 1010 + delay + 13000 - sync_end_before, 0);
+        fx_kernel(t, 0, 7, 1010 + delay, 1010 + delay + 13000, 2, "solve");
+        fx_profile(t, 10, 1010 + delay + 13000);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        fx_assert_s(d->idle_s, delay + 10);
+        if (c == 0) {
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_QUEUED], delay);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], 0);
+        } else {
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_QUEUED], 0);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_SYNC], delay);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], c == 3 ? 10 : 0);
+        }
+        assert_parts_add_up(d);
+        fx_done(a, job);
+    }
+}
+
 /* Dispatch against the host's own work: an op whose own time is a few times its launch call
  * (aten::linear) dispatches; one whose own time dwarfs its launch (aten::index doing host
  * work) is in its own work. The host-ops views and the split come with it. */
@@ -1165,7 +1200,23 @@ static void random_timelines_match_oracle(void **state)
             for (int e = 0; e < ne; e++)
                 if (evs[e].start <= x && x < evs[e].end)
                     in[evs[e].kind] = 1;
-            gw_idle_cause c = in[0] ? GW_IDLE_DATALOADER : (in[1] || bubble) ? GW_IDLE_SYNC
+            /* Queued: the work that ends the gap was launched in it and a sync run that
+             * began at least 100 µs before the work started lasted until 50 µs before the
+             * busy run's end at the earliest: the last 100 µs or more of the gap before
+             * it are the GPU's, carved out first. */
+            int queued = 0;
+            if (!gap_short && next < last && in_sync[next - 1]) {
+                int s0 = next - 1, s1 = next, busy_end = next;
+                while (s0 > 0 && in_sync[s0 - 1]) s0--;
+                while (s1 < SPAN && in_sync[s1]) s1++;
+                while (busy_end < SPAN && busy[busy_end]) busy_end++;
+                int q = s0 > prev ? s0 : prev;
+                /* ... launched once the GPU had run dry (never here: every launch returns at
+                 * 0.5 µs; queued_work_not_started_is_the_gpus has the case) */
+                int launched_in_gap = prev <= 0;
+                queued = launched_in_gap && next - s0 >= 100 && s1 >= busy_end - 50 && next - q >= 100 && x >= q;
+            }
+            gw_idle_cause c = queued ? GW_IDLE_QUEUED : in[0] ? GW_IDLE_DATALOADER : (in[1] || bubble) ? GW_IDLE_SYNC
                             : in[2] ? GW_IDLE_ALLOCATOR : gap_short ? GW_IDLE_LAUNCH
                             : in[3] ? GW_IDLE_HOST_BUSY : GW_IDLE_UNKNOWN;
             want[c] += 1e-6;
@@ -1269,6 +1320,7 @@ int main(void)
         cmocka_unit_test(step_rows_count_kernels_only),
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
+        cmocka_unit_test(queued_work_not_started_is_the_gpus),
         cmocka_unit_test(random_timelines_match_oracle),
         cmocka_unit_test(dispatch_marks_sum_nested_calls),
     };

@@ -186,14 +186,14 @@ static void refused_files(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     static const char *const BAD[] = {
-        "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"ranks\":[{\"rank\":{\"rank\":\"x\"}}]}",
-        "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"ranks\":[{\"input\":{}}]}",
+        "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"ranks\":[{\"rank\":{\"rank\":\"x\"}}]}",
+        "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"ranks\":[{\"input\":{}}]}",
         "{\"format\":\"gpuwhy.rank-summary\",\"ranks\":[]}",
-        "{\"format\":\"something.else\",\"version\":2,\"ranks\":[]}",
-        "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"ranks\":[{\"rank\":{},\"devices\":[{}],\"feeders\":[]}]}",
-        "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"ranks\":[{\"rank\":{},\"comm\":{\"groups\":[],"
+        "{\"format\":\"something.else\",\"version\":3,\"ranks\":[]}",
+        "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"ranks\":[{\"rank\":{},\"devices\":[{}],\"feeders\":[]}]}",
+        "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"ranks\":[{\"rank\":{},\"comm\":{\"groups\":[],"
         "\"records\":{\"count\":1,\"group\":[3]}}}]}",
-        "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"ranks\":[{\"rank\":{\"kernels\":{\"top_count\":99}}}]}",
+        "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"ranks\":[{\"rank\":{\"kernels\":{\"top_count\":99}}}]}",
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         assert_int_equal(ftruncate(fd, 0), 0);
@@ -210,7 +210,7 @@ static void refused_files(void **state)
         free(r);
     }
     /* A minimal valid one: one empty rank. */
-    const char *good = "{\"format\":\"gpuwhy.rank-summary\",\"version\":2,\"future\":[1,2],\"ranks\":[{\"rank\":{\"rank\":5},"
+    const char *good = "{\"format\":\"gpuwhy.rank-summary\",\"version\":3,\"future\":[1,2],\"ranks\":[{\"rank\":{\"rank\":5},"
                        "\"unknown_member\":{\"a\":1}}]}";
     assert_int_equal(ftruncate(fd, 0), 0);
     assert_int_equal(pwrite(fd, good, strlen(good), 0), (ssize_t)strlen(good));
