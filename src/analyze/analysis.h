@@ -294,6 +294,14 @@ typedef struct gw_copy_stats {
     size_t fault_count[GW_COPY_DIR_COUNT];
     double fault_bytes[GW_COPY_DIR_COUNT];
     double fault_gpu_s;                      /* GPU time in the faulting migrations (their union) */
+    /* Round trips: copies of 1 MiB or more whose exact size went host→device and device→host
+     * GW_ROUNDTRIP_MIN times or more each (the same arrays leaving and re-entering the GPU
+     * around every compute region, as an offload program without a data region does): how
+     * many such sizes, and their copies both ways. */
+    size_t roundtrip_sizes;
+    size_t roundtrip_count;
+    double roundtrip_bytes;
+    double roundtrip_gpu_s;
 } gw_copy_stats;
 
 /* ---- Synchronisation --------------------------------------------------------------- */

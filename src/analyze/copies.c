@@ -1,11 +1,56 @@
 /* Copy statistics over the steady window: per direction count, bytes, time and achieved
  * bandwidth, the copies with a pageable side (which the CUDA driver stages through a
  * pinned bounce buffer, synchronously for device→host: the pipe.pageable_copy evidence), and
- * the unified-memory migrations, those on page faults apart (mem.unified_faults). */
+ * the unified-memory migrations, those on page faults apart (mem.unified_faults), and the
+ * round trips of same-size buffers (an offload program's arrays copied in and out around
+ * every compute region). */
 #include "analyze/stats.h"
 
 /* Copies shorter than this are the sub-microsecond noise nsys lists one row each. */
 #define GW_COPY_NOISE_NS 1000
+/* Round trips: buffers from this size, seen this many times each way, among at most this
+ * many distinct sizes a direction (more: copies of every size, not the same arrays). */
+#define GW_ROUNDTRIP_MIN_BYTES ((uint64_t)1 << 20)
+#define GW_ROUNDTRIP_MIN 3
+#define GW_ROUNDTRIP_SIZES_MAX 64
+
+typedef struct size_tally {
+    uint64_t bytes[GW_ROUNDTRIP_SIZES_MAX];
+    size_t count[GW_ROUNDTRIP_SIZES_MAX];
+    double seconds[GW_ROUNDTRIP_SIZES_MAX];
+    size_t used;
+} size_tally;
+
+static void tally_size(size_tally *t, const gw_gpu_event *g)
+{
+    if (g->bytes < GW_ROUNDTRIP_MIN_BYTES)
+        return;
+    size_t k = 0;
+    while (k < t->used && t->bytes[k] != g->bytes)
+        k++;
+    if (k == t->used) {
+        if (t->used == GW_ROUNDTRIP_SIZES_MAX)
+            return;
+        t->bytes[t->used] = g->bytes;
+        t->count[t->used] = 0;
+        t->seconds[t->used++] = 0;
+    }
+    t->count[k]++;
+    t->seconds[k] += gw_ns_to_s(g->end - g->start);
+}
+
+static void round_trips(const size_tally *in, const size_tally *out, gw_copy_stats *cs)
+{
+    for (size_t a = 0; a < in->used; a++)
+        for (size_t b = 0; b < out->used; b++) {
+            if (in->bytes[a] != out->bytes[b] || in->count[a] < GW_ROUNDTRIP_MIN || out->count[b] < GW_ROUNDTRIP_MIN)
+                continue;
+            cs->roundtrip_sizes++;
+            cs->roundtrip_count += in->count[a] + out->count[b];
+            cs->roundtrip_bytes += (double)in->bytes[a] * (double)(in->count[a] + out->count[b]);
+            cs->roundtrip_gpu_s += in->seconds[a] + out->seconds[b];
+        }
+}
 
 static int is_pageable(const gw_gpu_event *g)
 {
@@ -27,6 +72,7 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
     double pageable_seconds[GW_COPY_DIR_COUNT] = {0};
     size_t pageable_host_dev = 0;
     gw_ns fault_until = INT64_MIN;  /* end of the faulting migrations so far (they overlap) */
+    size_tally to_device = {0}, to_host = {0};
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->kind != GW_GPU_MEMCPY || g->start < w->start_ns || g->start >= w->end_ns)
@@ -53,6 +99,8 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
         cs->seconds[d] += gw_ns_to_s(g->end - g->start);
         if (host_dev)
             host_dev_bytes += (double)g->bytes;
+        if (host_dev && !(g->flags & GW_GPU_F_UNIFIED))
+            tally_size(d == GW_COPY_HTOD ? &to_device : &to_host, g);
         if (is_pageable(g)) {
             cs->pageable_count[d]++;
             cs->pageable_gpu_s += gw_ns_to_s(g->end - g->start);
@@ -82,6 +130,7 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
         cs->gbps[d] = cs->seconds[d] > 0 ? cs->bytes[d] / cs->seconds[d] / 1e9 : 0.0;
         cs->pageable_gbps[d] = pageable_seconds[d] > 0 ? cs->pageable_bytes[d] / pageable_seconds[d] / 1e9 : 0.0;
     }
+    round_trips(&to_device, &to_host, cs);
     cs->pageable_share_bytes = host_dev_bytes > 0 ? pageable_host_dev_bytes / host_dev_bytes : 0.0;
     cs->pageable_per_step = (double)pageable_host_dev / gw_window_step_divisor(w);
 }

@@ -19,6 +19,10 @@
 /* Copies whose bytes add up to less than this are too small to quote a transfer rate for. */
 #define GW_RATE_MIN_BYTES (1024.0 * 1024.0)
 
+/* Round trips of same-size buffers at least this share of the host<->device bytes: the fix
+ * is to keep them on the GPU, not to pin them. */
+#define GW_ROUNDTRIP_SHARE 0.5
+
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_PAGEABLE_PER_STEP];
@@ -126,6 +130,23 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%zu issued through the driver API (cuMemcpy*): nsys analyze's "
                                    "cuda_memcpy_async rule does not see these",
                                 c->pageable_via_driver);
+        /* The same buffers in and out again and again (an OpenMP program copied two 488 MiB
+         * arrays to the GPU and back around each of its 50 kernels: 27.4 s; with a data region
+         * 1.4 s): not copying beats copying faster. Outside PyTorch and JAX, whose batches are new
+         * data each step. */
+        int round_trips = !gw_rules_pytorch(a, r) && !gw_rules_jax(a, r) && c->roundtrip_sizes > 0 &&
+                          c->roundtrip_bytes >= GW_ROUNDTRIP_SHARE * (c->bytes[GW_COPY_HTOD] + c->bytes[GW_COPY_DTOH]);
+        if (round_trips) {
+            char n_rt[32], b_rt[32], t_rt[32];
+            gw_rules_fmt_count((double)c->roundtrip_count, n_rt, sizeof n_rt);
+            gw_rules_fmt_bytes(c->roundtrip_bytes, b_rt, sizeof b_rt);
+            gw_rules_fmt_duration(c->roundtrip_gpu_s, t_rt, sizeof t_rt);
+            gw_finding_evidence(f, "round trips: %s of the copies (%s) move buffers of %zu size%s to the GPU and back "
+                                   "again and again; kept on the GPU, they go: up to %s (%.1f%% of the window), "
+                                   "where pinning only speeds them up (the gain below)",
+                                n_rt, b_rt, c->roundtrip_sizes, c->roundtrip_sizes == 1 ? "" : "s", t_rt,
+                                tot.window_s > 0 ? c->roundtrip_gpu_s / tot.window_s * 100.0 : 0.0);
+        }
         /* The DataLoader's option only where the loop has a DataLoader: a tensor made on the
          * host each step (torch.randn then .cuda()) is better made on the GPU, and pinning a
          * fresh tensor costs one more host copy. */
@@ -163,6 +184,22 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                              ? "; copy results back into a pinned buffer allocated once "
                                "(torch.empty(..., pin_memory=True).copy_(t, non_blocking=True))"
                              : "");
+        else if (round_trips && gw_rules_offload(a, r))
+            gw_rules_fix(f,
+                         "Keep the arrays on the GPU across the loop instead of copying them in and out around "
+                         "every compute region: a data region around the loop (#pragma omp target data "
+                         "map(tofrom: a[0:n], b[0:n]) / #pragma acc data copy(a[0:n], b[0:n]); Fortran !$omp "
+                         "target data, !$acc data), the regions inside mapping nothing new (map(alloc:) or "
+                         "present), and results brought back only where the host reads them (omp target "
+                         "update from / acc update self). Then pin what still moves (NVHPC -gpu=pinned). "
+                         "Confirm: re-profile, the copies per iteration should be gone.");
+        else if (round_trips)
+            gw_rules_fix(f,
+                         "Keep the buffers on the GPU between kernels instead of copying them to the host and "
+                         "back every iteration: allocate them once with cudaMalloc, run the loop's kernels on "
+                         "the device copies, and copy to the host only what it reads, when it reads it. Then "
+                         "pin what still moves (cudaMallocHost/cudaHostRegister, cudaMemcpyAsync on a stream). "
+                         "Confirm: re-profile, the copies per iteration should be gone.");
         else if (at_link)
             gw_rules_fix(f,
                          "These copies already run at the host link's rate: copy less (keep data on the GPU "

@@ -674,6 +674,41 @@ static void zero_grad_fill_kernels(void **state)
     fx_done(a, job);
 }
 
+/* Round trips: the same 2 MiB buffer to the GPU and back three times each way (an offload
+ * program's arrays around every compute region); twins: only twice back, and buffers under
+ * 1 MiB, are none; a second size also going both ways counts as a second size. */
+static void copy_round_trips(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        gw_trace *t = fx_trace();
+        uint64_t size = c == 2 ? 512 * 1024 : 2 * 1024 * 1024;
+        int back = c == 1 ? 2 : 3;
+        double at = 0;
+        for (int k = 0; k < 3; k++, at += 10)
+            fx_copy(t, 0, at, at + 2, 0, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, size);
+        for (int k = 0; k < back; k++, at += 10)
+            fx_copy(t, 0, at, at + 3, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, size);
+        if (c == 3)
+            for (int k = 0; k < 6; k++, at += 10)
+                fx_copy(t, 0, at, at + 1, 0, k % 2 ? GW_COPY_DTOH : GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE,
+                        3 * 1024 * 1024);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_copy_stats *cs = &a->ranks[0].copies;
+        if (c == 1 || c == 2) {
+            assert_int_equal(cs->roundtrip_sizes, 0);
+            assert_int_equal(cs->roundtrip_count, 0);
+        } else {
+            assert_int_equal(cs->roundtrip_sizes, c == 3 ? 2 : 1);
+            assert_int_equal(cs->roundtrip_count, c == 3 ? 12 : 6);
+            assert_true(fabs(cs->roundtrip_bytes - (6.0 * 2 * 1024 * 1024 + (c == 3 ? 6.0 * 3 * 1024 * 1024 : 0))) < 1e-6);
+            fx_assert_s(cs->roundtrip_gpu_s, 3 * 2 + 3 * 3 + (c == 3 ? 6 : 0));
+        }
+        fx_done(a, job);
+    }
+}
+
 static void copy_statistics(void **state)
 {
     (void)state;
@@ -1105,6 +1140,7 @@ int main(void)
         cmocka_unit_test(idle_gaps_and_chunks),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
+        cmocka_unit_test(copy_round_trips),
         cmocka_unit_test(sync_statistics),
         cmocka_unit_test(pageable_copy_times),
         cmocka_unit_test(cudnn_searches),
