@@ -114,6 +114,9 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
                                "window)", m->alloc_calls, m->free_calls, label, rate, wait,
                             window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0);
         gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window", share * 100.0);
+        /* The table's phrase speaks of steps; without them, not "in every step". */
+        if (!steps)
+            snprintf(f->cause, sizeof f->cause, "allocator calls (cudaMalloc/cudaFree-type)");
         /* Without steps only repetition tells a loop's churn from set-up (model and buffers
          * allocated once): a few calls in a capture are set-up until shown otherwise. */
         int set_up = !steps && (double)calls < GW_ALLOC_LOOP_CALLS;

@@ -295,11 +295,17 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
             continue;
         }
         if (why == MISSING_NO_WORK) {
-            gw_rules_fix(f,
-                         "CUDA was traced and the job did not use the GPU: check that its work is placed on the "
-                         "GPU (torch.cuda.is_available() and tensor.device in PyTorch; the GPU backend or "
-                         "target the program was built for, as a CPU fallback initialises CUDA and then "
-                         "computes on the CPU); then re-profile.");
+            /* PyTorch's checks only where the job is PyTorch's (a CUDA-Q program was told them). */
+            if (gw_rules_pytorch(a, r))
+                gw_rules_fix(f,
+                             "CUDA was traced and the job did not use the GPU: check that its work is placed on "
+                             "the GPU (torch.cuda.is_available() and tensor.device); then re-profile.");
+            else
+                gw_rules_fix(f,
+                             "CUDA was traced and the job did not use the GPU: check the GPU backend or target "
+                             "the program was built for and selects at run time (a CPU fallback or simulator "
+                             "initialises CUDA and then computes on the CPU), and that the work runs in the "
+                             "profiled process; then re-profile.");
             continue;
         }
         if (why == MISSING_RECORDS_LOST && t && (t->has & GW_HAS_WSL)) {

@@ -483,6 +483,9 @@ static void data_none_when_calls_were_traced(void **state)
     assert_true(fx_evidence_has(f, "2 CUDA API calls, none of them a kernel launch, copy or set: the process set "
                                    "CUDA up but put no work on the GPU"));
     assert_non_null(strstr(f->fix, "did not use the GPU"));
+    /* a CUDA-Q program, not PyTorch: no torch checks in its fix */
+    assert_null(strstr(f->fix, "torch"));
+    assert_non_null(strstr(f->fix, "the GPU backend or target"));
     fx_free(a);
     gw_job_free(job);
 }
