@@ -66,6 +66,30 @@ static unsigned sharding_kind(unsigned has, size_t training_ops)
     return 0;
 }
 
+/* One rank analysed alone: collectives of at most GW_SMALL_COLL_BYTES that take
+ * GW_SMALL_COLL_WAIT_S or more each moved little and waited long: for another rank to arrive
+ * (a lone rank's all-reduce of under 1 KiB ran 11.3 ms, 0.05 GB/s; its peer's trace showed the
+ * peer had started it 11.3 ms later). How long they took in all, and how many. */
+#define GW_SMALL_COLL_BYTES ((int64_t)1 << 20)
+#define GW_SMALL_COLL_WAIT_S 0.001
+
+static double small_collectives_waiting_s(const gw_analysis *a, size_t *calls)
+{
+    double s = 0;
+    *calls = 0;
+    if (a->rank_count != 1 || !a->comm)
+        return 0;
+    for (size_t k = 0; k < a->comm->bw_count; k++) {
+        const gw_busbw_row *row = &a->comm->bw[k];
+        if (row->matched || row->count == 0 || row->bytes_hi > GW_SMALL_COLL_BYTES ||
+            row->time_s / (double)row->count < GW_SMALL_COLL_WAIT_S)
+            continue;
+        s += row->time_s;
+        *calls += row->count;
+    }
+    return s;
+}
+
 int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
 {
     const double comm_thr = a->thresholds.v[GW_T_COMM_SHARE];
@@ -146,10 +170,28 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                     k->top[n].name, k->top[n].share * 100.0, calls);
                 break;
             }
+        /* A lone rank's small collectives that took milliseconds: waiting, not moving data. */
+        size_t waiting_calls;
+        double waiting_s = small_collectives_waiting_s(a, &waiting_calls);
+        int waiting = waiting_s >= 0.5 * tot.comm_total_s && waiting_s > 0;
+        if (waiting) {
+            char d[32], each[32], calls_n[32];
+            gw_rules_fmt_duration(waiting_s, d, sizeof d);
+            gw_rules_fmt_duration(waiting_s / (double)waiting_calls, each, sizeof each);
+            gw_rules_fmt_count((double)waiting_calls, calls_n, sizeof calls_n);
+            gw_finding_evidence(f, "%s collective(s) of 1 MiB or less took %s (%s each): far longer than their "
+                                   "bytes need on any link; this rank most likely waited in them for another rank "
+                                   "to arrive, which only the other ranks' traces can show", calls_n, d, each);
+        }
         /* An all-reduce with no backward pass nor optimizer step among the traced ops is a
          * tensor-parallel model's in inference (vLLM): no gradient to bucket. */
         unsigned has = gw_rules_has(a, r);
-        if (advise && top == GW_COLL_ALL_REDUCE && r->training_ops == 0 && has != ~0u && (has & GW_HAS_CPU_OPS))
+        if (waiting)
+            gw_rules_fix(f, "Analyse every rank's trace together (gpuwhy analyze rank0.json rank1.json ...): "
+                            "small collectives that take milliseconds wait for a late rank, and the other ranks' "
+                            "traces show which one arrived last and why (its start-up, data loading, CPU feed: "
+                            "comm.straggler). Tuning the collective itself gains nothing while it waits.");
+        else if (advise && top == GW_COLL_ALL_REDUCE && r->training_ops == 0 && has != ~0u && (has & GW_HAS_CPU_OPS))
             gw_rules_fix(f, "Tensor-parallel all-reduce in inference (no backward pass or optimizer step in the "
                             "trace, so no gradients to bucket): use the serving engine's custom all-reduce for "
                             "small messages (vLLM's is on by default: check it was not disabled), fewer tensor-"
@@ -173,7 +215,11 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                                                              "module in the trace");
         else
             gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
-        gw_gain_write(f, r, tot.device_count);
+        if (waiting)
+            snprintf(f->gain, sizeof f->gain, "none to estimate from one rank: the wait ends when the late rank "
+                                              "arrives");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }
