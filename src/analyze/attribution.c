@@ -1153,6 +1153,11 @@ static gw_ns queued_from(const gw_device_work *dw, const gw_ivset *blocking, siz
     const gw_ivset *busy = &dw->busy;
     if (i >= busy->count || gw_ivset_start(busy, i) != gap_end)
         return INT64_MAX;
+    /* Streams that wait on events or host functions: the work may wait on another stream,
+     * device or the host (an sglang prefill's stream waited 493 ms on an event whose work was
+     * not in the trace), which only the dependency's own record could tell apart. */
+    if (!dw->trace || (dw->trace->has & GW_HAS_STREAM_DEPS))
+        return INT64_MAX;
     while (*block_k < blocking->count && gw_ivset_end(blocking, *block_k) < gap_end)
         (*block_k)++;
     if (*block_k >= blocking->count)

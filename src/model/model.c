@@ -925,6 +925,12 @@ static unsigned names_show_sharding(const gw_trace *t)
     return found;
 }
 
+static int names_show_stream_deps(const gw_trace *t)
+{
+    static const char *const marks[] = {"StreamWaitEvent", "LaunchHostFunc", "StreamAddCallback"};
+    return any_name_has(t, marks, sizeof marks / sizeof marks[0]);
+}
+
 int gw_trace_finish(gw_trace *t)
 {
     return gw_trace_finish_filling_host(t, NULL, NULL);
@@ -982,6 +988,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     gw_trace_comm_index(t);
     if (t->has & GW_HAS_PYTORCH)
         t->has |= names_show_sharding(t);
+    if (names_show_stream_deps(t))
+        t->has |= GW_HAS_STREAM_DEPS;
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

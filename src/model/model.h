@@ -451,6 +451,12 @@ typedef struct gw_note {
  * different fixes. */
 #define GW_HAS_FSDP        0x4000u
 #define GW_HAS_TENSOR_PARALLEL 0x8000u
+/* The job makes streams wait on something besides their own earlier work: event waits
+ * (cudaStreamWaitEvent, cuStreamWaitEvent, hipStreamWaitEvent) or host functions run in stream
+ * order (cudaLaunchHostFunc, cudaStreamAddCallback and their driver/HIP forms); set by
+ * gw_trace_finish from the calls' names. Queued work may then wait on another stream, device
+ * or the host: the attribution does not call its wait the GPU's (gpu.start_delay). */
+#define GW_HAS_STREAM_DEPS 0x10000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

@@ -366,14 +366,17 @@ static void pageable_dtoh_async_copy_is_sync(void **state)
  * began 4.4 ms after its launch returned, while the host sat in cuStreamSynchronize until the
  * kernel ended): that wait is the queued cause, not the sync's. Twins: a sync that returns
  * before the GPU's record says the work ended (a skewed GPU clock fakes the delay), a delay
- * under 0.1 ms, and work launched before the GPU ran dry (it waited for something else: a
- * dependency), stay the sync's. Times in µs. */
+ * under 0.1 ms, work launched before the GPU ran dry (it waited for something else: a
+ * dependency), and a job whose streams wait on events (an sglang prefill's stream waited 493 ms
+ * on an event whose work was not traced), stay the sync's. Times in µs. */
 static void queued_work_not_started_is_the_gpus(void **state)
 {
     (void)state;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 5; c++) {
         double delay = c == 2 ? 80 : 4400, sync_end_before = c == 1 ? 1000 : 0, launch = c == 3 ? 900 : 1000;
         gw_trace *t = fx_trace();
+        if (c == 4)
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "hipStreamWaitEvent", 995, 998, 0);
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
         fx_kernel(t, 0, 7, 10, 1000, 1, "first");
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", launch, launch + 10, 2);
