@@ -142,8 +142,8 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
             gw_rules_fmt_bytes(c->roundtrip_bytes, b_rt, sizeof b_rt);
             gw_rules_fmt_duration(c->roundtrip_gpu_s, t_rt, sizeof t_rt);
             gw_finding_evidence(f, "round trips: %s of the copies (%s) move buffers of %zu size%s to the GPU and back "
-                                   "again and again; kept on the GPU, they go: up to %s (%.1f%% of the window), "
-                                   "where pinning only speeds them up (the gain below)",
+                                   "again and again; if the same data, kept on the GPU they go: up to %s (%.1f%% of "
+                                   "the window), where pinning only speeds them up (the gain below)",
                                 n_rt, b_rt, c->roundtrip_sizes, c->roundtrip_sizes == 1 ? "" : "s", t_rt,
                                 tot.window_s > 0 ? c->roundtrip_gpu_s / tot.window_s * 100.0 : 0.0);
         }
@@ -194,12 +194,14 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                          "update from / acc update self). Then pin what still moves (NVHPC -gpu=pinned). "
                          "Confirm: re-profile, the copies per iteration should be gone.");
         else if (round_trips)
+            /* Same sizes both ways may also be fresh data each time (a streaming pipeline): the
+             * trace cannot tell, so both fixes, the data's own first. */
             gw_rules_fix(f,
-                         "Keep the buffers on the GPU between kernels instead of copying them to the host and "
-                         "back every iteration: allocate them once with cudaMalloc, run the loop's kernels on "
-                         "the device copies, and copy to the host only what it reads, when it reads it. Then "
-                         "pin what still moves (cudaMallocHost/cudaHostRegister, cudaMemcpyAsync on a stream). "
-                         "Confirm: re-profile, the copies per iteration should be gone.");
+                         "If these copies carry the same arrays each iteration, keep them on the GPU between "
+                         "kernels instead (allocate once with cudaMalloc, run the loop on the device copies, copy "
+                         "to the host only what it reads, when it reads it). What must still move: pinned host "
+                         "memory (cudaMallocHost/cudaHostAlloc, cudaHostRegister) and cudaMemcpyAsync on a "
+                         "stream, so the copies overlap kernels. Confirm: re-profile.");
         else if (at_link)
             gw_rules_fix(f,
                          "These copies already run at the host link's rate: copy less (keep data on the GPU "
