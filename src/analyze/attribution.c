@@ -1116,9 +1116,9 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
  * says the work ended, which only a skewed GPU clock explains (a skew also fakes the wait). */
 #define QUEUED_CLOCK_SLACK_NS 50000
 
-/* When the launch of the work that starts at `start` on the device returned (INT64_MAX
- * unknown): the first event starting then, found by a search of the start-ordered events,
- * and its launch call by correlation. */
+/* When the launch of the kernel that starts at `start` on the device returned (INT64_MAX
+ * unknown, or not a kernel): the first event starting then, found by a search of the
+ * start-ordered events, and its launch call by correlation. */
 static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
 {
     const gw_trace *t = dw->trace;
@@ -1135,7 +1135,9 @@ static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
     if (lo >= dw->event_count)
         return INT64_MAX;
     const gw_gpu_event *g = &t->gpu[gw_device_work_event(dw, lo)];
-    if (g->start != start || g->correlation == GW_NO_CORRELATION)
+    /* Kernels only: a copy from pageable memory is queued only once the driver has staged its
+     * data, after its call may have returned (a kNN benchmark's cudaMemcpy2D). */
+    if (g->start != start || g->kind != GW_GPU_KERNEL || g->correlation == GW_NO_CORRELATION)
         return INT64_MAX;
     long h = gw_trace_host_by_corr(t, g->correlation);
     return h >= 0 ? t->host[h].end : INT64_MAX;
@@ -1165,7 +1167,7 @@ static gw_ns queued_from(const gw_device_work *dw, const gw_ivset *blocking, siz
     gw_ival call = gw_ivset_at(blocking, *block_k);
     if (call.start > gap_end - QUEUED_MIN_NS || call.end < gw_ivset_end(busy, i) - QUEUED_CLOCK_SLACK_NS)
         return INT64_MAX;
-    gw_ns launched = dw->launched_at ? dw->launched_at[i] : launch_end_of_work_at(dw, gap_end);
+    gw_ns launched = launch_end_of_work_at(dw, gap_end);
     /* Launched before the GPU ran dry, the work waited through that work's end for something
      * else: another stream or device, an event (the dependency, not the device, held it). */
     if (launched == INT64_MAX || launched < gap_start)
