@@ -6,6 +6,9 @@
  * Peaks cover the whole trace: running out of memory once is enough to matter. */
 #include "analyze/stats.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "util/checked.h"
 
 void gw_memory_device_peaks(const gw_trace *t, int32_t device, double *reserved, double *allocated)
@@ -20,6 +23,24 @@ static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
     if (a < lo) a = lo;
     if (b > hi) b = hi;
     return b > a ? b - a : 0;
+}
+
+/* The innermost framework op or annotation around a free (its name, borrowed from t), or NULL
+ * when none is, or when an op or frame around it is empty_cache (the one place PyTorch's
+ * caching allocator frees device memory on purpose). */
+static const char *free_inside_op(const gw_trace *t, const gw_host_event *h)
+{
+    const char *inner = NULL;
+    uint32_t p = h->parent;
+    for (int guard = 0; p < t->host_count && guard < 64; guard++, p = t->host[p].parent) {
+        const gw_host_event *e = &t->host[p];
+        const char *name = gw_trace_str(t, e->name_id);
+        if (name && strstr(name, "empty_cache"))  /* the op, or its Python frame */
+            return NULL;
+        if (!inner && (e->kind == GW_HOST_CPU_OP || e->kind == GW_HOST_ANNOTATION))
+            inner = name;
+    }
+    return inner;
 }
 
 void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_stats *ms)
@@ -75,12 +96,16 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
             ms->alloc_calls++;
         else
             ms->free_calls++;
-        /* A free that waited for the device's work is a sync for its time (pipe.host_sync's, as
-         * the attribution counts it): 46.6 s of a 46.9 s cudaFree waiting for a kernel was
-         * "47.48 s inside allocation calls". */
-        if (gw_host_blocks_on_gpu(t, h))
-            continue;
-        gw_ns c = clipped(h->start, h->end, w->start_ns, w->end_ns);
+        if (h->api_class == GW_API_FREE) {
+            const char *op = free_inside_op(t, h);
+            if (op && ms->frees_in_ops++ == 0)
+                snprintf(ms->free_op, sizeof ms->free_op, "%s", op);
+        }
+        /* A free that waited for the device's work is a sync until that work ended
+         * (pipe.host_sync's, as the attribution counts it: 46.6 s of a 46.9 s cudaFree waiting
+         * for a kernel was "47.48 s inside allocation calls"), the allocator's after it. */
+        gw_ns c = clipped(gw_host_blocks_on_gpu(t, h) ? gw_host_blocking_end(t, h) : h->start, h->end, w->start_ns,
+                          w->end_ns);
         wait = gw_sat_add(wait, c);  /* calls overlap */
         if (c > longest) {
             longest = c;

@@ -127,6 +127,8 @@ ALWAYS_INLINE uint32_t host_wait(const gw_stepgraph *g, uint32_t i, const gw_rep
             return GW_SG_NONE;
         if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs && !(x->flags & GW_SG_F_VALUE_USED))
             return GW_SG_NONE; /* removed, or deferred to the step's boundary */
+        if ((rk & RK_ALLOC) && p->alloc && (x->flags & GW_SG_F_FREE))
+            return GW_SG_NONE; /* a free the caching allocator never makes */
         if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE) && !(x->flags & GW_SG_F_DTOH_SYNC))
             return GW_SG_NONE; /* a pinned copy to the device does not make the host wait */
         *slot = GW_BIND_A;
@@ -145,7 +147,7 @@ ALWAYS_INLINE uint32_t host_wait(const gw_stepgraph *g, uint32_t i, const gw_rep
 ALWAYS_INLINE gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const gw_replay_params *p, gw_ns own,
                              unsigned rk)
 {
-    if ((rk & RK_ALLOC) && p->alloc && x->kind == GW_SG_ALLOC)
+    if ((rk & RK_ALLOC) && p->alloc && (x->kind == GW_SG_ALLOC || (x->flags & GW_SG_F_FREE)))
         return 0;
     if ((rk & RK_SYNCS) && p->syncs && (x->flags & GW_SG_F_SYNC_OP))
         return 0;

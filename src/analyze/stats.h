@@ -134,6 +134,9 @@ void gw_feeders_free(gw_feeders *f);
  * is done). t may be NULL (then the last case is not checked). The one definition every
  * statistic of syncs uses. */
 int gw_host_blocks_on_gpu(const gw_trace *t, const gw_host_event *h);
+/* When a blocking call's wait ends: its end, except for a free that waited, whose wait ends
+ * with the device work it waited for (the rest of the call is the allocator's own work). */
+gw_ns gw_host_blocking_end(const gw_trace *t, const gw_host_event *h);
 int gw_host_is_allocator(const gw_host_event *h);
 /* A CUDA call made before the GPU's first work that takes this long in all is start-up:
  * creating the CUDA context, loading modules (a one-off cost, counted as the host's own work);

@@ -767,6 +767,8 @@ static int link_waits(builder *b, const chain_table *ct)
         }
         if (n->kind == GW_SG_SYNC && (brings_value(t, h) || waits_for_dtoh_copy(g, t, n->a)))
             n->flags |= GW_SG_F_DTOH_SYNC;
+        if (n->kind == GW_SG_SYNC && gw_host_is_allocator(h))
+            n->flags |= GW_SG_F_FREE;
         /* Without steps the read would be deferred to the window's end: not where the host
          * computes with the value before it queues more GPU work (see whatif.value_use_ms). */
         if ((n->flags & GW_SG_F_DTOH_SYNC) && n->a != GW_SG_NONE && i < b->loop_end && b->no_steps &&

@@ -84,6 +84,9 @@ typedef enum gw_sg_kind {
                                     value the host works with before its next GPU call
                                     (whatif.value_use_ms): the pipe.host_sync replay keeps its
                                     wait instead of deferring the read */
+#define GW_SG_F_FREE      0x8000u /* a blocking call that is a free (cudaFree waits for the
+                                    device): a warm caching allocator makes neither its wait
+                                    nor its own time, so the mem.alloc_churn replay drops both */
 
 /* 24 bytes a node: a graph holds more than a million on a large trace. Two rare things live
  * beside the nodes: a length of 2^32 - 1 ns or more (4.3 s: a long untraced gap, a hung

@@ -143,6 +143,8 @@ static const gw_field DESC_MEMORY_STATS_FIELDS[] = {
     ONE(gw_memory_stats, longest_call_s, GW_F_F64),
     ONE(gw_memory_stats, longest_is_first_call, GW_F_INT),
     ONE(gw_memory_stats, allocator_events, GW_F_SIZE),
+    ONE(gw_memory_stats, frees_in_ops, GW_F_SIZE),
+    ONE(gw_memory_stats, free_op, GW_F_STR),
 };
 static const gw_struct_desc DESC_MEMORY_STATS = {"gw_memory_stats", sizeof(gw_memory_stats), DESC_MEMORY_STATS_FIELDS, sizeof DESC_MEMORY_STATS_FIELDS / sizeof DESC_MEMORY_STATS_FIELDS[0]};
 

@@ -177,7 +177,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         if (h->start < w->start_ns || h->start >= w->end_ns || !gw_host_blocks_on_gpu(t, h) ||
             gw_host_is_startup_call(h, first_work))
             continue;
-        gw_ns wt = clipped(h->start, h->end, w->start_ns, w->end_ns);
+        gw_ns wt = clipped(h->start, gw_host_blocking_end(t, h), w->start_ns, w->end_ns);
         wait = gw_sat_add(wait, wt);  /* syncs on several threads overlap */
         if (h->api_class == GW_API_MEMCPY) {
             ss->copy_count++;

@@ -74,6 +74,9 @@ int gw_rule_mem_near_full(gw_analysis *a, const gw_rule *rule)
  * as the repeated calls of a training loop (a loop that churns makes them every step). */
 #define GW_ALLOC_LOOP_CALLS 100
 
+/* Frees inside ops from this many on: the caching allocator off (or emptying its cache). */
+#define GW_FREES_IN_OPS_MIN 10
+
 int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_ALLOC_PER_STEP];
@@ -130,6 +133,16 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "no step markers: some of these may be set-up allocations, not churn in "
                                    "the training loop");
         }
+        /* Frees inside the ops themselves, most of them: PyTorch's cache frees only in
+         * empty_cache() (a ROCm ResNet-18 with it off: 1,360 hipFree inside conv2d and its
+         * backward, 3.35 s). */
+        int cache_off = gw_rules_pytorch(a, r) && m->free_calls >= GW_FREES_IN_OPS_MIN &&
+                        m->frees_in_ops * 2 >= m->free_calls;
+        if (cache_off)
+            gw_finding_evidence(f, "%zu of the %zu frees are made inside PyTorch ops (first: %s): its caching "
+                                   "allocator frees device memory only in empty_cache(), so it is off, or memory ran "
+                                   "out and it released its cache to retry", m->frees_in_ops, m->free_calls,
+                                m->free_op);
         if (gw_rules_offload(a, r))
             gw_rules_fix(f,
                          "The offload runtime allocates device memory as regions begin: keep the arrays "
@@ -143,6 +156,13 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
                          "out of the loop into set-up, or allocate from a stream-ordered pool "
                          "(cudaMallocAsync/cudaFreeAsync with a release threshold set on the pool). "
                          "Re-profile: no cudaMalloc/cudaFree after the first iterations.");
+        else if (cache_off)
+            gw_rules_fix(f,
+                         "Turn PyTorch's caching allocator back on: unset PYTORCH_NO_CUDA_MEMORY_CACHING (ROCm: "
+                         "PYTORCH_NO_HIP_MEMORY_CACHING), which makes every tensor's memory a cudaMalloc and a "
+                         "cudaFree; if it is on, memory is near full and the allocator empties its cache to retry "
+                         "failed allocations: free headroom (a smaller batch, see mem.near_full). Re-profile: no "
+                         "cudaMalloc/cudaFree after the first steps.");
         else
             gw_rules_fix(f,
                          "Let the caching allocator reuse memory: no torch.cuda.empty_cache() in the loop, "

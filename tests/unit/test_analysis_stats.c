@@ -674,6 +674,35 @@ static void zero_grad_fill_kernels(void **state)
     fx_done(a, job);
 }
 
+/* Frees inside framework ops or annotations count (the caching allocator off); one under
+ * torch.cuda.empty_cache() and one outside every op do not. */
+static void frees_inside_ops(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 1, 1);
+    fx_kernel(t, 0, 7, 1, 2, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 90, 91, 2);
+    fx_kernel(t, 0, 7, 91, 100, 2, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "Optimizer.zero_grad#SGD.zero_grad", 10, 20, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 12, 14, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", 30, 40, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 32, 34, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "torch/cuda/memory.py(170): empty_cache", 50, 60, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::detach", 51, 59, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 52, 54, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 70, 72, 0);
+    fx_profile(t, 0, 100);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_memory_stats *m = &a->ranks[0].memory;
+    assert_int_equal(m->free_calls, 4);
+    /* zero_grad's and aten::add's; not the one under empty_cache's frame, nor the bare one */
+    assert_int_equal(m->frees_in_ops, 2);
+    assert_string_equal(m->free_op, "Optimizer.zero_grad#SGD.zero_grad");
+    fx_done(a, job);
+}
+
 /* Round trips: the same 2 MiB buffer to the GPU and back three times each way (an offload
  * program's arrays around every compute region); twins: only twice back, and buffers under
  * 1 MiB, are none; a second size also going both ways counts as a second size. */
@@ -1141,6 +1170,7 @@ int main(void)
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(copy_round_trips),
+        cmocka_unit_test(frees_inside_ops),
         cmocka_unit_test(sync_statistics),
         cmocka_unit_test(pageable_copy_times),
         cmocka_unit_test(cudnn_searches),
