@@ -121,12 +121,12 @@ static void alloc_without_steps_is_minor_until_it_repeats(void **state)
 
 /* Frees inside the ops themselves (a ROCm ResNet-18 with the caching allocator off: 1,330 of
  * 1,360 hipFree inside conv2d, batch-norm backward, zero_grad): the fix is to turn the cache
- * back on, not "no empty_cache() in the loop". Twins: a third of them in ops, and a job that
- * is not PyTorch's. */
+ * back on, not "no empty_cache() in the loop". Twins: a third of them in ops, a job that is
+ * not PyTorch's, and 60 frees in ops (a benchmark harness's, a cuDNN search emptying the cache). */
 static void alloc_frees_inside_ops_mean_the_cache_is_off(void **state)
 {
     (void)state;
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         gw_analysis *a = fx_analysis(1, NULL);
         a->inputs = calloc(1, sizeof *a->inputs);
         assert_non_null(a->inputs);
@@ -134,8 +134,8 @@ static void alloc_frees_inside_ops_mean_the_cache_is_off(void **state)
         fx_busy(a, 0, 0.10, GW_IDLE_ALLOCATOR);
         gw_memory_stats *m = &a->ranks[0].memory;
         m->alloc_calls = 1460;
-        m->free_calls = 1360;
-        m->frees_in_ops = c == 1 ? 450 : 1330;
+        m->free_calls = c == 3 ? 80 : 1360;
+        m->frees_in_ops = c == 1 ? 450 : c == 3 ? 60 : 1330;
         memcpy(m->free_op, "aten::sum", sizeof "aten::sum");
         m->alloc_wait_s = 0.7;
         const gw_finding *f = fx_run(a, "mem.alloc_churn");
