@@ -16,12 +16,13 @@
  * least this many times the median of that name's calls on the thread: cuDNN builds a plan
  * for each new shape on its first use (a second convolution shape: 25.7 ms). */
 #define GW_LIBRARY_INIT_RATIO 10
-/* A call of the name is set-up from this own time on too, when the name has more than
- * GW_LIBRARY_INIT_STEADY_CALLS other calls on the thread and this one takes
- * GW_LIBRARY_INIT_RATIO times their median: a cuBLAS matrix product's first call spent 2.06 ms,
- * its next four 25-39 µs (a 2 ms set-up was "CPU-bound: keep tensors on the GPU", 18-71% to
- * gain); a B200 trace's second and third addmm 2.45 and 1.46 ms against a 58 µs median (new
- * shapes' plans). */
+/* A thread's first call of the name is set-up from this own time on too, when the name has
+ * more than GW_LIBRARY_INIT_STEADY_CALLS other calls on the thread and the first takes
+ * GW_LIBRARY_INIT_RATIO times their median: a cuBLAS matrix product's first call spent
+ * 2.06 ms, its next four 25-39 µs (a 2 ms set-up was "CPU-bound: keep tensors on the GPU",
+ * 18-71% to gain). Later calls that long stay the host's work: they may be a new shape's plan
+ * (a B200 trace's 2nd and 3rd addmm, 2.45 and 1.46 ms against a 58 µs median) or a hiccup in
+ * a steady step, which the trace cannot tell apart. */
 #define GW_LIBRARY_INIT_OWN_MIN_NS 1000000
 #define GW_LIBRARY_INIT_STEADY_CALLS 3
 
@@ -35,8 +36,9 @@ int gw_host_name_is_library_op(const char *name);
  * tensors does its math on the host), searches no cuDNN algorithm (cudnnFind: the benchmark
  * search has its own statistics), spends GW_LIBRARY_INIT_OWN_NS or more in its own code, and
  * is the first of its name on its thread or GW_LIBRARY_INIT_RATIO times that name's median
- * there; or, among more than GW_LIBRARY_INIT_STEADY_CALLS others of its name on its thread,
- * spends GW_LIBRARY_INIT_OWN_MIN_NS or more and GW_LIBRARY_INIT_RATIO times their median. Needs the host events sorted and nested (gw_trace_finish). 0, or -1 on
+ * there; or is the first of its name on its thread, among more than
+ * GW_LIBRARY_INIT_STEADY_CALLS others, with GW_LIBRARY_INIT_OWN_MIN_NS or more and
+ * GW_LIBRARY_INIT_RATIO times their median. Needs the host events sorted and nested (gw_trace_finish). 0, or -1 on
  * out-of-memory (no mark set then). */
 int gw_trace_mark_library_init(gw_trace *t);
 

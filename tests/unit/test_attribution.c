@@ -1008,10 +1008,11 @@ static void library_first_calls_are_one_off(void **state)
     fx_done(a, job);
 }
 
-/* A cuBLAS call under the 10 ms floor that stands out against the steady calls of its name (an
- * A100 trace: 2.06 ms, then four of 25-39 µs) is the library's set-up, first or not (c == 3: a
- * later call of 1.5 ms, a new shape's plan). Twins: with only two calls of the name there is
- * no steady median to stand out against, and a call under 1 ms is a call. Times in µs. */
+/* A first cuBLAS call under the 10 ms floor that stands out against the steady calls of its
+ * name (an A100 trace: 2.06 ms, then four of 25-39 µs) is the library's set-up. Twins: with
+ * only two calls of the name there is no steady median to stand out against, a first call
+ * under 1 ms is a call, and so is a later call of 1.5 ms (c == 3: a new shape's plan or a
+ * hiccup in a steady step, which look alike). Times in µs. */
 static void short_first_library_call_apart_from_steady_ones(void **state)
 {
     (void)state;
@@ -1034,9 +1035,9 @@ static void short_first_library_call_apart_from_steady_ones(void **state)
         for (size_t i = 0; i < t->host_count; i++)
             if (t->host[i].flags & GW_HOST_F_LIBRARY_INIT) {
                 marked++;
-                assert_true(t->host[i].start == FX_US(c == 3 ? first + 100 + 2000 : 0));
+                assert_true(t->host[i].start == FX_US(0));
             }
-        assert_int_equal(marked, c == 0 || c == 3 ? 1 : 0);
+        assert_int_equal(marked, c == 0 ? 1 : 0);
         fx_done(a, job);
     }
 }
