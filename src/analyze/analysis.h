@@ -190,6 +190,9 @@ typedef struct gw_device_stats {
     double own_offcpu_s;         /* of own-work idle: the feeding thread off the CPU (asleep,
                                     blocked, waiting for a core), from the scheduler's events
                                     (GW_HAS_SCHED); 0 without them */
+    double unknown_queued_s;     /* of the unexplained idle: after the launch of the next
+                                    kernel had returned (the host had queued it, nothing traced
+                                    ran: it waited on something the trace does not show) */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
     gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
     gw_sampled_frames unknown_compilers; /* other processes' samples in it caught in a GPU code

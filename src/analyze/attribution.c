@@ -1140,9 +1140,9 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
  * says the work ended, which only a skewed GPU clock explains (a skew also fakes the wait). */
 #define QUEUED_CLOCK_SLACK_NS 50000
 
-/* When the launch of the kernel that starts at `start` on the device returned (INT64_MAX
- * unknown, or not a kernel): the first event starting then, found by a search of the
- * start-ordered events, and its launch call by correlation. */
+/* When the launch of the work that starts at `start` on the device returned (INT64_MAX
+ * unknown, or a copy with a pageable side): the first event starting then, found by a search
+ * of the start-ordered events, and its launch call by correlation. */
 static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
 {
     const gw_trace *t = dw->trace;
@@ -1159,9 +1159,10 @@ static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
     if (lo >= dw->event_count)
         return INT64_MAX;
     const gw_gpu_event *g = &t->gpu[gw_device_work_event(dw, lo)];
-    /* Kernels only: a copy from pageable memory is queued only once the driver has staged its
-     * data, after its call may have returned (a kNN benchmark's cudaMemcpy2D). */
-    if (g->start != start || g->kind != GW_GPU_KERNEL || g->correlation == GW_NO_CORRELATION)
+    /* Not a copy with a pageable side: it is queued only once the driver has staged its data,
+     * after its call may have returned (a kNN benchmark's cudaMemcpy2D). */
+    int pageable = g->kind == GW_GPU_MEMCPY && (g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE);
+    if (g->start != start || pageable || g->correlation == GW_NO_CORRELATION)
         return INT64_MAX;
     long h = gw_trace_host_by_corr(t, g->correlation);
     return h >= 0 ? t->host[h].end : INT64_MAX;
@@ -1212,9 +1213,23 @@ static int attribute_queued(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_I
     return pieces && pieces[GW_IDLE_QUEUED] ? gw_ivset_builder_add(pieces[GW_IDLE_QUEUED], a, b) : 0;
 }
 
+/* Of the unexplained idle that a piece [a, b) of a gap ending with busy interval i added, the
+ * part after the launch of that interval's kernel had returned: the host had queued the work,
+ * and nothing traced ran (ls: the levels the piece was attributed with). */
+static gw_ns unknown_after_launch(const gw_device_work *dw, const gw_level_sets *ls, size_t i, gw_ns a, gw_ns b)
+{
+    if (i >= dw->busy.count || gw_ivset_start(&dw->busy, i) != b)
+        return 0;
+    gw_ns launched = launch_end_of_work_at(dw, b);
+    if (launched == INT64_MAX || launched >= b)
+        return 0;
+    gw_ns from = launched > a ? launched : a;
+    return (b - from) - gw_level_covered(ls, GW_FEEDER_LEVELS - 1, from, b);
+}
+
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                      gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ivset_builder *const *pieces,
-                     gw_ns *idle_out)
+                     gw_ns *idle_out, gw_ns *unknown_queued)
 {
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         out_ns[c] = 0;
@@ -1255,11 +1270,14 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
          * launch came during the gap. Work queued before the gap began waited on something
          * else (another stream, an event): then every feeder counts together. */
         level_sweeps *s = &all;
+        const gw_level_sets *ls = &fa->all;
         gw_ns gap_start = prev_end;
         if (per && i < busy->count && dw->launched_at[i] > gap_start)
             for (size_t k = 0; k < fa->thread_count; k++)
-                if (fa->threads[k] == dw->launcher[i])
+                if (fa->threads[k] == dw->launcher[i]) {
                     s = &per[k];
+                    ls = &fa->per_thread[k];
+                }
         gw_ns piece_start = cursor;
         /* The wait of work the GPU had and did not start is carved out first. */
         gw_ns queued = launch_gap ? INT64_MAX : queued_from(dw, &fa->all.blocking, &block_k, i, gap_start, cursor, gap_end);
@@ -1271,8 +1289,12 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
                 rc = attribute_bubble(s, piece_start, b_end, out_ns, pieces);
             piece_start = b_end > piece_start ? b_end : piece_start;
         }
-        if (rc == 0 && piece_start < host_end)
+        if (rc == 0 && piece_start < host_end) {
+            gw_ns unknown_before = out_ns[GW_IDLE_UNKNOWN];
             rc = attribute_piece(s, piece_start, host_end, launch_gap, out_ns, pieces);
+            if (unknown_queued && out_ns[GW_IDLE_UNKNOWN] - unknown_before >= QUEUED_MIN_NS)
+                *unknown_queued += unknown_after_launch(dw, ls, i, piece_start, host_end);
+        }
         if (rc == 0 && host_end < gap_end)
             rc = attribute_queued(s, host_end, gap_end, out_ns, pieces);
         idle += gap_end - cursor;
@@ -1289,7 +1311,15 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
     /* Out of memory for the per-thread cursors: an error, not a coarser split (every feeder
      * together would give a different answer without saying so). */
     gw_ns idle = 0;
-    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle) != 0 ? -1 : idle;
+    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, NULL) != 0 ? -1 : idle;
+}
+
+gw_ns gw_attribute_idle_queued(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
+                               gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued)
+{
+    gw_ns idle = 0;
+    *unknown_queued = 0;
+    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, unknown_queued) != 0 ? -1 : idle;
 }
 
 /* gw_idle_cause_sets, with the launch gaps' pieces written into the dispatch list when
@@ -1310,7 +1340,7 @@ static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *f
     }
     if (launch_into_dispatch)
         dest[GW_IDLE_LAUNCH] = &pieces[GW_IDLE_DISPATCH];
-    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle);
+    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle, NULL);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT && rc == 0; c++)
         rc = gw_ivset_builder_finish(&pieces[c], &out[c]);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)

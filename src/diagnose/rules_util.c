@@ -407,6 +407,10 @@ static os_wait os_wait_of(const char *name)
 /* The window's idle ends before the GPU's first work and after its last, said from this long. */
 #define GW_GAP_EDGE_SAY_S 0.001
 
+/* Unexplained idle at least this share of it after the next work's launch had returned: the
+ * host had queued it, and the finding says so instead of "untraced code or a wait". */
+#define GW_UNKNOWN_QUEUED_SHARE 0.5
+
 /* Samples in run-time compilers at least this share of the unexplained idle's: its fix is
  * compiling once, not moving code off the GPU's path. */
 #define GW_SAMPLED_JIT_SHARE 0.5
@@ -473,7 +477,19 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                "with none (this finding)",
                             tot.idle_s / tot.window_s * 100.0, (tot.idle_s - unknown_s) / tot.window_s * 100.0,
                             share * 100.0);
-        if (host_side)
+        /* The host had queued the next work before most of it (a vLLM graph replay's host was
+         * done at 26 ms, its kernels started from 146 ms on): not the host's code. */
+        const gw_device_stats *dq = gw_rules_device(a, r->rank, tot.main_device);
+        int queued = host_side && dq && dq->idle_by_cause_s[GW_IDLE_UNKNOWN] > 0 &&
+                     dq->unknown_queued_s >= GW_UNKNOWN_QUEUED_SHARE * dq->idle_by_cause_s[GW_IDLE_UNKNOWN];
+        if (queued) {
+            char q[32];
+            gw_rules_fmt_duration(dq->unknown_queued_s, q, sizeof q);
+            gw_finding_evidence(f, "%s of it (%.0f%%) came after the launch of the GPU's next work had returned: the "
+                                   "host had queued that work and ran nothing traced; it waited on something the "
+                                   "trace does not show, not on the host's code", q,
+                                dq->unknown_queued_s / dq->idle_by_cause_s[GW_IDLE_UNKNOWN] * 100.0);
+        } else if (host_side)
             gw_finding_evidence(f, "during it the thread that launched the next GPU work ran no traced op, "
                                    "call or frame, and no other thread of the process did: untraced code "
                                    "or a wait");
@@ -599,7 +615,14 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "loaded with cuModuleLoadData), compile ahead of time, or compile on another thread "
                             "before the kernels are needed; measure steady state after it.",
                          child_samples > jit_samples ? child_named : named);
-        } else if (os_kind == OS_IO && !named[0])
+        } else if (queued && !named[0])
+            gw_rules_fix(f, "The GPU's next work was already queued and did not start: find what it waited for. "
+                            "A dependency the trace does not show (an event recorded on another stream or GPU and "
+                            "waited for with cudaStreamWaitEvent, a CUDA graph's own order, a host function in "
+                            "the stream), work queued before the profiler started (profile steady steps, after "
+                            "warm-up), or another process on the GPU (nvidia-smi). Re-profile with every stream "
+                            "and rank of the job in the capture.");
+        else if (os_kind == OS_IO && !named[0])
             gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
                             "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "
                             "workers with prefetch_factor), keep the data on local NVMe or in memory, and read "

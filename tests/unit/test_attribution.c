@@ -400,6 +400,32 @@ static void queued_work_not_started_is_the_gpus(void **state)
     }
 }
 
+/* Unexplained idle after the next work's launch had returned (a vLLM graph replay: the host
+ * done at 26 ms, the GPU starting at 151 ms): the host had queued the work. Twin: untraced
+ * host time before the launch is the host's; only the launch-to-start moment after it counts
+ * (10 µs here). Times in µs. */
+static void unknown_idle_after_the_launch(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 2; c++) {
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, 100, 1, "first");
+        double launch = c == 0 ? 20 : 4980;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", launch, launch + 10, 2);
+        fx_kernel(t, 0, 7, 5000, 5100, 2, "second");
+        fx_profile(t, 0, 5100);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        /* c == 1: [100, 4980) untraced, the launch, then 10 µs before the kernel starts */
+        fx_assert_s(d->idle_by_cause_s[GW_IDLE_UNKNOWN], c == 0 ? 4900 : 4890);
+        fx_assert_s(d->unknown_queued_s, c == 0 ? 4900 : 10);
+        assert_parts_add_up(d);
+        fx_done(a, job);
+    }
+}
+
 /* Dispatch against the host's own work: an op whose own time is a few times its launch call
  * (aten::linear) dispatches; one whose own time dwarfs its launch (aten::index doing host
  * work) is in its own work. The host-ops views and the split come with it. */
@@ -1372,6 +1398,7 @@ int main(void)
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
         cmocka_unit_test(queued_work_not_started_is_the_gpus),
+        cmocka_unit_test(unknown_idle_after_the_launch),
         cmocka_unit_test(random_timelines_match_oracle),
         cmocka_unit_test(dispatch_marks_sum_nested_calls),
     };
