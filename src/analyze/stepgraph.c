@@ -41,8 +41,11 @@
  * close to the machine's floor). */
 #define LATENCY_QUANTILE 0.10
 /* A launch latency from which the device, not the launch path, holds the work (the
- * attribution's queued wait starts at the same 0.1 ms). */
+ * attribution's queued wait starts at the same 0.1 ms), measured on at least this many pieces
+ * of work launched onto a free stream: a few streams' first work queued long before the GPU
+ * started (a vLLM graph replay's, 7.8 ms) say nothing of the work queued behind them. */
 #define DEVICE_HOLD_NS 100000
+#define DEVICE_HOLD_SAMPLES 20
 
 typedef enum piece_class {
     PC_UNTRACED = 0,
@@ -961,6 +964,7 @@ static int measure_latencies(gw_stepgraph *g)
             v[n++] = (double)(x->start - launch);
     }
     g->lat_launch = low_quantile(v, n, 0);
+    size_t launch_samples = n;
     /* Stream latency: work queued well before the previous work on its stream ended. */
     n = 0;
     for (size_t i = g->host_count; i < g->count; i++) {
@@ -976,7 +980,7 @@ static int measure_latencies(gw_stepgraph *g)
      * time slice: gpu.start_delay). Nothing says queued work would escape it, so a replay keeps
      * it between queued work too (a shared T4's 4.4 ms before every kernel was "saved" by
      * removing the host's syncs: 216 ms the job could never get). */
-    if (g->lat_launch >= DEVICE_HOLD_NS && g->lat_stream < g->lat_launch)
+    if (g->lat_launch >= DEVICE_HOLD_NS && launch_samples >= DEVICE_HOLD_SAMPLES && g->lat_stream < g->lat_launch)
         g->lat_stream = g->lat_launch;
     g->kernel_gap_ns = n > 0 ? (gw_ns)gw_quantile(v, n, 0.5) : 0;
     if (g->kernel_gap_ns < 0)
