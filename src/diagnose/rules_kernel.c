@@ -131,7 +131,21 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "launch-bound rather than CPU-bound: %.1f%% of the window dispatching GPU "
                                "work against %.1f%% in the host's own work",
                             share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
-        if (others[0])
+        /* A window of graph capture (vLLM and sglang start-up traces) is told to profile the
+         * graphs' replay, not to capture graphs. */
+        int capture = (gw_rules_has(a, r) & GW_HAS_GRAPH_CAPTURE_ONLY) && gw_rules_has(a, r) != ~0u;
+        if (capture) {
+            gw_finding_evidence(f, "the window captures CUDA/HIP graphs (stream capture calls) and replays none: its "
+                                   "launches were recorded into graphs, once; a steady step replays them with one "
+                                   "launch each");
+            snprintf(f->cause, sizeof f->cause, "start-up: launches recorded into CUDA/HIP graphs");
+        }
+        if (capture)
+            gw_rules_fix(f,
+                         "This window is CUDA/HIP graph capture, paid once at start-up: profile the steps that "
+                         "replay the graphs (cudaGraphLaunch / hipGraphLaunch) instead, after capture and "
+                         "warm-up; launch-bound time there is what a fix would change.");
+        else if (others[0])
             gw_rules_fix(f,
                          "Most of this time is in CUDA calls other than kernel launches (%s), which fusing "
                          "kernels or CUDA graphs would not remove: %s%s%s%stake the calls that need not repeat "
@@ -182,7 +196,10 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "in a CUDA Graph (cudaStreamBeginCapture ... cudaGraphInstantiate, then one "
                          "cudaGraphLaunch per iteration). Re-profile: kernels per iteration and the GPU's "
                          "idle time should drop.");
-        gw_gain_write(f, r, tot.device_count);
+        if (capture)
+            gw_gain_one_off(f, "graph capture");
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

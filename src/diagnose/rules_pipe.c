@@ -477,9 +477,21 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          loads_itself ? "preprocessing into DataLoader workers (num_workers > 0), " : "",
                          trains ? "optimizer and metrics on the GPU (foreach/fused optimizers), " : "");
         }
+        /* A window of graph capture (a serving engine's start-up trace) is its own one-off. */
+        int capture = (gw_rules_has(a, r) & GW_HAS_GRAPH_CAPTURE_ONLY) && gw_rules_has(a, r) != ~0u;
+        if (capture && startup < 0.5) {
+            gw_finding_evidence(f, "the window captures CUDA/HIP graphs (stream capture calls) and replays none: "
+                                   "the host work here records the graphs, once");
+            snprintf(f->cause, sizeof f->cause, "start-up: capturing CUDA/HIP graphs");
+            gw_rules_fix(f, "This window is CUDA/HIP graph capture, paid once at start-up: profile the steps that "
+                            "replay the graphs (cudaGraphLaunch / hipGraphLaunch) instead, after capture and "
+                            "warm-up.");
+        }
         if (startup >= 0.5)
             gw_gain_one_off(f, r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
                                                                      : "CUDA initialisation");
+        else if (capture)
+            gw_gain_one_off(f, "graph capture");
         else
             gw_gain_write(f, r, tot.device_count);
     }

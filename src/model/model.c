@@ -925,6 +925,13 @@ static unsigned names_show_sharding(const gw_trace *t)
     return found;
 }
 
+static int names_show_capture_only(const gw_trace *t)
+{
+    static const char *const capture[] = {"StreamBeginCapture"};
+    static const char *const replay[] = {"GraphLaunch"};
+    return any_name_has(t, capture, 1) && !any_name_has(t, replay, 1);
+}
+
 static int names_show_stream_deps(const gw_trace *t)
 {
     static const char *const marks[] = {"StreamWaitEvent", "LaunchHostFunc", "StreamAddCallback"};
@@ -990,6 +997,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
         t->has |= names_show_sharding(t);
     if (names_show_stream_deps(t))
         t->has |= GW_HAS_STREAM_DEPS;
+    if (names_show_capture_only(t))
+        t->has |= GW_HAS_GRAPH_CAPTURE_ONLY;
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

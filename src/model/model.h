@@ -457,6 +457,10 @@ typedef struct gw_note {
  * gw_trace_finish from the calls' names. Queued work may then wait on another stream, device
  * or the host: the attribution does not call its wait the GPU's (gpu.start_delay). */
 #define GW_HAS_STREAM_DEPS 0x10000u
+/* The trace captures CUDA/HIP graphs (cudaStreamBeginCapture ...) and replays none
+ * (no cudaGraphLaunch): its launches were recorded into graphs, a one-off, not a steady step
+ * (set by gw_trace_finish from the calls' names). */
+#define GW_HAS_GRAPH_CAPTURE_ONLY 0x20000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

@@ -461,6 +461,32 @@ static void sharding_told_by_names(void **state)
     }
 }
 
+/* Graph capture without a replay, and streams that wait on events, from the calls' names. */
+static void capture_and_stream_deps_told_by_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *a, *b;
+        unsigned want;
+    } cases[] = {
+        {"hipStreamBeginCapture", "hipGraphInstantiate", GW_HAS_GRAPH_CAPTURE_ONLY},
+        {"cudaStreamBeginCapture", "cudaGraphLaunch", 0},
+        {"cudaStreamWaitEvent", "cudaLaunchKernel", GW_HAS_STREAM_DEPS},
+        {"cudaLaunchHostFunc", "cudaLaunchKernel", GW_HAS_STREAM_DEPS},
+        {"cudaLaunchKernel", "cudaStreamSynchronize", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gw_trace *t = fx_trace();
+        fx_kernel(t, 0, 7, 100, 200, 1, "k");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, cases[c].a, 10, 20, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, cases[c].b, 50, 60, 1);
+        assert_int_equal(gw_trace_finish(t), 0);
+        if ((t->has & (GW_HAS_GRAPH_CAPTURE_ONLY | GW_HAS_STREAM_DEPS)) != cases[c].want)
+            fail_msg("%s + %s: has 0x%x", cases[c].a, cases[c].b, t->has);
+        gw_trace_free(t);
+    }
+}
+
 /* No GPU activity at all: a window over every event, no device rows ("data.none"), and
  * the DataLoader time is still measured. */
 static void no_gpu_data(void **state)
@@ -1161,6 +1187,7 @@ int main(void)
         cmocka_unit_test(release_calls_after_last_work_are_teardown),
         cmocka_unit_test(pytorch_job_told_by_its_names),
         cmocka_unit_test(sharding_told_by_names),
+        cmocka_unit_test(capture_and_stream_deps_told_by_names),
         cmocka_unit_test(closing_sync_of_a_capture),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),

@@ -3,6 +3,8 @@
  * low_occupancy, fp32_math (compute-capability gate, AMD not evaluated), hot and
  * cudnn_autotune (searches counted from the model), each with a just-below twin. */
 #include "test_rules_fixture.h"
+
+#include "diagnose/gain.h"
 #include "model/classify.h"
 
 #include <stdio.h>
@@ -92,6 +94,27 @@ static void launch_bound_fix_speaks_the_jobs_language(void **state)
         a->inputs = NULL;
         fx_free(a);
     }
+}
+
+/* A window of CUDA/HIP graph capture (an sglang start-up trace) is not told to use CUDA graphs:
+ * it is capturing them, once; the fix points at the replay and nothing is gained per step. */
+static void launch_bound_in_graph_capture(void **state)
+{
+    (void)state;
+    gw_analysis *a = tiny_kernels();
+    a->inputs = calloc(1, sizeof *a->inputs);
+    assert_non_null(a->inputs);
+    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_PYTORCH | GW_HAS_GRAPH_CAPTURE_ONLY;
+    const gw_finding *f = fx_run(a, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "the window captures CUDA/HIP graphs"));
+    assert_non_null(strstr(f->fix, "This window is CUDA/HIP graph capture"));
+    assert_null(strstr(f->fix, "torch.compile"));
+    assert_string_equal(f->cause, "start-up: launches recorded into CUDA/HIP graphs");
+    assert_true(gw_gain_is_one_off(f));
+    free(a->inputs);
+    a->inputs = NULL;
+    fx_free(a);
 }
 
 static void launch_bound_twin_under_minor(void **state)
@@ -392,6 +415,7 @@ int main(void)
         cmocka_unit_test(launch_bound_triggers),
         cmocka_unit_test(launch_bound_with_bigger_kernels),
         cmocka_unit_test(launch_bound_fix_speaks_the_jobs_language),
+        cmocka_unit_test(launch_bound_in_graph_capture),
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(offload_kernels_on_one_block),
