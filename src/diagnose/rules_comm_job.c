@@ -194,6 +194,14 @@ int gw_rule_comm_straggler(gw_analysis *a, const gw_rule *rule)
     gw_rules_fmt_duration(ws->imposed_s, imposed, sizeof imposed);
     gw_finding_evidence(f, "rank %d arrives on average %s after the first rank; the others waited %s for it "
                            "(%.0f%% of all waiting)", r->rank, late, imposed, imposed_share * 100.0);
+    /* One step: the ranks may have entered it apart (an 8-rank DLRM capture of one step: most of
+     * the waiting at its first all-to-all, the ranks 7.5 ms apart at the step's start). */
+    if (r->window.steady_steps <= 1) {
+        f->confidence = 0.6;
+        gw_finding_evidence(f, "%s: a rank late at the window's first collectives may have been late before the "
+                               "window began; profile several steps to see whether it repeats",
+                            r->window.steady_steps == 1 ? "one step in the window" : "no steps in the window");
+    }
     /* The ranks that arrive latest on average: a late rank need not be the very last one
      * often (several late ranks take turns), but the others wait for all of them. */
     size_t latest[LATE_RANKS_NAMED];

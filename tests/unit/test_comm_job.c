@@ -122,12 +122,31 @@ static void waits_skew_and_last_rank(void **state)
     /* Exposed wait over the ranks' windows: 0.150 s / (4 x 0.8 s). */
     assert_float_equal(f->share, 0.150 / 3.2, 1e-9);
     assert_non_null(strstr(f->title, "rank 2 arrives last at 10 of 10 collectives"));
+    assert_false(fx_evidence_has(f, "one step in the window"));
+    assert_float_equal(f->confidence, 0.8, 1e-9);
     /* 64 MiB at a third of A100 NVLink: not slow. */
     assert_null(gw_findings_get(&a->findings, "comm.slow_link"));
     /* comm.heavy counts the transfer, not the waiting. */
     const gw_finding *h = gw_findings_get(&a->findings, "comm.heavy");
     if (h)
         assert_true(h->share < 0.10 / 0.8 + 1e-9);
+    free_all(a);
+}
+
+/* One step in the window (an 8-rank DLRM capture, most of its waiting at the first all-to-all):
+ * a late rank may have been late before the window began; lower confidence, said so. */
+static void straggler_in_one_step(void **state)
+{
+    (void)state;
+    const gw_ns same[4] = {0, 0, 0, 0};
+    gw_analysis *a = allreduce_job(2, 1.0, same, 1);
+    for (size_t i = 0; i < 4; i++)
+        a->ranks[i].window.steady_steps = 1;
+    const gw_finding *f = fx_run(a, "comm.straggler");
+    assert_non_null(f);
+    assert_true(fx_evidence_has(f, "one step in the window: a rank late at the window's first collectives may have "
+                                   "been late before the window began"));
+    assert_float_equal(f->confidence, 0.6, 1e-9);
     free_all(a);
 }
 
@@ -365,6 +384,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(waits_skew_and_last_rank),
+        cmocka_unit_test(straggler_in_one_step),
         cmocka_unit_test(order_and_clock_offsets),
         cmocka_unit_test(two_groups_at_once_wait_once),
         cmocka_unit_test(records_that_do_not_line_up_are_left_out),
