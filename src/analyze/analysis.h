@@ -359,7 +359,7 @@ typedef struct gw_memory_stats {
     int longest_is_first_call;   /* 1 when it is the process's first call to the device (which
                                     creates the CUDA context) */
     size_t allocator_events;     /* [memory] events seen */
-    /* Frees made inside framework ops (aten::conv2d ...), and the first such op's name: PyTorch
+    /* Frees made inside framework ops (aten::conv2d ...), and the op most of them are in: PyTorch
      * frees device memory inside ops only with its caching allocator off, or when an
      * allocation failed and it released its cache to retry. */
     size_t frees_in_ops;

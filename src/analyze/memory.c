@@ -25,6 +25,10 @@ static gw_ns clipped(gw_ns a, gw_ns b, gw_ns lo, gw_ns hi)
     return b > a ? b - a : 0;
 }
 
+/* Op names tallied for the one most frees happen in (the first names met; a job with the cache
+ * off frees in a handful of ops again and again). */
+#define FREE_OPS_TALLIED 16
+
 /* The innermost framework op or annotation around a free (its name, borrowed from t), or NULL
  * when none is, or when an op or frame around it is empty_cache (the one place PyTorch's
  * caching allocator frees device memory on purpose). */
@@ -85,6 +89,9 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
         }
     }
     gw_ns wait = 0, longest = 0, longest_start = 0, first_gpu_call = INT64_MAX;
+    /* The op names frees happen in (interned strings: one pointer each), for the most common. */
+    const char *op_name[FREE_OPS_TALLIED];
+    size_t op_frees[FREE_OPS_TALLIED], op_names = 0;
     for (size_t i = 0; i < t->host_count; i++) {
         gw_pass_ahead(t->host, sizeof *t->host, i, t->host_count);
         const gw_host_event *h = &t->host[i];
@@ -98,8 +105,18 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
             ms->free_calls++;
         if (h->api_class == GW_API_FREE) {
             const char *op = free_inside_op(t, h);
-            if (op && ms->frees_in_ops++ == 0)
-                snprintf(ms->free_op, sizeof ms->free_op, "%s", op);
+            if (op) {
+                ms->frees_in_ops++;
+                size_t k = 0;
+                while (k < op_names && op_name[k] != op)
+                    k++;
+                if (k == op_names && op_names < FREE_OPS_TALLIED) {
+                    op_name[op_names] = op;
+                    op_frees[op_names++] = 0;
+                }
+                if (k < op_names)
+                    op_frees[k]++;
+            }
         }
         /* A free that waited for the device's work is a sync until that work ended
          * (pipe.host_sync's, as the attribution counts it: 46.6 s of a 46.9 s cudaFree waiting
@@ -112,6 +129,12 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
             longest_start = h->start;
         }
     }
+    size_t most = 0;
+    for (size_t k = 1; k < op_names; k++)
+        if (op_frees[k] > op_frees[most])
+            most = k;
+    if (op_names > 0)
+        snprintf(ms->free_op, sizeof ms->free_op, "%s", op_name[most]);
     ms->longest_call_s = gw_ns_to_s(longest);
     /* The process's first CUDA call that touches the device creates the CUDA context. */
     ms->longest_is_first_call = longest > 0 && longest_start == first_gpu_call;

@@ -141,7 +141,7 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         int cache_off = gw_rules_pytorch(a, r) && m->frees_in_ops >= GW_FREES_IN_OPS_MIN &&
                         m->frees_in_ops * 2 >= m->free_calls;
         if (cache_off)
-            gw_finding_evidence(f, "%zu of the %zu frees are made inside PyTorch ops (first: %s): its caching "
+            gw_finding_evidence(f, "%zu of the %zu frees are made inside PyTorch ops (most in %s): its caching "
                                    "allocator frees device memory only in empty_cache(), so it is off, or memory ran "
                                    "out and it released its cache to retry", m->frees_in_ops, m->free_calls,
                                 m->free_op);

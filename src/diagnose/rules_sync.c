@@ -171,7 +171,8 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "frees: allocate the buffers once, before the loop, reuse them and free them after "
                          "it (or free in stream order with cudaFreeAsync from a memory pool, which does not "
                          "wait; PyTorch's caching allocator does this unless torch.cuda.empty_cache() runs in "
-                         "the loop). Confirm: re-profile, the cudaFree calls per iteration should go.");
+                         "the loop or the cache is off: PYTORCH_NO_CUDA_MEMORY_CACHING). Confirm: re-profile, "
+                         "the cudaFree calls per iteration should go.");
         else if (s->closing_sync && s->count == 1)
             gw_rules_fix(f,
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "

@@ -430,6 +430,37 @@ static void graph_bounded_by_events(void **state)
     fx_done(whole, job);
 }
 
+/* A cudaFree that waits for the step's kernel (1 ms) and then frees for 2 ms of its own (ROCm
+ * with the caching allocator off): removing the host's syncs removes the wait, not the free's
+ * own work (the replay had cut the whole call, promising a ROCm job 698 ms); a warm caching
+ * allocator removes both. Steps of 3.03 ms, times in µs. */
+static void waited_free_keeps_its_own_work(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API;
+    fx_device(t, 0, 108);
+    for (int k = 0; k < STEPS; k++) {
+        double s = 1000.0 + k * 3030.0;
+        uint64_t corr = 10 + (uint64_t)k;
+        fx_step(t, k + 1, s, s + 3030);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s, s + 10, corr);
+        fx_kernel(t, 0, 7, s + 10, s + 1010, corr, "sgemm_kernel");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", s + 20, s + 3020, 0);
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.host_sync", 0, &w), 1);
+    assert_true(fabs(w.step_before_ms - 3.03) < 1e-6);
+    /* the wait (990 µs) goes, the free's 2 ms stay */
+    assert_true(w.step_after_ms > 2.0 && w.step_after_ms < 2.1);
+    assert_int_equal(gw_whatif_simulate(a, 0, "mem.alloc_churn", 0, &w), 1);
+    /* no free: the steps are the GPU's 1 ms kernels back to back */
+    assert_true(fabs(w.step_after_ms - 1.0) < 0.01);
+    fx_done(a, job);
+}
+
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
 static void absent_cause_changes_nothing(void **state)
 {
@@ -700,6 +731,7 @@ int main(void)
         cmocka_unit_test(loader_fix_that_slows_the_step_is_said),
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
         cmocka_unit_test(absent_cause_changes_nothing),
+        cmocka_unit_test(waited_free_keeps_its_own_work),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
         cmocka_unit_test(long_nodes_and_far_ends),
         cmocka_unit_test(skew_cycle_never_read),
