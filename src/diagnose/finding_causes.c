@@ -17,6 +17,8 @@ static const struct {
     /* Short gaps between launches and the host's way to the GPU (dispatch). */
     {"kernel.launch_bound", GW_CAUSE_BIT(GW_IDLE_LAUNCH) | GW_CAUSE_BIT(GW_IDLE_DISPATCH)},
     {"pipe.cpu_bound", GW_CAUSE_BIT(GW_IDLE_HOST_BUSY)},
+    /* The GPU holding work it had queued while the host waited for it. */
+    {"gpu.start_delay", GW_CAUSE_BIT(GW_IDLE_QUEUED)},
     /* Its share is the idle time no cause explains (util.low: the samples' residue). */
     {"util.unexplained", GW_CAUSE_BIT(GW_IDLE_UNKNOWN)},
     {"util.low", GW_CAUSE_BIT(GW_IDLE_UNKNOWN)},

@@ -3,6 +3,7 @@
  * (the unexplained rest included), the verdict's main cause and biggest saving, gain ranges,
  * the not-evaluated list of a host-less input, and that the table and docs/diagnoses.md agree. */
 #include "test_rules_fixture.h"
+#include "diagnose/finding_causes.h"
 
 #include <stdio.h>
 
@@ -223,6 +224,18 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* Every idle cause's finding says its share is made of that cause (the timelines mark each
+ * finding where its causes idled the GPU): a new cause without its line was marked nowhere. */
+static void every_cause_maps_back_to_its_finding(void **state)
+{
+    (void)state;
+    for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++) {
+        const char *id = gw_idle_cause_finding((gw_idle_cause)c);
+        if (!(gw_finding_idle_causes(id) & GW_CAUSE_BIT(c)))
+            fail_msg("cause %s: its finding %s does not list it", gw_idle_cause_name((gw_idle_cause)c), id);
+    }
+}
+
 static void table_ids_are_unique_and_documented(void **state)
 {
     (void)state;
@@ -271,6 +284,7 @@ int main(void)
         cmocka_unit_test(host_less_input_lists_what_was_not_evaluated_once),
         cmocka_unit_test(one_finding_per_cause_across_ranks),
         cmocka_unit_test(table_ids_are_unique_and_documented),
+        cmocka_unit_test(every_cause_maps_back_to_its_finding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
