@@ -875,7 +875,7 @@ static void free_that_waited_is_a_sync(void **state)
         int waited = variant == 0 || variant == 3;
         assert_int_equal(gw_host_blocks_on_gpu(t, free_call), waited);
         /* the memory statistics count the free, and its time after the work it waited for:
-         * the allocator's own (ROCm without the caching allocator: 3.35 s in hipFree, 0.35 s
+         * the allocator's own (ROCm without the caching allocator: 3.35 s in hipFree, 36 ms
          * of it waiting, was all "the host blocking on the GPU"); the sync statistics its wait */
         assert_int_equal(a->ranks[0].memory.free_calls, 1);
         fx_assert_s(a->ranks[0].memory.alloc_wait_s, variant == 0 ? 300 : variant == 3 ? 3000 : 40300);
