@@ -1139,6 +1139,10 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
  * clocks still count as agreeing: beyond it the host was released before the GPU's record
  * says the work ended, which only a skewed GPU clock explains (a skew also fakes the wait). */
 #define QUEUED_CLOCK_SLACK_NS 50000
+/* Unexplained pieces from this long are checked for a launch that had returned before them;
+ * shorter ones are the host's way between calls, and checking each cost a 5 M-kernel export
+ * a tenth of a second. */
+#define UNKNOWN_QUEUED_MIN_NS 1000000
 
 /* When the launch of the work that starts at `start` on the device returned (INT64_MAX
  * unknown, or a copy with a pageable side): the first event starting then, found by a search
@@ -1214,17 +1218,33 @@ static int attribute_queued(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_I
 }
 
 /* Of the unexplained idle that a piece [a, b) of a gap ending with busy interval i added, the
- * part after the launch of that interval's kernel had returned: the host had queued the work,
- * and nothing traced ran (ls: the levels the piece was attributed with). */
-static gw_ns unknown_after_launch(const gw_device_work *dw, const gw_level_sets *ls, size_t i, gw_ns a, gw_ns b)
+ * part after the launch of that interval's first work had returned: the host had queued the
+ * work, and nothing traced ran. s: the level sweeps the piece was attributed with, positioned
+ * for it (their cursors only move forward from a); ev: a cursor into the device's events,
+ * moved forward only (pieces come in time order): a search per piece cost a 5 M-kernel export
+ * 0.3 s of random reads. */
+static gw_ns unknown_after_launch(const gw_device_work *dw, level_sweeps *s, gw_work_cursor *ev, size_t i,
+                                  gw_ns a, gw_ns b)
 {
-    if (i >= dw->busy.count || gw_ivset_start(&dw->busy, i) != b)
+    const gw_trace *t = dw->trace;
+    if (!t || i >= dw->busy.count || gw_ivset_start(&dw->busy, i) != b)
         return 0;
-    gw_ns launched = launch_end_of_work_at(dw, b);
-    if (launched == INT64_MAX || launched >= b)
+    while (ev->k < dw->event_count && t->gpu[ev->gpu].start < b)
+        gw_work_next(dw, ev);
+    if (ev->k >= dw->event_count)
         return 0;
-    gw_ns from = launched > a ? launched : a;
-    return (b - from) - gw_level_covered(ls, GW_FEEDER_LEVELS - 1, from, b);
+    const gw_gpu_event *g = &t->gpu[ev->gpu];
+    int pageable = g->kind == GW_GPU_MEMCPY && (g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE);
+    if (g->start != b || pageable || g->correlation == GW_NO_CORRELATION)
+        return 0;
+    long h = gw_trace_host_by_corr(t, g->correlation);
+    gw_ns launched = h >= 0 ? t->host[h].end : INT64_MAX;
+    if (launched >= b)
+        return 0;
+    gw_ns from = launched > a ? launched : a, covered = 0;
+    for (int k = 0; k < GW_FEEDER_LEVELS; k++) /* disjoint: their coverage adds up */
+        covered += sweep_covered(&s->own[k], from, b);
+    return (b - from) - covered;
 }
 
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
@@ -1251,6 +1271,8 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
     }
     size_t i = gw_ivset_first_ending_after(busy, lo);
     size_t block_k = gw_ivset_first_ending_after(&fa->all.blocking, lo);
+    gw_work_cursor ev = {0};
+    int ev_ready = 0;
     gw_ns cursor = lo, idle = 0;
     int rc = 0;
     while (cursor < hi && rc == 0) {
@@ -1270,14 +1292,11 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
          * launch came during the gap. Work queued before the gap began waited on something
          * else (another stream, an event): then every feeder counts together. */
         level_sweeps *s = &all;
-        const gw_level_sets *ls = &fa->all;
         gw_ns gap_start = prev_end;
         if (per && i < busy->count && dw->launched_at[i] > gap_start)
             for (size_t k = 0; k < fa->thread_count; k++)
-                if (fa->threads[k] == dw->launcher[i]) {
+                if (fa->threads[k] == dw->launcher[i])
                     s = &per[k];
-                    ls = &fa->per_thread[k];
-                }
         gw_ns piece_start = cursor;
         /* The wait of work the GPU had and did not start is carved out first. */
         gw_ns queued = launch_gap ? INT64_MAX : queued_from(dw, &fa->all.blocking, &block_k, i, gap_start, cursor, gap_end);
@@ -1292,8 +1311,13 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
         if (rc == 0 && piece_start < host_end) {
             gw_ns unknown_before = out_ns[GW_IDLE_UNKNOWN];
             rc = attribute_piece(s, piece_start, host_end, launch_gap, out_ns, pieces);
-            if (unknown_queued && out_ns[GW_IDLE_UNKNOWN] - unknown_before >= QUEUED_MIN_NS)
-                *unknown_queued += unknown_after_launch(dw, ls, i, piece_start, host_end);
+            if (unknown_queued && out_ns[GW_IDLE_UNKNOWN] - unknown_before >= UNKNOWN_QUEUED_MIN_NS) {
+                if (!ev_ready) {
+                    ev = gw_work_at(dw, 0);
+                    ev_ready = 1;
+                }
+                *unknown_queued += unknown_after_launch(dw, s, &ev, i, piece_start, host_end);
+            }
         }
         if (rc == 0 && host_end < gap_end)
             rc = attribute_queued(s, host_end, gap_end, out_ns, pieces);

@@ -187,7 +187,7 @@ int gw_feeder_split_overlap(const gw_trace *t, const gw_feeder_activity *fa, con
 gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT]);
 /* The same, and of the unexplained idle the part after the launch of the next kernel had
- * returned (in stretches of 0.1 ms or more): the host had queued the work and nothing traced
+ * returned (in unexplained pieces of 1 ms or more): the host had queued the work and nothing traced
  * ran, so the work waited on something the trace does not show, not on the host. */
 gw_ns gw_attribute_idle_queued(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                                gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued);
