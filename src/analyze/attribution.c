@@ -1144,32 +1144,24 @@ static int attribute_piece(level_sweeps *s, gw_ns a, gw_ns b, int launch_gap,
  * a tenth of a second. */
 #define UNKNOWN_QUEUED_MIN_NS 1000000
 
-/* When the launch of the work that starts at `start` on the device returned (INT64_MAX
- * unknown, or a copy with a pageable side): the first event starting then, found by a search
- * of the start-ordered events, and its launch call by correlation. */
-static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
+/* When the launch of g, the first work starting at `start`, returned (INT64_MAX unknown, g
+ * starting later, or a copy with a pageable side: one is queued only once the driver has staged
+ * its data, after its call may have returned: a kNN benchmark's cudaMemcpy2D). */
+static gw_ns launch_end_of(const gw_trace *t, const gw_gpu_event *g, gw_ns start)
 {
-    const gw_trace *t = dw->trace;
-    if (!t)
-        return INT64_MAX;
-    size_t lo = 0, hi = dw->event_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->gpu[gw_device_work_event(dw, mid)].start < start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= dw->event_count)
-        return INT64_MAX;
-    const gw_gpu_event *g = &t->gpu[gw_device_work_event(dw, lo)];
-    /* Not a copy with a pageable side: it is queued only once the driver has staged its data,
-     * after its call may have returned (a kNN benchmark's cudaMemcpy2D). */
     int pageable = g->kind == GW_GPU_MEMCPY && (g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE);
     if (g->start != start || pageable || g->correlation == GW_NO_CORRELATION)
         return INT64_MAX;
     long h = gw_trace_host_by_corr(t, g->correlation);
     return h >= 0 ? t->host[h].end : INT64_MAX;
+}
+
+/* The same for the work starting at `start` on the device, found by a search. */
+static gw_ns launch_end_of_work_at(const gw_device_work *dw, gw_ns start)
+{
+    const gw_trace *t = dw->trace;
+    size_t k = t ? gw_device_work_first_at(t, dw, start) : dw->event_count;
+    return k < dw->event_count ? launch_end_of(t, &t->gpu[gw_device_work_event(dw, k)], start) : INT64_MAX;
 }
 
 /* Where the queued wait before busy interval i begins, when the gap [gap_start, gap_end) that
@@ -1233,12 +1225,7 @@ static gw_ns unknown_after_launch(const gw_device_work *dw, level_sweeps *s, gw_
         gw_work_next(dw, ev);
     if (ev->k >= dw->event_count)
         return 0;
-    const gw_gpu_event *g = &t->gpu[ev->gpu];
-    int pageable = g->kind == GW_GPU_MEMCPY && (g->src_mem == GW_MEM_PAGEABLE || g->dst_mem == GW_MEM_PAGEABLE);
-    if (g->start != b || pageable || g->correlation == GW_NO_CORRELATION)
-        return 0;
-    long h = gw_trace_host_by_corr(t, g->correlation);
-    gw_ns launched = h >= 0 ? t->host[h].end : INT64_MAX;
+    gw_ns launched = launch_end_of(t, &t->gpu[ev->gpu], b);
     if (launched >= b)
         return 0;
     gw_ns from = launched > a ? launched : a, covered = 0;

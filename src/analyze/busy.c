@@ -83,6 +83,19 @@ gw_work_cursor gw_work_at(const gw_device_work *w, size_t k)
     return c;
 }
 
+size_t gw_device_work_first_at(const gw_trace *t, const gw_device_work *w, gw_ns at)
+{
+    size_t lo = 0, hi = w->event_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->gpu[gw_device_work_event(w, mid)].start < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Event list of the device under construction: runs while they stay few (a list costs 4
  * bytes an event, a run 8), switched to the list for good once they would not be. */
 typedef struct event_builder {

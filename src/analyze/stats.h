@@ -237,6 +237,9 @@ typedef struct gw_work_cursor {
 
 /* The cursor at event k (a search, once). */
 gw_work_cursor gw_work_at(const gw_device_work *w, size_t k);
+/* Position of the device's first event starting at or after `at` (event_count when none): a
+ * binary search of its start-ordered events, read in place. */
+size_t gw_device_work_first_at(const gw_trace *t, const gw_device_work *w, gw_ns at);
 /* The next event: the same run or the one after it. */
 static inline void gw_work_next(const gw_device_work *w, gw_work_cursor *c)
 {

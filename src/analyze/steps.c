@@ -44,16 +44,8 @@ static size_t kernels_in(const gw_trace *t, const gw_device_work *dw, gw_ns lo, 
 {
     if (hi <= lo)
         return 0;
-    size_t a = 0, b = dw->event_count;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (t->gpu[gw_device_work_event(dw, mid)].start < lo)
-            a = mid + 1;
-        else
-            b = mid;
-    }
     size_t n = 0;
-    for (gw_work_cursor c = gw_work_at(dw, a); c.k < dw->event_count && t->gpu[c.gpu].start < hi; gw_work_next(dw, &c))
+    for (gw_work_cursor c = gw_work_at(dw, gw_device_work_first_at(t, dw, lo)); c.k < dw->event_count && t->gpu[c.gpu].start < hi; gw_work_next(dw, &c))
         n += t->gpu[c.gpu].kind == GW_GPU_KERNEL;
     return n;
 }

@@ -83,6 +83,12 @@ int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r)
     return (gw_rules_has(a, r) & GW_HAS_JAX) != 0 && !gw_rules_pytorch(a, r);
 }
 
+int gw_rules_capture_only(const gw_analysis *a, const gw_rank_stats *r)
+{
+    unsigned has = gw_rules_has(a, r);
+    return has != ~0u && (has & GW_HAS_GRAPH_CAPTURE_ONLY) != 0;
+}
+
 int gw_rules_offload(const gw_analysis *a, const gw_rank_stats *r)
 {
     return (gw_rules_has(a, r) & GW_HAS_OFFLOAD) != 0 && !gw_rules_pytorch(a, r);

@@ -99,5 +99,7 @@ int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r);
 /* Whether the rank's kernels come from OpenMP/OpenACC offload (GW_HAS_OFFLOAD): fixes in terms
  * of compute and data regions. */
 int gw_rules_offload(const gw_analysis *a, const gw_rank_stats *r);
+/* 1 when r's input captures CUDA/HIP graphs and replays none (GW_HAS_GRAPH_CAPTURE_ONLY). */
+int gw_rules_capture_only(const gw_analysis *a, const gw_rank_stats *r);
 
 #endif

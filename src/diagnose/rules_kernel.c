@@ -133,7 +133,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                             share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
         /* A window of graph capture (vLLM and sglang start-up traces) is told to profile the
          * graphs' replay, not to capture graphs. */
-        int capture = (gw_rules_has(a, r) & GW_HAS_GRAPH_CAPTURE_ONLY) && gw_rules_has(a, r) != ~0u;
+        int capture = gw_rules_capture_only(a, r);
         if (capture) {
             gw_finding_evidence(f, "the window captures CUDA/HIP graphs (stream capture calls) and replays none: its "
                                    "launches were recorded into graphs, once; a steady step replays them with one "

@@ -478,7 +478,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          trains ? "optimizer and metrics on the GPU (foreach/fused optimizers), " : "");
         }
         /* A window of graph capture (a serving engine's start-up trace) is its own one-off. */
-        int capture = (gw_rules_has(a, r) & GW_HAS_GRAPH_CAPTURE_ONLY) && gw_rules_has(a, r) != ~0u;
+        int capture = gw_rules_capture_only(a, r);
         if (capture && startup < 0.5) {
             gw_finding_evidence(f, "the window captures CUDA/HIP graphs (stream capture calls) and replays none: "
                                    "the host work here records the graphs, once");

@@ -898,44 +898,45 @@ static int names_show_offload(const gw_trace *t)
     return 0;
 }
 
-/* FSDP / ZeRO and tensor-parallel markers (GW_HAS_FSDP, GW_HAS_TENSOR_PARALLEL): PyTorch FSDP's
- * module and annotations (FullyShardedDataParallel.forward, FSDP::all_gather, FSDP::pre_forward),
- * DeepSpeed ZeRO's optimizer and parameter coordinator; DTensor's redistribution, Megatron's
- * parallel layers and regions, vLLM's tensor-model-parallel collectives. One pass over the
- * distinct names. */
-static unsigned names_show_sharding(const gw_trace *t)
+/* What a job's names say of how it runs, in one pass over the distinct names (GW_HAS_* bits):
+ * FSDP / ZeRO and tensor-parallel markers (PyTorch FSDP's module and annotations:
+ * FullyShardedDataParallel.forward, FSDP::all_gather, FSDP::pre_forward; DeepSpeed ZeRO's
+ * optimizer and parameter coordinator; DTensor's redistribution, Megatron's parallel layers and
+ * regions, vLLM's tensor-model-parallel collectives), streams waiting on events or host
+ * functions, and graph capture without a replay. */
+static unsigned names_show_job_shape(const gw_trace *t)
 {
-    static const char *const fsdp[] = {"FullyShardedDataParallel", "FSDP::", "DeepSpeedZero",
-                                       "PartitionedParameterCoordinator", "fetch_sub_module"};
-    static const char *const tp[] = {"Redistribute", "DTensor", "ColumnParallelLinear", "RowParallelLinear",
-                                     "SequenceParallelRegion", "sequence_parallel_region", "tensor_model_parallel",
-                                     "VocabParallelEmbedding"};
+    static const struct {
+        const char *mark;
+        unsigned bit;
+    } MARKS[] = {
+        {"FullyShardedDataParallel", GW_HAS_FSDP}, {"FSDP::", GW_HAS_FSDP}, {"DeepSpeedZero", GW_HAS_FSDP},
+        {"PartitionedParameterCoordinator", GW_HAS_FSDP}, {"fetch_sub_module", GW_HAS_FSDP},
+        {"Redistribute", GW_HAS_TENSOR_PARALLEL}, {"DTensor", GW_HAS_TENSOR_PARALLEL},
+        {"ColumnParallelLinear", GW_HAS_TENSOR_PARALLEL}, {"RowParallelLinear", GW_HAS_TENSOR_PARALLEL},
+        {"SequenceParallelRegion", GW_HAS_TENSOR_PARALLEL}, {"sequence_parallel_region", GW_HAS_TENSOR_PARALLEL},
+        {"tensor_model_parallel", GW_HAS_TENSOR_PARALLEL}, {"VocabParallelEmbedding", GW_HAS_TENSOR_PARALLEL},
+        {"StreamWaitEvent", GW_HAS_STREAM_DEPS}, {"LaunchHostFunc", GW_HAS_STREAM_DEPS},
+        {"StreamAddCallback", GW_HAS_STREAM_DEPS}, {"StreamBeginCapture", GW_HAS_GRAPH_CAPTURE_ONLY},
+    };
+    /* A graph launch, which turns a capture into a replayed one. */
+    const unsigned replay = 1u << 31;
     unsigned found = 0;
-    for (uint32_t id = 0; id < t->strings.count && found != (GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL); id++) {
+    for (uint32_t id = 0; id < t->strings.count; id++) {
         const char *s = gw_strtab_get(&t->strings, id);
         if (!s)
             continue;
-        for (size_t m = 0; !(found & GW_HAS_FSDP) && m < sizeof fsdp / sizeof fsdp[0]; m++)
-            if (strstr(s, fsdp[m]))
-                found |= GW_HAS_FSDP;
-        for (size_t m = 0; !(found & GW_HAS_TENSOR_PARALLEL) && m < sizeof tp / sizeof tp[0]; m++)
-            if (strstr(s, tp[m]))
-                found |= GW_HAS_TENSOR_PARALLEL;
+        for (size_t m = 0; m < sizeof MARKS / sizeof MARKS[0]; m++)
+            if (!(found & MARKS[m].bit) && strstr(s, MARKS[m].mark))
+                found |= MARKS[m].bit;
+        if (!(found & replay) && strstr(s, "GraphLaunch"))
+            found |= replay;
     }
-    return found;
-}
-
-static int names_show_capture_only(const gw_trace *t)
-{
-    static const char *const capture[] = {"StreamBeginCapture"};
-    static const char *const replay[] = {"GraphLaunch"};
-    return any_name_has(t, capture, 1) && !any_name_has(t, replay, 1);
-}
-
-static int names_show_stream_deps(const gw_trace *t)
-{
-    static const char *const marks[] = {"StreamWaitEvent", "LaunchHostFunc", "StreamAddCallback"};
-    return any_name_has(t, marks, sizeof marks / sizeof marks[0]);
+    if (found & replay)
+        found &= ~GW_HAS_GRAPH_CAPTURE_ONLY;
+    if (!(t->has & GW_HAS_PYTORCH))
+        found &= ~(GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL);
+    return found & ~replay;
 }
 
 int gw_trace_finish(gw_trace *t)
@@ -993,12 +994,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     else if (names_show_offload(t))
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
-    if (t->has & GW_HAS_PYTORCH)
-        t->has |= names_show_sharding(t);
-    if (names_show_stream_deps(t))
-        t->has |= GW_HAS_STREAM_DEPS;
-    if (names_show_capture_only(t))
-        t->has |= GW_HAS_GRAPH_CAPTURE_ONLY;
+    t->has |= names_show_job_shape(t);
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);
