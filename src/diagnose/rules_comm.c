@@ -10,43 +10,50 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 
 /* The fix for the collective that takes most of the communication time: bucketing helps an
- * all-reduce, not an all-to-all or a pipeline's send/recv. */
-static const char *comm_fix(gw_collective c)
+ * all-reduce, not an all-to-all or a pipeline's send/recv. The same advice on either vendor's
+ * GPUs, with its own tools to check the links. Written to buf. */
+static void comm_fix(gw_collective c, const gw_vendor_terms *v, char *buf, size_t size)
 {
     switch (c) {
     case GW_COLL_ALL_REDUCE:
-        return "Hide or shrink the gradient all-reduce: DDP(bucket_cap_mb=50-100) so it overlaps the "
-               "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), a "
-               "compression hook (PowerSGD) or bf16 gradients. Check the links: nvidia-smi topo -m, "
-               "nccl-tests all_reduce_perf -b 128M -e 1G -f 2 -g 1.";
+        snprintf(buf, size, "Hide or shrink the gradient all-reduce: DDP(bucket_cap_mb=50-100) so it overlaps the "
+                            "backward pass, gradient accumulation with model.no_sync() (fewer all-reduces), a "
+                            "compression hook (PowerSGD) or bf16 gradients. Check the links: %s, "
+                            "%s all_reduce_perf -b 128M -e 1G -f 2 -g 1.", v->smi_topology, v->coll_tests);
+        return;
     case GW_COLL_REDUCE_SCATTER:
     case GW_COLL_ALL_GATHER:
-        return "Overlap the sharded-parameter traffic (FSDP/ZeRO all-gather and reduce-scatter): "
-               "FSDP(forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE), larger "
-               "wrapping units (fewer, bigger collectives), HYBRID_SHARD to keep the gathers inside a "
-               "node, bf16 parameters for communication. Check the links: nvidia-smi topo -m, "
-               "nccl-tests all_gather_perf / reduce_scatter_perf.";
+        snprintf(buf, size, "Overlap the sharded-parameter traffic (FSDP/ZeRO all-gather and reduce-scatter): "
+                            "FSDP(forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE), larger "
+                            "wrapping units (fewer, bigger collectives), HYBRID_SHARD to keep the gathers inside a "
+                            "node, bf16 parameters for communication. Check the links: %s, "
+                            "%s all_gather_perf / reduce_scatter_perf.", v->smi_topology, v->coll_tests);
+        return;
     case GW_COLL_ALL_TO_ALL:
-        return "All-to-all traffic (expert or embedding sharding): balance what each rank sends "
-               "(capacity factor, sharding plan, token/ID distribution), overlap the exchange with "
-               "compute (pipeline the embedding or expert communication), send less (fp16/fp8 or "
-               "quantised all-to-all). Check the bandwidth across nodes with nccl-tests "
-               "alltoall_perf; gradient bucketing does not apply.";
+        snprintf(buf, size, "All-to-all traffic (expert or embedding sharding): balance what each rank sends "
+                            "(capacity factor, sharding plan, token/ID distribution), overlap the exchange with "
+                            "compute (pipeline the embedding or expert communication), send less (fp16/fp8 or "
+                            "quantised all-to-all). Check the bandwidth across nodes with %s "
+                            "alltoall_perf; gradient bucketing does not apply.", v->coll_tests);
+        return;
     case GW_COLL_SEND_RECV:
-        return "Point-to-point traffic (pipeline parallelism): more micro-batches per step to shrink "
-               "the pipeline bubble, an interleaved 1F1B schedule, send/recv overlapped with compute; "
-               "balance the stages so none waits on a slower neighbour. Check the link with nccl-tests "
-               "sendrecv_perf.";
+        snprintf(buf, size, "Point-to-point traffic (pipeline parallelism): more micro-batches per step to shrink "
+                            "the pipeline bubble, an interleaved 1F1B schedule, send/recv overlapped with compute; "
+                            "balance the stages so none waits on a slower neighbour. Check the link with %s "
+                            "sendrecv_perf.", v->coll_tests);
+        return;
     case GW_COLL_BROADCAST:
-        return "Broadcasts in every step: DDP(broadcast_buffers=False) when buffers do not change "
-               "per step, broadcast parameters once at start-up, not per step.";
+        snprintf(buf, size, "Broadcasts in every step: DDP(broadcast_buffers=False) when buffers do not change "
+                            "per step, broadcast parameters once at start-up, not per step.");
+        return;
     default:
         break;
     }
-    return "Overlap communication with compute and send less of it; check the links with "
-           "nvidia-smi topo -m and nccl-tests for the collective in use.";
+    snprintf(buf, size, "Overlap communication with compute and send less of it; check the links with "
+                        "%s and %s for the collective in use.", v->smi_topology, v->coll_tests);
 }
 
 /* Who moves data with all-gather and reduce-scatter: GW_HAS_FSDP (sharded parameters) or
@@ -186,6 +193,7 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
         /* An all-reduce with no backward pass nor optimizer step among the traced ops is a
          * tensor-parallel model's in inference (vLLM): no gradient to bucket. */
         unsigned has = gw_rules_has(a, r);
+        const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
         if (waiting)
             gw_rules_fix(f, "Analyse every rank's trace together (gpuwhy analyze rank0.json rank1.json ...): "
                             "small collectives that take milliseconds wait for a late rank, and the other ranks' "
@@ -197,24 +205,28 @@ int gw_rule_comm_heavy(gw_analysis *a, const gw_rule *rule)
                             "small messages (vLLM's is on by default: check it was not disabled), fewer tensor-"
                             "parallel ranks per model replica (more replicas instead), larger batches per forward "
                             "so each all-reduce carries more, and overlap it with compute where the engine allows. "
-                            "Check the links: nvidia-smi topo -m (NVLink/xGMI between the ranks), nccl-tests or "
-                            "rccl-tests all_reduce_perf at the message sizes in use.");
+                            "Check the links: %s (%s between the ranks), %s all_reduce_perf at the message sizes "
+                            "in use.", v->smi_topology, v->gpu_link, v->coll_tests);
         else if (advise && (top == GW_COLL_ALL_GATHER || top == GW_COLL_REDUCE_SCATTER) &&
                  sharding_kind(has, r->training_ops) == GW_HAS_TENSOR_PARALLEL)
             gw_rules_fix(f, "Tensor/sequence-parallel traffic: these all-gathers and reduce-scatters carry "
                             "activations around the parallel layers (%s), not sharded parameters, and grow with "
                             "the tokens per step and the tensor-parallel degree. Keep each tensor-parallel group "
-                            "on one node's NVLink (nvidia-smi topo -m: no PCIe or host hop between its GPUs), use "
+                            "on one node's %s (%s: no PCIe or host hop between its GPUs), use "
                             "fewer tensor-parallel ranks per model replica (more replicas instead), overlap the "
                             "gathers with the layers' matmuls (async tensor parallelism, Megatron's "
-                            "--tp-comm-overlap), and communicate in bf16. Check the links: nccl-tests "
+                            "--tp-comm-overlap), and communicate in bf16. Check the links: %s "
                             "all_gather_perf / reduce_scatter_perf at the message sizes in use.",
                             (has & GW_HAS_TENSOR_PARALLEL) ? "the trace names tensor-parallel layers or "
                                                              "DTensor redistributions"
                                                            : "no backward pass, optimizer step or FSDP/ZeRO "
-                                                             "module in the trace");
-        else
-            gw_rules_fix(f, "%s", comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER));
+                                                             "module in the trace",
+                            v->gpu_link, v->smi_topology, v->coll_tests);
+        else {
+            char fix[768];
+            comm_fix(advise ? (gw_collective)top : GW_COLL_OTHER, v, fix, sizeof fix);
+            gw_rules_fix(f, "%s", fix);
+        }
         if (waiting)
             snprintf(f->gain, sizeof f->gain, "none to estimate from one rank: the wait ends when the late rank "
                                               "arrives");

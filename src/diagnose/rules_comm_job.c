@@ -12,6 +12,7 @@
 
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 #include "util/units.h"
 
 /* Waiting shorter than this share of the window is noise next to run-to-run variation. */
@@ -358,14 +359,18 @@ int gw_rule_comm_slow_link(gw_analysis *a, const gw_rule *rule)
     if (!worst->matched)
         gw_finding_evidence(f, "only one rank's trace holds these collectives: their time includes waiting for "
                                "the other ranks, so a late rank would look the same (severity at most minor)");
+    /* RCCL reads the same NCCL_* variables as NCCL. */
+    const gw_vendor_terms *v = gw_vendor_terms_of(a, a->rank_count ? &a->ranks[0] : NULL);
     gw_rules_fix(f,
-             "%sFind the path NCCL takes: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH shows the transport "
-             "(P2P/NVLink, SHM, NET) and rings; nvidia-smi topo -m and nvidia-smi nvlink -s show the links. "
+             "%sFind the path %s takes: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH shows the transport "
+             "(P2P/%s, SHM, NET) and rings; %s and %s show the links. "
              "Check that NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and NCCL_IB_DISABLE are unset and that the job "
-             "sees the GPUs in one NVLink domain; compare with nccl-tests %s_perf -b 64M -e 1G -f 2 on the "
+             "sees the GPUs in one %s; compare with %s %s_perf -b 64M -e 1G -f 2 on the "
              "same GPUs.", worst->matched ? "" : "Profile every rank over the same steps first and analyse the traces "
                                                  "together (gpuwhy analyze rank*.json): that separates the link from "
                                                  "a late rank. ",
+             v->amd ? "RCCL" : "NCCL", v->amd ? "xGMI" : "NVLink", v->smi_topology,
+             v->amd ? "amd-smi xgmi" : "nvidia-smi nvlink -s", v->amd ? "xGMI hive" : "NVLink domain", v->coll_tests,
              worst->type == GW_COLL_ALL_GATHER ? "all_gather" :
                            worst->type == GW_COLL_REDUCE_SCATTER ? "reduce_scatter" :
                            worst->type == GW_COLL_ALL_TO_ALL ? "alltoall" :

@@ -9,6 +9,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 
 int gw_rule_gpu_start_delay(gw_analysis *a, const gw_rule *rule)
 {
@@ -39,6 +40,13 @@ int gw_rule_gpu_start_delay(gw_analysis *a, const gw_rule *rule)
                                "GPU's clocks agree: the delay is real, not a clock skew of the trace");
         gw_finding_evidence(f, "the host had launched the work and was waiting: neither removing that wait nor "
                                "launching sooner would start it earlier");
+        if (gw_vendor_terms_of(a, r)->amd)
+            gw_rules_fix(f, "Find what holds the GPU: another process on it (amd-smi process; processes share a "
+                            "GPU's queues, and the profile shows only this process's work), or the device itself "
+                            "(clocks, ECC errors: amd-smi metric). Give the job a GPU of its own "
+                            "(HIP_VISIBLE_DEVICES, a compute partition, the scheduler's exclusive mode) and "
+                            "re-profile: each kernel should start within microseconds of its launch.");
+        else
         gw_rules_fix(f, "Find what holds the GPU: another process on it (nvidia-smi; time slicing shares a GPU "
                         "between contexts in slices of milliseconds, and the profile shows only this process's "
                         "work), MPS, or the device itself (clocks, an ECC or Xid error: nvidia-smi -q). Give the job "

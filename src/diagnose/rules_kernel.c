@@ -11,6 +11,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 #include "model/classify.h"
 
 /* Share of FP32 matrix time that tensor cores save, taken conservatively: mixed precision
@@ -72,11 +73,12 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
             snprintf(f->title, sizeof f->title,
                      "Launch-bound: the GPU waits %.1f%% of %s while the host dispatches GPU work",
                      share * 100.0, gw_rules_share_of(r));
+        const gw_vendor_terms *vt = gw_vendor_terms_of(a, r);
         gw_finding_evidence(f, "GPU idle %.1f%% of %s while the host was on its way to the GPU (%s%s): "
-                               "short gaps between launches %.1f%%, dispatching (CUDA calls, framework and "
+                               "short gaps between launches %.1f%%, dispatching (%s calls, framework and "
                                "Python code that launches kernels) %.1f%%",
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r),
-                            gaps_s / tot.window_s * 100.0, dispatch_s / tot.window_s * 100.0);
+                            gaps_s / tot.window_s * 100.0, vt->api, dispatch_s / tot.window_s * 100.0);
         if (k->count > 0)
             gw_finding_evidence(f, "%s kernel%s in %s, %.0f%% shorter than %.0f µs; median kernel %.1f µs, "
                                    "median gap between kernels %.1f µs",
@@ -88,8 +90,8 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         unsigned other_classes = 0;
         if (d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0) {
             double api = d->dispatch_api_s / d->host_ops[GW_VIEW_DISPATCH].idle_s;
-            gw_finding_evidence(f, "of the dispatch time: inside CUDA calls %.0f%%, in the ops' and frames' own "
-                                   "code around them %.0f%%", api * 100.0, (1.0 - api) * 100.0);
+            gw_finding_evidence(f, "of the dispatch time: inside %s calls %.0f%%, in the ops' and frames' own "
+                                   "code around them %.0f%%", vt->api, api * 100.0, (1.0 - api) * 100.0);
             if (d->dispatch_call_count > 0 && d->dispatch_api_s > 0) {
                 char calls[256];
                 size_t used = 0;
@@ -121,7 +123,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                         other_classes |= strstr(dc->name, "MemPrefetch") ? PREFETCH_CALLS : 1u << dc->api_class;
                     }
                 }
-                gw_finding_evidence(f, "inside CUDA calls, by call: %s", calls);
+                gw_finding_evidence(f, "inside %s calls, by call: %s", vt->api, calls);
                 if (!(api >= 0.5 && other_s > launch_s)) {
                     others[0] = '\0';
                     other_classes = 0;
@@ -147,10 +149,10 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "warm-up; launch-bound time there is what a fix would change.");
         else if (others[0])
             gw_rules_fix(f,
-                         "Most of this time is in CUDA calls other than kernel launches (%s), which fusing "
-                         "kernels or CUDA graphs would not remove: %s%s%s%stake the calls that need not repeat "
+                         "Most of this time is in %s calls other than kernel launches (%s), which fusing "
+                         "kernels or %s graphs would not remove: %s%s%s%stake the calls that need not repeat "
                          "out of the loop. Re-profile: the time inside them should drop.",
-                         others,
+                         vt->api, others, vt->api,
                          (other_classes & (1u << GW_API_MEMSET))
                              ? "clear memory asynchronously (cudaMemsetAsync on a stream, or inside a kernel; "
                                "on managed memory, prefetch it to the GPU first), " : "",
@@ -253,17 +255,20 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                 k->occupancy_weighted_pct);
         gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
                             tot.compute_s / tot.window_s * 100.0, unused * 100.0);
+        const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
+        char occ_py[256], occ_native[256];
+        gw_vendor_kernel_profile(v, "occupancy", "<kernel>", "python train.py", occ_py, sizeof occ_py);
+        gw_vendor_kernel_profile(v, "occupancy", "<kernel>", "./your_program", occ_native, sizeof occ_native);
         if (gw_rules_jax(a, r))
             gw_rules_fix(f,
                          "Give each kernel more parallel work: a larger batch, vmap over samples instead of "
                          "Python loops, larger jitted functions so XLA fuses more. Check one kernel with "
-                         "Nsight Compute (ncu --section LaunchStats --section Occupancy -k regex:<kernel> "
-                         "python train.py).");
+                         "%s (%s).", v->kernel_profiler, occ_py);
         else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
-                         "fewer tiny per-sample loops. Check one kernel with Nsight Compute (ncu --section "
-                         "LaunchStats --section Occupancy -k regex:<kernel> python train.py).");
+                         "fewer tiny per-sample loops. Check one kernel with %s (%s).", v->kernel_profiler,
+                         occ_py);
         else if (gw_rules_offload(a, r) && k->blocks_per_sm_weighted < GW_OFFLOAD_SERIAL_BLOCKS_PER_SM)
             /* A compiler-generated kernel on about one block: the loop ran on one gang (a course
              * export's two loops, 99.7% of 21 s, each on a 1x1 grid of one thread). */
@@ -276,11 +281,10 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                          "(nvc -Minfo=accel, or -fopt-info-omp) for loops it left sequential.");
         else
             gw_rules_fix(f,
-                         "Give each kernel more parallel work: enough blocks to fill every SM (a larger "
-                         "problem per launch, a grid sized from the device's SM count), fewer registers or "
+                         "Give each kernel more parallel work: enough blocks to fill every %s (a larger "
+                         "problem per launch, a grid sized from the device's %s count), fewer registers or "
                          "less shared memory per block where those cap occupancy. Check one kernel with "
-                         "Nsight Compute (ncu --section LaunchStats --section Occupancy -k regex:<kernel> "
-                         "./your_program).");
+                         "%s (%s).", v->compute_unit, v->compute_unit, v->kernel_profiler, occ_native);
         gw_gain_write(f, r, tot.device_count);
     }
     return 0;
@@ -441,11 +445,15 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
             target++;
         char first[80];
         kernel_base_name(k->top[target].name, first, sizeof first);
+        const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
+        char cmd[256];
+        gw_vendor_kernel_profile(v, "full", first,
+                                 gw_rules_pytorch(a, r) || gw_rules_jax(a, r) ? "python train.py" : "./your_program",
+                                 cmd, sizeof cmd);
         gw_rules_fix(f,
-                 "Look inside the top kernels with Nsight Compute: ncu --set full -k regex:'%s' "
-                 "--launch-count 1 %s; SM busy with memory idle means compute-bound "
-                 "(lower precision, a faster algorithm), memory busy with SM idle means memory-bound "
-                 "(fusion).", first, gw_rules_pytorch(a, r) || gw_rules_jax(a, r) ? "python train.py" : "./your_program");
+                 "Look inside the top kernels with %s: %s; %s busy with memory idle means compute-bound "
+                 "(lower precision, a faster algorithm), memory busy with %s idle means memory-bound "
+                 "(fusion).", v->kernel_profiler, cmd, v->compute_unit, v->compute_unit);
         snprintf(f->gain, sizeof f->gain, "depends on the kernels: these are where the GPU time goes");
     }
     return 0;

@@ -11,6 +11,7 @@
 #include "diagnose/rules_common.h"
 #include "diagnose/whatif.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 
 /* pipe.pageable_copy: pageable HtoD copies at this share of the link's pinned rate or more
  * are as fast as pinned ones would be. */
@@ -293,6 +294,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (startup > 1)
             startup = 1;
         double cpu_op = 0, other = 0, python = 0, asleep = 0;
+        const gw_vendor_terms *vt = gw_vendor_terms_of(a, r);
         if (d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0) {
             double v = d->host_ops[GW_VIEW_OWN_WORK].idle_s;
             cpu_op = d->own_cpu_op_s / v;
@@ -302,7 +304,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 python = 0;
             char su[128] = "";
             if (startup > 0)
-                snprintf(su, sizeof su, ", start-up CUDA calls%s%s %.0f%%",
+                snprintf(su, sizeof su, ", start-up %s calls%s%s %.0f%%", vt->api,
                          r->driver_init_s > 0 ? (r->library_init_s > 0 ? ", driver set-up" : " and driver set-up") : "",
                          r->library_init_s > 0 ? " and first library calls" : "", startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
@@ -331,63 +333,71 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (r->startup_call_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
-            gw_finding_evidence(f, "%s in start-up CUDA calls, made before the GPU's first work or launches "
-                                   "that loaded their kernel's module (the longest: %.40s): creating the CUDA "
+            gw_finding_evidence(f, "%s in start-up %s calls, made before the GPU's first work or launches "
+                                   "that loaded their kernel's module (the longest: %.40s): creating the %s "
                                    "context and loading modules, a one-off cost",
-                                d_s, r->startup_call);
+                                d_s, vt->api, r->startup_call, vt->api);
             if (r->startup_alloc_s > 0) {
                 gw_rules_fmt_duration(r->startup_alloc_s, d_s, sizeof d_s);
                 gw_finding_evidence(f, "of it %s in allocations after the first call (pinning or reserving "
-                                       "memory, e.g. cudaHostAlloc of large buffers): set-up, paid once too",
-                                    d_s);
+                                       "memory, e.g. %sHostAlloc of large buffers): set-up, paid once too",
+                                    d_s, vt->api_prefix);
             }
         }
         if (r->driver_init_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->driver_init_s, d_s, sizeof d_s);
-            gw_finding_evidence(f, "%s in the CUDA driver's ioctl calls before the GPU's first work, outside any "
-                                   "traced CUDA call (the GPU opened and the context created inside the first op "
-                                   "that touched CUDA), a one-off cost", d_s);
+            gw_finding_evidence(f, "%s in the %s driver's ioctl calls before the GPU's first work, outside any "
+                                   "traced %s call (the GPU opened and the context created inside the first op "
+                                   "that touched the GPU), a one-off cost", d_s, vt->amd ? "GPU" : "CUDA", vt->api);
         }
         if (r->library_init_s > 0) {
             char d_s[32], longest_s[32];
             gw_rules_fmt_duration(r->library_init_s, d_s, sizeof d_s);
             gw_rules_fmt_duration(r->library_init_longest_s, longest_s, sizeof longest_s);
             gw_finding_evidence(f, "%s in first calls of GPU-library ops (the longest: %.48s, %s): the "
-                                   "library setting up on first use (cuDNN/cuBLAS handles, kernel loading, "
+                                   "library setting up on first use (%s handles, kernel loading, "
                                    "algorithm choice), a one-off cost",
-                                d_s, r->library_init_op, longest_s);
+                                d_s, r->library_init_op, longest_s, vt->amd ? "MIOpen/rocBLAS" : "cuDNN/cuBLAS");
         }
         if (startup >= 0.5) {
             if (r->library_init_s >= 0.5 * startup_s)
-                snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (cuDNN, cuBLAS)");
+                snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (%s)",
+                         vt->amd ? "MIOpen, rocBLAS" : "cuDNN, cuBLAS");
             else if (r->startup_alloc_s >= 0.5 * r->startup_call_s)
-                snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation and set-up allocations");
+                snprintf(f->cause, sizeof f->cause, "start-up: %s initialisation and set-up allocations", vt->api);
             else
-                snprintf(f->cause, sizeof f->cause, "start-up: CUDA initialisation (context creation, module loading)");
+                snprintf(f->cause, sizeof f->cause, "start-up: %s initialisation (context creation, module loading)",
+                         vt->api);
             if (r->kernels.count == 0) {
                 /* Nothing but set-up: there are no iterations to profile (a training program
                  * whose export ends after 16 streams, one pinned buffer and one memset). */
                 const gw_trace *tr = gw_rules_trace(a, r);
                 int nsys = tr && tr->format && strncmp(tr->format, "nsys", 4) == 0;
                 gw_rules_fix(f,
-                             "The program set CUDA up and never launched a kernel while it was profiled: it "
+                             "The program set %s up and never launched a kernel while it was profiled: it "
                              "stopped before its GPU work (an error or an early exit: check its exit status "
                              "and error output%s) or the capture ended first; make it reach its GPU work, then "
                              "profile the steady iterations after a warm-up.",
-                             nsys ? "; nsys keeps them in the report's stdout/stderr logs" : "");
+                             vt->api, nsys ? "; nsys keeps them in the report's stdout/stderr logs" : "");
             }
             else if (gw_rules_jax(a, r))
                 gw_rules_fix(f,
                              "Profile steady-state steps, not start-up: run a step or two first (compilation, "
-                             "the CUDA context and first-call loads), then jax.profiler.start_trace ... "
-                             "stop_trace around a few more, marked with jax.profiler.StepTraceAnnotation.");
+                             "the %s context and first-call loads), then jax.profiler.start_trace ... "
+                             "stop_trace around a few more, marked with jax.profiler.StepTraceAnnotation.", vt->api);
             else if (gw_rules_pytorch(a, r))
                 gw_rules_fix(f,
-                             "Profile steady-state steps, not start-up: create the CUDA context and warm up "
+                             "Profile steady-state steps, not start-up: create the %s context and warm up "
                              "first (torch.profiler.schedule(wait=1, warmup=1, active=3) with prof.step() "
-                             "each iteration, or nsys --capture-range=cudaProfilerApi around the steps), so "
-                             "context creation and first-call library loads fall outside the window.");
+                             "each iteration%s), so "
+                             "context creation and first-call library loads fall outside the window.", vt->api,
+                             vt->amd ? "" : ", or nsys --capture-range=cudaProfilerApi around the steps");
+            else if (vt->amd)
+                gw_rules_fix(f,
+                             "Profile the steady iterations, not start-up: run one warm-up iteration and start "
+                             "the trace after it, so context creation and first-call module loads fall outside "
+                             "the window.");
             else
                 gw_rules_fix(f,
                              "Profile the steady iterations, not start-up: run one warm-up iteration, then "
@@ -489,7 +499,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         }
         if (startup >= 0.5)
             gw_gain_one_off(f, r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
-                                                                     : "CUDA initialisation");
+                                                                     : vt->amd ? "HIP initialisation"
+                                                                               : "CUDA initialisation");
         else if (capture)
             gw_gain_one_off(f, "graph capture");
         else

@@ -9,6 +9,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 #include "model/classify.h"
 #include "util/checked.h"
 
@@ -547,6 +548,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the input samples the CPU, and no sample caught the process in that idle "
                                    "time: it was off the CPU, waiting (I/O, a lock, a sleep, another process)");
         }
+        const gw_vendor_terms *vt = gw_vendor_terms_of(a, r);
         /* The feeding thread's OS calls in that idle (nsys --trace=osrt), and the kind of wait
          * that holds most of it. */
         os_wait os_kind = OS_OTHER;
@@ -618,10 +620,10 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         } else if (queued && !named[0])
             gw_rules_fix(f, "The GPU's next work was already queued and did not start: find what it waited for. "
                             "A dependency the trace does not show (an event recorded on another stream or GPU and "
-                            "waited for with cudaStreamWaitEvent, a CUDA graph's own order, a host function in "
+                            "waited for with %sStreamWaitEvent, a %s graph's own order, a host function in "
                             "the stream), work queued before the profiler started (profile steady steps, after "
-                            "warm-up), or another process on the GPU (nvidia-smi). Re-profile with every stream "
-                            "and rank of the job in the capture.");
+                            "warm-up), or another process on the GPU (%s). Re-profile with every stream "
+                            "and rank of the job in the capture.", vt->api_prefix, vt->api, vt->smi_processes);
         else if (os_kind == OS_IO && !named[0])
             gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
                             "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "

@@ -394,9 +394,11 @@ int gw_kineto_read(const char *path, const gw_ingest_options *opt, gw_trace **ou
     gw_json_free(&r.lx);
     gw_kineto_source_close(r.src);
     r.src = NULL;
-    if (rc == 0 && r.amd_runtime)
+    if (rc == 0 && r.amd_runtime) {
         for (size_t i = 0; i < r.trace->device_count; i++)
             r.trace->devices[i].is_amd = 1;
+        r.trace->has |= GW_HAS_AMD;
+    }
     /* XProf's trace-viewer JSON (jax.profiler's perfetto_trace.json.gz, TensorBoard's
      * *.trace.json.gz) puts GPU kernels and host calls alike in events without a category:
      * read as Kineto it would be a CPU-only trace (or one of CUDA calls without GPU records:

@@ -995,6 +995,9 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
     t->has |= names_show_job_shape(t);
+    for (size_t i = 0; i < t->device_count; i++)
+        if (t->devices[i].is_amd)
+            t->has |= GW_HAS_AMD;
 
     gw_shrink((void **)&t->gpu, &t->gpu_cap, t->gpu_count, sizeof *t->gpu);
     gw_shrink((void **)&t->host, &t->host_cap, t->host_count, sizeof *t->host);

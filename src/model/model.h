@@ -461,6 +461,9 @@ typedef struct gw_note {
  * (no cudaGraphLaunch): its launches were recorded into graphs, a one-off, not a steady step
  * (set by gw_trace_finish from the calls' names). */
 #define GW_HAS_GRAPH_CAPTURE_ONLY 0x20000u
+/* The job ran on AMD GPUs (a device the reader marked is_amd, or HIP calls): fixes name ROCm's
+ * tools (set by the reader or gw_trace_finish; travels with a rank's summary like every bit). */
+#define GW_HAS_AMD 0x40000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 
