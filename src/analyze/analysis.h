@@ -330,6 +330,12 @@ typedef struct gw_sync_stats {
     size_t copy_count;           /* of them copies (blocking copy calls, async copies into
                                     pageable memory: both return only when done) */
     double copy_wait_s;
+    /* Of copy_wait_s, by the direction of the copy's GPU record (unknown without one): a
+     * blocking copy to the GPU wants its source pinned, not values kept on the GPU. */
+    double copy_wait_to_device_s, copy_wait_to_host_s;
+    /* Of copy_wait_s, the part before the copy's GPU record started: the copy waited behind
+     * the work queued before it on its stream (a 60 B copy that waits 490 ms), not for itself. */
+    double copy_wait_queued_s;
     size_t outside_window;       /* blocking calls of the capture outside the window */
     size_t sync_copy_calls;      /* synchronous copy API calls (nsys cuda_memcpy_sync) */
     size_t sync_memset_calls;    /* synchronous memset API calls (nsys cuda_memset_sync) */

@@ -135,6 +135,29 @@ static int is_profiler_stop_sync(const gw_trace *t, const gw_host_event *h)
     return 1;
 }
 
+/* Which way blocking copy h went and how much of its wait wt came before its GPU record
+ * started, from the record its correlation names (none: neither is known). */
+static void copy_direction_and_queue(const gw_trace *t, const gw_host_event *h, gw_ns wt, gw_sync_stats *ss)
+{
+    size_t count = 0;
+    long pos = gw_trace_gpu_by_corr(t, h->correlation, &count);
+    for (size_t k = 0; pos >= 0 && k < count; k++) {
+        const gw_gpu_event *g = &t->gpu[gw_trace_gpu_corr_at(t, (size_t)pos + k)];
+        if (g->kind != GW_GPU_MEMCPY)
+            continue;
+        if (g->copy_dir == GW_COPY_HTOD)
+            ss->copy_wait_to_device_s += gw_ns_to_s(wt);
+        else if (g->copy_dir == GW_COPY_DTOH)
+            ss->copy_wait_to_host_s += gw_ns_to_s(wt);
+        gw_ns before = g->start - h->start;
+        if (before > wt)
+            before = wt;
+        if (before > 0)
+            ss->copy_wait_queued_s += gw_ns_to_s(before);
+        return;
+    }
+}
+
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss)
 {
     *ss = (gw_sync_stats){0};
@@ -182,6 +205,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
         if (h->api_class == GW_API_MEMCPY) {
             ss->copy_count++;
             ss->copy_wait_s += gw_ns_to_s(wt);
+            copy_direction_and_queue(t, h, wt, ss);
         }
         if (h->kind == GW_HOST_DRIVER)
             ss->via_driver++;

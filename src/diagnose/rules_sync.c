@@ -46,6 +46,13 @@ static void user_frame(const char *stack, char *out, size_t size)
     out[pick_len] = '\0';
 }
 
+/* Whether most of the blocking copies' wait (and 1 ms or more) came before the copies started
+ * on the GPU: they queued behind their stream's earlier work. */
+static int copies_queued(const gw_sync_stats *s)
+{
+    return s->copy_wait_queued_s >= 1e-3 && s->copy_wait_queued_s >= 0.5 * s->copy_wait_s;
+}
+
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -98,6 +105,26 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s of them %s (synchronous copies, or async copies into pageable host "
                                    "memory, which return only when done): %s",
                                 cn, s->copy_count == 1 ? "is a copy that blocks" : "are copies that block", cw);
+            if (s->copy_wait_to_device_s > 0 || s->copy_wait_to_host_s > 0) {
+                char td[48] = "", th[48] = "";
+                if (s->copy_wait_to_device_s > 0) {
+                    gw_rules_fmt_duration(s->copy_wait_to_device_s, td + 1, sizeof td - 1);
+                    td[0] = ' ';
+                }
+                if (s->copy_wait_to_host_s > 0) {
+                    gw_rules_fmt_duration(s->copy_wait_to_host_s, th + 1, sizeof th - 1);
+                    th[0] = ' ';
+                }
+                gw_finding_evidence(f, "by the direction of their GPU records: %s%s%s%s%s", td[0] ? "to the GPU" : "",
+                                    td, td[0] && th[0] ? ", " : "", th[0] ? "to the host" : "", th);
+            }
+            if (copies_queued(s)) {
+                char q[32];
+                gw_rules_fmt_duration(s->copy_wait_queued_s, q, sizeof q);
+                gw_finding_evidence(f, "%s of the copies' wait (%.0f%%) came before they started on the GPU: they "
+                                       "waited behind the work queued before them on their stream, not for the "
+                                       "transfer itself", q, s->copy_wait_queued_s / s->copy_wait_s * 100.0);
+            }
         }
         /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under
          * "28 blocking calls" read as if the 28th were the call outside the window). */
@@ -158,7 +185,15 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
          * .to('cuda') blocks until done): the fix is pinning the source, not keeping values
          * on the GPU. */
         const gw_copy_stats *cs = &r->copies;
-        int to_device = to_host && !item && cs->pageable_count[GW_COPY_HTOD] > 0 && cs->count[GW_COPY_DTOH] == 0;
+        int pageable_to_device = to_host && !item && cs->pageable_count[GW_COPY_HTOD] > 0 &&
+                                 cs->count[GW_COPY_DTOH] == 0;
+        int to_device = pageable_to_device;
+        /* Or the blocking copies' own GPU records say they went to the GPU (an inference server's
+         * .to('cuda') of a few bytes, waiting 493 ms behind its stream's queued work, beside
+         * .item() copies to the host that waited 52 µs). */
+        if (!item && s->copy_wait_to_device_s > s->copy_wait_to_host_s &&
+            s->copy_wait_to_device_s >= GW_SYNC_SOURCE_NAMED_SHARE * s->wait_s)
+            to_device = 1;
         /* Frees that waited for the device's work (cudaFree in the loop: 858 of a solver's 1,726
          * blocking calls): the fix is allocating once, not async copies or events. */
         double free_wait_s = 0;
@@ -201,12 +236,15 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "one's. Confirm: re-profile, the blocking calls per iteration should drop.");
         else if (to_device)
             gw_rules_fix(f,
-                         "The waits come from copies to the GPU from pageable memory (.to('cuda'), .cuda() "
-                         "of a batch), which return only when the copy is done: pin the source "
+                         "The waits come from copies to the GPU%s (.to('cuda'), .cuda() "
+                         "of a batch), which return only when the copy is done%s: pin the source "
                          "(DataLoader(pin_memory=True), or tensor.pin_memory() for data kept on the host) and "
                          "copy with .to(device, non_blocking=True), so the host queues the step's work while "
                          "the copy runs. Confirm: re-profile the same steps, the blocking calls per step "
-                         "should drop and the copies read Pinned.");
+                         "should drop and the copies read Pinned.",
+                         pageable_to_device ? " from pageable memory" : "",
+                         copies_queued(s) ? ", and the copy itself waits for the work queued before it on its "
+                                            "stream" : "");
         else
             gw_rules_fix(f,
                          "%sKeep values on the GPU inside the step: no .item(), .cpu(), .tolist(), print(tensor) "

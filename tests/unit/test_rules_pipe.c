@@ -306,6 +306,39 @@ static void host_sync_fix_follows_the_copy_direction(void **state)
     }
 }
 
+/* The blocking copies' own GPU records decide when the copy table cannot: an inference server's
+ * .to('cuda') of a few bytes waited 493 ms behind its stream's queued work while .item() copies
+ * to the host (of the table's device-to-host count) waited 52 µs; it was told "copies to the
+ * host". With most of the wait before the copies started, the fix and the evidence say so. */
+static void host_sync_copy_records_give_the_direction(void **state)
+{
+    (void)state;
+    for (int queued = 0; queued < 2; queued++) {
+        gw_analysis *a = syncing();
+        gw_sync_stats *s = &a->ranks[0].syncs;
+        snprintf(s->sources[0].op, sizeof s->sources[0].op, "aten::to");
+        s->copy_count = 5;
+        s->copy_wait_s = 0.2;
+        s->copy_wait_to_device_s = 0.198;
+        s->copy_wait_to_host_s = 0.002;
+        s->copy_wait_queued_s = queued ? 0.19 : 0.0005;
+        gw_copy_stats *c = &a->ranks[0].copies;
+        c->count[GW_COPY_HTOD] = 2;
+        c->count[GW_COPY_DTOH] = 3; /* the copy table alone reads "to the host" */
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        assert_non_null(strstr(f->fix, "The waits come from copies to the GPU (.to('cuda')"));
+        assert_null(strstr(f->fix, "copies to the host"));
+        assert_null(strstr(f->fix, "from pageable memory")); /* no pageable copy in the table */
+        assert_true(fx_evidence_has(f, "by the direction of their GPU records: to the GPU 198 ms, to the host 2.0 ms"));
+        assert_int_equal(strstr(f->fix, "the copy itself waits for the work queued before it on its stream") != NULL,
+                         queued);
+        assert_int_equal(fx_evidence_has(f, "190 ms of the copies' wait (95%) came before they started on the GPU"),
+                         queued);
+        fx_free(a);
+    }
+}
+
 /* The capture's closing device sync (torch.profiler's at its stop) is said as such, and when it
  * is the only blocking call the fix does not ask to drop .item() calls the job does not make. */
 static void host_sync_closing_sync_is_not_the_jobs(void **state)
@@ -698,6 +731,7 @@ int main(void)
         cmocka_unit_test(host_sync_in_frees_says_allocate_once),
         cmocka_unit_test(host_sync_names_item_for_its_share),
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
+        cmocka_unit_test(host_sync_copy_records_give_the_direction),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
