@@ -202,7 +202,8 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
                         &ds->host_ops[GW_VIEW_OWN_WORK], -1};
     pthread_t thread;
     int threaded = threads > 1 && pthread_create(&thread, NULL, host_ops_thread, &own) == 0;
-    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, 1, &ds->host_ops[GW_VIEW_DISPATCH]);
+    int dispatch_rc = gw_host_ops_compute(t, feeders, &dispatch, GW_HOST_OPS_OP_THREADS,
+                                          &ds->host_ops[GW_VIEW_DISPATCH]);
     if (dispatch_rc == 0)
         dispatch_rc = gw_dispatch_calls_compute(t, feeders, &dispatch, ds);
     if (threaded)

@@ -48,6 +48,16 @@ static int same_process(const gw_trace *t, const gw_feeders *f, uint32_t thread)
     return 0;
 }
 
+/* Whether a thread's host events [lo, hi) hold anything but Python frames and OS calls: an op,
+ * an annotation or a GPU API call. */
+static int runs_ops(const gw_trace *t, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++)
+        if (t->host[i].kind != GW_HOST_PYTHON && t->host[i].kind != GW_HOST_OSRT)
+            return 1;
+    return 0;
+}
+
 /* Inserts row into the top list (descending idle_s), keeping at most GW_TOP_HOST_OPS. */
 static void top_insert(gw_host_op_row *rows, size_t *count, const gw_host_op_row *row)
 {
@@ -178,6 +188,8 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
             continue;
         thread_cursor c;
         gw_thread_host_range(t, th, &c.next, &c.end);
+        if (other_threads == GW_HOST_OPS_OP_THREADS && !is_feeder(f, th) && !runs_ops(t, c.next, c.end))
+            continue;
         if (next_listed(t, &c, lo, hi))
             heap[threads++] = c;
     }

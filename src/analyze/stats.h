@@ -300,11 +300,16 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
 /* ---- host_ops.c -------------------------------------------------------------------- */
 
 /* The host ops and Python frames that ran while the GPU was idle in `idle` (an idle-cause
- * set), most covered time first: the feeding threads', and with other_threads the rest of
- * their process's too (the dispatch view: "## backward ##" on the loop thread while the
- * autograd thread launches; the own-work view only when its time came partly from other
- * threads: a tqdm monitor thread in threading.wait was listed at 100% of a compile's idle).
- * Returns 0, or -1 on OOM. */
+ * set), most covered time first: the feeding threads' (GW_HOST_OPS_FEEDERS), the rest of their
+ * process's too (GW_HOST_OPS_PROCESS: the own-work view, only when its time came partly from
+ * other threads: a tqdm monitor thread in threading.wait was listed at 100% of a compile's
+ * idle), or the process's threads that run ops, annotations or GPU calls (GW_HOST_OPS_OP_THREADS:
+ * the dispatch view, "## backward ##" on the loop thread while the autograd thread launches;
+ * a thread of Python frames alone dispatches nothing: multiprocessing's queue feeders, waiting
+ * in threading.wait, were 100% of a launch-bound trace's frames). Returns 0, or -1 on OOM. */
+#define GW_HOST_OPS_FEEDERS 0
+#define GW_HOST_OPS_PROCESS 1
+#define GW_HOST_OPS_OP_THREADS 2
 int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *idle, int other_threads,
                         gw_host_ops *out);
 /* The own-work view lists the process's other threads when they hold at least this share of

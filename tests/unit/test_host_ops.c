@@ -104,8 +104,15 @@ static void check_one_seed(unsigned seed)
     uint32_t feeder = threads[next_rand(&seed) % 2];
     gw_feeders f = {.main = feeder, .threads = &feeder, .count = 1};
     gw_host_ops got;
-    /* Every other seed lists the feeder's whole process, the rest the feeder alone. */
-    int other_threads = seed % 2;
+    /* A third of the seeds list the feeder alone, a third its whole process, a third the
+     * process's threads that run ops, annotations or GPU calls (not Python frames alone). */
+    int other_threads = (int)(seed % 3);
+    int runs_ops[4] = {0};
+    for (size_t i = 0; i < t->host_count; i++)
+        for (int k = 0; k < thread_count; k++)
+            if (t->host[i].thread == threads[k] && t->host[i].kind != GW_HOST_PYTHON &&
+                t->host[i].kind != GW_HOST_OSRT)
+                runs_ops[k] = 1;
     assert_int_equal(gw_host_ops_compute(t, &f, &idle, other_threads, &got), 0);
 
     /* Oracle. */
@@ -120,6 +127,13 @@ static void check_one_seed(unsigned seed)
             if (h->name_id != id || !listed(h) || h->end <= lo || h->start >= hi ||
                 t->threads[h->thread].pid != t->threads[feeder].pid || (!other_threads && h->thread != feeder))
                 continue;
+            if (other_threads == GW_HOST_OPS_OP_THREADS && h->thread != feeder) {
+                int k = 0;
+                while (threads[k] != h->thread)
+                    k++;
+                if (!runs_ops[k])
+                    continue;
+            }
             int touches = 0;
             for (gw_ns x = h->start; x < h->end && x < SPAN_NS; x++)
                 touches |= idle_bits[x];
@@ -202,11 +216,55 @@ static void kind_from_first_span(void **state)
     gw_trace_free(t);
 }
 
+/* The dispatch view's threads: a thread of the feeder's process with Python frames alone
+ * (multiprocessing's queue feeder, waiting in threading.wait all along) dispatches nothing and
+ * is left out; one with an annotation ("## backward ##" on the loop thread) is listed; the
+ * whole-process view keeps both. */
+static void op_threads_leave_python_only_threads_out(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("host_ops.json", "test");
+    assert_non_null(t);
+    uint32_t feeder = gw_trace_thread(t, 1, 100), queue = gw_trace_thread(t, 1, 101),
+             loop = gw_trace_thread(t, 1, 102);
+    struct { uint32_t thread; uint8_t kind; const char *name; gw_ns s, e; } ev[] = {
+        {feeder, GW_HOST_RUNTIME, "cudaLaunchKernel", 10, 20},
+        {queue, GW_HOST_PYTHON, "multiprocessing/queues.py(231): _feed", 0, 100},
+        {queue, GW_HOST_PYTHON, "threading.py(327): wait", 1, 99},
+        {loop, GW_HOST_ANNOTATION, "## backward ##", 30, 80},
+        {loop, GW_HOST_PYTHON, "train.py(40): step", 25, 90}};
+    for (size_t k = 0; k < sizeof ev / sizeof ev[0]; k++) {
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        *h = (gw_host_event){.start = ev[k].s, .end = ev[k].e, .thread = ev[k].thread,
+                             .name_id = gw_trace_intern(t, ev[k].name, strlen(ev[k].name)), .kind = ev[k].kind,
+                             .parent = UINT32_MAX};
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    gw_ival_list raw = {0};
+    assert_int_equal(gw_ival_list_add(&raw, 20, 100), 0);
+    gw_ivset idle;
+    assert_int_equal(gw_ivset_build(&idle, &raw), 0);
+    gw_feeders f = {.main = feeder, .threads = &feeder, .count = 1};
+    for (int mode = GW_HOST_OPS_PROCESS; mode <= GW_HOST_OPS_OP_THREADS; mode++) {
+        gw_host_ops got;
+        assert_int_equal(gw_host_ops_compute(t, &f, &idle, mode, &got), 0);
+        assert_int_equal(got.op_count, 1);
+        assert_string_equal(got.ops[0].name, "## backward ##");
+        assert_int_equal(got.frame_count, mode == GW_HOST_OPS_PROCESS ? 3 : 1);
+        assert_string_equal(got.frames[0].name, mode == GW_HOST_OPS_PROCESS ? "multiprocessing/queues.py(231): _feed"
+                                                                           : "train.py(40): step");
+    }
+    gw_ivset_free(&idle);
+    gw_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_traces_match_oracle),
         cmocka_unit_test(kind_from_first_span),
+        cmocka_unit_test(op_threads_leave_python_only_threads_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
