@@ -238,6 +238,11 @@ typedef struct gw_kernel_row {
     double share;                /* of total kernel time */
     int tensor_core;             /* 1 uses tensor cores (by name) */
     int comm;                    /* 1 communication kernel */
+    double sm_fill;              /* share of the SMs' time its launches keep busy, partial last
+                                    waves counted, time-weighted; <0 unknown */
+    double blocks_per_sm;        /* blocks per SM of its longest launch (an offload kernel ran
+                                    44 s on one block and 66 ms on 131,072: a mean says
+                                    neither); <0 unknown */
 } gw_kernel_row;
 
 typedef struct gw_kernel_stats {
@@ -251,6 +256,12 @@ typedef struct gw_kernel_stats {
     double fp32_gemm_share;      /* (gemm_s - gemm_tensor_core_s) / total kernel time */
     double blocks_per_sm_weighted; /* time-weighted mean blocks per SM; <0 unknown */
     double occupancy_weighted_pct; /* time-weighted est. achieved occupancy; <0 unknown */
+    double sm_fill_weighted;     /* time-weighted share of the SMs' time the compute kernels keep
+                                    busy, partial last waves counted (analyze/kernels.c sm_fill);
+                                    <0 unknown */
+    double sm_tail_lost;         /* of 1 - sm_fill_weighted, the part lost in the last waves of
+                                    kernels with more than one block per SM (the rest: kernels
+                                    with fewer blocks than SMs) */
     double comm_type_s[GW_COLL_COUNT]; /* communication kernel time by collective */
     double memset_s;             /* time of memset ops (for mem.zero_grad_memset) */
     double memset_share;         /* memset time / GPU busy time */

@@ -34,28 +34,82 @@ static double blocks_per_sm(const gw_gpu_event *g, const gw_kernel_shape *given,
     return -1;
 }
 
+/* Blocks of one kernel an SM holds at once, from block size and registers (shared memory is
+ * not in the model, so this is an upper bound); its warps per block and the SM's warp slots
+ * through the pointers. <= 0 unknown. */
+static double resident_blocks(const gw_gpu_event *g, const gw_device *dev, double *warps_per_block,
+                              double *max_warps)
+{
+    if (!dev || g->block_threads == 0 || dev->max_threads_per_sm <= 0 || dev->warp_size <= 0)
+        return -1;
+    double warp = dev->warp_size;
+    *warps_per_block = ceil(g->block_threads / warp);
+    *max_warps = floor(dev->max_threads_per_sm / warp);
+    if (*max_warps <= 0)
+        return -1;
+    double resident = floor(*max_warps / *warps_per_block);
+    if (g->registers > 0 && dev->regs_per_sm > 0)
+        resident = fmin(resident, floor(dev->regs_per_sm / (g->registers * *warps_per_block * warp)));
+    return fmin(resident, MAX_BLOCKS_PER_SM);
+}
+
 /* Occupancy (% of the SM's warp slots) of one kernel: the trace's estimate, else the
- * theoretical one from block size, registers and grid size (shared memory is not in the
- * model, so this is an upper bound). */
+ * theoretical one from block size, registers and grid size. */
 static double occupancy_pct(const gw_gpu_event *g, const gw_kernel_shape *given, const gw_device *dev)
 {
     if (given->est_occupancy_pct >= 0)
         return given->est_occupancy_pct;
-    if (!dev || g->block_threads == 0 || dev->max_threads_per_sm <= 0 || dev->warp_size <= 0)
+    double warps_per_block = 0, max_warps = 0;
+    double resident = resident_blocks(g, dev, &warps_per_block, &max_warps);
+    if (resident < 0)
         return -1;
-    double warp = dev->warp_size;
-    double warps_per_block = ceil(g->block_threads / warp);
-    double max_warps = floor(dev->max_threads_per_sm / warp);
-    if (max_warps <= 0)
-        return -1;
-    double resident = floor(max_warps / warps_per_block);
-    if (g->registers > 0 && dev->regs_per_sm > 0)
-        resident = fmin(resident, floor(dev->regs_per_sm / (g->registers * warps_per_block * warp)));
-    resident = fmin(resident, MAX_BLOCKS_PER_SM);
     if (g->grid_blocks > 0 && dev->num_sms > 0)
         resident = fmin(resident, ceil((double)g->grid_blocks / dev->num_sms));
     double pct = resident * warps_per_block / max_warps * 100.0;
     return pct > 100.0 ? 100.0 : pct;
+}
+
+/* The share of the SMs' time a kernel keeps busy, from its waves: an SM holds `cap` of its
+ * blocks at once, so they run in ceil(blocks per SM / cap) rounds, and the last round covers
+ * only part of the SMs (40 blocks of 256 threads at 192 registers each on a 28-SM GPU: one
+ * block per SM, 28 + 12, 71% of the SM-time). Up to one block per SM, all run at once on that
+ * share of the SMs. With the trace's own figures (Kineto), cap is what its occupancy estimate
+ * says an SM held: the estimate is of min(blocks per SM, the blocks an SM can hold), so a cap
+ * at the kernel's blocks per SM says only that they all fit, and then there is one round.
+ * With blocks per SM over 1 and nothing to tell cap from, one round. <0 unknown. */
+static double sm_fill(const gw_gpu_event *g, const gw_kernel_shape *given, const gw_device *dev, double bps,
+                      double occ)
+{
+    if (bps < 0)
+        return -1;
+    if (bps <= 1.0)
+        return bps;
+    double cap = -1;
+    if (given->blocks_per_sm >= 0 || given->est_occupancy_pct >= 0) {
+        if (occ >= 0 && dev && g->block_threads > 0 && dev->max_threads_per_sm > 0 && dev->warp_size > 0) {
+            double warps_per_block = ceil(g->block_threads / (double)dev->warp_size);
+            double max_warps = floor(dev->max_threads_per_sm / (double)dev->warp_size);
+            double held = occ / 100.0 * max_warps / warps_per_block;
+            /* The estimate is rounded to whole percents: a cap within 5% of the blocks per SM
+             * is the blocks per SM itself. */
+            if (held < 0.95 * bps)
+                cap = floor(held + 0.5);
+        }
+    } else {
+        double warps_per_block = 0, max_warps = 0;
+        cap = resident_blocks(g, dev, &warps_per_block, &max_warps);
+    }
+    if (cap < 1)
+        return 1.0;
+    double waves = bps / cap;
+    if (waves <= 1.0)
+        return 1.0;
+    double full = floor(waves);
+    double rounds = ceil(waves);
+    if (rounds == full)
+        return 1.0;
+    double last = bps - full * cap; /* blocks per SM in the last round */
+    return (full + (last < 1.0 ? last : 1.0)) / rounds;
 }
 
 /* Blocks per SM and occupancy depend only on the launch configuration, which repeats
@@ -68,10 +122,11 @@ typedef struct launch_memo {
     int32_t device;
     uint32_t grid_blocks, block_threads;
     uint16_t registers;
-    double blocks_per_sm, occupancy_pct;
+    double blocks_per_sm, occupancy_pct, sm_fill;
 } launch_memo;
 
-static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo *memo, double *bps, double *occ)
+static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo *memo, double *bps, double *occ,
+                           double *fill)
 {
     /* Figures the trace itself gives are per kernel: not memoised. */
     gw_kernel_shape given = gw_trace_kernel_shape_of(t, g);
@@ -79,6 +134,7 @@ static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo
         const gw_device *dev = gw_trace_device(t, g->device);
         *bps = blocks_per_sm(g, &given, dev);
         *occ = occupancy_pct(g, &given, dev);
+        *fill = sm_fill(g, &given, dev, *bps, *occ);
         return;
     }
     uint32_t h = (g->grid_blocks * 2654435761u) ^ (g->block_threads * 40503u) ^ ((uint32_t)g->registers << 7) ^
@@ -91,9 +147,11 @@ static void launch_figures(const gw_trace *t, const gw_gpu_event *g, launch_memo
                            .block_threads = g->block_threads, .registers = g->registers,
                            .blocks_per_sm = blocks_per_sm(g, &given, dev),
                            .occupancy_pct = occupancy_pct(g, &given, dev)};
+        m->sm_fill = sm_fill(g, &given, dev, m->blocks_per_sm, m->occupancy_pct);
     }
     *bps = m->blocks_per_sm;
     *occ = m->occupancy_pct;
+    *fill = m->sm_fill;
 }
 
 int gw_gpu_under_zero_grad(const gw_trace *t, const gw_gpu_event *g)
@@ -148,6 +206,9 @@ typedef struct kernel_group {
     uint32_t name_id;
     size_t count;
     gw_ns total, min, max;
+    double fill_weighted, fill_time; /* sm_fill, time-weighted */
+    gw_ns longest;                     /* its longest launch with known figures, and that */
+    double longest_bps;                /* launch's blocks per SM */
     uint8_t flags, kclass;
 } kernel_group;
 
@@ -190,6 +251,8 @@ static void top_medians(const gw_trace *t, const gw_window *w, const kernel_grou
 static int top_kernels(const gw_trace *t, const gw_window *w, size_t n, gw_ns total_ns, double *scratch,
                        gw_kernel_stats *ks)
 {
+    launch_memo memo[LAUNCH_MEMO_SLOTS];
+    memset(memo, 0, sizeof memo);
     ks->top_count = 0;
     if (n == 0)
         return 0;
@@ -219,6 +282,16 @@ static int top_kernels(const gw_trace *t, const gw_window *w, size_t n, gw_ns to
         kernel_group *g = &groups[slot[id]];
         g->count++;
         g->total = gw_sat_add(g->total, len);  /* kernels overlap: sums of many can pass 2^63 */
+        double bps, occ, fill;
+        launch_figures(t, e, memo, &bps, &occ, &fill);
+        if (fill >= 0) {
+            g->fill_weighted += fill * (double)len;
+            g->fill_time += (double)len;
+            if (len > g->longest || g->fill_time == (double)len) {
+                g->longest = len;
+                g->longest_bps = bps;
+            }
+        }
         if (len < g->min) g->min = len;
         if (len > g->max) g->max = len;
     }
@@ -242,6 +315,8 @@ static int top_kernels(const gw_trace *t, const gw_window *w, size_t n, gw_ns to
         row->share = total_ns > 0 ? (double)groups[g].total / (double)total_ns : 0.0;
         row->tensor_core = (groups[g].flags & GW_GPU_F_TENSOR_CORE) != 0;
         row->comm = groups[g].kclass == GW_KCLASS_COMM;
+        row->sm_fill = groups[g].fill_time > 0 ? groups[g].fill_weighted / groups[g].fill_time : -1;
+        row->blocks_per_sm = groups[g].fill_time > 0 ? groups[g].longest_bps : -1;
     }
     rc = 0;
 out:
@@ -304,6 +379,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     *ks = (gw_kernel_stats){0};
     ks->blocks_per_sm_weighted = -1;
     ks->occupancy_weighted_pct = -1;
+    ks->sm_fill_weighted = -1;
     histogram(ks, NULL, 0);
     size_t n = 0;
     for (size_t i = 0; i < t->gpu_count; i++)
@@ -313,7 +389,8 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     if (!len_us)
         goto out;
     gw_ns total = 0, gemm = 0, gemm_tc = 0, zero_fill = 0;
-    double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0;
+    double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0, fill_weighted = 0, fill_time = 0,
+           tail_lost = 0;
     double tiny_us = th->v[GW_T_TINY_KERNEL_US];
     size_t tiny = 0, k = 0;
     int zero_grad = trace_has_zero_grad(t);
@@ -347,8 +424,15 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
             if (g->flags & GW_GPU_F_TENSOR_CORE)
                 gemm_tc = gw_sat_add(gemm_tc, len);
         }
-        double bps, occ;
-        launch_figures(t, g, memo, &bps, &occ);
+        double bps, occ, fill;
+        launch_figures(t, g, memo, &bps, &occ, &fill);
+        /* Collectives run on a few blocks by design: their SMs are not what they lack. */
+        if (fill >= 0 && g->kclass != GW_KCLASS_COMM) {
+            fill_weighted += fill * (double)len;
+            fill_time += (double)len;
+            if (bps > 1.0)
+                tail_lost += (1.0 - fill) * (double)len;
+        }
         if (bps >= 0) {
             bps_weighted += bps * (double)len;
             bps_time += (double)len;
@@ -372,6 +456,10 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         ks->blocks_per_sm_weighted = bps_weighted / bps_time;
     if (occ_time > 0)
         ks->occupancy_weighted_pct = occ_weighted / occ_time;
+    if (fill_time > 0) {
+        ks->sm_fill_weighted = fill_weighted / fill_time;
+        ks->sm_tail_lost = tail_lost / fill_time;
+    }
     ks->memset_share = busy_s > 0 ? ks->memset_s / busy_s : 0.0;
     ks->zero_fill_s = gw_ns_to_s(zero_fill);
     histogram(ks, len_us, n);

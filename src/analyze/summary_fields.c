@@ -46,6 +46,8 @@ static const gw_field DESC_KERNEL_ROW_FIELDS[] = {
     ONE(gw_kernel_row, share, GW_F_F64),
     ONE(gw_kernel_row, tensor_core, GW_F_INT),
     ONE(gw_kernel_row, comm, GW_F_INT),
+    ONE(gw_kernel_row, sm_fill, GW_F_F64),
+    ONE(gw_kernel_row, blocks_per_sm, GW_F_F64),
 };
 static const gw_struct_desc DESC_KERNEL_ROW = {"gw_kernel_row", sizeof(gw_kernel_row), DESC_KERNEL_ROW_FIELDS, sizeof DESC_KERNEL_ROW_FIELDS / sizeof DESC_KERNEL_ROW_FIELDS[0]};
 
@@ -60,6 +62,8 @@ static const gw_field DESC_KERNEL_STATS_FIELDS[] = {
     ONE(gw_kernel_stats, fp32_gemm_share, GW_F_F64),
     ONE(gw_kernel_stats, blocks_per_sm_weighted, GW_F_F64),
     ONE(gw_kernel_stats, occupancy_weighted_pct, GW_F_F64),
+    ONE(gw_kernel_stats, sm_fill_weighted, GW_F_F64),
+    ONE(gw_kernel_stats, sm_tail_lost, GW_F_F64),
     MANY(gw_kernel_stats, comm_type_s, GW_F_F64),
     ONE(gw_kernel_stats, memset_s, GW_F_F64),
     ONE(gw_kernel_stats, memset_share, GW_F_F64),

@@ -11,7 +11,10 @@
  *  - pipe.pageable_copy 50-67%: pinned copies run 2-3x faster than pageable ones.
  *  - kernel.fp32_math: the finding's share is already the saving at 2x (half the FP32 time);
  *    tensor cores save 40-75% of FP32 matrix time, i.e. 0.8-1.5x of that share.
- *  - kernel.low_occupancy 20-50%, kernel.cudnn_autotune 70-100%, mem.zero_grad_memset
+ *  - kernel.low_occupancy 20-50% (50-95% when the kernels leave 90% of the SMs' time or more
+ *    unused: a loop on one block or one thread gains near the SM count when spread, as a
+ *    public <<<1,1>>> kernel of 6.3 s did, 0.18 s on one block of 256, 0.11 s on a full grid),
+ *    kernel.cudnn_autotune 70-100%, mem.zero_grad_memset
  *    80-100%, comm.heavy 30-80% (overlap hides part), comm.straggler 50-90%. */
 #include "diagnose/gain.h"
 
@@ -61,6 +64,11 @@ void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices)
     double lo_frac, hi_frac;
     if (!gw_gain_fractions(f->id, &lo_frac, &hi_frac))
         return;
+    gw_gain_write_range(f, r, devices, lo_frac, hi_frac);
+}
+
+void gw_gain_write_range(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac, double hi_frac)
+{
     double per_step = f->explained_s / gw_rules_steps(r) / (devices > 0 ? (double)devices : 1.0);
     char lo[32], hi[32], pct[48];
     gw_rules_fmt_duration(per_step * lo_frac, lo, sizeof lo);

@@ -17,6 +17,8 @@ int gw_gain_fractions(const char *id, double *lo, double *hi);
  * devices: how many device windows f->explained_s adds up (1 for a per-device figure).
  * Leaves the gain empty when the table has no estimate for f->id. */
 void gw_gain_write(gw_finding *f, const gw_rank_stats *r, size_t devices);
+/* The same with the recovered share given: lo_frac..hi_frac of the finding's explained time. */
+void gw_gain_write_range(gw_finding *f, const gw_rank_stats *r, size_t devices, double lo_frac, double hi_frac);
 
 /* Writes f->gain from f->what_if (a replay of the step graph with the fix applied): "≈ 26 ms
  * to 34 ms/step (17-22% of step time), simulated: median step 151.8 ms -> 122.2 ms". */

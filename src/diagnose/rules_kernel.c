@@ -5,6 +5,7 @@
  * kernel.fp32_math (matrix work without tensor cores on a GPU that has them), kernel.hot
  * (the top kernels, like nsys cuda_gpu_kern_sum) and kernel.cudnn_autotune (cuDNN algorithm
  * searches inside steady-state steps). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -206,9 +207,45 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
     return 0;
 }
 
+/* Kernels that leave this share of the SMs' time unused or more run on a block or a thread:
+ * spread over the GPU they gain near its SM count, so the gain's range is 50-95% of the loss
+ * (gain.c), not 20-50%. */
+#define GW_LOW_OCC_NEAR_EMPTY 0.90
+
+/* The kernels of the top list that waste most SM-time (their share of kernel time times the
+ * share of the SMs' time they leave unused, 1% of kernel time or more; compute kernels only),
+ * each with its blocks per SM and how much of the SMs' time its launches keep busy; at most
+ * three. */
+static void waste_rows(gw_finding *f, const gw_kernel_stats *k, const gw_vendor_terms *v)
+{
+    int used[GW_TOP_KERNELS] = {0};
+    for (int listed = 0; listed < 3; listed++) {
+        size_t best = SIZE_MAX;
+        double best_waste = 0.01;
+        for (size_t j = 0; j < k->top_count && j < GW_TOP_KERNELS; j++) {
+            const gw_kernel_row *row = &k->top[j];
+            double waste = row->sm_fill >= 0 ? (1.0 - row->sm_fill) * row->share : 0;
+            if (!used[j] && !row->comm && waste >= best_waste) {
+                best = j;
+                best_waste = waste;
+            }
+        }
+        if (best == SIZE_MAX)
+            return;
+        used[best] = 1;
+        const gw_kernel_row *row = &k->top[best];
+        char tot[32];
+        gw_rules_fmt_duration(row->total_s, tot, sizeof tot);
+        gw_finding_evidence(f, "%.100s: %.1f%% of kernel time (%s), %.2f blocks per %s in its longest launch, the "
+                               "%ss busy %.0f%% of its time", row->name, row->share * 100.0, tot, row->blocks_per_sm,
+                            v->compute_unit, v->compute_unit, row->sm_fill * 100.0);
+    }
+}
+
 int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
 {
     const double bps_thr = a->thresholds.v[GW_T_LOW_OCC_BLOCKS_PER_SM];
+    const double unused_thr = a->thresholds.v[GW_T_LOW_OCC_UNUSED_SHARE];
     for (size_t i = 0; i < a->rank_count; i++) {
         const gw_rank_stats *r = &a->ranks[i];
         const gw_kernel_stats *k = &r->kernels;
@@ -223,15 +260,23 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                    "the input has no kernel grid sizes, or no SM count for the GPU they ran on");
             continue;
         }
-        if (k->blocks_per_sm_weighted >= bps_thr)
+        /* Few blocks per SM on average, or (the mean hides it: one kernel's huge grid outweighs
+         * another's 40 blocks) the kernels' own waves leave a quarter of the SMs' time or more
+         * unused: a 50 s kernel of 40 register-heavy blocks on 28 SMs ran 28 + 12. */
+        double fill_unused = k->sm_fill_weighted >= 0 ? 1.0 - k->sm_fill_weighted : -1;
+        int few_blocks = k->blocks_per_sm_weighted < bps_thr;
+        if (!few_blocks && fill_unused < unused_thr)
             continue;
         gw_rank_totals tot;
         gw_rank_totals_compute(a, r, &tot);
         if (tot.window_s <= 0)
             continue;
-        /* Busy time during which most SMs had no block: the share of SM-time left unused. */
-        double unused = 1.0 - k->blocks_per_sm_weighted;
+        /* Busy time during which SMs had no block: the share of SM-time left unused. */
+        double unused = fill_unused >= 0 ? fill_unused : 1.0 - k->blocks_per_sm_weighted;
         double explained = tot.compute_s * (unused > 0 ? unused : 0);
+        /* Most of the loss in partial last waves (kernels of more than one block per SM): the
+         * fix is the grid's size in waves, not more blocks. */
+        int tail = !few_blocks && k->sm_fill_weighted >= 0 && k->sm_tail_lost >= 0.5 * unused;
         gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
         if (!f)
             return -1;
@@ -240,10 +285,22 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         gw_rules_window_label(r, window, sizeof window);
         const gw_trace *t = gw_rules_trace(a, r);
         const gw_device *dev = t && tot.main_device >= 0 ? gw_trace_device(t, tot.main_device) : NULL;
-        snprintf(f->title, sizeof f->title,
-                 "Kernels too small to fill the GPU: %.2f blocks per SM (time-weighted)",
-                 k->blocks_per_sm_weighted);
-        if (dev && dev->num_sms > 0)
+        const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
+        if (few_blocks)
+            snprintf(f->title, sizeof f->title,
+                     "Kernels too small to fill the GPU: %.2f blocks per %s (time-weighted)",
+                     k->blocks_per_sm_weighted, v->compute_unit);
+        else if (tail)
+            snprintf(f->title, sizeof f->title,
+                     "Kernels leave %.0f%% of the %ss' time unused: their last wave of blocks runs on part "
+                     "of the %ss", unused * 100.0, v->compute_unit, v->compute_unit);
+        else
+            snprintf(f->title, sizeof f->title,
+                     "Kernels leave %.0f%% of the %ss' time unused: some run fewer blocks than there are "
+                     "%ss", unused * 100.0, v->compute_unit, v->compute_unit);
+        if (!few_blocks)
+            waste_rows(f, k, v);
+        else if (dev && dev->num_sms > 0)
             gw_finding_evidence(f, "time-weighted %.2f blocks per SM on %d SMs in %s: many SMs sit "
                                    "empty while kernels run", k->blocks_per_sm_weighted, dev->num_sms,
                                 window);
@@ -253,23 +310,33 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         if (k->occupancy_weighted_pct >= 0)
             gw_finding_evidence(f, "estimated achieved occupancy %.0f%% (time-weighted)",
                                 k->occupancy_weighted_pct);
-        gw_finding_evidence(f, "compute %.1f%% of the window; unused SM share during it %.0f%%",
-                            tot.compute_s / tot.window_s * 100.0, unused * 100.0);
-        const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
+        gw_finding_evidence(f, "compute %.1f%% of the window; unused %s share during it %.0f%%",
+                            tot.compute_s / tot.window_s * 100.0, v->compute_unit, unused * 100.0);
         char occ_py[256], occ_native[256];
         gw_vendor_kernel_profile(v, "occupancy", "<kernel>", "python train.py", occ_py, sizeof occ_py);
         gw_vendor_kernel_profile(v, "occupancy", "<kernel>", "./your_program", occ_native, sizeof occ_native);
+        /* With enough blocks on average, the unused time is in the rounds: the last one runs on
+         * part of the SMs, and fewer, larger rounds waste more of them. */
+        char waves[320] = "";
+        if (tail)
+            snprintf(waves, sizeof waves, "The blocks run in rounds of what the %ss hold at once, and the last "
+                                          "round leaves %ss idle: size grids in whole rounds (a multiple of the "
+                                          "%s count times the blocks each %s holds), or use more, smaller blocks "
+                                          "(fewer registers per thread: __launch_bounds__, -maxrregcount) so "
+                                          "the last round is a small part. ", v->compute_unit, v->compute_unit,
+                     v->compute_unit, v->compute_unit);
         if (gw_rules_jax(a, r))
             gw_rules_fix(f,
-                         "Give each kernel more parallel work: a larger batch, vmap over samples instead of "
+                         "%sGive each kernel more parallel work: a larger batch, vmap over samples instead of "
                          "Python loops, larger jitted functions so XLA fuses more. Check one kernel with "
-                         "%s (%s).", v->kernel_profiler, occ_py);
+                         "%s (%s).", waves, v->kernel_profiler, occ_py);
         else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
-                         "Give each kernel more parallel work: a larger batch, fused ops (torch.compile), "
-                         "fewer tiny per-sample loops. Check one kernel with %s (%s).", v->kernel_profiler,
+                         "%sGive each kernel more parallel work: a larger batch, fused ops (torch.compile), "
+                         "fewer tiny per-sample loops. Check one kernel with %s (%s).", waves, v->kernel_profiler,
                          occ_py);
-        else if (gw_rules_offload(a, r) && k->blocks_per_sm_weighted < GW_OFFLOAD_SERIAL_BLOCKS_PER_SM)
+        else if (gw_rules_offload(a, r) && (k->blocks_per_sm_weighted < GW_OFFLOAD_SERIAL_BLOCKS_PER_SM ||
+                                            1.0 - unused < GW_OFFLOAD_SERIAL_BLOCKS_PER_SM))
             /* A compiler-generated kernel on about one block: the loop ran on one gang (a course
              * export's two loops, 99.7% of 21 s, each on a 1x1 grid of one thread). */
             gw_rules_fix(f,
@@ -281,11 +348,14 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                          "(nvc -Minfo=accel, or -fopt-info-omp) for loops it left sequential.");
         else
             gw_rules_fix(f,
-                         "Give each kernel more parallel work: enough blocks to fill every %s (a larger "
+                         "%sGive each kernel more parallel work: enough blocks to fill every %s (a larger "
                          "problem per launch, a grid sized from the device's %s count), fewer registers or "
                          "less shared memory per block where those cap occupancy. Check one kernel with "
-                         "%s (%s).", v->compute_unit, v->compute_unit, v->kernel_profiler, occ_native);
-        gw_gain_write(f, r, tot.device_count);
+                         "%s (%s).", waves, v->compute_unit, v->compute_unit, v->kernel_profiler, occ_native);
+        if (unused >= GW_LOW_OCC_NEAR_EMPTY)
+            gw_gain_write_range(f, r, tot.device_count, 0.50, 0.95);
+        else
+            gw_gain_write(f, r, tot.device_count);
     }
     return 0;
 }

@@ -25,7 +25,7 @@ static const gw_rule TABLE[] = {
     {"pipe.host_sync", "pipe", T, gw_rule_pipe_host_sync, "the host blocking on the GPU", 1},
     {"pipe.cpu_bound", "pipe", T, gw_rule_pipe_cpu_bound, "the host busy in its own work", 1},
     {"kernel.launch_bound", "kernel", T, gw_rule_kernel_launch_bound, "the host dispatching GPU work (launch-bound)", 1},
-    {"kernel.low_occupancy", "kernel", T, gw_rule_kernel_low_occupancy, "kernels too small to fill the GPU", 0},
+    {"kernel.low_occupancy", "kernel", T, gw_rule_kernel_low_occupancy, "kernels that do not fill the GPU", 0},
     {"kernel.fp32_math", "kernel", T, gw_rule_kernel_fp32_math, "matrix work in FP32", 0},
     {"kernel.hot", "kernel", T, gw_rule_kernel_hot, NULL, 0},
     {"kernel.cudnn_autotune", "kernel", T, gw_rule_kernel_cudnn_autotune, "cuDNN algorithm search in every step", 0},

@@ -33,6 +33,7 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_TINY_KERNEL_US] = {"kernel.launch_bound.tiny_us", 5, "µs", "kernels shorter than this are tiny"},
     [GW_T_TINY_KERNEL_SHARE] = {"kernel.launch_bound.tiny_share", 0.50, "fraction", "share of kernels that are tiny at or above"},
     [GW_T_LOW_OCC_BLOCKS_PER_SM] = {"kernel.low_occupancy.blocks_per_sm", 1.0, "blocks", "time-weighted blocks per SM below"},
+    [GW_T_LOW_OCC_UNUSED_SHARE] = {"kernel.low_occupancy.unused_share", 0.25, "fraction", "or the compute kernels' waves leave this share of the SMs' time unused, or more (time-weighted; a partial last wave counts)"},
     [GW_T_FP32_MATH_SHARE] = {"kernel.fp32_math.share", 0.30, "fraction", "FP32 matrix kernels share of kernel time at or above"},
     [GW_T_FP32_MIN_CC] = {"kernel.fp32_math.min_cc", 7, "major", "only on GPUs with tensor cores (compute capability major at least)"},
     [GW_T_HOT_KERNELS] = {"kernel.hot.count", 5, "count", "kernels named by kernel.hot"},

@@ -36,6 +36,7 @@ typedef enum gw_threshold_id {
     GW_T_TINY_KERNEL_US,           /* kernel.launch_bound: "tiny" kernel length (µs) */
     GW_T_TINY_KERNEL_SHARE,        /* kernel.launch_bound: share of kernels that are tiny */
     GW_T_LOW_OCC_BLOCKS_PER_SM,    /* kernel.low_occupancy: time-weighted blocks/SM below */
+    GW_T_LOW_OCC_UNUSED_SHARE,     /* kernel.low_occupancy: or SM-time left unused (waves) from */
     GW_T_FP32_MATH_SHARE,          /* kernel.fp32_math: FP32 gemm share of kernel time */
     GW_T_FP32_MIN_CC,              /* kernel.fp32_math: compute capability (major) at least */
     GW_T_HOT_KERNELS,              /* kernel.hot: how many kernels to name */

@@ -294,9 +294,12 @@ void gw_verdict_line(gw_analysis *a)
         /* said above */
     } else if (a->util.state == GW_UTIL_HEALTHY && saving && saving->severity >= GW_SEV_MAJOR &&
                strcmp(saving->id, "kernel.low_occupancy") == 0) {
-        /* Busy, but in kernels that leave most SMs empty (a loop of <<<1,1>>> kernels): the
-         * busy figure overstates what the GPU does, so not healthy. */
-        append(v, size, "%s%s", "; no idle time, but its kernels leave most of the GPU unused", "");
+        /* Busy, but in kernels that leave SMs empty (a loop of <<<1,1>>> kernels, a last wave of
+         * blocks on part of the SMs): the busy figure overstates what the GPU does, so not
+         * healthy. */
+        snprintf(part, sizeof part, "; no idle time, but its kernels leave %.0f%% of the GPU's compute units idle",
+                 saving->share * 100.0);
+        append(v, size, "%s%s", part, "");
     } else if (a->util.state == GW_UTIL_HEALTHY) {
         append(v, size, "%s%s", "; healthy: the time is in the kernels themselves (see kernel.hot)", "");
     } else if (cause && strcmp(cause->id, "util.unexplained") == 0 && !any_host_side(a)) {

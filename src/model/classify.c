@@ -232,6 +232,9 @@ gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blo
 static const char *const COMM_MARKERS[] = {
     "ncclKernel", "AllReduce_", "all_to_all", "alltoall", "::ep::internode", "::ep::intranode",
     "cross_device_reduce", "all_gather", "reduce_scatter", "SendRecv",
+    /* PyTorch's symmetric-memory collectives (multimem_all_reduce_kernel, one_shot_all_reduce_kernel
+     * ...) and TensorRT-LLM's (oneShotAllReduceKernel, allreduce_fusion_kernel). */
+    "multimem_", "all_reduce_kernel", "AllReduceKernel", "allreduce_fusion",
 };
 
 int gw_kernel_is_comm(const char *name)

@@ -297,6 +297,9 @@ static void write_kernels(gw_json_writer *w, const gw_kernel_stats *k)
     gw_jw_kdouble(w, "fp32_gemm_share", k->fp32_gemm_share);
     kdouble_known(w, "blocks_per_sm", k->blocks_per_sm_weighted);
     kdouble_known(w, "occupancy_pct", k->occupancy_weighted_pct);
+    kdouble_known(w, "sm_fill", k->sm_fill_weighted);
+    if (k->sm_fill_weighted >= 0)
+        gw_jw_kdouble(w, "sm_tail_lost", k->sm_tail_lost);
     gw_jw_key(w, "comm_by_collective");
     gw_jw_object_begin(w);
     for (int c = 0; c < GW_COLL_COUNT; c++)
@@ -325,6 +328,8 @@ static void write_kernels(gw_json_writer *w, const gw_kernel_stats *k)
         gw_jw_kdouble(w, "max_us", r->max_us);
         gw_jw_kbool(w, "tensor_core", r->tensor_core);
         gw_jw_kbool(w, "comm", r->comm);
+        kdouble_known(w, "sm_fill", r->sm_fill);
+        kdouble_known(w, "blocks_per_sm", r->blocks_per_sm);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);

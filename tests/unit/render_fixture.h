@@ -66,6 +66,7 @@ static void fix_rank(gw_rank_stats *r, int rank, size_t trace_index)
     k->fp32_gemm_share = 0.375;
     k->blocks_per_sm_weighted = -1;   /* unknown */
     k->occupancy_weighted_pct = NAN;  /* unknown, NaN flavour */
+    k->sm_fill_weighted = -1;         /* unknown */
     k->memset_count = 12;
     k->memset_s = 0.05;
     k->memset_share = 0.05;
@@ -294,6 +295,7 @@ static __attribute__((unused)) gw_analysis *fix_analysis_no_gpu(void)
     a->ranks[0].memory.peak_reserved_bytes = -1;
     a->ranks[0].memory.peak_allocated_bytes = -1;
     a->ranks[0].kernels.blocks_per_sm_weighted = -1;
+    a->ranks[0].kernels.sm_fill_weighted = -1;
     a->ranks[0].kernels.occupancy_weighted_pct = -1;
     snprintf(a->verdict, sizeof a->verdict, "No GPU data in the input: nothing ran on a GPU.");
     return a;

@@ -600,6 +600,11 @@ static void kernel_statistics(void **state)
     /* sgemm occupancy: 8 warps per block, 64 regs x 256 threads allow 4 blocks, but 40
      * blocks on 80 SMs leave one per SM: 8 of 64 warps = 12.5 %. */
     assert_true(fabs(k->occupancy_weighted_pct - (12.5 * 20 + 50.0 * 10) / 30) < 1e-6);
+    /* SMs busy: the sgemm's 40 blocks cover half the SMs; the h884gemm's 4 per SM with no block
+     * size to tell how many an SM holds, one round, all of them. */
+    assert_true(fabs(k->sm_fill_weighted - (0.5 * 20 + 1.0 * 10) / 30) < 1e-9);
+    assert_true(k->sm_tail_lost == 0);
+    assert_true(fabs(k->top[0].sm_fill - 0.5) < 1e-9 && fabs(k->top[0].blocks_per_sm - 0.5) < 1e-9);
     assert_int_equal(k->memset_count, 1);
     fx_assert_s(k->memset_s, 3);
     assert_true(fabs(k->memset_share - 3.0 / 42.0) < 1e-9);
@@ -625,6 +630,75 @@ static void kernel_statistics(void **state)
     assert_int_equal(hist_total, 5);
     assert_int_equal(a->devices[0].kernel_count, 5);
     assert_string_equal(a->devices[0].name, "Test GPU");
+    fx_done(a, job);
+}
+
+/* The SMs' busy share counts rounds of blocks: an SM holds as many of a kernel's blocks as its
+ * registers and warp slots allow, so the blocks run in rounds and the last round covers part
+ * of the SMs. A 28-SM GPU with 48 warp slots: 40 blocks of 256 threads at 192 registers (one
+ * per SM) run 28 + 12, busy (1 + 12/28) / 2; Kineto's figures of 2.5 blocks per SM at 25%
+ * occupancy with 8-warp blocks (an SM held 1.5, so 2) run 2 + 0.5, busy (1 + 0.5) / 2; its
+ * 1.41 blocks per SM at 12% with 4-warp blocks (the estimate is of min(blocks per SM, the SM's
+ * limit), here the blocks per SM) all fit at once; a collective is left out. */
+static void sm_fill_counts_last_waves(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    gw_device *d = fx_device(t, 0, 28);
+    d->max_threads_per_sm = 1536;
+    gw_gpu_event *heavy = fx_kernel(t, 0, 7, 0, 50, 0, "divergence");
+    heavy->grid_blocks = 40;
+    heavy->block_threads = 256;
+    heavy->registers = 192;
+    gw_gpu_event *given = fx_kernel(t, 0, 7, 60, 70, 0, "given_rounds");
+    assert_int_equal(gw_trace_kernel_shape(t, 2.5f, 25.0f, &given->shape_id), 0);
+    given->block_threads = 256;
+    gw_gpu_event *fits = fx_kernel(t, 0, 7, 80, 100, 0, "ampere_sgemm_32x32_sliced1x4_tn");
+    assert_int_equal(gw_trace_kernel_shape(t, 1.41f, 12.0f, &fits->shape_id), 0);
+    fits->block_threads = 128;
+    gw_gpu_event *nccl = fx_kernel(t, 0, 8, 0, 100, 0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    nccl->grid_blocks = 2;
+    nccl->block_threads = 512;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_kernel_stats *k = &a->ranks[0].kernels;
+    double heavy_fill = (1.0 + 12.0 / 28.0) / 2.0, given_fill = 0.75;
+    assert_true(fabs(k->sm_fill_weighted - (heavy_fill * 50 + given_fill * 10 + 1.0 * 20) / 80) < 1e-6);
+    assert_true(fabs(k->sm_tail_lost - ((1 - heavy_fill) * 50 + (1 - given_fill) * 10) / 80) < 1e-6);
+    const gw_kernel_row *row = NULL;
+    for (size_t j = 0; j < k->top_count; j++)
+        if (strcmp(k->top[j].name, "divergence") == 0)
+            row = &k->top[j];
+    assert_non_null(row);
+    assert_true(fabs(row->sm_fill - heavy_fill) < 1e-9 && fabs(row->blocks_per_sm - 40.0 / 28.0) < 1e-9);
+    fx_done(a, job);
+}
+
+/* One kernel name launched on one block for long and on a full grid briefly (an OpenMP offload
+ * matmult: 44 s on grid 1, 66 ms on 131,072 blocks): its row gives the longest launch's
+ * blocks per SM, not a mean that reads as enough, and its SMs' busy share is the long launch's. */
+static void sm_fill_row_takes_the_longest_launch(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    gw_device *d = fx_device(t, 0, 114);
+    d->max_threads_per_sm = 2048;
+    gw_gpu_event *serial = fx_kernel(t, 0, 7, 0, 1000, 0, "nvkernel_matmult_F1L85_3");
+    serial->grid_blocks = 1;
+    serial->block_threads = 32;
+    serial->registers = 46;
+    gw_gpu_event *wide = fx_kernel(t, 0, 7, 1000, 1002, 0, "nvkernel_matmult_F1L85_3");
+    wide->grid_blocks = 131072;
+    wide->block_threads = 32;
+    wide->registers = 46;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_kernel_stats *k = &a->ranks[0].kernels;
+    assert_int_equal(k->top_count, 1);
+    assert_true(fabs(k->top[0].blocks_per_sm - 1.0 / 114) < 1e-9);
+    assert_true(k->top[0].sm_fill < 0.02);
+    assert_true(k->blocks_per_sm_weighted > 1); /* the mean hides it */
+    assert_true(k->sm_fill_weighted < 0.02);
     fx_done(a, job);
 }
 
@@ -1195,6 +1269,8 @@ int main(void)
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),
         cmocka_unit_test(kernel_statistics),
+        cmocka_unit_test(sm_fill_counts_last_waves),
+        cmocka_unit_test(sm_fill_row_takes_the_longest_launch),
         cmocka_unit_test(idle_gaps_and_chunks),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),

@@ -50,6 +50,7 @@ static inline gw_analysis *fx_analysis(size_t ranks, const gw_job *job)
         r->compute_s = 0.76;
         r->kernels.blocks_per_sm_weighted = -1;
         r->kernels.occupancy_weighted_pct = -1;
+        r->kernels.sm_fill_weighted = -1;
         r->memory.peak_reserved_bytes = r->memory.peak_allocated_bytes = -1;
         r->memory.peak_reserved_share = -1;
         gw_device_stats *d = &a->devices[i];

@@ -160,10 +160,78 @@ static void low_occupancy_triggers(void **state)
     /* Busy 95%, but on half a block per SM: not "healthy", the saving said */
     assert_int_equal(f->severity, GW_SEV_MAJOR);
     assert_null(strstr(a->verdict, "healthy"));
-    assert_non_null(strstr(a->verdict, "; no idle time, but its kernels leave most of the GPU unused; biggest "
-                                       "saving: kernels too small to fill the GPU (kernel.low_occupancy, 48%)"));
+    assert_non_null(strstr(a->verdict, "; no idle time, but its kernels leave 48% of the GPU's compute units idle; "
+                                       "biggest saving: kernels that do not fill the GPU (kernel.low_occupancy, 48%)"));
     fx_free(a);
     gw_job_free(job);
+}
+
+/* Enough blocks on average, but the kernels' rounds leave the SMs idle: the finding names the
+ * loss and the kernel, and the fix speaks of rounds when the last waves hold most of it, of
+ * small grids when kernels of fewer blocks than SMs do (a mean of 7,128 blocks per SM hid a
+ * sort of 16-40 blocks on 80 SMs). Under a quarter of the SMs' time lost: nothing. */
+static void low_occupancy_from_waves(void **state)
+{
+    (void)state;
+    for (int tail = 0; tail < 3; tail++) {
+        gw_job *job = fx_job(trace_with_device(8, 6, 0));
+        gw_analysis *a = fx_analysis(1, job);
+        gw_kernel_stats *k = &a->ranks[0].kernels;
+        k->count = 100;
+        k->blocks_per_sm_weighted = tail ? 1.43 : 7128;
+        k->occupancy_weighted_pct = 17;
+        k->sm_fill_weighted = tail == 2 ? 0.8 : 0.714;
+        k->sm_tail_lost = tail ? 1 - k->sm_fill_weighted : 0.01;
+        k->top_count = 2;
+        snprintf(k->top[0].name, sizeof k->top[0].name, "big_grid_kernel");
+        k->top[0].share = 0.6;
+        k->top[0].sm_fill = 1.0;
+        k->top[0].blocks_per_sm = 7000;
+        snprintf(k->top[1].name, sizeof k->top[1].name, "divergence");
+        k->top[1].share = 0.4;
+        k->top[1].total_s = 0.3;
+        k->top[1].sm_fill = 0.4;
+        k->top[1].blocks_per_sm = 0.4;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        if (tail == 2) {
+            assert_null(f);
+            fx_free(a);
+            gw_job_free(job);
+            continue;
+        }
+        assert_non_null(f);
+        assert_float_equal(f->share, 0.76 * (1 - 0.714) / 0.8, 1e-9);
+        assert_non_null(strstr(f->title, tail ? "Kernels leave 29% of the SMs' time unused: their last wave of blocks"
+                                              : "Kernels leave 29% of the SMs' time unused: some run fewer blocks"));
+        assert_true(fx_evidence_has(f, "divergence: 40.0% of kernel time (300 ms), 0.40 blocks per SM in its longest "
+                                       "launch, the SMs busy 40% of its time"));
+        assert_false(fx_evidence_has(f, "big_grid_kernel"));
+        assert_int_equal(strstr(f->fix, "size grids in whole rounds") != NULL, tail);
+        assert_non_null(strstr(f->fix, "Give each kernel more parallel work"));
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
+/* Kernels on one block (0.01 blocks per SM, 99% of the SMs' time unused) gain near the SM
+ * count when spread: the gain's range is 50-95% of the loss, not 20-50%. */
+static void low_occupancy_near_empty_gain(void **state)
+{
+    (void)state;
+    for (int empty = 0; empty < 2; empty++) {
+        gw_job *job = fx_job(trace_with_device(8, 0, 0));
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].kernels.count = 100;
+        a->ranks[0].kernels.blocks_per_sm_weighted = empty ? 0.01 : 0.5;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        assert_non_null(f);
+        /* compute 0.76 of a 0.8 window, 8 steps: 0.76 * unused / 8 per step */
+        const char *want = empty ? "≈ 47 ms to 89 ms/step" : "≈ 9.5 ms to 24 ms/step";
+        if (!strstr(f->gain, want))
+            fail_msg("gain '%s', expected '%s'", f->gain, want);
+        fx_free(a);
+        gw_job_free(job);
+    }
 }
 
 static void low_occupancy_twin_and_not_evaluated(void **state)
@@ -419,6 +487,8 @@ int main(void)
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(offload_kernels_on_one_block),
+        cmocka_unit_test(low_occupancy_from_waves),
+        cmocka_unit_test(low_occupancy_near_empty_gain),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
         cmocka_unit_test(fp32_math_twins),
