@@ -893,7 +893,12 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     r->busy_share = a->device_count > first_row ? share_sum / (double)(a->device_count - first_row) : 0.0;
     /* Too little GPU work to judge: a 5 ms forward pass says little about a training job. */
     r->window.busy_s = busy_s;
-    int repeats = !r->window.whole_window && (double)r->window.steady_steps >= a->thresholds.v[GW_T_WINDOW_MIN_STEPS];
+    /* Steps that repeat, warm-up not counted: with too few steps to leave it out (3 of a toy's
+     * forward passes, the first 1.28 ms against 0.86 and 0.79) the first is still warm-up. */
+    double repeating = (double)r->window.steady_steps;
+    if (r->window.warmup_steps_skipped == 0 && repeating > 0)
+        repeating -= a->thresholds.v[GW_T_WARMUP_STEPS];
+    int repeats = !r->window.whole_window && repeating >= a->thresholds.v[GW_T_WINDOW_MIN_STEPS];
     r->window.too_short = r->has_gpu_data && !repeats && busy_s * 1e3 < a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS];
 
     if (!dataloader_set && dataloader_all_threads(t, &r->window, &dataloader_s) != 0)

@@ -325,6 +325,32 @@ static void teardown_cut_from_last_step(void **state)
     fx_done(a, job);
 }
 
+/* Three steps of little GPU work: too few to leave warm-up out, so the first is still warm-up and
+ * two repeat, under window.min_steps: too short to judge (a toy's three forward passes were two
+ * critical findings). Four steps leave the first out and three repeat. */
+static void three_steps_with_warmup_are_too_short(void **state)
+{
+    (void)state;
+    for (int steps = 3; steps <= 4; steps++) {
+        gw_trace *t = fx_trace();
+        uint64_t corr = 1;
+        for (int s = 0; s < steps; s++) {
+            double b = s * 1000.0;
+            fx_step(t, s + 1, b, b + 1000);
+            fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", b, b + 900, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", b + 10, b + 20, corr);
+            fx_kernel(t, 0, 7, b + 100, b + 400, corr++, "gemm");
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_window *w = &a->ranks[0].window;
+        assert_int_equal(w->steady_steps, 3);
+        assert_int_equal(w->warmup_steps_skipped, steps == 4);
+        assert_int_equal(w->too_short, steps == 3);
+        fx_done(a, job);
+    }
+}
+
 /* A process's exit after its last GPU work (cuModuleUnload by the thousand, cudaFree,
  * cudaStreamDestroy: 480 ms in a real TensorRT export) is teardown too: cut from a window
  * without steps, so that it is not taken for dispatching GPU work. A release call before
@@ -1269,6 +1295,7 @@ int main(void)
         cmocka_unit_test(few_steps_keep_warmup),
         cmocka_unit_test(warmup_override_and_step_quantiles),
         cmocka_unit_test(kernel_statistics),
+        cmocka_unit_test(three_steps_with_warmup_are_too_short),
         cmocka_unit_test(sm_fill_counts_last_waves),
         cmocka_unit_test(sm_fill_row_takes_the_longest_launch),
         cmocka_unit_test(idle_gaps_and_chunks),
