@@ -196,6 +196,13 @@ int gw_rule_mem_zero_grad_memset(gw_analysis *a, const gw_rule *rule)
          * memsets' origin is unknown and they count at lower confidence. A window without a
          * single kernel is no training step at all. */
         int has_ops = (gw_rules_has(a, r) & GW_HAS_CPU_OPS) != 0;
+        /* Memsets of a program that is not PyTorch zero no gradients (a CUDA C++ clustering
+         * code's 160 cudaMemsetAsync calls on managed buffers were told zero_grad). */
+        if (!gw_rules_pytorch(a, r)) {
+            if (k->memset_s > 0 && k->memset_s / tot.busy_s >= share_thr)
+                gw_rules_not_evaluated(a, rule->id, "not a PyTorch job: its memsets zero no gradients");
+            continue;
+        }
         double memset_s = has_ops ? k->zero_grad_memset_s : k->memset_s;
         size_t memsets = has_ops ? k->zero_grad_memset_count : k->memset_count;
         double zeroing_s = memset_s + k->zero_fill_s;

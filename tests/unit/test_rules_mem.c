@@ -198,6 +198,40 @@ static void memsets_elsewhere_are_not_zero_grad(void **state)
     gw_job_free(job);
 }
 
+/* A program that is not PyTorch zeroes no gradients: its memsets (a CUDA C++ code's 160
+ * cudaMemsetAsync calls on managed buffers, 5% of the GPU's busy time) are not told
+ * zero_grad(set_to_none=True); the same memsets in a PyTorch trace without ops are. */
+static void memsets_of_non_pytorch_jobs_are_not_zero_grad(void **state)
+{
+    (void)state;
+    for (int torch = 0; torch < 2; torch++) {
+        /* An nsys export: its format says nothing of PyTorch, the bit alone does. */
+        gw_trace *t = gw_trace_new("clue.sqlite", "nsys-sqlite");
+        assert_non_null(t);
+        t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (torch ? GW_HAS_PYTORCH : 0);
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        *g = (gw_gpu_event){.start = 0, .end = 1000, .kind = GW_GPU_KERNEL, .stream = 7,
+                            .name_id = gw_trace_intern(t, "k", 1)};
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].kernels.count = 400;
+        a->ranks[0].kernels.memset_s = 0.04;
+        a->ranks[0].kernels.memset_count = 160;
+        const gw_finding *f = fx_run(a, "mem.zero_grad_memset");
+        if (torch) {
+            assert_non_null(f);
+            assert_non_null(strstr(f->fix, "set_to_none=True"));
+        } else {
+            assert_null(f);
+            assert_non_null(strstr(a->not_evaluated, "not a PyTorch job: its memsets zero no gradients: "
+                                                     "mem.zero_grad_memset"));
+        }
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void batch_headroom_triggers_and_twins(void **state)
 {
     (void)state;
@@ -234,6 +268,7 @@ int main(void)
         cmocka_unit_test(alloc_frees_inside_ops_mean_the_cache_is_off),
         cmocka_unit_test(zero_grad_memset_triggers_and_twin),
         cmocka_unit_test(memsets_elsewhere_are_not_zero_grad),
+        cmocka_unit_test(memsets_of_non_pytorch_jobs_are_not_zero_grad),
         cmocka_unit_test(batch_headroom_triggers_and_twins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
