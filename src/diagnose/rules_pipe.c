@@ -453,6 +453,20 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "(device='cuda'), drop .cpu()/.numpy() round trips%s; re-profile the same steps: "
                          "these ops' host time should shrink to their launches.",
                          r->training_ops > 0 ? ", move the optimizer and metrics to the GPU (foreach/fused)" : "");
+        } else if (other >= 0.5 && gw_rules_jax(a, r)) {
+            /* JAX's other threads are its runtime's: the PjRt execution threads allocate buffers
+             * and enqueue each jitted call while the loop waits for them (an 8-GPU conv's
+             * block_until_ready over 103 ms of BufferSequencingEvent::Execute and buffer
+             * allocation): not user work to move off the GIL. */
+            gw_rules_fix(f,
+                         "The runtime's own threads hold the host while the loop waits for them (the calls "
+                         "above: JAX's execution threads allocating buffers and enqueueing each jitted call, "
+                         "block_until_ready waiting on them): make fewer, larger jitted calls per step (one jit "
+                         "over the whole step, lax.scan over repeated parts), donate the buffers a step "
+                         "replaces (donate_argnums) so they are reused rather than allocated, pass arrays "
+                         "already on the device, keep block_until_ready out of the step loop, and profile after "
+                         "a warm-up step (first calls allocate and load); re-profile the same steps: the "
+                         "runtime threads' time per step should shrink.");
         } else if (other >= 0.5) {
             gw_rules_fix(f,
                          "The feeding thread waits while other threads of the process work (the ops "
