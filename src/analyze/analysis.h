@@ -193,6 +193,9 @@ typedef struct gw_device_stats {
     double unknown_queued_s;     /* of the unexplained idle: after the launch of the next
                                     kernel had returned (the host had queued it, nothing traced
                                     ran: it waited on something the trace does not show) */
+    double queued_open_s;        /* of the queued idle: work whose launch had returned and that
+                                    the host did not wait for in a blocking call (it went on);
+                                    the trace's clocks shown to agree (analyze/attribution.c) */
     gw_host_ops host_ops[GW_HOST_VIEW_COUNT];
     gw_sampled_frames unknown_samples; /* CPU samples in the unknown-cause idle time */
     gw_sampled_frames unknown_compilers; /* other processes' samples in it caught in a GPU code

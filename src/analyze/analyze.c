@@ -323,11 +323,13 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8
     gw_device_busy_fill(t, &dw, ds);
     gw_ns idle_ns[GW_IDLE_CAUSE_COUNT];
     gw_ns launch_gap_ns = (gw_ns)(a->thresholds.v[GW_T_LAUNCH_GAP_US] * 1000.0);
-    gw_ns unknown_queued = 0;
-    gw_ns idle = gw_attribute_idle_queued(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns, &unknown_queued);
+    gw_ns unknown_queued = 0, queued_open = 0;
+    gw_ns idle = gw_attribute_idle_queued(&dw, &fa, w->start_ns, w->end_ns, launch_gap_ns, idle_ns, &unknown_queued,
+                                          &queued_open);
     if (idle < 0)
         goto out;
     ds->unknown_queued_s = gw_ns_to_s(unknown_queued);
+    ds->queued_open_s = gw_ns_to_s(queued_open);
     ds->idle_s = gw_ns_to_s(idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         ds->idle_by_cause_s[c] = gw_ns_to_s(idle_ns[c]);

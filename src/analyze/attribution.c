@@ -1199,6 +1199,75 @@ static gw_ns queued_from(const gw_device_work *dw, const gw_ivset *blocking, siz
     return gap_end - q >= QUEUED_MIN_NS ? q : INT64_MAX;
 }
 
+/* Whether the trace shows the host's and this device's clocks agreeing: a blocking call that
+ * returned no more than QUEUED_CLOCK_SLACK_NS after the end of GPU work that ended inside it
+ * (a closing cudaDeviceSynchronize 10 µs after the last kernel, a synchronous copy just after
+ * its own record). A GPU clock running ahead of the host's by d would put that end d after
+ * the call's return: so d is at most the slack, and a launch that returned a millisecond
+ * before its work started was held by the GPU, not by a clock. One merge walk. */
+static int clocks_agree(const gw_ivset *busy, const gw_ivset *blocking)
+{
+    size_t b = 0;
+    for (size_t k = 0; k < blocking->count; k++) {
+        gw_ival call = gw_ivset_at(blocking, k);
+        while (b < busy->count && gw_ivset_end(busy, b) <= call.start)
+            b++;
+        /* The last busy end inside the call. */
+        size_t last = SIZE_MAX;
+        for (size_t j = b; j < busy->count && gw_ivset_end(busy, j) <= call.end; j++)
+            last = j;
+        if (last != SIZE_MAX && call.end - gw_ivset_end(busy, last) <= QUEUED_CLOCK_SLACK_NS)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether all of the device's work runs on one stream: then queued work can wait only for the
+ * device, not for another stream's event (whose wait call a sampled or filtered trace may lack:
+ * a 128-rank job's sampled trace, its NCCL kernels launched early and started when the compute
+ * stream's event fired). */
+static int one_stream(const gw_device_work *dw)
+{
+    const gw_trace *t = dw->trace;
+    if (!t || dw->event_count == 0)
+        return 0;
+    gw_work_cursor c = gw_work_at(dw, 0);
+    int32_t stream = t->gpu[c.gpu].stream;
+    for (; c.k < dw->event_count; gw_work_next(dw, &c))
+        if (t->gpu[c.gpu].stream != stream)
+            return 0;
+    return 1;
+}
+
+/* The queued wait before busy interval i when the host did not wait for the work in a
+ * blocking call but went on (launching more): the work's launch returned once the GPU had run
+ * dry and at least QUEUED_MIN_NS before the GPU started it, all the device's work is on one
+ * stream and the trace's clocks are shown to agree (one_stream, clocks_agree, decided once:
+ * *clocks -1 not yet). A T4's VGG step: the first kernel
+ * launched at +2.18 ms and started at +7.66 ms, every later one 5.5 ms or more after its
+ * launch. ev: a forward cursor into the device's events (gaps come in time order). */
+static gw_ns queued_open_from(const gw_device_work *dw, const gw_ivset *blocking, int *clocks, gw_work_cursor *ev,
+                              size_t i, gw_ns gap_start, gw_ns from, gw_ns gap_end)
+{
+    const gw_trace *t = dw->trace;
+    if (!t || (t->has & GW_HAS_STREAM_DEPS) || i >= dw->busy.count || gw_ivset_start(&dw->busy, i) != gap_end ||
+        gap_end - from < QUEUED_MIN_NS)
+        return INT64_MAX;
+    while (ev->k < dw->event_count && t->gpu[ev->gpu].start < gap_end)
+        gw_work_next(dw, ev);
+    if (ev->k >= dw->event_count)
+        return INT64_MAX;
+    gw_ns launched = launch_end_of(t, &t->gpu[ev->gpu], gap_end);
+    if (launched == INT64_MAX || launched < gap_start || launched > gap_end - QUEUED_MIN_NS)
+        return INT64_MAX;
+    if (*clocks < 0)
+        *clocks = one_stream(dw) && clocks_agree(&dw->busy, blocking);
+    if (!*clocks)
+        return INT64_MAX;
+    gw_ns q = launched > from ? launched : from;
+    return gap_end - q >= QUEUED_MIN_NS ? q : INT64_MAX;
+}
+
 /* [a, b) to the queued cause, the level sweeps moved past it. */
 static int attribute_queued(level_sweeps *s, gw_ns a, gw_ns b, gw_ns out_ns[GW_IDLE_CAUSE_COUNT],
                             gw_ivset_builder *const *pieces)
@@ -1236,7 +1305,7 @@ static gw_ns unknown_after_launch(const gw_device_work *dw, level_sweeps *s, gw_
 
 static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
                      gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ivset_builder *const *pieces,
-                     gw_ns *idle_out, gw_ns *unknown_queued)
+                     gw_ns *idle_out, gw_ns *unknown_queued, gw_ns *queued_open)
 {
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)
         out_ns[c] = 0;
@@ -1261,7 +1330,7 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
     gw_work_cursor ev = {0};
     int ev_ready = 0;
     gw_ns cursor = lo, idle = 0;
-    int rc = 0;
+    int rc = 0, clocks = -1;
     while (cursor < hi && rc == 0) {
         gw_ival next = i < busy->count ? gw_ivset_at(busy, i) : (gw_ival){INT64_MAX, INT64_MAX};
         if (i < busy->count && next.start <= cursor) {
@@ -1287,6 +1356,15 @@ static int attribute(const gw_device_work *dw, const gw_feeder_activity *fa, gw_
         gw_ns piece_start = cursor;
         /* The wait of work the GPU had and did not start is carved out first. */
         gw_ns queued = launch_gap ? INT64_MAX : queued_from(dw, &fa->all.blocking, &block_k, i, gap_start, cursor, gap_end);
+        if (queued == INT64_MAX && !launch_gap && gap_end - cursor >= QUEUED_MIN_NS) {
+            if (!ev_ready) {
+                ev = gw_work_at(dw, 0);
+                ev_ready = 1;
+            }
+            queued = queued_open_from(dw, &fa->all.blocking, &clocks, &ev, i, gap_start, cursor, gap_end);
+            if (queued != INT64_MAX && queued_open)
+                *queued_open += gap_end - queued;
+        }
         gw_ns host_end = queued < gap_end ? queued : gap_end;
         gw_ns bubble = i > 0 ? bubble_end(s->blocking, busy, gap_start, fa->bubble_ns) : gap_start;
         if (bubble > piece_start) {
@@ -1322,15 +1400,17 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
     /* Out of memory for the per-thread cursors: an error, not a coarser split (every feeder
      * together would give a different answer without saying so). */
     gw_ns idle = 0;
-    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, NULL) != 0 ? -1 : idle;
+    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, NULL, NULL) != 0 ? -1 : idle;
 }
 
 gw_ns gw_attribute_idle_queued(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                               gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued)
+                               gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued,
+                               gw_ns *queued_open)
 {
     gw_ns idle = 0;
     *unknown_queued = 0;
-    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, unknown_queued) != 0 ? -1 : idle;
+    *queued_open = 0;
+    return attribute(dw, fa, lo, hi, launch_gap_ns, out_ns, NULL, &idle, unknown_queued, queued_open) != 0 ? -1 : idle;
 }
 
 /* gw_idle_cause_sets, with the launch gaps' pieces written into the dispatch list when
@@ -1351,7 +1431,7 @@ static int idle_cause_sets(const gw_device_work *dw, const gw_feeder_activity *f
     }
     if (launch_into_dispatch)
         dest[GW_IDLE_LAUNCH] = &pieces[GW_IDLE_DISPATCH];
-    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle, NULL);
+    int rc = attribute(dw, fa, lo, hi, launch_gap_ns, ns, dest, &idle, NULL, NULL);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT && rc == 0; c++)
         rc = gw_ivset_builder_finish(&pieces[c], &out[c]);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)

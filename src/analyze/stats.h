@@ -188,9 +188,11 @@ gw_ns gw_attribute_idle(const gw_device_work *dw, const gw_feeder_activity *fa, 
                         gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT]);
 /* The same, and of the unexplained idle the part after the launch of the next kernel had
  * returned (in unexplained pieces of 1 ms or more): the host had queued the work and nothing traced
- * ran, so the work waited on something the trace does not show, not on the host. */
+ * ran, so the work waited on something the trace does not show, not on the host; and of the
+ * queued idle the part the host did not wait for in a blocking call (it went on launching). */
 gw_ns gw_attribute_idle_queued(const gw_device_work *dw, const gw_feeder_activity *fa, gw_ns lo, gw_ns hi,
-                               gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued);
+                               gw_ns launch_gap_ns, gw_ns out_ns[GW_IDLE_CAUSE_COUNT], gw_ns *unknown_queued,
+                               gw_ns *queued_open);
 /* The same split as interval sets: out[c] holds the idle instants of cause c, adding up to
  * out_ns[c] of gw_attribute_idle (for the host-ops view: which ops ran while the GPU idled
  * for that cause; for timelines: where each cause happened). Returns 0, or -1 on

@@ -320,6 +320,7 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, own_other_threads_s, GW_F_F64),
     ONE(gw_device_stats, own_offcpu_s, GW_F_F64),
     ONE(gw_device_stats, unknown_queued_s, GW_F_F64),
+    ONE(gw_device_stats, queued_open_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),
     OBJ(gw_device_stats, unknown_samples, DESC_SAMPLED_FRAMES),
     OBJ(gw_device_stats, unknown_compilers, DESC_SAMPLED_FRAMES),

@@ -213,6 +213,7 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
         gw_jw_kdouble(w, "own_offcpu_s", d->own_offcpu_s);
         gw_jw_kdouble(w, "unknown_queued_s", d->unknown_queued_s);
+        gw_jw_kdouble(w, "queued_open_s", d->queued_open_s);
         gw_jw_key(w, "host_ops");
         gw_jw_object_begin(w);
         for (int v = 0; v < GW_HOST_VIEW_COUNT; v++) {

@@ -400,6 +400,46 @@ static void queued_work_not_started_is_the_gpus(void **state)
     }
 }
 
+/* Work the GPU had and did not start while the host went on (a T4's VGG step: the first kernel
+ * launched at +2.18 ms and started at +7.66 ms, the host launching the rest meanwhile): queued
+ * too, when all the device's work is on one stream and a blocking call shows the clocks agree
+ * (the closing sync returns 10 µs after the last kernel). Twins: no blocking call to show the
+ * clocks; the closing sync 200 µs late; the queued kernel on a second stream (it may wait for
+ * an event there); a launch that returned under 0.1 ms before the start. Times in µs. */
+static void queued_work_while_the_host_went_on(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 5; c++) {
+        double k2_launch = c == 4 ? 5320 : 1000;
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 10, 1000, 1, "first");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", k2_launch, k2_launch + 10, 2);
+        fx_kernel(t, 0, c == 3 ? 8 : 7, 5410, 6410, 2, "held");
+        fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "train.py(3): work", 1010, 3000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 7000, 7010, 3);
+        fx_kernel(t, 0, 7, 7010, 8000, 3, "last");
+        if (c != 1)
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 7020, c == 2 ? 8200 : 8010, 0);
+        fx_profile(t, 10, 8000);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        if (c == 0) {
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_QUEUED], 4400);
+            fx_assert_s(d->queued_open_s, 4400);
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 0);
+        } else {
+            fx_assert_s(d->idle_by_cause_s[GW_IDLE_QUEUED], 0);
+            fx_assert_s(d->queued_open_s, 0);
+            if (c != 4)
+                fx_assert_s(d->idle_by_cause_s[GW_IDLE_HOST_BUSY], 1990);
+        }
+        assert_parts_add_up(d);
+        fx_done(a, job);
+    }
+}
+
 /* Unexplained idle after the next work's launch had returned (a vLLM graph replay: the host
  * done at 26 ms, the GPU starting at 151 ms): the host had queued the work. Twin: untraced
  * host time before the launch is the host's; only the launch-to-start moment after it counts
@@ -1398,6 +1438,7 @@ int main(void)
         cmocka_unit_test(step_boundary_keeps_launch_gap),
         cmocka_unit_test(pageable_dtoh_async_copy_is_sync),
         cmocka_unit_test(queued_work_not_started_is_the_gpus),
+        cmocka_unit_test(queued_work_while_the_host_went_on),
         cmocka_unit_test(unknown_idle_after_the_launch),
         cmocka_unit_test(random_timelines_match_oracle),
         cmocka_unit_test(dispatch_marks_sum_nested_calls),

@@ -576,9 +576,31 @@ static void data_none_for_foreign_accelerator(void **state)
     gw_job_free(job);
 }
 
+/* gpu.start_delay says which way the host went: waiting in a blocking call (its return with the
+ * work shows the clocks agree) or launching on (a blocking call elsewhere in the trace shows it);
+ * either way launching sooner would not start the work earlier. */
+static void start_delay_says_how_the_host_waited(void **state)
+{
+    (void)state;
+    for (int open = 0; open < 2; open++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.84, GW_IDLE_QUEUED);
+        a->devices[0].queued_open_s = open ? a->devices[0].idle_s : 0;
+        const gw_finding *f = fx_run(a, "gpu.start_delay");
+        assert_non_null(f);
+        assert_float_equal(f->share, 0.16, 1e-9);
+        assert_int_equal(fx_evidence_has(f, "while the host went on launching more work"), open);
+        assert_int_equal(fx_evidence_has(f, "while the host waited for that work in a blocking call"), !open);
+        assert_int_equal(fx_evidence_has(f, "a blocking call of the trace returned within 50 µs"), open);
+        assert_non_null(strstr(f->fix, "Find what holds the GPU"));
+        fx_free(a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(start_delay_says_how_the_host_waited),
         cmocka_unit_test(unexplained_idle_is_its_own_finding),
         cmocka_unit_test(unexplained_after_the_launch),
         cmocka_unit_test(unexplained_one_off_step),
