@@ -621,6 +621,45 @@ static void traced_but_empty_why(gw_nsys_db *d, char *out, size_t cap)
                  "processes nsys did not follow", command[0] ? " (" : "", command, command[0] ? ")" : "");
 }
 
+/* The same from the strings of an export without capture settings (nsys 2022 keeps its own
+ * messages and the program's last output among them): "No CUDA events collected", "CUDA
+ * profiling started", and a crash of the program ("terminate called after throwing ...",
+ * "Segmentation fault"). Writes "" when they say nothing. */
+static void strings_say_why(gw_nsys_db *d, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!gw_nsys_has_table(d, "StringIds") || !gw_nsys_has_column(d, "StringIds", "value"))
+        return;
+    char said[160] = "", crash[200] = "";
+    query_text(d, "SELECT value FROM StringIds WHERE value LIKE 'No CUDA events collected%' "
+                  "OR value LIKE 'CUDA profiling might have not been started%' "
+                  "ORDER BY (value LIKE 'No CUDA events%') DESC, id LIMIT 1", said, sizeof said);
+    int started = !said[0] && query_int(d, "SELECT count(*) FROM StringIds WHERE value = 'CUDA profiling started'", 0) > 0;
+    query_text(d, "SELECT value FROM StringIds WHERE value LIKE 'terminate called after%' OR value LIKE "
+                  "'%Segmentation fault%' OR value LIKE '%core dumped%' OR value LIKE 'Traceback (most recent%' "
+                  "ORDER BY id LIMIT 1", crash, sizeof crash);
+    if (!said[0] && !started && !crash[0])
+        return;
+    int n;
+    if (said[0])
+        n = snprintf(out, cap, "nsys traced CUDA and saw no CUDA call: it says \"%s\"", said);
+    else if (started)
+        n = snprintf(out, cap, "nsys started CUDA tracing (its log says \"CUDA profiling started\") and recorded "
+                               "no CUDA call");
+    else
+        n = snprintf(out, cap, "nsys recorded no CUDA call");
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    if (crash[0])
+        snprintf(out + n, cap - (size_t)n, ". The program's output holds \"%s\": it failed before reaching its GPU "
+                 "work; fix that, then profile again", crash);
+    else
+        snprintf(out + n, cap - (size_t)n, ". The program made no CUDA call that nsys could see: a build without GPU "
+                 "code (check the offload or CUDA compiler flags), GPU code it never reached, CUDA in processes nsys "
+                 "did not follow (a launcher: put nsys after it, one report per rank), or a run cut short before "
+                 "nsys flushed its buffers (let it end normally)");
+}
+
 static int check_not_empty(gw_nsys_db *d)
 {
     for (size_t i = 0; i < sizeof EVENT_TABLES / sizeof EVENT_TABLES[0]; i++)
@@ -644,6 +683,8 @@ static int check_not_empty(gw_nsys_db *d)
     sqlite3_finalize(st);
     char why[600];
     traced_but_empty_why(d, why, sizeof why);
+    if (!why[0])
+        strings_say_why(d, why, sizeof why);
     if (why[0])
         return gw_fail(d->err, GW_EXIT_BAD_INPUT,
                        "%s: this Nsight Systems export holds no trace data: no CUDA, NVTX or OS-runtime tables. "

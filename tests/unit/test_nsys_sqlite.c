@@ -387,8 +387,13 @@ static void dynamicvit_empty_export_refused(void **state)
     (void)state;
     const char *msg = read_fails(DYNAMICVIT);
     assert_non_null(strstr(msg, "holds no trace data"));
-    assert_non_null(strstr(msg, "TARGET_INFO_GPU"));
+    /* nsys 2022's own message sits among its strings: tracing was on, so not "profile again
+     * with --trace=cuda" */
+    assert_non_null(strstr(msg, "nsys traced CUDA and saw no CUDA call: it says \"No CUDA events collected. Does the "
+                                "process use CUDA?\""));
+    assert_null(strstr(msg, "--trace=cuda"));
 }
+
 
 /* ---- corrupt files ---------------------------------------------------------------- */
 
@@ -709,6 +714,19 @@ static void empty_fixture_refused(void **state)
     const char *msg = read_fails(path);
     assert_non_null(strstr(msg, "holds no trace data"));
     assert_non_null(strstr(msg, "StringIds, ThreadNames, TARGET_INFO_GPU"));
+}
+
+/* Without capture settings, the strings say why (nsys 2022): its "No CUDA events collected"
+ * and, here, the program's crash at start, quoted: the fix is the program, not the capture. */
+static void crashed_program_refused_with_its_output(void **state)
+{
+    (void)state;
+    const char *msg = read_fails(build_fixture("crashed_no_cuda"));
+    assert_non_null(strstr(msg, "holds no trace data"));
+    assert_non_null(strstr(msg, "The program's output holds \"terminate called after throwing an instance of "
+                                "'std::logic_error'"));
+    assert_non_null(strstr(msg, "it failed before reaching its GPU work"));
+    assert_null(strstr(msg, "--trace=cuda"));
 }
 
 /* CUDA tracing on and no CUDA call seen: nsys writes no CUPTI table, and "profile again with
@@ -1269,6 +1287,7 @@ int main(void)
         cmocka_unit_test(uvmtorch_no_cuda_is_a_diagnosis),
         cmocka_unit_test(weatherbench_newest_schema),
         cmocka_unit_test(dynamicvit_empty_export_refused),
+        cmocka_unit_test(crashed_program_refused_with_its_output),
         cmocka_unit_test(truncated_copies_refused),
         cmocka_unit_test(overwritten_copies_refused),
         cmocka_unit_test(broken_kernel_table_refused),
