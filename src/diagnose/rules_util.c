@@ -89,6 +89,18 @@ static size_t gpu_allocator_events(const gw_trace *t)
 }
 
 /* Says why in f's title and evidence; returns the case (the fixes differ). */
+/* Whether a thread of the trace is the CUDA driver's event handler (cuda-EvtHandlr), which it
+ * starts in every process that initialises CUDA. */
+static int cuda_driver_thread(const gw_trace *t)
+{
+    for (size_t i = 0; i < t->thread_count; i++) {
+        const char *name = t->threads[i].name_id ? gw_trace_str(t, t->threads[i].name_id) : NULL;
+        if (name && strcmp(name, "cuda-EvtHandlr") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
     const char *first_gpu_op = NULL;
@@ -222,6 +234,16 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
         gw_finding_evidence(f, "no kernel, copy, set or CUDA API call, but %s: the job ran on the GPU while the "
                                "profiler recorded only the CPU", seen);
         return MISSING_CPU_SIDE_ONLY;
+    } else if (t && cuda_driver_thread(t)) {
+        /* The CUDA driver started in the process (its event-handler thread) and no call was
+         * recorded: the job used CUDA, the trace missed it (an OpenACC program under WSL2,
+         * its CPU samples in the runtime's managed allocations). */
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: CUDA started, none of it was traced", file);
+        gw_finding_evidence(f, "no kernel, copy, set or CUDA API call, but the process started the CUDA driver (its "
+                               "thread cuda-EvtHandlr): the job used CUDA and its calls were not recorded");
+        if (t->has & GW_HAS_WSL)
+            gw_finding_evidence(f, "the capture was made under WSL2 (the export's kernel release says so), where "
+                                   "CUDA runs through the Windows driver and nsys may trace none of it");
     } else {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: CPU-only trace", file);
         gw_finding_evidence(f, "CPU-only trace: no kernel, copy or set, no CUDA API call and no "
@@ -350,6 +372,12 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "nsys profile --trace-fork-before-exec=true; check that the work is placed on the GPU (the device it selects, its CPU "
                          "fallback); let the processes run to a normal exit so that their records are "
                          "flushed; then re-profile.");
+        else if (t && (t->has & GW_HAS_WSL) && cuda_driver_thread(t))
+            gw_rules_fix(f,
+                         "The job started CUDA, and this capture under WSL2 recorded none of its calls: profile "
+                         "the same program on native Linux, or with a driver and nsys recent enough to trace CUDA "
+                         "on WSL2 (nsys profile --trace=cuda,openacc,nvtx,osrt), and let it run to a normal exit; "
+                         "then re-profile.");
         else if (t && t->format && strncmp(t->format, "nsys", 4) == 0)
             gw_rules_fix(f,
                          "Re-profile with CUDA tracing on (nsys profile --trace=cuda,nvtx,osrt) and let the "

@@ -346,6 +346,47 @@ static void data_none_for_cpu_only_trace(void **state)
     gw_job_free(job);
 }
 
+/* An nsys export of host activity alone whose process started the CUDA driver (its thread
+ * cuda-EvtHandlr) is no CPU-only job: CUDA was used and not traced; under WSL2 (an OpenACC
+ * program's five exports, its CPU samples in the runtime's managed allocations) the fix says so.
+ * Without the thread it stays CPU-only. */
+static void data_none_cuda_started_not_traced(void **state)
+{
+    (void)state;
+    for (int driver = 0; driver < 2; driver++) {
+        gw_trace *t = gw_trace_new("/x/report1.sqlite", "nsys-sqlite");
+        assert_non_null(t);
+        t->has = GW_HAS_OSRT | GW_HAS_WSL;
+        uint32_t main = gw_trace_thread(t, 7, 7);
+        assert_int_not_equal(main, UINT32_MAX);
+        if (driver) {
+            uint32_t ev = gw_trace_thread(t, 7, 9);
+            assert_int_not_equal(ev, UINT32_MAX);
+            t->threads[ev].name_id = gw_trace_intern(t, "cuda-EvtHandlr", 14);
+        }
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        *h = (gw_host_event){.start = 0, .end = 1000, .thread = main, .kind = GW_HOST_OSRT,
+                             .name_id = gw_trace_intern(t, "read", 4), .parent = UINT32_MAX};
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].has_gpu_data = 0;
+        a->device_count = 0;
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        if (driver) {
+            assert_non_null(strstr(f->title, "report1.sqlite: CUDA started, none of it was traced"));
+            assert_true(fx_evidence_has(f, "the process started the CUDA driver (its thread cuda-EvtHandlr)"));
+            assert_true(fx_evidence_has(f, "the capture was made under WSL2"));
+            assert_non_null(strstr(f->fix, "this capture under WSL2 recorded none of its calls"));
+        } else {
+            assert_non_null(strstr(f->title, "report1.sqlite: CPU-only trace"));
+        }
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 /* A trace of the CPU side alone of a job that ran on the GPU (a Kineto trace with
  * ProfilerActivity.CPU only, the legacy autograd profiler without use_cuda): its cuDNN ops and
  * the allocator's events on a GPU show the GPU was used, so not "the job did not use a GPU",
@@ -615,6 +656,7 @@ int main(void)
         cmocka_unit_test(too_short_is_per_rank),
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
+        cmocka_unit_test(data_none_cuda_started_not_traced),
         cmocka_unit_test(data_none_for_the_cpu_side_of_a_gpu_job),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
         cmocka_unit_test(data_none_for_foreign_accelerator),
