@@ -253,6 +253,22 @@ static double compile_share(const gw_host_ops *v)
     return v->idle_s > 0 ? best / v->idle_s : 0.0;
 }
 
+/* The own-work view's GPU-library op (cuDNN, MIOpen, cuBLAS: they run on GPU tensors only)
+ * holding half of that idle or more; NULL when none does. */
+static const gw_host_op_row *library_setup_op(const gw_device_stats *d)
+{
+    if (!d || d->host_ops[GW_VIEW_OWN_WORK].idle_s <= 0)
+        return NULL;
+    const gw_host_ops *v = &d->host_ops[GW_VIEW_OWN_WORK];
+    for (size_t k = 0; k < v->op_count; k++) {
+        const gw_host_op_row *row = &v->ops[k];
+        if (row->kind == GW_HOST_CPU_OP && row->idle_s >= 0.5 * v->idle_s &&
+            (strstr(row->name, "cudnn") || strstr(row->name, "miopen") || strstr(row->name, "cublas")))
+            return row;
+    }
+    return NULL;
+}
+
 int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
 {
     for (size_t i = 0; i < a->rank_count; i++) {
@@ -330,6 +346,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                "work against %.1f%% dispatching GPU work",
                             share * 100.0, dispatch_s / tot.window_s * 100.0);
         double compile = d ? compile_share(&d->host_ops[GW_VIEW_OWN_WORK]) : 0;
+        const gw_host_op_row *lib_op = NULL;
         if (r->startup_call_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->startup_call_s, d_s, sizeof d_s);
@@ -446,6 +463,22 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "overlap it with GPU work already queued (launches and copies are asynchronous); "
                          "find its hot spots with a CPU profiler (perf record -g, nsys --sample=cpu); "
                          "re-profile: these ranges' host time should shrink to their launches.");
+        } else if (cpu_op >= 0.5 && (lib_op = library_setup_op(d)) != NULL) {
+            /* The host time is inside a GPU-library op before its kernels: cuDNN/cuBLAS picking
+             * an algorithm and building a plan for a shape it has not seen (a one-pass CNN's
+             * first aten::cudnn_convolution, 1.5 ms, 1.2 ms of it before any CUDA call), not
+             * tensors on the CPU. */
+            gw_rules_fix(f,
+                         "The host time is inside GPU-library ops before their kernels start (%.60s holds %.0f%% "
+                         "of it): %s choosing algorithms and building plans for shapes not seen "
+                         "before, paid once per new shape (a single pass pays it for every layer). Warm up with "
+                         "the shapes you run before timing or profiling, keep shapes fixed (pad or bucket "
+                         "inputs), and with fixed shapes set torch.backends.cudnn.benchmark=True so the choice "
+                         "is made once; re-profile after a warm-up pass: these ops' host time should shrink to "
+                         "their launches.", lib_op->name,
+                         d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
+                             ? lib_op->idle_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s * 100.0 : 0.0,
+                         vt->amd ? "MIOpen/rocBLAS" : "cuDNN/cuBLAS");
         } else if (cpu_op >= 0.5) {
             gw_rules_fix(f,
                          "Ops do their work on the CPU while the GPU waits (the ops above spend far more "
