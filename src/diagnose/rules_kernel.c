@@ -345,7 +345,9 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                          "a loop-carried dependence, a reduction it did not recognise). Use OpenACC parallel "
                          "loop (with independent, collapse(n) over nested loops, reduction(...) clauses) or "
                          "OpenMP target teams distribute parallel for, and read the compiler's report "
-                         "(nvc -Minfo=accel, or -fopt-info-omp) for loops it left sequential.");
+                         "(nvc -Minfo=accel, or -fopt-info-omp) for loops it left sequential. When the same "
+                         "kernel also runs on many blocks, the count is set at run time: a num_teams(1), "
+                         "num_gangs(1) or thread_limit clause, or a team count taken from a variable.");
         else
             gw_rules_fix(f,
                          "%sGive each kernel more parallel work: enough blocks to fill every %s (a larger "
