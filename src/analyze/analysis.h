@@ -376,6 +376,8 @@ typedef struct gw_memory_stats {
                                     GPU's work: syncs, gw_host_blocks_on_gpu) */
     double alloc_calls_per_step;
     double longest_call_s;       /* the longest allocator call in the window */
+    double pinned_alloc_s;       /* of alloc_wait_s, inside page-locked host allocations
+                                    (cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, hipHostMalloc) */
     int longest_is_first_call;   /* 1 when it is the process's first call to the device (which
                                     creates the CUDA context) */
     size_t allocator_events;     /* [memory] events seen */

@@ -47,6 +47,16 @@ static const char *free_inside_op(const gw_trace *t, const gw_host_event *h)
     return inner;
 }
 
+/* Whether allocation call h page-locks host memory (cudaMallocHost, cudaHostAlloc,
+ * cuMemHostAlloc, cuMemAllocHost, hipHostMalloc, hipMallocHost): pinning is slow (every page
+ * is locked), and its fix is not device memory's. */
+static int is_pinned_host_alloc(const gw_trace *t, const gw_host_event *h)
+{
+    const char *name = gw_trace_str(t, h->name_id);
+    return name && (strstr(name, "MallocHost") || strstr(name, "HostAlloc") || strstr(name, "MemAllocHost") ||
+                    strstr(name, "HostMalloc"));
+}
+
 void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_stats *ms)
 {
     *ms = (gw_memory_stats){0};
@@ -88,7 +98,7 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
                 ms->peak_reserved_share = used / ms->total_mem_bytes;
         }
     }
-    gw_ns wait = 0, longest = 0, longest_start = 0, first_gpu_call = INT64_MAX;
+    gw_ns wait = 0, pinned = 0, longest = 0, longest_start = 0, first_gpu_call = INT64_MAX;
     /* The op names frees happen in (interned strings: one pointer each), for the most common. */
     const char *op_name[FREE_OPS_TALLIED];
     size_t op_frees[FREE_OPS_TALLIED], op_names = 0;
@@ -124,6 +134,8 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
         gw_ns c = clipped(gw_host_blocks_on_gpu(t, h) ? gw_host_blocking_end(t, h) : h->start, h->end, w->start_ns,
                           w->end_ns);
         wait = gw_sat_add(wait, c);  /* calls overlap */
+        if (h->api_class == GW_API_ALLOC && is_pinned_host_alloc(t, h))
+            pinned = gw_sat_add(pinned, c);
         if (c > longest) {
             longest = c;
             longest_start = h->start;
@@ -139,5 +151,6 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
     /* The process's first CUDA call that touches the device creates the CUDA context. */
     ms->longest_is_first_call = longest > 0 && longest_start == first_gpu_call;
     ms->alloc_wait_s = gw_ns_to_s(wait);
+    ms->pinned_alloc_s = gw_ns_to_s(pinned < wait ? pinned : wait);
     ms->alloc_calls_per_step = (double)(ms->alloc_calls + ms->free_calls) / gw_window_step_divisor(w);
 }

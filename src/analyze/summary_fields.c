@@ -148,6 +148,7 @@ static const gw_field DESC_MEMORY_STATS_FIELDS[] = {
     ONE(gw_memory_stats, alloc_wait_s, GW_F_F64),
     ONE(gw_memory_stats, alloc_calls_per_step, GW_F_F64),
     ONE(gw_memory_stats, longest_call_s, GW_F_F64),
+    ONE(gw_memory_stats, pinned_alloc_s, GW_F_F64),
     ONE(gw_memory_stats, longest_is_first_call, GW_F_INT),
     ONE(gw_memory_stats, allocator_events, GW_F_SIZE),
     ONE(gw_memory_stats, frees_in_ops, GW_F_SIZE),

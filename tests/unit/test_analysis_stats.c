@@ -1029,11 +1029,12 @@ static void memory_statistics(void **state)
     gw_mem_event host_side = {.device = -1, .total_reserved = 100 * gib, .total_allocated = -1};
     assert_int_equal(gw_trace_add_mem(t, &host_side), 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 20, 30, 0);
-    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 40, 45, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaHostAlloc", 40, 45, 0);
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 50, 52, 0);
     gw_job *job;
     gw_analysis *a = fx_analyze(t, &job);
     const gw_memory_stats *m = &a->ranks[0].memory;
+    fx_assert_s(m->pinned_alloc_s, 5); /* the page-locked host allocation's part */
     assert_true(fabs(m->peak_reserved_bytes - 30.0 * gib) < 1);
     assert_true(fabs(m->peak_allocated_bytes - 25.0 * gib) < 1);
     assert_true(fabs(m->total_mem_bytes - 40.0 * gib) < 1);
