@@ -378,6 +378,7 @@ typedef struct gw_memory_stats {
     double longest_call_s;       /* the longest allocator call in the window */
     double pinned_alloc_s;       /* of alloc_wait_s, inside page-locked host allocations
                                     (cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, hipHostMalloc) */
+    size_t pinned_alloc_calls;   /* of alloc_calls, those */
     int longest_is_first_call;   /* 1 when it is the process's first call to the device (which
                                     creates the CUDA context) */
     size_t allocator_events;     /* [memory] events seen */
@@ -449,6 +450,10 @@ typedef struct gw_rank_stats {
                                     every one-off call or op: the GPU opened and the context made
                                     inside the first op that touched CUDA (a Tensor.cuda range of
                                     1.27 s with no CUDA call traced); 0 none */
+    double precall_startup_s;    /* a window without steps: from its start to the process's first
+                                    CUDA call, inside a host span that covers it all, before the
+                                    GPU's first work (a ray tracer's 72 ms loading libraries inside
+                                    its one NVTX range): start-up, not steady host work; 0 none */
     double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
                                     call (which also creates the context): pinning or reserving
                                     memory (cudaHostAlloc of large buffers), not initialisation */

@@ -491,6 +491,8 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             if (gw_host_is_api_kind(&t->host[i]) && t->host[i].thread < t->thread_count)
                 cuda_threads[t->host[i].thread] = 1;
     }
+    gw_ns first_call = INT64_MAX;   /* the process's first CUDA call, and how far the host spans */
+    gw_ns cover_end = INT64_MIN;    /* that began by the window's start reach */
     gw_ns earliest = INT64_MAX;     /* the first start-up call in the window that needs a context, */
     double earliest_alloc_s = 0;    /* and its time when it is an allocation */
     for (size_t i = 0; i < t->host_count; i++) {
@@ -500,6 +502,13 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             r->single_process_loader = 1;
         if (h->kind == GW_HOST_PYTHON)
             r->has_python_frames = 1;
+        if (gw_host_is_api_kind(h)) {
+            if (h->start < first_call)
+                first_call = h->start;
+        } else if (h->kind != GW_HOST_OSRT && !(h->flags & GW_HOST_F_STEP) && h->start <= r->window.start_ns &&
+                   h->end > cover_end) {
+            cover_end = h->end;
+        }
         r->training_ops += (h->flags & GW_HOST_F_TRAINING) != 0;
         if (h->thread != thread) {
             thread = h->thread;
@@ -561,6 +570,28 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         }
     }
     library_setup_flush(t, &library, &library_longest, r);
+    /* A window without steps opens with the process's own start (libraries loading, input read)
+     * inside a span that covers it all (a ray tracer's one NVTX range over the whole run): up to
+     * its first CUDA call, before the GPU's first work, that is start-up, not steady host work;
+     * the driver's ioctls in it are driver_init_s's already (a second pass, in the rare windows
+     * this applies to). */
+    if (r->window.whole_window && first_call != INT64_MAX && first_call > r->window.start_ns &&
+        first_call < r->window.end_ns && first_call <= first_work && cover_end >= first_call) {
+        gw_ns pre = first_call - r->window.start_ns;
+        for (size_t i = 0; cuda_threads && r->driver_init_s > 0 && i < t->host_count; i++) {
+            const gw_host_event *h = &t->host[i];
+            if (h->kind != GW_HOST_OSRT || h->start >= first_call || h->end <= r->window.start_ns ||
+                h->thread >= t->thread_count || !cuda_threads[h->thread])
+                continue;
+            const char *name = gw_trace_str(t, h->name_id);
+            if (!name || strcmp(name, "ioctl") != 0)
+                continue;
+            gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
+            gw_ns e = h->end < first_call ? h->end : first_call;
+            pre -= e - s;
+        }
+        r->precall_startup_s = pre > 0 ? gw_ns_to_s(pre) : 0;
+    }
     free(cuda_threads);
     r->startup_alloc_s -= earliest_alloc_s;
     if (r->startup_alloc_s < 0)

@@ -134,8 +134,10 @@ void gw_memory_stats_compute(const gw_trace *t, const gw_window *w, gw_memory_st
         gw_ns c = clipped(gw_host_blocks_on_gpu(t, h) ? gw_host_blocking_end(t, h) : h->start, h->end, w->start_ns,
                           w->end_ns);
         wait = gw_sat_add(wait, c);  /* calls overlap */
-        if (h->api_class == GW_API_ALLOC && is_pinned_host_alloc(t, h))
+        if (h->api_class == GW_API_ALLOC && is_pinned_host_alloc(t, h)) {
             pinned = gw_sat_add(pinned, c);
+            ms->pinned_alloc_calls++;
+        }
         if (c > longest) {
             longest = c;
             longest_start = h->start;

@@ -305,7 +305,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r));
         /* CUDA calls before the GPU's first work (context creation, module loading), and the
          * GPU libraries' set-up in their first calls. */
-        double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s;
+        double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s + r->precall_startup_s;
         double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
         if (startup > 1)
             startup = 1;
@@ -320,7 +320,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 python = 0;
             char su[128] = "";
             if (startup > 0)
-                snprintf(su, sizeof su, ", start-up %s calls%s%s %.0f%%", vt->api,
+                snprintf(su, sizeof su, ", %sstart-up %s calls%s%s %.0f%%",
+                         r->precall_startup_s > 0 ? "the program's start, " : "", vt->api,
                          r->driver_init_s > 0 ? (r->library_init_s > 0 ? ", driver set-up" : " and driver set-up") : "",
                          r->library_init_s > 0 ? " and first library calls" : "", startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
@@ -367,6 +368,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s in the %s driver's ioctl calls before the GPU's first work, outside any "
                                    "traced %s call (the GPU opened and the context created inside the first op "
                                    "that touched the GPU), a one-off cost", d_s, vt->amd ? "GPU" : "CUDA", vt->api);
+        }
+        if (r->precall_startup_s > 0) {
+            char d_s[32];
+            gw_rules_fmt_duration(r->precall_startup_s, d_s, sizeof d_s);
+            gw_finding_evidence(f, "%s from the window's start to the process's first %s call, inside a host range "
+                                   "that covers it all, before the GPU's first work: the program starting (libraries "
+                                   "loading, input read), a one-off cost", d_s, vt->api);
         }
         if (r->library_init_s > 0) {
             char d_s[32], longest_s[32];

@@ -444,6 +444,7 @@ static void write_memory(gw_json_writer *w, const gw_memory_stats *m)
     gw_jw_kdouble(w, "alloc_calls_per_step", m->alloc_calls_per_step);
     gw_jw_kdouble(w, "longest_call_s", m->longest_call_s);
     gw_jw_kdouble(w, "pinned_alloc_s", m->pinned_alloc_s);
+    gw_jw_kuint(w, "pinned_alloc_calls", m->pinned_alloc_calls);
     gw_jw_kbool(w, "longest_is_first_call", m->longest_is_first_call);
     gw_jw_kuint(w, "allocator_events", m->allocator_events);
     gw_jw_object_end(w);

@@ -1035,6 +1035,7 @@ static void memory_statistics(void **state)
     gw_analysis *a = fx_analyze(t, &job);
     const gw_memory_stats *m = &a->ranks[0].memory;
     fx_assert_s(m->pinned_alloc_s, 5); /* the page-locked host allocation's part */
+    assert_int_equal(m->pinned_alloc_calls, 1);
     assert_true(fabs(m->peak_reserved_bytes - 30.0 * gib) < 1);
     assert_true(fabs(m->peak_allocated_bytes - 25.0 * gib) < 1);
     assert_true(fabs(m->total_mem_bytes - 40.0 * gib) < 1);

@@ -611,6 +611,32 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_done(a, job);
 }
 
+/* A window without steps that opens with the program's own start inside a span covering it (a
+ * ray tracer's one NVTX range over the whole run, its first 72 ms loading libraries before any
+ * CUDA call): that stretch is start-up too, up to the first CUDA call. Twins: no span covering
+ * the start (it is then no host work at all), and a window of steps (its start is a step's). */
+static void program_start_before_the_first_call(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        gw_trace *t = fx_trace();
+        if (c != 1)
+            fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "rayTrace", 0, 30000, 0);
+        else
+            fx_host(t, FX_MAIN_TID, GW_HOST_PYTHON, "main.py(3): render", 20000, 30000, 0);
+        if (c == 2)
+            for (int k = 0; k < 4; k++)
+                fx_step(t, k + 1, k * 7500.0, (k + 1) * 7500.0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMallocManaged", 20000, 26000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 26000, 26010, 1);
+        fx_kernel(t, 0, 7, 26010, 30000, 1, "render");
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        fx_assert_s(a->ranks[0].precall_startup_s, c == 0 ? 20000 : 0);
+        fx_done(a, job);
+    }
+}
+
 /* The process's first CUDA call creates the context whatever it is and however short: a real
  * export's first call, a 4.7 ms cudaMemset whose memset ran only at its end, is start-up, not
  * dispatch. A call that runs on past the GPU's first work counts only its part before it: a
@@ -966,6 +992,9 @@ static void driver_ioctls_before_first_work_are_startup(void **state)
     gw_analysis *a = fx_analyze(t, &job);
     fx_assert_s(a->ranks[0].driver_init_s, 20000 + 10000);
     fx_assert_s(a->ranks[0].startup_call_s, 14000);
+    /* Tensor.cuda covers the start: up to the first call (35 ms) it is the program's start,
+     * less the ioctls counted above */
+    fx_assert_s(a->ranks[0].precall_startup_s, 35000 - 30000);
     fx_done(a, job);
 }
 
@@ -1415,6 +1444,7 @@ int main(void)
         cmocka_unit_test(long_stretch_without_a_call_is_own_work),
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
+        cmocka_unit_test(program_start_before_the_first_call),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),
         cmocka_unit_test(dispatch_time_split_by_call),
