@@ -47,6 +47,7 @@ static void explain_foreign_accel(gw_finding *f, const gw_trace *t, unsigned has
 /* Why a trace has no GPU activity, as far as its fix goes. */
 typedef enum missing_gpu {
     MISSING_NOT_TRACED = 0,    /* CPU-only, GPUs listed, or the profiler says tracing failed */
+    MISSING_RAN_ON_CPU,        /* GPUs listed, the allocator's events all on the host */
     MISSING_RECORDS_LOST,      /* launches or copies traced, none of their GPU records */
     MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
     MISSING_RANGE_PROFILER,    /* a CUPTI range-profiler capture: counters, no timeline */
@@ -88,7 +89,6 @@ static size_t gpu_allocator_events(const gw_trace *t)
     return n;
 }
 
-/* Says why in f's title and evidence; returns the case (the fixes differ). */
 /* Whether a thread of the trace is the CUDA driver's event handler (cuda-EvtHandlr), which it
  * starts in every process that initialises CUDA. */
 static int cuda_driver_thread(const gw_trace *t)
@@ -100,6 +100,18 @@ static int cuda_driver_thread(const gw_trace *t)
     }
     return 0;
 }
+
+/* The caching allocator's events on the host (device -1): tensors' memory on the CPU. */
+static size_t host_allocator_events(const gw_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->mem_peak_count; i++)
+        if (t->mem_peaks[i].device < 0)
+            n += t->mem_peaks[i].events;
+    return n;
+}
+
+/* Says why in f's title and evidence; returns the case (the fixes differ). */
 
 static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
@@ -203,6 +215,19 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
     /* Without a GPU listed, what the CPU side shows of GPU use. */
     size_t n_ops = t && t->device_count == 0 ? gpu_ops_on_host(t, &first_gpu_op) : 0;
     size_t n_mem = t && t->device_count == 0 ? gpu_allocator_events(t) : 0;
+    /* A profile with CUDA on whose tensors all lived on the CPU (its allocator events all host
+     * memory, no GPU op, no CUDA call): the job ran on the CPU of a machine with GPUs. */
+    size_t host_mem = t && kineto && api_calls == 0 ? host_allocator_events(t) : 0;
+    if (t && t->device_count > 0 && host_mem > 0 && gpu_allocator_events(t) == 0 &&
+        gpu_ops_on_host(t, &first_gpu_op) == 0) {
+        char mem[32];
+        gw_rules_fmt_count((double)host_mem, mem, sizeof mem);
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: the job ran on the CPU", file);
+        gw_finding_evidence(f, "the trace lists %zu GPU(s), but its %s allocator event%s are all host memory, no op "
+                               "ran on a GPU and no CUDA call was made: the job's tensors stayed on the CPU",
+                            t->device_count, mem, host_mem == 1 ? "" : "s");
+        return MISSING_RAN_ON_CPU;
+    }
     if (t && t->device_count > 0) {
         snprintf(f->title, sizeof f->title, "No GPU activity in %s although it lists %zu GPU(s)",
                  file, t->device_count);
@@ -354,6 +379,13 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "profile the same run with a tracer of the GPU's activity (nsys profile "
                          "--trace=cuda,nvtx,osrt and export SQLite, torch.profiler with ProfilerActivity.CUDA, "
                          "or gpuwhy run --trace), which records the kernels and copies those calls queued.");
+            continue;
+        }
+        if (why == MISSING_RAN_ON_CPU) {
+            gw_rules_fix(f,
+                         "Put the work on the GPU: move the model and each batch to it (model.to('cuda'), "
+                         "tensors created with device='cuda' or moved with .to('cuda')), check the script's "
+                         "device option and torch.cuda.is_available() in the job's environment; then re-profile.");
             continue;
         }
         if (why == MISSING_CPU_SIDE_ONLY) {

@@ -387,6 +387,49 @@ static void data_none_cuda_started_not_traced(void **state)
     }
 }
 
+/* A Kineto trace that lists the machine's GPU, with CUDA tracing on, whose allocator events are
+ * all host memory and no op ran on a GPU (a PINN run with --device cpu on a V100 machine): the
+ * job ran on the CPU, not "tracing was off or failed". With one allocator event on the GPU it
+ * is the old case. */
+static void data_none_job_ran_on_the_cpu(void **state)
+{
+    (void)state;
+    for (int gpu_mem = 0; gpu_mem < 2; gpu_mem++) {
+        gw_trace *t = gw_trace_new("/x/100x100_GPU_trace.json", "kineto");
+        assert_non_null(t);
+        t->has = GW_HAS_CPU_OPS | GW_HAS_MEMORY | GW_HAS_DEVICE_PROPS;
+        gw_device *d = gw_trace_add_device(t);
+        assert_non_null(d);
+        d->id = 0;
+        d->name_id = gw_trace_intern(t, "Tesla V100-SXM2-16GB", 20);
+        uint32_t main = gw_trace_thread(t, 1, 1);
+        gw_host_event *h = gw_trace_add_host(t);
+        assert_non_null(h);
+        *h = (gw_host_event){.start = 0, .end = 1000, .thread = main, .kind = GW_HOST_CPU_OP,
+                             .name_id = gw_trace_intern(t, "aten::mm", 8), .parent = UINT32_MAX};
+        for (int k = 0; k < 19; k++) {
+            gw_mem_event m = {.ts = 10 + k, .device = gpu_mem && k == 0 ? 0 : -1, .bytes = 4096,
+                              .total_allocated = -1, .total_reserved = -1};
+            assert_int_equal(gw_trace_add_mem(t, &m), 0);
+        }
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].has_gpu_data = 0;
+        a->device_count = 0;
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        if (!gpu_mem) {
+            assert_non_null(strstr(f->title, "100x100_GPU_trace.json: the job ran on the CPU"));
+            assert_true(fx_evidence_has(f, "its 19 allocator events are all host memory"));
+            assert_non_null(strstr(f->fix, "Put the work on the GPU"));
+        } else {
+            assert_null(strstr(f->title, "ran on the CPU"));
+        }
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 /* A trace of the CPU side alone of a job that ran on the GPU (a Kineto trace with
  * ProfilerActivity.CPU only, the legacy autograd profiler without use_cuda): its cuDNN ops and
  * the allocator's events on a GPU show the GPU was used, so not "the job did not use a GPU",
@@ -657,6 +700,7 @@ int main(void)
         cmocka_unit_test(utilisation_carries_what_nsys_would_flag),
         cmocka_unit_test(data_none_for_cpu_only_trace),
         cmocka_unit_test(data_none_cuda_started_not_traced),
+        cmocka_unit_test(data_none_job_ran_on_the_cpu),
         cmocka_unit_test(data_none_for_the_cpu_side_of_a_gpu_job),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
         cmocka_unit_test(data_none_for_foreign_accelerator),
