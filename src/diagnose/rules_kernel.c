@@ -31,6 +31,11 @@
 /* A bit of kernel.launch_bound's set of other call classes (1 << gw_api_class) for managed
  * memory prefetches, which the classes file under "other". */
 #define PREFETCH_CALLS (1u << GW_API_CLASS_COUNT)
+/* The same for queries of kernels and devices (cudaFuncGetAttributes, occupancy, device
+ * attributes): cuDNN and cuBLAS make them while choosing algorithms for a shape not seen
+ * before (a cold CNN pass: 1,229 cudaFuncGetAttributes inside its 11 convolutions, none in the
+ * warm run). */
+#define QUERY_CALLS (1u << (GW_API_CLASS_COUNT + 1))
 
 static double window_length_s(const gw_rank_stats *r)
 {
@@ -121,7 +126,10 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                         if (held < sizeof others)
                             snprintf(others + held, sizeof others - held, "%s%.48s", held ? ", " : "", dc->name);
                         /* Prefetches of managed memory are neither set-up nor copies: their own fix. */
-                        other_classes |= strstr(dc->name, "MemPrefetch") ? PREFETCH_CALLS : 1u << dc->api_class;
+                        other_classes |= strstr(dc->name, "MemPrefetch") ? PREFETCH_CALLS
+                                         : strstr(dc->name, "GetAttribute") || strstr(dc->name, "Occupancy")
+                                             ? QUERY_CALLS
+                                             : 1u << dc->api_class;
                     }
                 }
                 gw_finding_evidence(f, "inside %s calls, by call: %s", vt->api, calls);
@@ -151,7 +159,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         else if (others[0])
             gw_rules_fix(f,
                          "Most of this time is in %s calls other than kernel launches (%s), which fusing "
-                         "kernels or %s graphs would not remove: %s%s%s%stake the calls that need not repeat "
+                         "kernels or %s graphs would not remove: %s%s%s%s%stake the calls that need not repeat "
                          "out of the loop. Re-profile: the time inside them should drop.",
                          vt->api, others, vt->api,
                          (other_classes & (1u << GW_API_MEMSET))
@@ -164,7 +172,15 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                              ? "prefetch managed memory once, before the loop, and only what moves (the call "
                                "holds the host while the driver maps and migrates its range), or allocate with "
                                "cudaMalloc and copy explicitly, " : "",
-                         (other_classes & ~((1u << GW_API_MEMSET) | (1u << GW_API_MEMCPY) | PREFETCH_CALLS))
+                         !(other_classes & QUERY_CALLS) ? ""
+                         : gw_rules_pytorch(a, r)
+                             ? "warm up with the shapes you run before timing or profiling and keep them fixed "
+                               "(the kernel and occupancy queries come from cuDNN/cuBLAS choosing algorithms for "
+                               "shapes not seen before, once per shape; torch.backends.cudnn.benchmark=True for "
+                               "fixed shapes), "
+                             : "query kernel attributes and occupancy once per kernel and cache the answers (or "
+                               "warm up the shapes a library plans for before the loop), ",
+                         (other_classes & ~((1u << GW_API_MEMSET) | (1u << GW_API_MEMCPY) | PREFETCH_CALLS | QUERY_CALLS))
                              ? "do set-up and interop calls (map/unmap, register, create) once, not per "
                                "iteration, " : "");
         else if (gw_rules_pytorch(a, r))

@@ -756,6 +756,32 @@ static void dispatch_time_split_by_call(void **state)
     }
 }
 
+/* Dispatch held by queries of kernels inside cuDNN ops (a cold CNN pass: 1,229
+ * cudaFuncGetAttributes inside its convolutions while cuDNN chooses algorithms for shapes it has
+ * not seen; none in the warm run): the fix says to warm up the shapes, not CUDA graphs. */
+static void dispatch_in_kernel_queries(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    double at = 0;
+    for (int i = 0; i < 10; i++) {
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", at, at + 1000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFuncGetAttributes", at + 10, at + 890, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 900, at + 990, corr);
+        fx_kernel(t, 0, 7, at + 995, at + 1100, corr++, "implicit_convolve_sgemm");
+        at += 1100;
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_finding *f = gw_findings_get(&a->findings, "kernel.launch_bound");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "other than kernel launches (cudaFuncGetAttributes)"));
+    assert_non_null(strstr(f->fix, "warm up with the shapes you run"));
+    assert_null(strstr(f->fix, "CUDA Graph"));
+    fx_done(a, job);
+}
+
 /* Dispatch held by managed-memory prefetches (a real export: two cudaMemPrefetchAsync of 588
  * and 388 ms, the first one once read as start-up, "creating the CUDA context": a prefetch
  * never is, its memory was allocated before): the first call's time before and between its
@@ -1448,6 +1474,7 @@ int main(void)
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),
         cmocka_unit_test(dispatch_time_split_by_call),
+        cmocka_unit_test(dispatch_in_kernel_queries),
         cmocka_unit_test(prefetch_dispatch_shares_within_the_whole),
         cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
