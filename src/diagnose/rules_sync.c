@@ -10,6 +10,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 
 /* A kind of issuing op (.item(), .cpu()) is named in the fix when its calls hold at least this
  * share of the blocking calls' wait. */
@@ -124,6 +125,15 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                 gw_finding_evidence(f, "%s of the copies' wait (%.0f%%) came before they started on the GPU: they "
                                        "waited behind the work queued before them on their stream, not for the "
                                        "transfer itself", q, s->copy_wait_queued_s / s->copy_wait_s * 100.0);
+                /* Streams that wait on events: that work may itself have waited for another
+                 * stream, GPU or process (an sglang prefill's copy, 493 ms behind a kernel queued
+                 * after hipStreamWaitEvent, with the GPU idle). */
+                unsigned has = gw_rules_has(a, r);
+                if (has != ~0u && (has & GW_HAS_STREAM_DEPS))
+                    gw_finding_evidence(f, "the job's streams wait on events (%sStreamWaitEvent): the work ahead of "
+                                           "the copies may itself have waited for another stream, GPU or process, "
+                                           "which a trace of every stream and rank would show",
+                                        gw_vendor_terms_of(a, r)->api_prefix);
             }
         }
         /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under

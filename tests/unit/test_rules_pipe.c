@@ -183,9 +183,9 @@ static void pageable_copy_share_is_their_gpu_time(void **state)
     fx_free(a);
 }
 
-static gw_analysis *syncing(void)
+static gw_analysis *syncing_with(const gw_job *job)
 {
-    gw_analysis *a = fx_analysis(1, NULL);
+    gw_analysis *a = fx_analysis(1, job);
     fx_busy(a, 0, 0.70, GW_IDLE_SYNC);
     gw_sync_stats *s = &a->ranks[0].syncs;
     s->count = 4096;
@@ -200,6 +200,11 @@ static gw_analysis *syncing(void)
     s->sources[0].count = 4096;
     s->sources[0].wait_s = 0.2;
     return a;
+}
+
+static gw_analysis *syncing(void)
+{
+    return syncing_with(NULL);
 }
 
 static void host_sync_triggers_with_count_and_source(void **state)
@@ -336,6 +341,31 @@ static void host_sync_copy_records_give_the_direction(void **state)
         assert_int_equal(fx_evidence_has(f, "190 ms of the copies' wait (95%) came before they started on the GPU"),
                          queued);
         fx_free(a);
+    }
+}
+
+/* Copies queued behind their stream's work in a job whose streams wait on events: that work may
+ * have waited for another stream, GPU or process, and the evidence says so (an sglang prefill:
+ * 493 ms behind a kernel queued after hipStreamWaitEvent). Without stream waits, not said. */
+static void host_sync_queued_copies_behind_event_waits(void **state)
+{
+    (void)state;
+    for (int deps = 0; deps < 2; deps++) {
+        const gw_ns spans[][2] = {{0, 1000}};
+        gw_job *job = fx_job(fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS |
+                                                                 (deps ? GW_HAS_STREAM_DEPS : 0)));
+        gw_analysis *a = syncing_with(job);
+        gw_sync_stats *s = &a->ranks[0].syncs;
+        snprintf(s->sources[0].op, sizeof s->sources[0].op, "aten::to");
+        s->copy_count = 2;
+        s->copy_wait_s = 0.2;
+        s->copy_wait_to_device_s = 0.2;
+        s->copy_wait_queued_s = 0.19;
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "the job's streams wait on events (cudaStreamWaitEvent)"), deps);
+        fx_free(a);
+        gw_job_free(job);
     }
 }
 
@@ -746,6 +776,7 @@ int main(void)
         cmocka_unit_test(host_sync_names_item_for_its_share),
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_copy_records_give_the_direction),
+        cmocka_unit_test(host_sync_queued_copies_behind_event_waits),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
