@@ -1,6 +1,7 @@
 /* Open-addressing string interner (word-at-a-time hash, linear probing); see strtab.h. */
 #include "util/strtab.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,8 +157,15 @@ uint32_t gw_strtab_intern(gw_strtab *t, const char *s, size_t len)
     }
     if (t->bytes_len + len + 1 > UINT32_MAX)
         return UINT32_MAX;
+    /* s may point into the table's own bytes (the base name of a stored module path interned
+     * as a frame name): growing them moves it, so it is kept as an offset across the growth. */
+    uintptr_t at = (uintptr_t)s, lo = (uintptr_t)t->bytes;
+    int inside = t->bytes && at >= lo && at < lo + t->bytes_len;
+    size_t offset = inside ? (size_t)(at - lo) : 0;
     if (gw_grow((void **)&t->bytes, &t->bytes_cap, t->bytes_len + len + 1, 1) != 0)
         return UINT32_MAX;
+    if (inside)
+        s = t->bytes + offset;
     size_t cap = t->offsets_cap;
     if (gw_grow((void **)&t->offsets, &cap, (size_t)t->count + 1, sizeof *t->offsets) != 0)
         return UINT32_MAX;

@@ -54,6 +54,28 @@ static void embedded_nul_and_empty(void **state)
     gw_strtab_free(&t);
 }
 
+/* A part of a stored text interned as a new one (the base name of a stored module path,
+ * "/usr/lib/libnvrtc.so" -> "libnvrtc.so", as nsys's CPU samples do): the table's bytes grow and
+ * move while the new text is copied from them; the copy must be the text, not freed memory
+ * (ASan saw it read after the realloc). Many times, so that growth happens mid-copy. */
+static void interning_a_part_of_a_stored_text(void **state)
+{
+    (void)state;
+    gw_strtab t;
+    gw_strtab_init(&t);
+    char path[64], want[64];
+    for (int k = 0; k < 5000; k++) {
+        snprintf(path, sizeof path, "/usr/lib/x86_64-linux-gnu/libmod%d.so", k);
+        uint32_t id = gw_strtab_intern(&t, path, strlen(path));
+        const char *stored = gw_strtab_get(&t, id);
+        const char *base = strrchr(stored, '/') + 1;
+        uint32_t part = gw_strtab_intern(&t, base, strlen(base));
+        snprintf(want, sizeof want, "libmod%d.so", k);
+        assert_string_equal(gw_strtab_get(&t, part), want);
+    }
+    gw_strtab_free(&t);
+}
+
 /* Names long and short, many sharing prefixes and suffixes, interned in a pattern that
  * revisits old ones after the cache has moved on: every id matches the first one given. */
 static void many_names_match_reference(void **state)
@@ -91,6 +113,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_ends_different_middles),
         cmocka_unit_test(embedded_nul_and_empty),
+        cmocka_unit_test(interning_a_part_of_a_stored_text),
         cmocka_unit_test(many_names_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
