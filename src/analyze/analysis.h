@@ -311,6 +311,8 @@ typedef struct gw_copy_stats {
     size_t fault_count[GW_COPY_DIR_COUNT];
     double fault_bytes[GW_COPY_DIR_COUNT];
     double fault_gpu_s;                      /* GPU time in the faulting migrations (their union) */
+    double fault_kernel_s;                   /* the kernels running when host-to-device faults
+                                                began: most of their time is the wait on them */
     /* Round trips: copies of 1 MiB or more whose exact size went host→device and device→host
      * GW_ROUNDTRIP_MIN times or more each (the same arrays leaving and re-entering the GPU
      * around every compute region, as an offload program without a data region does): how

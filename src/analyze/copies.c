@@ -72,9 +72,16 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
     double pageable_seconds[GW_COPY_DIR_COUNT] = {0};
     size_t pageable_host_dev = 0;
     gw_ns fault_until = INT64_MIN;  /* end of the faulting migrations so far (they overlap) */
+    /* The kernel reaching furthest among those started so far, and the start of the last one
+     * counted as faulting (each counted once). */
+    const gw_gpu_event *kernel = NULL;
+    gw_ns counted = INT64_MIN;
     size_tally to_device = {0}, to_host = {0};
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind == GW_GPU_KERNEL && g->start >= w->start_ns && g->start < w->end_ns &&
+            (!kernel || g->end > kernel->end))
+            kernel = g;
         if (g->kind != GW_GPU_MEMCPY || g->start < w->start_ns || g->start >= w->end_ns)
             continue;
         int d = g->copy_dir < GW_COPY_DIR_COUNT ? g->copy_dir : GW_COPY_UNKNOWN;
@@ -91,6 +98,15 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
                     cs->fault_gpu_s += gw_ns_to_s(to - from);
                 if (g->end > fault_until)
                     fault_until = g->end;
+                /* A kernel that touched host pages waits while they move: its time, not the
+                 * copies', is what prefetching saves (a tutorial's add kernel: 109 ms faulting,
+                 * 0.6 ms prefetched). */
+                if (d == GW_COPY_HTOD && kernel && kernel->device == g->device && kernel->start <= g->start &&
+                    g->start < kernel->end && kernel->start != counted) {
+                    gw_ns end = kernel->end < w->end_ns ? kernel->end : w->end_ns;
+                    cs->fault_kernel_s += gw_ns_to_s(end - kernel->start);
+                    counted = kernel->start;
+                }
             }
         }
         int host_dev = d == GW_COPY_HTOD || d == GW_COPY_DTOH;

@@ -101,6 +101,7 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     MANY(gw_copy_stats, fault_count, GW_F_SIZE),
     MANY(gw_copy_stats, fault_bytes, GW_F_F64),
     ONE(gw_copy_stats, fault_gpu_s, GW_F_F64),
+    ONE(gw_copy_stats, fault_kernel_s, GW_F_F64),
     ONE(gw_copy_stats, roundtrip_sizes, GW_F_SIZE),
     ONE(gw_copy_stats, roundtrip_count, GW_F_SIZE),
     ONE(gw_copy_stats, roundtrip_bytes, GW_F_F64),

@@ -359,8 +359,17 @@ int gw_rule_mem_unified_faults(gw_analysis *a, const gw_rule *rule)
                      "cudaMemAdvise(SetReadMostly / SetPreferredLocation) for data both sides read; or "
                      "allocate with cudaMalloc and copy explicitly (cudaMemcpyAsync from pinned memory). "
                      "Re-profile: the page-fault migrations should give way to prefetches.");
-        snprintf(f->gain, sizeof f->gain,
-                 "the kernels' and the host's waits on faults, up to the %s of faulting migrations", gpu);
+        if (c->fault_kernel_s > c->fault_gpu_s) {
+            char k[32];
+            gw_rules_fmt_duration(c->fault_kernel_s, k, sizeof k);
+            gw_finding_evidence(f, "the kernels running when those faults began took %s: most of it waiting on "
+                                   "the migrations, which prefetching moves out of them", k);
+            snprintf(f->gain, sizeof f->gain,
+                     "the kernels' and the host's waits on faults: up to most of the %s the faulting kernels ran "
+                     "(the migrations themselves %s)", k, gpu);
+        } else
+            snprintf(f->gain, sizeof f->gain,
+                     "the kernels' and the host's waits on faults, up to the %s of faulting migrations", gpu);
     }
     return 0;
 }

@@ -378,6 +378,7 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
     gw_jw_kdouble(w, "pageable_share_bytes", c->pageable_share_bytes);
     gw_jw_kdouble(w, "pageable_per_step", c->pageable_per_step);
     gw_jw_kdouble(w, "fault_gpu_s", c->fault_gpu_s);
+    gw_jw_kdouble(w, "fault_kernel_s", c->fault_kernel_s);
     gw_jw_object_end(w);
 }
 

@@ -728,6 +728,34 @@ static void sm_fill_row_takes_the_longest_launch(void **state)
     fx_done(a, job);
 }
 
+/* Host-to-device page-fault migrations inside a kernel make it wait: that kernel's time (not the
+ * migrations' own) is what prefetching saves (a tutorial's add kernel: 109 ms with faults, 0.6 ms
+ * prefetched). Each faulting kernel counts once, a kernel without faults not at all, and faults
+ * device to host (the host's touches) not. Times in µs. */
+static void faulting_kernels_counted(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_device(t, 0, 80);
+    fx_kernel(t, 0, 7, 0, 1000, 0, "add");           /* faults inside: counted */
+    fx_kernel(t, 0, 7, 2000, 2100, 0, "scale");      /* none: not */
+    fx_kernel(t, 0, 7, 3000, 3500, 0, "reduce");     /* only a fault to the host: not */
+    const double faults[][3] = {{100, 110, GW_COPY_HTOD}, {200, 215, GW_COPY_HTOD}, {900, 905, GW_COPY_HTOD},
+                                {3100, 3110, GW_COPY_DTOH}};
+    for (size_t k = 0; k < 4; k++) {
+        gw_gpu_event *g = fx_gpu(t, GW_GPU_MEMCPY, 0, 8, faults[k][0], faults[k][1], 0, "Memcpy");
+        g->copy_dir = (uint8_t)faults[k][2];
+        g->flags |= GW_GPU_F_UNIFIED | GW_GPU_F_PAGE_FAULT;
+        g->bytes = 4096;
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_copy_stats *c = &a->ranks[0].copies;
+    fx_assert_s(c->fault_kernel_s, 1000);
+    fx_assert_s(c->fault_gpu_s, 10 + 15 + 5 + 10);
+    fx_done(a, job);
+}
+
 /* Idle gaps are the gaps of the device's busy union (overlapping streams, a zero-length
  * kernel, a sync record and another device's work change nothing); the chunked view sums
  * each event's overlap with a chunk, as nsys does, so two streams each busy 30% of a chunk
@@ -1300,6 +1328,7 @@ int main(void)
         cmocka_unit_test(three_steps_with_warmup_are_too_short),
         cmocka_unit_test(sm_fill_counts_last_waves),
         cmocka_unit_test(sm_fill_row_takes_the_longest_launch),
+        cmocka_unit_test(faulting_kernels_counted),
         cmocka_unit_test(idle_gaps_and_chunks),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),

@@ -115,6 +115,32 @@ static void alloc_churn_of_pinned_host_memory(void **state)
     fx_free(a);
 }
 
+/* mem.unified_faults: when the kernels that faulted ran longer than the migrations, the gain is
+ * theirs (prefetching takes the wait out of them), not the migrations' copy time. */
+static void unified_faults_gain_is_the_faulting_kernels(void **state)
+{
+    (void)state;
+    for (int longer = 0; longer < 2; longer++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        gw_copy_stats *c = &a->ranks[0].copies;
+        c->fault_count[GW_COPY_HTOD] = 16785;
+        c->unified_count[GW_COPY_HTOD] = 16785;
+        c->fault_bytes[GW_COPY_HTOD] = 442.4 * 1048576;
+        c->fault_gpu_s = 0.063;
+        c->fault_kernel_s = longer ? 0.109 : 0.05;
+        const gw_finding *f = fx_run(a, "mem.unified_faults");
+        assert_non_null(f);
+        if (longer) {
+            assert_true(fx_evidence_has(f, "the kernels running when those faults began took 109 ms"));
+            assert_non_null(strstr(f->gain, "up to most of the 109 ms the faulting kernels ran (the migrations "
+                                            "themselves 63 ms)"));
+        } else {
+            assert_non_null(strstr(f->gain, "up to the 63 ms of faulting migrations"));
+        }
+        fx_free(a);
+    }
+}
+
 static void alloc_churn_twin(void **state)
 {
     (void)state;
@@ -311,6 +337,7 @@ int main(void)
         cmocka_unit_test(near_full_twin_and_not_evaluated),
         cmocka_unit_test(alloc_churn_triggers),
         cmocka_unit_test(alloc_churn_of_pinned_host_memory),
+        cmocka_unit_test(unified_faults_gain_is_the_faulting_kernels),
         cmocka_unit_test(alloc_churn_twin),
         cmocka_unit_test(alloc_without_steps_is_minor_until_it_repeats),
         cmocka_unit_test(alloc_frees_inside_ops_mean_the_cache_is_off),
