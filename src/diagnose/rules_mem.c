@@ -362,11 +362,11 @@ int gw_rule_mem_unified_faults(gw_analysis *a, const gw_rule *rule)
         if (c->fault_kernel_s > c->fault_gpu_s) {
             char k[32];
             gw_rules_fmt_duration(c->fault_kernel_s, k, sizeof k);
-            gw_finding_evidence(f, "the kernels running when those faults began took %s: most of it waiting on "
-                                   "the migrations, which prefetching moves out of them", k);
+            gw_finding_evidence(f, "the kernels running when those faults began took %s: their wait on the "
+                                   "migrations is part of it, and prefetching moves it out of them", k);
             snprintf(f->gain, sizeof f->gain,
-                     "the kernels' and the host's waits on faults: up to most of the %s the faulting kernels ran "
-                     "(the migrations themselves %s)", k, gpu);
+                     "the kernels' and the host's waits on faults: more than the %s of migrations, at most the %s "
+                     "the faulting kernels ran", gpu, k);
         } else
             snprintf(f->gain, sizeof f->gain,
                      "the kernels' and the host's waits on faults, up to the %s of faulting migrations", gpu);
