@@ -7,6 +7,7 @@
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
 #include "diagnose/rules_families.h"
+#include "diagnose/vendor_terms.h"
 #include "util/units.h"
 
 static double window_length_s(const gw_rank_stats *r)
@@ -112,16 +113,18 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         gw_rules_fmt_count((double)calls, n, sizeof n);
         gw_rules_fmt_duration(m->alloc_wait_s, wait, sizeof wait);
         gw_rules_fmt_per_step(r, m->alloc_calls_per_step, rate, sizeof rate);
-        snprintf(f->title, sizeof f->title, "%s: %.16s cudaMalloc/cudaFree-type calls in %.48s%.16s, GPU "
-                 "idle %.1f%% of %s", steps ? "Allocator churn" : "Allocator calls", n, label, rate,
-                 share * 100.0, gw_rules_share_of(r));
+        const gw_vendor_terms *vt = gw_vendor_terms_of(a, r);
+        snprintf(f->title, sizeof f->title, "%s: %.16s %sMalloc/%sFree-type calls in %.48s%.16s, GPU "
+                 "idle %.1f%% of %s", steps ? "Allocator churn" : "Allocator calls", n, vt->api_prefix,
+                 vt->api_prefix, label, rate, share * 100.0, gw_rules_share_of(r));
         gw_finding_evidence(f, "%zu allocation and %zu free calls in %s%s, %s inside them (%.1f%% of the "
                                "window)", m->alloc_calls, m->free_calls, label, rate, wait,
                             window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0);
         gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window", share * 100.0);
         /* The table's phrase speaks of steps; without them, not "in every step". */
         if (!steps)
-            snprintf(f->cause, sizeof f->cause, "allocator calls (cudaMalloc/cudaFree-type)");
+            snprintf(f->cause, sizeof f->cause, "allocator calls (%sMalloc/%sFree-type)", vt->api_prefix,
+                     vt->api_prefix);
         /* Without steps only repetition tells a loop's churn from set-up (model and buffers
          * allocated once): a few calls in a capture are set-up until shown otherwise. */
         int set_up = !steps && (double)calls < GW_ALLOC_LOOP_CALLS;
@@ -186,6 +189,12 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
                    "out of the loop into set-up, or allocate from a stream-ordered pool "
                    "(cudaMallocAsync/cudaFreeAsync with a release threshold set on the pool). "
                    "Re-profile: no cudaMalloc/cudaFree after the first iterations.";
+        else if (cache_off && vt->amd)
+            base = "Turn PyTorch's caching allocator back on: unset PYTORCH_NO_HIP_MEMORY_CACHING (CUDA builds: "
+                   "PYTORCH_NO_CUDA_MEMORY_CACHING), which makes every tensor's memory a hipMalloc and a "
+                   "hipFree; if it is on, memory is near full and the allocator empties its cache to retry "
+                   "failed allocations: free headroom (a smaller batch, see mem.near_full). Re-profile: no "
+                   "hipMalloc/hipFree after the first steps.";
         else if (cache_off)
             base = "Turn PyTorch's caching allocator back on: unset PYTORCH_NO_CUDA_MEMORY_CACHING (ROCm: "
                    "PYTORCH_NO_HIP_MEMORY_CACHING), which makes every tensor's memory a cudaMalloc and a "

@@ -4,6 +4,8 @@
  * not-evaluated text when the input has no allocator events. */
 #include "test_rules_fixture.h"
 
+#include <stdio.h>
+
 static void set_memory(gw_analysis *a, double share)
 {
     gw_memory_stats *m = &a->ranks[0].memory;
@@ -139,6 +141,34 @@ static void unified_faults_gain_is_the_faulting_kernels(void **state)
         }
         fx_free(a);
     }
+}
+
+/* On AMD GPUs the calls are HIP's: title, cause and the caching allocator's fix say hipMalloc and
+ * PYTORCH_NO_HIP_MEMORY_CACHING (a ROCm ResNet-18 with the cache off was told cudaMalloc). */
+static void alloc_churn_speaks_hip_on_amd(void **state)
+{
+    (void)state;
+    const gw_ns spans[][2] = {{0, 1000}};
+    gw_job *job = fx_job(fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS |
+                                                             GW_HAS_PYTORCH | GW_HAS_AMD));
+    gw_analysis *a = fx_analysis(1, job);
+    fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN);
+    a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR] = 0.084;
+    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.16 - 0.084;
+    gw_memory_stats *m = &a->ranks[0].memory;
+    m->alloc_calls = 800;
+    m->free_calls = 800;
+    m->alloc_calls_per_step = 200;
+    m->alloc_wait_s = 0.09;
+    m->frees_in_ops = 700;
+    snprintf(m->free_op, sizeof m->free_op, "aten::conv2d");
+    const gw_finding *f = fx_run(a, "mem.alloc_churn");
+    assert_non_null(f);
+    assert_non_null(strstr(f->title, "hipMalloc/hipFree-type calls"));
+    assert_non_null(strstr(f->fix, "unset PYTORCH_NO_HIP_MEMORY_CACHING"));
+    assert_null(strstr(f->fix, "cudaMalloc"));
+    fx_free(a);
+    gw_job_free(job);
 }
 
 static void alloc_churn_twin(void **state)
@@ -338,6 +368,7 @@ int main(void)
         cmocka_unit_test(alloc_churn_triggers),
         cmocka_unit_test(alloc_churn_of_pinned_host_memory),
         cmocka_unit_test(unified_faults_gain_is_the_faulting_kernels),
+        cmocka_unit_test(alloc_churn_speaks_hip_on_amd),
         cmocka_unit_test(alloc_churn_twin),
         cmocka_unit_test(alloc_without_steps_is_minor_until_it_repeats),
         cmocka_unit_test(alloc_frees_inside_ops_mean_the_cache_is_off),
