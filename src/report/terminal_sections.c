@@ -518,7 +518,10 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
         gw_term_printf(t, "  No allocator ([memory]) events: peak memory unknown.\n");
     }
     if (m->alloc_calls == 0 && m->free_calls == 0) {
-        gw_term_printf(t, "  No cudaMalloc/cudaFree-type calls in the window.\n");
+        /* The input's own runtime: HIP on AMD GPUs. */
+        const gw_analysis *a = t->a;
+        int amd = a && a->inputs && r->trace_index < a->rank_count && (a->inputs[r->trace_index].has & GW_HAS_AMD);
+        gw_term_printf(t, "  No %s-type calls in the window.\n", amd ? "hipMalloc/hipFree" : "cudaMalloc/cudaFree");
         return;
     }
     char rate[48] = "";

@@ -94,5 +94,11 @@ assert "Nsight Compute: ncu --set full -k regex:'" in hot and "--launch-count 1 
 assert "SM busy with memory idle" in hot and "rocprof" not in hot, hot
 PY
 
+# The terminal report's memory section names the job's runtime too.
+"$GW_BIN" analyze -v --no-progress -o "$tmp/mi300.txt" "$MI300" 2>"$tmp/err"
+if grep -q "No hipMalloc/hipFree-type calls in the window" "$tmp/mi300.txt" && ! grep -q "cudaMalloc" "$tmp/mi300.txt"; then
+  ok "MI300X report: the memory section speaks of hipMalloc"
+else bad "MI300X report: $(grep -m1 -i "malloc" "$tmp/mi300.txt")"; fi
+
 echo "vendor_terms: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
