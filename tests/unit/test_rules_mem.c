@@ -47,18 +47,26 @@ static void near_full_twin_and_not_evaluated(void **state)
     fx_free(a);
 }
 
-static void alloc_churn_triggers(void **state)
+/* One rank whose GPU idles 10.5% of the window in the allocator (of 16% idle), with the
+ * allocator's calls given: the set-up the churn tests share. */
+static gw_analysis *churning(const gw_job *job, size_t allocs, size_t frees, double per_step, double wait_s)
 {
-    (void)state;
-    gw_analysis *a = fx_analysis(1, NULL);
+    gw_analysis *a = fx_analysis(1, job);
     fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN);
     a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR] = 0.084;
     a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.16 - 0.084;
     gw_memory_stats *m = &a->ranks[0].memory;
-    m->alloc_calls = 8;
-    m->free_calls = 8;
-    m->alloc_calls_per_step = 2;
-    m->alloc_wait_s = 0.09;
+    m->alloc_calls = allocs;
+    m->free_calls = frees;
+    m->alloc_calls_per_step = per_step;
+    m->alloc_wait_s = wait_s;
+    return a;
+}
+
+static void alloc_churn_triggers(void **state)
+{
+    (void)state;
+    gw_analysis *a = churning(NULL, 8, 8, 2, 0.09);
     const gw_finding *f = fx_run(a, "mem.alloc_churn");
     assert_non_null(f);
     assert_float_equal(f->share, 0.105, 1e-9); /* the GPU's idle in the allocator */
@@ -77,15 +85,8 @@ static void alloc_churn_of_pinned_host_memory(void **state)
 {
     (void)state;
     for (int mostly = 0; mostly < 2; mostly++) {
-        gw_analysis *a = fx_analysis(1, NULL);
-        fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN);
-        a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR] = 0.084;
-        a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.16 - 0.084;
+        gw_analysis *a = churning(NULL, 8, 8, 2, 0.09);
         gw_memory_stats *m = &a->ranks[0].memory;
-        m->alloc_calls = 8;
-        m->free_calls = 8;
-        m->alloc_calls_per_step = 2;
-        m->alloc_wait_s = 0.09;
         m->pinned_alloc_s = mostly ? 0.06 : 0.04;
         m->pinned_alloc_calls = 4;
         const gw_finding *f = fx_run(a, "mem.alloc_churn");
@@ -98,15 +99,8 @@ static void alloc_churn_of_pinned_host_memory(void **state)
     /* One pinned buffer beside device allocations that repeat (an OpenACC code: 1,948 cuMemAlloc
      * beside one 25 ms cuMemHostAlloc): the repeating ones keep the fix, the pinned one a
      * sentence. */
-    gw_analysis *a = fx_analysis(1, NULL);
-    fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN);
-    a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR] = 0.084;
-    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.16 - 0.084;
+    gw_analysis *a = churning(NULL, 1949, 1948, 400, 0.0395);
     gw_memory_stats *m = &a->ranks[0].memory;
-    m->alloc_calls = 1949;
-    m->free_calls = 1948;
-    m->alloc_calls_per_step = 400;
-    m->alloc_wait_s = 0.0395;
     m->pinned_alloc_s = 0.0257;
     m->pinned_alloc_calls = 1;
     const gw_finding *f = fx_run(a, "mem.alloc_churn");
@@ -151,15 +145,8 @@ static void alloc_churn_speaks_hip_on_amd(void **state)
     const gw_ns spans[][2] = {{0, 1000}};
     gw_job *job = fx_job(fx_trace_with_kernels(spans, 1, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS |
                                                              GW_HAS_PYTORCH | GW_HAS_AMD));
-    gw_analysis *a = fx_analysis(1, job);
-    fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN);
-    a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR] = 0.084;
-    a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = 0.16 - 0.084;
+    gw_analysis *a = churning(job, 800, 800, 200, 0.09);
     gw_memory_stats *m = &a->ranks[0].memory;
-    m->alloc_calls = 800;
-    m->free_calls = 800;
-    m->alloc_calls_per_step = 200;
-    m->alloc_wait_s = 0.09;
     m->frees_in_ops = 700;
     snprintf(m->free_op, sizeof m->free_op, "aten::conv2d");
     const gw_finding *f = fx_run(a, "mem.alloc_churn");

@@ -6,6 +6,14 @@
 
 #include <stdio.h>
 
+/* The analysis of an input without GPU data (data.none's cases): no GPU rank, no device row. */
+static gw_analysis *gpu_less(gw_analysis *a)
+{
+    a->ranks[0].has_gpu_data = 0;
+    a->device_count = 0;
+    return a;
+}
+
 static void unexplained_idle_is_its_own_finding(void **state)
 {
     (void)state;
@@ -331,9 +339,7 @@ static void data_none_for_cpu_only_trace(void **state)
     h->end = 1000;
     h->name_id = gw_trace_intern(t, "aten::add", 9);
     gw_job *job = fx_job(t);
-    gw_analysis *a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    gw_analysis *a = gpu_less(fx_analysis(1, job));
     const gw_finding *f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_int_equal(a->findings.count, 1); /* no other GPU finding for it */
@@ -369,9 +375,7 @@ static void data_none_cuda_started_not_traced(void **state)
         *h = (gw_host_event){.start = 0, .end = 1000, .thread = main, .kind = GW_HOST_OSRT,
                              .name_id = gw_trace_intern(t, "read", 4), .parent = UINT32_MAX};
         gw_job *job = fx_job(t);
-        gw_analysis *a = fx_analysis(1, job);
-        a->ranks[0].has_gpu_data = 0;
-        a->device_count = 0;
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
         const gw_finding *f = fx_run(a, "data.none");
         assert_non_null(f);
         if (driver) {
@@ -413,9 +417,7 @@ static void data_none_job_ran_on_the_cpu(void **state)
             assert_int_equal(gw_trace_add_mem(t, &m), 0);
         }
         gw_job *job = fx_job(t);
-        gw_analysis *a = fx_analysis(1, job);
-        a->ranks[0].has_gpu_data = 0;
-        a->device_count = 0;
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
         const gw_finding *f = fx_run(a, "data.none");
         assert_non_null(f);
         if (!gpu_mem) {
@@ -457,9 +459,7 @@ static void data_none_for_the_cpu_side_of_a_gpu_job(void **state)
             assert_int_equal(gw_trace_add_mem(t, &m), 0);
         }
         gw_job *job = fx_job(t);
-        gw_analysis *a = fx_analysis(1, job);
-        a->ranks[0].has_gpu_data = 0;
-        a->device_count = 0;
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
         const gw_finding *f = fx_run(a, "data.none");
         assert_non_null(f);
         assert_non_null(strstr(f->title, "the job used the GPU, the profiler recorded only its CPU side"));
@@ -484,9 +484,7 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     d->id = 0;
     gw_trace_note(t, "the GPU trace: 3 CUDA warnings");
     gw_job *job = fx_job(t);
-    gw_analysis *a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    gw_analysis *a = gpu_less(fx_analysis(1, job));
     const gw_finding *f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_non_null(strstr(f->title, "although it lists 1 GPU(s)"));
@@ -526,9 +524,7 @@ static void data_none_for_a_host_side_tracer(void **state)
         add_call(t, "cuMemcpyHtoDAsync_v2", GW_API_MEMCPY);
         t->uncategorised_api_calls = tracer ? 2 : 0;
         gw_job *job = fx_job(t);
-        gw_analysis *a = fx_analysis(1, job);
-        a->ranks[0].has_gpu_data = 0;
-        a->device_count = 0;
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
         const gw_finding *f = fx_run(a, "data.none");
         assert_non_null(f);
         assert_int_equal(strstr(f->title, "a host-side tracer's trace") != NULL, tracer);
@@ -555,9 +551,7 @@ static void data_none_when_calls_were_traced(void **state)
     gw_trace_note(t, "no GPU activity was captured: the export has 5 CUDA API rows but no kernel, memcpy or "
                      "memset rows");
     gw_job *job = fx_job(t);
-    gw_analysis *a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    gw_analysis *a = gpu_less(fx_analysis(1, job));
     const gw_finding *f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_non_null(strstr(f->title, "the host launched GPU work, none of it was recorded"));
@@ -578,9 +572,7 @@ static void data_none_when_calls_were_traced(void **state)
     add_call(t, "cuInit", GW_API_OTHER);
     add_call(t, "cuDeviceGetUuid_v2", GW_API_GETTER);
     job = fx_job(t);
-    a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    a = gpu_less(fx_analysis(1, job));
     f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_non_null(strstr(f->title, "vqe.sqlite: CUDA was set up but given no work"));
@@ -604,9 +596,7 @@ static void data_none_verdict_cut_at_a_word(void **state)
         gw_trace_note(t, "nsys diagnostic about the GPU trace: \"CUDA message number %d that goes on and on, "
                          "longer than anyone would like to read in one line of output\"", i);
     gw_job *job = fx_job(t);
-    gw_analysis *a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    gw_analysis *a = gpu_less(fx_analysis(1, job));
     assert_non_null(fx_run(a, "data.none"));
     size_t n = strlen(a->verdict);
     assert_true(n < sizeof a->verdict - 1);
@@ -642,9 +632,7 @@ static void data_none_for_foreign_accelerator(void **state)
     t->foreign_device_events = 25814;
     t->foreign_runtime_calls = 3453;
     gw_job *job = fx_job(t);
-    gw_analysis *a = fx_analysis(1, job);
-    a->ranks[0].has_gpu_data = 0;
-    a->device_count = 0;
+    gw_analysis *a = gpu_less(fx_analysis(1, job));
     const gw_finding *f = fx_run(a, "data.none");
     assert_non_null(f);
     assert_int_equal(f->severity, GW_SEV_CRITICAL);
