@@ -122,7 +122,10 @@ PY
 import re, sys
 starved, napper = sys.argv[1], sys.argv[2]
 m = re.search(r"waits for a CPU (\d+)% of the time \(run queue\)", starved)
-assert m and int(m.group(1)) >= 20, starved
+# Four loops on one CPU wait about three quarters of the time when nothing else runs; a
+# loaded machine (the sanitizer half of CI beside other work) has read 18%, so the floor
+# only rules out "no wait seen" and the comparison with the sleeper below carries the test.
+assert m and int(m.group(1)) >= 8, starved
 w = re.search(r"run-queue wait (\d+)%|waits for a CPU (\d+)%", napper)
 assert w, napper
 nap = int(w.group(1) or w.group(2))
