@@ -336,6 +336,10 @@ typedef struct gw_sync_source {
     double wait_s;
 } gw_sync_source;
 
+/* A blocking copy to the host of at most this many bytes reads a flag, counter or scalar
+ * (cudaMemcpyFromSymbol of a convergence flag, .item()), not a result to keep. */
+#define GW_SMALL_READ_BYTES 64
+
 typedef struct gw_sync_stats {
     size_t count;                /* blocking sync calls in the steady window (incl. blocking
                                     device→host copies) */
@@ -352,6 +356,10 @@ typedef struct gw_sync_stats {
     /* Of copy_wait_s, the part before the copy's GPU record started: the copy waited behind
      * the work queued before it on its stream (a 60 B copy that waits 490 ms), not for itself. */
     double copy_wait_queued_s;
+    /* Of the copies to the host, those of at most GW_SMALL_READ_BYTES (a flag, a counter, a
+     * scalar: what a host reads to decide what to launch next) and their wait. */
+    size_t small_read_count;
+    double small_read_wait_s;
     size_t outside_window;       /* blocking calls of the capture outside the window */
     size_t sync_copy_calls;      /* synchronous copy API calls (nsys cuda_memcpy_sync) */
     size_t sync_memset_calls;    /* synchronous memset API calls (nsys cuda_memset_sync) */

@@ -129,6 +129,8 @@ static const gw_field DESC_SYNC_STATS_FIELDS[] = {
     ONE(gw_sync_stats, copy_wait_to_device_s, GW_F_F64),
     ONE(gw_sync_stats, copy_wait_to_host_s, GW_F_F64),
     ONE(gw_sync_stats, copy_wait_queued_s, GW_F_F64),
+    ONE(gw_sync_stats, small_read_count, GW_F_SIZE),
+    ONE(gw_sync_stats, small_read_wait_s, GW_F_F64),
     ONE(gw_sync_stats, outside_window, GW_F_SIZE),
     ONE(gw_sync_stats, sync_copy_calls, GW_F_SIZE),
     ONE(gw_sync_stats, sync_memset_calls, GW_F_SIZE),

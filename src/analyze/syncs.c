@@ -147,8 +147,13 @@ static void copy_direction_and_queue(const gw_trace *t, const gw_host_event *h, 
             continue;
         if (g->copy_dir == GW_COPY_HTOD)
             ss->copy_wait_to_device_s += gw_ns_to_s(wt);
-        else if (g->copy_dir == GW_COPY_DTOH)
+        else if (g->copy_dir == GW_COPY_DTOH) {
             ss->copy_wait_to_host_s += gw_ns_to_s(wt);
+            if (g->bytes > 0 && g->bytes <= GW_SMALL_READ_BYTES) {
+                ss->small_read_count++;
+                ss->small_read_wait_s += gw_ns_to_s(wt);
+            }
+        }
         gw_ns before = g->start - h->start;
         if (before > wt)
             before = wt;

@@ -15,6 +15,8 @@
 /* A kind of issuing op (.item(), .cpu()) is named in the fix when its calls hold at least this
  * share of the blocking calls' wait. */
 #define GW_SYNC_SOURCE_NAMED_SHARE 0.25
+/* Fewer small reads than this are results read once or twice (a final check), not a loop. */
+#define GW_SMALL_READS_MIN 16
 
 /* The first frame of a ';'-separated call stack that is the user's Python code
  * ("train.py(41): step"), else the first frame: built-in method frames say nothing. */
@@ -52,6 +54,14 @@ static void user_frame(const char *stack, char *out, size_t size)
 static int copies_queued(const gw_sync_stats *s)
 {
     return s->copy_wait_queued_s >= 1e-3 && s->copy_wait_queued_s >= 0.5 * s->copy_wait_s;
+}
+
+/* 1 when blocking reads of a few bytes (GW_SMALL_READ_BYTES) hold most of the wait, and are
+ * many: a loop steered by flags the host reads, not results copied back once. */
+static int small_reads_hold_wait(const gw_sync_stats *s)
+{
+    return s->small_read_count >= GW_SMALL_READS_MIN && s->small_read_wait_s > 0 &&
+           s->small_read_wait_s >= 0.5 * s->wait_s;
 }
 
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
@@ -135,6 +145,18 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                                            "which a trace of every stream and rank would show",
                                         gw_vendor_terms_of(a, r)->api_prefix);
             }
+        }
+        /* Reads of a few bytes that hold most of the wait: the host reads a value to decide what
+         * to launch next (a solver's 3,827 cudaMemcpyFromSymbol reads of a 4-byte flag, each
+         * behind the kernels queued before it). */
+        int small_reads = small_reads_hold_wait(s);
+        if (small_reads) {
+            char sn[32], sw[32];
+            gw_rules_fmt_count((double)s->small_read_count, sn, sizeof sn);
+            gw_rules_fmt_duration(s->small_read_wait_s, sw, sizeof sw);
+            gw_finding_evidence(f, "%s of the copies to the host read at most %d bytes each (a flag, a counter or a "
+                                   "scalar), waiting %s: each waits for the work queued before it, and the GPU idles "
+                                   "until the host has the value and queues more", sn, GW_SMALL_READ_BYTES, sw);
         }
         /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under
          * "28 blocking calls" read as if the 28th were the call outside the window). */
@@ -237,7 +259,21 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "printing of device values from the step loop (log every N steps, keep metrics on "
                          "the device), and let the next step be queued while this one runs. Confirm: "
                          "re-profile, the blocking calls per step should drop.");
-        else if (!gw_rules_pytorch(a, r))
+        else if (!gw_rules_pytorch(a, r) && small_reads) {
+            const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
+            gw_rules_fix(f,
+                         "Most of the waits are reads of a few bytes that the host decides on (a convergence "
+                         "flag, a counter), each waiting for all the work queued before it: read them less "
+                         "often (queue several iterations before each read, with kernels that return at once "
+                         "when a flag in device memory says the work is done), or keep the decision on the "
+                         "GPU (%s); read what must reach the host with %sMemcpyAsync into pinned memory and "
+                         "an event. The simulated gain assumes the host no longer waits for each read. "
+                         "Confirm: re-profile, the blocking reads per iteration should drop.",
+                         v->amd ? "a kernel that loops on the device until the flag is set"
+                                : "a CUDA graph with conditional nodes, cudaGraphConditionalHandleCreate in CUDA "
+                                  "12.4 and later, or a kernel that loops on the device until the flag is set",
+                         v->api_prefix);
+        } else if (!gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Block the host only where it reads results: cudaMemcpyAsync into pinned memory "
                          "(cudaMallocHost) on a stream instead of cudaMemcpy, cudaEventRecord after the work "

@@ -124,6 +124,14 @@ int gw_whatif_known(const char *id)
     return 0;
 }
 
+/* 1 when the replay's window is cut into steps (the step graph's own test): deferred reads
+ * wait for the end of their step, else for the window's end. */
+static int window_has_steps(const gw_window *w)
+{
+    return (w->span == GW_SPAN_STEPS && w->steady_steps > 0 && !w->whole_window) ||
+           (w->span == GW_SPAN_LOADER && w->steady_steps > 0);
+}
+
 /* The transformation of a finding's fix at each setting; 0 when the id has none. */
 static int transformation(const gw_analysis *a, size_t ti, const char *id, gw_replay_params p[SETTINGS],
                           char *change, size_t change_len)
@@ -171,9 +179,12 @@ static int transformation(const gw_analysis *a, size_t ti, const char *id, gw_re
             snprintf(change, change_len, "syncs removed where the host reads no result; value reads (.item(), .cpu(), "
                      "copies to the host) moved to the window's end, but %zu calls of reads used at once kept",
                      g->value_reads_kept);
-        else
+        else if (window_has_steps(&a->ranks[ti].window))
             snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
                      ".cpu()) read at the end of the step");
+        else
+            snprintf(change, change_len, "blocking calls removed where the host reads no result, the others (.item(), "
+                     ".cpu(), copies to the host) read at the window's end: it has no steps");
         return 1;
     }
     if (strcmp(id, "pipe.pageable_copy") == 0) {

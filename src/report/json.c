@@ -395,6 +395,8 @@ static void write_syncs(gw_json_writer *w, const gw_sync_stats *s)
     gw_jw_kdouble(w, "copy_wait_to_device_s", s->copy_wait_to_device_s);
     gw_jw_kdouble(w, "copy_wait_to_host_s", s->copy_wait_to_host_s);
     gw_jw_kdouble(w, "copy_wait_queued_s", s->copy_wait_queued_s);
+    gw_jw_kuint(w, "small_read_count", s->small_read_count);
+    gw_jw_kdouble(w, "small_read_wait_s", s->small_read_wait_s);
     gw_jw_kuint(w, "outside_window", s->outside_window);
     gw_jw_kuint(w, "sync_copy_calls", s->sync_copy_calls);
     gw_jw_kuint(w, "sync_memset_calls", s->sync_memset_calls);

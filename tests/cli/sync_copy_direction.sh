@@ -2,7 +2,8 @@
 # pipe.host_sync's blocking copies split by the direction of their GPU records, and the part of
 # their wait before the copy started on the GPU (queued behind the stream's earlier work),
 # against an oracle that reads the raw Kineto JSON itself: the GPUPuzzlers d2h_sync trace
-# (4,097 blocking copies to the host) and a ROCm MI250 toy (two synchronous copies to the GPU
+# (4,097 blocking copies to the host, of which those of at most 64 bytes, the reads of a flag or a
+# scalar) and a ROCm MI250 toy (two synchronous copies to the GPU
 # from aten::to, which the copy table alone had called copies to the host).
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}"
@@ -32,7 +33,8 @@ def corr(e):
 gpu = {corr(e): e for e in events if e.get("cat") in ("gpu_memcpy", "Memcpy") and corr(e) is not None}
 # Synchronous copy calls block; an async one blocks when its host side is pageable.
 SYNC = {"cudaMemcpy", "hipMemcpy", "hipMemcpyWithStream", "cuMemcpy", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2"}
-to_dev = to_host = queued = total = 0.0
+to_dev = to_host = queued = total = small_wait = 0.0
+small = 0
 for e in events:
     if e.get("cat") not in ("cuda_runtime", "Runtime", "cuda_driver") or "Memcpy" not in e["name"]:
         continue
@@ -49,12 +51,18 @@ for e in events:
             to_dev += dur
         elif "DtoH" in g["name"]:
             to_host += dur
+            nbytes = (g.get("args") or {}).get("bytes", 0)
+            if 0 < nbytes <= 64:  # a flag or a scalar: GW_SMALL_READ_BYTES
+                small += 1
+                small_wait += dur
         before = round(float(g["ts"]) * 1000) - start
         queued += min(max(before, 0), dur)
 s = rank["syncs"]
-got = (s["copy_wait_s"], s["copy_wait_to_device_s"], s["copy_wait_to_host_s"], s["copy_wait_queued_s"])
-want = tuple(x / 1e9 for x in (total, to_dev, to_host, queued))
-print("gpuwhy", got, "oracle", want)
+got = (s["copy_wait_s"], s["copy_wait_to_device_s"], s["copy_wait_to_host_s"], s["copy_wait_queued_s"],
+       s["small_read_wait_s"])
+want = tuple(x / 1e9 for x in (total, to_dev, to_host, queued, small_wait))
+assert s["small_read_count"] == small, (s["small_read_count"], small)
+print("gpuwhy", got, s["small_read_count"], "oracle", want, small)
 assert want[0] > 0, "the oracle found no blocking copy"
 for g_, w_ in zip(got, want):
     assert abs(g_ - w_) <= max(2e-6, 0.01 * w_), (got, want)

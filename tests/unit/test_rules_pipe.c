@@ -344,6 +344,52 @@ static void host_sync_copy_records_give_the_direction(void **state)
     }
 }
 
+/* A CUDA C++ solver whose waits are 3,827 reads of a 4-byte flag (cudaMemcpyFromSymbol, then
+ * `if (h_flag) ...`) was told to use cudaMemcpyAsync and events, which leaves each read waiting:
+ * the fix is reading less often or deciding on the GPU. A handful of small reads, reads that
+ * hold under half the wait, or a PyTorch job (.item(): its own fix) keep their fixes; AMD is
+ * not told of CUDA graphs' conditional nodes. */
+static void host_sync_small_reads_steer_the_loop(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 6; variant++) {
+        int few = variant == 1, minor_share = variant == 2, pytorch = variant == 3, amd = variant == 4;
+        int big = variant == 5; /* the reads are 4 KiB results, not flags: no small reads */
+        gw_analysis *a = syncing();
+        gw_sync_stats *s = &a->ranks[0].syncs;
+        snprintf(s->sources[0].op, sizeof s->sources[0].op, "(no op)");
+        snprintf(s->sources[0].api, sizeof s->sources[0].api, "cudaMemcpyFromSymbol");
+        s->copy_count = 4096;
+        s->copy_wait_s = 0.2;
+        s->copy_wait_to_host_s = 0.2;
+        s->small_read_count = big ? 0 : few ? 12 : 4000;
+        s->small_read_wait_s = big ? 0 : minor_share ? 0.08 : 0.19;
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u) |
+                           (amd ? GW_HAS_AMD : 0u);
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        int steer = !few && !minor_share && !pytorch && !big;
+        assert_int_equal(strstr(f->fix, "reads of a few bytes that the host decides on") != NULL, steer);
+        assert_int_equal(strstr(f->fix, "Block the host only where it reads results") != NULL,
+                         few || minor_share || big);
+        assert_int_equal(fx_evidence_has(f, "4,000 of the copies to the host read at most 64 bytes each (a flag, a "
+                                            "counter or a scalar), waiting 190 ms"),
+                         !few && !minor_share && !big);
+        if (steer) {
+            assert_int_equal(strstr(f->fix, "cudaGraphConditionalHandleCreate") != NULL, !amd);
+            assert_non_null(strstr(f->fix, amd ? "hipMemcpyAsync" : "cudaMemcpyAsync"));
+            assert_non_null(strstr(f->fix, "The simulated gain assumes the host no longer waits for each read"));
+        }
+        if (pytorch)
+            assert_non_null(strstr(f->fix, "Keep values on the GPU"));
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 /* Copies queued behind their stream's work in a job whose streams wait on events: that work may
  * have waited for another stream, GPU or process, and the evidence says so (an sglang prefill:
  * 493 ms behind a kernel queued after hipStreamWaitEvent). Without stream waits, not said. */
@@ -777,6 +823,7 @@ int main(void)
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_copy_records_give_the_direction),
         cmocka_unit_test(host_sync_queued_copies_behind_event_waits),
+        cmocka_unit_test(host_sync_small_reads_steer_the_loop),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
