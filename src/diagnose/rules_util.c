@@ -475,6 +475,9 @@ static os_wait os_wait_of(const char *name)
 /* Samples in run-time compilers at least this share of the unexplained idle's: its fix is
  * compiling once, not moving code off the GPU's path. */
 #define GW_SAMPLED_JIT_SHARE 0.5
+/* torch.compile's compile gap is the whole gain (a one-off) when it holds this share of the
+ * finding's time; under it the rest stays a steady cost "once its cause is known". */
+#define GW_COMPILE_ONE_OFF_SHARE 0.8
 
 
 /* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
@@ -592,6 +595,22 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                        "(idle of any cause, start-up included)", sum);
             }
         }
+        /* The longest gap ends where torch.compile's kernels first run: the host compiled them
+         * in it (a compiled model's first call, traced with CUDA activity alone: 2.65 s of a
+         * 3.2 s window, and 18 µs of GPU work a step after it). */
+        double compile_s = d && d->gaps.known ? d->gaps.compile_gap_s : 0;
+        double unknown_dev_s = d ? d->idle_by_cause_s[GW_IDLE_UNKNOWN] : 0;
+        if (compile_s > unknown_dev_s)
+            compile_s = unknown_dev_s;
+        int compiled = compile_s > 0 && compile_s >= 0.5 * unknown_dev_s;
+        if (compiled) {
+            char c[32];
+            gw_rules_fmt_duration(d->gaps.compile_gap_s, c, sizeof c);
+            snprintf(f->cause, sizeof f->cause, "torch.compile compiling its kernels (a one-off)");
+            gw_finding_evidence(f, "the longest gap (%s) ends where the Triton kernels torch.compile generated "
+                                   "(triton_*) run for the first time: the host compiled them in it, a one-off "
+                                   "cost; %.0f%% of this finding's time", c, compile_s / unknown_dev_s * 100.0);
+        }
         /* CPU samples name the untraced code, or, when the process had none in a long
          * stretch of it, say it was off the CPU: a wait. */
         const gw_sampled_frames *sf = d ? &d->unknown_samples : NULL;
@@ -677,7 +696,16 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "loaded with cuModuleLoadData), compile ahead of time, or compile on another thread "
                             "before the kernels are needed; measure steady state after it.",
                          child_samples > jit_samples ? child_named : named);
-        } else if (queued && !named[0])
+        } else if (compiled)
+            gw_rules_fix(f, "The long gap ends where the Triton kernels torch.compile generated first run: "
+                            "the host compiled them then, a cost paid once per process and shape. Profile "
+                            "after warm-up (call the compiled model on a batch or two first, or "
+                            "torch.profiler.schedule(wait=1, warmup=1, active=N)), keep the compile caches "
+                            "across runs (TORCHINDUCTOR_CACHE_DIR on a persistent disk; the FX graph cache) "
+                            "so that restarts skip it, and mark varying sizes dynamic "
+                            "(torch._dynamo.mark_dynamic, or dynamic=True) so that new shapes do not compile "
+                            "again.");
+        else if (queued && !named[0])
             gw_rules_fix(f, "The GPU's next work was already queued and did not start: find what it waited for. "
                             "A dependency the trace does not show (an event recorded on another stream or GPU and "
                             "waited for with %sStreamWaitEvent, a %s graph's own order, a host function in "
@@ -740,6 +768,10 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_rules_fix(f, "The host runs code the profiler does not record (native code, waits on locks, "
                             "queues or files): sample the training process with py-spy record --native --pid "
                             "<pid> over the same steps, or nsys profile --trace=osrt for its OS calls.");
+        if (compiled && compile_s >= GW_COMPILE_ONE_OFF_SHARE * unknown_dev_s) {
+            gw_gain_one_off(f, "torch.compile's compilation");
+            continue;
+        }
         snprintf(f->gain, sizeof f->gain, "up to %.0f%% of %s %s", share * 100.0,
                  r->window.steady_steps > 0 && !r->window.whole_window ? "step time" : "the window",
                  jit ? "with kernels compiled once and reused (the compilation leaves the steady state)"

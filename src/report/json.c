@@ -151,6 +151,7 @@ static void write_gaps(gw_json_writer *w, const gw_gap_summary *g, const gw_thre
     gw_jw_kuint(w, "long_count", g->long_count);
     gw_jw_kdouble(w, "long_s", g->long_s);
     gw_jw_kdouble(w, "edge_s", g->edge_s);
+    gw_jw_kdouble(w, "compile_gap_s", g->compile_gap_s);
     gw_jw_kuint(w, "chunks", g->chunks);
     gw_jw_kuint(w, "low_chunks", g->low_chunks);
     gw_jw_kuint(w, "low_chunks_in_window", g->low_chunks_in_window);

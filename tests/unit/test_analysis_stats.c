@@ -808,7 +808,36 @@ static void idle_gaps_and_chunks(void **state)
     assert_non_null(g1);
     assert_int_equal(g1->mid_count + g1->long_count + g1->noise_count, 0);
     fx_assert_s(g1->edge_s, 1000 + 598800);
+    fx_assert_s(g->compile_gap_s, 0); /* no kernel of torch.compile's after the long gap */
     fx_done(a, job);
+}
+
+/* A long gap that ends where torch.compile's first Triton kernel runs is its compile (a compiled
+ * model's first call traced with CUDA activity alone: 2.65 s, then triton_poi_fused_*); not when
+ * such a kernel ran before the gap too (it was compiled earlier), nor when the first one starts
+ * well after the gap's end. */
+static void compile_gap_ends_at_the_first_compiled_kernel(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        int earlier = variant == 1, late = variant == 2;
+        gw_trace *t = fx_trace();
+        fx_device(t, 0, 80);
+        fx_kernel(t, 0, 7, 0, 100, 0, earlier ? "triton_red_fused_sum_1" : "fill_kernel");
+        fx_kernel(t, 0, 7, 200, 300, 0, "copy_kernel");        /* 100 µs gap: mid */
+        fx_kernel(t, 0, 7, 900300, 900400, 0, "copy_kernel");  /* 900 ms gap: long */
+        fx_kernel(t, 0, 7, late ? 1000000 : 900410, late ? 1000100 : 900500, 0, "triton_poi_fused_copy_0");
+        fx_profile(t, 0, 1000100);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_gap_summary *g = &a->devices[0].gaps;
+        assert_int_equal(g->long_count, 1);
+        if (earlier || late)
+            fx_assert_s(g->compile_gap_s, 0);
+        else
+            fx_assert_s(g->compile_gap_s, 900000);
+        fx_done(a, job);
+    }
 }
 
 static void zero_grad_fill_kernels(void **state)
@@ -1330,6 +1359,7 @@ int main(void)
         cmocka_unit_test(sm_fill_row_takes_the_longest_launch),
         cmocka_unit_test(faulting_kernels_counted),
         cmocka_unit_test(idle_gaps_and_chunks),
+        cmocka_unit_test(compile_gap_ends_at_the_first_compiled_kernel),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(copy_round_trips),

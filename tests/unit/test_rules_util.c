@@ -4,6 +4,8 @@
  * inputs, and twins just across the thresholds. */
 #include "test_rules_fixture.h"
 
+#include "diagnose/gain.h"
+
 #include <stdio.h>
 
 /* The analysis of an input without GPU data (data.none's cases): no GPU rank, no device row. */
@@ -158,6 +160,36 @@ static void unexplained_gap_evidence(void **state)
     assert_non_null(f);
     assert_true(fx_evidence_has(f, "and 425 ms in the window before the GPU's first work there or after its last (idle of any cause"));
     fx_free(a);
+}
+
+/* The longest gap ends where torch.compile's kernels first ran: the cause is its compile, the
+ * fix warms up and caches, and when it holds most of the finding's time the gain is one-off (a
+ * compiled model's first call: "up to 99% once its cause is known" of a 2.65 s compile). Under
+ * half of it, the finding is as before. */
+static void unexplained_compile_gap_is_one_off(void **state)
+{
+    (void)state;
+    const double gaps[] = {0.15, 0.10, 0.05};
+    for (int k = 0; k < 3; k++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.80, GW_IDLE_UNKNOWN); /* 160 ms unexplained of a 0.8 s window */
+        gw_gap_summary *g = &a->devices[0].gaps;
+        g->known = 1;
+        g->long_count = 1;
+        g->long_s = gaps[k];
+        g->compile_gap_s = gaps[k];
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        int said = k < 2, one_off = k == 0;
+        assert_int_equal(fx_evidence_has(f, "ends where the Triton kernels torch.compile generated (triton_*) run "
+                                            "for the first time"), said);
+        assert_int_equal(strstr(f->fix, "Profile after warm-up") != NULL, said);
+        assert_int_equal(strcmp(f->cause, "torch.compile compiling its kernels (a one-off)") == 0, said);
+        assert_int_equal(gw_gain_is_one_off(f), one_off);
+        if (!one_off)
+            assert_non_null(strstr(f->gain, "once its cause is known"));
+        fx_free(a);
+    }
 }
 
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
@@ -679,6 +711,7 @@ int main(void)
         cmocka_unit_test(unexplained_twin_below_minor),
         cmocka_unit_test(idle_time_is_partitioned_between_findings),
         cmocka_unit_test(unexplained_gap_evidence),
+        cmocka_unit_test(unexplained_compile_gap_is_one_off),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
