@@ -92,6 +92,10 @@ int gw_gaps_compute(const gw_trace *t, const gw_device_work *dw, gw_ns start, gw
     }
     if (open && end > cur_end)
         out->edge_s += (double)(end - cur_end) * 1e-9;
+    if (longest > 0) {
+        out->long_max_s = (double)longest * 1e-9;
+        out->long_max_start_s = (double)(longest_end - longest - start) * 1e-9;
+    }
     /* The compiled kernels start in the burst of work the gap ends (the first of them ran 0 µs
      * after a 2.65 s gap in a torch.compile run traced without CPU ops). */
     if (longest > 0) {

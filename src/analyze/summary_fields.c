@@ -169,6 +169,8 @@ static const gw_field DESC_GAP_SUMMARY_FIELDS[] = {
     ONE(gw_gap_summary, mid_max_s, GW_F_F64),
     ONE(gw_gap_summary, long_count, GW_F_SIZE),
     ONE(gw_gap_summary, long_s, GW_F_F64),
+    ONE(gw_gap_summary, long_max_s, GW_F_F64),
+    ONE(gw_gap_summary, long_max_start_s, GW_F_F64),
     ONE(gw_gap_summary, edge_s, GW_F_F64),
     ONE(gw_gap_summary, compile_gap_s, GW_F_F64),
     ONE(gw_gap_summary, chunks, GW_F_SIZE),

@@ -478,6 +478,9 @@ static os_wait os_wait_of(const char *name)
 /* torch.compile's compile gap is the whole gain (a one-off) when it holds this share of the
  * finding's time; under it the rest stays a steady cost "once its cause is known". */
 #define GW_COMPILE_ONE_OFF_SHARE 0.8
+/* One idle gap holding this share of the finding's time (and half the window) is a pause to
+ * locate, with the GPU's busy share around it said apart. */
+#define GW_ONE_PAUSE_SHARE 0.8
 
 
 /* The steady step that holds most of the unexplained idle (-1 none): end-of-capture or
@@ -611,6 +614,24 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                    "(triton_*) run for the first time: the host compiled them in it, a one-off "
                                    "cost; %.0f%% of this finding's time", c, compile_s / unknown_dev_s * 100.0);
         }
+        /* One pause holds it (a benchmark's 616 s between its set-up and its timed phase, with
+         * no call traced): say where, and how busy the GPU was around it, which the window's
+         * share hides. */
+        int one_pause = !compiled && d && d->gaps.known && unknown_dev_s > 0 &&
+                        d->gaps.long_max_s >= GW_ONE_PAUSE_SHARE * unknown_dev_s &&
+                        d->gaps.long_max_s >= 0.5 * d->window_s && d->window_s > d->gaps.long_max_s;
+        if (one_pause) {
+            char p[32], at[32], rest[32];
+            double rest_s = d->window_s - d->gaps.long_max_s;
+            gw_rules_fmt_duration(d->gaps.long_max_s, p, sizeof p);
+            gw_rules_fmt_duration(d->gaps.long_max_start_s, at, sizeof at);
+            gw_rules_fmt_duration(rest_s, rest, sizeof rest);
+            gw_finding_evidence(f, "one pause holds %.0f%% of it: %s from %s into the window without GPU work; "
+                                   "outside it the GPU was busy %.0f%% of the other %s",
+                                (d->gaps.long_max_s < unknown_dev_s ? d->gaps.long_max_s : unknown_dev_s) /
+                                    unknown_dev_s * 100.0,
+                                p, at, d->busy_s / rest_s * 100.0, rest);
+        }
         /* CPU samples name the untraced code, or, when the process had none in a long
          * stretch of it, say it was off the CPU: a wait. */
         const gw_sampled_frames *sf = d ? &d->unknown_samples : NULL;
@@ -740,6 +761,19 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "move it to the GPU or to another thread, and mark it with NVTX ranges "
                             "(nvtxRangePush/Pop, torch.cuda.nvtx.range) so that the next profile times it.",
                          named);
+        else if (one_pause && host_side)
+            gw_rules_fix(f, "One pause with nothing traced holds most of the idle time: find what the program "
+                            "did then (%s; a prompt, a sleep, a phase on the CPU or I/O show there), and judge "
+                            "the GPU work around it on its own: profile that phase alone (%s) and analyse "
+                            "again.",
+                         gw_rules_pytorch(a, r) ? "py-spy dump --pid <pid> during it, or torch.profiler with "
+                                                  "ProfilerActivity.CPU and with_stack=True"
+                                                : "sample its CPU: nsys profile --sample=cpu "
+                                                  "--trace=cuda,nvtx,osrt",
+                         gw_rules_pytorch(a, r) ? "torch.profiler.schedule(wait=..., warmup=..., active=...) "
+                                                  "over the steps to judge"
+                                                : "nsys profile --delay=<s> --duration=<s>, or cudaProfilerStart/"
+                                                  "Stop around it with --capture-range=cudaProfilerApi");
         else if (host_side && !(has & GW_HAS_CPU_OPS) && (t = gw_rules_trace(a, r)) != NULL && t->format &&
                  strcmp(t->format, "kineto") == 0)
             /* A PyTorch trace with CUDA calls and no op: the profiler ran with CUDA activity

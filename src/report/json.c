@@ -150,6 +150,8 @@ static void write_gaps(gw_json_writer *w, const gw_gap_summary *g, const gw_thre
     gw_jw_kdouble(w, "mid_max_s", g->mid_max_s);
     gw_jw_kuint(w, "long_count", g->long_count);
     gw_jw_kdouble(w, "long_s", g->long_s);
+    gw_jw_kdouble(w, "long_max_s", g->long_max_s);
+    gw_jw_kdouble(w, "long_max_start_s", g->long_max_start_s);
     gw_jw_kdouble(w, "edge_s", g->edge_s);
     gw_jw_kdouble(w, "compile_gap_s", g->compile_gap_s);
     gw_jw_kuint(w, "chunks", g->chunks);

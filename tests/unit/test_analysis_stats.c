@@ -793,6 +793,8 @@ static void idle_gaps_and_chunks(void **state)
     fx_assert_s(g->mid_max_s, 20500);
     assert_int_equal(g->long_count, 1);
     fx_assert_s(g->long_s, 573500);
+    fx_assert_s(g->long_max_s, 573500);
+    fx_assert_s(g->long_max_start_s, 27000); /* after k7/k8 end */
     /* 30 chunks of 20.03 ms over [0, 600.8 ms): the second holds k7 and k8 (6 ms each,
      * 59.9% summed), every other one less than half busy. */
     assert_int_equal(g->chunks, 30);

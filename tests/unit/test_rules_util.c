@@ -192,6 +192,45 @@ static void unexplained_compile_gap_is_one_off(void **state)
     }
 }
 
+/* One pause holding the finding's time (a benchmark's 616 s between its set-up and its timed
+ * phase, nothing traced): where it is, the GPU's busy share around it, and a fix that locates it
+ * and profiles the phase around it apart. A gap holding under 80% of it, or under half the
+ * window, is not one pause. */
+static void unexplained_one_pause_located(void **state)
+{
+    (void)state;
+    const double pauses[] = {0.5, 0.3, 0.45};
+    for (int k = 0; k < 3; k++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        a->devices[0].window_s = 0.8;
+        fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained of a 0.8 s window */
+        if (k == 2) { /* the pause is most of the idle, under half the window */
+            a->devices[0].window_s = 1.0;
+            fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
+        }
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+        gw_gap_summary *g = &a->devices[0].gaps;
+        g->known = 1;
+        g->long_count = 1;
+        g->long_s = g->long_max_s = pauses[k];
+        g->long_max_start_s = 0.1;
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        int one = k == 0;
+        /* 500 of the 600 ms unexplained; the other 300 ms of the window held its 200 ms of work */
+        assert_int_equal(fx_evidence_has(f, "one pause holds 83% of it: 500 ms from 100 ms into the window without "
+                                            "GPU work; outside it the GPU was busy 67% of the other 300 ms"), one);
+        assert_int_equal(strstr(f->fix, "One pause with nothing traced holds most of the idle time") != NULL, one);
+        if (one)
+            assert_non_null(strstr(f->fix, "nsys profile --delay"));
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
  * side to explain the idle time instead of naming it a cause. */
 static void gpu_only_input_says_it_has_no_host_side(void **state)
@@ -712,6 +751,7 @@ int main(void)
         cmocka_unit_test(idle_time_is_partitioned_between_findings),
         cmocka_unit_test(unexplained_gap_evidence),
         cmocka_unit_test(unexplained_compile_gap_is_one_off),
+        cmocka_unit_test(unexplained_one_pause_located),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
