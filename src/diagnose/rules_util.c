@@ -434,6 +434,7 @@ typedef enum os_wait {
     OS_IO,                       /* file or network I/O */
     OS_THREAD_WAIT,              /* waiting on another thread or an event */
     OS_SLEEP,
+    OS_INPUT,                    /* reading a character or a line of input: a prompt */
     OS_WAIT_COUNT
 } os_wait;
 
@@ -450,6 +451,14 @@ static os_wait os_wait_of(const char *name)
                                               "sem_wait", "sem_timedwait", "futex", "poll", "ppoll", "epoll_wait",
                                               "epoll_pwait", "select", "pselect", "pselect6", "waitpid", "wait4"};
     static const char *const sleeps[] = {"nanosleep", "clock_nanosleep", "usleep", "sleep", "sched_yield"};
+    /* Character and formatted input (cin >> x reads through getc): seconds in one of them is a
+     * program waiting at a prompt, not reading a file. */
+    static const char *const input[] = {"getc", "_IO_getc", "getchar", "fgetc", "getc_unlocked", "getchar_unlocked",
+                                        "fgetc_unlocked", "getwc", "getwchar", "fgetwc", "scanf", "__isoc99_scanf",
+                                        "__isoc23_scanf", "getline", "getdelim", "__uflow", "_IO_getline"};
+    for (size_t i = 0; i < sizeof input / sizeof input[0]; i++)
+        if (strcmp(name, input[i]) == 0)
+            return OS_INPUT;
     for (size_t i = 0; i < sizeof io / sizeof io[0]; i++)
         if (strcmp(name, io[i]) == 0)
             return OS_IO;
@@ -733,7 +742,15 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "the stream), work queued before the profiler started (profile steady steps, after "
                             "warm-up), or another process on the GPU (%s). Re-profile with every stream "
                             "and rank of the job in the capture.", vt->api_prefix, vt->api, vt->smi_processes);
-        else if (os_kind == OS_IO && !named[0])
+        else if (os_kind == OS_INPUT && !named[0]) {
+            snprintf(f->cause, sizeof f->cause, "the program waiting for input");
+            gw_rules_fix(f, "The feeding thread waits for input while the GPU idles (%s: a prompt read from "
+                            "the terminal or a pipe): no change to the GPU work shortens that. Judge the work "
+                            "after the input on its own: give the input from a file or a here-document so the "
+                            "program does not wait, or profile only the work that follows it (cudaProfilerStart/"
+                            "Stop around it with nsys profile --capture-range=cudaProfilerApi), and analyse "
+                            "again.", os_named);
+        } else if (os_kind == OS_IO && !named[0])
             gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
                             "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "
                             "workers with prefetch_factor), keep the data on local NVMe or in memory, and read "
@@ -783,6 +800,14 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
                             "over the same steps (with_stack=True names the Python lines), or sample the "
                             "training process with py-spy record --native --pid <pid>.");
+        else if (host_side && !gw_rules_pytorch(a, r) && (has & GW_HAS_OSRT))
+            /* The OS calls are traced already: asking for --trace=osrt again would send the user
+             * back for what the input holds (the calls above, of no one kind the fix knows). */
+            gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
+                            "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "
+                            "--pid <pid>), or mark the program's phases with NVTX ranges (nvtxRangePush/Pop)%s%s%s.",
+                         os_named[0] ? "; the OS calls the trace holds in that idle time (" : "", os_named,
+                         os_named[0] ? ") show where the host waited, not what it computed" : "");
         else if (host_side && !gw_rules_pytorch(a, r))
             gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
                             "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "
@@ -802,6 +827,11 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_rules_fix(f, "The host runs code the profiler does not record (native code, waits on locks, "
                             "queues or files): sample the training process with py-spy record --native --pid "
                             "<pid> over the same steps, or nsys profile --trace=osrt for its OS calls.");
+        if (os_kind == OS_INPUT && !named[0] && !jit && !compiled && !queued) {
+            snprintf(f->gain, sizeof f->gain, "none from changing the GPU work: the wait for input is the "
+                     "user's, not the job's; given its input at once, the program's window is its work alone");
+            continue;
+        }
         if (compiled && compile_s >= GW_COMPILE_ONE_OFF_SHARE * unknown_dev_s) {
             gw_gain_one_off(f, "torch.compile's compilation");
             continue;

@@ -231,6 +231,44 @@ static void unexplained_one_pause_located(void **state)
     }
 }
 
+/* The feeding thread's OS calls in the unexplained idle decide the fix: seconds in getc (an
+ * interactive query loop's cin >> input, 4.65 s of a 6.7 s window) are a wait for input, with
+ * its own cause and no GPU gain; reads are I/O; calls of no one kind get the general fix, which
+ * does not ask for --trace=osrt when the input holds OS calls already. */
+static void unexplained_os_calls_decide_the_fix(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained */
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OSRT;
+        gw_device_stats *d = &a->devices[0];
+        const double getc_s[] = {0.46, 0.05, 0.2}, read_s[] = {0.12, 0.5, 0.2};
+        d->unknown_os_call_count = 2;
+        snprintf(d->unknown_os_calls[0].name, sizeof d->unknown_os_calls[0].name, "getc");
+        d->unknown_os_calls[0].seconds = getc_s[variant];
+        snprintf(d->unknown_os_calls[1].name, sizeof d->unknown_os_calls[1].name, "read");
+        d->unknown_os_calls[1].seconds = read_s[variant];
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        int input = variant == 0, io = variant == 1;
+        assert_int_equal(strstr(f->fix, "waits for input while the GPU idles (getc 77%, read 20%") != NULL, input);
+        assert_int_equal(strcmp(f->cause, "the program waiting for input") == 0, input);
+        assert_int_equal(strstr(f->gain, "none from changing the GPU work") != NULL, input);
+        assert_int_equal(strstr(f->fix, "waits on file or network I/O") != NULL, io);
+        if (variant == 2) {
+            assert_non_null(strstr(f->fix, "See what the host runs between the traced calls"));
+            assert_null(strstr(f->fix, "show up with --trace=osrt"));
+            assert_non_null(strstr(f->fix, "the OS calls the trace holds in that idle time (getc 33%, read 33%)"));
+        }
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
  * side to explain the idle time instead of naming it a cause. */
 static void gpu_only_input_says_it_has_no_host_side(void **state)
@@ -752,6 +790,7 @@ int main(void)
         cmocka_unit_test(unexplained_gap_evidence),
         cmocka_unit_test(unexplained_compile_gap_is_one_off),
         cmocka_unit_test(unexplained_one_pause_located),
+        cmocka_unit_test(unexplained_os_calls_decide_the_fix),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
