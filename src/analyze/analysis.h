@@ -265,11 +265,14 @@ typedef struct gw_kernel_stats {
     double blocks_per_sm_weighted; /* time-weighted mean blocks per SM; <0 unknown */
     double occupancy_weighted_pct; /* time-weighted est. achieved occupancy; <0 unknown */
     double sm_fill_weighted;     /* time-weighted share of the SMs' time the compute kernels keep
-                                    busy, partial last waves counted (analyze/kernels.c sm_fill);
+                                    busy, partial last waves counted (analyze/kernels.c sm_fill),
+                                    and of that the lanes a block smaller than a warp leaves idle;
                                     <0 unknown */
     double sm_tail_lost;         /* of 1 - sm_fill_weighted, the part lost in the last waves of
                                     kernels with more than one block per SM (the rest: kernels
-                                    with fewer blocks than SMs) */
+                                    with fewer blocks than SMs, or blocks smaller than a warp) */
+    double sub_warp_s;           /* compute kernel time in blocks of fewer threads than a warp, */
+    uint32_t sub_warp_threads;   /* and the block size of the longest such kernel (0 none) */
     double comm_type_s[GW_COLL_COUNT]; /* communication kernel time by collective */
     double memset_s;             /* time of memset ops (for mem.zero_grad_memset) */
     double memset_share;         /* memset time / GPU busy time */

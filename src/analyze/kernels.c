@@ -16,6 +16,23 @@
 /* Resident blocks per SM no GPU exceeds (Volta..Hopper: 32); the estimate caps at it. */
 #define MAX_BLOCKS_PER_SM 32.0
 
+/* The resident blocks an SM of dev holds at most: the trace's figure, else by compute
+ * capability (Turing and the GeForce Amperes hold 16, Ada 24: a one-warp block fills half the
+ * warp slots of a Turing SM at best), else MAX_BLOCKS_PER_SM. */
+static double max_blocks_per_sm(const gw_device *dev)
+{
+    if (dev->max_blocks_per_sm > 0)
+        return dev->max_blocks_per_sm < MAX_BLOCKS_PER_SM ? dev->max_blocks_per_sm : MAX_BLOCKS_PER_SM;
+    if (dev->is_amd || dev->cc_major <= 0)
+        return MAX_BLOCKS_PER_SM;
+    int cc = dev->cc_major * 10 + dev->cc_minor;
+    if (cc < 50 || cc == 75 || cc == 86 || cc == 87)
+        return 16.0;
+    if (cc == 89)
+        return 24.0;
+    return MAX_BLOCKS_PER_SM;
+}
+
 /* The window's kernels are found again by each pass over t->gpu rather than kept as a list
  * of indices: 4 bytes a kernel, 20 MB at 5 M kernels, at the moment of the analysis' peak
  * (beside the idle attribution's sets). */
@@ -50,7 +67,7 @@ static double resident_blocks(const gw_gpu_event *g, const gw_device *dev, doubl
     double resident = floor(*max_warps / *warps_per_block);
     if (g->registers > 0 && dev->regs_per_sm > 0)
         resident = fmin(resident, floor(dev->regs_per_sm / (g->registers * *warps_per_block * warp)));
-    return fmin(resident, MAX_BLOCKS_PER_SM);
+    return fmin(resident, max_blocks_per_sm(dev));
 }
 
 /* Occupancy (% of the SM's warp slots) of one kernel: the trace's estimate, else the
@@ -388,7 +405,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     int rc = -1;
     if (!len_us)
         goto out;
-    gw_ns total = 0, gemm = 0, gemm_tc = 0, zero_fill = 0;
+    gw_ns total = 0, gemm = 0, gemm_tc = 0, zero_fill = 0, sub_warp = 0, sub_warp_longest = 0;
     double bps_weighted = 0, bps_time = 0, occ_weighted = 0, occ_time = 0, fill_weighted = 0, fill_time = 0,
            tail_lost = 0;
     double tiny_us = th->v[GW_T_TINY_KERNEL_US];
@@ -428,7 +445,19 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         launch_figures(t, g, memo, &bps, &occ, &fill);
         /* Collectives run on a few blocks by design: their SMs are not what they lack. */
         if (fill >= 0 && g->kclass != GW_KCLASS_COMM) {
-            fill_weighted += fill * (double)len;
+            /* A block smaller than a warp runs one warp with the rest of its lanes idle (blocks
+             * of 4 threads: 28 of 32 lanes), however many blocks the SMs hold. */
+            double lanes = 1.0;
+            const gw_device *dev = gw_trace_device(t, g->device);
+            if (dev && dev->warp_size > 0 && g->block_threads > 0 && g->block_threads < dev->warp_size) {
+                lanes = (double)g->block_threads / dev->warp_size;
+                sub_warp = gw_sat_add(sub_warp, len);
+                if (len > sub_warp_longest) {
+                    sub_warp_longest = len;
+                    ks->sub_warp_threads = g->block_threads;
+                }
+            }
+            fill_weighted += fill * lanes * (double)len;
             fill_time += (double)len;
             if (bps > 1.0)
                 tail_lost += (1.0 - fill) * (double)len;
@@ -460,6 +489,7 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         ks->sm_fill_weighted = fill_weighted / fill_time;
         ks->sm_tail_lost = tail_lost / fill_time;
     }
+    ks->sub_warp_s = gw_ns_to_s(sub_warp);
     ks->memset_share = busy_s > 0 ? ks->memset_s / busy_s : 0.0;
     ks->zero_fill_s = gw_ns_to_s(zero_fill);
     histogram(ks, len_us, n);

@@ -293,6 +293,12 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         /* Most of the loss in partial last waves (kernels of more than one block per SM): the
          * fix is the grid's size in waves, not more blocks. */
         int tail = !few_blocks && k->sm_fill_weighted >= 0 && k->sm_tail_lost >= 0.5 * unused;
+        /* Blocks smaller than a warp hold most of the compute time: each warp runs a few lanes
+         * (a hash insert launched 4,194,304 blocks of 4 threads: 71% of the window with 28 of 32
+         * lanes idle, called "occupancy 100%"). The fix is the block size, not the grid. */
+        int sub_warp = k->sub_warp_threads > 0 && k->total_s > 0 && k->sub_warp_s >= 0.5 * k->total_s;
+        if (sub_warp)
+            tail = 0;
         gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
         if (!f)
             return -1;
@@ -302,7 +308,11 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         const gw_trace *t = gw_rules_trace(a, r);
         const gw_device *dev = t && tot.main_device >= 0 ? gw_trace_device(t, tot.main_device) : NULL;
         const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
-        if (few_blocks)
+        if (sub_warp)
+            snprintf(f->title, sizeof f->title,
+                     "Kernels run blocks of %u threads, fewer than a warp: %.0f%% of the %ss' lanes unused",
+                     (unsigned)k->sub_warp_threads, unused * 100.0, v->compute_unit);
+        else if (few_blocks)
             snprintf(f->title, sizeof f->title,
                      "Kernels too small to fill the GPU: %.2f blocks per %s (time-weighted)",
                      k->blocks_per_sm_weighted, v->compute_unit);
@@ -323,6 +333,14 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         else
             gw_finding_evidence(f, "time-weighted %.2f blocks per SM in %s", k->blocks_per_sm_weighted,
                                 window);
+        if (sub_warp && dev && dev->warp_size > 0) {
+            char sw[32];
+            gw_rules_fmt_duration(k->sub_warp_s, sw, sizeof sw);
+            gw_finding_evidence(f, "%s of kernel time (%.0f%%) in blocks of fewer than %d threads (the longest "
+                                   "such kernel's: %u): each block runs one warp, %u of its %d lanes at work",
+                                sw, k->sub_warp_s / k->total_s * 100.0, dev->warp_size,
+                                (unsigned)k->sub_warp_threads, (unsigned)k->sub_warp_threads, dev->warp_size);
+        }
         if (k->occupancy_weighted_pct >= 0)
             gw_finding_evidence(f, "estimated achieved occupancy %.0f%% (time-weighted)",
                                 k->occupancy_weighted_pct);
@@ -341,7 +359,17 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
                                           "(fewer registers per thread: __launch_bounds__, -maxrregcount) so "
                                           "the last round is a small part. ", v->compute_unit, v->compute_unit,
                      v->compute_unit, v->compute_unit);
-        if (gw_rules_jax(a, r))
+        if (sub_warp) /* the kernel's own launch configuration, whatever framework runs it */
+            gw_rules_fix(f,
+                         "Launch blocks of whole warps: 128 to 512 threads per block (a multiple of %d; OpenACC "
+                         "vector_length, OpenMP thread_limit), with the grid shrunk to match (ceil(n / threads)), "
+                         "so each warp's lanes all work and the %ss hold enough warps to hide memory latency; a "
+                         "block of %u threads wastes %u of every %d lanes. Check the kernel with %s (%s).",
+                         dev && dev->warp_size > 0 ? dev->warp_size : 32, v->compute_unit,
+                         (unsigned)k->sub_warp_threads,
+                         (unsigned)((dev && dev->warp_size > 0 ? dev->warp_size : 32) - (int)k->sub_warp_threads),
+                         dev && dev->warp_size > 0 ? dev->warp_size : 32, v->kernel_profiler, occ_native);
+        else if (gw_rules_jax(a, r))
             gw_rules_fix(f,
                          "%sGive each kernel more parallel work: a larger batch, vmap over samples instead of "
                          "Python loops, larger jitted functions so XLA fuses more. Check one kernel with "

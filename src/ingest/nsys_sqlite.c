@@ -290,6 +290,7 @@ static void fill_empty_devices(gw_trace *t)
             dev->max_threads_per_block = same->max_threads_per_block;
             dev->regs_per_sm = same->regs_per_sm;
             dev->warp_size = same->warp_size;
+            dev->max_blocks_per_sm = same->max_blocks_per_sm;
             if (dev->total_mem_bytes == 0)
                 dev->total_mem_bytes = same->total_mem_bytes;
             gw_trace_note(t, "GPU %d's properties are empty in the export (TARGET_INFO_GPU): taken from GPU %d, "
@@ -304,15 +305,15 @@ static int read_devices(gw_nsys_db *d)
     static const char T[] = "TARGET_INFO_GPU";
     if (!gw_nsys_has_table(d, T))
         return 0;
-    char c[9][48];
-    char sql[1024];
+    char c[10][48];
+    char sql[1536];
     /* TARGET_INFO_CUDA_DEVICE maps the GPU id to the CUDA device id that activity rows
      * carry in deviceId; without it the two are the same number. */
     int have_map = gw_nsys_has_table(d, "TARGET_INFO_CUDA_DEVICE") &&
                    gw_nsys_has_column(d, "TARGET_INFO_CUDA_DEVICE", "gpuId") &&
                    gw_nsys_has_column(d, "TARGET_INFO_CUDA_DEVICE", "cudaId");
     snprintf(sql, sizeof sql,
-             "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM %s",
+             "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM %s",
              have_map ? "coalesce((SELECT min(cudaId) FROM TARGET_INFO_CUDA_DEVICE m WHERE m.gpuId = g.id), g.id)"
                       : "g.id",
              gw_nsys_col(d, T, "name", "NULL", c[0], sizeof c[0]),
@@ -324,6 +325,7 @@ static int read_devices(gw_nsys_db *d)
              gw_nsys_col(d, T, "threadsPerWarp", "0", c[6], sizeof c[6]),
              gw_nsys_col(d, T, "maxThreadsPerBlock", "0", c[7], sizeof c[7]),
              gw_nsys_col(d, T, "maxRegistersPerSm", "0", c[8], sizeof c[8]),
+             gw_nsys_col(d, T, "maxBlocksPerSm", "0", c[9], sizeof c[9]),
              gw_nsys_has_column(d, T, "id") ? "TARGET_INFO_GPU g" : "(SELECT 0 AS id, * FROM TARGET_INFO_GPU) g");
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
@@ -352,6 +354,8 @@ static int read_devices(gw_nsys_db *d)
         dev->max_threads_per_sm = (int32_t)(warps * warp_size);
         dev->max_threads_per_block = (int32_t)sqlite3_column_int64(st, 8);
         dev->regs_per_sm = (int32_t)sqlite3_column_int64(st, 9);
+        int64_t max_blocks = sqlite3_column_int64(st, 10);
+        dev->max_blocks_per_sm = max_blocks > 0 && max_blocks <= 1024 ? (int32_t)max_blocks : 0;
         if (dev->name_id == UINT32_MAX) {
             sqlite3_finalize(st);
             return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);

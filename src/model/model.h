@@ -357,6 +357,8 @@ typedef struct gw_device {
     int32_t max_threads_per_block;
     int32_t regs_per_sm;
     int32_t warp_size;
+    int32_t max_blocks_per_sm; /* resident blocks an SM holds at most (nsys maxBlocksPerSm); 0
+                                  unknown: the analysis takes it from the compute capability */
     int32_t is_amd;            /* ROCm device: no tensor-core naming rules */
 } gw_device;
 

@@ -700,6 +700,46 @@ static void sm_fill_counts_last_waves(void **state)
     fx_done(a, job);
 }
 
+/* Blocks smaller than a warp: an SM holds at most its resident-block limit of them (nsys
+ * maxBlocksPerSm, else by compute capability: 16 on Turing, 32 on an A100), so one-warp blocks
+ * fill half of a 32-warp Turing SM and all of it where 32 fit; and each warp runs 4 of its 32
+ * lanes, which the SMs' busy share counts (a hash insert of 4,194,304 blocks of 4 threads on a
+ * GTX 1660 SUPER was "occupancy 100%"). A 256-thread kernel beside it is whole. */
+static void sub_warp_blocks_and_block_limit(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        gw_trace *t = fx_trace();
+        gw_device *d = fx_device(t, 0, 22);
+        d->max_threads_per_sm = 1024; /* 32 warp slots */
+        if (variant == 0) {
+            d->max_blocks_per_sm = 16; /* the export's figure */
+            d->cc_major = 0;
+        } else if (variant == 1) {
+            d->cc_major = 7; /* Turing, by compute capability */
+            d->cc_minor = 5;
+        } /* variant 2: cc 8.0, 32 blocks */
+        gw_gpu_event *tiny = fx_kernel(t, 0, 7, 0, 30, 0, "d_insert_arr");
+        tiny->grid_blocks = 4194304;
+        tiny->block_threads = 4;
+        tiny->registers = 26;
+        gw_gpu_event *whole = fx_kernel(t, 0, 7, 40, 50, 0, "whole_warps");
+        whole->grid_blocks = 22 * 4 * 10;
+        whole->block_threads = 256;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_kernel_stats *k = &a->ranks[0].kernels;
+        double tiny_occ = variant < 2 ? 50.0 : 100.0;
+        /* 256-thread blocks: 8 warps, 4 of them per SM fill the 32 slots */
+        assert_true(fabs(k->occupancy_weighted_pct - (tiny_occ * 30 + 100.0 * 10) / 40) < 1e-6);
+        fx_assert_s(k->sub_warp_s, 30);
+        assert_int_equal(k->sub_warp_threads, 4);
+        /* rounds: one-warp blocks many rounds over, last one full enough: all SMs busy, 4/32 lanes */
+        assert_true(fabs(k->sm_fill_weighted - (4.0 / 32.0 * 30 + 1.0 * 10) / 40) < 1e-3);
+        fx_done(a, job);
+    }
+}
+
 /* One kernel name launched on one block for long and on a full grid briefly (an OpenMP offload
  * matmult: 44 s on grid 1, 66 ms on 131,072 blocks): its row gives the longest launch's
  * blocks per SM, not a mean that reads as enough, and its SMs' busy share is the long launch's. */
@@ -1362,6 +1402,7 @@ int main(void)
         cmocka_unit_test(faulting_kernels_counted),
         cmocka_unit_test(idle_gaps_and_chunks),
         cmocka_unit_test(compile_gap_ends_at_the_first_compiled_kernel),
+        cmocka_unit_test(sub_warp_blocks_and_block_limit),
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(copy_round_trips),

@@ -213,6 +213,44 @@ static void low_occupancy_from_waves(void **state)
     }
 }
 
+/* Blocks smaller than a warp holding most of the kernel time (a hash insert's 4-thread blocks,
+ * 71% of the window, "occupancy 100%"): the title and fix are the block size; under half of the
+ * kernel time in them, the finding is the waves' as before. */
+static void low_occupancy_sub_warp_blocks(void **state)
+{
+    (void)state;
+    for (int most = 0; most < 2; most++) {
+        gw_trace *t = trace_with_device(7, 5, 0);
+        t->devices[0].warp_size = 32;
+        gw_job *job = fx_job(t);
+        gw_analysis *a = fx_analysis(1, job);
+        gw_kernel_stats *k = &a->ranks[0].kernels;
+        k->count = 61;
+        k->total_s = 1.34;
+        k->blocks_per_sm_weighted = 190650;
+        k->occupancy_weighted_pct = 50;
+        k->sm_fill_weighted = most ? 0.125 : 0.7;
+        k->sm_tail_lost = 0;
+        k->sub_warp_s = most ? 1.34 : 0.4;
+        k->sub_warp_threads = 4;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->title, "Kernels run blocks of 4 threads, fewer than a warp: 88% of the SMs' lanes "
+                                          "unused") != NULL, most);
+        assert_int_equal(fx_evidence_has(f, "1.34 s of kernel time (100%) in blocks of fewer than 32 threads (the "
+                                            "longest such kernel's: 4): each block runs one warp, 4 of its 32 lanes "
+                                            "at work"), most);
+        if ((strstr(f->fix, "Launch blocks of whole warps: 128 to 512 threads per block") != NULL) != most)
+            fail_msg("fix: %s (has %x)", f->fix, t->has);
+        if (most)
+            assert_non_null(strstr(f->fix, "a block of 4 threads wastes 28 of every 32 lanes"));
+        else
+            assert_non_null(strstr(f->fix, "Give each kernel more parallel work"));
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 /* Kernels on one block (0.01 blocks per SM, 99% of the SMs' time unused) gain near the SM
  * count when spread: the gain's range is 50-95% of the loss, not 20-50%. */
 static void low_occupancy_near_empty_gain(void **state)
@@ -488,6 +526,7 @@ int main(void)
         cmocka_unit_test(low_occupancy_triggers),
         cmocka_unit_test(offload_kernels_on_one_block),
         cmocka_unit_test(low_occupancy_from_waves),
+        cmocka_unit_test(low_occupancy_sub_warp_blocks),
         cmocka_unit_test(low_occupancy_near_empty_gain),
         cmocka_unit_test(low_occupancy_twin_and_not_evaluated),
         cmocka_unit_test(fp32_math_triggers_on_tensor_core_gpu),
