@@ -757,6 +757,36 @@ static gw_ns host_work_after(const gw_trace *t, const gw_stepgraph *g, size_t i,
     return until > from ? until - from : 0;
 }
 
+/* A sync that reads no value also orders the work queued after it on the device's other streams
+ * after the work it waited for (a triangular solve's levels on 18 streams, ordered by nothing
+ * but the host's syncs): kept as an edge of each stream's first such work, so that a replay
+ * without the sync keeps the order, as the events that would replace it do. In the trace the
+ * edge binds nothing: that work was queued after the sync returned. */
+static int order_after_sync(builder *b, const chain_table *ct, uint32_t target, gw_ns at)
+{
+    gw_stepgraph *g = b->g;
+    if (g->nodes[target].ref >= b->t->gpu_count)
+        return 0;
+    const gw_gpu_event *e = &b->t->gpu[g->nodes[target].ref];
+    for (size_t c = 0; c < ct->count; c++) {
+        const chain *ch = &ct->chains[c];
+        if (ch->device != e->device || ch->stream == e->stream)
+            continue;
+        uint32_t dst = first_queued_after(g, ch, at);
+        if (dst == GW_SG_NONE || g->nodes[target].start >= g->nodes[dst].start)
+            continue;
+        /* One edge a node: of several syncs before it (one per stream of a level), the work that
+         * ended last, which ends after the others. */
+        uint32_t had = gw_sg_b(g, dst);
+        if (had != GW_SG_NONE && gw_sg_end(g, target) <= gw_sg_end(g, had))
+            continue;
+        if (set_b(g, dst, target) != 0)
+            return -1;
+        g->sync_order_edges += had == GW_SG_NONE;
+    }
+    return 0;
+}
+
 static int link_waits(builder *b, const chain_table *ct)
 {
     gw_stepgraph *g = b->g;
@@ -777,6 +807,9 @@ static int link_waits(builder *b, const chain_table *ct)
             n->flags |= GW_SG_F_DTOH_SYNC;
         if (n->kind == GW_SG_SYNC && gw_host_is_allocator(h))
             n->flags |= GW_SG_F_FREE;
+        if (n->kind == GW_SG_SYNC && n->a != GW_SG_NONE && !(n->flags & (GW_SG_F_DTOH_SYNC | GW_SG_F_FREE)) &&
+            ct->count > 1 && order_after_sync(b, ct, n->a, h->start) != 0)
+            return -1;
         /* Without steps the read would be deferred to the window's end: not where the host
          * computes with the value before it queues more GPU work (see whatif.value_use_ms). */
         if ((n->flags & GW_SG_F_DTOH_SYNC) && n->a != GW_SG_NONE && i < b->loop_end && b->no_steps &&

@@ -136,6 +136,8 @@ typedef struct gw_stepgraph {
     size_t data_nodes;           /* DataLoader calls on the loop thread in the window */
     int single_process_loader;   /* the loop loads its batches itself (num_workers=0) */
     size_t event_edges, fork_joins, sync_waits; /* how many of each cross edge were found */
+    size_t sync_order_edges;     /* work on another stream queued after a sync, ordered after what
+                                    the sync waited for */
     size_t value_reads_kept;     /* blocking calls with GW_SG_F_VALUE_USED */
 } gw_stepgraph;
 

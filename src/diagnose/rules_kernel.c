@@ -296,7 +296,10 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         /* Blocks smaller than a warp hold most of the compute time: each warp runs a few lanes
          * (a hash insert launched 4,194,304 blocks of 4 threads: 71% of the window with 28 of 32
          * lanes idle, called "occupancy 100%"). The fix is the block size, not the grid. */
-        int sub_warp = k->sub_warp_threads > 0 && k->total_s > 0 && k->sub_warp_s >= 0.5 * k->total_s;
+        int sub_warp_said = k->sub_warp_threads > 0 && k->total_s > 0 && k->sub_warp_s >= 0.5 * k->total_s;
+        /* Kernels on a block or two (0.01 blocks per SM): the grid comes first, the block size is
+         * said beside it. */
+        int sub_warp = sub_warp_said && !few_blocks;
         if (sub_warp)
             tail = 0;
         gw_finding *f = gw_rules_finding(a, rule, r, -1, explained / tot.window_s, explained);
@@ -333,7 +336,7 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         else
             gw_finding_evidence(f, "time-weighted %.2f blocks per SM in %s", k->blocks_per_sm_weighted,
                                 window);
-        if (sub_warp && dev && dev->warp_size > 0) {
+        if (sub_warp_said && dev && dev->warp_size > 0) {
             char sw[32];
             gw_rules_fmt_duration(k->sub_warp_s, sw, sizeof sw);
             gw_finding_evidence(f, "%s of kernel time (%.0f%%) in blocks of fewer than %d threads (the longest "

@@ -64,6 +64,14 @@ static int small_reads_hold_wait(const gw_sync_stats *s)
            s->small_read_wait_s >= 0.5 * s->wait_s;
 }
 
+/* 1 when rank r's input is a PyTorch profiler trace, whatever it recorded (one without CPU ops
+ * says nothing of PyTorch but is one: its small reads are .item()s, not a solver's flags). */
+static int from_kineto(const gw_analysis *a, const gw_rank_stats *r)
+{
+    const gw_trace *t = gw_rules_trace(a, r);
+    return t && t->format && strcmp(t->format, "kineto") == 0;
+}
+
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -259,7 +267,7 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "printing of device values from the step loop (log every N steps, keep metrics on "
                          "the device), and let the next step be queued while this one runs. Confirm: "
                          "re-profile, the blocking calls per step should drop.");
-        else if (!gw_rules_pytorch(a, r) && small_reads) {
+        else if (!gw_rules_pytorch(a, r) && small_reads && !from_kineto(a, r)) {
             const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
             gw_rules_fix(f,
                          "Most of the waits are reads of a few bytes that the host decides on (a convergence "

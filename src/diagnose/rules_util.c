@@ -778,19 +778,6 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "move it to the GPU or to another thread, and mark it with NVTX ranges "
                             "(nvtxRangePush/Pop, torch.cuda.nvtx.range) so that the next profile times it.",
                          named);
-        else if (one_pause && host_side)
-            gw_rules_fix(f, "One pause with nothing traced holds most of the idle time: find what the program "
-                            "did then (%s; a prompt, a sleep, a phase on the CPU or I/O show there), and judge "
-                            "the GPU work around it on its own: profile that phase alone (%s) and analyse "
-                            "again.",
-                         gw_rules_pytorch(a, r) ? "py-spy dump --pid <pid> during it, or torch.profiler with "
-                                                  "ProfilerActivity.CPU and with_stack=True"
-                                                : "sample its CPU: nsys profile --sample=cpu "
-                                                  "--trace=cuda,nvtx,osrt",
-                         gw_rules_pytorch(a, r) ? "torch.profiler.schedule(wait=..., warmup=..., active=...) "
-                                                  "over the steps to judge"
-                                                : "nsys profile --delay=<s> --duration=<s>, or cudaProfilerStart/"
-                                                  "Stop around it with --capture-range=cudaProfilerApi");
         else if (host_side && !(has & GW_HAS_CPU_OPS) && (t = gw_rules_trace(a, r)) != NULL && t->format &&
                  strcmp(t->format, "kineto") == 0)
             /* A PyTorch trace with CUDA calls and no op: the profiler ran with CUDA activity
@@ -800,6 +787,20 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
                             "over the same steps (with_stack=True names the Python lines), or sample the "
                             "training process with py-spy record --native --pid <pid>.");
+        else if (one_pause && host_side) {
+            const gw_trace *pt = gw_rules_trace(a, r);
+            int torch = gw_rules_pytorch(a, r) || (pt && pt->format && strcmp(pt->format, "kineto") == 0);
+            gw_rules_fix(f, "One pause with nothing traced holds most of the idle time: find what the program "
+                            "did then (%s; a prompt, a sleep, a phase on the CPU or I/O show there), and judge "
+                            "the GPU work around it on its own: profile that phase alone (%s) and analyse "
+                            "again.",
+                         torch ? "py-spy dump --pid <pid> during it, or torch.profiler with "
+                                 "ProfilerActivity.CPU and with_stack=True"
+                               : "sample its CPU: nsys profile --sample=cpu --trace=cuda,nvtx,osrt",
+                         torch ? "torch.profiler.schedule(wait=..., warmup=..., active=...) over the steps to judge"
+                               : "nsys profile --delay=<s> --duration=<s>, or cudaProfilerStart/Stop around it "
+                                 "with --capture-range=cudaProfilerApi");
+        }
         else if (host_side && !gw_rules_pytorch(a, r) && (has & GW_HAS_OSRT))
             /* The OS calls are traced already: asking for --trace=osrt again would send the user
              * back for what the input holds (the calls above, of no one kind the fix knows). */
