@@ -427,6 +427,12 @@ typedef struct gw_critical_path {
     size_t event_edges;          /* cross-stream waits on recorded events */
     size_t fork_joins;           /* bursts of another thread the loop thread waited for */
     double lat_launch_us, lat_stream_us, lat_wake_us; /* smallest latencies measured */
+    /* 1 when the host's categories (its own work, launches, allocator, data) hold half the path
+     * or more while the rank's GPUs were busy util.healthy.busy of the window or more: the host
+     * time on the path overlapped GPU work, so the host most likely waited for the GPU in a way
+     * the trace does not record (a spin on host-mapped memory, as DeepEP's dispatch does) and
+     * the GPU bounds the steps. */
+    int host_path_on_busy_gpu;
 } gw_critical_path;
 
 /* ---- Per rank ---------------------------------------------------------------------- */

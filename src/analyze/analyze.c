@@ -962,6 +962,13 @@ static int analyze_trace(gw_analysis *a, size_t ti, growth *gr)
     gw_replay_free(&sjob.obs);
     if (modelled_rc != 0 || stats_rc != 0)
         return -1;
+    gw_critical_path *cp = &r->critical_path;
+    if (cp->modelled && cp->total_s > 0) {
+        double host_s = cp->cat_s[GW_CP_HOST_OP] + cp->cat_s[GW_CP_LAUNCH] + cp->cat_s[GW_CP_ALLOC] +
+                        cp->cat_s[GW_CP_DATA_WAIT];
+        cp->host_path_on_busy_gpu = host_s >= 0.5 * cp->total_s &&
+                                    r->busy_share >= a->thresholds.v[GW_T_UTIL_HEALTHY_BUSY];
+    }
     gw_phase_mark("analysis: step graph, replay, critical path");
     return 0;
 fail:

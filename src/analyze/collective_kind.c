@@ -40,7 +40,9 @@ static void squash(const char *s, char *out, size_t size)
  * sends that implement all-to-all too, so there they are only a last resort). */
 static gw_collective from_squashed(const char *s, int p2p)
 {
-    if (strstr(s, "alltoall"))
+    /* DeepEP's expert-parallel dispatch and combine (dpsk::ep::internode/intranode::dispatch,
+     * combine, notify_dispatch): each rank sends tokens to the experts' ranks, an all-to-all. */
+    if (strstr(s, "alltoall") || strstr(s, "epinternode") || strstr(s, "epintranode") || strstr(s, "deepep"))
         return GW_COLL_ALL_TO_ALL;
     if (strstr(s, "reducescatter"))
         return GW_COLL_REDUCE_SCATTER;

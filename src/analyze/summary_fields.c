@@ -242,6 +242,7 @@ static const gw_field DESC_CRITICAL_PATH_FIELDS[] = {
     ONE(gw_critical_path, lat_launch_us, GW_F_F64),
     ONE(gw_critical_path, lat_stream_us, GW_F_F64),
     ONE(gw_critical_path, lat_wake_us, GW_F_F64),
+    ONE(gw_critical_path, host_path_on_busy_gpu, GW_F_INT),
 };
 static const gw_struct_desc DESC_CRITICAL_PATH = {"gw_critical_path", sizeof(gw_critical_path), DESC_CRITICAL_PATH_FIELDS, sizeof DESC_CRITICAL_PATH_FIELDS / sizeof DESC_CRITICAL_PATH_FIELDS[0]};
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "report/svg.h"
+#include "report/text_format.h"
 
 /* One colour per gw_cp_cat: the host's side warm, the GPU's cool, waits grey/red. */
 static const char *const CP_COLORS[GW_CP_CAT_COUNT] = {
@@ -60,6 +61,15 @@ void gw_html_critical_path(FILE *out, const gw_analysis *a)
                 cp->replay_median_ms, cp->replay_max_err * 100.0);
     }
     fputs("</table>\n", out);
+    for (size_t i = 0; i < a->rank_count; i++) {
+        const gw_critical_path *cp = &a->ranks[i].critical_path;
+        if (!cp->modelled || cp->steps == 0 || !cp->host_path_on_busy_gpu)
+            continue;
+        char note[400];
+        fprintf(out, "<p class=\"note\">rank %d: ", a->ranks[i].rank);
+        gw_html_text(out, gw_fmt_busy_gpu_path_note(note, sizeof note, a->ranks[i].busy_share));
+        fputs("</p>\n", out);
+    }
 }
 
 void gw_html_what_if(FILE *out, const gw_finding *f)

@@ -30,6 +30,7 @@ void gw_json_write_rank_path(gw_json_writer *w, const gw_critical_path *cp)
     gw_jw_kdouble(w, "replay_median_ms", cp->replay_median_ms);
     gw_jw_kdouble(w, "replay_mean_ms", cp->replay_mean_ms);
     gw_jw_kdouble(w, "replay_max_error", cp->replay_max_err);
+    gw_jw_kbool(w, "host_path_on_busy_gpu", cp->host_path_on_busy_gpu);
     gw_jw_key(w, "graph");
     gw_jw_object_begin(w);
     gw_jw_kuint(w, "host_nodes", cp->host_nodes);

@@ -58,6 +58,10 @@ void gw_term_critical_path(gw_term *t)
         snprintf(line, sizeof line, "%s%s over %zu step%s (median %.1f ms)", who, cats, cp->steps,
                  cp->steps == 1 ? "" : "s", cp->step_median_ms);
         gw_term_wrap(t, "  ", line);
+        if (cp->host_path_on_busy_gpu) {
+            char note[400];
+            gw_term_wrap(t, "  note: ", gw_fmt_busy_gpu_path_note(note, sizeof note, rs->busy_share));
+        }
         char host[32], gpu[32];
         gw_fmt_count(host, sizeof host, cp->host_nodes);
         gw_fmt_count(gpu, sizeof gpu, cp->gpu_nodes);

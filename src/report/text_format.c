@@ -109,3 +109,12 @@ const char *gw_fmt_mib(char *buf, size_t size, double bytes)
     group_thousands(buf, size);
     return buf;
 }
+
+const char *gw_fmt_busy_gpu_path_note(char *buf, size_t size, double busy_share)
+{
+    snprintf(buf, size, "the GPUs were busy %.0f%% of the window while this path puts most of each step on the "
+             "host: that host time overlapped GPU work, so the host most likely waited for the GPU in a way the "
+             "trace does not record (a spin on host-mapped memory, as DeepEP's dispatch does; an event polled in "
+             "a loop), and the GPU bounds these steps", busy_share * 100.0);
+    return buf;
+}

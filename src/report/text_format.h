@@ -22,5 +22,8 @@ const char *gw_fmt_bytes(char *buf, size_t size, double bytes);
 const char *gw_fmt_rate(char *buf, size_t size, double bytes_per_s);
 /* Bytes in MiB with 1 decimal, for a table column headed "MiB". */
 const char *gw_fmt_mib(char *buf, size_t size, double bytes);
+/* The critical path's note when it puts most of a step on the host of a busy GPU
+ * (gw_critical_path.host_path_on_busy_gpu): busy_share is the rank's GPU busy share. */
+const char *gw_fmt_busy_gpu_path_note(char *buf, size_t size, double busy_share);
 
 #endif

@@ -154,6 +154,11 @@ static void training_ops_and_custom_all_reduce(void **state)
     assert_int_equal(gw_collective_from_text("void vllm::cross_device_reduce_1stage<__hip_bfloat16, 4>"),
                      GW_COLL_ALL_REDUCE);
     assert_int_equal(gw_collective_from_text("ncclDevKernel_AllGather_RING_LL"), GW_COLL_ALL_GATHER);
+    /* DeepEP's expert-parallel kernels are all-to-all traffic, not "other" collectives */
+    assert_int_equal(gw_collective_from_text("void dpsk::ep::internode::notify_dispatch<8, 20>(int const*, int*)"),
+                     GW_COLL_ALL_TO_ALL);
+    assert_int_equal(gw_collective_from_text("void dpsk::ep::intranode::combine<__nv_bfloat16, 8, 768>(...)"),
+                     GW_COLL_ALL_TO_ALL);
     /* and the flag reaches the events (through the model's per-name cache) */
     gw_trace *t = gw_trace_new("fixture.json", "kineto");
     assert_non_null(t);

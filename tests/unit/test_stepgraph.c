@@ -536,6 +536,40 @@ static void sync_removal_keeps_the_order_between_streams(void **state)
     fx_done(a, job);
 }
 
+/* A path that puts a step on the host while the GPU is busy nearly all of it: the host time
+ * overlapped GPU work, so it waited for the GPU in a way the trace does not record (DeepEP's
+ * dispatch spins on host-mapped memory until a kernel on another stream writes it: "host work
+ * 96%" on a GPU busy 99%). Flagged only with the GPU busy; the same host path on an idle GPU is
+ * the host's. Times in µs. */
+static void host_path_on_a_busy_gpu_is_flagged(void **state)
+{
+    (void)state;
+    for (int busy = 0; busy < 2; busy++) {
+        gw_trace *t = fx_trace();
+        t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API;
+        fx_device(t, 0, 108);
+        uint64_t corr = 1;
+        for (int k = 0; k < STEPS; k++) {
+            double s = 1000.0 + k * 1000.0;
+            fx_step(t, k + 1, s, s + 1000);
+            if (busy) { /* the communication stream's kernel, queued at the step's start */
+                fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s, s + 4, corr);
+                fx_kernel(t, 0, 8, s + 5, s + 995, corr++, "notify_dispatch");
+            }
+            fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "dispatch(F)", s + 5, s + 900, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 900, s + 903, corr);
+            fx_kernel(t, 0, 7, s + 905, s + 1000, corr++, "expert_gemm");
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze_whole(t, &job);
+        const gw_critical_path *cp = &a->ranks[0].critical_path;
+        assert_true(cp->modelled);
+        assert_true(cp->cat_s[GW_CP_HOST_OP] + cp->cat_s[GW_CP_LAUNCH] >= 0.5 * cp->total_s);
+        assert_int_equal(cp->host_path_on_busy_gpu, busy);
+        fx_done(a, job);
+    }
+}
+
 /* A fix of something the step does not have changes nothing: no allocator calls to remove. */
 static void absent_cause_changes_nothing(void **state)
 {
@@ -809,6 +843,7 @@ int main(void)
         cmocka_unit_test(waited_free_keeps_its_own_work),
         cmocka_unit_test(few_queued_samples_do_not_set_the_stream_gap),
         cmocka_unit_test(sync_removal_keeps_the_order_between_streams),
+        cmocka_unit_test(host_path_on_a_busy_gpu_is_flagged),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
         cmocka_unit_test(long_nodes_and_far_ends),
         cmocka_unit_test(skew_cycle_never_read),
