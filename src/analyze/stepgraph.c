@@ -773,7 +773,9 @@ static int order_after_sync(builder *b, const chain_table *ct, uint32_t target, 
         if (ch->device != e->device || ch->stream == e->stream)
             continue;
         uint32_t dst = first_queued_after(g, ch, at);
-        if (dst == GW_SG_NONE || g->nodes[target].start >= g->nodes[dst].start)
+        /* Only work the host queued: a page migration of managed memory, queued by no call,
+         * follows the kernels that fault, not the host's order. */
+        if (dst == GW_SG_NONE || g->nodes[dst].a == GW_SG_NONE || g->nodes[target].start >= g->nodes[dst].start)
             continue;
         /* One edge a node: of several syncs before it (one per stream of a level), the work that
          * ended last, which ends after the others. */

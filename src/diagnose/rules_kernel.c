@@ -355,7 +355,12 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
         /* With enough blocks on average, the unused time is in the rounds: the last one runs on
          * part of the SMs, and fewer, larger rounds waste more of them. */
         char waves[320] = "";
-        if (tail)
+        if (sub_warp_said && !sub_warp) /* a block or two, each of a few threads: both to change */
+            snprintf(waves, sizeof waves, "The kernels' blocks of %u threads also leave %u of every %d lanes idle: launch "
+                                          "128 to 512 threads per block. ", (unsigned)k->sub_warp_threads,
+                     (unsigned)((dev && dev->warp_size > 0 ? dev->warp_size : 32) - (int)k->sub_warp_threads),
+                     dev && dev->warp_size > 0 ? dev->warp_size : 32);
+        else if (tail)
             snprintf(waves, sizeof waves, "The blocks run in rounds of what the %ss hold at once, and the last "
                                           "round leaves %ss idle: size grids in whole rounds (a multiple of the "
                                           "%s count times the blocks each %s holds), or use more, smaller blocks "
