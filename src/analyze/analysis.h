@@ -467,6 +467,9 @@ typedef struct gw_rank_stats {
                                     library up (GW_HOST_F_LIBRARY_INIT: cuDNN, cuBLAS handles and
                                     plans), CUDA calls inside them counted here, not in
                                     startup_call_s; 0 none */
+    double profiler_setup_s;     /* of the first calls of GPU-library ops, the tracer's own work
+                                    inside them (CUPTI allocating its buffers, gw_trace's profiler
+                                    spans), taken out of library_init_s; 0 none */
     char library_init_op[64];    /* the longest one's name ("aten::cudnn_convolution") */
     double library_init_longest_s; /* and its time in the window */
     double driver_init_s;        /* the CUDA driver's ioctl calls (nsys OS-runtime trace) before

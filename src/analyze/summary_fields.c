@@ -289,6 +289,7 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, startup_call_s, GW_F_F64),
     ONE(gw_rank_stats, startup_call, GW_F_STR),
     ONE(gw_rank_stats, library_init_s, GW_F_F64),
+    ONE(gw_rank_stats, profiler_setup_s, GW_F_F64),
     ONE(gw_rank_stats, library_init_op, GW_F_STR),
     ONE(gw_rank_stats, library_init_longest_s, GW_F_F64),
     ONE(gw_rank_stats, driver_init_s, GW_F_F64),

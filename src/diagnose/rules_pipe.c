@@ -305,7 +305,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                             share * 100.0, window, per_step, gw_rules_per_step_unit(r));
         /* CUDA calls before the GPU's first work (context creation, module loading), and the
          * GPU libraries' set-up in their first calls. */
-        double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s + r->precall_startup_s;
+        double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s + r->precall_startup_s +
+                           r->profiler_setup_s;
         double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
         if (startup > 1)
             startup = 1;
@@ -323,7 +324,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                 snprintf(su, sizeof su, ", %sstart-up %s calls%s%s %.0f%%",
                          r->precall_startup_s > 0 ? "the program's start, " : "", vt->api,
                          r->driver_init_s > 0 ? (r->library_init_s > 0 ? ", driver set-up" : " and driver set-up") : "",
-                         r->library_init_s > 0 ? " and first library calls" : "", startup * 100.0);
+                         r->library_init_s > 0 || r->profiler_setup_s > 0 ? " and first library calls" : "",
+                         startup * 100.0);
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
                                    "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
                                    "the process while the feeding thread waited %.0f%%",
@@ -376,6 +378,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                    "that covers it all, before the GPU's first work: the program starting (libraries "
                                    "loading, input read), a one-off cost", d_s, vt->api);
         }
+        if (r->profiler_setup_s > 0) {
+            char d_s[32];
+            gw_rules_fmt_duration(r->profiler_setup_s, d_s, sizeof d_s);
+            gw_finding_evidence(f, "%s of the profiler's own work before the GPU's first work or inside first "
+                                   "calls of GPU-library ops (its overhead records, \"Activity Buffer Request\": "
+                                   "CUPTI allocating the buffers it records into), not the job's", d_s);
+        }
         if (r->library_init_s > 0) {
             char d_s[32], longest_s[32];
             gw_rules_fmt_duration(r->library_init_s, d_s, sizeof d_s);
@@ -386,10 +395,12 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                 d_s, r->library_init_op, longest_s, vt->amd ? "MIOpen/rocBLAS" : "cuDNN/cuBLAS");
         }
         if (startup >= 0.5) {
-            if (r->library_init_s >= 0.5 * startup_s)
+            if (r->profiler_setup_s >= 0.5 * startup_s)
+                snprintf(f->cause, sizeof f->cause, "start-up: the profiler's own set-up (CUPTI's buffers)");
+            else if (r->library_init_s >= 0.5 * startup_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (%s)",
                          vt->amd ? "MIOpen, rocBLAS" : "cuDNN, cuBLAS");
-            else if (r->startup_alloc_s >= 0.5 * r->startup_call_s)
+            else if (r->startup_call_s > 0 && r->startup_alloc_s >= 0.5 * r->startup_call_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: %s initialisation and set-up allocations", vt->api);
             else
                 snprintf(f->cause, sizeof f->cause, "start-up: %s initialisation (context creation, module loading)",
@@ -553,7 +564,8 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                             "warm-up.");
         }
         if (startup >= 0.5)
-            gw_gain_one_off(f, r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
+            gw_gain_one_off(f, r->profiler_setup_s >= 0.5 * startup_s ? "the profiler's own set-up"
+                               : r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
                                                                      : vt->amd ? "HIP initialisation"
                                                                                : "CUDA initialisation");
         else if (capture)

@@ -522,6 +522,23 @@ static int note_profile_span(gw_kineto_state *st, const gw_kfields *f)
     return 0;
 }
 
+/* The tracer's own work: CUPTI allocating an activity buffer ("Activity Buffer Request"), on
+ * the thread whose activity filled the last one. Kineto writes it under a process of its own
+ * (pid -1), so it is kept as a span, not as a thread's event. Other overhead records ("Lazy
+ * Function Loading" is CUDA loading a kernel's module, part of the launch) are not kept. */
+static int note_profiler_span(gw_kineto_state *st, const gw_kfields *f)
+{
+    static const char name[] = "Activity Buffer Request";
+    gw_trace *t = st->trace;
+    if (!f->has_name || !f->ts_ok || !f->dur_ok || f->dur <= 0 || f->ts > INT64_MAX - f->dur ||
+        f->name_len != sizeof name - 1 || memcmp(f->name, name, sizeof name - 1) != 0 ||
+        t->profiler_span_count >= GW_PROFILER_SPANS_MAX)
+        return 0;
+    t->profiler_span_start[t->profiler_span_count] = f->ts;
+    t->profiler_span_end[t->profiler_span_count++] = f->ts + f->dur;
+    return 0;
+}
+
 /* What one event's fields make of it in the model. */
 static int commit(gw_kineto_state *st, gw_kfields *f)
 {
@@ -592,6 +609,8 @@ static int commit(gw_kineto_state *st, gw_kfields *f)
         /* GPU-side copies of ProfilerStep#N: steps are counted from host annotations. */
         st->gpu_annotations++;
         return 0;
+    case GW_KCAT_OVERHEAD:
+        return note_profiler_span(st, f);
     case GW_KCAT_KERNEL: case GW_KCAT_MEMCPY: case GW_KCAT_MEMSET: case GW_KCAT_SYNC:
     case GW_KCAT_RUNTIME: case GW_KCAT_DRIVER: case GW_KCAT_CPU_OP: case GW_KCAT_ANNOTATION: case GW_KCAT_PYTHON:
         break;
@@ -860,6 +879,12 @@ int gw_kineto_state_absorb(gw_kineto_state *into, gw_kineto_state *part)
     if (rc != 0)
         return oom(into);
     gw_trace *pt = part->trace;
+    for (size_t k = 0; k < pt->profiler_span_count && into->trace->profiler_span_count < GW_PROFILER_SPANS_MAX; k++) {
+        gw_trace *it = into->trace;
+        it->profiler_span_start[it->profiler_span_count] = pt->profiler_span_start[k];
+        it->profiler_span_end[it->profiler_span_count++] = pt->profiler_span_end[k];
+    }
+    pt->profiler_span_count = 0;
     if (pt->profile_start_ns != 0 || pt->profile_end_ns != 0) {
         widen_profile_span(into->trace, pt->profile_start_ns, pt->profile_end_ns);
         pt->profile_start_ns = pt->profile_end_ns = 0;

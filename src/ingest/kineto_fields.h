@@ -39,10 +39,11 @@ typedef enum gw_kcat {
     GW_KCAT_MTIA_RUNTIME,      /* mtia_runtime */
     GW_KCAT_HPU_OP,            /* hpu_op: ops on a Gaudi (HPU) */
     GW_KCAT_GLOW_RUNTIME,      /* glow_runtime */
-    GW_KCAT_PRIVATEUSE1        /* privateuse1_runtime / privateuse1_driver */
+    GW_KCAT_PRIVATEUSE1,       /* privateuse1_runtime / privateuse1_driver */
+    GW_KCAT_OVERHEAD           /* the tracer's own work (CUPTI's "Activity Buffer Request") */
 } gw_kcat;
 /* The foreign accelerators' categories are the last ones. */
-#define GW_KCAT_IS_FOREIGN(c) ((c) >= GW_KCAT_MTIA_DEVICE)
+#define GW_KCAT_IS_FOREIGN(c) ((c) >= GW_KCAT_MTIA_DEVICE && (c) <= GW_KCAT_PRIVATEUSE1)
 
 /* What a foreign accelerator's category says: the accelerator (a static text) and whether
  * its events are device activity (1) or runtime calls on the host (0). NULL: not one. */
@@ -284,6 +285,7 @@ static inline gw_kcat gw_kineto_category(const char *s, size_t n)
         break;
     case 8:
         if (CAT_IS("Operator")) return GW_KCAT_CPU_OP;
+        if (CAT_IS("overhead")) return GW_KCAT_OVERHEAD;
         break;
     case 9:
         if (CAT_IS("cuda_sync")) return GW_KCAT_SYNC;

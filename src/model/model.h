@@ -469,6 +469,8 @@ typedef struct gw_note {
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 
+#define GW_PROFILER_SPANS_MAX 16
+
 typedef struct gw_trace {
     char *path;                /* owned copy of the input path */
     char *format;              /* owned: "kineto", "nsys-sqlite", "nsys-csv", "gpuwhy-trace"
@@ -488,6 +490,11 @@ typedef struct gw_trace {
     /* CUPTI range-profiler ranges (Kineto cuda_profiler_range): a capture of counters per
      * range, in which CUPTI records no kernels; 0 none. */
     uint64_t profiler_ranges;
+    /* The tracer's own work on the host (Kineto's overhead records "Activity Buffer Request":
+     * CUPTI allocating its activity buffers, 1.8 ms inside a capture's first op), at most
+     * GW_PROFILER_SPANS_MAX of them, in file order: time the job did not spend. */
+    gw_ns profiler_span_start[GW_PROFILER_SPANS_MAX], profiler_span_end[GW_PROFILER_SPANS_MAX];
+    size_t profiler_span_count;
     /* CUDA calls the reader found without a category, named as the APIs name them (a
      * host-side tracer's Chrome trace: an eBPF or LD_PRELOAD monitor), when they are all of
      * the trace's calls; 0 otherwise. Such a tool records no GPU activity at all. */

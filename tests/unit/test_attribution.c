@@ -1059,6 +1059,37 @@ static void sync_takes_only_ops_that_exist_for_it(void **state)
  * shape's plan); not a non-library op however long, not a library op on CPU tensors (it
  * launches nothing: its math is the host's), not one that searches algorithms (cudnnFind),
  * and not a first call under GW_LIBRARY_INIT_OWN_NS. */
+/* The tracer's own work inside a library op's first call (Kineto's "Activity Buffer Request":
+ * CUPTI allocating its buffers, 1.8 ms of a first aten::mm's 2.1 ms) is the profiler's set-up,
+ * not the library's; before the GPU's first work it is the profiler's too, and not the
+ * program's start. */
+static void tracer_set_up_is_the_profilers(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", 0, 2139, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFuncGetAttributes", 2056, 2077, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 2079, 2130, 1);
+    fx_kernel(t, 0, 7, 2140, 2225, 1, "gemm");
+    for (int k = 0; k < 4; k++) { /* its next calls: 30 µs each, so the first one is set-up */
+        double at = 2300 + 100 * k;
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", at, at + 30, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 20, at + 30, (uint64_t)(2 + k));
+        fx_kernel(t, 0, 7, at + 30, at + 80, (uint64_t)(2 + k), "gemm");
+    }
+    t->profiler_span_start[0] = FX_US(230);
+    t->profiler_span_end[0] = FX_US(2055);
+    t->profiler_span_count = 1;
+    fx_profile(t, 0, 2700);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].profiler_setup_s, 1825);
+    assert_true(a->ranks[0].library_init_s < 2139e-6 - 1825e-6 + 1e-9);
+    /* the window's start to the first CUDA call (2,056 µs) is the op and the tracer, no program start */
+    assert_true(a->ranks[0].precall_startup_s < 1e-9);
+    fx_done(a, job);
+}
+
 static void library_first_calls_are_one_off(void **state)
 {
     (void)state;
@@ -1120,6 +1151,7 @@ static void library_first_calls_are_one_off(void **state)
     fx_assert_s(a->ranks[0].startup_call_s, 5000);
     assert_string_equal(a->ranks[0].library_init_op, "aten::cudnn_convolution");
     fx_assert_s(a->ranks[0].library_init_longest_s, 45000);
+    fx_assert_s(a->ranks[0].profiler_setup_s, 0);
     /* The host's own work: the three set-ups (their own code) besides aten::add, aten::mm, the
      * search, the 9 ms GEMM and the steady convolutions' 90 µs before their launches (nine
      * times the launch: own work too); the CPU-op split counts only the latter as CPU ops' own
@@ -1479,6 +1511,7 @@ int main(void)
         cmocka_unit_test(os_calls_name_unexplained_idle),
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(library_first_calls_are_one_off),
+        cmocka_unit_test(tracer_set_up_is_the_profilers),
         cmocka_unit_test(short_first_library_call_apart_from_steady_ones),
         cmocka_unit_test(sync_takes_only_ops_that_exist_for_it),
         cmocka_unit_test(driver_ioctls_before_first_work_are_startup),

@@ -288,6 +288,9 @@ static void test_era2023_object(void **state)
 {
     (void)state;
     gw_trace *t = load_ok(FIXTURES "era2023_object.json");
+    /* Kineto's "Activity Buffer Request" overhead record: the tracer's own span, kept apart */
+    assert_int_equal(t->profiler_span_count, 1);
+    assert_true(t->profiler_span_start[0] == 4458676983544000 && t->profiler_span_end[0] == 4458676983554000);
     check_era2023(t);
     gw_trace_free(t);
 }
