@@ -178,10 +178,12 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
         /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: the host launched GPU work, none of it was "
                  "recorded", file);
+        /* torch.profiler writes its own span when it stops: then its buffers were flushed. */
+        int stopped = t && t->format && strcmp(t->format, "kineto") == 0 && t->profile_end_ns > t->profile_start_ns;
         gw_finding_evidence(f, "the host made %s kernel launch%s and %s copy or set call%s (%s CUDA API calls in "
-                               "all) but no kernel, copy or set was recorded: the GPU's activity records were "
-                               "lost or never flushed", launch_text, launches == 1 ? "" : "es", copy_text,
-                            copies == 1 ? "" : "s", calls);
+                               "all) but no kernel, copy or set was recorded: the GPU's activity records %s",
+                            launch_text, launches == 1 ? "" : "es", copy_text, copies == 1 ? "" : "s", calls,
+                            stopped ? "were never made" : "were lost or never flushed");
         if (t && (t->has & GW_HAS_WSL))
             gw_finding_evidence(f, "the capture was made under WSL2 (the export's kernel release says so), where "
                                    "CUDA runs through the Windows driver: an export from it can hold the calls "
@@ -362,6 +364,23 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "under WSL2: profile the same program on native Linux (or with a newer driver and "
                          "nsys on WSL2); if the process was cut short, let it end normally or call "
                          "cudaDeviceSynchronize() and cudaProfilerStop() before it exits; then re-profile.");
+            continue;
+        }
+        if (why == MISSING_RECORDS_LOST && t && t->format && strcmp(t->format, "kineto") == 0 &&
+            t->profile_end_ns > t->profile_start_ns) {
+            /* torch.profiler wrote its own span at its stop: it ended normally and flushed its
+             * buffers (an RTX 4060 trace with every launch's flow and CUPTI's own overhead records,
+             * and no kernel): CUPTI traced none of the GPU's work. */
+            gw_finding_evidence(f, "the profiler stopped normally (its own span, \"PyTorch Profiler\", is in the "
+                                   "trace), so its buffers were flushed: CUPTI recorded none of the GPU's work");
+            gw_rules_fix(f,
+                         "The calls were traced but CUPTI recorded none of the GPU's work, though the profiler "
+                         "stopped normally: check that CUPTI can trace this GPU. Under WSL2 GPU activity tracing "
+                         "needs a recent Windows driver and CUDA 12 or later; a driver older than the CUDA of "
+                         "the PyTorch build, or another tool holding the GPU's profiler (Nsight Compute, DCGM "
+                         "profiling metrics), stops it too, and the job's log then shows CUPTI errors "
+                         "(CUPTI_ERROR_...). Profile a one-kernel test with torch.profiler on the same machine, "
+                         "then re-profile the job.");
             continue;
         }
         if (why == MISSING_RECORDS_LOST) {

@@ -644,6 +644,36 @@ static void data_none_for_a_host_side_tracer(void **state)
     }
 }
 
+/* A PyTorch trace whose profiler stopped normally (its own span written) flushed its buffers:
+ * launches without GPU records mean CUPTI traced nothing (an RTX 4060 trace with every launch's
+ * flow and CUPTI's own overhead records), not records lost at exit. Without the span, the flush
+ * advice stands. */
+static void data_none_profiler_stopped_normally(void **state)
+{
+    (void)state;
+    for (int stopped = 0; stopped < 2; stopped++) {
+        gw_trace *t = gw_trace_new("default_trace.json", "kineto");
+        assert_non_null(t);
+        t->has = GW_HAS_HOST_API | GW_HAS_CPU_OPS;
+        add_call(t, "cudaLaunchKernel", GW_API_LAUNCH);
+        add_call(t, "cudaMemcpyAsync", GW_API_MEMCPY);
+        if (stopped) {
+            t->profile_start_ns = 1000;
+            t->profile_end_ns = 5000000;
+        }
+        gw_job *job = fx_job(t);
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "lost or never flushed"), !stopped);
+        assert_int_equal(fx_evidence_has(f, "the profiler stopped normally"), stopped);
+        assert_int_equal(strstr(f->fix, "check that CUPTI can trace this GPU") != NULL, stopped);
+        assert_int_equal(strstr(f->fix, "so that the activity buffers are flushed") != NULL, !stopped);
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void data_none_when_calls_were_traced(void **state)
 {
     (void)state;
@@ -806,6 +836,7 @@ int main(void)
         cmocka_unit_test(data_none_for_foreign_accelerator),
         cmocka_unit_test(data_none_when_calls_were_traced),
         cmocka_unit_test(data_none_for_a_host_side_tracer),
+        cmocka_unit_test(data_none_profiler_stopped_normally),
         cmocka_unit_test(data_none_verdict_cut_at_a_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
