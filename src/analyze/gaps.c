@@ -33,10 +33,18 @@ static void add_to_chunks(double *chunk_busy, size_t n, gw_ns range_start, gw_ns
  * triton_poi_/triton_red_/triton_per_/triton_tem_...) starts on the device; INT64_MAX none. */
 static gw_ns first_compiled_kernel(const gw_trace *t, const gw_device_work *dw)
 {
+    /* Names repeat (a 5 M-kernel export has a few hundred): those seen not to match are
+     * remembered, so most kernels cost a compare, not a look-up of their text. */
+    uint32_t not_compiled[64];
+    memset(not_compiled, 0xff, sizeof not_compiled);
     for (gw_work_cursor c = gw_work_at(dw, 0); c.k < dw->event_count; gw_work_next(dw, &c)) {
         const gw_gpu_event *g = &t->gpu[c.gpu];
-        if (g->kind == GW_GPU_KERNEL && strncmp(gw_trace_str(t, g->name_id), "triton_", 7) == 0)
+        if (g->kind != GW_GPU_KERNEL || not_compiled[g->name_id & 63] == g->name_id)
+            continue;
+        const char *name = gw_trace_str(t, g->name_id);
+        if (name && strncmp(name, "triton_", 7) == 0)
             return g->start;
+        not_compiled[g->name_id & 63] = g->name_id;
     }
     return INT64_MAX;
 }

@@ -448,8 +448,10 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
             /* A block smaller than a warp runs one warp with the rest of its lanes idle (blocks
              * of 4 threads: 28 of 32 lanes), however many blocks the SMs hold. */
             double lanes = 1.0;
-            const gw_device *dev = gw_trace_device(t, g->device);
-            if (dev && dev->warp_size > 0 && g->block_threads > 0 && g->block_threads < dev->warp_size) {
+            /* (no GPU has warps of more than 64 threads: larger blocks skip the device look-up) */
+            const gw_device *dev = g->block_threads > 0 && g->block_threads < 64 ? gw_trace_device(t, g->device)
+                                                                                   : NULL;
+            if (dev && dev->warp_size > 0 && g->block_threads < dev->warp_size) {
                 lanes = (double)g->block_threads / dev->warp_size;
                 sub_warp = gw_sat_add(sub_warp, len);
                 if (len > sub_warp_longest) {
