@@ -134,8 +134,19 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                     gw_rules_fmt_duration(s->copy_wait_to_host_s, th + 1, sizeof th - 1);
                     th[0] = ' ';
                 }
-                gw_finding_evidence(f, "by the direction of their GPU records: %s%s%s%s%s", td[0] ? "to the GPU" : "",
-                                    td, td[0] && th[0] ? ", " : "", th[0] ? "to the host" : "", th);
+                /* Reads of a few bytes holding the wait are said here, in the same line: the
+                 * sources below must keep their rows. */
+                char sr[160] = "";
+                if (small_reads_hold_wait(s)) {
+                    char sn[32], sw[32];
+                    gw_rules_fmt_count((double)s->small_read_count, sn, sizeof sn);
+                    gw_rules_fmt_duration(s->small_read_wait_s, sw, sizeof sw);
+                    snprintf(sr, sizeof sr, "; of those to the host, %s read%s at most %d bytes each (a flag, a "
+                             "counter or a scalar): %s", sn, s->small_read_count == 1 ? "s" : "",
+                             GW_SMALL_READ_BYTES, sw);
+                }
+                gw_finding_evidence(f, "by the direction of their GPU records: %s%s%s%s%s%s", td[0] ? "to the GPU" : "",
+                                    td, td[0] && th[0] ? ", " : "", th[0] ? "to the host" : "", th, sr);
             }
             if (copies_queued(s)) {
                 char q[32];
@@ -158,14 +169,6 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
          * to launch next (a solver's 3,827 cudaMemcpyFromSymbol reads of a 4-byte flag, each
          * behind the kernels queued before it). */
         int small_reads = small_reads_hold_wait(s);
-        if (small_reads) {
-            char sn[32], sw[32];
-            gw_rules_fmt_count((double)s->small_read_count, sn, sizeof sn);
-            gw_rules_fmt_duration(s->small_read_wait_s, sw, sizeof sw);
-            gw_finding_evidence(f, "%s of the copies to the host read at most %d bytes each (a flag, a counter or a "
-                                   "scalar), waiting %s: each waits for the work queued before it, and the GPU idles "
-                                   "until the host has the value and queues more", sn, GW_SMALL_READ_BYTES, sw);
-        }
         /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under
          * "28 blocking calls" read as if the 28th were the call outside the window). */
         size_t listed = s->source_count < 3 ? s->source_count : 3, listed_calls = 0;
@@ -275,8 +278,7 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "often (queue several iterations before each read, with kernels that return at once "
                          "when a flag in device memory says the work is done), or keep the decision on the "
                          "GPU (%s); read what must reach the host with %sMemcpyAsync into pinned memory and "
-                         "an event. The simulated gain assumes the host no longer waits for each read. "
-                         "Confirm: re-profile, the blocking reads per iteration should drop.",
+                         "an event. Confirm: re-profile, the blocking reads per iteration should drop.",
                          v->amd ? "a kernel that loops on the device until the flag is set"
                                 : "a CUDA graph with conditional nodes, cudaGraphConditionalHandleCreate in CUDA "
                                   "12.4 and later, or a kernel that loops on the device until the flag is set",

@@ -492,6 +492,10 @@ static os_wait os_wait_of(const char *name)
 
 /* OS calls of one kind holding at least this share of the unexplained idle decide its fix. */
 #define GW_OS_WAIT_SHARE 0.5
+/* File or network I/O beside a wait for input is the job's own from this share of the idle. */
+#define GW_OS_IO_BESIDE_SHARE 0.05
+/* The OS calls are named in the general fix when they cover this share of the idle or more. */
+#define GW_OS_NAMED_SHARE 0.1
 
 /* The window's idle ends before the GPU's first work and after its last, said from this long. */
 #define GW_GAP_EDGE_SAY_S 0.001
@@ -680,19 +684,31 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         /* The feeding thread's OS calls in that idle (nsys --trace=osrt), and the kind of wait
          * that holds most of it. */
         os_wait os_kind = OS_OTHER;
-        char os_named[300] = "";
+        char os_named[300] = "", input_named[160] = "", io_named[160] = "";
+        double os_share = 0, io_s = 0; /* of the unexplained idle in OS calls; in I/O calls */
         if (d && d->unknown_os_call_count > 0 && d->idle_by_cause_s[GW_IDLE_UNKNOWN] > 0) {
             double by_kind[OS_WAIT_COUNT] = {0}, in_calls = 0;
-            size_t used = 0;
+            size_t used = 0, used_in = 0, used_io = 0;
             for (size_t k = 0; k < d->unknown_os_call_count; k++) {
                 const gw_os_call *oc = &d->unknown_os_calls[k];
                 double of_idle = oc->seconds / d->idle_by_cause_s[GW_IDLE_UNKNOWN];
+                os_wait kind = os_wait_of(oc->name);
                 if (used < sizeof os_named && (k == 0 || of_idle >= 0.005))
                     used += (size_t)snprintf(os_named + used, sizeof os_named - used, "%s%.48s %.0f%%",
                                              k ? ", " : "", oc->name, of_idle * 100.0);
-                by_kind[os_wait_of(oc->name)] += oc->seconds;
+                /* The input calls and the I/O ones named apart: a query loop's getc is its prompt,
+                 * its reads are its column files. */
+                if (kind == OS_INPUT && used_in < sizeof input_named && of_idle >= 0.005)
+                    used_in += (size_t)snprintf(input_named + used_in, sizeof input_named - used_in, "%s%.48s %.0f%%",
+                                                used_in ? ", " : "", oc->name, of_idle * 100.0);
+                if (kind == OS_IO && used_io < sizeof io_named && of_idle >= 0.005)
+                    used_io += (size_t)snprintf(io_named + used_io, sizeof io_named - used_io, "%s%.48s %.0f%%",
+                                                used_io ? ", " : "", oc->name, of_idle * 100.0);
+                by_kind[kind] += oc->seconds;
                 in_calls += oc->seconds;
             }
+            os_share = in_calls / d->idle_by_cause_s[GW_IDLE_UNKNOWN];
+            io_s = by_kind[OS_IO];
             gw_finding_evidence(f, "the feeding thread was in OS calls for %.0f%% of that idle time: %s",
                                 in_calls / d->idle_by_cause_s[GW_IDLE_UNKNOWN] * 100.0, os_named);
             for (int k = OS_IO; k < OS_WAIT_COUNT; k++)
@@ -763,12 +779,16 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "and rank of the job in the capture.", vt->api_prefix, vt->api, vt->smi_processes);
         else if (os_kind == OS_INPUT && !named[0]) {
             snprintf(f->cause, sizeof f->cause, "the program waiting for input");
+            int io_too = d && io_s >= GW_OS_IO_BESIDE_SHARE * d->idle_by_cause_s[GW_IDLE_UNKNOWN];
             gw_rules_fix(f, "The feeding thread waits for input while the GPU idles (%s: a prompt read from "
                             "the terminal or a pipe): no change to the GPU work shortens that. Judge the work "
                             "after the input on its own: give the input from a file or a here-document so the "
                             "program does not wait, or profile only the work that follows it (cudaProfilerStart/"
                             "Stop around it with nsys profile --capture-range=cudaProfilerApi), and analyse "
-                            "again.", os_named);
+                            "again.%s%s%s", input_named,
+                         io_too ? " Its file or network I/O (" : "", io_too ? io_named : "",
+                         io_too ? ") is the job's own: read it once, ahead of the GPU's work or on another "
+                                  "thread, from local NVMe or memory." : "");
         } else if (os_kind == OS_IO && !named[0])
             gw_rules_fix(f, "The feeding thread waits on file or network I/O while the GPU idles (%s): read "
                             "ahead of the GPU on other threads or processes (a prefetching reader, DataLoader "
@@ -820,7 +840,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                : "nsys profile --delay=<s> --duration=<s>, or cudaProfilerStart/Stop around it "
                                  "with --capture-range=cudaProfilerApi");
         }
-        else if (host_side && !gw_rules_pytorch(a, r) && (has & GW_HAS_OSRT))
+        else if (host_side && !gw_rules_pytorch(a, r) && (has & GW_HAS_OSRT) && os_share >= GW_OS_NAMED_SHARE)
             /* The OS calls are traced already: asking for --trace=osrt again would send the user
              * back for what the input holds (the calls above, of no one kind the fix knows). */
             gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
@@ -828,6 +848,12 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "--pid <pid>), or mark the program's phases with NVTX ranges (nvtxRangePush/Pop)%s%s%s.",
                          os_named[0] ? "; the OS calls the trace holds in that idle time (" : "", os_named,
                          os_named[0] ? ") show where the host waited, not what it computed" : "");
+        else if (host_side && !gw_rules_pytorch(a, r) && (has & GW_HAS_OSRT))
+            gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
+                            "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "
+                            "--pid <pid>), or mark the program's phases with NVTX ranges (nvtxRangePush/Pop); "
+                            "the OS calls the trace holds cover little of it: it computed, or waited in code "
+                            "the trace does not show.");
         else if (host_side && !gw_rules_pytorch(a, r))
             gw_rules_fix(f, "See what the host runs between the traced calls: sample its CPU over the same "
                             "stretch (nsys profile --sample=cpu --trace=cuda,nvtx,osrt, or perf record -g "
@@ -848,8 +874,14 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "queues or files): sample the training process with py-spy record --native --pid "
                             "<pid> over the same steps, or nsys profile --trace=osrt for its OS calls.");
         if (os_kind == OS_INPUT && !named[0] && !jit && !compiled && !queued) {
-            snprintf(f->gain, sizeof f->gain, "none from changing the GPU work: the wait for input is the "
-                     "user's, not the job's; given its input at once, the program's window is its work alone");
+            double io_window = d && d->window_s > 0 ? io_s / d->window_s : 0;
+            if (d && io_s >= GW_OS_IO_BESIDE_SHARE * d->idle_by_cause_s[GW_IDLE_UNKNOWN])
+                snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window from the file or network I/O (%s of this idle time); "
+                         "none from the wait for input, which is the user's, not the job's",
+                         io_window * 100.0, io_named);
+            else
+                snprintf(f->gain, sizeof f->gain, "none from changing the GPU work: the wait for input is the "
+                         "user's, not the job's; given its input at once, the program's window is its work alone");
             continue;
         }
         if (compiled && compile_s >= GW_COMPILE_ONE_OFF_SHARE * unknown_dev_s) {

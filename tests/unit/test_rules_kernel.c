@@ -241,18 +241,22 @@ static void low_occupancy_sub_warp_blocks(void **state)
         if (one_block) { /* the grid first, the block size beside it */
             assert_non_null(strstr(f->title, "Kernels too small to fill the GPU: 0.01 blocks per SM"));
             assert_non_null(strstr(f->fix, "The kernels' blocks of 4 threads also leave 28 of every 32 lanes idle"));
-            assert_true(fx_evidence_has(f, "in blocks of fewer than 32 threads (the longest such kernel's: 4)"));
+            assert_true(fx_evidence_has(f, "in blocks of fewer than 32 threads, 4 in the longest such kernel's"));
             fx_free(a);
             gw_job_free(job);
             continue;
         }
-        assert_int_equal(fx_evidence_has(f, "1.34 s of kernel time (100%) in blocks of fewer than 32 threads (the "
-                                            "longest such kernel's: 4): each block runs one warp, 4 of its 32 lanes "
-                                            "at work"), most);
+        assert_int_equal(fx_evidence_has(f, "1.34 s of kernel time (100%) in blocks of fewer than 32 threads, 4 in the "
+                                            "longest such kernel's: each block runs one warp, 4 of its 32 lanes at "
+                                            "work"), most);
         if ((strstr(f->fix, "Launch blocks of whole warps: 128 to 512 threads per block") != NULL) != most)
             fail_msg("fix: %s (has %x)", f->fix, t->has);
-        if (most)
+        if (most) {
             assert_non_null(strstr(f->fix, "a block of 4 threads wastes 28 of every 32 lanes"));
+            /* 50-95% of the 88% of compute (0.76 s of 0.8, 8 steps) the lanes leave unused */
+            if (!strstr(f->gain, "≈ 42 ms to 79 ms/step"))
+                fail_msg("gain '%s'", f->gain);
+        }
         else
             assert_non_null(strstr(f->fix, "Give each kernel more parallel work"));
         fx_free(a);

@@ -238,14 +238,14 @@ static void unexplained_one_pause_located(void **state)
 static void unexplained_os_calls_decide_the_fix(void **state)
 {
     (void)state;
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 4; variant++) {
         gw_analysis *a = fx_analysis(1, NULL);
         fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained */
         a->inputs = calloc(1, sizeof *a->inputs);
         assert_non_null(a->inputs);
         a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OSRT;
         gw_device_stats *d = &a->devices[0];
-        const double getc_s[] = {0.46, 0.05, 0.2}, read_s[] = {0.12, 0.5, 0.2};
+        const double getc_s[] = {0.46, 0.05, 0.2, 0.5}, read_s[] = {0.12, 0.5, 0.2, 0.01};
         d->unknown_os_call_count = 2;
         snprintf(d->unknown_os_calls[0].name, sizeof d->unknown_os_calls[0].name, "getc");
         d->unknown_os_calls[0].seconds = getc_s[variant];
@@ -254,10 +254,18 @@ static void unexplained_os_calls_decide_the_fix(void **state)
         const gw_finding *f = fx_run(a, "util.unexplained");
         assert_non_null(f);
         int input = variant == 0, io = variant == 1;
-        assert_int_equal(strstr(f->fix, "waits for input while the GPU idles (getc 77%, read 20%") != NULL, input);
-        assert_int_equal(strcmp(f->cause, "the program waiting for input") == 0, input);
-        assert_int_equal(strstr(f->gain, "none from changing the GPU work") != NULL, input);
+        assert_int_equal(strstr(f->fix, "waits for input while the GPU idles (getc 77%: a prompt") != NULL, input);
+        assert_int_equal(strcmp(f->cause, "the program waiting for input") == 0, input || variant == 3);
+        /* its reads are the job's own I/O, said apart with their gain (120 ms of a 0.8 s window) */
+        assert_int_equal(strstr(f->fix, "Its file or network I/O (read 20%) is the job's own") != NULL, input);
+        assert_int_equal(strstr(f->gain, "up to 15% of the window from the file or network I/O (read 20% of this "
+                                         "idle time); none from the wait for input") != NULL, input);
         assert_int_equal(strstr(f->fix, "waits on file or network I/O") != NULL, io);
+        if (variant == 3) { /* the prompt alone: no gain from the GPU's side */
+            assert_non_null(strstr(f->fix, "waits for input while the GPU idles (getc 83%: a prompt"));
+            assert_null(strstr(f->fix, "Its file or network I/O"));
+            assert_non_null(strstr(f->gain, "none from changing the GPU work: the wait for input is the user's"));
+        }
         if (variant == 2) {
             assert_non_null(strstr(f->fix, "See what the host runs between the traced calls"));
             assert_null(strstr(f->fix, "show up with --trace=osrt"));
