@@ -1053,6 +1053,36 @@ static void sync_takes_only_ops_that_exist_for_it(void **state)
     }
 }
 
+/* A synchronous cudaMemset that returned after its own op ran waited for the work queued before
+ * it (a camera loop's 651 cudaMemset calls behind a kernel waiting 366 µs to start: 443 ms of
+ * idle read as launch overhead); cudaMemsetAsync, or a memset that returned before its op,
+ * did not block. Times in µs. */
+static void sync_memset_that_waited_blocks(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) { /* 0 waits, 1 async, 2 returned first */
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+        fx_kernel(t, 0, 7, 400, 800, 1, "I420ToRGB");
+        double call_end = variant == 0 ? 1000 : 30;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, variant == 1 ? "cudaMemsetAsync" : "cudaMemset", 20, call_end, 2);
+        fx_gpu(t, GW_GPU_MEMSET, 0, 7, 805, 810, 2, "Memset (Device)");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1000, 1010, 3);
+        fx_kernel(t, 0, 7, 1010, 1400, 3, "Grayscale");
+        fx_profile(t, 0, 1400);
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_host_event *memset_call = NULL;
+        for (size_t i = 0; i < t->host_count; i++)
+            if (strstr(gw_trace_str(t, t->host[i].name_id), "Memset"))
+                memset_call = &t->host[i];
+        assert_non_null(memset_call);
+        assert_int_equal(gw_host_blocks_on_gpu(t, memset_call), variant == 0);
+        assert_int_equal(a->ranks[0].syncs.count, variant == 0 ? 1 : 0);
+        fx_done(a, job);
+    }
+}
+
 /* A GPU library's first op (a cold ResNet's first aten::cudnn_convolution: 141 ms of cuDNN
  * set-up, its later calls 0.03-2 ms) is one-off host work, as start-up calls are: not CPU ops
  * in their own work. So is a later call GW_LIBRARY_INIT_RATIO times its name's median (a new
@@ -1512,6 +1542,7 @@ int main(void)
         cmocka_unit_test(startup_allocations_told_apart),
         cmocka_unit_test(library_first_calls_are_one_off),
         cmocka_unit_test(tracer_set_up_is_the_profilers),
+        cmocka_unit_test(sync_memset_that_waited_blocks),
         cmocka_unit_test(short_first_library_call_apart_from_steady_ones),
         cmocka_unit_test(sync_takes_only_ops_that_exist_for_it),
         cmocka_unit_test(driver_ioctls_before_first_work_are_startup),
