@@ -259,6 +259,7 @@ static const gw_field DESC_WHAT_IF_FIELDS[] = {
     ONE(gw_what_if, change, GW_F_STR),
     ONE(gw_what_if, none_why, GW_F_STR),
     MANY(gw_what_if, cp_after_s, GW_F_F64),
+    ONE(gw_what_if, untraced_after_s, GW_F_F64),
     ONE(gw_what_if, top_count, GW_F_SIZE),
     MANY(gw_what_if, top, GW_F_STR),
     MANY(gw_what_if, top_s, GW_F_F64),

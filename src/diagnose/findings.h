@@ -48,6 +48,8 @@ typedef struct gw_what_if {
                                     host computes with kept); "" otherwise */
     double cp_after_s[GW_CP_CAT_COUNT]; /* the new critical path of the steady steps (central
                                            setting), by category */
+    double untraced_after_s;     /* of that path, untraced host time (the host ran nothing traced:
+                                    what it did, work or a wait for an outside event, is unknown) */
     size_t top_count;            /* the largest pieces of work on that path, by name */
     char top[GW_WHATIF_TOP][96];
     double top_s[GW_WHATIF_TOP];

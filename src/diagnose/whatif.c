@@ -327,6 +327,7 @@ typedef struct sim_task {
     double after[SETTINGS];              /* median step of each setting's replay */
     double after_mean[SETTINGS];         /* and its mean step */
     double cp_after_s[GW_CP_CAT_COUNT];  /* the central setting's critical path */
+    double untraced_after_s;             /* of it, untraced host time */
 } sim_task;
 
 /* The replays of all findings, one unit per (finding, setting), taken in order by one or
@@ -393,13 +394,26 @@ static int run_unit(const gw_analysis *a, sim_task *task, int s, gw_replay *r)
     task->after_mean[s] = gw_replay_mean_step_ms(r);
     if (s != CENTRAL)
         return 0;
+    gw_cp_piece *pieces = NULL;
+    size_t count = 0, cap = 0;
     for (size_t k = 0; k < r->step_count; k++) {
         gw_ns cat[GW_CP_CAT_COUNT];
-        if (gw_critical_path_step(g, r, k, cat, NULL, NULL, NULL) != 0)
+        count = 0;
+        if (gw_critical_path_step(g, r, k, cat, &pieces, &count, &cap) != 0) {
+            free(pieces);
             return -1;
+        }
         for (int c = 0; c < GW_CP_CAT_COUNT; c++)
             task->cp_after_s[c] += (double)cat[c] / 1e9;
+        /* What the host did in its untraced time is unknown: a gain that rests on it is said
+         * to (gw_gain_write_simulated). */
+        for (size_t i = 0; i < count; i++) {
+            uint32_t node = pieces[i].node;
+            if (node != GW_SG_NONE && g->nodes[node].kind == GW_SG_WORK && (g->nodes[node].flags & GW_SG_F_UNTRACED))
+                task->untraced_after_s += (double)(pieces[i].end - pieces[i].start) / 1e9;
+        }
     }
+    free(pieces);
     return 0;
 }
 
@@ -501,6 +515,7 @@ static void task_result(const gw_analysis *a, const sim_task *task, gw_what_if *
     snprintf(out->change, sizeof out->change, "%s", task->change);
     none_reason(a, task, out->none_why, sizeof out->none_why);
     memcpy(out->cp_after_s, task->cp_after_s, sizeof out->cp_after_s);
+    out->untraced_after_s = task->untraced_after_s;
 }
 
 /* --what-if ID on trace ti: the same replays as gw_whatif_apply's (one worker, or two

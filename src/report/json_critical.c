@@ -76,5 +76,6 @@ void gw_json_write_what_if(gw_json_writer *w, const gw_what_if *wi)
     gw_jw_kbool(w, "simulated", 1);
     gw_jw_kstring(w, "change", wi->change);
     write_categories(w, "critical_path_after_s", wi->cp_after_s);
+    gw_jw_kdouble(w, "untraced_after_s", wi->untraced_after_s);
     gw_jw_object_end(w);
 }

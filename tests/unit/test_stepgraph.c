@@ -609,6 +609,29 @@ static void add_finding(gw_finding_list *l, const char *id, double share, double
     }
 }
 
+/* A simulated gain far above its finding's share whose new path is mostly untraced host time
+ * rests on that time being the host's own work: the gain says so (a camera-paced loop's syncs,
+ * 2% of its window, "saved" 19%). A gain near its share, or a path of traced work, is plain. */
+static void gain_resting_on_untraced_time_says_so(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) { /* 0 rests on it, 1 share as large, 2 path traced */
+        gw_finding_list l = {0};
+        add_finding(&l, "pipe.host_sync", variant == 1 ? 0.18 : 0.02, 16, 19, 1);
+        gw_finding *f = &l.items[0];
+        f->what_if.cp_after_s[GW_CP_HOST_OP] = 0.9;
+        f->what_if.cp_after_s[GW_CP_KERNEL] = 0.1;
+        f->what_if.untraced_after_s = variant == 2 ? 0.2 : 0.85;
+        gw_rank_stats r = {0};
+        r.window.steady_steps = 8;
+        gw_gain_write_simulated(f, &r);
+        assert_non_null(strstr(f->gain, "simulated"));
+        assert_int_equal(strstr(f->gain, "if the untraced host time (85% of the new path) is the host's own work") !=
+                             NULL, variant == 0);
+        gw_findings_free(&l);
+    }
+}
+
 /* Within a severity, simulated findings trade places only where their gain ranges do not
  * overlap; the others keep their places. Partition order a b c d e (by share); simulated:
  * b 10-20 ms, c 25-30 ms, e 15-22 ms. c beats b (25 > 20) and e (25 > 22); b and e overlap
@@ -844,6 +867,7 @@ int main(void)
         cmocka_unit_test(few_queued_samples_do_not_set_the_stream_gap),
         cmocka_unit_test(sync_removal_keeps_the_order_between_streams),
         cmocka_unit_test(host_path_on_a_busy_gpu_is_flagged),
+        cmocka_unit_test(gain_resting_on_untraced_time_says_so),
         cmocka_unit_test(rerun_reuses_arrays_exactly),
         cmocka_unit_test(long_nodes_and_far_ends),
         cmocka_unit_test(skew_cycle_never_read),
