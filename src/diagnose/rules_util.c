@@ -716,6 +716,12 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                     os_kind = (os_wait)k;
         }
         int host_faults = r->copies.fault_count[GW_COPY_DTOH] >= GW_UNIFIED_FAULTS_MIN;
+        /* The window's idle ends (before the GPU's first work, after its last) against this
+         * finding's time: no gap between work, so no fault between kernels explains them. */
+        double edge_share = d && d->gaps.known && unknown_dev_s > 0 ? d->gaps.edge_s / unknown_dev_s : 0;
+        if (edge_share > 1)
+            edge_share = 1;
+        int edges_hold = edge_share >= 0.5;
         if (host_faults) {
             char n[32], b[32];
             gw_rules_fmt_count((double)r->copies.fault_count[GW_COPY_DTOH], n, sizeof n);
@@ -805,6 +811,16 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             gw_rules_fix(f, "The feeding thread sleeps while the GPU idles (%s): a sleep, a rate limit or a "
                             "polling loop in the iteration; remove it or queue the GPU's next work before it.",
                          os_named);
+        else if (host_faults && !named[0] && edges_hold)
+            /* Most of it before the GPU's first work (8.5 s of a program filling its managed arrays on
+             * the host, then 3.9 s of read-back faults): the faults are the lesser part. */
+            gw_rules_fix(f, "Most of this idle time (%.0f%%) lies before the GPU's first work or after its last: the "
+                            "host's own code with nothing traced (data made or read on the host, results written): "
+                            "sample its CPU there (nsys profile --sample=cpu) or mark it with NVTX ranges, and make "
+                            "the data on the GPU where it can. The rest holds the "
+                            "host's page faults on managed memory the GPU held: move it to the host in one go "
+                            "before reading it (cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream), then "
+                            "sync), or copy the results out explicitly.", edge_share * 100.0);
         else if (host_faults && !named[0])
             gw_rules_fix(f, "The host touches managed memory the GPU holds while the GPU waits, a page fault "
                             "and a migration at a time: move it to the host in one go before reading it "

@@ -277,6 +277,33 @@ static void unexplained_os_calls_decide_the_fix(void **state)
     }
 }
 
+/* Host page faults on managed memory name the fix, unless most of the idle lies before the GPU's
+ * first work or after its last (a program filling its managed arrays on the host for 8.5 s, then
+ * reading results back through 12,288 faults for 3.9 s): then the host's own code comes first. */
+static void unexplained_faults_and_idle_ends(void **state)
+{
+    (void)state;
+    for (int ends = 0; ends < 2; ends++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained */
+        a->inputs = calloc(1, sizeof *a->inputs);
+        assert_non_null(a->inputs);
+        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+        a->ranks[0].copies.fault_count[GW_COPY_DTOH] = 12288;
+        a->ranks[0].copies.fault_bytes[GW_COPY_DTOH] = 2.0 * 1024 * 1024 * 1024;
+        gw_gap_summary *g = &a->devices[0].gaps;
+        g->known = 1;
+        g->edge_s = ends ? 0.42 : 0.05;
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->fix, "Most of this idle time (70%) lies before the GPU's first work") != NULL, ends);
+        assert_non_null(strstr(f->fix, "cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream)"));
+        free(a->inputs);
+        a->inputs = NULL;
+        fx_free(a);
+    }
+}
+
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
  * side to explain the idle time instead of naming it a cause. */
 static void gpu_only_input_says_it_has_no_host_side(void **state)
@@ -829,6 +856,7 @@ int main(void)
         cmocka_unit_test(unexplained_compile_gap_is_one_off),
         cmocka_unit_test(unexplained_one_pause_located),
         cmocka_unit_test(unexplained_os_calls_decide_the_fix),
+        cmocka_unit_test(unexplained_faults_and_idle_ends),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
