@@ -374,10 +374,9 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (r->precall_startup_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->precall_startup_s, d_s, sizeof d_s);
-            gw_finding_evidence(f, "%s of the program's own start between the window's start and its first %s call "
-                                   "(less GPU-library first calls and the profiler's work, said apart), inside a host "
-                                   "range that covers it all, before the GPU's first work: libraries loading, input "
-                                   "read, a one-off cost", d_s, vt->api);
+            gw_finding_evidence(f, "%s of the program's own start before its first %s call (library first calls and "
+                                   "profiler work apart), in a host range covering it all, before the GPU's first "
+                                   "work: libraries loading, input read, a one-off", d_s, vt->api);
         }
         if (r->profiler_setup_s > 0) {
             char d_s[32];
