@@ -204,16 +204,28 @@ static void describe_head_samples(const gw_trace *t, gw_window *w)
     size_t used = strlen(w->description);
     if (named < GW_HEAD_SAMPLES_MIN || !name || used >= sizeof w->description)
         return;
+    /* A long (C++) frame name is cut with an ellipsis, not mid-signature as if it were whole
+     * ("simulate_random_play_cuda(int*, int, int" read as another signature). */
+    char shown[48];
+    size_t len = strlen(name);
+    if (len <= 40) {
+        snprintf(shown, sizeof shown, "%s", name);
+    } else {
+        size_t cut = 39;
+        while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80) /* not inside a UTF-8 character */
+            cut--;
+        snprintf(shown, sizeof shown, "%.*s\xe2\x80\xa6", (int)cut, name);
+    }
     /* Most samples naming no frame of the program's own (in the driver, the runtime, the
      * kernel): the named ones' shares are of few, and said so. */
     if (2 * named >= all)
         snprintf(w->description + used, sizeof w->description - used,
-                 "; CPU samples before the first op: %.40s %.0f%%", name,
+                 "; CPU samples before the first op: %s %.0f%%", shown,
                  100.0 * (double)best_count / (double)named);
     else
         snprintf(w->description + used, sizeof w->description - used,
-                 "; CPU samples before the first op: %zu, %zu of them in the program's own code (most: %.40s, %lld)",
-                 all, named, name, (long long)best_count);
+                 "; CPU samples before the first op: %zu, %zu of them in the program's own code (most: %s, %lld)",
+                 all, named, shown, (long long)best_count);
 }
 
 /* trim_head: a window without steps, whose head (capture start-up) and tail (the process's

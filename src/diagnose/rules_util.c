@@ -664,6 +664,11 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                                     unknown_dev_s * 100.0,
                                 p, at, d->busy_s / rest_s * 100.0, rest);
         }
+        /* No kernel at all in the window: its GPU work is uploads and memsets, the program's
+         * set-up (a capture that ended in its weights' random initialisation on the host). */
+        if (r->kernels.count == 0 && d && d->busy_s > 0)
+            gw_finding_evidence(f, "no kernel ran in the window, only copies and memsets: the capture holds the "
+                                   "program's set-up (its data uploaded, buffers cleared), not its computation");
         /* CPU samples name the untraced code, or, when the process had none in a long
          * stretch of it, say it was off the CPU: a wait. */
         const gw_sampled_frames *sf = d ? &d->unknown_samples : NULL;

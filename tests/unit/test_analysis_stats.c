@@ -130,13 +130,14 @@ static void cut_head_names_sampled_code(void **state)
 {
     (void)state;
     /* few: 9 named samples; unresolved: 20 named among 50 (30 in the driver, no frame) */
-    for (int few = 0; few < 3; few++) {
+    for (int few = 0; few < 4; few++) { /* 3: a C++ name over 40 bytes, cut with an ellipsis */
         gw_trace *t = fx_trace();
         fx_profile(t, 0, 400000);
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 200000, 200100, 0);
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 200100, 200110, 1);
         fx_kernel(t, 0, 7, 200110, 300000, 1, "k");
-        uint32_t fill = gw_trace_intern(t, "fill_input", 10), main_fn = gw_trace_intern(t, "main", 4);
+        const char *fill_name = few == 3 ? "simulate_random_play_cuda(int*, int, int*)" : "fill_input";
+        uint32_t fill = gw_trace_intern(t, fill_name, strlen(fill_name)), main_fn = gw_trace_intern(t, "main", 4);
         int n = few == 1 ? 9 : 20;
         for (int i = 0; i < n; i++) {
             gw_cpu_sample *cs = gw_trace_add_cpu_sample(t);
@@ -172,6 +173,9 @@ static void cut_head_names_sampled_code(void **state)
         else if (few == 2)
             assert_non_null(strstr(w->description, "; CPU samples before the first op: 50, 20 of them in the "
                                                    "program's own code (most: fill_input, 15)"));
+        else if (few == 3)
+            assert_non_null(strstr(w->description, "CPU samples before the first op: simulate_random_play_cuda(int*, "
+                                                   "int, in\xe2\x80\xa6 75%"));
         else
             assert_non_null(strstr(w->description, "200.0 ms before the first op and 100.0 ms of teardown cut; "
                                                    "CPU samples before the first op: fill_input 75%"));

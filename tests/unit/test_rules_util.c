@@ -304,6 +304,24 @@ static void unexplained_faults_and_idle_ends(void **state)
     }
 }
 
+/* A window with copies and memsets and no kernel holds the program's set-up, and the evidence
+ * says so (a capture that ended in its weights' random initialisation, 135 uploads and 477
+ * memsets, read "it worked 22 ms" with kernel advice). With kernels, nothing is said. */
+static void unexplained_without_kernels_says_set_up(void **state)
+{
+    (void)state;
+    for (int kernels = 0; kernels < 2; kernels++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.05, GW_IDLE_UNKNOWN);
+        a->ranks[0].kernels.count = kernels ? 40 : 0;
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "no kernel ran in the window, only copies and memsets: the capture holds "
+                                            "the program's set-up"), !kernels);
+        fx_free(a);
+    }
+}
+
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
  * side to explain the idle time instead of naming it a cause. */
 static void gpu_only_input_says_it_has_no_host_side(void **state)
@@ -857,6 +875,7 @@ int main(void)
         cmocka_unit_test(unexplained_one_pause_located),
         cmocka_unit_test(unexplained_os_calls_decide_the_fix),
         cmocka_unit_test(unexplained_faults_and_idle_ends),
+        cmocka_unit_test(unexplained_without_kernels_says_set_up),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
         cmocka_unit_test(healthy_is_the_verdict_line),
