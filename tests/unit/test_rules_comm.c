@@ -61,9 +61,7 @@ static void comm_heavy_all_reduce_in_inference(void **state)
     (void)state;
     for (int training = 0; training < 2; training++) {
         gw_analysis *a = fx_analysis(1, NULL);
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH;
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH);
         a->devices[0].comm_total_s = 0.32;
         a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.2;
         a->ranks[0].kernels.comm_type_s[GW_COLL_ALL_REDUCE] = 0.3;
@@ -77,8 +75,6 @@ static void comm_heavy_all_reduce_in_inference(void **state)
             assert_null(strstr(f->fix, "bucket_cap_mb"));
             assert_null(strstr(f->fix, "gradient accumulation"));
         }
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -107,9 +103,7 @@ static void comm_heavy_gathers_by_sharding(void **state)
         for (size_t g = 0; g < 2; g++) {
             gw_collective c = gathers[g];
             gw_analysis *a = fx_analysis(1, NULL);
-            a->inputs = calloc(1, sizeof *a->inputs);
-            assert_non_null(a->inputs);
-            a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH | cases[i].names;
+            fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_PYTORCH | cases[i].names);
             a->devices[0].comm_total_s = 0.32;
             a->devices[0].comm_s = a->devices[0].comm_exposed_s = 0.2;
             a->ranks[0].kernels.comm_type_s[c] = 0.3;
@@ -125,8 +119,6 @@ static void comm_heavy_gathers_by_sharding(void **state)
                 assert_non_null(strstr(f->fix, "forward_prefetch"));
                 assert_null(strstr(f->fix, "Tensor/sequence-parallel"));
             }
-            free(a->inputs);
-            a->inputs = NULL;
             fx_free(a);
         }
     }

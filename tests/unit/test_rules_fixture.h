@@ -81,8 +81,19 @@ static inline void fx_busy(gw_analysis *a, size_t i, double busy, gw_idle_cause 
     a->ranks[d->trace_index].window.busy_s = d->busy_s; /* one GPU per rank */
 }
 
+/* Gives the analysis one input whose trace held `has` (GW_HAS_*): what the rules read when the
+ * job has no trace at hand (a reduce). fx_free frees it. */
+static inline void fx_input_has(gw_analysis *a, unsigned has)
+{
+    free(a->inputs);
+    a->inputs = calloc(1, sizeof *a->inputs);
+    assert_non_null(a->inputs);
+    a->inputs[0].has = has;
+}
+
 static inline void fx_free(gw_analysis *a)
 {
+    free(a->inputs);
     free(a->ranks);
     free(a->devices);
     free(a->steps);

@@ -77,9 +77,7 @@ static void launch_bound_fix_speaks_the_jobs_language(void **state)
     (void)state;
     for (int jax = 0; jax < 2; jax++) {
         gw_analysis *a = tiny_kernels();
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (jax ? GW_HAS_JAX : 0u);
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (jax ? GW_HAS_JAX : 0u));
         const gw_finding *f = fx_run(a, "kernel.launch_bound");
         assert_non_null(f);
         assert_null(strstr(f->fix, "torch"));
@@ -90,8 +88,6 @@ static void launch_bound_fix_speaks_the_jobs_language(void **state)
             assert_non_null(strstr(f->fix, "cudaStreamBeginCapture"));
             assert_null(strstr(f->fix, "jit"));
         }
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -102,9 +98,7 @@ static void launch_bound_in_graph_capture(void **state)
 {
     (void)state;
     gw_analysis *a = tiny_kernels();
-    a->inputs = calloc(1, sizeof *a->inputs);
-    assert_non_null(a->inputs);
-    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_PYTORCH | GW_HAS_GRAPH_CAPTURE_ONLY;
+    fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_PYTORCH | GW_HAS_GRAPH_CAPTURE_ONLY);
     const gw_finding *f = fx_run(a, "kernel.launch_bound");
     assert_non_null(f);
     assert_true(fx_evidence_has(f, "the window captures CUDA/HIP graphs"));
@@ -112,8 +106,6 @@ static void launch_bound_in_graph_capture(void **state)
     assert_null(strstr(f->fix, "torch.compile"));
     assert_string_equal(f->cause, "start-up: launches recorded into CUDA/HIP graphs");
     assert_true(gw_gain_is_one_off(f));
-    free(a->inputs);
-    a->inputs = NULL;
     fx_free(a);
 }
 
@@ -383,15 +375,11 @@ static void offload_jobs_told_in_regions(void **state)
     gw_trace_free(t);
 
     gw_analysis *a = tiny_kernels();
-    a->inputs = calloc(1, sizeof *a->inputs);
-    assert_non_null(a->inputs);
-    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OFFLOAD;
+    fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OFFLOAD);
     const gw_finding *f = fx_run(a, "kernel.launch_bound");
     assert_non_null(f);
     assert_non_null(strstr(f->fix, "data region"));
     assert_null(strstr(f->fix, "cudaStreamBeginCapture"));
-    free(a->inputs);
-    a->inputs = NULL;
     fx_free(a);
 }
 

@@ -74,9 +74,7 @@ static void pageable_copy_fix_fits_the_job(void **state)
             a->ranks[0].copies.pageable_count[GW_COPY_DTOH] = 16;
             a->ranks[0].copies.pageable_count[GW_COPY_HTOD] = 0;
         }
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u);
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u));
         a->ranks[0].dataloader_s = loader ? 0.5 : 0.0;
         const gw_finding *f = fx_run(a, "pipe.pageable_copy");
         assert_non_null(f);
@@ -96,8 +94,6 @@ static void pageable_copy_fix_fits_the_job(void **state)
             assert_non_null(strstr(f->fix, "cudaMallocHost/cudaHostAlloc"));
             assert_non_null(strstr(f->fix, "cudaMemcpyAsync"));
         }
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -121,9 +117,7 @@ static void pageable_copy_round_trips_keep_data_on_the_gpu(void **state)
         c->roundtrip_count = 20;
         c->roundtrip_bytes = v == 3 ? 30e6 : 80e6;
         c->roundtrip_gpu_s = 0.015;
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | jobs[v];
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | jobs[v]);
         const gw_finding *f = fx_run(a, "pipe.pageable_copy");
         assert_non_null(f);
         int shown = v < 2;
@@ -132,8 +126,6 @@ static void pageable_copy_round_trips_keep_data_on_the_gpu(void **state)
         assert_int_equal(strstr(f->fix, "#pragma omp target data") != NULL, v == 0);
         assert_int_equal(strstr(f->fix, "If these copies carry the same arrays each iteration") != NULL, v == 1);
         assert_int_equal(strstr(f->fix, "Keep the host side of these copies in pinned") != NULL, v == 3);
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -364,10 +356,7 @@ static void host_sync_small_reads_steer_the_loop(void **state)
         s->copy_wait_to_host_s = 0.2;
         s->small_read_count = big ? 0 : few ? 12 : 4000;
         s->small_read_wait_s = big ? 0 : minor_share ? 0.08 : 0.19;
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u) |
-                           (amd ? GW_HAS_AMD : 0u);
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (pytorch ? GW_HAS_PYTORCH : 0u) | (amd ? GW_HAS_AMD : 0u));
         const gw_finding *f = fx_run(a, "pipe.host_sync");
         assert_non_null(f);
         int steer = !few && !minor_share && !pytorch && !big;
@@ -386,8 +375,6 @@ static void host_sync_small_reads_steer_the_loop(void **state)
         }
         if (pytorch)
             assert_non_null(strstr(f->fix, "Keep values on the GPU"));
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -745,9 +732,7 @@ static void cpu_bound_fix_speaks_the_jobs_language(void **state)
     static const unsigned HAS[3] = {GW_HAS_PYTORCH, GW_HAS_JAX, 0};
     for (int job = 0; job < 3; job++) {
         gw_analysis *a = fx_analysis(1, NULL);
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | HAS[job];
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | HAS[job]);
         fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
         own_work_ops(a, "PjRtStreamExecutorLoadedExecutable::Execute", 0.25, "PjitFunction(step)", 0.2);
         a->devices[0].own_cpu_op_s = 0.24;
@@ -767,15 +752,11 @@ static void cpu_bound_fix_speaks_the_jobs_language(void **state)
             assert_null(strstr(f->fix, "device='cuda'"));
             assert_null(strstr(f->fix, "jit"));
         }
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
     /* Compilation in a JAX job: jit's retracing and the compilation cache. */
     gw_analysis *a = fx_analysis(1, NULL);
-    a->inputs = calloc(1, sizeof *a->inputs);
-    assert_non_null(a->inputs);
-    a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_JAX;
+    fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_JAX);
     fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
     own_work_ops(a, "backend_compile", 0.25, "PjitFunction(step)", 0.2);
     const gw_finding *f = fx_run(a, "pipe.cpu_bound");
@@ -783,8 +764,6 @@ static void cpu_bound_fix_speaks_the_jobs_language(void **state)
     assert_true(fx_evidence_has(f, "inside compilation ranges (JIT)"));
     assert_non_null(strstr(f->fix, "jax_compilation_cache_dir"));
     assert_null(strstr(f->fix, "torch.compile"));
-    free(a->inputs);
-    a->inputs = NULL;
     fx_free(a);
 }
 

@@ -208,9 +208,7 @@ static void unexplained_one_pause_located(void **state)
             a->devices[0].window_s = 1.0;
             fx_busy(a, 0, 0.50, GW_IDLE_UNKNOWN);
         }
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API);
         gw_gap_summary *g = &a->devices[0].gaps;
         g->known = 1;
         g->long_count = 1;
@@ -225,8 +223,6 @@ static void unexplained_one_pause_located(void **state)
         assert_int_equal(strstr(f->fix, "One pause with nothing traced holds most of the idle time") != NULL, one);
         if (one)
             assert_non_null(strstr(f->fix, "nsys profile --delay"));
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -241,9 +237,7 @@ static void unexplained_os_calls_decide_the_fix(void **state)
     for (int variant = 0; variant < 4; variant++) {
         gw_analysis *a = fx_analysis(1, NULL);
         fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained */
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OSRT;
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OSRT);
         gw_device_stats *d = &a->devices[0];
         const double getc_s[] = {0.46, 0.05, 0.2, 0.5}, read_s[] = {0.12, 0.5, 0.2, 0.01};
         d->unknown_os_call_count = 2;
@@ -271,8 +265,6 @@ static void unexplained_os_calls_decide_the_fix(void **state)
             assert_null(strstr(f->fix, "show up with --trace=osrt"));
             assert_non_null(strstr(f->fix, "the OS calls the trace holds in that idle time (getc 33%, read 33%)"));
         }
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
@@ -286,9 +278,7 @@ static void unexplained_faults_and_idle_ends(void **state)
     for (int ends = 0; ends < 2; ends++) {
         gw_analysis *a = fx_analysis(1, NULL);
         fx_busy(a, 0, 0.25, GW_IDLE_UNKNOWN); /* 600 ms unexplained */
-        a->inputs = calloc(1, sizeof *a->inputs);
-        assert_non_null(a->inputs);
-        a->inputs[0].has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API);
         a->ranks[0].copies.fault_count[GW_COPY_DTOH] = 12288;
         a->ranks[0].copies.fault_bytes[GW_COPY_DTOH] = 2.0 * 1024 * 1024 * 1024;
         gw_gap_summary *g = &a->devices[0].gaps;
@@ -298,8 +288,6 @@ static void unexplained_faults_and_idle_ends(void **state)
         assert_non_null(f);
         assert_int_equal(strstr(f->fix, "Most of this idle time (70%) lies before the GPU's first work") != NULL, ends);
         assert_non_null(strstr(f->fix, "cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream)"));
-        free(a->inputs);
-        a->inputs = NULL;
         fx_free(a);
     }
 }
