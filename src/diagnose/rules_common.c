@@ -83,6 +83,12 @@ int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r)
     return (gw_rules_has(a, r) & GW_HAS_JAX) != 0 && !gw_rules_pytorch(a, r);
 }
 
+int gw_rules_cupy(const gw_analysis *a, const gw_rank_stats *r)
+{
+    unsigned has = gw_rules_has(a, r);
+    return has != ~0u && (has & GW_HAS_CUPY) != 0 && !(has & GW_HAS_PYTORCH);
+}
+
 int gw_rules_capture_only(const gw_analysis *a, const gw_rank_stats *r)
 {
     unsigned has = gw_rules_has(a, r);

@@ -96,6 +96,8 @@ void gw_rules_fix(gw_finding *f, const char *fmt, ...) __attribute__((format(pri
 int gw_rules_pytorch(const gw_analysis *a, const gw_rank_stats *r);
 /* Whether the rank's job is a JAX one (GW_HAS_JAX): fixes in JAX's terms. */
 int gw_rules_jax(const gw_analysis *a, const gw_rank_stats *r);
+/* 1 when rank r's job is a CuPy program (GW_HAS_CUPY) and not PyTorch: fixes in CuPy's terms. */
+int gw_rules_cupy(const gw_analysis *a, const gw_rank_stats *r);
 /* Whether the rank's kernels come from OpenMP/OpenACC offload (GW_HAS_OFFLOAD): fixes in terms
  * of compute and data regions. */
 int gw_rules_offload(const gw_analysis *a, const gw_rank_stats *r);

@@ -576,7 +576,9 @@ int gw_rule_kernel_hot(gw_analysis *a, const gw_rule *rule)
         const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
         char cmd[256];
         gw_vendor_kernel_profile(v, "full", first,
-                                 gw_rules_pytorch(a, r) || gw_rules_jax(a, r) ? "python train.py" : "./your_program",
+                                 gw_rules_pytorch(a, r) || gw_rules_jax(a, r) ? "python train.py"
+                                 : gw_rules_cupy(a, r)                          ? "python your_script.py"
+                                                                                : "./your_program",
                                  cmd, sizeof cmd);
         gw_rules_fix(f,
                  "Look inside the top kernels with %s: %s; %s busy with memory idle means compute-bound "

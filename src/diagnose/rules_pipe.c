@@ -211,6 +211,14 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
                          "compiler's pinned-memory option, e.g. NVHPC -gpu=pinned) lets cudaMemcpyAsync on a "
                          "stream run beside kernels, in chunks the next kernel can start on. Confirm: "
                          "re-profile, the copies should overlap kernels.");
+        else if (gw_rules_cupy(a, r))
+            gw_rules_fix(f,
+                         "Keep the host side of these copies in pinned (page-locked) memory: make host arrays "
+                         "with cupyx.empty_pinned / cupyx.zeros_pinned (or allocate through "
+                         "cupy.cuda.alloc_pinned_memory) and copy on a stream, arr.set(host, stream=s) and "
+                         "arr.get(stream=s, out=pinned), so that the copies overlap kernels; keep arrays on "
+                         "the GPU between kernels where the loop reuses them. Confirm: re-profile, the "
+                         "copies should show 'Pinned'.");
         else
             gw_rules_fix(f,
                          "Keep the host side of these copies in pinned (page-locked) memory: allocate it with "
@@ -429,6 +437,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                              "each iteration%s), so "
                              "context creation and first-call library loads fall outside the window.", vt->api,
                              vt->amd ? "" : ", or nsys --capture-range=cudaProfilerApi around the steps");
+            else if (gw_rules_cupy(a, r))
+                gw_rules_fix(f,
+                             "Profile the steady iterations, not start-up: run one warm-up iteration (CuPy "
+                             "compiles and caches each kernel on its first call), then "
+                             "cupy.cuda.profiler.start() ... cupy.cuda.profiler.stop() around the iterations "
+                             "to measure, profiled with nsys profile --capture-range=cudaProfilerApi, so "
+                             "context creation and first-call compilation fall outside the window.");
             else if (vt->amd)
                 gw_rules_fix(f,
                              "Profile the steady iterations, not start-up: run one warm-up iteration and start "

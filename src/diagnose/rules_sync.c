@@ -270,6 +270,15 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "printing of device values from the step loop (log every N steps, keep metrics on "
                          "the device), and let the next step be queued while this one runs. Confirm: "
                          "re-profile, the blocking calls per step should drop.");
+        else if (gw_rules_cupy(a, r))
+            gw_rules_fix(f,
+                         "Block the host only where it reads results: in CuPy, arr.get(), cupy.asnumpy() and "
+                         "float()/int() of an array wait for the GPU's queued work. Keep the loop's values on "
+                         "the GPU (compare and reduce with CuPy, read a flag every N iterations), read what "
+                         "must reach the host asynchronously into pinned memory (cupyx.empty_pinned, then "
+                         "arr.get(stream=s, out=pinned)), and record a cupy.cuda.Event after the work, waiting "
+                         "on it only where the host reads. Confirm: re-profile, the blocking calls per "
+                         "iteration should drop.");
         else if (!gw_rules_pytorch(a, r) && small_reads && !from_kineto(a, r)) {
             const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
             gw_rules_fix(f,

@@ -903,7 +903,7 @@ static int names_show_offload(const gw_trace *t)
  * FullyShardedDataParallel.forward, FSDP::all_gather, FSDP::pre_forward; DeepSpeed ZeRO's
  * optimizer and parameter coordinator; DTensor's redistribution, Megatron's parallel layers and
  * regions, vLLM's tensor-model-parallel collectives), streams waiting on events or host
- * functions, and graph capture without a replay. */
+ * functions, graph capture without a replay, and CuPy's kernels. */
 static unsigned names_show_job_shape(const gw_trace *t)
 {
     static const struct {
@@ -931,11 +931,15 @@ static unsigned names_show_job_shape(const gw_trace *t)
                 found |= MARKS[m].bit;
         if (!(found & replay) && strstr(s, "GraphLaunch"))
             found |= replay;
+        if (!(found & GW_HAS_CUPY) && strncmp(s, "cupy_", 5) == 0)
+            found |= GW_HAS_CUPY;
     }
     if (found & replay)
         found &= ~GW_HAS_GRAPH_CAPTURE_ONLY;
     if (!(t->has & GW_HAS_PYTORCH))
         found &= ~(GW_HAS_FSDP | GW_HAS_TENSOR_PARALLEL);
+    else
+        found &= ~GW_HAS_CUPY; /* (PyTorch's own fixes speak of the job's loop) */
     return found & ~replay;
 }
 

@@ -466,6 +466,10 @@ typedef struct gw_note {
 /* The job ran on AMD GPUs (a device the reader marked is_amd, or HIP calls): fixes name ROCm's
  * tools (set by the reader or gw_trace_finish; travels with a rank's summary like every bit). */
 #define GW_HAS_AMD 0x40000u
+/* The job is a CuPy program: its kernels carry CuPy's names (cupy_copy__float32_float32,
+ * cupy_inclusive_batch_scan_kernel ...); fixes speak CuPy (arr.get(stream=..., out=...),
+ * cupyx.empty_pinned, cupy.cuda.profiler), not CUDA C (set by gw_trace_finish). */
+#define GW_HAS_CUPY 0x80000u
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

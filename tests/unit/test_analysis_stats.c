@@ -517,6 +517,32 @@ static void capture_and_stream_deps_told_by_names(void **state)
     }
 }
 
+/* A CuPy program, from its kernels' names (an nsys export of a python3 process); not a PyTorch
+ * trace whose job happens to call CuPy, nor kernels that merely contain the word. */
+static void cupy_told_by_kernel_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *format, *kernel;
+        unsigned want;
+    } cases[] = {
+        {"nsys-sqlite", "cupy_copy__float32_float32", GW_HAS_CUPY},
+        {"nsys-sqlite", "cupy_inclusive_batch_scan_kernel", GW_HAS_CUPY},
+        {"kineto", "cupy_copy__float32_float32", 0},
+        {"nsys-sqlite", "my_cupy_kernel", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gw_trace *t = gw_trace_new("t", cases[c].format);
+        assert_non_null(t);
+        fx_kernel(t, 0, 7, 100, 200, 1, cases[c].kernel);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cuLaunchKernel", 50, 60, 1);
+        assert_int_equal(gw_trace_finish(t), 0);
+        if ((t->has & GW_HAS_CUPY) != cases[c].want)
+            fail_msg("%s %s: has 0x%x", cases[c].format, cases[c].kernel, t->has);
+        gw_trace_free(t);
+    }
+}
+
 /* No GPU activity at all: a window over every event, no device rows ("data.none"), and
  * the DataLoader time is still measured. */
 static void no_gpu_data(void **state)
@@ -1395,6 +1421,7 @@ int main(void)
         cmocka_unit_test(pytorch_job_told_by_its_names),
         cmocka_unit_test(sharding_told_by_names),
         cmocka_unit_test(capture_and_stream_deps_told_by_names),
+        cmocka_unit_test(cupy_told_by_kernel_names),
         cmocka_unit_test(closing_sync_of_a_capture),
         cmocka_unit_test(no_gpu_data),
         cmocka_unit_test(few_steps_keep_warmup),

@@ -379,6 +379,29 @@ static void host_sync_small_reads_steer_the_loop(void **state)
     }
 }
 
+/* A CuPy program is told CuPy's calls (a python3 process whose kernels are cupy_*), not CUDA C's:
+ * arr.get(stream=..., out=pinned), cupyx.empty_pinned, cupy.cuda.Event. */
+static void fixes_speak_cupy(void **state)
+{
+    (void)state;
+    for (int cupy = 0; cupy < 2; cupy++) {
+        gw_analysis *a = syncing();
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (cupy ? GW_HAS_CUPY : 0u));
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->fix, "arr.get(stream=s, out=pinned)") != NULL, cupy);
+        assert_int_equal(strstr(f->fix, "cudaMemcpyAsync into pinned memory") != NULL, !cupy);
+        fx_free(a);
+        a = pageable();
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | (cupy ? GW_HAS_CUPY : 0u));
+        f = fx_run(a, "pipe.pageable_copy");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->fix, "cupyx.empty_pinned") != NULL, cupy);
+        assert_int_equal(strstr(f->fix, "cudaMallocHost/cudaHostAlloc") != NULL, !cupy);
+        fx_free(a);
+    }
+}
+
 /* Copies queued behind their stream's work in a job whose streams wait on events: that work may
  * have waited for another stream, GPU or process, and the evidence says so (an sglang prefill:
  * 493 ms behind a kernel queued after hipStreamWaitEvent). Without stream waits, not said. */
@@ -805,6 +828,7 @@ int main(void)
         cmocka_unit_test(host_sync_copy_records_give_the_direction),
         cmocka_unit_test(host_sync_queued_copies_behind_event_waits),
         cmocka_unit_test(host_sync_small_reads_steer_the_loop),
+        cmocka_unit_test(fixes_speak_cupy),
         cmocka_unit_test(host_sync_closing_sync_is_not_the_jobs),
         cmocka_unit_test(host_sync_waiting_on_a_busy_gpu_costs_nothing),
         cmocka_unit_test(host_sync_names_driver_api_syncs),
