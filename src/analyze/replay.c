@@ -125,7 +125,8 @@ ALWAYS_INLINE uint32_t host_wait(const gw_stepgraph *g, uint32_t i, const gw_rep
     if (x->kind == GW_SG_SYNC || x->kind == GW_SG_CALL) {
         if (x->a == GW_SG_NONE)
             return GW_SG_NONE;
-        if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs && !(x->flags & GW_SG_F_VALUE_USED))
+        if ((rk & RK_SYNCS) && x->kind == GW_SG_SYNC && p->syncs && !(x->flags & GW_SG_F_VALUE_USED) &&
+            (!(x->flags & GW_SG_F_FREE) || p->sync_frees))
             return GW_SG_NONE; /* removed, or deferred to the step's boundary */
         if ((rk & RK_ALLOC) && p->alloc && (x->flags & GW_SG_F_FREE))
             return GW_SG_NONE; /* a free the caching allocator never makes */
@@ -157,8 +158,11 @@ ALWAYS_INLINE gw_ns host_own(const gw_stepgraph *g, const gw_sg_node *x, const g
     if ((rk & RK_PINNED) && p->pinned && (x->flags & GW_SG_F_PAGEABLE) && (x->kind == GW_SG_CALL || x->kind == GW_SG_SYNC) &&
         !(x->flags & GW_SG_F_DTOH_SYNC))
         return own < g->launch_call_ns ? own : g->launch_call_ns;
-    if ((rk & RK_LAUNCH) && p->launch && ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
-                      (x->kind == GW_SG_WORK && ((x->flags & GW_SG_F_DISPATCH) || x->cat == GW_CP_LAUNCH))))
+    /* (a launch that created the context or loaded its module is start-up: no fix of the
+     * dispatch shortens it) */
+    if ((rk & RK_LAUNCH) && p->launch && !(x->flags & GW_SG_F_STARTUP) &&
+        ((x->kind == GW_SG_CALL && !(x->flags & GW_SG_F_PAGEABLE)) ||
+         (x->kind == GW_SG_WORK && ((x->flags & GW_SG_F_DISPATCH) || x->cat == GW_CP_LAUNCH))))
         return scale_ns(own, p->dispatch_scale);
     if ((rk & RK_LOADER) && p->loader && p->loader_contention > 0 && x->kind != GW_SG_DATA && x->kind != GW_SG_SYNC)
         return scale_ns(own, 1.0 + p->loader_contention);

@@ -230,7 +230,11 @@ static int add_piece(builder *b, piece_class pc, uint16_t flags, uint32_t ref, g
             *first = 0;
             if (is_leaf(pc) && ref != GW_SG_NONE)
                 b->call_node[ref] = (uint32_t)(g->count - 1);
-            if (pc == PC_STARTUP)
+            /* A launch that long loaded its kernel's module (lazy loading: a cold run's first
+             * launches, 10-497 ms each): one-off, not dispatch a launch-bound fix shortens. */
+            if (pc == PC_STARTUP ||
+                (pc == PC_CALL && ref != GW_SG_NONE && ref < b->t->host_count &&
+                 gw_host_is_one_off_call(&b->t->host[ref], b->first_gpu_work)))
                 n->flags |= GW_SG_F_STARTUP;
             if (at_cut) {
                 if (add_bound(b, (uint32_t)(g->count - 1)) != 0)

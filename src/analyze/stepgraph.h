@@ -194,6 +194,10 @@ typedef struct gw_replay_params {
     /* pipe.host_sync: blocking calls whose result the host does not read are removed; those
      * that bring a value to the host are deferred to the end of the step. */
     int syncs;
+    /* With syncs: frees that waited for the device's work lose their wait too (the fix is then
+     * allocating once, frees holding most of the blocking calls' wait); otherwise a free keeps
+     * waiting for the work that still uses its memory (that is mem.alloc_churn's fix). */
+    int sync_frees;
     /* pipe.pageable_copy: pageable copies run at pinned bandwidth (bytes per ns, by direction;
      * <= 0 keeps the copy's length) and their calls return like an asynchronous launch. */
     int pinned;

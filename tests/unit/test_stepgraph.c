@@ -461,6 +461,73 @@ static void waited_free_keeps_its_own_work(void **state)
     fx_done(a, job);
 }
 
+/* The sync replay removes a free's wait only when frees hold most of the blocking calls' wait
+ * (its fix is then allocating once); otherwise the free keeps waiting for the work that still
+ * uses its memory (a ROCm DDP's hipFree waits were "saved" by a fix of other calls). Each step:
+ * a 2 ms kernel waited for by cudaStreamSynchronize, then a 1 ms kernel and a cudaFree that waits
+ * for it. Times in µs. */
+static void free_waits_go_only_with_their_fix(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_CPU_OPS | GW_HAS_HOST_API;
+    fx_device(t, 0, 108);
+    uint64_t corr = 1;
+    for (int k = 0; k < STEPS; k++) {
+        double s = 1000.0 + k * 4100.0;
+        fx_step(t, k + 1, s, s + 4100);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s, s + 10, corr);
+        fx_kernel(t, 0, 7, s + 10, s + 2010, corr++, "big");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaStreamSynchronize", s + 20, s + 2020, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", s + 2030, s + 2040, corr);
+        fx_kernel(t, 0, 7, s + 2040, s + 3040, corr++, "small");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", s + 2050, s + 3050, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", s + 3050, s + 4050, 0); /* host work after */
+    }
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.host_sync", 0, &w), 1);
+    assert_true(fabs(w.step_before_ms - 4.1) < 1e-6);
+    /* the stream syncs go, each free still waits for its kernel and the host work follows it:
+     * about 4 ms (without the free's wait the host work would overlap the kernels: 3 ms) */
+    if (!(w.step_after_ms >= 3.9 && w.step_after_ms < 4.1))
+        fail_msg("step after removing the syncs %.3f ms, expected about 4.0 (the frees keep waiting)", w.step_after_ms);
+    fx_done(a, job);
+}
+
+/* A launch that loaded its kernel's module (lazy loading: 3 ms, after the GPU's first work) is
+ * one-off: the launch-bound replay scales the dispatch of the other launches, not it (a cold
+ * run's 497 ms first launch was halved as "dispatch"). Times in µs. */
+static void one_off_launch_is_not_dispatch(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    fx_device(t, 0, 108);
+    uint64_t corr = 1;
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, corr);
+    fx_kernel(t, 0, 7, 10, 15, corr++, "first");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 20, 3020, corr);
+    fx_kernel(t, 0, 7, 3020, 3025, corr++, "lazily_loaded");
+    for (int i = 0; i < 100; i++) {
+        double at = 3030 + 20.0 * i;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 20, corr);
+        fx_kernel(t, 0, 7, at + 20, at + 25, corr++, "tiny");
+    }
+    fx_profile(t, 0, 5055);
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "kernel.launch_bound", 0, &w), 1);
+    /* the 100 launches' 2 ms of dispatch halve (about 1 ms saved: 5.04 -> 4.04 ms); the 3 ms module
+     * load stays (scaled with them, the window would be 3.8 ms) */
+    if (!(w.step_after_ms > 3.95 && w.step_after_ms < w.step_before_ms - 0.5))
+        fail_msg("window %.3f -> %.3f ms, expected the module load kept (over 3.95 ms)", w.step_before_ms,
+                 w.step_after_ms);
+    fx_done(a, job);
+}
+
 /* A solver that synchronises after every kernel queues almost no work behind other work, so
  * the gap between queued kernels is measured on a handful of pieces; three, 37 µs after the
  * work before them, were taken for it and charged to every kernel the replay queued back to
@@ -865,6 +932,8 @@ int main(void)
         cmocka_unit_test(absent_cause_changes_nothing),
         cmocka_unit_test(waited_free_keeps_its_own_work),
         cmocka_unit_test(few_queued_samples_do_not_set_the_stream_gap),
+        cmocka_unit_test(free_waits_go_only_with_their_fix),
+        cmocka_unit_test(one_off_launch_is_not_dispatch),
         cmocka_unit_test(sync_removal_keeps_the_order_between_streams),
         cmocka_unit_test(host_path_on_a_busy_gpu_is_flagged),
         cmocka_unit_test(gain_resting_on_untraced_time_says_so),
