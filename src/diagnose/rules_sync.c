@@ -64,14 +64,6 @@ static int small_reads_hold_wait(const gw_sync_stats *s)
            s->small_read_wait_s >= 0.5 * s->wait_s;
 }
 
-/* 1 when rank r's input is a PyTorch profiler trace, whatever it recorded (one without CPU ops
- * says nothing of PyTorch but is one: its small reads are .item()s, not a solver's flags). */
-static int from_kineto(const gw_analysis *a, const gw_rank_stats *r)
-{
-    const gw_trace *t = gw_rules_trace(a, r);
-    return t && t->format && strcmp(t->format, "kineto") == 0;
-}
-
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -279,7 +271,7 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "arr.get(stream=s, out=pinned)), and record a cupy.cuda.Event after the work, waiting "
                          "on it only where the host reads. Confirm: re-profile, the blocking calls per "
                          "iteration should drop.");
-        else if (!gw_rules_pytorch(a, r) && small_reads && !from_kineto(a, r)) {
+        else if (!gw_rules_pytorch(a, r) && small_reads) { /* (a Kineto trace is PyTorch's: gw_trace_finish) */
             const gw_vendor_terms *v = gw_vendor_terms_of(a, r);
             gw_rules_fix(f,
                          "Most of the waits are reads of a few bytes that the host decides on (a convergence "

@@ -113,6 +113,13 @@ static size_t host_allocator_events(const gw_trace *t)
 
 /* Says why in f's title and evidence; returns the case (the fixes differ). */
 
+/* 1 when t is a PyTorch profiler trace that holds the profiler's own span, which torch.profiler
+ * writes when it stops: it ended normally and flushed its buffers. */
+static int profiler_stopped_normally(const gw_trace *t)
+{
+    return t && t->format && strcmp(t->format, "kineto") == 0 && t->profile_end_ns > t->profile_start_ns;
+}
+
 static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const char *file)
 {
     const char *first_gpu_op = NULL;
@@ -178,8 +185,7 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
         /* Work was certainly put on the GPU: whatever the trace lists, its records are gone. */
         snprintf(f->title, sizeof f->title, "No GPU activity in %s: the host launched GPU work, none of it was "
                  "recorded", file);
-        /* torch.profiler writes its own span when it stops: then its buffers were flushed. */
-        int stopped = t && t->format && strcmp(t->format, "kineto") == 0 && t->profile_end_ns > t->profile_start_ns;
+        int stopped = profiler_stopped_normally(t);
         gw_finding_evidence(f, "the host made %s kernel launch%s and %s copy or set call%s (%s CUDA API calls in "
                                "all) but no kernel, copy or set was recorded: the GPU's activity records %s",
                             launch_text, launches == 1 ? "" : "es", copy_text, copies == 1 ? "" : "s", calls,
@@ -366,8 +372,7 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "cudaDeviceSynchronize() and cudaProfilerStop() before it exits; then re-profile.");
             continue;
         }
-        if (why == MISSING_RECORDS_LOST && t && t->format && strcmp(t->format, "kineto") == 0 &&
-            t->profile_end_ns > t->profile_start_ns) {
+        if (why == MISSING_RECORDS_LOST && profiler_stopped_normally(t)) {
             /* torch.profiler wrote its own span at its stop: it ended normally and flushed its
              * buffers (an RTX 4060 trace with every launch's flow and CUPTI's own overhead records,
              * and no kernel): CUPTI traced none of the GPU's work. */
@@ -848,8 +853,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
                             "over the same steps (with_stack=True names the Python lines), or sample the "
                             "training process with py-spy record --native --pid <pid>.");
         else if (one_pause && host_side) {
-            const gw_trace *pt = gw_rules_trace(a, r);
-            int torch = gw_rules_pytorch(a, r) || (pt && pt->format && strcmp(pt->format, "kineto") == 0);
+            int torch = gw_rules_pytorch(a, r); /* (a Kineto trace is PyTorch's: gw_trace_finish) */
             gw_rules_fix(f, "One pause with nothing traced holds most of the idle time: find what the program "
                             "did then (%s; a prompt, a sleep, a phase on the CPU or I/O show there), and judge "
                             "the GPU work around it on its own: profile that phase alone (%s) and analyse "
