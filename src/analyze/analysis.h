@@ -329,7 +329,32 @@ typedef struct gw_copy_stats {
     size_t roundtrip_count;
     double roundtrip_bytes;
     double roundtrip_gpu_s;
+    /* Copies between host and device that hold the GPU (pipe.copy_bound, analyze/copy_exposure.c):
+     * those neither pageable (pipe.pageable_copy's) nor unified-memory migrations
+     * (mem.unified_faults'), "plain" below. By direction (host to device and back only): how
+     * many, their bytes and GPU time, and the part of their time no kernel of their device
+     * overlapped (exposed: the GPU did nothing but move data); exposed_all_s counts both
+     * directions' copies together (their union). */
+    size_t plain_count[GW_COPY_DIR_COUNT];
+    double plain_bytes[GW_COPY_DIR_COUNT];
+    double plain_s[GW_COPY_DIR_COUNT];
+    double exposed_s[GW_COPY_DIR_COUNT];
+    double exposed_all_s;
+    /* Kernel time on those devices in the window that overlaps none of the plain copies: the
+     * most that running the copies beside kernels could hide them behind. */
+    double hideable_s;
+    size_t small_count;                      /* plain copies under GW_SMALL_COPY_BYTES */
+    double small_s;                          /* their GPU time */
+    /* Sizes of 1 MiB or more copied to the GPU (plain copies) in every step, or at least
+     * GW_ROUNDTRIP_MIN times without steps: how many sizes, their copies, bytes and GPU time
+     * (the same arrays sent again each iteration, or each step's new batch: the trace cannot
+     * tell which). */
+    size_t repeat_sizes, repeat_count;
+    double repeat_bytes, repeat_s;
 } gw_copy_stats;
+
+/* pipe.copy_bound: a copy under this many bytes costs its fixed overhead more than its bytes. */
+#define GW_SMALL_COPY_BYTES (64u * 1024u)
 
 /* ---- Synchronisation --------------------------------------------------------------- */
 

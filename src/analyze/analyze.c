@@ -688,6 +688,7 @@ static void window_stats_units(window_stats_job *job)
             break;
         case STATS_COPIES:
             gw_copy_stats_compute(job->trace, job->window, &r->copies);
+            rc = gw_copy_exposure_compute(job->trace, job->window, &r->copies);
             break;
         case STATS_SYNCS:
             rc = gw_sync_stats_compute(job->trace, job->window, &r->syncs);

@@ -266,6 +266,9 @@ int gw_gpu_under_zero_grad(const gw_trace *t, const gw_gpu_event *g);
 int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thresholds *th,
                             double busy_s, gw_kernel_stats *ks);
 void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs);
+/* copy_exposure.c: the plain host<->device copies' figures of cs (pipe.copy_bound), after
+ * gw_copy_stats_compute. Returns 0, or -1 on out-of-memory. */
+int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs);
 int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *ss);
 /* The op a user would change to remove a blocking call: the outermost aten:: op of the chain
  * around it (aten::item rather than aten::_local_scalar_dense), or the innermost op when that

@@ -108,6 +108,18 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, roundtrip_count, GW_F_SIZE),
     ONE(gw_copy_stats, roundtrip_bytes, GW_F_F64),
     ONE(gw_copy_stats, roundtrip_gpu_s, GW_F_F64),
+    MANY(gw_copy_stats, plain_count, GW_F_SIZE),
+    MANY(gw_copy_stats, plain_bytes, GW_F_F64),
+    MANY(gw_copy_stats, plain_s, GW_F_F64),
+    MANY(gw_copy_stats, exposed_s, GW_F_F64),
+    ONE(gw_copy_stats, exposed_all_s, GW_F_F64),
+    ONE(gw_copy_stats, hideable_s, GW_F_F64),
+    ONE(gw_copy_stats, small_count, GW_F_SIZE),
+    ONE(gw_copy_stats, small_s, GW_F_F64),
+    ONE(gw_copy_stats, repeat_sizes, GW_F_SIZE),
+    ONE(gw_copy_stats, repeat_count, GW_F_SIZE),
+    ONE(gw_copy_stats, repeat_bytes, GW_F_F64),
+    ONE(gw_copy_stats, repeat_s, GW_F_F64),
 };
 static const gw_struct_desc DESC_COPY_STATS = {"gw_copy_stats", sizeof(gw_copy_stats), DESC_COPY_STATS_FIELDS, sizeof DESC_COPY_STATS_FIELDS / sizeof DESC_COPY_STATS_FIELDS[0]};
 

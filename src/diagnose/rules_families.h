@@ -1,5 +1,5 @@
 /* The evaluate functions of every diagnosis, one family per file (rules_util.c, rules_data.c,
- * rules_pipe.c, rules_sync.c, rules_kernel.c, rules_mem.c, rules_comm.c), gathered into the
+ * rules_pipe.c, rules_copy.c, rules_sync.c, rules_kernel.c, rules_mem.c, rules_comm.c), gathered into the
  * table by rules_table.c. Each has the gw_rule evaluate signature. */
 #ifndef GW_ANALYZE_RULES_FAMILIES_H
 #define GW_ANALYZE_RULES_FAMILIES_H
@@ -14,6 +14,8 @@ int gw_rule_gpu_start_delay(gw_analysis *a, const gw_rule *rule);
 int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule);
 /* pipeline (rules_pipe.c; pipe.host_sync in rules_sync.c) */
 int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule);
+/* pipe.copy_bound (rules_copy.c) */
+int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule);
 int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule);
 /* kernels (rules_kernel.c) */

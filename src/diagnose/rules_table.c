@@ -22,6 +22,7 @@ static const gw_rule TABLE[] = {
     {"data.none", "data", T, gw_rule_data_none, NULL, 0},
     {"data.loader_wait", "data", T, gw_rule_data_loader_wait, "waiting for data", 1},
     {"pipe.pageable_copy", "pipe", T, gw_rule_pipe_pageable_copy, "copies from pageable memory", 0},
+    {"pipe.copy_bound", "pipe", T, gw_rule_pipe_copy_bound, "the GPU copying, not computing", 0},
     {"pipe.host_sync", "pipe", T, gw_rule_pipe_host_sync, "the host blocking on the GPU", 1},
     {"pipe.cpu_bound", "pipe", T, gw_rule_pipe_cpu_bound, "the host busy in its own work", 1},
     {"kernel.launch_bound", "kernel", T, gw_rule_kernel_launch_bound, "the host dispatching GPU work (launch-bound)", 1},

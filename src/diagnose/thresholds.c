@@ -28,6 +28,7 @@ static const gw_threshold_info TABLE[GW_T_COUNT] = {
     [GW_T_RUN_DELAY_SHARE] = {"pipe.oversubscribed.run_delay_share", 0.10, "fraction", "training thread run-queue delay share of wall time"},
     [GW_T_PAGEABLE_PER_STEP] = {"pipe.pageable_copy.per_step", 1, "count", "pageable host<->device copies per step at or above"},
     [GW_T_PAGEABLE_BYTES_SHARE] = {"pipe.pageable_copy.bytes_share", 0.05, "fraction", "or pageable share of copied bytes at or above"},
+    [GW_T_COPY_BOUND_SHARE] = {"pipe.copy_bound.share", 0.05, "fraction", "GPU time in host<->device copies (not pageable) with no kernel running, share of the window at or above"},
     [GW_T_SYNC_PER_STEP] = {"pipe.host_sync.per_step", 1, "count", "blocking syncs per steady step at or above"},
     [GW_T_SYNC_WAIT_SHARE] = {"pipe.host_sync.wait_share", 0.05, "fraction", "or sync wait share of step time at or above"},
     [GW_T_TINY_KERNEL_US] = {"kernel.launch_bound.tiny_us", 5, "µs", "kernels shorter than this are tiny"},

@@ -30,6 +30,7 @@ typedef enum gw_threshold_id {
     GW_T_OVERSUB_RUNNABLE_PER_CPU, /* pipe.oversubscribed: job's runnable threads per CPU */
     GW_T_PAGEABLE_PER_STEP,        /* pipe.pageable_copy: pageable copies per step */
     GW_T_PAGEABLE_BYTES_SHARE,     /* pipe.pageable_copy: share of copy bytes */
+    GW_T_COPY_BOUND_SHARE,         /* pipe.copy_bound: exposed host<->device copy time, share of window */
     GW_T_SYNC_PER_STEP,            /* pipe.host_sync: blocking syncs per steady step */
     GW_T_SYNC_WAIT_SHARE,          /* pipe.host_sync: sync wait share of step */
     /* §4 kernels */

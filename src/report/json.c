@@ -376,6 +376,10 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
         gw_jw_kdouble(w, "unified_bytes", c->unified_bytes[dir]);
         gw_jw_kuint(w, "fault_count", c->fault_count[dir]);
         gw_jw_kdouble(w, "fault_bytes", c->fault_bytes[dir]);
+        gw_jw_kuint(w, "plain_count", c->plain_count[dir]);
+        gw_jw_kdouble(w, "plain_bytes", c->plain_bytes[dir]);
+        gw_jw_kdouble(w, "plain_s", c->plain_s[dir]);
+        gw_jw_kdouble(w, "exposed_s", c->exposed_s[dir]);
         gw_jw_object_end(w);
     }
     gw_jw_array_end(w);
@@ -384,6 +388,14 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
     gw_jw_kdouble(w, "pageable_per_step", c->pageable_per_step);
     gw_jw_kdouble(w, "fault_gpu_s", c->fault_gpu_s);
     gw_jw_kdouble(w, "fault_kernel_s", c->fault_kernel_s);
+    gw_jw_kdouble(w, "exposed_s", c->exposed_all_s);
+    gw_jw_kdouble(w, "hideable_s", c->hideable_s);
+    gw_jw_kuint(w, "small_count", c->small_count);
+    gw_jw_kdouble(w, "small_s", c->small_s);
+    gw_jw_kuint(w, "repeat_sizes", c->repeat_sizes);
+    gw_jw_kuint(w, "repeat_count", c->repeat_count);
+    gw_jw_kdouble(w, "repeat_bytes", c->repeat_bytes);
+    gw_jw_kdouble(w, "repeat_s", c->repeat_s);
     gw_jw_object_end(w);
 }
 

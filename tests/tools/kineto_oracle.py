@@ -29,6 +29,10 @@ Prints one JSON object:
                      otherwise (it launches nothing, or its own work dwarfs its launches), and so
                      does its own time in a stretch of 1 ms or more without a CUDA call. GPU idle under CUDA calls or dispatching spans, and GPU
                      idle under working spans (and not under the former), each / window
+  plain_copies, plain_copy_exposed_s
+                     host<->device copies (HtoD/DtoH) not from or to pageable memory, starting in
+                     the window (ends cut at its end): their union less the kernels' union (the
+                     GPU copying with no kernel running: pipe.copy_bound)
   window_s
 """
 import bisect
@@ -142,6 +146,7 @@ def main():
     events = load(path)
     window = [[start_ns, end_ns]]
     loader, busy, comm, compute = [], [], [], []
+    plain_copies = []
     op_spans = {o: [] for o in ops}
     syncs = blocking_copies = kernels = 0
     copies_by_corr = {}
@@ -175,6 +180,9 @@ def main():
                 (comm if ("nccl" in low or "rccl" in low) else compute).append((ts, end))
             if cat in ("gpu_memcpy", "memcpy") and "correlation" in args_:
                 copies_by_corr[args_["correlation"]] = name
+            if cat in ("gpu_memcpy", "memcpy") and ("HtoD" in name or "DtoH" in name) and \
+                    "Pageable" not in name and start_ns <= ts < end_ns:
+                plain_copies.append((ts, min(end, end_ns)))
         if cat in RUNTIME_CATS:
             runtime.append((ts, end, name, args_.get("correlation"), e.get("tid")))
     pageable = 0
@@ -270,6 +278,8 @@ def main():
         "median_kernel_us": kernel_durs[len(kernel_durs) // 2] / 1e3 if kernel_durs else 0.0,
         "dispatch_idle_share": length(idle_dispatch) / w if w > 0 else 0.0,
         "own_work_idle_share": length(idle_work) / w if w > 0 else 0.0,
+        "plain_copies": len(plain_copies),
+        "plain_copy_exposed_s": length(subtract(union(plain_copies), union(compute + comm))) / 1e9,
         "window_s": w / 1e9,
     }
     print(json.dumps(out))

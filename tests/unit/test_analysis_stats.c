@@ -995,6 +995,53 @@ static void copy_round_trips(void **state)
     }
 }
 
+/* Exposed copies (pipe.copy_bound): plain host<->device copies (pinned or of unknown kind) with
+ * no kernel of their own device running, by direction and together; pageable copies, unified
+ * migrations and device-to-device copies are not counted; a kernel of another device hides
+ * nothing; the kernel time beside no copy; small copies; a 2 MiB size sent three times. */
+static void copy_exposure(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    const uint64_t mib2 = 2 * 1024 * 1024;
+    fx_copy(t, 1, 0, 80, 0, GW_COPY_HTOD, GW_MEM_UNKNOWN, GW_MEM_UNKNOWN, 512 * 1024);
+    fx_kernel(t, 1, 7, 0, 50, 0, "k_other");
+    fx_copy(t, 0, 0, 150, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, mib2);   /* 100 exposed */
+    fx_kernel(t, 0, 7, 100, 300, 0, "k");
+    fx_copy(t, 0, 120, 200, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, mib2);  /* under k */
+    fx_copy(t, 0, 400, 500, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, mib2);  /* 100 */
+    fx_kernel(t, 1, 7, 400, 500, 0, "k_other");                                    /* device 1 */
+    fx_copy(t, 0, 450, 550, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, 1024);  /* 100, small */
+    fx_copy(t, 0, 600, 700, 0, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, mib2);
+    gw_gpu_event *u = fx_copy(t, 0, 700, 750, 0, GW_COPY_HTOD, GW_MEM_MANAGED, GW_MEM_MANAGED, mib2);
+    u->flags |= GW_GPU_F_UNIFIED;
+    fx_copy(t, 0, 750, 800, 0, GW_COPY_DTOD, GW_MEM_DEVICE, GW_MEM_DEVICE, mib2);
+    fx_copy(t, 0, 800, 900, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, mib2);  /* 100 */
+    fx_profile(t, 0, 1000);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    const gw_copy_stats *c = &a->ranks[0].copies;
+    assert_int_equal(c->plain_count[GW_COPY_HTOD], 4);
+    assert_int_equal(c->plain_count[GW_COPY_DTOH], 2);
+    assert_int_equal(c->plain_count[GW_COPY_DTOD], 0);
+    assert_true(fabs(c->plain_bytes[GW_COPY_HTOD] - (3.0 * mib2 + 512 * 1024)) < 1e-6);
+    fx_assert_s(c->plain_s[GW_COPY_HTOD], 80 + 150 + 100 + 100);
+    /* device 1's copy: 30 µs after its kernel; device 0's: 100 + 100 + 100 */
+    fx_assert_s(c->exposed_s[GW_COPY_HTOD], 30 + 300);
+    fx_assert_s(c->exposed_s[GW_COPY_DTOH], 100);
+    /* together: device 0's copies cover 0-200, 400-550, 800-900, its kernel 100-200 of it */
+    fx_assert_s(c->exposed_all_s, 30 + 350);
+    /* kernels beside no copy: device 0's 200-300, device 1's 400-500 (its 0-50 under a copy) */
+    fx_assert_s(c->hideable_s, 100 + 100);
+    assert_int_equal(c->small_count, 1);
+    fx_assert_s(c->small_s, 100);
+    assert_int_equal(c->repeat_sizes, 1);
+    assert_int_equal(c->repeat_count, 3);
+    assert_true(fabs(c->repeat_bytes - 3.0 * mib2) < 1e-6);
+    fx_assert_s(c->repeat_s, 350);
+    fx_done(a, job);
+}
+
 static void copy_statistics(void **state)
 {
     (void)state;
@@ -1437,6 +1484,7 @@ int main(void)
         cmocka_unit_test(zero_grad_fill_kernels),
         cmocka_unit_test(copy_statistics),
         cmocka_unit_test(copy_round_trips),
+        cmocka_unit_test(copy_exposure),
         cmocka_unit_test(frees_inside_ops),
         cmocka_unit_test(sync_statistics),
         cmocka_unit_test(pageable_copy_times),

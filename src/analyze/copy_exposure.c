@@ -1,0 +1,182 @@
+/* How much of the GPU's time in the steady window went to moving data between host and device
+ * with no kernel running beside it (pipe.copy_bound): per device, the union of its plain
+ * copies (neither pageable nor unified-memory migrations) less the part its kernels overlap,
+ * by direction and together; the kernel time the copies could have hidden behind; the small
+ * copies; and the sizes sent to the GPU again in every step. The copies of a window are few
+ * next to its kernels, so they are held as lists and the kernels walked once per device. */
+#include <stdlib.h>
+
+#include "analyze/stats.h"
+#include "util/grow.h"
+
+/* Repeated sizes: from this size, at most this many distinct sizes tallied (more: copies of
+ * every size, not the same arrays), seen at least this often without steps. */
+#define REPEAT_MIN_BYTES ((uint64_t)1 << 20)
+#define REPEAT_SIZES_MAX 64
+#define REPEAT_MIN_NO_STEPS 3
+
+/* The three copy sets of one device: host to device, device to host, both. */
+enum { SET_HTOD = 0, SET_DTOH, SET_ALL, SET_COUNT };
+
+typedef struct device_copies {
+    int32_t device;
+    gw_ival_list sets[SET_COUNT];   /* owned; each built in start order with merging: a set */
+} device_copies;
+
+/* A walk of one copy set along the device's kernel intervals (both in start order). */
+typedef struct overlap_cursor {
+    const gw_ival_list *set;        /* borrowed */
+    size_t next;                    /* first interval that may still overlap */
+    gw_ns overlapped;
+} overlap_cursor;
+
+static int is_plain_host_copy(const gw_gpu_event *g)
+{
+    if (g->kind != GW_GPU_MEMCPY || (g->flags & GW_GPU_F_UNIFIED))
+        return 0;
+    if (g->copy_dir != GW_COPY_HTOD && g->copy_dir != GW_COPY_DTOH)
+        return 0;
+    return g->src_mem != GW_MEM_PAGEABLE && g->dst_mem != GW_MEM_PAGEABLE;
+}
+
+/* Adds the part of [lo, hi) the cursor's set covers; kernel intervals come in start order and
+ * do not overlap each other, so intervals ending before lo are done for good. */
+static void overlap_add(overlap_cursor *c, gw_ns lo, gw_ns hi)
+{
+    const gw_ival *iv = c->set->items;
+    size_t n = c->set->count;
+    while (c->next < n && iv[c->next].end <= lo)
+        c->next++;
+    for (size_t k = c->next; k < n && iv[k].start < hi; k++) {
+        gw_ns a = iv[k].start > lo ? iv[k].start : lo;
+        gw_ns b = iv[k].end < hi ? iv[k].end : hi;
+        if (b > a)
+            c->overlapped += b - a;
+    }
+}
+
+static gw_ns set_length(const gw_ival_list *l)
+{
+    gw_ns sum = 0;
+    for (size_t k = 0; k < l->count; k++)
+        sum += l->items[k].end - l->items[k].start;
+    return sum;
+}
+
+/* Walks the device's kernels inside the window, merging them into disjoint intervals as
+ * they come, and measures each copy set against them. */
+static void measure_device(const gw_trace *t, const gw_window *w, const device_copies *dc, gw_copy_stats *cs)
+{
+    overlap_cursor cur[SET_COUNT];
+    for (int s = 0; s < SET_COUNT; s++)
+        cur[s] = (overlap_cursor){.set = &dc->sets[s]};
+    gw_ns kernel_ns = 0, run_lo = 0, run_hi = 0;
+    int open = 0;
+    for (size_t i = 0; i <= t->gpu_count; i++) {
+        const gw_gpu_event *g = i < t->gpu_count ? &t->gpu[i] : NULL;
+        gw_ns lo = 0, hi = 0;
+        if (g) {
+            if (g->kind != GW_GPU_KERNEL || g->device != dc->device)
+                continue;
+            if (g->start >= w->end_ns)
+                g = NULL;   /* start order: no later kernel reaches into the window */
+            else {
+                lo = g->start > w->start_ns ? g->start : w->start_ns;
+                hi = g->end < w->end_ns ? g->end : w->end_ns;
+                if (hi <= lo)
+                    continue;
+            }
+        }
+        if (g && open && lo <= run_hi) {
+            if (hi > run_hi)
+                run_hi = hi;
+            continue;
+        }
+        if (open) {
+            kernel_ns += run_hi - run_lo;
+            for (int s = 0; s < SET_COUNT; s++)
+                overlap_add(&cur[s], run_lo, run_hi);
+        }
+        if (!g)
+            break;
+        run_lo = lo;
+        run_hi = hi;
+        open = 1;
+    }
+    cs->exposed_s[GW_COPY_HTOD] += gw_ns_to_s(set_length(&dc->sets[SET_HTOD]) - cur[SET_HTOD].overlapped);
+    cs->exposed_s[GW_COPY_DTOH] += gw_ns_to_s(set_length(&dc->sets[SET_DTOH]) - cur[SET_DTOH].overlapped);
+    cs->exposed_all_s += gw_ns_to_s(set_length(&dc->sets[SET_ALL]) - cur[SET_ALL].overlapped);
+    cs->hideable_s += gw_ns_to_s(kernel_ns - cur[SET_ALL].overlapped);
+}
+
+typedef struct size_count {
+    uint64_t bytes;
+    size_t count;
+    double seconds;
+} size_count;
+
+int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs)
+{
+    device_copies *devs = NULL;     /* owned, with each entry's sets */
+    size_t dev_count = 0, dev_cap = 0;
+    size_count sizes[REPEAT_SIZES_MAX];
+    size_t size_used = 0;
+    int rc = 0;
+    for (size_t i = 0; i < t->gpu_count && rc == 0; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (!is_plain_host_copy(g) || g->start < w->start_ns || g->start >= w->end_ns)
+            continue;
+        int d = g->copy_dir;
+        double seconds = gw_ns_to_s(g->end - g->start);
+        cs->plain_count[d]++;
+        cs->plain_bytes[d] += (double)g->bytes;
+        cs->plain_s[d] += seconds;
+        if (g->bytes < GW_SMALL_COPY_BYTES) {
+            cs->small_count++;
+            cs->small_s += seconds;
+        }
+        if (d == GW_COPY_HTOD && g->bytes >= REPEAT_MIN_BYTES) {
+            size_t k = 0;
+            while (k < size_used && sizes[k].bytes != g->bytes)
+                k++;
+            if (k == size_used && size_used < REPEAT_SIZES_MAX)
+                sizes[size_used++] = (size_count){.bytes = g->bytes};
+            if (k < size_used) {
+                sizes[k].count++;
+                sizes[k].seconds += seconds;
+            }
+        }
+        size_t k = 0;
+        while (k < dev_count && devs[k].device != g->device)
+            k++;
+        if (k == dev_count) {
+            if (gw_grow((void **)&devs, &dev_cap, dev_count + 1, sizeof *devs) != 0) {
+                rc = -1;
+                break;
+            }
+            devs[dev_count++] = (device_copies){.device = g->device};
+        }
+        gw_ns end = g->end < w->end_ns ? g->end : w->end_ns;
+        if (gw_ival_list_add_merging(&devs[k].sets[d == GW_COPY_HTOD ? SET_HTOD : SET_DTOH], g->start, end) != 0 ||
+            gw_ival_list_add_merging(&devs[k].sets[SET_ALL], g->start, end) != 0)
+            rc = -1;
+    }
+    for (size_t k = 0; k < dev_count && rc == 0; k++)
+        measure_device(t, w, &devs[k], cs);
+    /* Every step's copies, or a few at least: a size sent once is set-up, not a loop's. */
+    size_t every = w->whole_window || w->steady_steps == 0 ? REPEAT_MIN_NO_STEPS : w->steady_steps;
+    if (every < REPEAT_MIN_NO_STEPS)
+        every = REPEAT_MIN_NO_STEPS;
+    for (size_t k = 0; k < size_used; k++)
+        if (sizes[k].count >= every) {
+            cs->repeat_sizes++;
+            cs->repeat_count += sizes[k].count;
+            cs->repeat_bytes += (double)sizes[k].bytes * (double)sizes[k].count;
+            cs->repeat_s += sizes[k].seconds;
+        }
+    for (size_t k = 0; k < dev_count; k++)
+        for (int s = 0; s < SET_COUNT; s++)
+            gw_ival_list_free(&devs[k].sets[s]);
+    free(devs);
+    return rc;
+}
