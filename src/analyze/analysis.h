@@ -351,6 +351,12 @@ typedef struct gw_copy_stats {
      * tell which). */
     size_t repeat_sizes, repeat_count;
     double repeat_bytes, repeat_s;
+    /* Where the plain copies come from: the innermost annotated range around the call that
+     * issued them (not a step marker: "Optimizer.step#Adam.step", an NVTX range), else the op a
+     * user would change (gw_sync_issuing_op); the one holding most of their GPU time, and that
+     * time. "" when no call is linked or none is inside a range or op. */
+    char source[160];
+    double source_s;
 } gw_copy_stats;
 
 /* pipe.copy_bound: a copy under this many bytes costs its fixed overhead more than its bytes. */

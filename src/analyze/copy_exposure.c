@@ -2,8 +2,10 @@
  * with no kernel running beside it (pipe.copy_bound): per device, the union of its plain
  * copies (neither pageable nor unified-memory migrations) less the part its kernels overlap,
  * by direction and together; the kernel time the copies could have hidden behind; the small
- * copies; and the sizes sent to the GPU again in every step. The copies of a window are few
- * next to its kernels, so they are held as lists and the kernels walked once per device. */
+ * copies; the sizes sent to the GPU again in every step; and where most of them were issued.
+ * The copies of a window are few next to its kernels, so they are held as lists and the kernels
+ * walked once per device. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "analyze/stats.h"
@@ -109,6 +111,51 @@ static void measure_device(const gw_trace *t, const gw_window *w, const device_c
     cs->hideable_s += gw_ns_to_s(kernel_ns - cur[SET_ALL].overlapped);
 }
 
+/* Issuing contexts tallied for the source line: at most this many distinct names (a loop
+ * issues its copies from a few places). */
+#define SOURCES_MAX 64
+/* Guards walks up parent links against malformed nesting. */
+#define MAX_WALK 4096
+
+typedef struct source_tally {
+    uint32_t name_id[SOURCES_MAX];
+    double seconds[SOURCES_MAX];
+    size_t used;
+} source_tally;
+
+/* The name of where copy g was issued from (see gw_copy_stats.source); 0 none. */
+static uint32_t copy_source(const gw_trace *t, const gw_gpu_event *g)
+{
+    if (g->correlation == GW_NO_CORRELATION)
+        return 0;
+    long h = gw_trace_host_by_corr(t, g->correlation);
+    if (h < 0)
+        return 0;
+    const gw_host_event *call = &t->host[h];
+    int guard = 0;
+    for (uint32_t p = call->parent; p < t->host_count && guard++ < MAX_WALK; p = t->host[p].parent)
+        if (t->host[p].kind == GW_HOST_ANNOTATION && !(t->host[p].flags & GW_HOST_F_STEP))
+            return t->host[p].name_id;
+    const gw_host_event *op = gw_sync_issuing_op(t, call);
+    return op ? op->name_id : 0;
+}
+
+static void tally_source(source_tally *st, uint32_t name_id, double seconds)
+{
+    if (name_id == 0)
+        return;
+    size_t k = 0;
+    while (k < st->used && st->name_id[k] != name_id)
+        k++;
+    if (k == st->used) {
+        if (st->used == SOURCES_MAX)
+            return;
+        st->name_id[st->used] = name_id;
+        st->seconds[st->used++] = 0;
+    }
+    st->seconds[k] += seconds;
+}
+
 typedef struct size_count {
     uint64_t bytes;
     size_t count;
@@ -121,6 +168,7 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
     size_t dev_count = 0, dev_cap = 0;
     size_count sizes[REPEAT_SIZES_MAX];
     size_t size_used = 0;
+    source_tally sources = {.used = 0};
     int rc = 0;
     for (size_t i = 0; i < t->gpu_count && rc == 0; i++) {
         const gw_gpu_event *g = &t->gpu[i];
@@ -131,6 +179,7 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
         cs->plain_count[d]++;
         cs->plain_bytes[d] += (double)g->bytes;
         cs->plain_s[d] += seconds;
+        tally_source(&sources, copy_source(t, g), seconds);
         if (g->bytes < GW_SMALL_COPY_BYTES) {
             cs->small_count++;
             cs->small_s += seconds;
@@ -174,6 +223,15 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
             cs->repeat_bytes += (double)sizes[k].bytes * (double)sizes[k].count;
             cs->repeat_s += sizes[k].seconds;
         }
+    size_t top = 0;
+    for (size_t k = 1; k < sources.used; k++)
+        if (sources.seconds[k] > sources.seconds[top])
+            top = k;
+    if (sources.used > 0) {
+        const char *name = gw_trace_str(t, sources.name_id[top]);
+        snprintf(cs->source, sizeof cs->source, "%s", name ? name : "");
+        cs->source_s = sources.seconds[top];
+    }
     for (size_t k = 0; k < dev_count; k++)
         for (int s = 0; s < SET_COUNT; s++)
             gw_ival_list_free(&devs[k].sets[s]);

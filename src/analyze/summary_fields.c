@@ -120,6 +120,8 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, repeat_count, GW_F_SIZE),
     ONE(gw_copy_stats, repeat_bytes, GW_F_F64),
     ONE(gw_copy_stats, repeat_s, GW_F_F64),
+    ONE(gw_copy_stats, source, GW_F_STR),
+    ONE(gw_copy_stats, source_s, GW_F_F64),
 };
 static const gw_struct_desc DESC_COPY_STATS = {"gw_copy_stats", sizeof(gw_copy_stats), DESC_COPY_STATS_FIELDS, sizeof DESC_COPY_STATS_FIELDS / sizeof DESC_COPY_STATS_FIELDS[0]};
 

@@ -3,9 +3,11 @@
  * copies neither pageable (pipe.pageable_copy's) nor unified-memory migrations
  * (mem.unified_faults'); the figures come from analyze/copy_exposure.c. The fix follows the
  * evidence: copies the kernels could run beside are overlapped, many small ones gathered into
- * one, and the same sizes sent again every iteration kept on the GPU where the job's data do
- * not change between iterations (outside PyTorch and JAX, whose batches are new each step). */
+ * one, the same sizes sent again every iteration kept on the GPU where the job's data do not
+ * change between iterations (outside PyTorch and JAX, whose batches are new each step), and
+ * copies issued from an optimizer step or offload range told to offload less or overlap. */
 #include <stdio.h>
+#include <string.h>
 
 #include "diagnose/gain.h"
 #include "diagnose/rules_common.h"
@@ -64,6 +66,10 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
         int small = c->small_count > 0 && c->small_s >= GW_SMALL_COPIES_SHARE * (c->plain_s[GW_COPY_HTOD] +
                                                                                c->plain_s[GW_COPY_DTOH]);
         int mostly_back = c->exposed_s[GW_COPY_DTOH] > c->exposed_s[GW_COPY_HTOD];
+        /* Issued mostly from an optimizer step or an offload range: state or parameters moving,
+         * not batches. */
+        int offload = c->source[0] && c->source_s >= 0.5 * (c->plain_s[GW_COPY_HTOD] + c->plain_s[GW_COPY_DTOH]) &&
+                      (strstr(c->source, "ptimizer") || strstr(c->source, "ffload") || strstr(c->source, "swap"));
 
         char window[96], t_exp[32];
         gw_rules_window_label(r, window, sizeof window);
@@ -110,6 +116,10 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                                 framework ? " (a new batch each step, as a training loop sends)"
                                           : ": if the data do not change between iterations, they need not move");
         }
+        double plain_s = c->plain_s[GW_COPY_HTOD] + c->plain_s[GW_COPY_DTOH];
+        if (c->source[0] && plain_s > 0)
+            gw_finding_evidence(f, "%.0f%% of the copies' GPU time was issued in %.120s", c->source_s / plain_s * 100.0,
+                                c->source);
         if (c->pageable_count[GW_COPY_HTOD] + c->pageable_count[GW_COPY_DTOH] > 0)
             gw_finding_evidence(f, "copies from or to pageable memory are not counted here (see "
                                    "pipe.pageable_copy)");
@@ -121,6 +131,14 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                          "arrays on the device between steps instead of converting to numpy and back, and send "
                          "compact types (uint8 images, normalised on the device). Confirm: re-profile, the "
                          "copies should overlap kernels.");
+        else if (gw_rules_pytorch(a, r) && offload)
+            gw_rules_fix(f,
+                         "These copies move optimizer state or parameters between host and GPU (CPU offload): "
+                         "offload less if the GPU's memory allows (DeepSpeed offload_optimizer / offload_param "
+                         "off, FSDP CPUOffload(offload_params=False)), else overlap them with compute: pinned "
+                         "buffers, DeepSpeed overlap_comm, prefetching the next parameters while this layer "
+                         "computes, larger buckets so fewer copies. Confirm: re-profile, the copies should "
+                         "overlap kernels.");
         else if (gw_rules_pytorch(a, r) && mostly_back)
             gw_rules_fix(f,
                          "Bring results to the host less often and off the compute stream: keep outputs and "

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pipe.copy_bound on real traces: the GPU time in host<->device copies (neither pageable nor
-# unified) with no kernel running, as gpuwhy reports it (copies.exposed_s, and the finding's
-# share and copy count when the threshold is lowered to let it show), checked against
-# tests/tools/kineto_oracle.py's independent figure inside the window gpuwhy used. At the
+# unified) with no kernel running, as gpuwhy reports it (copies.exposed_s, where the copies were
+# issued, and the finding's share and copy count when the threshold is lowered to let it show),
+# checked against tests/tools/kineto_oracle.py's independent figures inside the window gpuwhy
+# used. At the
 # default threshold none of these traces holds enough exposed copying for a finding.
 set -u
 : "${GW_BIN:?}" "${GW_SHARED_DIR:?}" "${GW_SOURCE_DIR:?}"
@@ -40,6 +41,12 @@ for rel in HolisticTraceAnalysis/tests/data/trace_diff/test/test.json.gz \
   plain=$(jget "$tmp/a.json" "sum(x['plain_count'] for x in d['copies']['directions'])")
   [ "$plain" = "$count" ] && ok "$name: $plain plain host<->device copies = oracle" \
     || bad "$name: $plain plain copies, oracle $count"
+  # Where they were issued: the innermost user annotation around the calls, when there is one.
+  osrc=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['plain_copy_source'])" "$oracle")
+  gsrc=$(jget "$tmp/a.json" "d['copies']['source']")
+  if [ -n "$osrc" ]; then
+    [ "$gsrc" = "$osrc" ] && ok "$name: copies issued in '$gsrc' = oracle" || bad "$name: source '$gsrc', oracle '$osrc'"
+  fi
   ids=$(jget "$tmp/a.json" "' '.join(f['id'] for f in d['findings'])")
   case " $ids " in *" pipe.copy_bound "*) bad "$name: pipe.copy_bound at the default threshold (under 5% exposed)";;
     *) ok "$name: no pipe.copy_bound under its threshold";; esac

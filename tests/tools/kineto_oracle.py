@@ -29,10 +29,12 @@ Prints one JSON object:
                      otherwise (it launches nothing, or its own work dwarfs its launches), and so
                      does its own time in a stretch of 1 ms or more without a CUDA call. GPU idle under CUDA calls or dispatching spans, and GPU
                      idle under working spans (and not under the former), each / window
-  plain_copies, plain_copy_exposed_s
+  plain_copies, plain_copy_exposed_s, plain_copy_source
                      host<->device copies (HtoD/DtoH) not from or to pageable memory, starting in
                      the window (ends cut at its end): their union less the kernels' union (the
-                     GPU copying with no kernel running: pipe.copy_bound)
+                     GPU copying with no kernel running: pipe.copy_bound); the source: the
+                     innermost user annotation (not ProfilerStep#) around the runtime call of
+                     each, by the copies' GPU time, the largest ("" none)
   window_s
 """
 import bisect
@@ -147,6 +149,8 @@ def main():
     window = [[start_ns, end_ns]]
     loader, busy, comm, compute = [], [], [], []
     plain_copies = []
+    plain_corr = []
+    annotations = {}  # tid -> [(start, end, name)]
     op_spans = {o: [] for o in ops}
     syncs = blocking_copies = kernels = 0
     copies_by_corr = {}
@@ -168,6 +172,8 @@ def main():
             op_spans[name].append((ts, end))
         if cat in ("cpu_op", "operator", "user_annotation", "python_function"):
             host_spans.setdefault(e.get("tid"), []).append((ts, end, None))
+        if cat == "user_annotation" and not name.startswith("ProfilerStep#"):
+            annotations.setdefault(e.get("tid"), []).append((ts, end, name))
         if cat in GPU_CATS:
             busy.append((ts, end))
             if "correlation" in args_:
@@ -183,6 +189,7 @@ def main():
             if cat in ("gpu_memcpy", "memcpy") and ("HtoD" in name or "DtoH" in name) and \
                     "Pageable" not in name and start_ns <= ts < end_ns:
                 plain_copies.append((ts, min(end, end_ns)))
+                plain_corr.append((args_.get("correlation"), end - ts))
         if cat in RUNTIME_CATS:
             runtime.append((ts, end, name, args_.get("correlation"), e.get("tid")))
     pageable = 0
@@ -197,6 +204,18 @@ def main():
         elif corr is not None and "DtoH" in copies_by_corr.get(corr, "") and "Pageable" in copies_by_corr[corr]:
             pageable += 1
             pageable_wait += min(end, end_ns) - ts
+    call_of = {corr: (ts, end, tid) for ts, end, name, corr, tid in runtime if corr is not None}
+    source_s = {}
+    for corr, dur in plain_corr:
+        if corr not in call_of:
+            continue
+        cts, cend, ctid = call_of[corr]
+        around = [(a_end - a_ts, a_name) for a_ts, a_end, a_name in annotations.get(ctid, [])
+                  if a_ts <= cts and cend <= a_end]
+        if around:
+            name = min(around)[1]
+            source_s[name] = source_s.get(name, 0) + dur
+    plain_source = max(source_s.items(), key=lambda x: x[1])[0] if source_s else ""
     busy_u = intersect(union(busy), window)
     idle = subtract(window, busy_u)
     comm_u = intersect(union(comm), window)
@@ -279,6 +298,7 @@ def main():
         "dispatch_idle_share": length(idle_dispatch) / w if w > 0 else 0.0,
         "own_work_idle_share": length(idle_work) / w if w > 0 else 0.0,
         "plain_copies": len(plain_copies),
+        "plain_copy_source": plain_source,
         "plain_copy_exposed_s": length(subtract(union(plain_copies), union(compute + comm))) / 1e9,
         "window_s": w / 1e9,
     }

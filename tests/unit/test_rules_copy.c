@@ -1,8 +1,8 @@
 /* Tests of pipe.copy_bound (rules_copy.c): its share is the exposed copy time over the window,
  * its severity follows, a twin under the threshold has none; the evidence gives both
  * directions, the kernel time to hide behind, small copies and repeated sizes; the fix follows
- * the job (PyTorch inputs or results, JAX, offload, CuPy, CUDA with the same data re-sent) and
- * the gain is what overlap and not re-sending can save. */
+ * the job (PyTorch inputs, results or offloaded optimizer state, JAX, offload, CuPy, CUDA with
+ * the same data re-sent) and the gain is what overlap and not re-sending can save. */
 #include "test_rules_fixture.h"
 
 #include <stdio.h>
@@ -147,12 +147,34 @@ static void copy_bound_repeated_sizes(void **state)
     }
 }
 
+/* Where the copies were issued: said in the evidence; an optimizer step's copies (CPU offload of
+ * its state) are told to offload less or overlap, not to prefetch batches. */
+static void copy_bound_source_and_offload(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        gw_analysis *a = copying(GW_HAS_PYTORCH);
+        gw_copy_stats *c = &a->ranks[0].copies;
+        snprintf(c->source, sizeof c->source, "%s", v == 0 ? "## copy_batch_to_gpu ##" : "Optimizer.step#CPUAdam.step");
+        c->source_s = v == 2 ? 0.1 : 0.165;   /* 75% of the 220 ms; 45% in v 2 */
+        const gw_finding *f = fx_run(a, "pipe.copy_bound");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "75% of the copies' GPU time was issued in ## copy_batch_to_gpu ##"), v == 0);
+        assert_int_equal(fx_evidence_has(f, "75% of the copies' GPU time was issued in Optimizer.step#CPUAdam.step"),
+                         v == 1);
+        assert_int_equal(strstr(f->fix, "CPU offload") != NULL, v == 1);
+        assert_int_equal(strstr(f->fix, "copy the next batch on a side stream") != NULL, v != 1);
+        fx_free(a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_bound_triggers_with_its_share),
         cmocka_unit_test(copy_bound_evidence_fits_the_copies),
         cmocka_unit_test(copy_bound_repeated_sizes),
+        cmocka_unit_test(copy_bound_source_and_offload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
