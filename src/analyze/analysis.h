@@ -337,18 +337,19 @@ typedef struct gw_copy_stats {
      * directions' copies together (their union). */
     size_t plain_count[GW_COPY_DIR_COUNT];
     double plain_bytes[GW_COPY_DIR_COUNT];
-    double plain_s[GW_COPY_DIR_COUNT];
+    double plain_s[GW_COPY_DIR_COUNT];       /* ends cut at the window's end */
     double exposed_s[GW_COPY_DIR_COUNT];
     double exposed_all_s;
+    double union_s;                          /* the plain copies' union, both directions */
     /* Kernel time on those devices in the window that overlaps none of the plain copies: the
      * most that running the copies beside kernels could hide them behind. */
     double hideable_s;
     size_t small_count;                      /* plain copies under GW_SMALL_COPY_BYTES */
     double small_s;                          /* their GPU time */
-    /* Sizes of 1 MiB or more copied to the GPU (plain copies) in every step, or at least
-     * GW_ROUNDTRIP_MIN times without steps: how many sizes, their copies, bytes and GPU time
-     * (the same arrays sent again each iteration, or each step's new batch: the trace cannot
-     * tell which). */
+    /* Sizes of 1 MiB or more copied to the GPU (plain copies) in every step, or without steps
+     * at least 3 times spread over half the window or more: how many sizes, their copies, bytes
+     * and GPU time (the same arrays sent again each iteration, or each step's new batch: the
+     * trace cannot tell which). */
     size_t repeat_sizes, repeat_count;
     double repeat_bytes, repeat_s;
     /* Where the plain copies come from: the innermost annotated range around the call that

@@ -108,6 +108,7 @@ static void measure_device(const gw_trace *t, const gw_window *w, const device_c
     cs->exposed_s[GW_COPY_HTOD] += gw_ns_to_s(set_length(&dc->sets[SET_HTOD]) - cur[SET_HTOD].overlapped);
     cs->exposed_s[GW_COPY_DTOH] += gw_ns_to_s(set_length(&dc->sets[SET_DTOH]) - cur[SET_DTOH].overlapped);
     cs->exposed_all_s += gw_ns_to_s(set_length(&dc->sets[SET_ALL]) - cur[SET_ALL].overlapped);
+    cs->union_s += gw_ns_to_s(set_length(&dc->sets[SET_ALL]));
     cs->hideable_s += gw_ns_to_s(kernel_ns - cur[SET_ALL].overlapped);
 }
 
@@ -160,7 +161,13 @@ typedef struct size_count {
     uint64_t bytes;
     size_t count;
     double seconds;
+    gw_ns first, last;              /* starts of its first and last copy */
 } size_count;
+
+/* Without steps, a size's copies must spread over at least this share of the window to count
+ * as sent again and again: a program that moves one large array in equal chunks (a 4-stream
+ * vector add's eight 100 MB slices, all within 61 ms of a 949 ms window) sends each once. */
+#define REPEAT_SPREAD_SHARE 0.5
 
 int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs)
 {
@@ -175,7 +182,8 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
         if (!is_plain_host_copy(g) || g->start < w->start_ns || g->start >= w->end_ns)
             continue;
         int d = g->copy_dir;
-        double seconds = gw_ns_to_s(g->end - g->start);
+        gw_ns end = g->end < w->end_ns ? g->end : w->end_ns;
+        double seconds = gw_ns_to_s(end - g->start);
         cs->plain_count[d]++;
         cs->plain_bytes[d] += (double)g->bytes;
         cs->plain_s[d] += seconds;
@@ -189,10 +197,11 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
             while (k < size_used && sizes[k].bytes != g->bytes)
                 k++;
             if (k == size_used && size_used < REPEAT_SIZES_MAX)
-                sizes[size_used++] = (size_count){.bytes = g->bytes};
+                sizes[size_used++] = (size_count){.bytes = g->bytes, .first = g->start};
             if (k < size_used) {
                 sizes[k].count++;
                 sizes[k].seconds += seconds;
+                sizes[k].last = g->start;
             }
         }
         size_t k = 0;
@@ -205,19 +214,21 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
             }
             devs[dev_count++] = (device_copies){.device = g->device};
         }
-        gw_ns end = g->end < w->end_ns ? g->end : w->end_ns;
         if (gw_ival_list_add_merging(&devs[k].sets[d == GW_COPY_HTOD ? SET_HTOD : SET_DTOH], g->start, end) != 0 ||
             gw_ival_list_add_merging(&devs[k].sets[SET_ALL], g->start, end) != 0)
             rc = -1;
     }
     for (size_t k = 0; k < dev_count && rc == 0; k++)
         measure_device(t, w, &devs[k], cs);
-    /* Every step's copies, or a few at least: a size sent once is set-up, not a loop's. */
-    size_t every = w->whole_window || w->steady_steps == 0 ? REPEAT_MIN_NO_STEPS : w->steady_steps;
+    /* Every step's copies, or a few at least: a size sent once is set-up, not a loop's.
+     * Without steps, a few spread over the window. */
+    int no_steps = w->whole_window || w->steady_steps == 0;
+    size_t every = no_steps ? REPEAT_MIN_NO_STEPS : w->steady_steps;
     if (every < REPEAT_MIN_NO_STEPS)
         every = REPEAT_MIN_NO_STEPS;
+    gw_ns spread = (gw_ns)(REPEAT_SPREAD_SHARE * (double)(w->end_ns - w->start_ns));
     for (size_t k = 0; k < size_used; k++)
-        if (sizes[k].count >= every) {
+        if (sizes[k].count >= every && (!no_steps || sizes[k].last - sizes[k].first >= spread)) {
             cs->repeat_sizes++;
             cs->repeat_count += sizes[k].count;
             cs->repeat_bytes += (double)sizes[k].bytes * (double)sizes[k].count;

@@ -113,6 +113,7 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     MANY(gw_copy_stats, plain_s, GW_F_F64),
     MANY(gw_copy_stats, exposed_s, GW_F_F64),
     ONE(gw_copy_stats, exposed_all_s, GW_F_F64),
+    ONE(gw_copy_stats, union_s, GW_F_F64),
     ONE(gw_copy_stats, hideable_s, GW_F_F64),
     ONE(gw_copy_stats, small_count, GW_F_SIZE),
     ONE(gw_copy_stats, small_s, GW_F_F64),

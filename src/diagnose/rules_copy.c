@@ -18,6 +18,10 @@
 /* Repeated sizes make the "same data again" fix when they carry this share of the bytes sent
  * to the GPU. */
 #define GW_REPEAT_BYTES_SHARE 0.5
+/* Copies that ran beside kernels for this share of their time already overlap (a side stream). */
+#define GW_ALREADY_OVERLAPPED 0.5
+/* Kernel time under this share of the exposed copy time leaves nothing to overlap them with. */
+#define GW_HIDE_SHARE 0.1
 /* Overlapping copies with kernels seldom hides all of them: the low end of the gain takes this
  * share of what the kernels' time could hide. */
 #define GW_OVERLAP_LOW 0.5
@@ -66,6 +70,12 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
         int small = c->small_count > 0 && c->small_s >= GW_SMALL_COPIES_SHARE * (c->plain_s[GW_COPY_HTOD] +
                                                                                c->plain_s[GW_COPY_DTOH]);
         int mostly_back = c->exposed_s[GW_COPY_DTOH] > c->exposed_s[GW_COPY_HTOD];
+        /* Copies that already run beside kernels for much of their time (a side stream): the fix
+         * is to start them earlier, not to move them to a side stream. */
+        double covered = c->union_s > exposed ? c->union_s - exposed : 0;
+        int overlapping = c->union_s > 0 && covered >= GW_ALREADY_OVERLAPPED * c->union_s;
+        /* Kernels too short to hide the copies behind: only moving less data helps. */
+        int link_bound = c->hideable_s < GW_HIDE_SHARE * exposed;
         /* Issued mostly from an optimizer step or an offload range: state or parameters moving,
          * not batches. */
         int offload = c->source[0] && c->source_s >= 0.5 * (c->plain_s[GW_COPY_HTOD] + c->plain_s[GW_COPY_DTOH]) &&
@@ -85,13 +95,20 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
         direction_line(f, c, GW_COPY_DTOH, "to the host");
         char t_hide[32];
         gw_rules_fmt_duration(c->hideable_s, t_hide, sizeof t_hide);
-        if (c->hideable_s < 0.1 * exposed)
+        if (covered > 0 && c->union_s > 0 && covered >= 0.25 * c->union_s) {
+            char t_cov[32];
+            gw_rules_fmt_duration(covered, t_cov, sizeof t_cov);
+            gw_finding_evidence(f, "%s of their time (%.0f%%) already ran beside kernels: the rest is what the "
+                                   "GPU waited for",
+                                t_cov, covered / c->union_s * 100.0);
+        }
+        if (link_bound)
             gw_finding_evidence(f, "kernels ran only %s beside no copy: too little to hide the copies behind, so "
                                    "only copying less (or faster) saves time",
                                 t_hide);
         else
-            gw_finding_evidence(f, "kernels ran %s beside no copy: running the copies on another stream while "
-                                   "kernels work could hide up to that much",
+            gw_finding_evidence(f, "kernels ran %s beside no copy: copies running while kernels work could hide "
+                                   "behind up to that much",
                                 t_hide);
         if (small) {
             char n[32], t[32];
@@ -146,6 +163,23 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                          "buffer allocated once (with torch.cuda.stream(s): buf.copy_(t, non_blocking=True); "
                          "record an event and wait on it only where the host reads the values). Confirm: "
                          "re-profile, the copies should overlap kernels or be fewer.");
+        else if (gw_rules_pytorch(a, r) && link_bound)
+            gw_rules_fix(f,
+                         "Move less data to the GPU: the kernels are too short to hide these copies behind. Send "
+                         "compact types (uint8 images normalised on the GPU, int32 token ids), do the "
+                         "preprocessing on the GPU from the compact form (decoding and augmentation with DALI or "
+                         "torchvision.transforms.v2 on CUDA tensors), keep data that is used again (weights, "
+                         "masks, a dataset that fits) on the GPU instead of copying it each step%s. Confirm: "
+                         "re-profile, the bytes copied per step should drop.",
+                         small ? "; gather many small tensors into one buffer before copying" : "");
+        else if (gw_rules_pytorch(a, r) && overlapping)
+            gw_rules_fix(f,
+                         "Start the copies earlier: they already run beside kernels for most of their time, but "
+                         "the GPU still waits for their end. Prefetch further ahead on the side stream (the batch "
+                         "after next, or issue the copy right after the previous step's forward pass), keep the "
+                         "source pinned (DataLoader(pin_memory=True)), and send compact types (uint8 images "
+                         "normalised on the GPU) so each copy is shorter. Confirm: re-profile, the copies' time "
+                         "with no kernel running should drop.");
         else if (gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Overlap the input copies with compute: copy the next batch on a side stream while "
@@ -165,6 +199,14 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                          "device/self, omp target update to/from; copyout instead of copy for results the GPU "
                          "overwrites). What must still move can overlap compute: async(n) queues / nowait with "
                          "depend. Confirm: re-profile, the copies per iteration should be gone.");
+        else if (gw_rules_cupy(a, r) && link_bound && !resent)
+            gw_rules_fix(f,
+                         "Move less data: the kernels are too short to hide these copies behind. Create or "
+                         "generate the arrays on the GPU (cupy.random, cupy.arange, reading files into cupy "
+                         "arrays) instead of copying them in, keep results on the GPU for the next kernel, do more "
+                         "work per byte moved, and send compact types%s. Confirm: re-profile, the bytes copied "
+                         "should drop.",
+                         small ? "; gather many small arrays into one before copying" : "");
         else if (gw_rules_cupy(a, r))
             gw_rules_fix(f,
                          "Keep arrays on the GPU between iterations (create the cupy arrays once and update them "
@@ -172,6 +214,15 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                          "(cupyx.empty_pinned; arr.set(host, stream=s), arr.get(stream=s, out=pinned)) so the "
                          "copies run beside kernels%s. Confirm: re-profile, the copies should overlap kernels.",
                          small ? "; gather many small arrays into one before copying" : "");
+        else if (link_bound && !resent)
+            gw_rules_fix(f,
+                         "Move less data: the kernels are too short to hide these copies behind (chunks on "
+                         "several streams would only overlap copies with copies, and a GPU with one copy engine "
+                         "runs those one at a time). Create or generate the data on the GPU instead of copying "
+                         "it in, keep results there for the next kernel instead of copying them out and back, do "
+                         "more GPU work per byte moved (fuse the steps that use these data into one pass), and "
+                         "send compact types%s. Confirm: re-profile, the bytes copied should drop.",
+                         small ? "; gather many small copies into one buffer and copy it once" : "");
         else
             gw_rules_fix(f,
                          "%sOverlap the rest with kernels: cudaMemcpyAsync from pinned memory on a stream other "
@@ -194,7 +245,15 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                      "none from overlapping them (no kernel time to hide them behind); copying less saves up to "
                      "%s",
                      t_exp);
-        else
+        else if (link_bound && !resent) {
+            char t_lo[32], t_hi[32];
+            gw_rules_fmt_duration(lo, t_lo, sizeof t_lo);
+            gw_rules_fmt_duration(hi, t_hi, sizeof t_hi);
+            snprintf(f->gain, sizeof f->gain,
+                     "%s to %s from overlapping them with the kernels (all the kernel time there is); moving less "
+                     "data saves up to the copies' %s",
+                     t_lo, t_hi, t_exp);
+        } else
             gw_gain_write_range(f, r, tot.device_count, lo / exposed, hi / exposed);
     }
     return 0;

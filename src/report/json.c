@@ -390,6 +390,7 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
     gw_jw_kdouble(w, "fault_kernel_s", c->fault_kernel_s);
     gw_jw_kdouble(w, "exposed_s", c->exposed_all_s);
     gw_jw_kdouble(w, "hideable_s", c->hideable_s);
+    gw_jw_kdouble(w, "union_s", c->union_s);
     gw_jw_kuint(w, "small_count", c->small_count);
     gw_jw_kdouble(w, "small_s", c->small_s);
     gw_jw_kuint(w, "repeat_sizes", c->repeat_sizes);

@@ -38,6 +38,9 @@ for rel in HolisticTraceAnalysis/tests/data/trace_diff/test/test.json.gz \
   else
     bad "$name: exposed copy time $have s, oracle $want s"
   fi
+  uwant=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['plain_copy_union_s'])" "$oracle")
+  uhave=$(jget "$tmp/a.json" "d['copies']['union_s']")
+  close "$uhave" "$uwant" && ok "$name: copy union $uhave s = oracle $uwant s" || bad "$name: copy union $uhave s, oracle $uwant s"
   plain=$(jget "$tmp/a.json" "sum(x['plain_count'] for x in d['copies']['directions'])")
   [ "$plain" = "$count" ] && ok "$name: $plain plain host<->device copies = oracle" \
     || bad "$name: $plain plain copies, oracle $count"

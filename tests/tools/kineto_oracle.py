@@ -29,7 +29,7 @@ Prints one JSON object:
                      otherwise (it launches nothing, or its own work dwarfs its launches), and so
                      does its own time in a stretch of 1 ms or more without a CUDA call. GPU idle under CUDA calls or dispatching spans, and GPU
                      idle under working spans (and not under the former), each / window
-  plain_copies, plain_copy_exposed_s, plain_copy_source
+  plain_copies, plain_copy_union_s, plain_copy_exposed_s, plain_copy_source
                      host<->device copies (HtoD/DtoH) not from or to pageable memory, starting in
                      the window (ends cut at its end): their union less the kernels' union (the
                      GPU copying with no kernel running: pipe.copy_bound); the source: the
@@ -299,6 +299,7 @@ def main():
         "own_work_idle_share": length(idle_work) / w if w > 0 else 0.0,
         "plain_copies": len(plain_copies),
         "plain_copy_source": plain_source,
+        "plain_copy_union_s": length(union(plain_copies)) / 1e9,
         "plain_copy_exposed_s": length(subtract(union(plain_copies), union(compute + comm))) / 1e9,
         "window_s": w / 1e9,
     }

@@ -1040,6 +1040,24 @@ static void copy_exposure(void **state)
     assert_true(fabs(c->repeat_bytes - 3.0 * mib2) < 1e-6);
     fx_assert_s(c->repeat_s, 350);
     fx_done(a, job);
+
+    /* The same three 2 MiB copies in one burst (0-30 µs of a 1 ms window): one array moved in
+     * chunks, not data sent again; a copy running past the window's end counts to its end. */
+    t = fx_trace();
+    for (int k = 0; k < 3; k++)
+        fx_copy(t, 0, 10.0 * k, 10.0 * k + 10, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, mib2);
+    fx_kernel(t, 0, 7, 40, 50, 0, "k");
+    fx_copy(t, 0, 950, 1100, 0, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PINNED, mib2);
+    fx_kernel(t, 0, 7, 1090, 1100, 0, "k");   /* marks the capture's end past the window */
+    fx_profile(t, 0, 1000);
+    a = fx_analyze(t, &job);
+    c = &a->ranks[0].copies;
+    assert_int_equal(c->plain_count[GW_COPY_HTOD], 3);
+    assert_int_equal(c->repeat_sizes, 0);
+    assert_int_equal(c->repeat_count, 0);
+    fx_assert_s(c->plain_s[GW_COPY_DTOH], 50);
+    fx_assert_s(c->exposed_s[GW_COPY_DTOH], 50);
+    fx_done(a, job);
 }
 
 static void copy_statistics(void **state)
