@@ -797,6 +797,7 @@ static int link_waits(builder *b, const chain_table *ct)
 {
     gw_stepgraph *g = b->g;
     const gw_trace *t = b->t;
+    g->last_free = GW_SG_NONE;
     for (size_t i = 0; i < g->host_count; i++) {
         gw_pass_ahead(g->nodes, sizeof *g->nodes, i, g->host_count);
         gw_sg_node *n = &g->nodes[i];
@@ -811,8 +812,11 @@ static int link_waits(builder *b, const chain_table *ct)
         }
         if (n->kind == GW_SG_SYNC && (brings_value(t, h) || waits_for_dtoh_copy(g, t, n->a)))
             n->flags |= GW_SG_F_DTOH_SYNC;
-        if (n->kind == GW_SG_SYNC && gw_host_is_allocator(h))
+        if (n->kind == GW_SG_SYNC && gw_host_is_allocator(h)) {
             n->flags |= GW_SG_F_FREE;
+            if (n->a != GW_SG_NONE && (g->last_free == GW_SG_NONE || n->start > g->nodes[g->last_free].start))
+                g->last_free = (uint32_t)i;
+        }
         if (n->kind == GW_SG_SYNC && n->a != GW_SG_NONE && !(n->flags & (GW_SG_F_DTOH_SYNC | GW_SG_F_FREE)) &&
             ct->count > 1 && order_after_sync(b, ct, n->a, h->start) != 0)
             return -1;
@@ -1155,7 +1159,7 @@ static int thread_relevant(const gw_trace *t, uint32_t thread, uint32_t loop, co
 int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_thresholds *th, const uint8_t *marks,
                        gw_stepgraph *g)
 {
-    *g = (gw_stepgraph){.loop_thread = UINT32_MAX};
+    *g = (gw_stepgraph){.loop_thread = UINT32_MAX, .last_free = GW_SG_NONE};
     if (t->host_count == 0 || t->gpu_count == 0 || w->end_ns <= w->start_ns)
         return 0;
     /* Clocks a real trace cannot have (corrupt or crafted timestamps near the int64 limits):

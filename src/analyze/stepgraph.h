@@ -139,6 +139,8 @@ typedef struct gw_stepgraph {
     size_t sync_order_edges;     /* work on another stream queued after a sync, ordered after what
                                     the sync waited for */
     size_t value_reads_kept;     /* blocking calls with GW_SG_F_VALUE_USED */
+    uint32_t last_free;          /* the latest-starting free that waited for GPU work (GW_SG_NONE
+                                    none): "allocate once, free after the loop" keeps its wait */
 } gw_stepgraph;
 
 /* Node i's observed length, end and b predecessor (GW_SG_NONE when it has none). */

@@ -496,6 +496,30 @@ static void free_waits_go_only_with_their_fix(void **state)
     fx_done(a, job);
 }
 
+/* A program's one cudaFree at exit waits for its only kernel and then frees for 300 µs of its
+ * own after it: allocating once and freeing after the loop keeps that last free where it is, so
+ * removing the frees' waits shortens nothing (the replay had ended the window with the kernel,
+ * "saving" the free's own work after it). Times in µs. */
+static void last_free_keeps_its_wait(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    t->has = GW_HAS_GPU_TRACE | GW_HAS_HOST_API;
+    fx_device(t, 0, 108);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 10, 5010, 1, "add");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 20, 5310, 0);
+    fx_profile(t, 0, 5310);
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    gw_what_if w;
+    assert_int_equal(gw_whatif_simulate(a, 0, "pipe.host_sync", 0, &w), 1);
+    if (!(w.step_after_ms > w.step_before_ms - 0.01))
+        fail_msg("window %.3f -> %.3f ms, expected unchanged (the last free still waits for the kernel)",
+                 w.step_before_ms, w.step_after_ms);
+    fx_done(a, job);
+}
+
 /* A launch that loaded its kernel's module (lazy loading: 3 ms, after the GPU's first work) is
  * one-off: the launch-bound replay scales the dispatch of the other launches, not it (a cold
  * run's 497 ms first launch was halved as "dispatch"). Times in µs. */
@@ -933,6 +957,7 @@ int main(void)
         cmocka_unit_test(waited_free_keeps_its_own_work),
         cmocka_unit_test(few_queued_samples_do_not_set_the_stream_gap),
         cmocka_unit_test(free_waits_go_only_with_their_fix),
+        cmocka_unit_test(last_free_keeps_its_wait),
         cmocka_unit_test(one_off_launch_is_not_dispatch),
         cmocka_unit_test(sync_removal_keeps_the_order_between_streams),
         cmocka_unit_test(host_path_on_a_busy_gpu_is_flagged),
