@@ -20,6 +20,9 @@
 #define GW_REPEAT_BYTES_SHARE 0.5
 /* Copies that ran beside kernels for this share of their time already overlap (a side stream). */
 #define GW_ALREADY_OVERLAPPED 0.5
+/* When overlap can hide under this share of the exposed time, the gain says apart what moving
+ * less data could save. */
+#define GW_OVERLAP_PART 0.5
 /* Kernel time under this share of the exposed copy time leaves nothing to overlap them with. */
 #define GW_HIDE_SHARE 0.1
 /* Overlapping copies with kernels seldom hides all of them: the low end of the gain takes this
@@ -245,14 +248,19 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                      "none from overlapping them (no kernel time to hide them behind); copying less saves up to "
                      "%s",
                      t_exp);
-        else if (link_bound && !resent) {
-            char t_lo[32], t_hi[32];
-            gw_rules_fmt_duration(lo, t_lo, sizeof t_lo);
-            gw_rules_fmt_duration(hi, t_hi, sizeof t_hi);
+        else if (!resent && hi < GW_OVERLAP_PART * exposed) {
+            /* Overlap hides a part only: what it hides, and what moving less could save, apart. */
+            double per = 1.0 / gw_rules_steps(r) / (tot.device_count > 0 ? (double)tot.device_count : 1.0);
+            char t_lo[32], t_hi[32], t_all[32];
+            gw_rules_fmt_duration(lo * per, t_lo, sizeof t_lo);
+            gw_rules_fmt_duration(hi * per, t_hi, sizeof t_hi);
+            gw_rules_fmt_duration(exposed * per, t_all, sizeof t_all);
+            const char *unit = gw_rules_per_step_unit(r);
             snprintf(f->gain, sizeof f->gain,
-                     "%s to %s from overlapping them with the kernels (all the kernel time there is); moving less "
-                     "data saves up to the copies' %s",
-                     t_lo, t_hi, t_exp);
+                     "≈ %s to %s%s from overlapping them with the kernels (%s); moving less data saves up to the "
+                     "copies' %s%s",
+                     t_lo, t_hi, unit, link_bound ? "all the kernel time there is" : "the kernel time beside no copy",
+                     t_all, unit);
         } else
             gw_gain_write_range(f, r, tot.device_count, lo / exposed, hi / exposed);
     }
