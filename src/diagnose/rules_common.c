@@ -204,10 +204,11 @@ gw_finding *gw_rules_finding(gw_analysis *a, const gw_rule *rule, const gw_rank_
 
 void gw_rules_fmt_pct_range(double lo, double hi, char *buf, size_t size)
 {
-    /* Below 10% one decimal, so a small range keeps its two ends apart. */
+    /* Below 10% one decimal, so a small range keeps its two ends apart; a low end under 1% of a
+     * wide range too ("0.2-17%", not "0-17%": a gain that is not nothing). */
     int decimals = hi < 10.0 ? 1 : 0;
     char a[32], b[32];
-    snprintf(a, sizeof a, "%.*f", decimals, lo);
+    snprintf(a, sizeof a, "%.*f", lo < 1.0 ? 1 : decimals, lo);
     snprintf(b, sizeof b, "%.*f", decimals, hi);
     if (strcmp(a, b) == 0)
         snprintf(buf, size, "≈ %s%%", b);

@@ -124,6 +124,9 @@ static void gain_ranges_read_well(void **state)
     assert_string_equal(buf, "≈ 0.8%");
     gw_rules_fmt_pct_range(21.0, 28.4, buf, sizeof buf);
     assert_string_equal(buf, "21-28%");
+    /* a low end under 1% of a wide range keeps a decimal: not "0-17%" */
+    gw_rules_fmt_pct_range(0.23, 17.2, buf, sizeof buf);
+    assert_string_equal(buf, "0.2-17%");
     double lo, hi;
     assert_true(gw_gain_fractions("data.loader_wait", &lo, &hi));
     assert_float_equal(lo, 0.70, 1e-12);
