@@ -200,8 +200,11 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
                          "copyin(...) once; #pragma omp target data map(to: ...)), the regions inside using "
                          "present(...) or map(alloc:), and only what changes moved each iteration (acc update "
                          "device/self, omp target update to/from; copyout instead of copy for results the GPU "
-                         "overwrites). What must still move can overlap compute: async(n) queues / nowait with "
-                         "depend. Confirm: re-profile, the copies per iteration should be gone.");
+                         "overwrites). %s Confirm: re-profile, the copies per iteration should be gone.",
+                         link_bound ? "The kernels are too short to hide copies behind: what must still move should "
+                                      "be as few bytes as the loop needs."
+                                    : "What must still move can overlap compute: async(n) queues / nowait with "
+                                      "depend.");
         else if (gw_rules_cupy(a, r) && link_bound && !resent)
             gw_rules_fix(f,
                          "Move less data: the kernels are too short to hide these copies behind. Create or "

@@ -54,6 +54,13 @@ static void copy_bound_triggers_with_its_share(void **state)
                                     "beside no copy); moving less data saves up to the copies' 12 ms/step"));
     fx_free(a);
 
+    /* An offload loop whose kernels could hide the copies (40 ms beside 96 ms): async queues */
+    a = copying(GW_HAS_OFFLOAD);
+    f = fx_run(a, "pipe.copy_bound");
+    assert_non_null(f);
+    assert_non_null(strstr(f->fix, "async(n) queues / nowait"));
+    fx_free(a);
+
     /* 39 ms of 800 (4.9%) is under pipe.copy_bound.share = 0.05 */
     a = copying(GW_HAS_PYTORCH);
     a->ranks[0].copies.exposed_all_s = 0.039;
@@ -138,6 +145,9 @@ static void copy_bound_repeated_sizes(void **state)
         assert_int_equal(strstr(f->fix, "Copy data that stay the same across iterations once, before the loop") != NULL,
                          v == 1);
         assert_int_equal(strstr(f->fix, "acc enter data") != NULL, v == 2);
+        /* 4 ms of kernels against 96 ms of copies: no overlap advice for the offload loop */
+        assert_int_equal(strstr(f->fix, "too short to hide copies behind") != NULL, v == 2);
+        assert_null(strstr(f->fix, "async(n)"));
         assert_int_equal(strstr(f->fix, "cupyx.empty_pinned") != NULL, v == 3);
         assert_int_equal(strstr(f->fix, "jax.device_put") != NULL, v == 4);
         assert_int_equal(strstr(f->fix, "torch") != NULL, v == 0);
