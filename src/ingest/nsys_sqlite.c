@@ -588,6 +588,41 @@ static int is_launcher(const char *command)
     return 0;
 }
 
+/* nsys's own words when its CUDA tracer failed to start ("CUDA injection initialization failed.",
+ * "CUDA profiling stopped unexpectedly: Cannot initialize CUDA event collection."): then the
+ * export says nothing about whether the program called CUDA, and "No CUDA events collected",
+ * written after them, is their consequence. From DIAGNOSTIC_EVENT or, in exports without it,
+ * StringIds. Writes "" when neither holds one. */
+static void tracer_failed(gw_nsys_db *d, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text"))
+        query_text(d,
+                   "SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE 'CUDA profiling stopped unexpectedly%' "
+                   "OR text LIKE 'CUDA injection initialization failed%' "
+                   "OR text LIKE 'Cannot initialize CUDA event collection%' "
+                   "ORDER BY (text LIKE 'CUDA profiling stopped%') DESC, rowid LIMIT 1",
+                   out, cap);
+    if (!out[0] && gw_nsys_has_table(d, "StringIds") && gw_nsys_has_column(d, "StringIds", "value"))
+        query_text(d,
+                   "SELECT value FROM StringIds WHERE value LIKE 'CUDA profiling stopped unexpectedly%' "
+                   "OR value LIKE 'CUDA injection initialization failed%' "
+                   "OR value LIKE 'Cannot initialize CUDA event collection%' "
+                   "ORDER BY (value LIKE 'CUDA profiling stopped%') DESC, id LIMIT 1",
+                   out, cap);
+}
+
+/* The explanation for a tracer that failed to start (see tracer_failed). */
+static void tracer_failed_why(const char *said, char *out, size_t cap)
+{
+    snprintf(out, cap, "nsys's CUDA tracer failed to start: it says \"%s\". The export says nothing about whether "
+                       "the program used the GPU: fix the profiler's set-up (an nsys whose CUDA support does not match "
+                       "the driver, another profiler or tool holding CUPTI, GPU profiling restricted to administrators "
+                       "by the driver's NVreg_RestrictProfilingToAdminUsers, a container or WSL2 without GPU "
+                       "profiling), then profile again",
+             said);
+}
+
 /* Why an export with no event table has none, when its capture settings say CUDA was traced
  * (META_DATA_CAPTURE): nsys writes no CUPTI table when it saw no CUDA call at all, so "profile
  * again with --trace=cuda" would repeat the same capture. Writes "" when the settings do not say. */
@@ -601,6 +636,11 @@ static void traced_but_empty_why(gw_nsys_db *d, char *out, size_t cap)
                      "'true') OR (name = 'CAPTURE_EVENT_TYPE' AND value = 'Cuda')", 0) <= 0)
         return;
     char command[96], said[200] = "";
+    tracer_failed(d, said, sizeof said);
+    if (said[0]) {
+        tracer_failed_why(said, out, cap);
+        return;
+    }
     query_text(d, "SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:COMMAND'", command, sizeof command);
     if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text"))
         query_text(d, "SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE '%CUDA%' AND text NOT LIKE '%initialized%' "
@@ -621,8 +661,10 @@ static void traced_but_empty_why(gw_nsys_db *d, char *out, size_t cap)
                  "rank%%q{OMPI_COMM_WORLD_RANK} ./app)", command);
     else
         snprintf(out + n, cap - (size_t)n, ". The program%s%s%s made no CUDA call that nsys could see: a build "
-                 "without GPU code (check the offload or CUDA compiler flags), GPU code it never reached, or CUDA in "
-                 "processes nsys did not follow", command[0] ? " (" : "", command, command[0] ? ")" : "");
+                 "without GPU code (check the offload or CUDA compiler flags), GPU code it never reached, CUDA in "
+                 "processes nsys did not follow, or nsys's CUDA tracing not working on that machine (an nsys whose "
+                 "CUDA support does not match the driver: a program that surely calls CUDA points there)",
+                 command[0] ? " (" : "", command, command[0] ? ")" : "");
 }
 
 /* The same from the strings of an export without capture settings (nsys 2022 keeps its own
@@ -635,6 +677,11 @@ static void strings_say_why(gw_nsys_db *d, char *out, size_t cap)
     if (!gw_nsys_has_table(d, "StringIds") || !gw_nsys_has_column(d, "StringIds", "value"))
         return;
     char said[160] = "", crash[200] = "";
+    tracer_failed(d, said, sizeof said);
+    if (said[0]) {
+        tracer_failed_why(said, out, cap);
+        return;
+    }
     query_text(d, "SELECT value FROM StringIds WHERE value LIKE 'No CUDA events collected%' "
                   "OR value LIKE 'CUDA profiling might have not been started%' "
                   "ORDER BY (value LIKE 'No CUDA events%') DESC, id LIMIT 1", said, sizeof said);
@@ -660,8 +707,9 @@ static void strings_say_why(gw_nsys_db *d, char *out, size_t cap)
     else
         snprintf(out + n, cap - (size_t)n, ". The program made no CUDA call that nsys could see: a build without GPU "
                  "code (check the offload or CUDA compiler flags), GPU code it never reached, CUDA in processes nsys "
-                 "did not follow (a launcher: put nsys after it, one report per rank), or a run cut short before "
-                 "nsys flushed its buffers (let it end normally)");
+                 "did not follow (a launcher: put nsys after it, one report per rank), a run cut short before "
+                 "nsys flushed its buffers (let it end normally), or nsys's CUDA tracing not working on that machine "
+                 "(an nsys whose CUDA support does not match the driver)");
 }
 
 static int check_not_empty(gw_nsys_db *d)

@@ -751,6 +751,21 @@ static void traced_no_cuda_refused_with_why(void **state)
     msg = read_fails(path);
     assert_non_null(strstr(msg, "the launcher /usr/bin/mpirun"));
     assert_non_null(strstr(msg, "one report per rank"));
+    /* nsys's tracer failed to start (its own strings say so, before "No CUDA events collected"):
+     * the export says nothing about the program; the set-up is the fix, not the build. */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO StringIds (id, value) VALUES (90001, 'CUDA injection "
+                                      "initialization failed.'), (90002, 'CUDA profiling stopped unexpectedly: "
+                                      "Cannot initialize CUDA event collection.')", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    msg = read_fails(path);
+    assert_non_null(strstr(msg, "nsys's CUDA tracer failed to start: it says \"CUDA profiling stopped unexpectedly: "
+                                "Cannot initialize CUDA event collection.\""));
+    assert_non_null(strstr(msg, "says nothing about whether the program used the GPU"));
+    assert_null(strstr(msg, "made no CUDA call"));
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM StringIds WHERE id IN (90001, 90002)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
     /* Tracing off in the settings: the old advice stands. */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "DELETE FROM META_DATA_CAPTURE WHERE value IN ('Cuda', 'true')", NULL, NULL,
