@@ -129,7 +129,8 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
     int input_says = 0;
     for (size_t i = 0; t && i < t->note_count; i++)
         if ((strstr(t->notes[i].text, "CUDA") || strstr(t->notes[i].text, "GPU")) &&
-            strncmp(t->notes[i].text, counted, sizeof counted - 1) != 0) { /* the reader's count: said below */
+            strncmp(t->notes[i].text, counted, sizeof counted - 1) != 0 && /* the reader's count: said below */
+            strncmp(t->notes[i].text, GW_CONTEXTS_NOTE, sizeof GW_CONTEXTS_NOTE - 1) != 0) { /* said last */
             gw_finding_evidence(f, "the input says: %s", t->notes[i].text);
             input_says = 1;
         }
@@ -329,6 +330,11 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
             continue;
         }
         missing_gpu why = explain_missing_gpu(f, t, slash ? slash + 1 : file);
+        /* The contexts the program created: a fact beside the cause, not a cause (a process that
+         * set CUDA up and gave it no work created one too). */
+        for (size_t k = 0; t && k < t->note_count; k++)
+            if (strncmp(t->notes[k].text, GW_CONTEXTS_NOTE, sizeof GW_CONTEXTS_NOTE - 1) == 0)
+                gw_finding_evidence(f, "%s", t->notes[k].text);
         if (why == MISSING_FAULTED) {
             gw_rules_fix(f,
                          "Fix the faulting kernel first: run the program under compute-sanitizer "
@@ -440,8 +446,10 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "program run to a normal exit, or call cudaDeviceSynchronize() and cudaProfilerStop() "
                          "before it ends: nsys collects the GPU's records from buffers it flushes as the "
                          "process ends ('Not all CUDA events might have been collected' means they were "
-                         "not); check that the program uses the GPU (the device it selects, its CPU "
-                         "fallback) and that nsys's CUDA injection loads (its diagnostics in the report).");
+                         "not); check %sthat nsys's CUDA injection loads (its diagnostics in the report).",
+                         (t->has & GW_HAS_CUDA_CONTEXT) ? ""
+                                                        : "that the program uses the GPU (the device it selects, "
+                                                          "its CPU fallback) and ");
         else
             gw_rules_fix(f,
                          "Re-profile with GPU activity on: torch.profiler.profile(activities="

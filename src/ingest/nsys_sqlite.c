@@ -478,6 +478,20 @@ static int read_cuda_faults(gw_nsys_db *d)
 static int note_missing_gpu(gw_nsys_db *d)
 {
     size_t quoted = 0;
+    /* The contexts and streams the program created, recorded even when its work was not: proof
+     * that it set the GPU up (an OpenMP offload program's export: 1 context, 7 streams, no row). */
+    if (gw_nsys_has_table(d, "TARGET_INFO_CUDA_CONTEXT_INFO")) {
+        int64_t contexts = query_int(d, "SELECT count(*) FROM TARGET_INFO_CUDA_CONTEXT_INFO", 0);
+        int64_t streams = gw_nsys_has_table(d, "TARGET_INFO_CUDA_STREAM")
+                              ? query_int(d, "SELECT count(*) FROM TARGET_INFO_CUDA_STREAM", 0)
+                              : 0;
+        if (contexts > 0) {
+            d->trace->has |= GW_HAS_CUDA_CONTEXT;
+            gw_trace_note(d->trace, GW_CONTEXTS_NOTE "%lld CUDA context%s and %lld stream%s the program created: "
+                                    "it set the GPU up, and no work of it was recorded",
+                          (long long)contexts, contexts == 1 ? "" : "s", (long long)streams, streams == 1 ? "" : "s");
+        }
+    }
     if (gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") && gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "text")) {
         char sev[32];
         char sql[480];

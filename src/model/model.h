@@ -470,6 +470,13 @@ typedef struct gw_note {
  * cupy_inclusive_batch_scan_kernel ...); fixes speak CuPy (arr.get(stream=..., out=...),
  * cupyx.empty_pinned, cupy.cuda.profiler), not CUDA C (set by gw_trace_finish). */
 #define GW_HAS_CUPY 0x80000u
+/* An export without GPU records lists CUDA contexts the program created (nsys
+ * TARGET_INFO_CUDA_CONTEXT_INFO): it set the GPU up, and no work of it was recorded (set by the
+ * nsys reader): data.none's nsys fix does not ask whether the program uses the GPU. */
+#define GW_HAS_CUDA_CONTEXT 0x100000u
+/* How the nsys reader's note about those contexts begins (data.none shows it as a fact, not as
+ * the input's reason). */
+#define GW_CONTEXTS_NOTE "the export lists "
 
 /* ---- One trace (one rank / one process file) --------------------------------------- */
 

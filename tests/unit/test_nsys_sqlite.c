@@ -362,6 +362,9 @@ static void uvmtorch_no_cuda_is_a_diagnosis(void **state)
     assert_int_equal(c.host[GW_HOST_RUNTIME] + c.host[GW_HOST_DRIVER], 2);
     assert_true(has_note(t, "No CUDA events collected. Does the process use CUDA?"));
     assert_true(has_note(t, "no GPU activity was captured"));
+    /* its TARGET_INFO_CUDA_CONTEXT_INFO / _STREAM rows: the main process set the GPU up */
+    assert_true(has_note(t, "the export lists 1 CUDA context and 7 streams the program created: it set the GPU up"));
+    assert_true(t->has & GW_HAS_CUDA_CONTEXT);
     assert_string_equal(gw_trace_str(t, t->devices[0].name_id), "NVIDIA RTX A5000");
     gw_trace_free(t);
 }

@@ -647,6 +647,31 @@ static void data_none_when_gpus_listed_but_no_kernels(void **state)
     gw_job_free(job);
 }
 
+/* An nsys export with GPUs listed and nothing recorded: the nsys fix (flush, normal exit);
+ * when the export lists CUDA contexts the program created (GW_HAS_CUDA_CONTEXT), it does not
+ * ask whether the program uses the GPU: it set the GPU up. */
+static void data_none_nsys_fix_follows_the_contexts(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        gw_trace *t = gw_trace_new("report1.sqlite", "nsys-sqlite");
+        assert_non_null(t);
+        t->has = GW_HAS_DEVICE_PROPS | (v ? GW_HAS_CUDA_CONTEXT : 0u);
+        gw_device *d = gw_trace_add_device(t);
+        assert_non_null(d);
+        d->id = 0;
+        gw_job *job = fx_job(t);
+        gw_analysis *a = gpu_less(fx_analysis(1, job));
+        const gw_finding *f = fx_run(a, "data.none");
+        assert_non_null(f);
+        assert_non_null(strstr(f->fix, "cudaProfilerStop()"));
+        assert_non_null(strstr(f->fix, "that nsys's CUDA injection loads"));
+        assert_int_equal(strstr(f->fix, "check that the program uses the GPU") != NULL, v == 0);
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 static gw_host_event *add_call(gw_trace *t, const char *name, gw_api_class cls)
 {
     gw_host_event *h = gw_trace_add_host(t);
@@ -876,6 +901,7 @@ int main(void)
         cmocka_unit_test(data_none_job_ran_on_the_cpu),
         cmocka_unit_test(data_none_for_the_cpu_side_of_a_gpu_job),
         cmocka_unit_test(data_none_when_gpus_listed_but_no_kernels),
+        cmocka_unit_test(data_none_nsys_fix_follows_the_contexts),
         cmocka_unit_test(data_none_for_foreign_accelerator),
         cmocka_unit_test(data_none_when_calls_were_traced),
         cmocka_unit_test(data_none_for_a_host_side_tracer),
