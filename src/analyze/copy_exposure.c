@@ -171,6 +171,10 @@ typedef struct size_count {
 
 int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stats *cs)
 {
+    /* gw_copy_stats_compute counted the window's copies: without any to or from the host there
+     * is nothing to collect, and no second pass over a kernel-only trace's events. */
+    if (cs->count[GW_COPY_HTOD] + cs->count[GW_COPY_DTOH] == 0)
+        return 0;
     device_copies *devs = NULL;     /* owned, with each entry's sets */
     size_t dev_count = 0, dev_cap = 0;
     size_count sizes[REPEAT_SIZES_MAX];
