@@ -511,8 +511,13 @@ typedef struct gw_rank_stats {
                                     1.27 s with no CUDA call traced); 0 none */
     double precall_startup_s;    /* a window without steps: from its start to the process's first
                                     CUDA call, inside a host span that covers it all, before the
-                                    GPU's first work (a ray tracer's 72 ms loading libraries inside
-                                    its one NVTX range): start-up, not steady host work; 0 none */
+                                    GPU's first work (the 72 ms before a ray tracer's first recorded
+                                    call inside its one NVTX range, 65 ms of it nsys setting up, see
+                                    below): start-up, not steady host work; 0 none */
+    double precall_after_cuda_s; /* of precall_startup_s, when an nsys log dates the program's first
+                                    CUDA call (gw_trace.cuda_called_by_ns): the part after that
+                                    call, CUDA initialising in it or the program's work (the file
+                                    cannot tell); the rest is surely the program's own; 0 none */
     double startup_alloc_s;      /* of startup_call_s: allocations other than the first start-up
                                     call (which also creates the context): pinning or reserving
                                     memory (cudaHostAlloc of large buffers), not initialisation */

@@ -658,6 +658,14 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         }
         pre -= library_or_tracer_within(t, r->window.start_ns, first_call);
         r->precall_startup_s = pre > 0 ? gw_ns_to_s(pre) : 0;
+        /* nsys's log says when the program called CUDA first (a call it did not record): only
+         * the time before that is surely the program's own start; after it, CUDA's set-up in
+         * that call or the program's work, which the export cannot tell apart. */
+        if (t->has_cuda_called_by && pre > 0) {
+            gw_ns own = t->cuda_called_by_ns - r->window.start_ns;
+            own = own < 0 ? 0 : own > pre ? pre : own;
+            r->precall_after_cuda_s = gw_ns_to_s(pre - own);
+        }
     }
     free(cuda_threads);
     r->startup_alloc_s -= earliest_alloc_s;

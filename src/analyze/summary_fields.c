@@ -310,6 +310,7 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, library_init_longest_s, GW_F_F64),
     ONE(gw_rank_stats, driver_init_s, GW_F_F64),
     ONE(gw_rank_stats, precall_startup_s, GW_F_F64),
+    ONE(gw_rank_stats, precall_after_cuda_s, GW_F_F64),
     ONE(gw_rank_stats, startup_alloc_s, GW_F_F64),
     ONE(gw_rank_stats, has_gpu_data, GW_F_INT),
     ONE(gw_rank_stats, fault_calls, GW_F_U64),

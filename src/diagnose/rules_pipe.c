@@ -328,12 +328,30 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             if (python < 0)
                 python = 0;
             char su[128] = "";
-            if (startup > 0)
-                snprintf(su, sizeof su, ", %sstart-up %s calls%s%s %.0f%%",
-                         r->precall_startup_s > 0 ? "the program's start, " : "", vt->api,
-                         r->driver_init_s > 0 ? (r->library_init_s > 0 ? ", driver set-up" : " and driver set-up") : "",
-                         r->library_init_s > 0 || r->profiler_setup_s > 0 ? " and first library calls" : "",
-                         startup * 100.0);
+            if (startup > 0) {
+                /* the parts named in the order the evidence below gives them */
+                const char *parts[5];
+                int n = 0;
+                if (r->precall_startup_s > 0)
+                    parts[n++] = "program's start";
+                char calls[32];
+                snprintf(calls, sizeof calls, "%s calls", vt->api);
+                if (r->startup_call_s > 0)
+                    parts[n++] = calls;
+                if (r->driver_init_s > 0)
+                    parts[n++] = "driver";
+                if (r->library_init_s > 0)
+                    parts[n++] = "library first calls";
+                if (r->profiler_setup_s > 0)
+                    parts[n++] = "profiler";
+                char list[112] = "";
+                for (int k = 0, at = 0; k < n && at >= 0 && (size_t)at < sizeof list; k++) {
+                    int w = snprintf(list + at, sizeof list - (size_t)at, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ",
+                                     parts[k]);
+                    at = w < 0 ? -1 : at + w;
+                }
+                snprintf(su, sizeof su, ", start-up %.0f%% (%s)", startup * 100.0, list);
+            }
             gw_finding_evidence(f, "of that time: CPU ops in their own work (launching nothing, or little "
                                    "beside it) %.0f%%%s, Python and annotated code %.0f%%, other threads of "
                                    "the process while the feeding thread waited %.0f%%",
@@ -379,7 +397,17 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                    "traced %s call (the GPU opened and the context created inside the first op "
                                    "that touched the GPU), a one-off cost", d_s, vt->amd ? "GPU" : "CUDA", vt->api);
         }
-        if (r->precall_startup_s > 0) {
+        if (r->precall_startup_s > 0 && r->precall_after_cuda_s > 0) {
+            /* nsys's log dates the program's first CUDA call, which nsys did not record */
+            char d_s[32], before_s[32];
+            gw_rules_fmt_duration(r->precall_startup_s, d_s, sizeof d_s);
+            gw_rules_fmt_duration(r->precall_startup_s - r->precall_after_cuda_s, before_s, sizeof before_s);
+            gw_finding_evidence(f, "%s before the first %s call nsys recorded, in a host range over it all: %s "
+                                   "before the program's first %s call (nsys's log dates it), its own start; the "
+                                   "rest %s initialising in that call or the program's work (the file can't "
+                                   "tell), one-off",
+                                d_s, vt->api, before_s, vt->api, vt->api);
+        } else if (r->precall_startup_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->precall_startup_s, d_s, sizeof d_s);
             gw_finding_evidence(f, "%s of the program's own start before its first %s call (library first calls and "
@@ -389,9 +417,16 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (r->profiler_setup_s > 0) {
             char d_s[32];
             gw_rules_fmt_duration(r->profiler_setup_s, d_s, sizeof d_s);
-            gw_finding_evidence(f, "%s of the profiler's own work before the GPU's first work or inside first "
-                                   "calls of GPU-library ops (its overhead records, \"Activity Buffer Request\": "
-                                   "CUPTI allocating the buffers it records into), not the job's", d_s);
+            const gw_trace *tr = gw_rules_trace(a, r);
+            if (tr && tr->has_cuda_called_by)
+                gw_finding_evidence(f, "%s of the profiler's own work before the GPU's first work: nsys loading CUPTI "
+                                       "and setting up its CUDA tracing inside the program's first %s call (its log, "
+                                       "up to \"CUDA injection initialized successfully\"), not the job's",
+                                    d_s, vt->api);
+            else
+                gw_finding_evidence(f, "%s of the profiler's own work before the GPU's first work or inside first "
+                                       "calls of GPU-library ops (its overhead records, \"Activity Buffer Request\": "
+                                       "CUPTI allocating the buffers it records into), not the job's", d_s);
         }
         if (r->library_init_s > 0) {
             char d_s[32], longest_s[32];

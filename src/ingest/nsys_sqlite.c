@@ -424,6 +424,56 @@ static void read_capture_range(gw_nsys_db *d)
     }
 }
 
+/* nsys's log of its CUDA tracing starting (DIAGNOSTIC_EVENT, written by its injection on the
+ * events' clock): the driver loads the injection in the program's first CUDA call, which nsys
+ * then does not record; from its first message about CUDA or CUPTI ("Loaded CUPTI library",
+ * "Buffers holding CUDA trace data ...") to "CUDA injection initialized successfully." nsys is
+ * setting itself up inside that call. In a public export the first recorded call came 201 ms
+ * after an NVTX range opened, 77 ms of it nsys loading CUPTI, which gpuwhy called the
+ * program's own start. Read for the process of the first recorded CUDA call, after the model
+ * is finished (its threads give the pid); an export without the log changes nothing. */
+static void read_cuda_tracing_start(gw_nsys_db *d)
+{
+    gw_trace *t = d->trace;
+    if (!gw_nsys_has_table(d, "DIAGNOSTIC_EVENT") || !gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "globalPid") ||
+        !gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "timestampType") ||
+        !gw_nsys_has_column(d, "DIAGNOSTIC_EVENT", "source") || t->profiler_span_count >= GW_PROFILER_SPANS_MAX)
+        return;
+    gw_ns first_call = INT64_MAX;
+    uint32_t thread = UINT32_MAX;
+    for (size_t i = 0; i < t->host_count; i++)
+        if (gw_host_is_api_kind(&t->host[i]) && t->host[i].start < first_call) {
+            first_call = t->host[i].start;
+            thread = t->host[i].thread;
+        }
+    if (thread >= t->thread_count)
+        return;
+    /* source 1 = Injection, timestampType 1 = the target's clock (the events' own) */
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(d->db,
+                                "SELECT min(CASE WHEN text LIKE '%CUDA%' OR text LIKE '%CUPTI%' THEN timestamp END), "
+                                "min(CASE WHEN text LIKE 'CUDA injection initialized successfully%' THEN timestamp END) "
+                                "FROM DIAGNOSTIC_EVENT WHERE source = 1 AND timestampType = 1 "
+                                "AND ((globalPid >> 24) & 16777215) = ?",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_bind_int64(st, 1, t->threads[thread].pid)) == SQLITE_OK &&
+        (rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+        sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        gw_ns began = sqlite3_column_int64(st, 0), ready = sqlite3_column_int64(st, 1);
+        /* the log must fit the calls: set up before the first recorded one */
+        if (began >= 0 && began <= ready && ready <= first_call) {
+            t->has_cuda_called_by = 1;
+            t->cuda_called_by_ns = began;
+            if (ready > began) {
+                t->profiler_span_start[t->profiler_span_count] = began;
+                t->profiler_span_end[t->profiler_span_count++] = ready;
+            }
+        }
+    }
+    note_probe(d, rc);
+    sqlite3_finalize(st);
+}
+
 /* A CUDA call fault scan reads every API row through SQLite (~65 ns a row): done when the
  * export has no GPU rows (the fault may be why) or this few host rows, so that a multi-million
  * row export does not pay a third of a second for it. */
@@ -1220,6 +1270,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
     gw_phase_mark("model: gw_trace_finish");
     gw_nsys_link_api(t);
+    read_cuda_tracing_start(d);
     gw_phase_mark("nsys: link API");
     report_progress(opt, file_size, 8, 8);
     return 0;

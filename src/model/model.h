@@ -506,6 +506,13 @@ typedef struct gw_trace {
      * GW_PROFILER_SPANS_MAX of them, in file order: time the job did not spend. */
     gw_ns profiler_span_start[GW_PROFILER_SPANS_MAX], profiler_span_end[GW_PROFILER_SPANS_MAX];
     size_t profiler_span_count;
+    /* An nsys export's log of its CUDA tracing starting in the process that made the first
+     * recorded CUDA call: the driver loads nsys's CUDA injection in the program's first CUDA
+     * call, a call nsys does not record, so by cuda_called_by_ns the program had called CUDA
+     * (kept as a profiler span too: nsys loading CUPTI up to "CUDA injection initialized").
+     * has_cuda_called_by 0: no such log. */
+    int has_cuda_called_by;
+    gw_ns cuda_called_by_ns;
     /* CUDA calls the reader found without a category, named as the APIs name them (a
      * host-side tracer's Chrome trace: an eBPF or LD_PRELOAD monitor), when they are all of
      * the trace's calls; 0 otherwise. Such a tool records no GPU activity at all. */

@@ -612,7 +612,7 @@ static void startup_calls_are_the_hosts_own_work(void **state)
 }
 
 /* A window without steps that opens with the program's own start inside a span covering it (a
- * ray tracer's one NVTX range over the whole run, its first 72 ms loading libraries before any
+ * ray tracer's one NVTX range over the whole run, its first 72 ms before any recorded
  * CUDA call): that stretch is start-up too, up to the first CUDA call. Twins: no span covering
  * the start (it is then no host work at all), and a window of steps (its start is a step's). */
 static void program_start_before_the_first_call(void **state)

@@ -1252,6 +1252,53 @@ static void wsl2_export_without_gpu_records(void **state)
  * (a public export's "transfer" ranges held time.sleep, on the CPU 0.4-1% of them) is
  * "waiting in its own code, off the CPU", not "busy in its own work" with advice to make the
  * code faster. The same program on the CPU keeps the usual cause. */
+/* nsys's injection log dates the program's first CUDA call, which nsys does not record: its
+ * CUDA tracing began at 20 ms (this process's first message about CUDA or CUPTI; another
+ * process's at 5 ms and the OS-runtime injection's at 3 ms do not count) and was set up at
+ * 120 ms. The 199 ms from the window's start to the first recorded call were all "the program's
+ * own start"; now 100 ms are the profiler's set-up, and of the 99 ms left only the 19 ms before
+ * 20 ms are surely the program's (a public export: 201 ms called "libraries loading, input read"
+ * where nsys was loading CUPTI for 77 ms). Without the "initialized" message, nothing changes. */
+static void cuda_tracing_log_dates_first_call(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cuda_tracing_log");
+    gw_trace *t = read_ok(path);
+    assert_int_equal(t->has_cuda_called_by, 1);
+    assert_int_equal(t->cuda_called_by_ns, 20000000);
+    assert_int_equal(t->profiler_span_count, 1);
+    assert_int_equal(t->profiler_span_start[0], 20000000);
+    assert_int_equal(t->profiler_span_end[0], 120000000);
+    gw_trace_free(t);
+    for (int logged = 1; logged >= 0; logged--) {
+        if (!logged)
+            exec_sql(path, "DELETE FROM DIAGNOSTIC_EVENT WHERE text LIKE 'CUDA injection initialized%'");
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
+        assert_int_equal(a->rank_count, 1);
+        const gw_rank_stats *r = &a->ranks[0];
+        assert_int_equal(r->window.start_ns, 1000000);
+        assert_true(fabs(r->precall_startup_s - (logged ? 0.099 : 0.199)) < 1e-9);
+        assert_true(fabs(r->precall_after_cuda_s - (logged ? 0.080 : 0)) < 1e-9);
+        assert_true(fabs(r->profiler_setup_s - (logged ? 0.100 : 0)) < 1e-9);
+        const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+        assert_non_null(f);
+        int dated = 0, own_start = 0, nsys_setup = 0;
+        for (size_t i = 0; i < f->evidence_count; i++) {
+            dated |= strstr(f->evidence[i], "99 ms before the first CUDA call nsys recorded, in a host range over it "
+                                            "all: 19 ms before the program's first CUDA call") != NULL;
+            own_start |= strstr(f->evidence[i], "199 ms of the program's own start before its first CUDA call") != NULL;
+            nsys_setup |= strstr(f->evidence[i], "100 ms of the profiler's own work before the GPU's first work: nsys "
+                                                 "loading CUPTI") != NULL;
+        }
+        assert_int_equal(dated, logged);
+        assert_int_equal(nsys_setup, logged);
+        assert_int_equal(own_start, !logged);
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+}
+
 static void sched_events_tell_sleep_from_work(void **state)
 {
     (void)state;
@@ -1323,6 +1370,7 @@ int main(void)
         cmocka_unit_test(shell_named_main_thread_takes_the_process_name),
         cmocka_unit_test(unified_memory_page_faults),
         cmocka_unit_test(sched_events_tell_sleep_from_work),
+        cmocka_unit_test(cuda_tracing_log_dates_first_call),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -698,7 +698,7 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     assert_non_null(f);
     assert_true(fx_evidence_has(f, "150 ms in first calls of GPU-library ops (the longest: "
                                    "aten::cudnn_convolution, 141 ms): the library setting up on first use"));
-    assert_true(fx_evidence_has(f, "start-up CUDA calls and first library calls 58%"));
+    assert_true(fx_evidence_has(f, "start-up 58% (CUDA calls and library first calls)"));
     assert_string_equal(f->cause, "start-up: first calls setting up GPU libraries (cuDNN, cuBLAS)");
     assert_string_equal(f->gain, "none in a training step: the GPU libraries' set-up is paid once, and a "
                                  "steady-state profile leaves it out");
