@@ -1227,7 +1227,10 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
         t->host_count = first_api + slots;
         if (gw_nsys_api_resolve(d, first_api, t->host_count) != 0)
             return -1;
-        if ((size_t)rows[TABLE_API] != slots)
+        long twins = gw_nsys_drop_backtrace_twins(d, first_api, t->host_count);
+        if (twins < 0)
+            return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+        if ((size_t)rows[TABLE_API] != slots || twins > 0)
             t->host_count = first_api + compact_holes(t->host + first_api, slots, sizeof *t->host, api_hole);
     }
     report_progress(opt, file_size, ++phase, phases);

@@ -5,6 +5,7 @@
 #include "ingest/pyprof_name.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Thread index for a globalTid, remembering the last one: rows of one thread come in runs. */
@@ -302,4 +303,79 @@ int gw_nsys_read_thread_names(gw_nsys_db *d)
     if (gw_nsys_step_done(d, rc, T) != 0)
         return -1;
     return rename_shell_threads(d);
+}
+
+/* ---- nsys --cudabacktrace twins ------------------------------------------------------ */
+
+typedef struct api_key {
+    uint64_t correlation;
+    uint32_t thread;
+    uint32_t index;
+} api_key;
+
+static int api_key_cmp(const void *pa, const void *pb)
+{
+    const api_key *a = pa, *b = pb;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->correlation != b->correlation)
+        return a->correlation < b->correlation ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Whether the export says nsys took CUDA backtraces: its own strings ("CUDA backtrace profiling
+ * started"). A string table, not a scan of a table of millions of calls. */
+static int took_backtraces(gw_nsys_db *d)
+{
+    int found = 0;
+    if (gw_nsys_has_table(d, "StringIds") && gw_nsys_has_column(d, "StringIds", "value")) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(d->db, "SELECT 1 FROM StringIds WHERE value LIKE 'CUDA backtrace profiling%' LIMIT 1",
+                               -1, &st, NULL) == SQLITE_OK)
+            found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return found;
+}
+
+long gw_nsys_drop_backtrace_twins(gw_nsys_db *d, size_t first, size_t end)
+{
+    gw_host_event *host = d->trace->host;
+    if (end <= first + 1 || end - first > UINT32_MAX || !took_backtraces(d))
+        return 0;
+    api_key *keys = malloc((end - first) * sizeof *keys); /* owned here */
+    if (!keys)
+        return -1;
+    size_t n = 0;
+    for (size_t i = first; i < end; i++)
+        if (host[i].kind != GW_NSYS_HOLE && host[i].correlation != GW_NO_CORRELATION)
+            keys[n++] = (api_key){host[i].correlation, host[i].thread, (uint32_t)(i - first)};
+    qsort(keys, n, sizeof *keys, api_key_cmp);
+    long dropped = 0;
+    /* A correlation id names one call of one process: rows sharing it on one thread are that
+     * call; the innermost is the call's own record, any row enclosing it the backtrace's. */
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && keys[b].thread == keys[a].thread && keys[b].correlation == keys[a].correlation)
+            b++;
+        if (b - a > 1) {
+            size_t inner = a;
+            for (size_t k = a + 1; k < b; k++) {
+                const gw_host_event *h = &host[first + keys[k].index], *in = &host[first + keys[inner].index];
+                if (h->end - h->start < in->end - in->start)
+                    inner = k;
+            }
+            const gw_host_event *in = &host[first + keys[inner].index];
+            for (size_t k = a; k < b; k++) {
+                gw_host_event *h = &host[first + keys[k].index];
+                if (k != inner && h->start <= in->start && h->end >= in->end) {
+                    h->kind = GW_NSYS_HOLE;
+                    dropped++;
+                }
+            }
+        }
+        a = b;
+    }
+    free(keys);
+    return dropped;
 }

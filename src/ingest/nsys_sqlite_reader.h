@@ -116,6 +116,15 @@ long gw_nsys_chunk_read(gw_nsys_sink *sink, sqlite3_stmt *st, const char *table,
                         int64_t hi, int sparse, size_t slots);
 int gw_nsys_api_resolve(gw_nsys_db *d, size_t first, size_t end);
 
+/* nsys --cudabacktrace (2022 exports) writes a second row for each call it took a backtrace
+ * of: the same correlation id on the same thread, enclosing the call's own row (eventClass
+ * "CUDA backtrace", a callchainId), so every count and time inside calls came out doubled
+ * (15 blocking cudaMemcpy read as 30, 374 ms of waiting as 749). When the export says it
+ * collected such backtraces, the enclosing twin of each resolved API row in [first, end) is
+ * made a hole (kind GW_NSYS_HOLE) for the caller to compact. Returns how many, -1 out of
+ * memory (nothing changed then). */
+long gw_nsys_drop_backtrace_twins(gw_nsys_db *d, size_t first, size_t end);
+
 /* Schema probes (sqlite_master / PRAGMA table_info): 1 when present, 0 when not. */
 int gw_nsys_has_table(gw_nsys_db *d, const char *table);
 int gw_nsys_has_column(gw_nsys_db *d, const char *table, const char *column);

@@ -1252,6 +1252,36 @@ static void wsl2_export_without_gpu_records(void **state)
  * (a public export's "transfer" ranges held time.sleep, on the CPU 0.4-1% of them) is
  * "waiting in its own code, off the CPU", not "busy in its own work" with advice to make the
  * code faster. The same program on the CPU keeps the usual cause. */
+/* nsys --cudabacktrace (2022) writes each call it took a backtrace of twice: the same
+ * correlation id on the same thread, the twin enclosing the call (a public MPI+CUDA export:
+ * 15 blocking cudaMemcpy read as 30, 374 ms of waiting as 749). The twins go; the calls, a
+ * call without a twin and another thread's call of the same correlation id stay, and each
+ * GPU record keeps its call. Without nsys's "CUDA backtrace profiling" string nothing goes. */
+static void cudabacktrace_twins_dropped(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cudabacktrace_twins");
+    for (int said = 1; said >= 0; said--) {
+        if (!said)
+            exec_sql(path, "DELETE FROM StringIds WHERE id = 6");
+        gw_trace *t = read_ok(path);
+        counts c = count(t);
+        assert_int_equal(c.host[GW_HOST_RUNTIME], said ? 5 : 8);
+        if (said) {
+            const gw_host_event *copy = host_at(t, 2000200, GW_HOST_RUNTIME);
+            assert_int_equal(copy->end, 12000000);
+            assert_string_equal(gw_trace_str(t, copy->name_id), "cudaMemcpy");
+            assert_int_equal(host_at(t, 12100000, GW_HOST_RUNTIME)->end, 12150100);
+            assert_int_equal(host_at(t, 13000000, GW_HOST_RUNTIME)->end, 23000000);
+            assert_int_equal(host_at(t, 12500000, GW_HOST_RUNTIME)->end, 12600000);
+            for (size_t i = 0; i < t->host_count; i++)
+                assert_true(t->host[i].start != 2000000 && t->host[i].start != 12099900 &&
+                            t->host[i].start != 12999800);
+        }
+        gw_trace_free(t);
+    }
+}
+
 /* nsys's injection log dates the program's first CUDA call, which nsys does not record: its
  * CUDA tracing began at 20 ms (this process's first message about CUDA or CUPTI; another
  * process's at 5 ms and the OS-runtime injection's at 3 ms do not count) and was set up at
@@ -1371,6 +1401,7 @@ int main(void)
         cmocka_unit_test(unified_memory_page_faults),
         cmocka_unit_test(sched_events_tell_sleep_from_work),
         cmocka_unit_test(cuda_tracing_log_dates_first_call),
+        cmocka_unit_test(cudabacktrace_twins_dropped),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
