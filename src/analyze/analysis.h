@@ -163,6 +163,15 @@ typedef struct gw_gap_summary {
 
 /* ---- Per device -------------------------------------------------------------------- */
 
+/* Stalls (analyze/host_stalls.c): an op or a call that returns at once, GW_STALL_MIN_NS or
+ * longer, of a name with GW_STALL_NAME_CALLS calls or more in the trace of which
+ * GW_STALL_FAST_SHARE took under GW_STALL_FAST_NS: twenty times its usual length, with no more
+ * work to do. */
+#define GW_STALL_MIN_NS (20 * GW_STALL_FAST_NS)
+#define GW_STALL_FAST_NS 100000
+#define GW_STALL_FAST_SHARE 0.8
+#define GW_STALL_NAME_CALLS 5
+
 typedef struct gw_device_stats {
     int rank;                    /* trace rank */
     size_t trace_index;          /* index into job->traces */
@@ -192,6 +201,13 @@ typedef struct gw_device_stats {
     size_t dispatch_call_count;
     double own_cpu_op_s;         /* of own-work idle: inside CPU ops that launch nothing */
     double own_other_threads_s;  /* of own-work idle: only other threads of the process busy */
+    double own_stall_s;          /* of own-work idle: inside stalls of the feeding thread (ops and
+                                    CUDA calls of GW_STALL_MIN_NS or more whose name takes under
+                                    GW_STALL_FAST_NS in most of its calls: the host held up, see
+                                    analyze/host_stalls.c) */
+    uint32_t stall_count;        /* those stalls in the window, and the longest one's name */
+    char stall_longest[64];
+    double stall_longest_s;
     double own_offcpu_s;         /* of own-work idle: the feeding thread off the CPU (asleep,
                                     blocked, waiting for a core), from the scheduler's events
                                     (GW_HAS_SCHED); 0 without them */

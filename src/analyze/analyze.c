@@ -192,7 +192,8 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
     ds->own_other_threads_s = gw_ns_to_s(
         gw_ivset_total(&sets[GW_IDLE_HOST_BUSY]) -
         gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
-    if (feeder_offcpu(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &ds->own_offcpu_s) != 0) {
+    if (feeder_offcpu(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &ds->own_offcpu_s) != 0 ||
+        gw_host_stalls(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], w->start_ns, w->end_ns, ds) != 0) {
         gw_ivset_free(&dispatch);
         goto out;
     }
@@ -534,7 +535,7 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
 {
     gw_ns covered_until = INT64_MIN;
     uint32_t thread = UINT32_MAX;
-    gw_ns first_work = gw_first_gpu_work(t), longest = 0, library_longest = 0;
+    gw_ns first_work = gw_process_first_gpu_work(t), longest = 0, library_longest = 0;
     library_setup library = {INT64_MIN, 0, 0};
     gw_ns one_off_until = INT64_MIN; /* the thread's one-off call or op seen last ends here */
     /* Threads that make CUDA calls: their ioctls before the GPU's first work are the driver's

@@ -210,6 +210,11 @@ gw_ns gw_first_gpu_work(const gw_trace *t)
     return INT64_MAX;
 }
 
+gw_ns gw_process_first_gpu_work(const gw_trace *t)
+{
+    return t->warm_start ? GW_WORKED_BEFORE_TRACE : gw_first_gpu_work(t);
+}
+
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work)
 {
     /* A prefetch of managed memory is never the process's first call (its memory was
@@ -243,9 +248,17 @@ int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
      * cudaFuncGetAttributes load their kernel's module on first use, 8-9 ms each in a cold
      * ResNet-18; cudaStreamCreate, cudaGraphInstantiate). Not class other: another runtime's
      * calls mapped to CUDA's (MTIA's runFunction, its launches) are named nothing CUDA knows. */
+    /* In a warm process (its GPU worked before the trace) the kernels' modules are loaded but
+     * for kernels it launches for the first time (GW_HOST_F_NEW_KERNEL: a second step's first
+     * gradient accumulation, 6.5 ms in a ROCm toy's ProfilerStep#1): another long launch or
+     * query there is the host held up, not a load (Megatron's ProfilerStep#3: launches of 6-10 ms
+     * beside an 18 ms aten::empty). Set-up calls stay one-off (a warm step capturing graphs). */
+    int warm = first_gpu_work == GW_WORKED_BEFORE_TRACE;
     return gw_host_is_startup_call(h, first_gpu_work) || (h->flags & GW_HOST_F_LIBRARY_INIT) ||
-           (is_api(h) && (h->api_class == GW_API_LAUNCH || h->api_class == GW_API_SETUP ||
-                          h->api_class == GW_API_GETTER) && h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
+           (is_api(h) &&
+            ((h->api_class == GW_API_LAUNCH && (!warm || (h->flags & GW_HOST_F_NEW_KERNEL))) ||
+             h->api_class == GW_API_SETUP || (!warm && h->api_class == GW_API_GETTER)) &&
+            h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
            (is_api(h) && h->api_class == GW_API_MODULE_LOAD);
 }
 
@@ -900,7 +913,7 @@ int gw_feeder_activity_build(const gw_trace *t, const gw_feeders *f, gw_ns bubbl
 {
     *fa = (gw_feeder_activity){0};
     fa->bubble_ns = bubble_ns;
-    gw_ns startup = gw_first_gpu_work(t);
+    gw_ns startup = gw_process_first_gpu_work(t);
     thread_raw all = {0};
     thread_raw *per = f->count > 0 ? calloc(f->count, sizeof *per) : NULL;
     int rc = -1;

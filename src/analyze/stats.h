@@ -157,8 +157,14 @@ int gw_host_is_allocator(const gw_host_event *h);
 #define GW_DISPATCH_PIECE_MAX_NS 1000000
 /* Start of the trace's first GPU work (INT64_MAX none). */
 gw_ns gw_first_gpu_work(const gw_trace *t);
+/* The same for the process: GW_WORKED_BEFORE_TRACE when the trace begins after earlier steps
+ * of the process ran (gw_trace.warm_start): its GPU worked before, so no call in the trace is
+ * its start-up. What the start-up and one-off tests below take. */
+#define GW_WORKED_BEFORE_TRACE INT64_MIN
+gw_ns gw_process_first_gpu_work(const gw_trace *t);
 int gw_host_is_startup_call(const gw_host_event *h, gw_ns first_gpu_work);
-/* The same, or a launch as long at any time (its kernel's module loaded or compiled), a
+/* The same, or a launch as long at any time (its kernel's module loaded or compiled; in a
+ * warm trace, first_gpu_work GW_WORKED_BEFORE_TRACE, only a kernel's first launch in it), a
  * module load (GW_API_MODULE_LOAD) of any length, or a GPU library op's call that set the
  * library up (GW_HOST_F_LIBRARY_INIT): the attribution's one-off host work. The step graph keeps such a launch a launch (its critical
  * path counts launch calls as launches, as HTA's does). */
@@ -320,6 +326,11 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
 /* The own-work view lists the process's other threads when they hold at least this share of
  * its idle time (78 µs of 320 ms listed a waiting tqdm thread's frames at 100%). */
 #define GW_OTHER_THREADS_LISTED_SHARE 0.05
+
+/* Fills ds's stall members: the feeding thread's stalls in [lo, hi) and how much of own_idle
+ * they cover. 0, or -1 out of memory. */
+int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, gw_ns lo, gw_ns hi,
+                   gw_device_stats *ds);
 
 /* ---- quantile.c -------------------------------------------------------------------- */
 

@@ -1166,7 +1166,7 @@ int gw_stepgraph_build(const gw_trace *t, const gw_window *w, const gw_threshold
      * not modelled, so that no difference of two times in the replay can overflow. */
     if (w->start_ns < -SANE_CLOCK_NS || w->end_ns > SANE_CLOCK_NS || w->end_ns - w->start_ns > SANE_SPAN_NS)
         return 0;
-    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_first_gpu_work(t),
+    builder b = {.t = t, .g = g, .lo = w->start_ns, .hi = w->end_ns, .first_gpu_work = gw_process_first_gpu_work(t),
                  .no_steps = !(w->span == GW_SPAN_STEPS && w->steady_steps > 0 && !w->whole_window) &&
                              !(w->span == GW_SPAN_LOADER && w->steady_steps > 0),
                  .value_use_ns = (gw_ns)(th->v[GW_T_WHATIF_VALUE_USE_MS] * 1e6)};

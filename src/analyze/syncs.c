@@ -170,7 +170,7 @@ int gw_sync_stats_compute(const gw_trace *t, const gw_window *w, gw_sync_stats *
      * cudaMemcpyToSymbol of a program, 77 ms: loading its module and creating the context)
      * waited for no GPU work: the attribution counts it as start-up, and so it is not one of
      * the job's syncs. Without GPU records nothing says which calls came before its work. */
-    gw_ns first_work = gw_first_gpu_work(t);
+    gw_ns first_work = gw_process_first_gpu_work(t);
     if (first_work == INT64_MAX)
         first_work = INT64_MIN;
     size_t n = 0;

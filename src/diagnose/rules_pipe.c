@@ -236,6 +236,11 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
  * idle off the CPU (the scheduler's events), the time is a wait, not work: a public export's
  * NVTX "transfer" ranges held time.sleep calls, 0.4-1% of them on the CPU. */
 #define GW_OFFCPU_WAIT_SHARE 0.5
+/* The share of the own-work idle inside the feeding thread's stalls (analyze/host_stalls.c)
+ * from which the time is the host held up, not its work: said as evidence from
+ * GW_STALL_SAID_SHARE, the cause from GW_STALL_CAUSE_SHARE. */
+#define GW_STALL_SAID_SHARE 0.1
+#define GW_STALL_CAUSE_SHARE 0.5
 
 static int looks_like_compile(const char *name)
 {
@@ -370,6 +375,19 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the feeding thread was off the CPU for %.0f%% of its own part of that time "
                                    "(the OS scheduler's events): asleep, blocked or waiting for a core, not "
                                    "computing", asleep * 100.0);
+        }
+        double stall = d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
+                           ? d->own_stall_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s : 0;
+        if (stall > 1)
+            stall = 1;
+        if (stall >= GW_STALL_SAID_SHARE) {
+            char longest_s[32];
+            gw_rules_fmt_duration(d->stall_longest_s, longest_s, sizeof longest_s);
+            gw_finding_evidence(f, "%.0f%% of it inside %u stalls: ops and %s calls of %.0f ms or more whose other "
+                                   "calls nearly all take under %.0f µs (the longest: %.40s, %s): no more work, the "
+                                   "thread held up",
+                                stall * 100.0, d->stall_count, vt->api, GW_STALL_MIN_NS / 1e6, GW_STALL_FAST_NS / 1e3,
+                                d->stall_longest, longest_s);
         }
         gw_finding_evidence(f, "CPU-bound rather than launch-bound: %.1f%% of the window in the host's own "
                                "work against %.1f%% dispatching GPU work",
@@ -517,6 +535,18 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "py-spy dump --pid <pid> shows where the thread sits) and take it off the GPU's path: "
                          "load or prefetch on another thread or process while the GPU works (copies on their "
                          "own CUDA stream), or drop the sleep; re-profile the same steps.");
+        } else if (stall >= GW_STALL_CAUSE_SHARE) {
+            snprintf(f->cause, sizeof f->cause,
+                     "the host held up: fast ops and calls stalling for milliseconds");
+            gw_rules_fix(f,
+                         "The feeding thread stalls for milliseconds in ops and %s calls that take microseconds "
+                         "in nearly all their other calls (%u of them here): it was descheduled or waiting for a "
+                         "core, not working, so faster code will not help. Give each training process cores of "
+                         "its own on the GPU's NUMA node (numactl --cpunodebind=N --membind=N, taskset, or the "
+                         "launcher's CPU binding), keep threads within the cores (OMP_NUM_THREADS and DataLoader "
+                         "workers times processes per node), look for other processes on the node (top, "
+                         "pidstat), then profile several steps to see whether the stalls recur.",
+                         vt->api, d->stall_count);
         } else if (cpu_op >= 0.5 && gw_rules_jax(a, r)) {
             gw_rules_fix(f,
                          "The framework's host work runs while the GPU waits (the calls above spend far more "

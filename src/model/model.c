@@ -807,6 +807,26 @@ static void *build_host_index_run(void *arg)
  * events; the nesting writes only parent and depth, the index reads only kind and
  * correlation, so the index is built on a helper thread meanwhile when the array is
  * large. 0, or -1 out of memory. */
+/* A warm trace's launches of kernels it has not launched before (GW_HOST_F_NEW_KERNEL): the
+ * only launches in it that may load a module. GPU events are in start order, so a kernel's
+ * first event is its name's first launch. Without memory for the names, none is marked. */
+static void mark_new_kernel_launches(gw_trace *t)
+{
+    uint8_t *seen = calloc(t->strings.count ? t->strings.count : 1, 1); /* owned here */
+    if (!seen)
+        return;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind != GW_GPU_KERNEL || g->name_id >= t->strings.count || seen[g->name_id])
+            continue;
+        seen[g->name_id] = 1;
+        long h = g->correlation != GW_NO_CORRELATION ? gw_trace_host_by_corr(t, g->correlation) : -1;
+        if (h >= 0 && (size_t)h < t->host_count)
+            t->host[h].flags |= GW_HOST_F_NEW_KERNEL;
+    }
+    free(seen);
+}
+
 static int nest_and_index(gw_trace *t)
 {
     host_index_job job = {t, -1};
@@ -967,8 +987,13 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
         gw_phase_mark("model: sort host");
         rc = nest_and_index(t);
         gw_phase_mark("model: nesting, steps || host correlation index");
-        if (rc == 0)
+        if (rc == 0) {
+            t->warm_start = t->step_source == GW_STEPS_PROFILER_STEP && t->step_count > 0;
+            for (size_t i = 0; i < t->step_count; i++)
+                if (t->steps[i].number < 1)
+                    t->warm_start = 0;
             rc = gw_trace_mark_library_init(t);
+        }
     }
     if (threaded)
         pthread_join(thread, NULL);
@@ -998,6 +1023,8 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     else if (names_show_offload(t))
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
+    if (t->warm_start)
+        mark_new_kernel_launches(t);
     t->has |= names_show_job_shape(t);
     for (size_t i = 0; i < t->device_count; i++)
         if (t->devices[i].is_amd)

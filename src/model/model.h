@@ -183,6 +183,10 @@ typedef enum gw_api_class {
 #define GW_HOST_F_COMM_META     0x100u /* has a gw_comm_meta (gw_trace_comm_of_host) */
 #define GW_HOST_F_TRAINING      0x200u /* a backward pass or optimizer step ("AddmmBackward0",
                                           "## backward ##", "Optimizer.step#Adam.step") */
+#define GW_HOST_F_NEW_KERNEL    0x800u /* in a warm trace (gw_trace.warm_start): the launch of a
+                                          kernel not launched before in the trace, which may load
+                                          its module even there (a second step's first gradient
+                                          accumulation) */
 #define GW_HOST_F_LIBRARY_INIT  0x400u /* a GPU library op's call that set the library up on first
                                           use (cuDNN, cuBLAS handles and plans: model/first_calls.h),
                                           one-off host work */
@@ -541,6 +545,11 @@ typedef struct gw_trace {
     gw_device *devices;  size_t device_count, device_cap;
     gw_step *steps;      size_t step_count, step_cap;
     gw_step_source step_source;
+    /* 1 when the trace begins after earlier steps of the same process ran (its first
+     * ProfilerStep is numbered 1 or more: the profiler's schedule skipped or warmed up on
+     * them), so its CUDA context, its kernels' modules and its GPU libraries were set up
+     * before it: no call or op in it is the process's start-up. Set by gw_trace_finish. */
+    int warm_start;
     /* Set by gw_trace_finish when the host ran ahead of the GPU (model/step_lag.h): the steps
      * were moved to the GPU's timeline, and the host began the last step this long before the
      * GPU began its work. 0: the steps are the markers' own ranges. */

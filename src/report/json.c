@@ -215,6 +215,10 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
         gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
         gw_jw_kdouble(w, "own_offcpu_s", d->own_offcpu_s);
+        gw_jw_kdouble(w, "own_stall_s", d->own_stall_s);
+        gw_jw_kuint(w, "stall_count", d->stall_count);
+        gw_jw_kstring(w, "stall_longest", d->stall_longest);
+        gw_jw_kdouble(w, "stall_longest_s", d->stall_longest_s);
         gw_jw_kdouble(w, "unknown_queued_s", d->unknown_queued_s);
         gw_jw_kdouble(w, "queued_open_s", d->queued_open_s);
         gw_jw_key(w, "host_ops");

@@ -611,6 +611,82 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_done(a, job);
 }
 
+/* A trace that begins after earlier steps of the process ran (its first ProfilerStep numbered
+ * 1 or more: the profiler's schedule skipped or warmed up on them) holds no start-up: its
+ * context, modules and libraries were set up before. An 8-rank Megatron trace of
+ * ProfilerStep#3 read its 6-22 ms stalled launches as module loads and a 20 ms first aten::mm
+ * as cuBLAS setting up, "one-off, gain none", beside a straggler finding blaming that rank's
+ * host. The twin numbered #0 keeps both as start-up. */
+static void warm_trace_holds_no_startup(void **state)
+{
+    (void)state;
+    for (int warm = 1; warm >= 0; warm--) {
+        gw_trace *t = fx_trace();
+        fx_step(t, warm ? 3 : 0, 0, 40000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 100, 110, 1);
+        fx_kernel(t, 0, 7, 110, 1000, 1, "k");
+        /* a launch held up for 5 ms, of a kernel launched before (a kernel's first launch may
+         * load its module even in a warm process: GW_HOST_F_NEW_KERNEL) */
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 1000, 6000, 2);
+        fx_kernel(t, 0, 7, 6000, 7000, 2, "k");
+        /* the thread's first aten::mm, 20 ms of its own code before its launch */
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", 7000, 27100, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 27000, 27010, 3);
+        fx_kernel(t, 0, 7, 27010, 28000, 3, "gemm");
+        for (int k = 0; k < 4; k++) {
+            double at = 29000 + k * 2000.0;
+            fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::mm", at, at + 30, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 20, at + 25, 4 + (uint64_t)k);
+            fx_kernel(t, 0, 7, at + 25, at + 1900, 4 + (uint64_t)k, "gemm");
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        assert_int_equal(job->traces[0]->warm_start, warm);
+        fx_assert_s(a->ranks[0].startup_call_s, warm ? 0 : 5000);
+        if (warm)
+            fx_assert_s(a->ranks[0].library_init_s, 0);
+        else
+            assert_true(a->ranks[0].library_init_s > 0.019);
+        fx_done(a, job);
+    }
+}
+
+/* The feeding thread's stalls: an op that takes 10 µs in its other calls held up for 5 ms
+ * while the GPU idled is the host held up, not work (analyze/host_stalls.c); the same 5 ms in
+ * an op whose calls all take 0.5 ms is work, no stall. Waits on the GPU are never stalls. */
+static void fast_ops_stalling_are_stalls(void **state)
+{
+    (void)state;
+    for (int fast = 1; fast >= 0; fast--) {
+        gw_trace *t = fx_trace();
+        double at = 0;
+        for (int k = 0; k < 8; k++, at += 1000) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::empty", at, at + (fast ? 10 : 500), 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 600, at + 610, 1 + (uint64_t)k);
+            fx_kernel(t, 0, 7, at + 610, at + 1000, 1 + (uint64_t)k, "k");
+        }
+        /* held up 5 ms with the GPU idle, then a synchronize of 3 ms waiting on a kernel */
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::empty", at, at + 5000, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 5000, at + 5010, 20);
+        fx_kernel(t, 0, 7, at + 5010, at + 8000, 20, "k");
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", at + 5020, at + 8010, 21);
+        t->has |= GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_GPU_TRACE;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        assert_int_equal(a->device_count, 1);
+        fx_assert_s(a->devices[0].own_stall_s, fast ? 5000 : 0);
+        assert_int_equal(a->devices[0].stall_count, fast ? 1 : 0);
+        if (fast) {
+            assert_string_equal(a->devices[0].stall_longest, "aten::empty");
+            const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+            assert_non_null(f);
+            assert_string_equal(f->cause, "the host held up: fast ops and calls stalling for milliseconds");
+            assert_non_null(strstr(f->fix, "descheduled or waiting for a core"));
+        }
+        fx_done(a, job);
+    }
+}
+
 /* A window without steps that opens with the program's own start inside a span covering it (a
  * ray tracer's one NVTX range over the whole run, its first 72 ms before any recorded
  * CUDA call): that stretch is start-up too, up to the first CUDA call. Twins: no span covering
@@ -1533,6 +1609,8 @@ int main(void)
         cmocka_unit_test(the_launching_thread_decides),
         cmocka_unit_test(startup_calls_are_the_hosts_own_work),
         cmocka_unit_test(program_start_before_the_first_call),
+        cmocka_unit_test(warm_trace_holds_no_startup),
+        cmocka_unit_test(fast_ops_stalling_are_stalls),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),
         cmocka_unit_test(dispatch_time_split_by_call),
