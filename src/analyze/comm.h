@@ -128,7 +128,17 @@ typedef struct gw_rank_comm_stats {
     size_t collectives;          /* matched collectives in its window */
     size_t last_count;           /* of them where it arrived last */
     double late_mean_s;          /* mean lateness behind the first rank to arrive */
+    /* Its own collectives in its window, by type and size class (powers of 4), in the classes
+     * of GW_SPREAD_COLL_CALLS or more whose mean rate is under 1/GW_SPREAD_COLL_RATIO of their
+     * fastest one's: the same transfer each time, so the time beyond what the fastest rate
+     * needs is most likely waiting for another rank (what one rank's trace can say of it).
+     * Their time, what the fastest rate needs of it, and how many. */
+    double spread_s, spread_best_s;
+    size_t spread_calls;
 } gw_rank_comm_stats;
+
+#define GW_SPREAD_COLL_CALLS 8
+#define GW_SPREAD_COLL_RATIO 3.0
 
 /* Achieved bandwidth of one collective kind in one size class (powers of 4). */
 typedef struct gw_busbw_row {

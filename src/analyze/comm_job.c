@@ -353,6 +353,58 @@ static int bw_add(bw_acc *acc, gw_collective type, int64_t bytes, gw_ns transfer
     return 0;
 }
 
+/* One type and size class of a rank's own collectives (rank_spread). */
+typedef struct spread_class {
+    uint8_t type;
+    int64_t lo;
+    size_t count;
+    double time_s, bytes, best_rate;
+} spread_class;
+
+/* rs's spread members from the rank's own records in its window (see gw_rank_comm_stats).
+ * 0, or -1 out of memory. */
+static int rank_spread(const gw_rank_comm *rc, gw_rank_comm_stats *rs)
+{
+    spread_class *cls = NULL;
+    size_t count = 0, cap = 0;
+    for (size_t k = 0; k < rc->record_count; k++) {
+        const gw_coll_record *r = &rc->records[k];
+        if (!r->in_window || r->bytes <= 0 || r->end <= r->start)
+            continue;
+        int64_t lo, hi;
+        size_class(r->bytes, &lo, &hi);
+        spread_class *c = NULL;
+        for (size_t i = 0; i < count && !c; i++)
+            if (cls[i].type == r->type && cls[i].lo == lo)
+                c = &cls[i];
+        if (!c) {
+            if (gw_grow((void **)&cls, &cap, count + 1, sizeof *cls) != 0) {
+                free(cls);
+                return -1;
+            }
+            c = &cls[count++];
+            *c = (spread_class){.type = r->type, .lo = lo};
+        }
+        double t = gw_ns_to_s(r->end - r->start), rate = (double)r->bytes / t;
+        c->count++;
+        c->time_s += t;
+        c->bytes += (double)r->bytes;
+        if (rate > c->best_rate)
+            c->best_rate = rate;
+    }
+    for (size_t i = 0; i < count; i++) {
+        const spread_class *c = &cls[i];
+        double mean_rate = c->bytes / c->time_s;
+        if (c->count < GW_SPREAD_COLL_CALLS || c->best_rate < GW_SPREAD_COLL_RATIO * mean_rate)
+            continue;
+        rs->spread_s += c->time_s;
+        rs->spread_best_s += c->bytes / c->best_rate;
+        rs->spread_calls += c->count;
+    }
+    free(cls);
+    return 0;
+}
+
 static int cmp_row(const void *x, const void *y)
 {
     const gw_busbw_row *a = x, *b = y;
@@ -668,6 +720,8 @@ int gw_job_comm_compute(gw_analysis *a)
             rs->exposed_s += ds->comm_exposed_s;
         }
         rs->hidden_s = rs->comm_s - rs->exposed_s;
+        if (rank_spread(&a->rank_comm[r], rs) != 0)
+            goto out;
         size_t nw = gw_ivals_normalize(waits[r].items, waits[r].count);
         double once = gw_ns_to_s(gw_ivals_total(waits[r].items, nw));
         if (rs->wait_s > 0 && once < rs->wait_s) {

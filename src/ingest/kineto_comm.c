@@ -266,3 +266,17 @@ int gw_kineto_comm_emit(gw_trace *t, const gw_kineto_comm *c, const gw_comm_meta
     m->pg_ranks_id = intern_or_zero(t, c->pg_ranks, &oom);
     return oom ? -1 : 0;
 }
+
+void gw_kineto_comm_name_from_range(gw_kineto_comm *c, const char *name, size_t len)
+{
+    static const char *const prefixes[] = {"nccl:", "gloo:", "c10d::"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t p = strlen(prefixes[i]);
+        if (len > p && memcmp(name, prefixes[i], p) == 0) {
+            size_t n = len - p < sizeof c->coll_name - 1 ? len - p : sizeof c->coll_name - 1;
+            memcpy(c->coll_name, name + p, n);
+            c->coll_name[n] = '\0';
+            return;
+        }
+    }
+}

@@ -35,6 +35,10 @@ typedef struct gw_kineto_comm {
     char coll_name[64], pg_name[128], pg_desc[128], pg_ranks[256];
 } gw_kineto_comm;
 
+/* The collective named by a collective range's own name ("nccl:all_reduce" → "all_reduce",
+ * also "gloo:" and "c10d::"), put in c->coll_name; other names leave c as it is. */
+void gw_kineto_comm_name_from_range(gw_kineto_comm *c, const char *name, size_t len);
+
 /* Which collective argument a key of "args" is (GW_KC_NONE: not one). */
 gw_kcomm_key gw_kineto_comm_key(const char *key, size_t len);
 

@@ -416,6 +416,10 @@ static int add_host_event(gw_kineto_state *st, const gw_kfields *f, gw_host_kind
     h->end = f->ts + f->dur;
     if (f->comm && f->comm->seen && (kind == GW_HOST_CPU_OP || kind == GW_HOST_ANNOTATION)) {
         gw_comm_meta key = {.owner = GW_COMM_ON_HOST, .start = h->start, .thread = thread};
+        /* A collective's own range names it when its args do not ("nccl:all_reduce" with only
+         * its tensor's Input Dims and Input type: a Megatron trace's every all-reduce). */
+        if (!f->comm->coll_name[0] && f->has_name)
+            gw_kineto_comm_name_from_range(f->comm, f->name, f->name_len);
         if (gw_kineto_comm_emit(st->trace, f->comm, &key) != 0)
             return oom(st);
     }

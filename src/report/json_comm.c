@@ -55,6 +55,9 @@ static void write_rank(gw_json_writer *w, const gw_rank_comm_stats *r)
     gw_jw_kuint(w, "collectives", r->collectives);
     gw_jw_kuint(w, "last_count", r->last_count);
     gw_jw_kdouble(w, "late_mean_s", r->late_mean_s);
+    gw_jw_kuint(w, "spread_calls", r->spread_calls);
+    gw_jw_kdouble(w, "spread_s", r->spread_s);
+    gw_jw_kdouble(w, "spread_best_s", r->spread_best_s);
     gw_jw_object_end(w);
 }
 

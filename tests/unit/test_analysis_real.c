@@ -267,6 +267,30 @@ static void nccl_comm_split(void **state)
     fx_done(a, job);
 }
 
+/* One rank's trace whose 10 all-reduces of 64 MiB ran 0.6 ms but twice 25-30 ms: the same
+ * transfer each time, so 54 of their 60 ms most likely waited for another rank (a Megatron
+ * rank's 81 all-reduces: 77% of its step "communication" where the transfers needed 8%, and
+ * gpuwhy told it to use fewer tensor-parallel ranks for 136-362 ms). The verdict says waiting
+ * and asks for every rank's trace, with no gain to claim from one rank. */
+static void lone_rank_collectives_spread_wait(void **state)
+{
+    (void)state;
+    gw_job *job;
+    gw_analysis *a = analyze_file(GW_SOURCE_DIR "/tests/data/kineto/lone_rank_waits.json", &job);
+    assert_non_null(a->comm);
+    assert_int_equal(a->comm->rank_count, 1);
+    const gw_rank_comm_stats *cs = &a->comm->ranks[0];
+    assert_int_equal(cs->spread_calls, 10);
+    assert_true(fabs(cs->spread_s - 0.0598) < 1e-9);
+    assert_true(fabs(cs->spread_best_s - 0.006) < 1e-9);
+    const gw_finding *f = gw_findings_get(&a->findings, "comm.heavy");
+    assert_non_null(f);
+    assert_string_equal(f->cause, "collectives waiting for another rank (one rank's trace)");
+    assert_non_null(strstr(f->fix, "Analyse every rank's trace together"));
+    assert_non_null(strstr(f->gain, "none to estimate from one rank"));
+    fx_done(a, job);
+}
+
 /* The autograd thread launched most kernels (6,126 vs 3,324) but the DataLoader waits are
  * on the training loop's thread: both feed the device, so the waits are still found. */
 static void two_feeding_threads(void **state)
@@ -366,6 +390,7 @@ int main(void)
         cmocka_unit_test(resnet50_worker_processes),
         cmocka_unit_test(multi_stream_with_item_syncs),
         cmocka_unit_test(nccl_comm_split),
+        cmocka_unit_test(lone_rank_collectives_spread_wait),
         cmocka_unit_test(two_feeding_threads),
         cmocka_unit_test(cpu_per_element_syncs),
         cmocka_unit_test(whole_span_busy_matches_reference),

@@ -284,6 +284,28 @@ static void check_era2023(const gw_trace *t)
                                  GW_HAS_DEVICE_PROPS | GW_HAS_PYTORCH);
 }
 
+/* A collective range named after its collective, with only its tensor's shape and type as args
+ * ("nccl:all_reduce", Input Dims [[4, 2048, 4096]], Input type ["c10::Half"]: a Megatron trace's
+ * every all-reduce): the name is the collective, the tensor its size (64 MiB). Without it the
+ * collectives had no size, so nothing could compare their rates. */
+static void test_collective_named_by_its_range(void **state)
+{
+    (void)state;
+    gw_trace *t = load_ok(FIXTURES "lone_rank_waits.json");
+    size_t named = 0;
+    for (size_t i = 0; i < t->comm_count; i++) {
+        const gw_comm_meta *m = &t->comm[i];
+        const char *name = m->coll_name_id ? gw_trace_str(t, m->coll_name_id) : NULL;
+        if (name && strcmp(name, "all_reduce") == 0) {
+            assert_int_equal(m->in_elems, 4 * 2048 * 4096);
+            assert_int_equal(m->elem_bytes, 2);
+            named++;
+        }
+    }
+    assert_int_equal(named, 10);
+    gw_trace_free(t);
+}
+
 static void test_era2023_object(void **state)
 {
     (void)state;
@@ -894,6 +916,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_era2021_bare_array),
         cmocka_unit_test(test_era2023_object),
+        cmocka_unit_test(test_collective_named_by_its_range),
         cmocka_unit_test(test_gzip_equals_plain),
         cmocka_unit_test(test_era2022_pretty_printed),
         cmocka_unit_test(test_string_and_negative_ids),
