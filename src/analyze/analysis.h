@@ -284,6 +284,10 @@ typedef struct gw_kernel_stats {
                                     busy, partial last waves counted (analyze/kernels.c sm_fill),
                                     and of that the lanes a block smaller than a warp leaves idle;
                                     <0 unknown */
+    double sm_fill_concurrent;   /* when compute kernels overlap on a GPU (streams): the share of
+                                    the SMs the running kernels' blocks cover together, over the
+                                    time compute kernels run (analyze/kernels.c, one sweep per
+                                    GPU); 0 none overlap or unknown */
     double sm_tail_lost;         /* of 1 - sm_fill_weighted, the part lost in the last waves of
                                     kernels with more than one block per SM (the rest: kernels
                                     with fewer blocks than SMs, or blocks smaller than a warp) */

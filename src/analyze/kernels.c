@@ -390,6 +390,117 @@ static int median_gap(const gw_trace *t, const gw_window *w, size_t n, double *g
     return 0;
 }
 
+/* GPUs of one trace followed for overlapping kernels (more are not swept). */
+#define OVERLAP_DEVICES_MAX 64
+
+/* A running kernel in the concurrency sweep: when it ends and the SMs' share it covers. */
+typedef struct running_kernel {
+    gw_ns end;
+    double cover;
+} running_kernel;
+
+/* Min-heap on end: the kernels running at one moment are few (one per busy stream). */
+static void heap_push(running_kernel *h, size_t *n, running_kernel k)
+{
+    size_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2].end > k.end) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = k;
+}
+
+static running_kernel heap_pop(running_kernel *h, size_t *n)
+{
+    running_kernel top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].end < h[c].end)
+            c++;
+        if (h[c].end >= last.end)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* Time from *at to until, the running kernels covering *cover of the SMs: busy and unused
+ * SM-time (capped at all of the SMs). */
+static void sweep_to(gw_ns until, gw_ns *at, double cover, double *busy, double *unused)
+{
+    if (until > *at && cover > 1e-12) {
+        double dt = (double)(until - *at);
+        *busy += dt;
+        *unused += dt * (cover < 1.0 ? 1.0 - cover : 0.0);
+    }
+    if (until > *at)
+        *at = until;
+}
+
+/* ks->sm_fill_concurrent: for each GPU whose compute kernels overlap, a sweep over them in
+ * start order adding up what each covers of the SMs (its sm_fill): ten streams of one- and
+ * eighteen-block kernels on a 10-SM GPU covered 91% of the SMs together, where each alone said
+ * "48% unused" and kernel.low_occupancy called it the biggest saving (17.6% of the window for
+ * 3.4%). 0, or -1 out of memory. */
+static int concurrent_fill(const gw_trace *t, const gw_window *w, const int32_t *devices, size_t device_count,
+                           gw_kernel_stats *ks)
+{
+    double busy = 0, unused = 0;
+    size_t cap = 64;
+    running_kernel *heap = malloc(cap * sizeof *heap); /* owned here */
+    if (!heap)
+        return -1;
+    launch_memo memo[LAUNCH_MEMO_SLOTS];
+    memset(memo, 0, sizeof memo);
+    for (size_t d = 0; d < device_count; d++) {
+        size_t n = 0;
+        gw_ns at = INT64_MIN;
+        double cover = 0;
+        for (size_t i = 0; i < t->gpu_count; i++) {
+            const gw_gpu_event *g = &t->gpu[i];
+            if (g->device != devices[d] || g->kind != GW_GPU_KERNEL || g->kclass == GW_KCLASS_COMM ||
+                g->start < w->start_ns || g->start >= w->end_ns || g->end <= g->start)
+                continue;
+            double bps, occ, fill;
+            launch_figures(t, g, memo, &bps, &occ, &fill);
+            if (fill < 0)
+                continue;
+            while (n > 0 && heap[0].end <= g->start) {
+                running_kernel done = heap_pop(heap, &n);
+                sweep_to(done.end, &at, cover, &busy, &unused);
+                cover -= done.cover;
+            }
+            sweep_to(g->start, &at, cover, &busy, &unused);
+            if (n == cap) {
+                running_kernel *more = realloc(heap, 2 * cap * sizeof *heap);
+                if (!more) {
+                    free(heap);
+                    return -1;
+                }
+                heap = more;
+                cap *= 2;
+            }
+            heap_push(heap, &n, (running_kernel){g->end, fill});
+            cover += fill;
+        }
+        while (n > 0) {
+            running_kernel done = heap_pop(heap, &n);
+            sweep_to(done.end, &at, cover, &busy, &unused);
+            cover -= done.cover;
+        }
+    }
+    free(heap);
+    if (busy > 0 && unused < busy)
+        ks->sm_fill_concurrent = 1.0 - unused / busy;
+    return 0;
+}
+
 int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thresholds *th,
                             double busy_s, gw_kernel_stats *ks)
 {
@@ -413,6 +524,10 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
     int zero_grad = trace_has_zero_grad(t);
     launch_memo memo[LAUNCH_MEMO_SLOTS];
     memset(memo, 0, sizeof memo);
+    int32_t overlap_dev[OVERLAP_DEVICES_MAX];
+    gw_ns overlap_end[OVERLAP_DEVICES_MAX];
+    int overlap_seen[OVERLAP_DEVICES_MAX];
+    size_t overlap_devices = 0;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
         if (g->start < w->start_ns || g->start >= w->end_ns)
@@ -445,6 +560,22 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         launch_figures(t, g, memo, &bps, &occ, &fill);
         /* Collectives run on a few blocks by design: their SMs are not what they lack. */
         if (fill >= 0 && g->kclass != GW_KCLASS_COMM) {
+            /* Compute kernels overlapping on their GPU (events come in start order): noted
+             * per GPU, for the concurrency sweep after this loop. */
+            size_t d = 0;
+            while (d < overlap_devices && overlap_dev[d] != g->device)
+                d++;
+            if (d == overlap_devices && d < OVERLAP_DEVICES_MAX) {
+                overlap_dev[d] = g->device;
+                overlap_end[d] = INT64_MIN;
+                overlap_seen[d] = 0;
+                overlap_devices++;
+            }
+            if (d < overlap_devices) {
+                overlap_seen[d] |= g->start < overlap_end[d];
+                if (g->end > overlap_end[d])
+                    overlap_end[d] = g->end;
+            }
             /* A block smaller than a warp runs one warp with the rest of its lanes idle (blocks
              * of 4 threads: 28 of 32 lanes), however many blocks the SMs hold. */
             double lanes = 1.0;
@@ -491,6 +622,14 @@ int gw_kernel_stats_compute(const gw_trace *t, const gw_window *w, const gw_thre
         ks->sm_fill_weighted = fill_weighted / fill_time;
         ks->sm_tail_lost = tail_lost / fill_time;
     }
+    /* Only the GPUs whose compute kernels overlap: the sweep changes nothing on the others. */
+    int32_t overlapping[OVERLAP_DEVICES_MAX];
+    size_t overlapping_count = 0;
+    for (size_t d = 0; d < overlap_devices; d++)
+        if (overlap_seen[d])
+            overlapping[overlapping_count++] = overlap_dev[d];
+    if (overlapping_count > 0 && concurrent_fill(t, w, overlapping, overlapping_count, ks) != 0)
+        goto out;
     ks->sub_warp_s = gw_ns_to_s(sub_warp);
     ks->memset_share = busy_s > 0 ? ks->memset_s / busy_s : 0.0;
     ks->zero_fill_s = gw_ns_to_s(zero_fill);

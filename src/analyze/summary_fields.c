@@ -63,6 +63,7 @@ static const gw_field DESC_KERNEL_STATS_FIELDS[] = {
     ONE(gw_kernel_stats, blocks_per_sm_weighted, GW_F_F64),
     ONE(gw_kernel_stats, occupancy_weighted_pct, GW_F_F64),
     ONE(gw_kernel_stats, sm_fill_weighted, GW_F_F64),
+    ONE(gw_kernel_stats, sm_fill_concurrent, GW_F_F64),
     ONE(gw_kernel_stats, sm_tail_lost, GW_F_F64),
     ONE(gw_kernel_stats, sub_warp_s, GW_F_F64),
     ONE(gw_kernel_stats, sub_warp_threads, GW_F_U32),

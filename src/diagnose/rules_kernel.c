@@ -281,6 +281,15 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
          * unused: a 50 s kernel of 40 register-heavy blocks on 28 SMs ran 28 + 12. */
         double fill_unused = k->sm_fill_weighted >= 0 ? 1.0 - k->sm_fill_weighted : -1;
         int few_blocks = k->blocks_per_sm_weighted < bps_thr;
+        /* Kernels side by side on streams fill the SMs together (ten streams of one-block
+         * kernels beside an 18-block one covered 91% of a 10-SM GPU): what they leave unused
+         * together is the loss, however few blocks each has. */
+        int concurrent = k->sm_fill_concurrent > 0;
+        if (concurrent) {
+            fill_unused = 1.0 - k->sm_fill_concurrent;
+            if (fill_unused < unused_thr)
+                continue;
+        }
         if (!few_blocks && fill_unused < unused_thr)
             continue;
         gw_rank_totals tot;
@@ -328,6 +337,11 @@ int gw_rule_kernel_low_occupancy(gw_analysis *a, const gw_rule *rule)
             snprintf(f->title, sizeof f->title,
                      "Kernels leave %.0f%% of the %ss' time unused: some run fewer blocks than there are "
                      "%ss", unused * 100.0, v->compute_unit, v->compute_unit);
+        if (concurrent)
+            gw_finding_evidence(f, "kernels run side by side on streams: together they keep %.0f%% of the %ss "
+                                   "busy while compute kernels run (each alone: %.0f%%)",
+                                k->sm_fill_concurrent * 100.0, v->compute_unit,
+                                k->sm_fill_weighted >= 0 ? k->sm_fill_weighted * 100.0 : 0.0);
         if (!few_blocks)
             waste_rows(f, k, v);
         else if (dev && dev->num_sms > 0)

@@ -308,6 +308,7 @@ static void write_kernels(gw_json_writer *w, const gw_kernel_stats *k)
     kdouble_known(w, "sm_fill", k->sm_fill_weighted);
     if (k->sm_fill_weighted >= 0)
         gw_jw_kdouble(w, "sm_tail_lost", k->sm_tail_lost);
+    kdouble_known(w, "sm_fill_concurrent", k->sm_fill_concurrent > 0 ? k->sm_fill_concurrent : -1);
     gw_jw_kdouble(w, "sub_warp_s", k->sub_warp_s);
     gw_jw_kuint(w, "sub_warp_threads", k->sub_warp_threads);
     gw_jw_key(w, "comm_by_collective");

@@ -1471,6 +1471,37 @@ static void quantiles_match_sorting(void **state)
     assert_true(gw_quantile(NULL, 0, 0.5) == 0.0);
 }
 
+/* Kernels side by side on streams fill the SMs together: four one-block kernels at once on a
+ * 4-SM GPU cover all of it, though each alone covers a quarter (a concurrent-kernel test on ten
+ * streams was told its kernels left 48% of the SMs unused, "the biggest saving"). The same
+ * kernels one after another overlap nowhere: no concurrent figure, and each leaves 75%
+ * unused. A third: two at once for half the time. */
+static void kernel_stats_concurrent_fill(void **state)
+{
+    (void)state;
+    for (int layout = 0; layout < 3; layout++) {
+        gw_trace *t = fx_trace();
+        fx_device(t, 0, 4);
+        for (int k = 0; k < 4; k++) {
+            double at = layout == 0 ? 0 : layout == 1 ? k * 100.0 : (k / 2) * 100.0;
+            gw_gpu_event *g = fx_kernel(t, 0, 7 + k, at, at + 100, 0, "one_block");
+            g->grid_blocks = 1;
+            g->block_threads = 256;
+        }
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_kernel_stats *ks = &a->ranks[0].kernels;
+        assert_true(fabs(ks->sm_fill_weighted - 0.25) < 1e-9);
+        if (layout == 0)
+            assert_true(fabs(ks->sm_fill_concurrent - 1.0) < 1e-9);
+        else if (layout == 1)
+            assert_true(ks->sm_fill_concurrent == 0);
+        else
+            assert_true(fabs(ks->sm_fill_concurrent - 0.5) < 1e-9);
+        fx_done(a, job);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1515,6 +1546,7 @@ int main(void)
         cmocka_unit_test(two_ranks),
         cmocka_unit_test(quantiles_match_sorting),
         cmocka_unit_test(empty_inputs),
+        cmocka_unit_test(kernel_stats_concurrent_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

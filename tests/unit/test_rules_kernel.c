@@ -158,6 +158,34 @@ static void low_occupancy_triggers(void **state)
     gw_job_free(job);
 }
 
+/* Kernels side by side on streams fill the SMs together: half a block per SM each, but 95% of
+ * the SMs covered by the kernels running at once, is no finding; 60% covered is one, said
+ * with both figures (a concurrent-kernel test on ten streams was told its kernels left 48% of
+ * the GPU idle, "the biggest saving", where together they covered 91%). */
+static void low_occupancy_concurrent_kernels(void **state)
+{
+    (void)state;
+    for (int filled = 1; filled >= 0; filled--) {
+        gw_job *job = fx_job(trace_with_device(7, 0, 0));
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].kernels.count = 100;
+        a->ranks[0].kernels.blocks_per_sm_weighted = 0.5;
+        a->ranks[0].kernels.sm_fill_weighted = 0.5;
+        a->ranks[0].kernels.sm_fill_concurrent = filled ? 0.95 : 0.6;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        if (filled) {
+            assert_null(f);
+        } else {
+            assert_non_null(f);
+            assert_float_equal(f->share, 0.76 * 0.4 / 0.8, 1e-9);
+            assert_true(fx_evidence_has(f, "kernels run side by side on streams: together they keep 60% of the SMs "
+                                           "busy while compute kernels run (each alone: 50%)"));
+        }
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 /* Enough blocks on average, but the kernels' rounds leave the SMs idle: the finding names the
  * loss and the kernel, and the fix speaks of rounds when the last waves hold most of it, of
  * small grids when kernels of fewer blocks than SMs do (a mean of 7,128 blocks per SM hid a
@@ -525,6 +553,7 @@ int main(void)
         cmocka_unit_test(launch_bound_in_graph_capture),
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
+        cmocka_unit_test(low_occupancy_concurrent_kernels),
         cmocka_unit_test(offload_kernels_on_one_block),
         cmocka_unit_test(low_occupancy_from_waves),
         cmocka_unit_test(low_occupancy_sub_warp_blocks),
