@@ -205,6 +205,12 @@ typedef struct gw_device_stats {
                                     CUDA calls of GW_STALL_MIN_NS or more whose name takes under
                                     GW_STALL_FAST_NS in most of its calls: the host held up, see
                                     analyze/host_stalls.c) */
+    double own_mpi_s;            /* of own-work idle: inside the feeding thread's MPI communication
+                                    calls (MPI_Send, MPI_Recv, MPI_Wait, MPI_Allreduce ...; nsys
+                                    --trace=mpi: analyze/host_mpi.c), this rank exchanging data
+                                    with or waiting for the others while its GPU has no work */
+    uint32_t mpi_count;          /* those calls in the window, and the name holding most time */
+    char mpi_top[32];
     uint32_t stall_count;        /* those stalls in the window, and the longest one's name */
     char stall_longest[64];
     double stall_longest_s;

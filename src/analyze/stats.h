@@ -327,6 +327,9 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
  * its idle time (78 µs of 320 ms listed a waiting tqdm thread's frames at 100%). */
 #define GW_OTHER_THREADS_LISTED_SHARE 0.05
 
+/* Fills ds's MPI members: the feeding thread's MPI communication calls in [lo, hi) and how
+ * much of own_idle they cover (analyze/host_mpi.c). 0, or -1 out of memory. */
+int gw_host_mpi(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, gw_ns lo, gw_ns hi, gw_device_stats *ds);
 /* Fills ds's stall members: the feeding thread's stalls in [lo, hi) and how much of own_idle
  * they cover. 0, or -1 out of memory. */
 int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, gw_ns lo, gw_ns hi,

@@ -241,6 +241,9 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
  * GW_STALL_SAID_SHARE, the cause from GW_STALL_CAUSE_SHARE. */
 #define GW_STALL_SAID_SHARE 0.1
 #define GW_STALL_CAUSE_SHARE 0.5
+/* The same for the feeding thread's MPI communication calls (analyze/host_mpi.c). */
+#define GW_MPI_SAID_SHARE 0.1
+#define GW_MPI_CAUSE_SHARE 0.5
 
 static int looks_like_compile(const char *name)
 {
@@ -375,6 +378,20 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "the feeding thread was off the CPU for %.0f%% of its own part of that time "
                                    "(the OS scheduler's events): asleep, blocked or waiting for a core, not "
                                    "computing", asleep * 100.0);
+        }
+        double mpi = d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
+                         ? d->own_mpi_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s : 0;
+        if (mpi > 1)
+            mpi = 1;
+        if (mpi >= GW_MPI_SAID_SHARE) {
+            char mpi_s[32];
+            gw_rules_fmt_duration(d->own_mpi_s * (double)tot.device_count, mpi_s, sizeof mpi_s);
+            /* After a start-up that holds most of the time, these calls are what recurs. */
+            gw_finding_evidence(f, "%.0f%% of it (%s) inside %u MPI communication calls (most: %.31s): this rank "
+                                   "exchanging data with the others or waiting for them while its GPU has no "
+                                   "work%s",
+                                mpi * 100.0, mpi_s, d->mpi_count, d->mpi_top,
+                                startup >= 0.5 ? ", every iteration, not a one-off like the start-up" : "");
         }
         double stall = d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
                            ? d->own_stall_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s : 0;
@@ -526,6 +543,16 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "first), keep input shapes stable so compiled kernels are reused (or mark "
                          "dynamic dimensions), and use the compiler's cache across runs; steady-state "
                          "steps should show no compile ranges.");
+        } else if (mpi >= GW_MPI_CAUSE_SHARE) {
+            snprintf(f->cause, sizeof f->cause, "MPI communication while the GPU has no work");
+            gw_rules_fix(f,
+                         "The GPU idles while this rank is in MPI calls (%.31s most): overlap the exchange with GPU "
+                         "work: post non-blocking MPI_Isend/MPI_Irecv before the kernels that do not need the data "
+                         "and complete them (MPI_Wait) after; use CUDA-aware MPI with device pointers, so no copy "
+                         "stages through the host; send fewer, larger messages. When the time is in MPI_Recv or "
+                         "MPI_Wait while a peer still computes, the ranks are unbalanced: profile every rank "
+                         "(nsys profile -o rank%%q{OMPI_COMM_WORLD_RANK}) and even out their work.",
+                         d->mpi_top);
         } else if (asleep >= GW_OFFCPU_WAIT_SHARE) {
             snprintf(f->cause, sizeof f->cause, "the host waiting in its own code, off the CPU (asleep or blocked)");
             gw_rules_fix(f,

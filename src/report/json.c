@@ -215,6 +215,9 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "own_cpu_op_s", d->own_cpu_op_s);
         gw_jw_kdouble(w, "own_other_threads_s", d->own_other_threads_s);
         gw_jw_kdouble(w, "own_offcpu_s", d->own_offcpu_s);
+        gw_jw_kdouble(w, "own_mpi_s", d->own_mpi_s);
+        gw_jw_kuint(w, "mpi_count", d->mpi_count);
+        gw_jw_kstring(w, "mpi_top", d->mpi_top);
         gw_jw_kdouble(w, "own_stall_s", d->own_stall_s);
         gw_jw_kuint(w, "stall_count", d->stall_count);
         gw_jw_kstring(w, "stall_longest", d->stall_longest);

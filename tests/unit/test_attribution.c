@@ -687,6 +687,43 @@ static void fast_ops_stalling_are_stalls(void **state)
     }
 }
 
+/* MPI communication calls on the feeding thread while the GPU idles (nsys --trace=mpi ranges):
+ * the rank exchanging data or waiting for the others, not its own code (an MPI+CUDA saxpy's
+ * 244 ms of MPI_Send and MPI_Recv read as "Python and annotated code"). MPI_Init is set-up, not
+ * communication; a range of another name in the same place is no MPI time. */
+static void mpi_calls_while_gpu_idles(void **state)
+{
+    (void)state;
+    for (int mpi = 1; mpi >= 0; mpi--) {
+        gw_trace *t = fx_trace();
+        fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "MPI_Init", 0, 500, 0);
+        double at = 1000;
+        for (int k = 0; k < 4; k++, at += 3000) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, 1 + (uint64_t)k);
+            fx_kernel(t, 0, 7, at + 10, at + 1000, 1 + (uint64_t)k, "saxpy");
+            fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, mpi ? (k % 2 ? "MPI_Recv" : "MPI_Send") : "exchange",
+                    at + 1000, at + 3000, 0);
+        }
+        t->has |= GW_HAS_HOST_API | GW_HAS_GPU_TRACE;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        assert_int_equal(a->device_count, 1);
+        /* 2 ms after each kernel: until the next launch, and after the last to the window's end */
+        fx_assert_s(a->devices[0].own_mpi_s, mpi ? 8000 : 0);
+        assert_int_equal(a->devices[0].mpi_count, mpi ? 4 : 0);
+        const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+        assert_non_null(f);
+        if (mpi) {
+            assert_string_equal(a->devices[0].mpi_top, "MPI_Send");
+            assert_string_equal(f->cause, "MPI communication while the GPU has no work");
+            assert_non_null(strstr(f->fix, "MPI_Isend/MPI_Irecv"));
+        } else {
+            assert_null(strstr(f->fix, "MPI_Isend"));
+        }
+        fx_done(a, job);
+    }
+}
+
 /* A window without steps that opens with the program's own start inside a span covering it (a
  * ray tracer's one NVTX range over the whole run, its first 72 ms before any recorded
  * CUDA call): that stretch is start-up too, up to the first CUDA call. Twins: no span covering
@@ -1611,6 +1648,7 @@ int main(void)
         cmocka_unit_test(program_start_before_the_first_call),
         cmocka_unit_test(warm_trace_holds_no_startup),
         cmocka_unit_test(fast_ops_stalling_are_stalls),
+        cmocka_unit_test(mpi_calls_while_gpu_idles),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),
         cmocka_unit_test(dispatch_time_split_by_call),
