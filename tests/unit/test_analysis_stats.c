@@ -382,6 +382,21 @@ static void release_calls_after_last_work_are_teardown(void **state)
     fx_assert_s(a->devices[0].idle_s, 100);
     fx_done(a, job);
 
+    /* Seconds of nothing traced between the GPU's last work and the exit's cudaFree, longer
+     * than the window: the program's own code (a string matcher checked its results on the CPU
+     * for 22.3 s), cut but not called teardown. */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 20, 1000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree_v3020", 2001000, 2001100, 0);
+    a = fx_analyze(t, &job);
+    w = &a->ranks[0].window;
+    assert_int_equal(w->end_ns, FX_US(1000));
+    assert_non_null(strstr(w->description, "; 2.0 s after the GPU's last work cut: untraced host time before the exit's "
+                                           "frees (the program's own code, not teardown)"));
+    assert_null(strstr(w->description, "teardown at the end"));
+    fx_done(a, job);
+
     /* A CPU op after the unloads: the host still worked, nothing past it is cut. */
     t = fx_trace();
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
