@@ -683,7 +683,17 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         }
         /* No kernel at all in the window: its GPU work is uploads and memsets, the program's
          * set-up (a capture that ended in its weights' random initialisation on the host). */
-        if (r->kernels.count == 0 && d && d->busy_s > 0)
+        /* Only reads back to the host (a capture of one step holding a loss.item(): a 4-byte copy)
+         * are no set-up: the capture missed the computation whose result they read. */
+        int reads_only = r->copies.count[GW_COPY_DTOH] > 0 && r->kernels.memset_count == 0 &&
+                         r->copies.count[GW_COPY_HTOD] == 0 && r->copies.count[GW_COPY_DTOD] == 0;
+        if (r->kernels.count == 0 && d && d->busy_s > 0 && reads_only) {
+            char b[32];
+            gw_rules_fmt_bytes(r->copies.bytes[GW_COPY_DTOH], b, sizeof b);
+            gw_finding_evidence(f, "no kernel ran in the window, only %zu cop%s back to the host (%s): results of GPU "
+                                   "work done before the capture, which holds none of the computation",
+                                r->copies.count[GW_COPY_DTOH], r->copies.count[GW_COPY_DTOH] == 1 ? "y" : "ies", b);
+        } else if (r->kernels.count == 0 && d && d->busy_s > 0)
             gw_finding_evidence(f, "no kernel ran in the window, only copies and memsets: the capture holds the "
                                    "program's set-up (its data uploaded, buffers cleared), not its computation");
         /* CPU samples name the untraced code, or, when the process had none in a long

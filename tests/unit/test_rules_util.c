@@ -313,6 +313,18 @@ static void unexplained_without_kernels_says_set_up(void **state)
                                             "the program's set-up"), !kernels);
         fx_free(a);
     }
+    /* Only a read back to the host (a step holding a loss.item(): one 4-byte copy) is no set-up:
+     * the capture missed the computation whose result it read. */
+    gw_analysis *a = fx_analysis(1, NULL);
+    fx_busy(a, 0, 0.05, GW_IDLE_UNKNOWN);
+    a->ranks[0].copies.count[GW_COPY_DTOH] = 1;
+    a->ranks[0].copies.bytes[GW_COPY_DTOH] = 4;
+    const gw_finding *f = fx_run(a, "util.unexplained");
+    assert_non_null(f);
+    assert_false(fx_evidence_has(f, "the program's set-up"));
+    assert_true(fx_evidence_has(f, "no kernel ran in the window, only 1 copy back to the host (4 B): results of GPU "
+                                   "work done before the capture, which holds none of the computation"));
+    fx_free(a);
 }
 
 /* The input has GPU activity only (an nsys GPU-trace CSV): the verdict says there is no host
