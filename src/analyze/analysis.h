@@ -72,6 +72,10 @@ typedef struct gw_window {
     gw_ns trimmed_tail_ns;       /* cut from the end: teardown with no host op, no GPU work
                                     (in a window without steps, release calls after the GPU's
                                     last work do not count as ops: gw_api_is_release) */
+    gw_ns tail_untraced_ns;      /* with release calls in the cut (tail_releases 1): from the last
+                                    activity to the first of them, nothing traced (a program's
+                                    own code after its GPU work: 22.3 s of a string matcher's
+                                    CPU check); 0 none */
     int tail_releases;           /* 1 when release calls were in the cut teardown, 2 when a
                                     sync's wait past the GPU's last work was */
     int too_short;               /* 1 when the window holds too little GPU work to judge

@@ -28,6 +28,7 @@ static const gw_field DESC_WINDOW_FIELDS[] = {
     ONE(gw_window, whole_window, GW_F_INT),
     ONE(gw_window, trimmed_head_ns, GW_F_I64),
     ONE(gw_window, trimmed_tail_ns, GW_F_I64),
+    ONE(gw_window, tail_untraced_ns, GW_F_I64),
     ONE(gw_window, tail_releases, GW_F_INT),
     ONE(gw_window, too_short, GW_F_INT),
     ONE(gw_window, busy_s, GW_F_F64),

@@ -72,9 +72,10 @@ static int is_host_activity(const gw_host_event *h)
  * nor a sync's wait past the GPU's last work; *releases_skipped says whether a release call was
  * left out (1), else a sync's wait (2), else 0. Returns 0 when nothing is active. */
 static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, int skip_releases,
-                           gw_ns *first, gw_ns *last, int *releases_skipped)
+                           gw_ns *first, gw_ns *last, int *releases_skipped, gw_ns *first_release)
 {
     *releases_skipped = 0;
+    *first_release = INT64_MAX;
     gw_ns f = INT64_MAX, l = INT64_MIN;
     for (size_t i = 0; i < t->gpu_count; i++) {
         const gw_gpu_event *g = &t->gpu[i];
@@ -97,6 +98,8 @@ static int activity_bounds(const gw_trace *t, gw_ns lo, gw_ns hi, gw_ns anchor, 
         if (skip_releases && gpu_last != INT64_MIN && h->start >= gpu_last && gw_host_is_api_kind(h) &&
             gw_api_is_release(gw_trace_str(t, h->name_id))) {
             *releases_skipped = 1;   /* wins over a closing sync's 2 in the description */
+            if (h->start < *first_release)
+                *first_release = h->start;
             continue;
         }
         gw_ns s = h->start > lo ? h->start : lo, e = h->end < hi ? h->end : hi;
@@ -151,15 +154,16 @@ static void describe_trim(gw_window *w)
      * program's own untraced code after its GPU work, not teardown: a string matcher checked its
      * results on the CPU for 22.3 s after 0.8 ms of GPU work, 96% of its run. Still cut (the
      * window is the GPU's work), but said for what it is. */
-    int long_tail = tail > 0 && w->tail_releases == 1 && tail >= GW_TAIL_UNTRACED_SAY_NS &&
-                    tail >= w->end_ns - w->start_ns;
+    int long_tail = tail > 0 && w->tail_untraced_ns >= GW_TAIL_UNTRACED_SAY_NS &&
+                    w->tail_untraced_ns >= w->end_ns - w->start_ns;
     if (long_tail && head > 0)
         snprintf(extra, sizeof extra, "; %.1f ms before the first op and %.1f s after the GPU's last work cut, "
-                 "the latter untraced host time before the exit's frees (the program's own code, not teardown)",
-                 (double)head / 1e6, (double)tail / 1e9);
+                 "%.1f s of it untraced host time before the exit's frees (the program's own code, not teardown)",
+                 (double)head / 1e6, (double)tail / 1e9, (double)w->tail_untraced_ns / 1e9);
     else if (long_tail)
-        snprintf(extra, sizeof extra, "; %.1f s after the GPU's last work cut: untraced host time before the "
-                 "exit's frees (the program's own code, not teardown)", (double)tail / 1e9);
+        snprintf(extra, sizeof extra, "; %.1f s after the GPU's last work cut, %.1f s of it untraced host time "
+                 "before the exit's frees (the program's own code, not teardown)", (double)tail / 1e9,
+                 (double)w->tail_untraced_ns / 1e9);
     else if (head > 0 && tail > 0)
         snprintf(extra, sizeof extra, "; %.1f ms before the first op and %.1f ms of teardown cut",
                  (double)head / 1e6, (double)tail / 1e6);
@@ -249,9 +253,9 @@ static void describe_head_samples(const gw_trace *t, gw_window *w)
  * cudaFree is the allocator at work, mem.alloc_churn's business). */
 static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
 {
-    gw_ns first, last;
+    gw_ns first, last, first_release;
     int releases;
-    if (!activity_bounds(t, w->start_ns, w->end_ns, anchor, trim_head, &first, &last, &releases))
+    if (!activity_bounds(t, w->start_ns, w->end_ns, anchor, trim_head, &first, &last, &releases, &first_release))
         return;
     /* Never past the anchor (the last step's start): a step with nothing in it stays. */
     gw_ns floor = anchor > w->start_ns ? anchor : w->start_ns;
@@ -263,6 +267,8 @@ static void trim(const gw_trace *t, gw_window *w, gw_ns anchor, int trim_head)
         w->trimmed_tail_ns = w->end_ns - last;
         w->end_ns = last;
         w->tail_releases = releases;
+        w->tail_untraced_ns = releases == 1 && first_release != INT64_MAX && first_release > last
+                                  ? first_release - last : 0;
     }
     if (trim_head && first > w->start_ns && first < w->end_ns) {
         w->trimmed_head_ns = first - w->start_ns;

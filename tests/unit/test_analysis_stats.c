@@ -392,9 +392,24 @@ static void release_calls_after_last_work_are_teardown(void **state)
     a = fx_analyze(t, &job);
     w = &a->ranks[0].window;
     assert_int_equal(w->end_ns, FX_US(1000));
-    assert_non_null(strstr(w->description, "; 2.0 s after the GPU's last work cut: untraced host time before the exit's "
-                                           "frees (the program's own code, not teardown)"));
+    assert_non_null(strstr(w->description, "; 2.0 s after the GPU's last work cut, 2.0 s of it untraced host time "
+                                           "before the exit's frees (the program's own code, not teardown)"));
+    assert_int_equal(w->tail_untraced_ns, FX_US(2000000));
     assert_null(strstr(w->description, "teardown at the end"));
+    fx_done(a, job);
+
+    /* The same stretch after the frees (the profiler's window running on past the last event):
+     * not the program's code before them, said as before. */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 10, 1);
+    fx_kernel(t, 0, 7, 20, 1000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree_v3020", 1100, 1200, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaEventDestroy", 2001000, 2001100, 0);
+    a = fx_analyze(t, &job);
+    w = &a->ranks[0].window;
+    assert_int_equal(w->tail_untraced_ns, FX_US(100));
+    assert_null(strstr(w->description, "untraced host time"));
+    assert_non_null(strstr(w->description, "of teardown at the end cut (unloads, frees after the last GPU work)"));
     fx_done(a, job);
 
     /* A CPU op after the unloads: the host still worked, nothing past it is cut. */
