@@ -131,6 +131,11 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
                 gw_ns began = g->start < call->end ? g->start : call->end;
                 if (began > call->start)
                     cs->pageable_host_before_s += gw_ns_to_s(began - call->start);
+                /* After the transfer, in the window: the driver's staging copy into pageable memory. */
+                gw_ns after = g->end > call->start ? g->end : call->start;
+                gw_ns until = call->end < w->end_ns ? call->end : w->end_ns;
+                if (d == GW_COPY_DTOH && until > after)
+                    cs->pageable_staging_s += gw_ns_to_s(until - after);
             }
             cs->pageable_bytes[d] += (double)g->bytes;
             pageable_seconds[d] += gw_ns_to_s(g->end - g->start);

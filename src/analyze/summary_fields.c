@@ -97,6 +97,7 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, pageable_per_step, GW_F_F64),
     ONE(gw_copy_stats, pageable_gpu_s, GW_F_F64),
     ONE(gw_copy_stats, pageable_host_s, GW_F_F64),
+    ONE(gw_copy_stats, pageable_staging_s, GW_F_F64),
     ONE(gw_copy_stats, pageable_host_before_s, GW_F_F64),
     ONE(gw_copy_stats, pageable_noise_count, GW_F_SIZE),
     ONE(gw_copy_stats, pageable_noise_bytes, GW_F_F64),

@@ -64,6 +64,10 @@ static int small_reads_hold_wait(const gw_sync_stats *s)
            s->small_read_wait_s >= 0.5 * s->wait_s;
 }
 
+/* The share of the idle in syncs after pageable copies' transfers to the host ended from which
+ * that staging copy is the cause (pipe.host_sync). */
+#define GW_STAGING_CAUSE_SHARE 0.5
+
 int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
 {
     const double per_step_thr = a->thresholds.v[GW_T_SYNC_PER_STEP];
@@ -161,6 +165,19 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
          * to launch next (a solver's 3,827 cudaMemcpyFromSymbol reads of a 4-byte flag, each
          * behind the kernels queued before it). */
         int small_reads = small_reads_hold_wait(s);
+        /* Pageable copies to the host whose calls run on after their transfers end: the driver
+         * copying from its pinned staging buffer into pageable memory, the GPU done (a string
+         * matcher's 2,048 result copies of 4 MB: 680 ms of the 730 ms "blocked" came after the
+         * transfers). That wait is the copy's, which pinned memory removes. */
+        int staging = idle_s > 0 && r->copies.pageable_staging_s >= GW_STAGING_CAUSE_SHARE * idle_s;
+        if (staging) {
+            char st[32];
+            gw_rules_fmt_duration(r->copies.pageable_staging_s, st, sizeof st);
+            gw_finding_evidence(f, "%s in the pageable copies to the host after their transfers had ended: the "
+                                   "driver copying from its staging buffer into pageable memory, the GPU done "
+                                   "(pipe.pageable_copy counts the transfers)", st);
+            snprintf(f->cause, sizeof f->cause, "pageable copies to the host (the driver's staging copy)");
+        }
         /* The three largest sources, and what the others add up to (a list of 15 + 11 + 1 under
          * "28 blocking calls" read as if the 28th were the call outside the window). */
         size_t listed = s->source_count < 3 ? s->source_count : 3, listed_calls = 0;
@@ -284,7 +301,17 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                                 : "a CUDA graph with conditional nodes, cudaGraphConditionalHandleCreate in CUDA "
                                   "12.4 and later, or a kernel that loops on the device until the flag is set",
                          v->api_prefix);
-        } else if (!gw_rules_pytorch(a, r))
+        } else if (staging)
+            gw_rules_fix(f,
+                         "Most of the wait is the driver copying each result from its pinned staging buffer "
+                         "into pageable memory after the GPU's transfer ended, the GPU done: copy back less "
+                         "(what the host reads: a count, compacted results, a smaller type) and into one pinned "
+                         "buffer allocated once (%s), which the GPU writes directly. Confirm: re-profile, the "
+                         "copy calls should end with their transfers.",
+                         gw_rules_pytorch(a, r) ? "a pinned tensor, torch.empty(..., pin_memory=True), filled with "
+                                                  "copy_(x, non_blocking=True) before one sync"
+                                                : "cudaMallocHost or cudaHostAlloc");
+        else if (!gw_rules_pytorch(a, r))
             gw_rules_fix(f,
                          "Block the host only where it reads results: cudaMemcpyAsync into pinned memory "
                          "(cudaMallocHost) on a stream instead of cudaMemcpy, cudaEventRecord after the work "

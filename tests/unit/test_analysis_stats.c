@@ -1204,6 +1204,26 @@ static void pageable_copy_times(void **state)
     assert_int_equal(c->pageable_noise_count, 1);
     assert_true(fabs(c->pageable_noise_bytes - 4) < 1e-9);
     assert_int_equal(c->pageable_via_driver, 8);
+    fx_assert_s(c->pageable_staging_s, 0); /* copies to the GPU: no staging after the transfer */
+    fx_done(a, job);
+
+    /* Copies back to the host: each call runs on 500 µs after its transfer ended (the driver's
+     * staging copy into pageable memory); the last one's tail past the window's end is cut. */
+    t = fx_trace();
+    fx_step(t, 1, 0, 300000);
+    for (int i = 0; i < 3; i++) {
+        double b = i * 100000.0;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", b + 94000, b + 100000 - (i == 2 ? 0 : 1),
+                (uint64_t)i + 1);
+        fx_copy(t, 0, b + 94500, b + 99500 - (i == 2 ? 0 : 1), (uint64_t)i + 1, GW_COPY_DTOH, GW_MEM_DEVICE,
+                GW_MEM_PAGEABLE, 4000000);
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::add", b, b + 94000, 0);
+    }
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpy", 299800, 300400, 9);
+    fx_copy(t, 0, 299850, 299900, 9, GW_COPY_DTOH, GW_MEM_DEVICE, GW_MEM_PAGEABLE, 4000);
+    a = fx_analyze(t, &job);
+    c = &a->ranks[0].copies;
+    fx_assert_s(c->pageable_staging_s, 3 * 500 + 100);
     fx_done(a, job);
 }
 
