@@ -215,6 +215,8 @@ typedef struct gw_device_stats {
                                     with or waiting for the others while its GPU has no work */
     uint32_t mpi_count;          /* those calls in the window, and the name holding most time */
     char mpi_top[32];
+    double dispatch_stall_s;     /* of the launch + dispatch idle: inside those stalls (a launch
+                                    held up for 6-10 ms is no dispatch work CUDA graphs save) */
     uint32_t stall_count;        /* those stalls in the window, and the longest one's name */
     char stall_longest[64];
     double stall_longest_s;

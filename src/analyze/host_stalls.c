@@ -34,14 +34,15 @@ static int may_stall(const gw_host_event *h)
     }
 }
 
-int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, gw_ns lo, gw_ns hi,
-                   gw_device_stats *ds)
+int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, const gw_ivset *dispatch_idle,
+                   gw_ns lo, gw_ns hi, gw_device_stats *ds)
 {
     ds->own_stall_s = 0;
+    ds->dispatch_stall_s = 0;
     ds->stall_count = 0;
     ds->stall_longest[0] = '\0';
     ds->stall_longest_s = 0;
-    if (feeder >= t->thread_count || own_idle->count == 0 || t->strings.count == 0)
+    if (feeder >= t->thread_count || (own_idle->count == 0 && dispatch_idle->count == 0) || t->strings.count == 0)
         return 0;
     /* Per name over the whole trace: its calls, and how many were fast. */
     uint32_t *calls = calloc(t->strings.count, sizeof *calls);  /* owned here, both */
@@ -93,6 +94,7 @@ int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle,
     if (gw_ivset_build(&stalls, &raw) != 0) /* consumes raw */
         return -1;
     ds->own_stall_s = gw_ns_to_s(gw_ivset_overlap(&stalls, own_idle));
+    ds->dispatch_stall_s = gw_ns_to_s(gw_ivset_overlap(&stalls, dispatch_idle));
     gw_ivset_free(&stalls);
     const char *name = gw_trace_str(t, longest_name);
     snprintf(ds->stall_longest, sizeof ds->stall_longest, "%s", name ? name : "?");

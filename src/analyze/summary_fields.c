@@ -355,6 +355,7 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, own_mpi_s, GW_F_F64),
     ONE(gw_device_stats, mpi_count, GW_F_U32),
     ONE(gw_device_stats, mpi_top, GW_F_STR),
+    ONE(gw_device_stats, dispatch_stall_s, GW_F_F64),
     ONE(gw_device_stats, stall_count, GW_F_U32),
     ONE(gw_device_stats, stall_longest, GW_F_STR),
     ONE(gw_device_stats, stall_longest_s, GW_F_F64),

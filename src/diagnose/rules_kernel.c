@@ -43,6 +43,11 @@ static double window_length_s(const gw_rank_stats *r)
                ? (double)(r->window.end_ns - r->window.start_ns) * 1e-9 : 0.0;
 }
 
+/* The share of the dispatch idle inside the dispatching thread's stalls (analyze/host_stalls.c)
+ * said as evidence, and from which it is the cause. */
+#define GW_DISPATCH_STALL_SAID_SHARE 0.1
+#define GW_DISPATCH_STALL_CAUSE_SHARE 0.5
+
 int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
 {
     const double tiny_us = a->thresholds.v[GW_T_TINY_KERNEL_US];
@@ -142,6 +147,22 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "launch-bound rather than CPU-bound: %.1f%% of the window dispatching GPU "
                                "work against %.1f%% in the host's own work",
                             share * 100.0, gw_rules_cause_share(&tot, GW_IDLE_HOST_BUSY) * 100.0);
+        /* Launches and calls held up for milliseconds whose others take microseconds: the thread
+         * was descheduled or contended, not dispatching (Megatron's warm step: 6-10 ms launches
+         * and 22 ms cudaEventRecord calls at random moments on every rank). */
+        double held = d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0
+                          ? d->dispatch_stall_s / d->host_ops[GW_VIEW_DISPATCH].idle_s : 0;
+        if (held > 1)
+            held = 1;
+        if (held >= GW_DISPATCH_STALL_SAID_SHARE) {
+            char longest_s[32];
+            gw_rules_fmt_duration(d->stall_longest_s, longest_s, sizeof longest_s);
+            gw_finding_evidence(f, "%.0f%% of the dispatch time inside stalls: %s calls and ops of %.0f ms or more "
+                                   "whose other calls nearly all take under %.0f µs (%u in the window, the longest: "
+                                   "%.40s, %s): the thread held up, not dispatching",
+                                held * 100.0, vt->api, GW_STALL_MIN_NS / 1e6, GW_STALL_FAST_NS / 1e3, d->stall_count,
+                                d->stall_longest, longest_s);
+        }
         /* A window of graph capture (vLLM and sglang start-up traces) is told to profile the
          * graphs' replay, not to capture graphs. */
         int capture = gw_rules_capture_only(a, r);
@@ -156,7 +177,17 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "This window is CUDA/HIP graph capture, paid once at start-up: profile the steps that "
                          "replay the graphs (cudaGraphLaunch / hipGraphLaunch) instead, after capture and "
                          "warm-up; launch-bound time there is what a fix would change.");
-        else if (others[0])
+        else if (held >= GW_DISPATCH_STALL_CAUSE_SHARE) {
+            snprintf(f->cause, sizeof f->cause, "the host held up: fast ops and calls stalling for milliseconds");
+            gw_rules_fix(f,
+                         "The dispatching thread stalls for milliseconds in %s calls and ops that take "
+                         "microseconds in nearly all their other calls: it was descheduled or waiting for a "
+                         "core, and fewer launches or %s graphs would not remove that. Give each training "
+                         "process cores of its own on the GPU's NUMA node (numactl --cpunodebind=N "
+                         "--membind=N, taskset, or the launcher's CPU binding), keep threads within the cores, "
+                         "look for other processes on the node, then profile several steps to see whether the "
+                         "stalls recur.", vt->api, vt->api);
+        } else if (others[0])
             gw_rules_fix(f,
                          "Most of this time is in %s calls other than kernel launches (%s), which fusing "
                          "kernels or %s graphs would not remove: %s%s%s%s%stake the calls that need not repeat "

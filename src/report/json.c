@@ -219,6 +219,7 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kuint(w, "mpi_count", d->mpi_count);
         gw_jw_kstring(w, "mpi_top", d->mpi_top);
         gw_jw_kdouble(w, "own_stall_s", d->own_stall_s);
+        gw_jw_kdouble(w, "dispatch_stall_s", d->dispatch_stall_s);
         gw_jw_kuint(w, "stall_count", d->stall_count);
         gw_jw_kstring(w, "stall_longest", d->stall_longest);
         gw_jw_kdouble(w, "stall_longest_s", d->stall_longest_s);

@@ -56,6 +56,27 @@ static void launch_bound_triggers(void **state)
     fx_free(a);
 }
 
+/* Dispatch time mostly inside stalls (launches held up for milliseconds whose others take
+ * microseconds: Megatron's warm step, 88%): the host held up, and the fix is its CPU placement,
+ * not CUDA graphs. A tenth or more is said; under half keeps the launch fix. */
+static void launch_bound_held_up_by_stalls(void **state)
+{
+    (void)state;
+    for (int held = 0; held < 2; held++) {
+        gw_analysis *a = tiny_kernels();
+        a->devices[0].dispatch_stall_s = held ? 0.36 : 0.1; /* of 0.4 */
+        a->devices[0].stall_count = 12;
+        snprintf(a->devices[0].stall_longest, sizeof a->devices[0].stall_longest, "cudaLaunchKernel");
+        a->devices[0].stall_longest_s = 0.009;
+        const gw_finding *f = fx_run(a, "kernel.launch_bound");
+        assert_non_null(f);
+        assert_true(fx_evidence_has(f, held ? "90% of the dispatch time inside stalls" : "25% of the dispatch time inside stalls"));
+        assert_int_equal(strcmp(f->cause, "the host held up: fast ops and calls stalling for milliseconds") == 0, held);
+        assert_int_equal(strstr(f->fix, "CUDA Graphs") == NULL, held);
+        fx_free(a);
+    }
+}
+
 /* The split is decided on the idle's structure, not on an absolute kernel size: 10 µs kernels
  * on a fast GPU dispatched one op at a time are launch-bound all the same (lower confidence). */
 static void launch_bound_with_bigger_kernels(void **state)
@@ -548,6 +569,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_bound_triggers),
+        cmocka_unit_test(launch_bound_held_up_by_stalls),
         cmocka_unit_test(launch_bound_with_bigger_kernels),
         cmocka_unit_test(launch_bound_fix_speaks_the_jobs_language),
         cmocka_unit_test(launch_bound_in_graph_capture),
