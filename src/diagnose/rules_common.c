@@ -262,6 +262,14 @@ double gw_rules_cause_share(const gw_rank_totals *tot, gw_idle_cause c)
     return tot->window_s > 0 && (unsigned)c < GW_IDLE_CAUSE_COUNT ? tot->idle_by_cause_s[c] / tot->window_s : 0.0;
 }
 
+double gw_rules_view_part(const gw_device_stats *d, gw_host_view v, double seconds)
+{
+    if (!d || d->host_ops[v].idle_s <= 0)
+        return 0.0;
+    double part = seconds / d->host_ops[v].idle_s;
+    return part > 1 ? 1.0 : part;
+}
+
 const gw_device_stats *gw_rules_device(const gw_analysis *a, int rank, int32_t device)
 {
     for (size_t i = 0; i < a->device_count; i++)

@@ -48,6 +48,12 @@ int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r);
 
 /* Share of the rank's device time that the attribution gave to a cause. */
 double gw_rules_cause_share(const gw_rank_totals *tot, gw_idle_cause c);
+/* What share of device d's host-ops view v idle the `seconds` of one of its parts are, at most 1;
+ * 0 without d or idle. */
+double gw_rules_view_part(const gw_device_stats *d, gw_host_view v, double seconds);
+/* The cause both pipe.cpu_bound and kernel.launch_bound name when the feeding thread's stalls
+ * hold their time (analyze/host_stalls.c). */
+#define GW_CAUSE_HELD_UP "the host held up: fast ops and calls stalling for milliseconds"
 /* The device statistics row of (rank, device), NULL when none. */
 const gw_device_stats *gw_rules_device(const gw_analysis *a, int rank, int32_t device);
 /* The rank's device whose host-ops view v covers the most idle time (-1 none). */

@@ -150,10 +150,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         /* Launches and calls held up for milliseconds whose others take microseconds: the thread
          * was descheduled or contended, not dispatching (Megatron's warm step: 6-10 ms launches
          * and 22 ms cudaEventRecord calls at random moments on every rank). */
-        double held = d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0
-                          ? d->dispatch_stall_s / d->host_ops[GW_VIEW_DISPATCH].idle_s : 0;
-        if (held > 1)
-            held = 1;
+        double held = gw_rules_view_part(d, GW_VIEW_DISPATCH, d ? d->dispatch_stall_s : 0);
         if (held >= GW_DISPATCH_STALL_SAID_SHARE) {
             char longest_s[32];
             gw_rules_fmt_duration(d->stall_longest_s, longest_s, sizeof longest_s);
@@ -178,7 +175,7 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                          "replay the graphs (cudaGraphLaunch / hipGraphLaunch) instead, after capture and "
                          "warm-up; launch-bound time there is what a fix would change.");
         else if (held >= GW_DISPATCH_STALL_CAUSE_SHARE) {
-            snprintf(f->cause, sizeof f->cause, "the host held up: fast ops and calls stalling for milliseconds");
+            snprintf(f->cause, sizeof f->cause, "%s", GW_CAUSE_HELD_UP);
             gw_rules_fix(f,
                          "The dispatching thread stalls for milliseconds in %s calls and ops that take "
                          "microseconds in nearly all their other calls: it was descheduled or waiting for a "

@@ -379,10 +379,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                    "(the OS scheduler's events): asleep, blocked or waiting for a core, not "
                                    "computing", asleep * 100.0);
         }
-        double mpi = d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
-                         ? d->own_mpi_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s : 0;
-        if (mpi > 1)
-            mpi = 1;
+        double mpi = gw_rules_view_part(d, GW_VIEW_OWN_WORK, d ? d->own_mpi_s : 0);
         if (mpi >= GW_MPI_SAID_SHARE) {
             char mpi_s[32];
             gw_rules_fmt_duration(d->own_mpi_s * (double)tot.device_count, mpi_s, sizeof mpi_s);
@@ -393,10 +390,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                 mpi * 100.0, mpi_s, d->mpi_count, d->mpi_top,
                                 startup >= 0.5 ? ", every iteration, not a one-off like the start-up" : "");
         }
-        double stall = d && d->host_ops[GW_VIEW_OWN_WORK].idle_s > 0
-                           ? d->own_stall_s / d->host_ops[GW_VIEW_OWN_WORK].idle_s : 0;
-        if (stall > 1)
-            stall = 1;
+        double stall = gw_rules_view_part(d, GW_VIEW_OWN_WORK, d ? d->own_stall_s : 0);
         if (stall >= GW_STALL_SAID_SHARE) {
             char longest_s[32];
             gw_rules_fmt_duration(d->stall_longest_s, longest_s, sizeof longest_s);
@@ -563,8 +557,7 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                          "load or prefetch on another thread or process while the GPU works (copies on their "
                          "own CUDA stream), or drop the sleep; re-profile the same steps.");
         } else if (stall >= GW_STALL_CAUSE_SHARE) {
-            snprintf(f->cause, sizeof f->cause,
-                     "the host held up: fast ops and calls stalling for milliseconds");
+            snprintf(f->cause, sizeof f->cause, "%s", GW_CAUSE_HELD_UP);
             gw_rules_fix(f,
                          "The feeding thread stalls for milliseconds in ops and %s calls that take microseconds "
                          "in nearly all their other calls (%u of them here): it was descheduled or waiting for a "
