@@ -118,6 +118,7 @@ typedef struct gw_sampled_frame {
 typedef struct gw_dispatch_call {
     char name[64];
     uint8_t api_class;           /* gw_api_class */
+    uint32_t calls;              /* calls of that name that hold some of it (saturating) */
     double seconds;              /* the device's dispatch idle inside such calls */
 } gw_dispatch_call;
 

@@ -13,7 +13,13 @@
 #include "analyze/stats.h"
 #include "util/u32_map.h"
 
-/* Adds to by_name (name id → ns, tag: the call's API class) the part of `set` inside thread
+/* A map slot's tag holds the call's API class in its low bits and, above them, how many calls
+ * of the name held some of the set (a prefetch made twice is not one made per iteration). */
+#define TAG_CLASS_BITS 4u
+#define TAG_CLASS_MASK ((1u << TAG_CLASS_BITS) - 1u)
+#define TAG_CALLS_MAX (UINT32_MAX >> TAG_CLASS_BITS)
+
+/* Adds to by_name (name id → ns, tag: the call's API class and call count) the part of `set` inside thread
  * `thread`'s calls of one family, CUDA API calls (os_calls 0) or OS calls (1), each counted
  * under the outermost call of its family (a driver call inside a runtime call is the same
  * time). Returns 0, -1 on out-of-memory. */
@@ -36,7 +42,11 @@ static int add_thread(const gw_trace *t, uint32_t thread, const gw_ivset *set, i
         if (inside <= 0)
             continue;
         const gw_u32_slot *s = gw_u32_map_get(by_name, h->name_id);
-        if (gw_u32_map_put(by_name, h->name_id, (s ? s->value : 0) + inside, h->api_class) != 0)
+        uint32_t calls = s ? s->tag >> TAG_CLASS_BITS : 0;
+        if (calls < TAG_CALLS_MAX)
+            calls++;
+        uint32_t tag = (calls << TAG_CLASS_BITS) | ((uint32_t)h->api_class & TAG_CLASS_MASK);
+        if (gw_u32_map_put(by_name, h->name_id, (s ? s->value : 0) + inside, tag) != 0)
             return -1;
     }
     return 0;
@@ -58,7 +68,8 @@ int gw_dispatch_calls_compute(const gw_trace *t, const gw_feeders *feeders, cons
         gw_dispatch_call *c = &ds->dispatch_calls[k];
         const char *name = gw_trace_str(t, top[k]->key);
         snprintf(c->name, sizeof c->name, "%s", name ? name : "?");
-        c->api_class = (uint8_t)top[k]->tag;
+        c->api_class = (uint8_t)(top[k]->tag & TAG_CLASS_MASK);
+        c->calls = top[k]->tag >> TAG_CLASS_BITS;
         c->seconds = gw_ns_to_s(top[k]->value);
     }
     ds->dispatch_call_count = n;

@@ -232,6 +232,7 @@ static const gw_struct_desc DESC_SAMPLED_FRAMES = {"gw_sampled_frames", sizeof(g
 static const gw_field DESC_DISPATCH_CALL_FIELDS[] = {
     ONE(gw_dispatch_call, name, GW_F_STR),
     ONE(gw_dispatch_call, api_class, GW_F_U8),
+    ONE(gw_dispatch_call, calls, GW_F_U32),
     ONE(gw_dispatch_call, seconds, GW_F_F64),
 };
 static const gw_struct_desc DESC_DISPATCH_CALL = {"gw_dispatch_call", sizeof(gw_dispatch_call), DESC_DISPATCH_CALL_FIELDS, sizeof DESC_DISPATCH_CALL_FIELDS / sizeof DESC_DISPATCH_CALL_FIELDS[0]};

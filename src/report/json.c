@@ -199,6 +199,7 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
             gw_jw_object_begin(w);
             gw_jw_kstring(w, "name", d->dispatch_calls[c].name);
             gw_jw_kstring(w, "api_class", gw_api_class_name((gw_api_class)d->dispatch_calls[c].api_class));
+            gw_jw_kuint(w, "calls", d->dispatch_calls[c].calls);
             gw_jw_kdouble(w, "seconds", d->dispatch_calls[c].seconds);
             gw_jw_object_end(w);
         }

@@ -904,43 +904,58 @@ static void dispatch_in_kernel_queries(void **state)
 static void prefetch_dispatch_shares_within_the_whole(void **state)
 {
     (void)state;
-    gw_trace *t = fx_trace();
-    uint64_t corr = 1;
-    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", 0, 3000, corr);
-    for (int i = 0; i < 50; i++)   /* its migrations, 10 µs apart: short gaps, dispatch */
-        fx_copy(t, 0, 1500 + 20 * i, 1510 + 20 * i, corr, GW_COPY_HTOD, GW_MEM_MANAGED, GW_MEM_DEVICE, 1u << 16);
-    corr++;
-    double at = 3000;
-    for (int i = 0; i < 4; i++) {
+    /* Four later prefetches: repeated, "once, before the loop"; one: two calls in all, the data's
+     * move made once (a vector add prefetching its two arrays), not a loop to take them out of. */
+    for (int later = 4; later >= 1; later -= 3) {
+        gw_trace *t = fx_trace();
+        uint64_t corr = 1;
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", 0, 3000, corr);
+        for (int i = 0; i < 50; i++)   /* its migrations, 10 µs apart: short gaps, dispatch */
+            fx_copy(t, 0, 1500 + 20 * i, 1510 + 20 * i, corr, GW_COPY_HTOD, GW_MEM_MANAGED, GW_MEM_DEVICE, 1u << 16);
+        corr++;
+        double at = 3000;
+        for (int i = 0; i < later; i++) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, corr);
+            fx_kernel(t, 0, 7, at + 10, at + 200, corr++, "k");
+            at += 200;
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", at, at + 800, corr++);
+            at += 800;
+        }
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, corr);
         fx_kernel(t, 0, 7, at + 10, at + 200, corr++, "k");
-        at += 200;
-        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemPrefetchAsync", at, at + 800, corr++);
-        at += 800;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        const gw_finding *f = gw_findings_get(&a->findings, "kernel.launch_bound");
+        assert_non_null(f);
+        fx_assert_s(a->ranks[0].startup_call_s, 0);
+        assert_string_equal(d->dispatch_calls[0].name, "cudaMemPrefetchAsync");
+        assert_int_equal(d->dispatch_calls[0].calls, later + 1);
+        assert_int_equal(d->dispatch_calls[1].calls, later + 1);   /* the launches */
+        /* the later calls' 800 µs each, and the first call's 1.5 ms before its migrations,
+         * their 49 short gaps of 10 µs and its 510 µs after them */
+        fx_assert_s(d->dispatch_calls[0].seconds, later * 800 + 1500 + 49 * 10 + 510);
+        /* with the launches' 10 µs each: the time inside CUDA calls */
+        fx_assert_s(d->dispatch_api_s, later * 800 + 1500 + 49 * 10 + 510 + (later + 1) * 10);
+        if (later == 4) {
+            int said = 0;
+            for (size_t i = 0; i < f->evidence_count; i++)
+                said |= strstr(f->evidence[i], "inside CUDA calls, by call: cudaMemPrefetchAsync 99%, "
+                                               "cudaLaunchKernel 1%") != NULL;
+            assert_true(said);
+        }
+        assert_non_null(strstr(f->fix, "other than kernel launches (cudaMemPrefetchAsync)"));
+        assert_null(strstr(f->fix, "interop"));
+        if (later == 4) {
+            assert_non_null(strstr(f->fix, "prefetch managed memory once, before the loop"));
+            assert_non_null(strstr(f->fix, "take the calls that need not repeat out of the loop"));
+        } else {
+            assert_null(strstr(f->fix, "loop"));
+            assert_non_null(strstr(f->fix, "the data's move itself"));
+            assert_non_null(strstr(f->fix, "their time is paid once, not per iteration"));
+        }
+        fx_done(a, job);
     }
-    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at, at + 10, corr);
-    fx_kernel(t, 0, 7, at + 10, at + 200, corr++, "k");
-    gw_job *job;
-    gw_analysis *a = fx_analyze(t, &job);
-    const gw_device_stats *d = only_device(a);
-    const gw_finding *f = gw_findings_get(&a->findings, "kernel.launch_bound");
-    assert_non_null(f);
-    fx_assert_s(a->ranks[0].startup_call_s, 0);
-    assert_string_equal(d->dispatch_calls[0].name, "cudaMemPrefetchAsync");
-    /* four 800 µs calls, and the first call's 1.5 ms before its migrations, their 49 short
-     * gaps of 10 µs and its 510 µs after them */
-    fx_assert_s(d->dispatch_calls[0].seconds, 4 * 800 + 1500 + 49 * 10 + 510);
-    /* with the launches' 5 x 10 µs: the time inside CUDA calls */
-    fx_assert_s(d->dispatch_api_s, 4 * 800 + 1500 + 49 * 10 + 510 + 5 * 10);
-    int said = 0;
-    for (size_t i = 0; i < f->evidence_count; i++)
-        said |= strstr(f->evidence[i], "inside CUDA calls, by call: cudaMemPrefetchAsync 99%, cudaLaunchKernel 1%") !=
-                NULL;
-    assert_true(said);
-    assert_non_null(strstr(f->fix, "other than kernel launches (cudaMemPrefetchAsync)"));
-    assert_non_null(strstr(f->fix, "prefetch managed memory once, before the loop"));
-    assert_null(strstr(f->fix, "interop"));
-    fx_done(a, job);
 }
 
 /* nsys OS-runtime calls of the feeding thread in the idle nothing else explains: by name, and
