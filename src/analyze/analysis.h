@@ -173,9 +173,9 @@ typedef struct gw_gap_summary {
  * GW_STALL_FAST_SHARE took under GW_STALL_FAST_NS: twenty times its usual length, with no more
  * work to do. */
 #define GW_STALL_MIN_NS (20 * GW_STALL_FAST_NS)
-#define GW_STALL_FAST_NS 100000
-#define GW_STALL_FAST_SHARE 0.8
-#define GW_STALL_NAME_CALLS 5
+#define GW_STALL_FAST_NS GW_FAST_NAME_NS
+#define GW_STALL_FAST_SHARE GW_FAST_NAME_SHARE
+#define GW_STALL_NAME_CALLS GW_FAST_NAME_CALLS
 
 typedef struct gw_device_stats {
     int rank;                    /* trace rank */

@@ -252,12 +252,15 @@ int gw_host_is_one_off_call(const gw_host_event *h, gw_ns first_gpu_work)
      * for kernels it launches for the first time (GW_HOST_F_NEW_KERNEL: a second step's first
      * gradient accumulation, 6.5 ms in a ROCm toy's ProfilerStep#1): another long launch or
      * query there is the host held up, not a load (Megatron's ProfilerStep#3: launches of 6-10 ms
-     * beside an 18 ms aten::empty). Set-up calls stay one-off (a warm step capturing graphs). */
+     * beside an 18 ms aten::empty). Set-up calls stay one-off (a warm step capturing graphs)
+     * but for those of a name that nearly always returns at once (GW_HOST_F_FAST_NAME: one of
+     * 400 cudaFuncSetAttribute calls, 22 ms, the others under 3 µs). */
     int warm = first_gpu_work == GW_WORKED_BEFORE_TRACE;
     return gw_host_is_startup_call(h, first_gpu_work) || (h->flags & GW_HOST_F_LIBRARY_INIT) ||
            (is_api(h) &&
             ((h->api_class == GW_API_LAUNCH && (!warm || (h->flags & GW_HOST_F_NEW_KERNEL))) ||
-             h->api_class == GW_API_SETUP || (!warm && h->api_class == GW_API_GETTER)) &&
+             (h->api_class == GW_API_SETUP && !(h->flags & GW_HOST_F_FAST_NAME)) ||
+             (!warm && h->api_class == GW_API_GETTER)) &&
             h->end - h->start >= GW_ONE_OFF_LAUNCH_NS) ||
            (is_api(h) && h->api_class == GW_API_MODULE_LOAD);
 }

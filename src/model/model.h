@@ -190,6 +190,16 @@ typedef enum gw_api_class {
 #define GW_HOST_F_LIBRARY_INIT  0x400u /* a GPU library op's call that set the library up on first
                                           use (cuDNN, cuBLAS handles and plans: model/first_calls.h),
                                           one-off host work */
+#define GW_HOST_F_FAST_NAME     0x1000u /* in a warm trace: a set-up call (API class setup) of a
+                                          name that nearly always returns at once (GW_FAST_NAME_*:
+                                          cudaFuncSetAttribute before each attention kernel), so a
+                                          long one is the host held up, not a module loading */
+
+/* A name "nearly always fast": GW_FAST_NAME_CALLS calls or more in the trace, of which
+ * GW_FAST_NAME_SHARE took under GW_FAST_NAME_NS (the stall pass's test, analyze/host_stalls.c). */
+#define GW_FAST_NAME_NS 100000
+#define GW_FAST_NAME_SHARE 0.8
+#define GW_FAST_NAME_CALLS 5
 
 /* 40 bytes: a big trace holds millions (an nsys export's model is mostly these and the GPU
  * events), and every pass over them reads each whole, so no field is kept that no analysis

@@ -616,13 +616,14 @@ static void startup_calls_are_the_hosts_own_work(void **state)
  * context, modules and libraries were set up before. An 8-rank Megatron trace of
  * ProfilerStep#3 read its 6-22 ms stalled launches as module loads and a 20 ms first aten::mm
  * as cuBLAS setting up, "one-off, gain none", beside a straggler finding blaming that rank's
- * host. The twin numbered #0 keeps both as start-up. */
+ * host, and one of its 400 cudaFuncSetAttribute calls, 22 ms where the others take under 3 µs,
+ * as a module loading. The twin numbered #0 keeps all three as start-up. */
 static void warm_trace_holds_no_startup(void **state)
 {
     (void)state;
     for (int warm = 1; warm >= 0; warm--) {
         gw_trace *t = fx_trace();
-        fx_step(t, warm ? 3 : 0, 0, 40000);
+        fx_step(t, warm ? 3 : 0, 0, 50000);
         fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 100, 110, 1);
         fx_kernel(t, 0, 7, 110, 1000, 1, "k");
         /* a launch held up for 5 ms, of a kernel launched before (a kernel's first launch may
@@ -639,10 +640,18 @@ static void warm_trace_holds_no_startup(void **state)
             fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 20, at + 25, 4 + (uint64_t)k);
             fx_kernel(t, 0, 7, at + 25, at + 1900, 4 + (uint64_t)k, "gemm");
         }
+        /* five set-up calls of 2 µs before attention kernels, then one held up 4 ms */
+        for (int k = 0; k < 6; k++) {
+            double at = 37000 + k * 1000.0;
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFuncSetAttribute", at, at + (k == 5 ? 4000 : 2), 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + (k == 5 ? 4000 : 10),
+                    at + (k == 5 ? 4010 : 20), 8 + (uint64_t)k);
+            fx_kernel(t, 0, 7, at + (k == 5 ? 4010 : 20), at + (k == 5 ? 4900 : 900), 8 + (uint64_t)k, "attn");
+        }
         gw_job *job;
         gw_analysis *a = fx_analyze(t, &job);
         assert_int_equal(job->traces[0]->warm_start, warm);
-        fx_assert_s(a->ranks[0].startup_call_s, warm ? 0 : 5000);
+        fx_assert_s(a->ranks[0].startup_call_s, warm ? 0 : 5000 + 4000);
         if (warm)
             fx_assert_s(a->ranks[0].library_init_s, 0);
         else
