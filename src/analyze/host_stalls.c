@@ -34,6 +34,35 @@ static int may_stall(const gw_host_event *h)
     }
 }
 
+/* Adds to raw the parts of the feeder's event i (host index, its thread's range ending at
+ * `end`) outside the one-off calls nested in it (context creation, module loads, a library's
+ * first use: a cold AlexNet's 25 s first CUDA call inside an aten::to whose other calls take
+ * microseconds is start-up, not the thread held up). Returns the length added, or -1 on
+ * out-of-memory. */
+static gw_ns add_outside_one_offs(const gw_trace *t, size_t i, size_t end, gw_ns first_work, gw_ival_list *raw)
+{
+    const gw_host_event *h = &t->host[i];
+    gw_ns from = h->start, added = 0;
+    for (size_t j = i + 1; j < end && t->host[j].start < h->end; j++) {   /* nested: in start order */
+        const gw_host_event *in = &t->host[j];
+        if (in->end <= from || !gw_host_is_one_off_call(in, first_work))
+            continue;
+        gw_ns to = in->end < h->end ? in->end : h->end;
+        if (in->start > from) {
+            if (gw_ival_list_add(raw, from, in->start) != 0)
+                return -1;
+            added += in->start - from;
+        }
+        from = to;
+    }
+    if (h->end > from) {
+        if (gw_ival_list_add(raw, from, h->end) != 0)
+            return -1;
+        added += h->end - from;
+    }
+    return added;
+}
+
 int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, const gw_ivset *dispatch_idle,
                    gw_ns lo, gw_ns hi, gw_device_stats *ds)
 {
@@ -63,7 +92,7 @@ int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle,
     gw_ival_list raw = {0};
     size_t first, end;
     gw_thread_host_range(t, feeder, &first, &end);
-    gw_ns longest = 0;
+    gw_ns longest = 0, first_work = gw_process_first_gpu_work(t);
     uint32_t longest_name = 0;
     int rc = 0;
     for (size_t i = first; i < end && rc == 0; i++) {
@@ -71,14 +100,24 @@ int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle,
         gw_ns d = h->end - h->start;
         if (!may_stall(h) || h->name_id >= t->strings.count || d < GW_STALL_MIN_NS || h->end <= lo || h->start >= hi ||
             calls[h->name_id] < GW_STALL_NAME_CALLS ||
-            (double)fast[h->name_id] < GW_STALL_FAST_SHARE * (double)calls[h->name_id])
+            (double)fast[h->name_id] < GW_STALL_FAST_SHARE * (double)calls[h->name_id] ||
+            gw_host_is_one_off_call(h, first_work))
             continue;
+        size_t mark = raw.count;
+        gw_ns held = add_outside_one_offs(t, i, end, first_work, &raw);
+        if (held < 0) {
+            rc = -1;
+            break;
+        }
+        if (held < GW_STALL_MIN_NS) {   /* held up by start-up work inside it, no more */
+            raw.count = mark;
+            continue;
+        }
         ds->stall_count++;
-        if (d > longest) {
-            longest = d;
+        if (held > longest) {
+            longest = held;
             longest_name = h->name_id;
         }
-        rc = gw_ival_list_add(&raw, h->start, h->end);
     }
     free(calls);
     free(fast);

@@ -184,6 +184,17 @@ static void window_words(const gw_analysis *a, char *buf, size_t size)
         snprintf(buf, size, "the window");
 }
 
+/* GPU work as the verdict says it: rounded down to 0.1 ms from 10 to 100 ms, so that 49.7 ms
+ * reads the same where the headline says how much the GPU worked and where the cap says it is
+ * under 50 ms ("it worked 50 ms ... 49.7 ms of GPU work (under 50 ms)"). */
+static void work_words(double seconds, char *buf, size_t size)
+{
+    if (seconds >= 0.01 && seconds < 0.1)
+        snprintf(buf, size, "%.1f ms", floor(seconds * 1e4) / 10.0);
+    else
+        gw_rules_fmt_duration(seconds, buf, size);
+}
+
 static void busy_part(const gw_analysis *a, char *buf, size_t size)
 {
     const gw_utilisation *u = &a->util;
@@ -199,7 +210,7 @@ static void busy_part(const gw_analysis *a, char *buf, size_t size)
     if (u->state == GW_UTIL_IDLE) {
         /* Nearly nothing ran: lead with the idle time and how little work there was. */
         char work[32], span[32];
-        gw_rules_fmt_duration(u->gpu_work_s / (double)u->gpus, work, sizeof work);
+        work_words(u->gpu_work_s / (double)u->gpus, work, sizeof work);
         gw_rules_fmt_duration(u->window_s, span, sizeof span);
         double idle = u->idle_share * 100.0;
         snprintf(buf, size, "%s idle %.*f%% of %s (%s): %s %s", who, idle >= 99.9 ? 2 : 1, idle, window,

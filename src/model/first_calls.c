@@ -146,8 +146,10 @@ int gw_trace_mark_library_init(gw_trace *t)
              * #1010-#1014 held a 1.7 ms aten::mm). */
             int apart = k == g && n > GW_LIBRARY_INIT_STEADY_CALLS && c->own_ns >= GW_LIBRARY_INIT_OWN_MIN_NS &&
                         c->own_ns >= GW_LIBRARY_INIT_RATIO * median;
-            if (c->eligible && (set_up || apart))
+            if (c->eligible && (set_up || apart)) {
                 t->host[c->index].flags |= GW_HOST_F_LIBRARY_INIT;
+                t->host_flags_seen |= GW_HOST_F_LIBRARY_INIT;
+            }
         }
         g = end;
     }
@@ -156,4 +158,31 @@ done:
     free(calls);
     free(name_kind);
     return rc;
+}
+
+void gw_trace_mark_library_allocs(gw_trace *t)
+{
+    if (!(t->host_flags_seen & GW_HOST_F_LIBRARY_INIT))
+        return;
+    gw_ns first_work = INT64_MAX;
+    for (size_t i = 0; i < t->gpu_count; i++) {   /* in start order */
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind == GW_GPU_KERNEL || g->kind == GW_GPU_MEMCPY || g->kind == GW_GPU_MEMSET) {
+            first_work = g->start;
+            break;
+        }
+    }
+    for (size_t i = 0; i < t->host_count; i++) {
+        const gw_host_event *op = &t->host[i];
+        if (!(op->flags & GW_HOST_F_LIBRARY_INIT) || gw_host_is_api_kind(op))
+            continue;
+        for (size_t j = i + 1; j < t->host_count; j++) {   /* nested: after it on its thread */
+            gw_host_event *in = &t->host[j];
+            if (in->thread != op->thread || in->start >= op->end)
+                break;
+            if (in->end <= op->end && in->start >= first_work && gw_host_is_api_kind(in) &&
+                (in->api_class == GW_API_ALLOC || in->api_class == GW_API_FREE))
+                in->flags |= GW_HOST_F_LIBRARY_INIT;
+        }
+    }
 }

@@ -42,4 +42,12 @@ int gw_host_name_is_library_op(const char *name);
  * out-of-memory (no mark set then). */
 int gw_trace_mark_library_init(gw_trace *t);
 
+/* Sets GW_HOST_F_LIBRARY_INIT, too, on the allocator calls (cudaMalloc, cudaFree ...) inside
+ * such a set-up that start at or after the GPU's first work: cuDNN's workspaces and the module
+ * loads a cudaFree triggers (8.3 s of cudaFree inside a cold AlexNet's first convolution),
+ * which would read as allocator churn. Before the GPU's first work they are the context's
+ * creation, start-up calls already. Needs the GPU events sorted (gw_trace_finish, after its
+ * GPU lane). */
+void gw_trace_mark_library_allocs(gw_trace *t);
+
 #endif

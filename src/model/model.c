@@ -1050,6 +1050,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     else if (names_show_offload(t))
         t->has |= GW_HAS_OFFLOAD;
     gw_trace_comm_index(t);
+    gw_trace_mark_library_allocs(t);
     if (t->warm_start) {
         mark_new_kernel_launches(t);
         mark_fast_setup_names(t);

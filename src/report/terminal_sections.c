@@ -461,7 +461,13 @@ void gw_term_syncs(gw_term *t, const gw_rank_stats *r)
     rank_suffix(rs, sizeof rs, t, r);
     gw_term_heading(t, "Host synchronisation%s", rs);
     if (s->count == 0) {
-        gw_term_printf(t, "  No blocking synchronisation calls in the window.\n");
+        /* Without traced runtime calls "none" would be a guess: the syncs are not in the input. */
+        const gw_analysis *a = t->a;
+        int no_api = a && a->inputs && r->trace_index < a->rank_count && !(a->inputs[r->trace_index].has & GW_HAS_HOST_API);
+        if (no_api)
+            gw_term_printf(t, "  No CUDA/HIP calls traced: blocking calls (syncs, copies) cannot be seen.\n");
+        else
+            gw_term_printf(t, "  No blocking synchronisation calls in the window.\n");
         return;
     }
     char line[400];
@@ -521,7 +527,11 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
         /* The input's own runtime: HIP on AMD GPUs. */
         const gw_analysis *a = t->a;
         int amd = a && a->inputs && r->trace_index < a->rank_count && (a->inputs[r->trace_index].has & GW_HAS_AMD);
-        gw_term_printf(t, "  No %s-type calls in the window.\n", amd ? "hipMalloc/hipFree" : "cudaMalloc/cudaFree");
+        int no_api = a && a->inputs && r->trace_index < a->rank_count && !(a->inputs[r->trace_index].has & GW_HAS_HOST_API);
+        if (no_api)
+            gw_term_printf(t, "  No CUDA/HIP calls traced: allocator calls cannot be seen.\n");
+        else
+            gw_term_printf(t, "  No %s-type calls in the window.\n", amd ? "hipMalloc/hipFree" : "cudaMalloc/cudaFree");
         return;
     }
     char rate[48] = "";

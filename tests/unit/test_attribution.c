@@ -696,6 +696,61 @@ static void fast_ops_stalling_are_stalls(void **state)
     }
 }
 
+/* A cold benchmark (a public AlexNet trace, 41.6 s): its first CUDA call, 25 s of context
+ * creation, ran inside an aten::to whose other calls take microseconds, and 8.3 s of cudaFree
+ * inside its first cuDNN convolution. Both are start-up: not "3 stalls, the thread held up",
+ * and not allocator churn (mem.alloc_churn 20.7% with "no empty_cache" advice). The same
+ * aten::to held up 5 ms later, with nothing inside it, is a stall. */
+static void startup_inside_fast_ops_is_not_a_stall(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    uint64_t corr = 1;
+    /* aten::to holding the first CUDA call (context creation), then its copy */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::to", 0, 25100, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceGetStreamPriorityRange", 10, 25010, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", 25020, 25090, corr);
+    fx_copy(t, 0, 25030, 25080, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1 << 20);
+    double at = 25200;
+    for (int k = 0; k < 10; k++, at += 100) {   /* aten::to's usual calls: 30 µs */
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::to", at, at + 30, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", at + 5, at + 25, corr);
+        fx_copy(t, 0, at + 10, at + 20, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1 << 10);
+    }
+    /* the first convolution: 30 ms, 15 ms of it in a cudaFree (cuDNN loading its kernels) */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", at, at + 30000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", at + 5000, at + 20000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 29980, at + 29990, corr);
+    fx_kernel(t, 0, 7, at + 29990, at + 30500, corr++, "implicit_convolve_sgemm");
+    at += 30500;
+    for (int k = 0; k < 4; k++, at += 1000) {
+        fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::cudnn_convolution", at, at + 50, 0);
+        fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", at + 30, at + 40, corr);
+        fx_kernel(t, 0, 7, at + 40, at + 1000, corr++, "implicit_convolve_sgemm");
+    }
+    /* a real stall: aten::to held up 5 ms with nothing inside it */
+    fx_host(t, FX_MAIN_TID, GW_HOST_CPU_OP, "aten::to", at, at + 5000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMemcpyAsync", at + 4980, at + 4995, corr);
+    fx_copy(t, 0, at + 4990, at + 5000, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1 << 10);
+    t->has |= GW_HAS_HOST_API | GW_HAS_CPU_OPS | GW_HAS_GPU_TRACE;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->device_count, 1);
+    /* the convolution and its cudaFree are the library's set-up */
+    for (size_t i = 0; i < t->host_count; i++)
+        if (strcmp(gw_trace_str(t, t->host[i].name_id), "cudaFree") == 0)
+            assert_true(t->host[i].flags & GW_HOST_F_LIBRARY_INIT);
+    assert_true(a->ranks[0].library_init_s > 0.029);
+    fx_assert_s(a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR], 0);
+    assert_null(gw_findings_get(&a->findings, "mem.alloc_churn"));
+    /* one stall, the late aten::to, 5 ms: not the 25 s one holding the context's creation */
+    assert_int_equal(a->devices[0].stall_count, 1);
+    assert_string_equal(a->devices[0].stall_longest, "aten::to");
+    fx_assert_s(a->devices[0].stall_longest_s, 5000);
+    assert_true(a->devices[0].own_stall_s < 0.0051);
+    fx_done(a, job);
+}
+
 /* MPI communication calls on the feeding thread while the GPU idles (nsys --trace=mpi ranges):
  * the rank exchanging data or waiting for the others, not its own code (an MPI+CUDA saxpy's
  * 244 ms of MPI_Send and MPI_Recv read as "Python and annotated code"). MPI_Init is set-up, not
@@ -1672,6 +1727,7 @@ int main(void)
         cmocka_unit_test(program_start_before_the_first_call),
         cmocka_unit_test(warm_trace_holds_no_startup),
         cmocka_unit_test(fast_ops_stalling_are_stalls),
+        cmocka_unit_test(startup_inside_fast_ops_is_not_a_stall),
         cmocka_unit_test(mpi_calls_while_gpu_idles),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),

@@ -369,6 +369,23 @@ static void test_no_gpu_data(void **state)
     assert_null(strstr(text, "0.0%")); /* no made-up utilisation */
     assert_lines_fit(text, 100);
     free(text);
+    /* An input that traced no CUDA call (a torch.compile trace without CUDA activity: 2
+     * aten::item ops, 45% of its window) cannot say that no call blocked or allocated. */
+    a->inputs = calloc(1, sizeof *a->inputs);
+    assert_non_null(a->inputs);
+    for (int api = 1; api >= 0; api--) {
+        a->inputs[0].has = api ? GW_HAS_HOST_API | GW_HAS_CPU_OPS : GW_HAS_CPU_OPS;
+        text = render_text(a, 0, 100, 0);
+        if (api) {
+            assert_contains(text, "No blocking synchronisation calls in the window.");
+            assert_contains(text, "No cudaMalloc/cudaFree-type calls in the window.");
+        } else {
+            assert_null(strstr(text, "No blocking synchronisation calls"));
+            assert_contains(text, "No CUDA/HIP calls traced: blocking calls (syncs, copies) cannot be seen.");
+            assert_contains(text, "No CUDA/HIP calls traced: allocator calls cannot be seen.");
+        }
+        free(text);
+    }
     fix_free(a);
 }
 
