@@ -300,6 +300,79 @@ static void fill_empty_devices(gw_trace *t)
     }
 }
 
+/* Exports of 2020-2021 keep a GPU's SMs, compute capability and limits in
+ * TARGET_INFO_CUDA_GPU (by deviceId), their TARGET_INFO_GPU only its name and bus: without
+ * this the occupancy and tensor-core rules were "not evaluated" on a Numba kernel of one
+ * 16x16 block on a 72-SM Quadro RTX 8000. Fills the figures a device lacks. */
+static int read_cuda_gpus(gw_nsys_db *d)
+{
+    static const char T[] = "TARGET_INFO_CUDA_GPU";
+    static const char *const NEEDED[] = {"deviceId", "numMultiprocessors", "computeCapabilityMajor",
+                                         "computeCapabilityMinor"};
+    if (!gw_nsys_has_table(d, T))
+        return 0;
+    for (size_t i = 0; i < sizeof NEEDED / sizeof *NEEDED; i++)
+        if (!gw_nsys_has_column(d, T, NEEDED[i]))
+            return 0;
+    char c[7][48], sql[768];
+    snprintf(sql, sizeof sql,
+             "SELECT deviceId, numMultiprocessors, computeCapabilityMajor, computeCapabilityMinor, %s, %s, %s, %s, "
+             "%s, %s, %s FROM %s",
+             gw_nsys_col(d, T, "maxWarpsPerMultiprocessor", "0", c[0], sizeof c[0]),
+             gw_nsys_col(d, T, "numThreadsPerWarp", "0", c[1], sizeof c[1]),
+             gw_nsys_col(d, T, "maxThreadsPerBlock", "0", c[2], sizeof c[2]),
+             gw_nsys_col(d, T, "maxRegistersPerMultiprocessor", "0", c[3], sizeof c[3]),
+             gw_nsys_col(d, T, "maxBlocksPerMultiprocessor", "0", c[4], sizeof c[4]),
+             gw_nsys_col(d, T, "globalMemorySize", "0", c[5], sizeof c[5]),
+             gw_nsys_col(d, T, "name", "NULL", c[6], sizeof c[6]), T);
+    sqlite3_stmt *st = gw_nsys_prepare(d, sql);
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int32_t id = (int32_t)sqlite3_column_int64(st, 0);
+        gw_device *dev = NULL;
+        for (size_t k = 0; k < d->trace->device_count && !dev; k++)
+            if (d->trace->devices[k].id == id)
+                dev = &d->trace->devices[k];
+        if (!dev) {
+            const char *name = (const char *)sqlite3_column_text(st, 10);
+            if (!(dev = gw_trace_add_device(d->trace)) ||
+                (dev->id = id, dev->name_id = gw_trace_intern(d->trace, name ? name : "", name ? strlen(name) : 0)) ==
+                    UINT32_MAX) {
+                sqlite3_finalize(st);
+                return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
+            }
+        }
+        if (dev->num_sms > 0 && dev->cc_major > 0)
+            continue;
+        int64_t sms = sqlite3_column_int64(st, 1), major = sqlite3_column_int64(st, 2);
+        if (sms <= 0 || sms > 100000 || major <= 0 || major > 100)
+            continue;
+        dev->num_sms = (int32_t)sms;
+        dev->cc_major = (int32_t)major;
+        dev->cc_minor = (int32_t)sqlite3_column_int64(st, 3);
+        int64_t warps = sqlite3_column_int64(st, 4), warp_size = sqlite3_column_int64(st, 5);
+        if (warps > 0 && warps <= 1024 && warp_size > 0 && warp_size <= 1024) {
+            dev->warp_size = (int32_t)warp_size;
+            dev->max_threads_per_sm = (int32_t)(warps * warp_size);
+        }
+        int64_t per_block = sqlite3_column_int64(st, 6), regs = sqlite3_column_int64(st, 7);
+        int64_t blocks = sqlite3_column_int64(st, 8), mem_mib = sqlite3_column_int64(st, 9);
+        if (per_block > 0 && per_block <= INT32_MAX)
+            dev->max_threads_per_block = (int32_t)per_block;
+        if (regs > 0 && regs <= INT32_MAX)
+            dev->regs_per_sm = (int32_t)regs;
+        if (blocks > 0 && blocks <= 1024)
+            dev->max_blocks_per_sm = (int32_t)blocks;
+        /* globalMemorySize is in MiB there (48,601 for a 48 GB Quadro RTX 8000) */
+        if (dev->total_mem_bytes == 0 && mem_mib > 0 && mem_mib < (INT64_C(1) << 30))
+            dev->total_mem_bytes = (uint64_t)mem_mib << 20;
+    }
+    sqlite3_finalize(st);
+    return gw_nsys_step_done(d, rc, T);
+}
+
 static int read_devices(gw_nsys_db *d)
 {
     static const char T[] = "TARGET_INFO_GPU";
@@ -326,7 +399,9 @@ static int read_devices(gw_nsys_db *d)
              gw_nsys_col(d, T, "maxThreadsPerBlock", "0", c[7], sizeof c[7]),
              gw_nsys_col(d, T, "maxRegistersPerSm", "0", c[8], sizeof c[8]),
              gw_nsys_col(d, T, "maxBlocksPerSm", "0", c[9], sizeof c[9]),
-             gw_nsys_has_column(d, T, "id") ? "TARGET_INFO_GPU g" : "(SELECT 0 AS id, * FROM TARGET_INFO_GPU) g");
+             gw_nsys_has_column(d, T, "id")         ? "TARGET_INFO_GPU g"
+             : gw_nsys_has_column(d, T, "deviceId") ? "(SELECT deviceId AS id, * FROM TARGET_INFO_GPU) g"
+                                                    : "(SELECT 0 AS id, * FROM TARGET_INFO_GPU) g");
     sqlite3_stmt *st = gw_nsys_prepare(d, sql);
     if (!st)
         return -1;
@@ -362,7 +437,7 @@ static int read_devices(gw_nsys_db *d)
         }
     }
     sqlite3_finalize(st);
-    if (gw_nsys_step_done(d, rc, T) != 0)
+    if (gw_nsys_step_done(d, rc, T) != 0 || read_cuda_gpus(d) != 0)
         return -1;
     fill_empty_devices(d->trace);
     return 0;

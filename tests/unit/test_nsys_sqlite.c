@@ -1282,6 +1282,40 @@ static void cudabacktrace_twins_dropped(void **state)
     }
 }
 
+/* 2020 exports: TARGET_INFO_GPU without id, SM count or compute capability (each GPU by
+ * deviceId), the figures in TARGET_INFO_CUDA_GPU. Both GPUs are read (the id column's absence
+ * once made them one "GPU 0"), with their 72 SMs, compute capability 7.5, 1,024 threads per SM
+ * and 48,601 MiB; without the CUDA table the figures stay unknown (rules not evaluated). */
+static void cuda_gpu_table_2020(void **state)
+{
+    (void)state;
+    const char *path = build_fixture("cuda_gpu_2020");
+    for (int cuda_table = 1; cuda_table >= 0; cuda_table--) {
+        if (!cuda_table)
+            exec_sql(path, "DROP TABLE TARGET_INFO_CUDA_GPU");
+        gw_trace *t = read_ok(path);
+        assert_int_equal(t->device_count, 2);
+        const gw_device *dev = gw_trace_device(t, 0);
+        assert_non_null(dev);
+        assert_non_null(gw_trace_device(t, 1));
+        assert_string_equal(gw_trace_str(t, dev->name_id), "Quadro RTX 8000");
+        if (cuda_table) {
+            assert_int_equal(dev->num_sms, 72);
+            assert_int_equal(dev->cc_major, 7);
+            assert_int_equal(dev->cc_minor, 5);
+            assert_int_equal(dev->max_threads_per_sm, 1024);
+            assert_int_equal(dev->warp_size, 32);
+            assert_int_equal(dev->max_blocks_per_sm, 16);
+            assert_int_equal(dev->regs_per_sm, 65536);
+            assert_int_equal(dev->total_mem_bytes, (uint64_t)48601 << 20);
+        } else {
+            assert_int_equal(dev->num_sms, 0);
+            assert_int_equal(dev->cc_major, 0);
+        }
+        gw_trace_free(t);
+    }
+}
+
 /* nsys's injection log dates the program's first CUDA call, which nsys does not record: its
  * CUDA tracing began at 20 ms (this process's first message about CUDA or CUPTI; another
  * process's at 5 ms and the OS-runtime injection's at 3 ms do not count) and was set up at
@@ -1402,6 +1436,7 @@ int main(void)
         cmocka_unit_test(sched_events_tell_sleep_from_work),
         cmocka_unit_test(cuda_tracing_log_dates_first_call),
         cmocka_unit_test(cudabacktrace_twins_dropped),
+        cmocka_unit_test(cuda_gpu_table_2020),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
