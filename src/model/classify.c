@@ -255,6 +255,8 @@ static const char *const TENSOR_CORE_MARKERS[] = {
     "hmma", "wgmma", "imma", "bmma", "xmma", "s1688", "s16816", "h1688", "h16816",
     "884gemm", "1688gemm", "16816gemm", "tensorop", "_h884", "_h1688", "gmma", "mma_sync",
     "hgemm", "flash", "_mi4x4x", "_mi16x16x", "_mi32x32x",
+    /* hand-written kernels that say so: CUDA's WMMA API, a "gemm_tensorcore" */
+    "wmma", "tensorcore", "tensor_core",
 };
 
 /* Precisions and architecture tags that tensor cores serve: they say so of matrix kernels
@@ -262,6 +264,9 @@ static const char *const TENSOR_CORE_MARKERS[] = {
 static const char *const TENSOR_CORE_MATRIX_MARKERS[] = {
     "f16f16", "bf16", "fp16", "tf32", "cutlass_80", "cutlass_90", "sm90_", "sm100_", "ampere_fp16",
     "ampere_bf16", "turing_fp16", "volta_fp16", "volta_h884", "fp8", "e4m3", "e5m2",
+    /* half-precision operands in a hand-written kernel's signature or a cuTile kernel's name
+     * ("matmul_Kt1_A2f16_..._A2f32": rank-2 f16 arrays in, f32 out) */
+    "__half", "c10::half", "bfloat16", "f16_",
 };
 
 /* Kernels on the CUDA cores despite a marker above: CUTLASS's SIMT kernels

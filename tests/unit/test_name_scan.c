@@ -102,6 +102,11 @@ static void tensor_core_names(void **state)
         "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4>(T1::Params)",
         "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x80x128_MI16x16x1_SN_LDSB1_AFC1",
         "void gemm_bf16_kernel<128, 64>(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *)",
+        /* hand-written: a WMMA GEMM on __half inputs (nsys demangled name), a cuTile ct.mma kernel
+         * whose name gives its f16 operands */
+        "gemm_tensorcore(const __half *, const __half *, float *, int)",
+        "void wmma_example(half *, half *, float *, int, int, int, float, float)",
+        "matmul_Kt1_A2f16_1v8l0_2t1_3i16_p16_A2f16_1v8l0_2t1_3i16_p16_A2f32_1v4l0_2t1_3i16_p16_I32_I128_I64_B0_B0",
     };
     static const char *const off[] = {
         "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(T1::Params)",
@@ -111,6 +116,8 @@ static void tensor_core_names(void **state)
         /* cuBLAS on a GH200: an xmma kernel that multiplies with FFMA, in FP32 */
         "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
         "Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4",
+        "gemm_tiled_register_blocking(const float *, const float *, float *, int)",
+        "matmul_Kt1_A2f32_1v4l0_2t1_3i16_p16_A2f32_1v4l0_2t1_3i16_p16_A2f32_1v4l0_2t1_3i16_p16_I32_I128_I64_B0_B0",
     };
     for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
         if (!gw_kernel_uses_tensor_cores(on[i]))
