@@ -461,7 +461,11 @@ typedef struct gw_memory_stats {
     size_t alloc_calls;          /* cudaMalloc-type API calls in steady steps */
     size_t free_calls;
     double alloc_wait_s;         /* host time inside them (not in frees that waited for the
-                                    GPU's work: syncs, gw_host_blocks_on_gpu) */
+                                    GPU's work: syncs, gw_host_blocks_on_gpu; nor in start-up
+                                    calls: alloc_startup_s) */
+    double alloc_startup_s;      /* host time inside those that are start-up (one-off: the
+                                    context created in the first cudaMalloc, a library's first
+                                    use), pipe.cpu_bound's */
     double alloc_calls_per_step;
     double longest_call_s;       /* the longest allocator call in the window */
     double pinned_alloc_s;       /* of alloc_wait_s, inside page-locked host allocations

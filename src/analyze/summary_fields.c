@@ -169,6 +169,7 @@ static const gw_field DESC_MEMORY_STATS_FIELDS[] = {
     ONE(gw_memory_stats, alloc_calls, GW_F_SIZE),
     ONE(gw_memory_stats, free_calls, GW_F_SIZE),
     ONE(gw_memory_stats, alloc_wait_s, GW_F_F64),
+    ONE(gw_memory_stats, alloc_startup_s, GW_F_F64),
     ONE(gw_memory_stats, alloc_calls_per_step, GW_F_F64),
     ONE(gw_memory_stats, longest_call_s, GW_F_F64),
     ONE(gw_memory_stats, pinned_alloc_s, GW_F_F64),

@@ -117,9 +117,16 @@ int gw_rule_mem_alloc_churn(gw_analysis *a, const gw_rule *rule)
         snprintf(f->title, sizeof f->title, "%s: %.16s %sMalloc/%sFree-type calls in %.48s%.16s, GPU "
                  "idle %.1f%% of %s", steps ? "Allocator churn" : "Allocator calls", n, vt->api_prefix,
                  vt->api_prefix, label, rate, share * 100.0, gw_rules_share_of(r));
+        char startup[160] = "";
+        if (m->alloc_startup_s > 0) {
+            char s_s[32];
+            gw_rules_fmt_duration(m->alloc_startup_s, s_s, sizeof s_s);
+            snprintf(startup, sizeof startup, "; %s more in start-up calls (the context's creation, a library's "
+                     "first use: pipe.cpu_bound)", s_s);
+        }
         gw_finding_evidence(f, "%zu allocation and %zu free calls in %s%s, %s inside them (%.1f%% of the "
-                               "window)", m->alloc_calls, m->free_calls, label, rate, wait,
-                            window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0);
+                               "window)%s", m->alloc_calls, m->free_calls, label, rate, wait,
+                            window > 0 ? m->alloc_wait_s / window * 100.0 : 0.0, startup);
         gw_finding_evidence(f, "GPU idle while the host is in the allocator: %.1f%% of the window", share * 100.0);
         /* The table's phrase speaks of steps; without them, not "in every step". */
         if (!steps)

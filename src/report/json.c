@@ -474,6 +474,7 @@ static void write_memory(gw_json_writer *w, const gw_memory_stats *m)
     gw_jw_kuint(w, "alloc_calls", m->alloc_calls);
     gw_jw_kuint(w, "free_calls", m->free_calls);
     gw_jw_kdouble(w, "alloc_wait_s", m->alloc_wait_s);
+    gw_jw_kdouble(w, "alloc_startup_s", m->alloc_startup_s);
     gw_jw_kdouble(w, "alloc_calls_per_step", m->alloc_calls_per_step);
     gw_jw_kdouble(w, "longest_call_s", m->longest_call_s);
     gw_jw_kdouble(w, "pinned_alloc_s", m->pinned_alloc_s);

@@ -537,8 +537,12 @@ void gw_term_memory(gw_term *t, const gw_rank_stats *r)
     char rate[48] = "";
     if (r->window.steady_steps > 0 && !r->window.whole_window)
         snprintf(rate, sizeof rate, " (%.1f per step)", m->alloc_calls_per_step);
-    snprintf(line, sizeof line, "%s allocation and %s free calls%s, %s inside them",
+    char startup[96] = "";
+    if (m->alloc_startup_s > 0)
+        snprintf(startup, sizeof startup, " (and %s in start-up calls: the CUDA context, libraries' first use)",
+                 gw_fmt_seconds(b[3], 32, m->alloc_startup_s));
+    snprintf(line, sizeof line, "%s allocation and %s free calls%s, %s inside them%s",
              gw_fmt_count(b[0], 32, m->alloc_calls), gw_fmt_count(b[1], 32, m->free_calls), rate,
-             gw_fmt_seconds(b[2], 32, m->alloc_wait_s));
+             gw_fmt_seconds(b[2], 32, m->alloc_wait_s), startup);
     gw_term_wrap(t, "  ", line);
 }

@@ -743,6 +743,9 @@ static void startup_inside_fast_ops_is_not_a_stall(void **state)
     assert_true(a->ranks[0].library_init_s > 0.029);
     fx_assert_s(a->devices[0].idle_by_cause_s[GW_IDLE_ALLOCATOR], 0);
     assert_null(gw_findings_get(&a->findings, "mem.alloc_churn"));
+    /* and the memory table says the free's 15 ms apart, as start-up, not "inside them" */
+    fx_assert_s(a->ranks[0].memory.alloc_startup_s, 15000);
+    fx_assert_s(a->ranks[0].memory.alloc_wait_s, 0);
     /* one stall, the late aten::to, 5 ms: not the 25 s one holding the context's creation */
     assert_int_equal(a->devices[0].stall_count, 1);
     assert_string_equal(a->devices[0].stall_longest, "aten::to");
