@@ -224,6 +224,9 @@ typedef struct gw_device_stats {
     double own_offcpu_s;         /* of own-work idle: the feeding thread off the CPU (asleep,
                                     blocked, waiting for a core), from the scheduler's events
                                     (GW_HAS_SCHED); 0 without them */
+    double unknown_edge_s;       /* of the unexplained idle: before the device's first work in
+                                    the window or after its last (a program's own start and
+                                    exit, untraced) */
     double unknown_queued_s;     /* of the unexplained idle: after the launch of the next
                                     kernel had returned (the host had queued it, nothing traced
                                     ran: it waited on something the trace does not show) */

@@ -224,6 +224,35 @@ out:
     return rc;
 }
 
+/* The unexplained idle before the device's first work in the window and after its last
+ * (the window's ends, no gap between work): the same attribution over those two stretches.
+ * A CuPy program's 134 ms of it were 132 ms at the ends, its import and exit, and a managed-
+ * memory program's 216 ms half at the start and half between its read-back faults, which the
+ * ends' idle of any cause (with the context's creation) had put at 99%. 0, or -1. */
+static int unknown_at_edges(const gw_device_work *dw, const gw_feeder_activity *fa, const gw_window *w,
+                            gw_ns launch_gap_ns, double *seconds)
+{
+    *seconds = 0;
+    const gw_ivset *busy = &dw->busy;
+    size_t first = gw_ivset_first_ending_after(busy, w->start_ns);
+    if (first >= busy->count || gw_ivset_start(busy, first) >= w->end_ns)
+        return 0;   /* no work in the window: no ends to tell apart */
+    gw_ns first_work = gw_ivset_start(busy, first) > w->start_ns ? gw_ivset_start(busy, first) : w->start_ns;
+    size_t after = gw_ivset_first_ending_after(busy, w->end_ns - 1);
+    gw_ns last_work = after < busy->count && gw_ivset_start(busy, after) < w->end_ns ? w->end_ns
+                                                                                    : gw_ivset_end(busy, after - 1);
+    gw_ns ranges[2][2] = {{w->start_ns, first_work}, {last_work, w->end_ns}};
+    for (int k = 0; k < 2; k++) {
+        if (ranges[k][1] <= ranges[k][0])
+            continue;
+        gw_ns part[GW_IDLE_CAUSE_COUNT];
+        if (gw_attribute_idle(dw, fa, ranges[k][0], ranges[k][1], launch_gap_ns, part) < 0)
+            return -1;
+        *seconds += gw_ns_to_s(part[GW_IDLE_UNKNOWN]);
+    }
+    return 0;
+}
+
 /* One device of one trace: busy, idle attribution, memory peaks, step rows. */
 typedef struct device_work_job {
     const gw_trace *trace;
@@ -331,6 +360,8 @@ static int analyze_device(gw_analysis *a, size_t ti, int32_t device, const uint8
     if (idle < 0)
         goto out;
     ds->unknown_queued_s = gw_ns_to_s(unknown_queued);
+    if (idle_ns[GW_IDLE_UNKNOWN] > 0 && unknown_at_edges(&dw, &fa, w, launch_gap_ns, &ds->unknown_edge_s) != 0)
+        goto out;
     ds->queued_open_s = gw_ns_to_s(queued_open);
     ds->idle_s = gw_ns_to_s(idle);
     for (int c = 0; c < GW_IDLE_CAUSE_COUNT; c++)

@@ -362,6 +362,7 @@ static const gw_field GW_DESC_DEVICE_STATS_FIELDS[] = {
     ONE(gw_device_stats, stall_longest, GW_F_STR),
     ONE(gw_device_stats, stall_longest_s, GW_F_F64),
     ONE(gw_device_stats, own_offcpu_s, GW_F_F64),
+    ONE(gw_device_stats, unknown_edge_s, GW_F_F64),
     ONE(gw_device_stats, unknown_queued_s, GW_F_F64),
     ONE(gw_device_stats, queued_open_s, GW_F_F64),
     OBJS(gw_device_stats, host_ops, DESC_HOST_OPS),

@@ -516,6 +516,8 @@ static os_wait os_wait_of(const char *name)
  * its last) from which the fix for host faults on managed memory leads with the host's own
  * code there. */
 #define GW_EDGE_FIX_SHARE 0.3
+/* From this share of it at the window's ends, without steps, its gain is a one-off's. */
+#define GW_EDGE_ONE_OFF_SHARE 0.5
 
 /* Unexplained idle at least this share of it after the next work's launch had returned: the
  * host had queued it, and the finding says so instead of "untraced code or a wait". */
@@ -750,7 +752,7 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         int host_faults = r->copies.fault_count[GW_COPY_DTOH] >= GW_UNIFIED_FAULTS_MIN;
         /* The window's idle ends (before the GPU's first work, after its last) against this
          * finding's time: no gap between work, so no fault between kernels explains them. */
-        double edge_share = d && d->gaps.known && unknown_dev_s > 0 ? d->gaps.edge_s / unknown_dev_s : 0;
+        double edge_share = d && unknown_dev_s > 0 ? d->unknown_edge_s / unknown_dev_s : 0;
         if (edge_share > 1)
             edge_share = 1;
         /* A third is enough to lead with it: a program filling 4 GiB of managed arrays on the host
@@ -938,6 +940,25 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
         }
         if (compiled && compile_s >= GW_COMPILE_ONE_OFF_SHARE * unknown_dev_s) {
             gw_gain_one_off(f, "torch.compile's compilation");
+            continue;
+        }
+        /* Without steps, in a window that holds the program's start (its CUDA context created
+         * there, start-up calls), most of it at the window's ends is the program's own start and
+         * exit (imports, data made on the host, results written), once a run: not the cause that
+         * recurs, which the verdict names instead (a CuPy program's allocator churn beside 132 of
+         * 134 ms untraced at its ends). A capture opened mid-run (a vLLM trace's requests) has
+         * no start-up calls: its ends are the loop's own work before and after its GPU work. */
+        if (edge_share >= GW_EDGE_ONE_OFF_SHARE && (r->window.steady_steps == 0 || r->window.whole_window) &&
+            r->startup_call_s > 0) {
+            double rest = share * (1.0 - edge_share);
+            /* A rest between the GPU's work that recurs enough to matter (a managed-memory
+             * program's read-back faults, 27% of its window) keeps the gain, said as that part. */
+            if (rest >= GW_SHARE_MINOR)
+                snprintf(f->gain, sizeof f->gain, "up to %.0f%% of the window, the part between GPU work, once its "
+                         "cause is known (the other %.0f%%, before the GPU's first work and after its last, is the "
+                         "program's own start and exit, paid once)", rest * 100.0, (share - rest) * 100.0);
+            else
+                gw_gain_one_off(f, "the program's own start and exit (before the GPU's first work, after its last)");
             continue;
         }
         snprintf(f->gain, sizeof f->gain, "up to %.0f%% of %s %s", share * 100.0,

@@ -754,6 +754,27 @@ static void startup_inside_fast_ops_is_not_a_stall(void **state)
     fx_done(a, job);
 }
 
+/* The unexplained idle at the window's ends, as the attribution splits it (unknown_edge_s):
+ * the context created in a first cudaMalloc (start-up, not this), then 2 ms untraced before the
+ * first launch; 1 ms untraced between the two kernels is no end. */
+static void unexplained_idle_at_the_ends(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMalloc", 0, 1000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 3000, 3010, 1);
+    fx_kernel(t, 0, 7, 3010, 4000, 1, "k");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 5000, 5010, 2);
+    fx_kernel(t, 0, 7, 5010, 6000, 2, "k");
+    t->has |= GW_HAS_HOST_API | GW_HAS_GPU_TRACE;
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    assert_int_equal(a->device_count, 1);
+    fx_assert_s(a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN], 2000 + 1000);
+    fx_assert_s(a->devices[0].unknown_edge_s, 2000);
+    fx_done(a, job);
+}
+
 /* MPI communication calls on the feeding thread while the GPU idles (nsys --trace=mpi ranges):
  * the rank exchanging data or waiting for the others, not its own code (an MPI+CUDA saxpy's
  * 244 ms of MPI_Send and MPI_Recv read as "Python and annotated code"). MPI_Init is set-up, not
@@ -1731,6 +1752,7 @@ int main(void)
         cmocka_unit_test(warm_trace_holds_no_startup),
         cmocka_unit_test(fast_ops_stalling_are_stalls),
         cmocka_unit_test(startup_inside_fast_ops_is_not_a_stall),
+        cmocka_unit_test(unexplained_idle_at_the_ends),
         cmocka_unit_test(mpi_calls_while_gpu_idles),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),

@@ -286,6 +286,7 @@ static void unexplained_faults_and_idle_ends(void **state)
         /* 70% at the ends; 42% (a program filling 4 GiB of managed arrays on the host for 3.7 s of
          * 8.8 s): said first too; 8%: the faults alone */
         g->edge_s = ends == 1 ? 0.42 : ends == 2 ? 0.25 : 0.05;
+        a->devices[0].unknown_edge_s = g->edge_s;
         const gw_finding *f = fx_run(a, "util.unexplained");
         assert_non_null(f);
         assert_int_equal(strstr(f->fix, "Most of this idle time (70%) lies before the GPU's first work") != NULL,
@@ -293,6 +294,44 @@ static void unexplained_faults_and_idle_ends(void **state)
         assert_int_equal(strstr(f->fix, "Much of this idle time (42%) lies before the GPU's first work") != NULL,
                          ends == 2);
         assert_non_null(strstr(f->fix, "cudaMemPrefetchAsync(ptr, bytes, cudaCpuDeviceId, stream)"));
+        fx_free(a);
+    }
+}
+
+/* Unexplained idle at the window's ends only counts as such: the ends' idle of any cause (a
+ * managed-memory program's 107 ms creating its context beside 107 ms untraced before its first
+ * work) once put "99%" of the finding there, and the page faults between at "the rest". Without
+ * steps, in a window that holds the program's start (start-up calls), most of it at the ends is
+ * the program's start and exit, paid once: the gain says so, and keeps the part between GPU
+ * work when that is a minor share or more; a capture opened mid-run (no start-up calls) keeps
+ * the usual gain. */
+static void unexplained_at_the_ends_is_the_programs_start(void **state)
+{
+    (void)state;
+    static const struct {
+        double edge_s, startup_s;
+        const char *gain;
+    } cases[] = {
+        {0.47, 0.3, "none in a training step: the program's own start and exit"},
+        {0.28, 0.3, "up to 25% of the window, the part between GPU work, once its cause is known (the other 35%"},
+        {0.47, 0, "up to 60% of the window once its cause is known"},
+        {0.1, 0.3, "up to 60% of the window once its cause is known"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gw_analysis *a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.4, GW_IDLE_UNKNOWN); /* 480 ms unexplained of a 0.8 s window, no steps */
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API);
+        a->ranks[0].window.whole_window = 1;
+        a->ranks[0].window.steady_steps = 0;
+        a->ranks[0].startup_call_s = cases[k].startup_s;
+        gw_gap_summary *g = &a->devices[0].gaps;
+        g->known = 1;
+        g->edge_s = 0.9;   /* the ends' idle of any cause: not this finding's measure */
+        a->devices[0].unknown_edge_s = cases[k].edge_s;
+        const gw_finding *f = fx_run(a, "util.unexplained");
+        assert_non_null(f);
+        if (!strstr(f->gain, cases[k].gain))
+            fail_msg("case %zu: %s", k, f->gain);
         fx_free(a);
     }
 }
@@ -905,6 +944,7 @@ int main(void)
         cmocka_unit_test(unexplained_one_pause_located),
         cmocka_unit_test(unexplained_os_calls_decide_the_fix),
         cmocka_unit_test(unexplained_faults_and_idle_ends),
+        cmocka_unit_test(unexplained_at_the_ends_is_the_programs_start),
         cmocka_unit_test(unexplained_without_kernels_says_set_up),
         cmocka_unit_test(gpu_only_input_says_it_has_no_host_side),
         cmocka_unit_test(kineto_without_cpu_ops_asks_for_them),
