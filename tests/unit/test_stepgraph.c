@@ -59,6 +59,24 @@ static void assert_us(double seconds, double expected_us, double tolerance_us)
     }
 }
 
+/* A vector add whose first cudaLaunchKernel creates the CUDA context (98 ms): the path's time
+ * in that call is the host's start-up, as the findings say, not "launches 99.9%". */
+static void startup_launch_is_host_work_on_the_path(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 0, 98000, 1);
+    fx_kernel(t, 0, 7, 98010, 98100, 1, "vecAdd");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 98001, 98110, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze_whole(t, &job);
+    const gw_critical_path *cp = &a->ranks[0].critical_path;
+    assert_true(cp->modelled);
+    assert_true(cp->cat_s[GW_CP_HOST_OP] >= 0.098 - 1e-9);
+    assert_true(cp->cat_s[GW_CP_LAUNCH] < 0.0001);
+    fx_done(a, job);
+}
+
 /* Unchanged, the replay gives back every step, and each step's critical path is the one
  * worked out by hand. */
 static void unchanged_replay_and_path(void **state)
@@ -950,6 +968,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unchanged_replay_and_path),
+        cmocka_unit_test(startup_launch_is_host_work_on_the_path),
         cmocka_unit_test(loader_fix_replayed),
         cmocka_unit_test(loader_fix_that_slows_the_step_is_said),
         cmocka_unit_test(fp32_fix_moves_the_waiting_host),
