@@ -303,8 +303,9 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          v->api_prefix);
         } else if (staging)
             gw_rules_fix(f,
-                         "Most of the wait is the driver copying each result from its pinned staging buffer "
-                         "into pageable memory after the GPU's transfer ended, the GPU done: copy back less "
+                         "Most of the GPU's idle time in these calls is the driver copying each result from its "
+                         "pinned staging buffer into pageable memory after the GPU's transfer ended, the GPU "
+                         "done: copy back less "
                          "(what the host reads: a count, compacted results, a smaller type) and into one pinned "
                          "buffer allocated once (%s), which the GPU writes directly. Confirm: re-profile, the "
                          "copy calls should end with their transfers.",

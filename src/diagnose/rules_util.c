@@ -743,6 +743,12 @@ int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule)
             }
             os_share = in_calls / d->idle_by_cause_s[GW_IDLE_UNKNOWN];
             io_s = by_kind[OS_IO];
+            /* "Nothing traced" would contradict the evidence when OS calls hold most of it (a
+             * run whose thread sat in poll for 82% of it while it compiled kernels in a child). */
+            if (host_side && os_share >= 0.5)
+                snprintf(f->title, sizeof f->title,
+                         "GPU idle %.1f%% of %s with only OS calls traced on the host to explain it (%s%s)",
+                         share * 100.0, window, per_step, gw_rules_per_step_unit(r));
             gw_finding_evidence(f, "the feeding thread was in OS calls for %.0f%% of that idle time: %s",
                                 in_calls / d->idle_by_cause_s[GW_IDLE_UNKNOWN] * 100.0, os_named);
             for (int k = OS_IO; k < OS_WAIT_COUNT; k++)
