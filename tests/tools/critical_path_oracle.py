@@ -18,6 +18,8 @@ from decimal import Decimal, ROUND_HALF_UP
 CATS = ["host_op", "launch", "alloc", "kernel", "copy", "sync_wait", "data_wait", "comm"]
 STARTUP_NS = 10_000_000          # a CUDA call this long before the GPU's first work is start-up,
 STARTUP_BEFORE_WORK_NS = 1_000_000  # as is one that spends this long before that work
+ONE_OFF_LAUNCH_NS = 1_000_000    # a launch this long loads its kernel's module: start-up, the host's
+                                 # own one-off work on the path (in a warm trace, only a kernel's first)
 FORK_JOIN_MAX = 2_000_000        # the other thread starts / the loop resumes within this
 FORK_JOIN_MIN = 20_000           # a loop piece shorter than this is not a wait
 SKEW = 2000                      # host and GPU clocks agree to this much
@@ -144,7 +146,18 @@ def main():
     first_gpu = min((g.start for g in gpu), default=None)
 
     # -- what each host event is
+    # A trace whose ProfilerSteps are all numbered 1 or more began in a warm process: there a
+    # long launch loads a module only for a kernel the trace has not launched before.
+    step_numbers = [int(h.name.split("#")[1]) for h in host
+                    if h.step and h.name.startswith("ProfilerStep#") and h.name.split("#")[1].isdigit()]
+    warm = bool(step_numbers) and min(step_numbers) >= 1
+    first_launch_corr, seen_kernels = set(), set()
+    for g in sorted(gpu, key=lambda g: g.start):
+        if g.kind == "kernel" and g.name not in seen_kernels:
+            seen_kernels.add(g.name)
+            first_launch_corr.add(g.corr)
     for h in host:
+        h.one_off = False
         h.cls = "own"
         if h.loader:
             h.cls = "data"
@@ -159,6 +172,8 @@ def main():
                 h.cls = "sync"
             elif k in ("launch", "copy", "set"):
                 h.cls = "call"
+                h.one_off = k == "launch" and h.end - h.start >= ONE_OFF_LAUNCH_NS and (
+                    not warm or h.corr in first_launch_corr)
             elif k == "alloc":
                 h.cls = "alloc"
             else:
@@ -270,6 +285,8 @@ def main():
                 while j + 1 < len(segs) and segs[j + 1][0] == "leaf" and segs[j + 1][1] is h:
                     j += 1
                 kind, cat = leaf_kind[h.cls]
+                if h.one_off:
+                    cat = "host_op"
                 add(chain, kind, cat, h.start, h.end, h, True, False, cut_state)
                 i = j + 1
                 continue
@@ -478,7 +495,7 @@ def main():
                 t, cur = lo_t, p
             elif how == "launch":
                 lo_t = min(nodes[p]["start"], t)
-                put("launch", lo_t, t)
+                put("host_op" if nodes[p]["cat"] == "host_op" else "launch", lo_t, t)
                 t = lo_t
                 cur = None if nodes[p]["first"] else p - 1
             elif how == "event":
