@@ -231,9 +231,11 @@ static int add_piece(builder *b, piece_class pc, uint16_t flags, uint32_t ref, g
             if (is_leaf(pc) && ref != GW_SG_NONE)
                 b->call_node[ref] = (uint32_t)(g->count - 1);
             /* A launch that long loaded its kernel's module (lazy loading: a cold run's first
-             * launches, 10-497 ms each): one-off, not dispatch a launch-bound fix shortens. */
+             * launches, 10-497 ms each): one-off, not dispatch a launch-bound fix shortens; so
+             * are set-up calls and queries that long in a cold process (cudaFuncSetAttribute
+             * loading its kernel's module, 8-9 ms) and module loads, as the attribution says. */
             if (pc == PC_STARTUP ||
-                (pc == PC_CALL && ref != GW_SG_NONE && ref < b->t->host_count &&
+                ((pc == PC_CALL || pc == PC_API) && ref != GW_SG_NONE && ref < b->t->host_count &&
                  gw_host_is_one_off_call(&b->t->host[ref], b->first_gpu_work)))
                 n->flags |= GW_SG_F_STARTUP;
             if (at_cut) {

@@ -60,6 +60,23 @@ def api_kind(name):
     return "other"
 
 
+def one_off_api_kind(name):
+    """'module' (module loads), 'setup' (kernel attributes, streams, events, graphs) or 'getter'
+    (queries) for the CUDA/HIP calls that, long, are start-up work rather than dispatch; None."""
+    if name.startswith(("cuModuleLoad", "cuLibraryLoad", "cuLinkComplete", "hipModuleLoad")):
+        return "module"
+    if name.startswith(("cudaFuncSet", "cuFuncSet", "hipFuncSet", "cudaStreamCreate", "cuStreamCreate",
+                        "hipStreamCreate", "cudaEventCreate", "cuEventCreate", "hipEventCreate",
+                        "cudaStreamEndCapture", "cuStreamEndCapture", "hipStreamEndCapture",
+                        "cudaGraphInstantiate", "cuGraphInstantiate", "hipGraphInstantiate")):
+        return "setup"
+    if name.startswith(("cudaGet", "cudaPeekAtLastError", "cudaDeviceGet", "cudaStreamGet", "cudaStreamIsCapturing",
+                        "cudaFuncGet", "cuGet", "cuCtxGet", "cuDeviceGet", "cuPointerGet", "cuFuncGet",
+                        "cuModuleGet", "hipGet")):
+        return "getter"
+    return None
+
+
 def blocking_copy_name(name):
     if name.startswith("cuMemcpy"):
         return not name.split("_")[0].endswith("Async")
@@ -156,6 +173,15 @@ def main():
         if g.kind == "kernel" and g.name not in seen_kernels:
             seen_kernels.add(g.name)
             first_launch_corr.add(g.corr)
+    # set-up call names of a warm trace that nearly always return at once (5 calls or more,
+    # 80% under 100 µs)
+    setup_calls = {}
+    for h in host:
+        if h.api and one_off_api_kind(h.name) == "setup":
+            c = setup_calls.setdefault(h.name, [0, 0])
+            c[0] += 1
+            c[1] += h.end - h.start < 100_000
+    fast_setup_names = {n for n, (calls, fast) in setup_calls.items() if calls >= 5 and fast >= 0.8 * calls}
     for h in host:
         h.one_off = False
         h.cls = "own"
@@ -178,6 +204,13 @@ def main():
                 h.cls = "alloc"
             else:
                 h.cls = "api"
+                # long set-up calls and queries load modules in a cold process (queries only
+                # there; set-up calls in a warm one too, but for names that nearly always return
+                # at once); module loads are start-up whatever their length
+                o = one_off_api_kind(h.name)
+                long_call = h.end - h.start >= ONE_OFF_LAUNCH_NS
+                h.one_off = o == "module" or (long_call and (
+                    (o == "setup" and not (warm and h.name in fast_setup_names)) or (o == "getter" and not warm)))
 
     threads = {}
     for h in host:

@@ -60,7 +60,8 @@ static void assert_us(double seconds, double expected_us, double tolerance_us)
 }
 
 /* A vector add whose first cudaLaunchKernel creates the CUDA context (98 ms): the path's time
- * in that call is the host's start-up, as the findings say, not "launches 99.9%". */
+ * in that call is the host's start-up, as the findings say, not "launches 99.9%"; so is a long
+ * set-up call loading a module later. */
 static void startup_launch_is_host_work_on_the_path(void **state)
 {
     (void)state;
@@ -69,10 +70,16 @@ static void startup_launch_is_host_work_on_the_path(void **state)
     fx_kernel(t, 0, 7, 98010, 98100, 1, "vecAdd");
     fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 98001, 98110, 0);
     gw_job *job;
+    /* then a cudaFuncSetAttribute of 5 ms before the next kernel's launch: in a cold process it
+     * loads the kernel's module, start-up as the attribution counts it, not dispatch */
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFuncSetAttribute", 98200, 103200, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 103200, 103210, 2);
+    fx_kernel(t, 0, 7, 103220, 103300, 2, "attn");
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 103211, 103310, 0);
     gw_analysis *a = fx_analyze_whole(t, &job);
     const gw_critical_path *cp = &a->ranks[0].critical_path;
     assert_true(cp->modelled);
-    assert_true(cp->cat_s[GW_CP_HOST_OP] >= 0.098 - 1e-9);
+    assert_true(cp->cat_s[GW_CP_HOST_OP] >= 0.098 + 0.005 - 1e-9);
     assert_true(cp->cat_s[GW_CP_LAUNCH] < 0.0001);
     fx_done(a, job);
 }
