@@ -216,6 +216,12 @@ typedef struct gw_device_stats {
                                     with or waiting for the others while its GPU has no work */
     uint32_t mpi_count;          /* those calls in the window, and the name holding most time */
     char mpi_top[32];
+    double own_jit_s;            /* of own-work idle: at most this much on the feeding thread
+                                    between the GPU's last work and a load of GPU code built at
+                                    run time (cuLinkComplete, cuModuleLoadData: Numba, CuPy,
+                                    NVRTC compiling kernels; analyze/host_jit.c) */
+    uint32_t jit_loads;          /* those loads in the window, and the first one's name */
+    char jit_load[32];
     double dispatch_stall_s;     /* of the launch + dispatch idle: inside those stalls (a launch
                                     held up for 6-10 ms is no dispatch work CUDA graphs save) */
     uint32_t stall_count;        /* those stalls in the window, and the longest one's name */

@@ -194,7 +194,8 @@ static int host_ops_fill(const gw_trace *t, const gw_device_work *dw, const gw_f
         gw_level_overlap(&fa->all, GW_FEEDER_LEVELS - 2, &sets[GW_IDLE_HOST_BUSY]));
     if (feeder_offcpu(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &ds->own_offcpu_s) != 0 ||
         gw_host_stalls(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &dispatch, w->start_ns, w->end_ns, ds) != 0 ||
-        gw_host_mpi(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], w->start_ns, w->end_ns, ds) != 0) {
+        gw_host_mpi(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], w->start_ns, w->end_ns, ds) != 0 ||
+        gw_host_jit(t, feeders->main, &sets[GW_IDLE_HOST_BUSY], &dw->busy, w->start_ns, w->end_ns, ds) != 0) {
         gw_ivset_free(&dispatch);
         goto out;
     }

@@ -330,6 +330,11 @@ int gw_host_ops_compute(const gw_trace *t, const gw_feeders *f, const gw_ivset *
 /* Fills ds's MPI members: the feeding thread's MPI communication calls in [lo, hi) and how
  * much of own_idle they cover (analyze/host_mpi.c). 0, or -1 out of memory. */
 int gw_host_mpi(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, gw_ns lo, gw_ns hi, gw_device_stats *ds);
+/* Fills ds's JIT members: the feeding thread's loads of GPU code built at run time in
+ * [lo, hi) and how much of own_idle lies before each in its idle gap of the device (busy: the
+ * device's busy set; analyze/host_jit.c). 0, or -1 out of memory. */
+int gw_host_jit(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, const gw_ivset *busy, gw_ns lo,
+                gw_ns hi, gw_device_stats *ds);
 /* Fills ds's stall members: the feeding thread's stalls in [lo, hi) and how much of own_idle
  * and of dispatch_idle they cover. 0, or -1 out of memory. */
 int gw_host_stalls(const gw_trace *t, uint32_t feeder, const gw_ivset *own_idle, const gw_ivset *dispatch_idle,

@@ -244,6 +244,9 @@ int gw_rule_pipe_pageable_copy(gw_analysis *a, const gw_rule *rule)
 /* The same for the feeding thread's MPI communication calls (analyze/host_mpi.c). */
 #define GW_MPI_SAID_SHARE 0.1
 #define GW_MPI_CAUSE_SHARE 0.5
+/* The share of it before loads of GPU code built at run time (analyze/host_jit.c) from which
+ * the evidence names the JIT. */
+#define GW_JIT_SAID_SHARE 0.1
 
 static int looks_like_compile(const char *name)
 {
@@ -389,6 +392,15 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                    "work%s",
                                 mpi * 100.0, mpi_s, d->mpi_count, d->mpi_top,
                                 startup >= 0.5 ? ", every iteration, not a one-off like the start-up" : "");
+        }
+        double jit = gw_rules_view_part(d, GW_VIEW_OWN_WORK, d ? d->own_jit_s : 0);
+        if (jit >= GW_JIT_SAID_SHARE) {
+            char jit_s[32];
+            gw_rules_fmt_duration(d->own_jit_s * (double)tot.device_count, jit_s, sizeof jit_s);
+            gw_finding_evidence(f, "up to %.0f%% of it (%s) on the feeding thread before it loaded GPU code built at "
+                                   "run time (%u load%s: %.31s): a JIT (Numba, CuPy, NVRTC) compiling kernels, once "
+                                   "per kernel and shape",
+                                jit * 100.0, jit_s, d->jit_loads, d->jit_loads == 1 ? "" : "s", d->jit_load);
         }
         double stall = gw_rules_view_part(d, GW_VIEW_OWN_WORK, d ? d->own_stall_s : 0);
         if (stall >= GW_STALL_SAID_SHARE) {

@@ -219,6 +219,9 @@ static void write_devices(gw_json_writer *w, const gw_analysis *a)
         gw_jw_kdouble(w, "own_mpi_s", d->own_mpi_s);
         gw_jw_kuint(w, "mpi_count", d->mpi_count);
         gw_jw_kstring(w, "mpi_top", d->mpi_top);
+        gw_jw_kdouble(w, "own_jit_s", d->own_jit_s);
+        gw_jw_kuint(w, "jit_loads", d->jit_loads);
+        gw_jw_kstring(w, "jit_load", d->jit_load);
         gw_jw_kdouble(w, "own_stall_s", d->own_stall_s);
         gw_jw_kdouble(w, "dispatch_stall_s", d->dispatch_stall_s);
         gw_jw_kuint(w, "stall_count", d->stall_count);

@@ -775,6 +775,66 @@ static void unexplained_idle_at_the_ends(void **state)
     fx_done(a, job);
 }
 
+/* A JIT compiling a kernel on the feeding thread (a public Numba export: an NVTX "matmul" range
+ * of 146 ms, a cuInit inside it, then cuLinkCreate, cuLinkComplete, cuModuleLoadDataEx and the
+ * launch): the own-work idle before the load, since the GPU's last work and the last CUDA call
+ * that did something, is said as the JIT's (up to). Twins: the same range without the loads
+ * (no JIT), and a load whose stretch before it is a context created in a first cudaMalloc
+ * (start-up, not the JIT). */
+static void jit_before_code_loads(void **state)
+{
+    (void)state;
+    for (int twin = 0; twin < 3; twin++) {
+        gw_trace *t = fx_trace();
+        uint64_t corr = 1;
+        double at = 0;
+        if (twin == 2) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemAlloc_v2", 0, 50000, 0);   /* the context */
+            at = 50000;
+        }
+        if (twin != 2) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuMemcpyHtoD_v2", at, at + 100, corr);
+            fx_copy(t, 0, at + 10, at + 90, corr++, GW_COPY_HTOD, GW_MEM_PAGEABLE, GW_MEM_DEVICE, 1 << 20);
+        }
+        at += 100;
+        if (twin != 2) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_ANNOTATION, "matmul", at, at + 100000, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuInit", at + 60000, at + 60003, 0);
+            at += 99000;
+        }
+        if (twin != 1) {
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuLinkCreate_v2", at, at + 40, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuLinkComplete", at + 100, at + 200, 0);
+            fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuModuleLoadDataEx", at + 300, at + 800, 0);
+        }
+        at += 1000;
+        fx_host(t, FX_MAIN_TID, GW_HOST_DRIVER, "cuLaunchKernel", at, at + 30, corr);
+        fx_kernel(t, 0, 7, at + 40, at + 2000, corr++, "matmul_kernel");
+        t->has |= GW_HAS_HOST_API | GW_HAS_GPU_TRACE;
+        gw_job *job;
+        gw_analysis *a = fx_analyze(t, &job);
+        const gw_device_stats *d = only_device(a);
+        if (twin == 0) {
+            assert_int_equal(d->jit_loads, 2);
+            assert_string_equal(d->jit_load, "cuLinkComplete");
+            /* 100 - 99.9 ms: the own-work idle from the copy's end (100 µs in) to the link call,
+             * less the 3 µs cuInit inside it */
+            assert_true(d->own_jit_s > 0.0985 && d->own_jit_s < 0.0992);
+            const gw_finding *f = gw_findings_get(&a->findings, "pipe.cpu_bound");
+            assert_non_null(f);
+            int said = 0;
+            for (size_t i = 0; i < f->evidence_count; i++)
+                said |= strstr(f->evidence[i], "before it loaded GPU code built at run time (2 loads: cuLinkComplete)") !=
+                        NULL;
+            assert_true(said);
+        } else {
+            assert_int_equal(d->jit_loads, twin == 1 ? 0 : 2);
+            assert_true(d->own_jit_s < 0.0002);
+        }
+        fx_done(a, job);
+    }
+}
+
 /* MPI communication calls on the feeding thread while the GPU idles (nsys --trace=mpi ranges):
  * the rank exchanging data or waiting for the others, not its own code (an MPI+CUDA saxpy's
  * 244 ms of MPI_Send and MPI_Recv read as "Python and annotated code"). MPI_Init is set-up, not
@@ -1755,6 +1815,7 @@ int main(void)
         cmocka_unit_test(fast_ops_stalling_are_stalls),
         cmocka_unit_test(startup_inside_fast_ops_is_not_a_stall),
         cmocka_unit_test(unexplained_idle_at_the_ends),
+        cmocka_unit_test(jit_before_code_loads),
         cmocka_unit_test(mpi_calls_while_gpu_idles),
         cmocka_unit_test(first_call_before_any_work_is_startup),
         cmocka_unit_test(startup_call_is_not_a_sync),
