@@ -104,7 +104,6 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
         char others[192] = "";
         unsigned other_classes = 0;
         int others_repeat = 0, prefetch_repeats = 0;
-        uint32_t prefetch_calls = 0;
         if (d && d->host_ops[GW_VIEW_DISPATCH].idle_s > 0) {
             double api = d->dispatch_api_s / d->host_ops[GW_VIEW_DISPATCH].idle_s;
             gw_finding_evidence(f, "of the dispatch time: inside %s calls %.0f%%, in the ops' and frames' own "
@@ -145,10 +144,8 @@ int gw_rule_kernel_launch_bound(gw_analysis *a, const gw_rule *rule)
                         int repeated = dc->calls >= GW_REPEATED_CALLS ||
                                        (r->window.steady_steps > 1 && dc->calls >= r->window.steady_steps);
                         others_repeat |= repeated;
-                        if (cls == PREFETCH_CALLS) {
-                            prefetch_calls += dc->calls;
+                        if (cls == PREFETCH_CALLS)
                             prefetch_repeats |= repeated;
-                        }
                     }
                 }
                 gw_finding_evidence(f, "inside %s calls, by call: %s", vt->api, calls);
