@@ -327,6 +327,10 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         double startup_s = r->startup_call_s + r->library_init_s + r->driver_init_s + r->precall_startup_s +
                            r->profiler_setup_s;
         double startup = own_s > 0 ? startup_s * (double)tot.device_count / own_s : 0;
+        /* The part of it before the program's first CUDA call that is surely the program's own
+         * (imports, input read): the cause names it when it is most of the start-up, not the
+         * context creation that takes a few ms of it (a Numba program: 264 ms of 265). */
+        double program_start_s = r->precall_startup_s - r->precall_after_cuda_s;
         if (startup > 1)
             startup = 1;
         double cpu_op = 0, other = 0, python = 0, asleep = 0;
@@ -484,6 +488,11 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
             else if (r->library_init_s >= 0.5 * startup_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (%s)",
                          vt->amd ? "MIOpen, rocBLAS" : "cuDNN, cuBLAS");
+            else if (program_start_s >= 0.5 * startup_s && jit >= GW_JIT_SAID_SHARE)
+                snprintf(f->cause, sizeof f->cause, "start-up: the program's own start and a JIT compiling kernels");
+            else if (program_start_s >= 0.5 * startup_s)
+                snprintf(f->cause, sizeof f->cause, "start-up: the program's own start before its first %s call",
+                         vt->api);
             else if (r->startup_call_s > 0 && r->startup_alloc_s >= 0.5 * r->startup_call_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: %s initialisation and set-up allocations", vt->api);
             else
@@ -678,8 +687,9 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
         if (startup >= 0.5)
             gw_gain_one_off(f, r->profiler_setup_s >= 0.5 * startup_s ? "the profiler's own set-up"
                                : r->library_init_s >= 0.5 * startup_s ? "the GPU libraries' set-up"
-                                                                     : vt->amd ? "HIP initialisation"
-                                                                               : "CUDA initialisation");
+                               : program_start_s >= 0.5 * startup_s  ? "the program's start"
+                               : vt->amd                              ? "HIP initialisation"
+                                                                      : "CUDA initialisation");
         else if (capture)
             gw_gain_one_off(f, "graph capture");
         else
