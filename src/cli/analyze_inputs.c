@@ -21,6 +21,9 @@
 typedef struct builder {
     gw_input_list *l;
     size_t path_cap;
+    /* why the first file skipped in a directory walk is not an input, said when the
+     * directory holds none (a folder of .nsys-rep reports: export them first) */
+    char first_skip[sizeof ((gw_error *)0)->message];
 } builder;
 
 static int add_path(builder *b, const char *path, gw_input_kind kind, gw_error *err)
@@ -107,6 +110,8 @@ static int walk(builder *b, const char *dir, int depth, gw_error *err)
             gw_error ignored;
             gw_error_clear(&ignored);
             gw_input_kind k = st.st_size > 0 ? gw_ingest_sniff(path, &ignored) : GW_INPUT_UNKNOWN;
+            if (k == GW_INPUT_UNKNOWN && !b->first_skip[0] && ignored.message[0])
+                snprintf(b->first_skip, sizeof b->first_skip, "%s", ignored.message);
             if (k == GW_INPUT_UNKNOWN)
                 b->l->skipped++;
             else
@@ -193,16 +198,18 @@ static int add_unit(gw_input_list *l, size_t *cap, gw_input_kind kind, const cha
 int gw_inputs_expand(char *const *args, size_t count, gw_input_list *out, gw_error *err)
 {
     memset(out, 0, sizeof *out);
-    builder b = {out, 0};
+    builder b = {out, 0, ""};
     for (size_t i = 0; i < count; i++) {
         struct stat st;
         if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             size_t before = out->path_count;
+            b.first_skip[0] = '\0';
             if (walk(&b, args[i], 0, err) != 0)
                 goto fail;
             if (out->path_count == before) {
                 gw_fail(err, GW_EXIT_BAD_INPUT, "%s: the directory holds no trace, recording or summary "
-                        "gpuwhy reads", args[i]);
+                        "gpuwhy reads%s%s%s", args[i], b.first_skip[0] ? " (" : "", b.first_skip,
+                        b.first_skip[0] ? ")" : "");
                 goto fail;
             }
             continue;

@@ -66,6 +66,40 @@ static int first_content_byte(const char *path, int *is_gzip, char *head, size_t
     return -1;
 }
 
+/* Files users hand over that gpuwhy does not read but can name, with what to do instead: an
+ * Nsight Systems report as nsys writes it (gpuwhy reads its SQLite export), a Git LFS pointer
+ * left where a trace should be (a clone without `git lfs pull`), and traces in archives or
+ * compressed with something other than gzip. 1 and *err set when the head is one of them. */
+static int refuse_known_file(const char *path, const unsigned char *magic, size_t n, gw_error *err)
+{
+    /* what the file is, then the command that makes it readable, around the file's name */
+    static const struct {
+        const char *head;
+        size_t len;
+        const char *what, *run, *then;
+    } known[] = {
+        /* .nsys-rep and the older .qdrep both open with this line, then protobuf */
+        {"NVIDIA Tegra Profiler Report", 28, "an Nsight Systems report (.nsys-rep, .qdrep), which only nsys reads",
+         "nsys export --type sqlite --output run.sqlite ", ", then gpuwhy analyze run.sqlite"},
+        {"version https://git-lfs.github.com/spec/", 40, "a Git LFS pointer, not the file it stands for",
+         "git lfs pull --include ", ", then analyse the file it fetched"},
+        {"PK\x03\x04", 4, "a zip archive", "unzip ", ", then analyse the traces inside"},
+        {"\x28\xb5\x2f\xfd", 4, "compressed with zstd, which gpuwhy does not read (gzip it does)", "zstd -d ",
+         ", then analyse the result"},
+        {"\xfd" "7zXZ", 5, "compressed with xz, which gpuwhy does not read (gzip it does)", "xz -dk ",
+         ", then analyse the result"},
+        {"BZh", 3, "compressed with bzip2, which gpuwhy does not read (gzip it does)", "bzip2 -dk ",
+         ", then analyse the result"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (n >= known[i].len && memcmp(magic, known[i].head, known[i].len) == 0) {
+            gw_fail(err, GW_EXIT_BAD_INPUT, "%s: byte 0: %s: %s%s%s", path, known[i].what, known[i].run, path,
+                    known[i].then);
+            return 1;
+        }
+    return 0;
+}
+
 gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
 {
     struct stat st;
@@ -102,6 +136,8 @@ gw_input_kind gw_ingest_sniff(const char *path, gw_error *err)
     }
     if (gw_xplane_sniff(magic, n, (uint64_t)st.st_size))
         return GW_INPUT_XPLANE;
+    if (refuse_known_file(path, magic, n, err))
+        return GW_INPUT_UNKNOWN;
     char head[4096];
     int is_gzip = 0;
     int c = first_content_byte(path, &is_gzip, head, sizeof head);

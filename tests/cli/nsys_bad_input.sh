@@ -42,6 +42,26 @@ refused "CSV summary, not a trace" "line 1: an nsys stats summary report" "$N/de
 refused "CSV summary (2022.4 names)" "cuda_gpu_trace,cuda_api_trace" "$N/derived/nsys-2022.4.2/dlprof_root/dlprof_root_gpukernsum.csv"
 refused "api trace alone" "has no GPU activity" "$F/apitrace_variants.csv"
 
+# Files handed over in place of a trace are named with the command that makes them readable
+# (they were all "not a format gpuwhy reads"). The heads are the formats' own first bytes:
+# every .nsys-rep and .qdrep seen in public repositories (nsys 2021-2025) opens with the first.
+printf 'NVIDIA Tegra Profiler Report 2025@6@1@19\n\013Local (CLI)\022\010\010' > "$tmp/run.nsys-rep"
+refused "nsys report" "an Nsight Systems report (.nsys-rep, .qdrep), which only nsys reads: nsys export --type sqlite --output run.sqlite $tmp/run.nsys-rep" "$tmp/run.nsys-rep"
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:131d2e3c\nsize 67910142\n' > "$tmp/lfs.sqlite"
+refused "Git LFS pointer" "a Git LFS pointer, not the file it stands for: git lfs pull --include $tmp/lfs.sqlite" "$tmp/lfs.sqlite"
+python3 -c 'import sys, zipfile, lzma, bz2
+with zipfile.ZipFile(sys.argv[1] + "/t.zip", "w") as z: z.writestr("t.json", "{}")
+open(sys.argv[1] + "/t.json.xz", "wb").write(lzma.compress(b"{}"))
+open(sys.argv[1] + "/t.json.bz2", "wb").write(bz2.compress(b"{}"))' "$tmp"
+printf '\050\265\057\375\044\002\021\000\000{}' > "$tmp/t.json.zst"
+refused "zip archive" "a zip archive: unzip" "$tmp/t.zip"
+refused "xz" "compressed with xz, which gpuwhy does not read (gzip it does): xz -dk" "$tmp/t.json.xz"
+refused "bzip2" "compressed with bzip2" "$tmp/t.json.bz2"
+refused "zstd" "compressed with zstd" "$tmp/t.json.zst"
+# A folder of reports alone: the folder is refused with why its first file is not an input.
+mkdir "$tmp/reports" && cp "$tmp/run.nsys-rep" "$tmp/reports/"
+refused "folder of nsys reports" "the directory holds no trace, recording or summary gpuwhy reads ($tmp/reports/run.nsys-rep: byte 0: an Nsight Systems report" "$tmp/reports"
+
 # A failed CUDA capture is a diagnosis, not an error.
 if "$GW_BIN" analyze --json --no-progress -o "$tmp/uvm.json" "$N/CO18326__uvmTorch/report1.sqlite" 2>"$tmp/err" &&
    grep -q '"data.none"' "$tmp/uvm.json" && grep -q 'No CUDA events collected' "$tmp/uvm.json"; then
