@@ -678,6 +678,32 @@ static void cpu_bound_fix_fits_the_ops(void **state)
                                        "in FP32 (kernel.fp32_math, "));
     fx_free(a);
 
+    /* ... and beside a minor recurring cause that the saving outweighs (3% of idle time with
+     * nothing traced, beside a <<<1,1>>> kernel's 56% in a public export), both; beside a major
+     * recurring cause (12%), that cause alone. */
+    for (int c = 0; c < 2; c++) {
+        a = fx_analysis(1, NULL);
+        fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+        double unknown = c == 0 ? 0.03 : 0.12;
+        a->devices[0].idle_by_cause_s[GW_IDLE_HOST_BUSY] -= unknown * a->devices[0].window_s;
+        a->devices[0].idle_by_cause_s[GW_IDLE_UNKNOWN] = unknown * a->devices[0].window_s;
+        a->ranks[0].startup_call_s = c == 0 ? 0.3 : 0.2;
+        snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaFree");
+        a->ranks[0].kernels.count = 100;
+        a->ranks[0].kernels.total_s = 0.48;
+        a->ranks[0].kernels.fp32_gemm_share = 0.8;
+        f = fx_run(a, "pipe.cpu_bound");
+        assert_non_null(f);
+        assert_non_null(strstr(a->verdict, "main cause: start-up: CUDA initialisation"));
+        assert_non_null(strstr(a->verdict, c == 0 ? "; beyond one-off costs: idle time with nothing traced on the host "
+                                                    "(util.unexplained, 3%); biggest saving: matrix work in FP32 "
+                                                    "(kernel.fp32_math, "
+                                                  : "(util.unexplained, 12%)"));
+        if (c == 1)
+            assert_null(strstr(a->verdict, "biggest saving"));
+        fx_free(a);
+    }
+
     /* The same start-up beside 15% of the window waiting for data: the verdict names the
      * wait as what is left once start-up is paid. */
     a = fx_analysis(1, NULL);
