@@ -578,6 +578,14 @@ typedef struct gw_rank_stats {
     uint64_t fault_calls;
     int64_t fault_code;
     char fault_call[64];
+    /* Kernel launches that returned an error and ran nothing (gw_trace.launch_fail_*): how
+     * many, the first's return value and call name, and how many launch calls the trace holds
+     * in all; 0 failed: none. */
+    uint64_t launch_fail_calls;
+    int64_t launch_fail_code;
+    char launch_fail_call[64];
+    uint64_t launch_calls;
+    uint64_t kernels_run;        /* with failed launches: the kernels the whole trace ran */
     gw_critical_path critical_path;
 } gw_rank_stats;
 

@@ -711,6 +711,18 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
         const char *name = gw_trace_str(t, t->fault_call_name);
         snprintf(r->fault_call, sizeof r->fault_call, "%s", name && *name ? name : "a CUDA call");
     }
+    r->launch_fail_calls = t->launch_fail_calls;
+    r->launch_fail_code = t->launch_fail_code;
+    if (t->launch_fail_calls > 0) {
+        const char *name = gw_trace_str(t, t->launch_fail_call_name);
+        snprintf(r->launch_fail_call, sizeof r->launch_fail_call, "%s", name && *name ? name : "a kernel launch");
+        /* counted only here: a pass over every host event for a trace without failures would
+         * be wasted */
+        for (size_t i = 0; i < t->host_count; i++)
+            r->launch_calls += gw_host_is_api_kind(&t->host[i]) && t->host[i].api_class == GW_API_LAUNCH;
+        for (size_t i = 0; i < t->gpu_count; i++)
+            r->kernels_run += t->gpu[i].kind == GW_GPU_KERNEL;
+    }
 }
 
 /* Takes and runs units until none is left (or one failed). */

@@ -321,6 +321,11 @@ static const gw_field GW_DESC_RANK_STATS_FIELDS[] = {
     ONE(gw_rank_stats, fault_calls, GW_F_U64),
     ONE(gw_rank_stats, fault_code, GW_F_I64),
     ONE(gw_rank_stats, fault_call, GW_F_STR),
+    ONE(gw_rank_stats, launch_fail_calls, GW_F_U64),
+    ONE(gw_rank_stats, launch_fail_code, GW_F_I64),
+    ONE(gw_rank_stats, launch_fail_call, GW_F_STR),
+    ONE(gw_rank_stats, launch_calls, GW_F_U64),
+    ONE(gw_rank_stats, kernels_run, GW_F_U64),
     OBJ(gw_rank_stats, critical_path, DESC_CRITICAL_PATH),
 };
 const gw_struct_desc GW_DESC_RANK_STATS = {"gw_rank_stats", sizeof(gw_rank_stats), GW_DESC_RANK_STATS_FIELDS, sizeof GW_DESC_RANK_STATS_FIELDS / sizeof GW_DESC_RANK_STATS_FIELDS[0]};

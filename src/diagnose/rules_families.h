@@ -10,6 +10,7 @@
 int gw_rule_data_none(gw_analysis *a, const gw_rule *rule);
 int gw_rule_util_unexplained(gw_analysis *a, const gw_rule *rule);
 int gw_rule_gpu_start_delay(gw_analysis *a, const gw_rule *rule);
+int gw_rule_gpu_launch_failed(gw_analysis *a, const gw_rule *rule);
 /* data supply (rules_data.c; pipe.no_workers is folded into data.loader_wait) */
 int gw_rule_data_loader_wait(gw_analysis *a, const gw_rule *rule);
 /* pipeline (rules_pipe.c; pipe.host_sync in rules_sync.c) */

@@ -503,12 +503,17 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                  * whose export ends after 16 streams, one pinned buffer and one memset). */
                 const gw_trace *tr = gw_rules_trace(a, r);
                 int nsys = tr && tr->format && strncmp(tr->format, "nsys", 4) == 0;
-                gw_rules_fix(f,
-                             "The program set %s up and never launched a kernel while it was profiled: it "
-                             "stopped before its GPU work (an error or an early exit: check its exit status "
-                             "and error output%s) or the capture ended first; make it reach its GPU work, then "
-                             "profile the steady iterations after a warm-up.",
-                             vt->api, nsys ? "; nsys keeps them in the report's stdout/stderr logs" : "");
+                if (r->launch_fail_calls > 0)
+                    gw_rules_fix(f,
+                                 "The program's kernel launches failed (gpu.launch_failed), so no kernel ran: fix "
+                                 "the error they returned, then profile the steady iterations after a warm-up.");
+                else
+                    gw_rules_fix(f,
+                                 "The program set %s up and never launched a kernel while it was profiled: it "
+                                 "stopped before its GPU work (an error or an early exit: check its exit status "
+                                 "and error output%s) or the capture ended first; make it reach its GPU work, "
+                                 "then profile the steady iterations after a warm-up.",
+                                 vt->api, nsys ? "; nsys keeps them in the report's stdout/stderr logs" : "");
             }
             else if (gw_rules_jax(a, r))
                 gw_rules_fix(f,

@@ -20,6 +20,9 @@
 
 static const gw_rule TABLE[] = {
     {"data.none", "data", T, gw_rule_data_none, NULL, 0},
+    /* Launches that failed did no work, whatever the time says: not a cause of idle time (its
+     * share is of the launches), the verdict names it apart (verdict.c). */
+    {"gpu.launch_failed", "gpu", T, gw_rule_gpu_launch_failed, NULL, 0},
     {"data.loader_wait", "data", T, gw_rule_data_loader_wait, "waiting for data", 1},
     {"pipe.pageable_copy", "pipe", T, gw_rule_pipe_pageable_copy, "copies from pageable memory", 0},
     {"pipe.copy_bound", "pipe", T, gw_rule_pipe_copy_bound, "the GPU copying, not computing", 0},

@@ -52,6 +52,7 @@ typedef enum missing_gpu {
     MISSING_NO_WORK,           /* CUDA calls, none of them putting work on the GPU */
     MISSING_RANGE_PROFILER,    /* a CUPTI range-profiler capture: counters, no timeline */
     MISSING_FAULTED,           /* a CUDA call reported that the GPU's work faulted */
+    MISSING_LAUNCH_FAILED,     /* the kernel launches returned errors: nothing ran */
     MISSING_CALLS_ONLY,        /* set-up calls traced while the profiler says CUDA events are
                                   missing: the work ran elsewhere, or its tracing failed there */
     MISSING_CPU_SIDE_ONLY,     /* the CPU side shows GPU use (cuDNN ops, GPU allocator events)
@@ -169,6 +170,17 @@ static missing_gpu explain_missing_gpu(gw_finding *f, const gw_trace *t, const c
                                "unusable from then on, and the records of the GPU's work were never written",
                             call && *call ? call : "a CUDA call", (long long)t->fault_code);
         return MISSING_FAULTED;
+    }
+    if (t && t->launch_fail_calls > 0) {
+        /* The launches themselves failed (no kernel image for the GPU, PTX too new for the
+         * driver ...): there was never any work to record. */
+        const char *what = gw_cuda_launch_error_text(t->launch_fail_code);
+        snprintf(f->title, sizeof f->title, "No GPU activity in %s: its kernel launches failed (CUDA error %lld%s%s)",
+                 file, (long long)t->launch_fail_code, what ? ", " : "", what ? what : "");
+        gw_finding_evidence(f, "%llu kernel launch%s returned an error and queued nothing: the program's GPU work "
+                               "never ran (gpu.launch_failed)",
+                            (unsigned long long)t->launch_fail_calls, t->launch_fail_calls == 1 ? "" : "es");
+        return MISSING_LAUNCH_FAILED;
     }
     if (launches + copies > 0 && t && t->uncategorised_api_calls > 0) {
         /* Calls without a category, named as the APIs name them: a host-side tracer's trace,
@@ -342,6 +354,11 @@ int gw_rule_data_none(gw_analysis *a, const gw_rule *rule)
                          "or with CUDA_LAUNCH_BLOCKING=1 so the error comes back from the launch that caused "
                          "it; check each CUDA call's return value (cudaGetLastError() after launches). Then "
                          "re-profile: a profile of a job that faults shows no GPU time.");
+            continue;
+        }
+        if (why == MISSING_LAUNCH_FAILED) {
+            gw_rules_fix(f, "Fix the launches first (gpu.launch_failed says what their error means), then "
+                            "re-profile: a profile of launches that fail shows no GPU time.");
             continue;
         }
         if (why == MISSING_RANGE_PROFILER) {

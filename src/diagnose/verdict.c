@@ -9,6 +9,7 @@
  * every finding at minor and says why. */
 #include "diagnose/verdict.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,7 +71,8 @@ static void cap_too_short(gw_analysis *a)
 {
     for (size_t i = 0; i < a->findings.count; i++) {
         gw_finding *f = &a->findings.items[i];
-        if (strcmp(f->id, "data.none") == 0 || f->basis == GW_BASIS_SAMPLES)
+        /* a failed launch is a fact of the program, not a measure of its time */
+        if (strcmp(f->id, "data.none") == 0 || strcmp(f->id, "gpu.launch_failed") == 0 || f->basis == GW_BASIS_SAMPLES)
             continue;
         int short_window = 0;
         if (f->rank >= 0) {
@@ -280,6 +282,11 @@ void gw_verdict_line(gw_analysis *a)
     /* The main cause is what keeps the GPU idle (or, busy, in exposed communication); slower
      * GPU work (FP32 math ...) is named as the biggest saving when it outranks every cause. */
     const gw_finding *cause = NULL, *saving = NULL;
+    /* Launches that failed so that the program's GPU work did not happen (most of them, or
+     * every one) come before any account of the time; fewer are said at the end. */
+    const gw_finding *failed = gw_findings_get(&a->findings, "gpu.launch_failed");
+    if (failed && failed->severity >= GW_SEV_CRITICAL)
+        cause = failed;
     for (size_t i = 0; i < a->findings.count && !cause; i++) {
         const gw_finding *f = &a->findings.items[i];
         const gw_rule *rule = gw_rules_find(f->id);
@@ -316,6 +323,11 @@ void gw_verdict_line(gw_analysis *a)
     } else if (cause && strcmp(cause->id, "util.unexplained") == 0 && !any_host_side(a)) {
         snprintf(part, sizeof part, "; %.0f%% of %s idle and the input has GPU activity only, no host side "
                  "to say why (util.unexplained)", cause->share * 100.0, share_of(a));
+        append(v, size, "%s%s", part, "");
+    } else if (cause && strcmp(cause->id, "gpu.launch_failed") == 0) {
+        /* its share is of the launches, not of the time */
+        snprintf(part, sizeof part, "; main cause: %s (gpu.launch_failed, %.0f%% of the launches)", cause->cause,
+                 cause->share * 100.0);
         append(v, size, "%s%s", part, "");
     } else if (cause) {
         snprintf(part, sizeof part, "; main cause: %s (%s, %.0f%% of %s",
@@ -358,7 +370,8 @@ void gw_verdict_line(gw_analysis *a)
     }
     /* A near tie is said: the second cause within 15% of the first is as much the answer. */
     const gw_finding *second = NULL;
-    for (size_t i = 0; cause && i < a->findings.count && !second; i++) {
+    int launch_failed = cause && strcmp(cause->id, "gpu.launch_failed") == 0;
+    for (size_t i = 0; cause && !launch_failed && i < a->findings.count && !second; i++) {
         const gw_finding *f = &a->findings.items[i];
         const gw_rule *rule = gw_rules_find(f->id);
         if (f != cause && rule && rule->cause && rule->explains_idle && f->severity >= GW_SEV_MINOR &&
@@ -425,6 +438,12 @@ void gw_verdict_line(gw_analysis *a)
             break;
         }
     }
+    if (failed && failed != cause) {
+        /* its title, which starts a sentence, inside the line */
+        snprintf(part, sizeof part, "; %c%.160s (gpu.launch_failed)", tolower((unsigned char)failed->title[0]),
+                 failed->title[0] ? failed->title + 1 : "");
+        append(v, size, "%s%s", part, "");
+    }
     if (a->util.too_short) {
         /* The threshold is per rank's window: quote the most work one rank had. */
         double most = 0;
@@ -441,9 +460,9 @@ void gw_verdict_line(gw_analysis *a)
             snprintf(work, sizeof work, "%.1f ms", floor(most * 1e4) / 10.0);
         else
             gw_rules_fmt_duration(most, work, sizeof work);
-        snprintf(part, sizeof part, "; too short to judge: %s%s of GPU work%s (under %.0f ms), severities capped "
+        snprintf(part, sizeof part, "; too short to judge: %s%s of GPU work%s (under %.0f ms), %s capped "
                  "at minor", gpu_ranks > 1 ? "at most " : "", work, gpu_ranks > 1 ? " per rank" : "",
-                 a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS]);
+                 a->thresholds.v[GW_T_WINDOW_MIN_BUSY_MS], launch_failed ? "the time's findings" : "severities");
         append(v, size, "%s%s", part, "");
     }
 }

@@ -465,6 +465,29 @@ const char *gw_cuda_fault_text(int64_t code)
     }
 }
 
+const char *gw_cuda_launch_error_text(int64_t code)
+{
+    switch (code) {
+    case 1: return "an invalid argument";
+    case 2: return "out of memory";
+    case 3: return "CUDA not initialised";
+    case 9: return "an invalid launch configuration: block, grid or shared memory size";
+    case 35: return "a driver older than the CUDA runtime";
+    case 98: return "an invalid device function: the kernel was not built for this GPU";
+    case 100: return "no CUDA device";
+    case 200: return "an invalid kernel image";
+    case 201: return "an invalid context";
+    case 209: return "no kernel image for this GPU's architecture";
+    case 218: return "invalid PTX";
+    case 221: return "no JIT compiler for the kernel's PTX";
+    case 222: return "PTX built by a newer CUDA than the driver supports";
+    case 400: return "an invalid handle";
+    case 500: return "a kernel or symbol not found";
+    case 701: return "too many resources requested for the launch: registers or threads per block";
+    default: return NULL;
+    }
+}
+
 int gw_frame_is_compiler(const char *name)
 {
     static const char *const libs[] = {"libnvrtc", "libnvJitLink", "libnvptxcompiler", "libnvvm"};

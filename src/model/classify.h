@@ -13,6 +13,11 @@
  * *blocking_copy set to 1 for synchronous memcpy APIs (cudaMemcpy, cuMemcpyDtoH ...). */
 gw_api_class gw_classify_api(const char *name, gw_sync_kind *sync_kind, int *blocking_copy);
 
+/* What a CUDA error that a kernel launch returned means, for the errors that keep the kernel
+ * from running (runtime and driver numbers agree on these: 209 no kernel image for the GPU,
+ * 222 PTX newer than the driver, 701 too many resources ...); NULL for others. */
+const char *gw_cuda_launch_error_text(int64_t code);
+
 /* 1 when an API call gives something back that a process lets go of when it ends: module
  * unloads, frees, unmaps, destroys, device and context resets (cuModuleUnload, cudaFree,
  * cuMemUnmap, cudaStreamDestroy, cudaDeviceReset ...). After the GPU's last work these are a

@@ -538,6 +538,12 @@ typedef struct gw_trace {
     int64_t fault_code;        /* the first one's return value (700 ...) */
     uint32_t fault_call_name;  /* its call's interned name */
     gw_ns fault_ts;            /* its start */
+    /* Kernel launches that returned an error other than a fault (the kernel never ran: no
+     * kernel image for the GPU, PTX newer than the driver, too many resources ...), when the
+     * input records return values (nsys): how many, and the first of them. 0 calls: none. */
+    uint64_t launch_fail_calls;
+    int64_t launch_fail_code;
+    uint32_t launch_fail_call_name;
 
     gw_strtab strings;
 

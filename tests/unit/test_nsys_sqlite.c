@@ -1214,6 +1214,75 @@ static void faulting_kernel_is_said(void **state)
     gw_job_free(job);
 }
 
+/* Kernel launches that return an error run nothing (a public GEMM benchmark: 21 of 21
+ * cudaLaunchKernel returned 222, PTX too new for the driver, and read as CUDA start-up):
+ * gpu.launch_failed, the verdict's main cause when most failed, said after the causes when
+ * one of three did; data.none says so without GPU records. An error of another call (a copy's
+ * 1) is no failed launch. */
+static void failed_launches_are_said(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        const char *path = build_fixture("schema3_enums");
+        /* a third launch, whose kernel ran; c 0: the launches at 100 and 1100 fail with 222,
+         * c 1: the one at 1100 with 209, c 2: every launch fails and no GPU record is left */
+        exec_sql(path, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (2000, 2010, 0, 1677721700, 18, 1, 0, NULL),"
+                       " (2100, 2110, 0, 1677721700, 19, 2, 1, NULL);"
+                       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+                       "(2050, 2400, 0, 1, NULL, 7, 18, 1677721600, 3, 2, 1, 1, 64, 1, 1)");
+        if (c == 0)
+            exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 222 WHERE correlationId IN (11, 13);"
+                           "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId IN (11, 13)");
+        if (c == 1)
+            exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 209 WHERE correlationId = 13;"
+                           "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 13");
+        if (c == 2)
+            exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 222 WHERE nameId = 1;"
+                           "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+        gw_job *job;
+        gw_analysis *a = analyze_ok(path, &job);
+        const gw_trace *t = job->traces[0];
+        assert_int_equal(t->launch_fail_calls, c == 1 ? 1 : c == 0 ? 2 : 3);
+        assert_int_equal(t->launch_fail_code, c == 1 ? 209 : 222);
+        assert_string_equal(gw_trace_str(t, t->launch_fail_call_name), "cudaLaunchKernel");
+        assert_int_equal(t->fault_calls, 0);
+        const gw_finding *f = gw_findings_get(&a->findings, "gpu.launch_failed");
+        assert_non_null(f);
+        if (c == 0) {
+            assert_int_equal(f->severity, GW_SEV_CRITICAL);
+            assert_string_equal(f->title, "Kernel launches failed: 2 of 3 returned an error (CUDA error 222, PTX "
+                                          "built by a newer CUDA than the driver supports)");
+            assert_non_null(strstr(f->fix, "install a driver that supports the CUDA toolkit"));
+            assert_non_null(strstr(a->verdict, "; main cause: kernel launches that failed (CUDA error 222) "
+                                               "(gpu.launch_failed, 67% of the launches)"));
+        } else if (c == 1) {
+            assert_int_equal(f->severity, GW_SEV_MAJOR);
+            assert_non_null(strstr(f->fix, "The binary holds no kernel for this GPU"));
+            assert_null(strstr(a->verdict, "main cause: kernel launches"));
+            assert_non_null(strstr(a->verdict, "; kernel launches failed: 1 of 3 returned an error (CUDA error 209, "
+                                               "no kernel image for this GPU's architecture) (gpu.launch_failed)"));
+        } else {
+            const gw_finding *none = gw_findings_get(&a->findings, "data.none");
+            assert_non_null(none);
+            assert_non_null(strstr(none->title, "its kernel launches failed (CUDA error 222, PTX built by a newer "
+                                                "CUDA than the driver supports)"));
+            assert_string_equal(f->title, "Kernel launches failed: 3 of 3 returned an error (CUDA error 222, PTX "
+                                          "built by a newer CUDA than the driver supports): no kernel ran");
+        }
+        gw_analysis_free(a);
+        gw_job_free(job);
+    }
+    /* The same export with its copy's error alone: no failed launch. */
+    const char *path = build_fixture("schema3_enums");
+    exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 1 WHERE nameId = 2");
+    gw_job *job;
+    gw_analysis *a = analyze_ok(path, &job);
+    assert_int_equal(job->traces[0]->launch_fail_calls, 0);
+    assert_null(gw_findings_get(&a->findings, "gpu.launch_failed"));
+    gw_analysis_free(a);
+    gw_job_free(job);
+}
+
 /* An export from WSL2 whose CUDA calls have no GPU records (two public exports: the process
  * ended normally inside the capture): data.none says where it was made and asks for native
  * Linux, not only for the flush; the same export made elsewhere gets the flush advice alone. */
@@ -1406,6 +1475,7 @@ int main(void)
         cmocka_unit_test(wsl2_export_without_gpu_records),
         cmocka_unit_test(dlprof_root_schema2),
         cmocka_unit_test(faulting_kernel_is_said),
+        cmocka_unit_test(failed_launches_are_said),
         cmocka_unit_test(empty_device_row_takes_its_models_figures),
         cmocka_unit_test(pyprof_dict_names),
         cmocka_unit_test(dlprof_root_schema3_reexport),
