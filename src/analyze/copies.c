@@ -128,9 +128,11 @@ void gw_copy_stats_compute(const gw_trace *t, const gw_window *w, gw_copy_stats 
             if (h >= 0) {
                 const gw_host_event *call = &t->host[h];
                 cs->pageable_host_s += gw_ns_to_s(call->end - call->start);
-                gw_ns began = g->start < call->end ? g->start : call->end;
-                if (began > call->start)
-                    cs->pageable_host_before_s += gw_ns_to_s(began - call->start);
+                /* the part of the call before its copy began until the stream's earlier work
+                 * ended: the call waiting for it, not staging */
+                if (g->start <= call->end && g->start > call->start)
+                    cs->pageable_host_before_s +=
+                        gw_ns_to_s(gw_trace_stream_queued_before(t, (size_t)(g - t->gpu), call->start));
                 /* After the transfer, in the window: the driver's staging copy into pageable memory. */
                 gw_ns after = g->end > call->start ? g->end : call->start;
                 gw_ns until = call->end < w->end_ns ? call->end : w->end_ns;

@@ -674,6 +674,11 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
  * many, i.e. t->gpu[gw_trace_gpu_corr_at(t, pos + k)] for k < *count. */
 long gw_trace_host_by_corr(const gw_trace *t, uint64_t correlation);
 long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count);
+/* Of [from, start of t->gpu[index]), the part until its stream's (device and stream) previous
+ * work ended: what a copy that waited before its transfer began waited behind, that work
+ * running or itself waiting for an event; the rest its stream had nothing ahead of it (the
+ * driver staging pageable memory, the host's side of the call). 0 without a stream. */
+gw_ns gw_trace_stream_queued_before(const gw_trace *t, size_t index, gw_ns from);
 
 /* The run holding position pos of an index kept as runs (a binary search; run_count > 0). */
 size_t gw_index_run_of(const gw_index_run *runs, size_t run_count, size_t pos);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pipe.host_sync's blocking copies split by the direction of their GPU records, and the part of
-# their wait before the copy started on the GPU (queued behind the stream's earlier work),
+# their wait before the copy started on the GPU until the work ahead of it on its stream ended
+# (queued behind that work; the rest nothing was ahead of it),
 # against an oracle that reads the raw Kineto JSON itself: the GPUPuzzlers d2h_sync trace
 # (4,097 blocking copies to the host, of which those of at most 64 bytes, the reads of a flag or a
 # scalar) and a ROCm MI250 toy (two synchronous copies to the GPU
@@ -31,6 +32,21 @@ events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
 def corr(e):
     return (e.get("args") or {}).get("correlation")
 gpu = {corr(e): e for e in events if e.get("cat") in ("gpu_memcpy", "Memcpy") and corr(e) is not None}
+# Each GPU record's stream (device, stream) and the end of the work before it on that stream:
+# a copy waits behind that work until it ends, running or itself waiting.
+def ns(x):
+    return round(float(x) * 1000)
+def lane(e):
+    a = e.get("args") or {}
+    return (a.get("device"), a.get("stream"))
+gpu_work = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset")),
+                  key=lambda e: (ns(e["ts"]), -ns(e["dur"])))
+prev_end, last = {}, {}
+for e in gpu_work:
+    key = lane(e)
+    if key in last:
+        prev_end[id(e)] = last[key]
+    last[key] = ns(e["ts"]) + ns(e["dur"])
 # Synchronous copy calls block; an async one blocks when its host side is pageable.
 SYNC = {"cudaMemcpy", "hipMemcpy", "hipMemcpyWithStream", "cuMemcpy", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2"}
 to_dev = to_host = queued = total = small_wait = 0.0
@@ -55,8 +71,9 @@ for e in events:
             if 0 < nbytes <= 64:  # a flag or a scalar: GW_SMALL_READ_BYTES
                 small += 1
                 small_wait += dur
-        before = round(float(g["ts"]) * 1000) - start
-        queued += min(max(before, 0), dur)
+        before = min(max(round(float(g["ts"]) * 1000) - start, 0), dur)
+        ahead_end = min(prev_end.get(id(g), start), round(float(g["ts"]) * 1000))
+        queued += min(max(ahead_end - start, 0), before)
 s = rank["syncs"]
 got = (s["copy_wait_s"], s["copy_wait_to_device_s"], s["copy_wait_to_host_s"], s["copy_wait_queued_s"],
        s["small_read_wait_s"])

@@ -342,6 +342,43 @@ static void corr_index_runs(void **state)
     gw_trace_free(t);
 }
 
+/* What a copy waited behind on its stream: until the previous work on that stream ended
+ * (running, or itself waiting), clipped to the copy's start; other streams' and devices' work
+ * does not count; a stream with nothing ahead, nothing. */
+static void stream_queued_before_copy(void **state)
+{
+    (void)state;
+    gw_trace *t = gw_trace_new("streams", "test");
+    assert_non_null(t);
+    /* device 0 stream 7: a kernel 100-400, then the copy 500-520; stream 8 busy 0-480; device 1
+     * stream 7 busy 0-490; device 0 stream 9: a copy 700-710 with nothing before it */
+    const struct { gw_ns start, end; int32_t device, stream; } ev[] = {
+        {0, 480, 0, 8}, {0, 490, 1, 7}, {100, 400, 0, 7}, {500, 520, 0, 7}, {700, 710, 0, 9}};
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        gw_gpu_event *g = gw_trace_add_gpu(t);
+        assert_non_null(g);
+        g->start = ev[i].start;
+        g->end = ev[i].end;
+        g->device = ev[i].device;
+        g->stream = ev[i].stream;
+        g->kind = i >= 3 ? GW_GPU_MEMCPY : GW_GPU_KERNEL;
+    }
+    assert_int_equal(gw_trace_finish(t), 0);
+    size_t copy = SIZE_MAX, lone = SIZE_MAX;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        if (t->gpu[i].start == 500)
+            copy = i;
+        if (t->gpu[i].start == 700)
+            lone = i;
+    }
+    assert_true(copy != SIZE_MAX && lone != SIZE_MAX);
+    assert_int_equal(gw_trace_stream_queued_before(t, copy, 150), 250); /* 150 until 400 */
+    assert_int_equal(gw_trace_stream_queued_before(t, copy, 450), 0);   /* the kernel was done */
+    assert_int_equal(gw_trace_stream_queued_before(t, lone, 600), 0);
+    assert_int_equal(gw_trace_stream_queued_before(t, copy, 600), 0);   /* from after the start */
+    gw_trace_free(t);
+}
+
 /* Big enough for the GPU index to be built on its own thread. */
 static void corr_index_threaded(void **state)
 {
@@ -574,6 +611,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runsort_matches_reference),
+        cmocka_unit_test(stream_queued_before_copy),
         cmocka_unit_test(runsort_small_left_and_small_right),
         cmocka_unit_test(runsort_wide_elements_overlapping_runs),
         cmocka_unit_test(corr_index_dense),
