@@ -361,6 +361,8 @@ int gw_rule_mem_unified_faults(gw_analysis *a, const gw_rule *rule)
         gw_finding_evidence(f, "%s of %s unified-memory migrations in %s made on page faults: host to device "
                                "%s (%s), device to host %s (%s); the copy engine busy %s with them (%.1f%% of "
                                "the window)", n, all, label, n_h2d, h2d, n_d2h, d2h, gpu, share * 100.0);
+        gw_finding_evidence(f, "counted with each fault: the driver's speculative prefetch of the pages around "
+                               "it (nsys migration causes 2 and 3), which a fault sets off");
         if (c->fault_count[GW_COPY_HTOD] > 0)
             gw_finding_evidence(f, "host to device on a fault: kernels touched managed pages that were on the "
                                    "host and waited while the driver moved them");
