@@ -1343,6 +1343,63 @@ static int read_events(gw_nsys_db *d, const char *path, const gw_ingest_options 
     return 0;
 }
 
+/* Processes named in the note on a shared GPU. */
+#define SHARED_GPU_PIDS_NAMED 4
+
+/* An export of several processes whose work ran on one GPU (two MPI ranks on one A100, said
+ * before only as "tid 1679, and 1 more") is read as one timeline: said, since processes on one
+ * GPU take turns on it, and one's waits may hold the other's work. Processes on GPUs of their
+ * own (one rank per GPU) are not. Only exports with two feeding processes pay the pass over
+ * the GPU records, each record's process found through its call. */
+static void note_shared_gpu(gw_trace *t)
+{
+    int64_t first_pid = 0;
+    int feeders = 0;
+    for (size_t i = 0; i < t->thread_count && feeders < 2; i++)
+        if (t->threads[i].launches > 0 && (feeders == 0 || t->threads[i].pid != first_pid)) {
+            first_pid = feeders == 0 ? t->threads[i].pid : first_pid;
+            feeders++;
+        }
+    if (feeders < 2)
+        return;
+    int32_t device = 0;
+    int64_t pids[SHARED_GPU_PIDS_NAMED];
+    size_t named = 0;
+    int found = 0;
+    for (size_t d = 0; d < t->device_count && !found; d++) {
+        device = t->devices[d].id;
+        named = 0;
+        for (size_t i = 0; i < t->gpu_count && named < SHARED_GPU_PIDS_NAMED; i++) {
+            const gw_gpu_event *g = &t->gpu[i];
+            if (g->device != device || g->correlation == GW_NO_CORRELATION)
+                continue;
+            long h = gw_trace_host_by_corr(t, g->correlation);
+            if (h < 0 || t->host[h].thread >= t->thread_count)
+                continue;
+            int64_t pid = t->threads[t->host[h].thread].pid;
+            int seen = 0;
+            for (size_t k = 0; k < named && !seen; k++)
+                seen = pids[k] == pid;
+            if (!seen)
+                pids[named++] = pid;
+        }
+        found = named >= 2;
+    }
+    if (!found)
+        return;
+    char list[128] = "";
+    for (size_t k = 0, at = 0; k < named && at < sizeof list; k++) {
+        int w = snprintf(list + at, sizeof list - at, "%s%lld", k ? ", " : "", (long long)pids[k]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    gw_trace_note(t, "%s processes ran work on GPU %d (pids %s%s): read as one timeline; processes on one GPU "
+                     "take turns on it, and the time one waits may be the other's work",
+                  named >= SHARED_GPU_PIDS_NAMED ? "several" : named == 2 ? "2" : "3", (int)device, list,
+                  named >= SHARED_GPU_PIDS_NAMED ? ", ..." : "");
+}
+
 static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *opt, uint64_t file_size)
 {
     if (setup_string_cache(d) != 0 || check_not_empty(d) != 0 || read_enums(d) != 0 || read_devices(d) != 0)
@@ -1379,6 +1436,7 @@ static int read_all(gw_nsys_db *d, const char *path, const gw_ingest_options *op
         return gw_fail(d->err, GW_EXIT_INTERNAL, "%s: out of memory", d->path);
     gw_phase_mark("model: gw_trace_finish");
     gw_nsys_link_api(t);
+    note_shared_gpu(t);
     read_cuda_tracing_start(d);
     gw_phase_mark("nsys: link API");
     report_progress(opt, file_size, 8, 8);

@@ -1214,6 +1214,24 @@ static void faulting_kernel_is_said(void **state)
     gw_job_free(job);
 }
 
+/* Two processes whose work ran on one GPU (two MPI ranks on one A100 in a public export) are
+ * said to share it; the same two on GPUs of their own are not. */
+static void shared_gpu_is_noted(void **state)
+{
+    (void)state;
+    for (int shared = 0; shared < 2; shared++) {
+        const char *path = build_fixture("schema2_two_processes");
+        if (shared)
+            exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 0 WHERE globalPid = 3355443200");
+        gw_trace *t = read_ok(path);
+        if (shared)
+            assert_true(has_note(t, "2 processes ran work on GPU 0 (pids "));
+        else
+            assert_false(has_note(t, "processes ran work on GPU"));
+        gw_trace_free(t);
+    }
+}
+
 /* Kernel launches that return an error run nothing (a public GEMM benchmark: 21 of 21
  * cudaLaunchKernel returned 222, PTX too new for the driver, and read as CUDA start-up):
  * gpu.launch_failed, the verdict's main cause when most failed, said after the causes when
@@ -1476,6 +1494,7 @@ int main(void)
         cmocka_unit_test(dlprof_root_schema2),
         cmocka_unit_test(faulting_kernel_is_said),
         cmocka_unit_test(failed_launches_are_said),
+        cmocka_unit_test(shared_gpu_is_noted),
         cmocka_unit_test(empty_device_row_takes_its_models_figures),
         cmocka_unit_test(pyprof_dict_names),
         cmocka_unit_test(dlprof_root_schema3_reexport),
