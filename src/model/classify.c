@@ -311,6 +311,9 @@ static const char *const NOT_TENSOR_CORE_CANDIDATE[] = {
      * Winograd's tile transforms, cuBLAS's batched pointer set-up). A LeNet export's
      * "FP32 matrix work" was 96% of kernel time with them, 40% without. */
     "gemv", "fft", "im2col", "col2im", "winogradForward", "generateWinograd", "gemm_pointers", "flip_filter",
+    /* 8-bit integer operands in the name's signature: image filters over pixels (an OpenCV
+     * port's conv_x(uchar3 *, ...) was told to use TF32), or int8 work, not FP32 math */
+    "uchar", "unsigned char", "int8", "uint8",
 };
 
 int gw_kernel_is_gemm_like(const char *name)

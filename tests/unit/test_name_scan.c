@@ -128,6 +128,11 @@ static void tensor_core_names(void **state)
     assert_true(gw_kernel_is_gemm_like("Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN"));
     assert_true(gw_kernel_is_gemm_like("cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_32x32x16_1x1x1_3_nnn"));
     assert_false(gw_kernel_is_gemm_like("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4"));
+    /* a hand-written image filter over 8-bit pixels, and int8 matrix work: not FP32 math */
+    assert_true(gw_kernel_is_gemm_like("conv_x(float *, float *, int, int)"));
+    assert_false(gw_kernel_is_gemm_like("conv_x(uchar3 *, uchar3 *, int, int, float *)"));
+    assert_false(gw_kernel_is_gemm_like("conv_y(unsigned char *, unsigned char *, int, int)"));
+    assert_false(gw_kernel_is_gemm_like("void gemm_kernel<int8_t>(const int8_t *, const int8_t *, int *)"));
     assert_true(gw_kernel_is_gemm_like("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"));
     /* The work beside a convolution or GEMM that tensor cores would not take (a LeNet
      * export's FP32 "matrix work" was 96% of kernel time with them, 40% without), and the
