@@ -265,6 +265,13 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
                          "waits for the GPU when it stops, as does a final torch.cuda.synchronize()), and no "
                          "GPU work comes after it.");
+        else if (gw_rules_offload(a, r) && gw_rules_has(a, r) != ~0u && (gw_rules_has(a, r) & GW_HAS_STDPAR))
+            gw_rules_fix(f,
+                         "Each C++ parallel algorithm (std::execution::par_unseq, built with nvc++ -stdpar) "
+                         "returns only once the GPU has finished it: run fewer, larger ones (fuse consecutive "
+                         "loops into one std::for_each or std::transform_reduce over the data), keep the data "
+                         "in GPU memory between them, and read results on the host only where it needs them. "
+                         "Confirm: re-profile, the blocking calls per iteration should drop.");
         else if (gw_rules_offload(a, r))
             gw_rules_fix(f,
                          "Compute regions wait for the GPU at their end unless told otherwise: make them "

@@ -945,6 +945,26 @@ static int names_show_offload(const gw_trace *t)
     return 0;
 }
 
+/* 1 when every kernel of an offload job is Thrust's or CUB's (GW_HAS_STDPAR): nvc++ builds C++
+ * parallel algorithms on them, where OpenACC and OpenMP offload name their own kernels. */
+static int kernels_show_stdpar(const gw_trace *t)
+{
+    uint32_t last = UINT32_MAX;   /* kernels repeat their names: each checked once in a row */
+    int any = 0;
+    for (size_t i = 0; i < t->gpu_count; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind != GW_GPU_KERNEL || g->name_id == last)
+            continue;
+        last = g->name_id;
+        const char *name = gw_trace_str(t, g->name_id);
+        if (!name || !(strstr(name, "thrust::") || strstr(name, "cub::") || strstr(name, "_kernel_agent") ||
+                       (strncmp(name, "Device", 6) == 0 && strstr(name, "Kernel"))))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
 /* What a job's names say of how it runs, in one pass over the distinct names (GW_HAS_* bits):
  * FSDP / ZeRO and tensor-parallel markers (PyTorch FSDP's module and annotations:
  * FullyShardedDataParallel.forward, FSDP::all_gather, FSDP::pre_forward; DeepSpeed ZeRO's
@@ -1048,7 +1068,7 @@ int gw_trace_finish_filling_host(gw_trace *t, int (*fill_host)(void *ctx, gw_tra
     if ((t->format && strcmp(t->format, "kineto") == 0) || names_show_pytorch(t))
         t->has |= GW_HAS_PYTORCH;
     else if (names_show_offload(t))
-        t->has |= GW_HAS_OFFLOAD;
+        t->has |= GW_HAS_OFFLOAD | (kernels_show_stdpar(t) ? GW_HAS_STDPAR : 0u);
     gw_trace_comm_index(t);
     gw_trace_mark_library_allocs(t);
     if (t->warm_start) {

@@ -488,6 +488,10 @@ typedef struct gw_note {
  * TARGET_INFO_CUDA_CONTEXT_INFO): it set the GPU up, and no work of it was recorded (set by the
  * nsys reader): data.none's nsys fix does not ask whether the program uses the GPU. */
 #define GW_HAS_CUDA_CONTEXT 0x100000u
+/* An offload job (GW_HAS_OFFLOAD) whose kernels are all Thrust's and CUB's: C++ parallel
+ * algorithms built with nvc++ -stdpar (an ICON port), where each algorithm returns only when
+ * the GPU is done and there is no async clause to add (set by gw_trace_finish). */
+#define GW_HAS_STDPAR 0x200000u
 /* How the nsys reader's note about those contexts begins (data.none shows it as a fact, not as
  * the input's reason). */
 #define GW_CONTEXTS_NOTE "the export lists "

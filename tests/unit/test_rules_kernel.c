@@ -432,6 +432,36 @@ static void offload_jobs_told_in_regions(void **state)
     fx_free(a);
 }
 
+/* An NVHPC program whose kernels are all Thrust's and CUB's runs C++ parallel algorithms
+ * (nvc++ -stdpar: an ICON port): GW_HAS_STDPAR beside GW_HAS_OFFLOAD; one OpenACC kernel among
+ * them, and it is offload alone. */
+static void stdpar_jobs_marked(void **state)
+{
+    (void)state;
+    static const char *const kernels[] = {
+        "void cub::CUB_200300_89_NS::DeviceReduceKernel<float *, float *, int>(float *, float *, int)",
+        "void thrust::THRUST_200300_89_NS::cuda_cub::core::_kernel_agent<float>(float)",
+        "nvkernel_main_F1L10_2"};
+    for (int acc = 0; acc < 2; acc++) {
+        gw_trace *t = gw_trace_new("stdpar.sqlite", "nsys-sqlite");
+        assert_non_null(t);
+        (void)gw_trace_intern(t, "__pgi_uacc_cuda_init", strlen("__pgi_uacc_cuda_init"));
+        for (int k = 0; k < 2 + acc; k++) {
+            gw_gpu_event *g = gw_trace_add_gpu(t);
+            assert_non_null(g);
+            g->kind = GW_GPU_KERNEL;
+            g->stream = 7;
+            g->start = 1000 * (k + 1);
+            g->end = g->start + 500;
+            g->name_id = gw_trace_intern(t, kernels[k], strlen(kernels[k]));
+        }
+        assert_int_equal(gw_trace_finish(t), 0);
+        assert_true(t->has & GW_HAS_OFFLOAD);
+        assert_int_equal(!!(t->has & GW_HAS_STDPAR), !acc);
+        gw_trace_free(t);
+    }
+}
+
 /* NVHPC's OpenACC kernels (main_46_gpu, and a reduction's main_46_gpu__red) mark an offload
  * program; on about one block per SM, kernel.low_occupancy says the loop was not parallelised
  * (a course export's two loops ran on a 1x1 grid for 99.7% of 21 s and were told to size the
@@ -585,6 +615,7 @@ int main(void)
         cmocka_unit_test(fp32_math_twins),
         cmocka_unit_test(fp32_math_fits_the_job_and_the_kernels),
         cmocka_unit_test(offload_jobs_told_in_regions),
+        cmocka_unit_test(stdpar_jobs_marked),
         cmocka_unit_test(hot_names_the_top_kernels),
         cmocka_unit_test(cudnn_autotune_counts_steady_searches),
         cmocka_unit_test(cudnn_autotune_twin_one_search),

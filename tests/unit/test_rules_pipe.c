@@ -225,6 +225,23 @@ static void host_sync_triggers_with_count_and_source(void **state)
     fx_free(a);
 }
 
+/* An offload job's syncs: OpenACC/OpenMP async clauses; a C++ parallel-algorithms job has none
+ * to add (each algorithm returns when the GPU is done): fewer, larger algorithms. */
+static void host_sync_offload_and_stdpar(void **state)
+{
+    (void)state;
+    for (int stdpar = 0; stdpar < 2; stdpar++) {
+        gw_analysis *a = syncing();
+        snprintf(a->ranks[0].syncs.sources[0].op, sizeof a->ranks[0].syncs.sources[0].op, "(no op)");
+        fx_input_has(a, GW_HAS_GPU_TRACE | GW_HAS_HOST_API | GW_HAS_OFFLOAD | (stdpar ? GW_HAS_STDPAR : 0u));
+        const gw_finding *f = fx_run(a, "pipe.host_sync");
+        assert_non_null(f);
+        assert_int_equal(strstr(f->fix, "OpenACC async(n)") != NULL, !stdpar);
+        assert_int_equal(strstr(f->fix, "Each C++ parallel algorithm") != NULL, stdpar);
+        fx_free(a);
+    }
+}
+
 /* The waits are mostly cudaFree's (a solver freeing its buffers each iteration, each free
  * waiting for the kernels before it): the fix allocates once, not async copies or events. */
 static void host_sync_in_frees_says_allocate_once(void **state)
@@ -903,6 +920,7 @@ int main(void)
         cmocka_unit_test(pageable_copy_share_is_their_gpu_time),
         cmocka_unit_test(host_sync_triggers_with_count_and_source),
         cmocka_unit_test(host_sync_in_frees_says_allocate_once),
+        cmocka_unit_test(host_sync_offload_and_stdpar),
         cmocka_unit_test(host_sync_names_item_for_its_share),
         cmocka_unit_test(host_sync_fix_follows_the_copy_direction),
         cmocka_unit_test(host_sync_pageable_staging_is_the_copys),
