@@ -179,6 +179,30 @@ static void low_occupancy_triggers(void **state)
     gw_job_free(job);
 }
 
+/* Kernels beside as much page-fault migration as half their time wait on the faults: said, the
+ * faults put first in the fix, the confidence lowered; with a little faulting (a one-thread
+ * kernel faulting for 1.1 ms of 235), the plain advice. */
+static void low_occupancy_beside_faults(void **state)
+{
+    (void)state;
+    for (int faulting = 0; faulting < 2; faulting++) {
+        gw_job *job = fx_job(trace_with_device(7, 0, 0));
+        gw_analysis *a = fx_analysis(1, job);
+        a->ranks[0].kernels.count = 100;
+        a->ranks[0].kernels.total_s = 0.042;
+        a->ranks[0].kernels.blocks_per_sm_weighted = 0.5;
+        a->ranks[0].copies.fault_gpu_s = faulting ? 0.033 : 0.001;
+        const gw_finding *f = fx_run(a, "kernel.low_occupancy");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "managed memory moved on page faults for 33 ms beside 42 ms of kernel "
+                                            "time (mem.unified_faults)"), faulting);
+        assert_int_equal(strncmp(f->fix, "First move the managed memory", 29) == 0, faulting);
+        assert_true(faulting ? f->confidence < 0.5 : f->confidence >= 0.5);
+        fx_free(a);
+        gw_job_free(job);
+    }
+}
+
 /* Kernels side by side on streams fill the SMs together: half a block per SM each, but 95% of
  * the SMs covered by the kernels running at once, is no finding; 60% covered is one, said
  * with both figures (a concurrent-kernel test on ten streams was told its kernels left 48% of
@@ -605,6 +629,7 @@ int main(void)
         cmocka_unit_test(launch_bound_in_graph_capture),
         cmocka_unit_test(launch_bound_twin_under_minor),
         cmocka_unit_test(low_occupancy_triggers),
+        cmocka_unit_test(low_occupancy_beside_faults),
         cmocka_unit_test(low_occupancy_concurrent_kernels),
         cmocka_unit_test(offload_kernels_on_one_block),
         cmocka_unit_test(low_occupancy_from_waves),
