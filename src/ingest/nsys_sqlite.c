@@ -1371,7 +1371,9 @@ static void note_shared_gpu(gw_trace *t)
         named = 0;
         for (size_t i = 0; i < t->gpu_count && named < SHARED_GPU_PIDS_NAMED; i++) {
             const gw_gpu_event *g = &t->gpu[i];
-            if (g->device != device || g->correlation == GW_NO_CORRELATION)
+            /* work only: a process's sync records may name a device it holds only a context on
+             * (a DDP rank on GPU 1 with a stray context on GPU 0) */
+            if (g->device != device || g->correlation == GW_NO_CORRELATION || g->kind == GW_GPU_SYNC)
                 continue;
             long h = gw_trace_host_by_corr(t, g->correlation);
             if (h < 0 || t->host[h].thread >= t->thread_count)
