@@ -635,6 +635,11 @@ static void host_passes(const gw_trace *t, gw_rank_stats *r)
             continue;
         gw_ns s = h->start > r->window.start_ns ? h->start : r->window.start_ns;
         gw_ns e = h->end < r->window.end_ns ? h->end : r->window.end_ns;
+        /* A blocking call made just before the GPU's first work waits for that work from its
+         * start on: that is the GPU working, not start-up (a cudaDeviceSynchronize begun 0.15 ms
+         * before a one-thread kernel's 98 ms was counted whole). */
+        if (h->api_class == GW_API_SYNC && e > first_work)
+            e = first_work > s ? first_work : s;
         if (e > one_off_until)
             one_off_until = e;
         if (h->flags & GW_HOST_F_LIBRARY_INIT) {

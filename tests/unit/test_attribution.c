@@ -609,6 +609,18 @@ static void startup_calls_are_the_hosts_own_work(void **state)
     fx_assert_s(a->ranks[0].startup_call_s, 20000);
     assert_string_equal(a->ranks[0].startup_call, "cudaFree");
     fx_done(a, job);
+
+    /* A sync made just before the GPU's first work waits for that work: start-up only up to it
+     * (a cudaDeviceSynchronize begun 0.15 ms before a one-thread kernel's 98 ms was counted
+     * whole, 235 ms of start-up where 137 were). */
+    t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 0, 20000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 20000, 20010, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaDeviceSynchronize", 20010, 50200, 0);
+    fx_kernel(t, 0, 7, 20160, 50190, 1, "k");
+    a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].startup_call_s, 20000 + 150); /* the launch is too short to be one */
+    fx_done(a, job);
 }
 
 /* A trace that begins after earlier steps of the process ran (its first ProfilerStep numbered
