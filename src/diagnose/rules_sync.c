@@ -106,9 +106,14 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
         gw_rules_fmt_duration(idle_s / gw_rules_steps(r) / (double)tot.device_count, idle_step, sizeof idle_step);
         snprintf(f->title, sizeof f->title, "Host blocks on the GPU: %.16s blocking calls in %.48s%.16s, GPU "
                  "idle %.1f%% of %s", n, window, rate, share * 100.0, gw_rules_share_of(r));
+        /* Several GPUs' feeders wait at once (two ranks' processes in one export: 108% of the
+         * window): their waits are said per GPU. */
+        int per_gpu = tot.device_count > 1;
+        double wait_window = window_len * (per_gpu ? (double)tot.device_count : 1.0);
         gw_finding_evidence(f, "%s blocking calls in %s%s, the host waited %s in them (%s each, %.1f%% of "
-                               "the window)",
-                            n, window, rate, wait, per_wait, window_len > 0 ? s->wait_s / window_len * 100.0 : 0.0);
+                               "the window%s)",
+                            n, window, rate, wait, per_wait, wait_window > 0 ? s->wait_s / wait_window * 100.0 : 0.0,
+                            per_gpu ? " per GPU" : "");
         gw_finding_evidence(f, "GPU idle while the host blocked, and right after each call until its next "
                                "launch (up to %.0f ms each): %.1f%% of the window (%s%s)",
                             a->thresholds.v[GW_T_SYNC_BUBBLE_MS], share * 100.0, idle_step,
