@@ -211,12 +211,20 @@ static void busy_part(const gw_analysis *a, char *buf, size_t size)
         snprintf(who, sizeof who, "%zu GPUs", u->gpus);
     if (u->state == GW_UTIL_IDLE) {
         /* Nearly nothing ran: lead with the idle time and how little work there was. */
-        char work[32], span[32];
+        char work[32], span[32], least[32], most[32];
         work_words(u->gpu_work_s / (double)u->gpus, work, sizeof work);
         gw_rules_fmt_duration(u->window_s, span, sizeof span);
         double idle = u->idle_share * 100.0;
-        snprintf(buf, size, "%s idle %.*f%% of %s (%s): %s %s", who, idle >= 99.9 ? 2 : 1, idle, window,
-                 span, u->gpus == 1 ? "it worked" : "each worked", work);
+        /* GPUs that worked unevenly are said as a range, not their mean (two DDP ranks' 237 and
+         * 74 ms were "each worked 156 ms") */
+        work_words(u->busy_min * u->window_s, least, sizeof least);
+        work_words(u->busy_max * u->window_s, most, sizeof most);
+        if (u->gpus > 1 && strcmp(least, most) != 0)
+            snprintf(buf, size, "%s idle %.*f%% of %s (%s): they worked %s to %s each", who, idle >= 99.9 ? 2 : 1,
+                     idle, window, span, least, most);
+        else
+            snprintf(buf, size, "%s idle %.*f%% of %s (%s): %s %s", who, idle >= 99.9 ? 2 : 1, idle, window,
+                     span, u->gpus == 1 ? "it worked" : "each worked", work);
         return;
     }
     if (u->gpus == 1 || (int)(u->busy_min * 100.0 + 0.5) == (int)(u->busy_max * 100.0 + 0.5))

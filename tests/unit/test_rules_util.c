@@ -486,6 +486,24 @@ static void moderate_and_idle_states(void **state)
     assert_non_null(strstr(a->verdict, "too short to judge: 80.0 µs of GPU work (under 50 ms), severities "
                                        "capped at minor"));
     fx_free(a);
+
+    /* Two GPUs that worked unevenly: a range, not their mean (two DDP ranks' 237 and 74 ms were
+     * "each worked 156 ms"); evenly, "each worked". */
+    for (int even = 0; even < 2; even++) {
+        a = fx_analysis(2, NULL);
+        for (size_t i = 0; i < 2; i++) {
+            a->ranks[i].window.steady_steps = 0;
+            a->ranks[i].window.whole_window = 1;
+            a->ranks[i].window.too_short = 1;
+            fx_busy(a, i, i == 0 || even ? 0.0001 : 0.0003, GW_IDLE_HOST_BUSY);
+        }
+        assert_non_null(fx_run(a, "pipe.cpu_bound"));
+        assert_non_null(strstr(a->verdict, even ? "2 GPUs idle 99.99% of the profiled span (no step markers) (800 ms): "
+                                                  "each worked 80.0 µs;"
+                                                : "2 GPUs idle 99.98% of the profiled span (no step markers) (800 ms): "
+                                                  "they worked 80.0 µs to 240.0 µs each;"));
+        fx_free(a);
+    }
 }
 
 /* Several ranks: the job's window is too short when every rank's is, and the verdict quotes
