@@ -399,6 +399,10 @@ typedef struct gw_copy_stats {
      * trace cannot tell which). */
     size_t repeat_sizes, repeat_count;
     double repeat_bytes, repeat_s;
+    /* Of repeat_bytes, the sizes copied on the GPU too (device to device) at least half as
+     * often: each copy staged again on the GPU, as parameters streamed from host memory into
+     * their buffers are (a 2xH100 run's 160 and 192 MiB copies, each mirrored), not batches. */
+    double repeat_mirrored_bytes;
     /* Where the plain copies come from: the innermost annotated range around the call that
      * issued them (not a step marker: "Optimizer.step#Adam.step", an NVTX range), else the op a
      * user would change (gw_sync_issuing_op); the one holding most of their GPU time, and that

@@ -162,6 +162,7 @@ typedef struct size_count {
     size_t count;
     double seconds;
     gw_ns first, last;              /* starts of its first and last copy */
+    size_t on_gpu;                  /* device-to-device copies of the same size in the window */
 } size_count;
 
 /* Without steps, a size's copies must spread over at least this share of the window to count
@@ -231,8 +232,23 @@ int gw_copy_exposure_compute(const gw_trace *t, const gw_window *w, gw_copy_stat
     if (every < REPEAT_MIN_NO_STEPS)
         every = REPEAT_MIN_NO_STEPS;
     gw_ns spread = (gw_ns)(REPEAT_SPREAD_SHARE * (double)(w->end_ns - w->start_ns));
+    /* The repeated sizes copied again on the GPU: one more pass over the window's device-to-
+     * device copies, only when sizes repeat. */
+    for (size_t i = 0; i < t->gpu_count && size_used > 0 && rc == 0; i++) {
+        const gw_gpu_event *g = &t->gpu[i];
+        if (g->kind != GW_GPU_MEMCPY || g->copy_dir != GW_COPY_DTOD || g->bytes < REPEAT_MIN_BYTES ||
+            g->start < w->start_ns || g->start >= w->end_ns)
+            continue;
+        for (size_t k = 0; k < size_used; k++)
+            if (sizes[k].bytes == g->bytes) {
+                sizes[k].on_gpu++;
+                break;
+            }
+    }
     for (size_t k = 0; k < size_used; k++)
         if (sizes[k].count >= every && (!no_steps || sizes[k].last - sizes[k].first >= spread)) {
+            if (2 * sizes[k].on_gpu >= sizes[k].count)
+                cs->repeat_mirrored_bytes += (double)sizes[k].bytes * (double)sizes[k].count;
             cs->repeat_sizes++;
             cs->repeat_count += sizes[k].count;
             cs->repeat_bytes += (double)sizes[k].bytes * (double)sizes[k].count;

@@ -124,6 +124,7 @@ static const gw_field DESC_COPY_STATS_FIELDS[] = {
     ONE(gw_copy_stats, repeat_count, GW_F_SIZE),
     ONE(gw_copy_stats, repeat_bytes, GW_F_F64),
     ONE(gw_copy_stats, repeat_s, GW_F_F64),
+    ONE(gw_copy_stats, repeat_mirrored_bytes, GW_F_F64),
     ONE(gw_copy_stats, source, GW_F_STR),
     ONE(gw_copy_stats, source_s, GW_F_F64),
 };

@@ -83,6 +83,10 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
          * not batches. */
         int offload = c->source[0] && c->source_s >= 0.5 * (c->plain_s[GW_COPY_HTOD] + c->plain_s[GW_COPY_DTOH]) &&
                       (strstr(c->source, "ptimizer") || strstr(c->source, "ffload") || strstr(c->source, "swap"));
+        /* Large sizes sent again and again and each staged again on the GPU: parameters streamed
+         * from host memory into their buffers, not input batches. */
+        int mirrored = c->repeat_sizes > 0 && c->repeat_mirrored_bytes >= 0.5 * c->repeat_bytes;
+        offload = offload || mirrored;
 
         char window[96], t_exp[32];
         gw_rules_window_label(r, window, sizeof window);
@@ -133,11 +137,14 @@ int gw_rule_pipe_copy_bound(gw_analysis *a, const gw_rule *rule)
             gw_finding_evidence(f, "%s copies to the GPU (%s, %.0f%% of its bytes) repeat %s (1 MiB or more) %s%s",
                                 n, b, to_device > 0 ? c->repeat_bytes / to_device * 100.0 : 0.0, same,
                                 r->window.whole_window ? "again and again" : "in every step",
-                                framework ? " (a new batch each step, as a training loop sends)"
-                                          : ": if the data do not change between iterations, they need not move");
+                                mirrored ? ", each size copied again on the GPU as often: parameters or weights "
+                                           "streamed from host memory into their buffers, not batches"
+                                : framework ? " (a new batch each step, as a training loop sends)"
+                                            : ": if the data do not change between iterations, they need not move");
         }
         double plain_s = c->plain_s[GW_COPY_HTOD] + c->plain_s[GW_COPY_DTOH];
-        if (c->source[0] && plain_s > 0)
+        /* a source holding a sliver of it says nothing (a 2xH100 run: "0% ... in aten::copy_") */
+        if (c->source[0] && plain_s > 0 && c->source_s >= 0.1 * plain_s)
             gw_finding_evidence(f, "%.0f%% of the copies' GPU time was issued in %.120s", c->source_s / plain_s * 100.0,
                                 c->source);
         if (c->pageable_count[GW_COPY_HTOD] + c->pageable_count[GW_COPY_DTOH] > 0)

@@ -1069,6 +1069,24 @@ static void copy_exposure(void **state)
     assert_int_equal(c->repeat_count, 3);
     assert_true(fabs(c->repeat_bytes - 3.0 * mib2) < 1e-6);
     fx_assert_s(c->repeat_s, 350);
+    /* one device-to-device copy of that size for three sent: not staged again each time */
+    assert_true(c->repeat_mirrored_bytes == 0);
+    fx_done(a, job);
+
+    /* Three 2 MiB copies to the GPU spread over the window, each copied again on the GPU (a
+     * parameter streamed into its buffer): mirrored; a larger device copy does not count. */
+    t = fx_trace();
+    for (int k = 0; k < 3; k++) {
+        fx_copy(t, 0, 300.0 * k, 300.0 * k + 50, 0, GW_COPY_HTOD, GW_MEM_PINNED, GW_MEM_DEVICE, mib2);
+        fx_copy(t, 0, 300.0 * k + 60, 300.0 * k + 70, 0, GW_COPY_DTOD, GW_MEM_DEVICE, GW_MEM_DEVICE,
+                k == 2 ? 2 * mib2 : mib2);
+        fx_kernel(t, 0, 7, 300.0 * k + 80, 300.0 * k + 200, 0, "k");
+    }
+    fx_profile(t, 0, 1000);
+    a = fx_analyze(t, &job);
+    c = &a->ranks[0].copies;
+    assert_int_equal(c->repeat_sizes, 1);
+    assert_true(fabs(c->repeat_mirrored_bytes - 3.0 * mib2) < 1e-6);   /* 2 of 3 mirrored: half or more */
     fx_done(a, job);
 
     /* The same three 2 MiB copies in one burst (0-30 µs of a 1 ms window): one array moved in

@@ -226,9 +226,35 @@ static void copy_bound_source_and_offload(void **state)
     }
 }
 
+/* Large sizes sent again and again, each copied again on the GPU as often: parameters streamed
+ * into their buffers (a 2xH100 run's 160 and 192 MiB copies), told to offload less or overlap,
+ * not to send compact batches; a source holding a sliver of the copies' time is not named. */
+static void copy_bound_mirrored_sizes(void **state)
+{
+    (void)state;
+    for (int mirrored = 0; mirrored < 2; mirrored++) {
+        gw_analysis *a = copying(GW_HAS_PYTORCH);
+        gw_copy_stats *c = &a->ranks[0].copies;
+        c->repeat_sizes = 3;
+        c->repeat_count = 276;
+        c->repeat_bytes = 1.7e9;
+        c->repeat_mirrored_bytes = mirrored ? 1.7e9 : 0.2e9;
+        snprintf(c->source, sizeof c->source, "aten::copy_");
+        c->source_s = 0.001;
+        const gw_finding *f = fx_run(a, "pipe.copy_bound");
+        assert_non_null(f);
+        assert_int_equal(fx_evidence_has(f, "each size copied again on the GPU as often: parameters or weights "
+                                            "streamed from host memory into their buffers, not batches"), mirrored);
+        assert_int_equal(strstr(f->fix, "CPU offload") != NULL, mirrored);
+        assert_false(fx_evidence_has(f, "was issued in aten::copy_"));
+        fx_free(a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(copy_bound_mirrored_sizes),
         cmocka_unit_test(copy_bound_triggers_with_its_share),
         cmocka_unit_test(copy_bound_evidence_fits_the_copies),
         cmocka_unit_test(copy_bound_repeated_sizes),
