@@ -483,8 +483,13 @@ int gw_rule_pipe_cpu_bound(gw_analysis *a, const gw_rule *rule)
                                 d_s, r->library_init_op, longest_s, vt->amd ? "MIOpen/rocBLAS" : "cuDNN/cuBLAS");
         }
         if (startup >= 0.5) {
-            if (r->profiler_setup_s >= 0.5 * startup_s)
-                snprintf(f->cause, sizeof f->cause, "start-up: the profiler's own set-up (CUPTI's buffers)");
+            if (r->profiler_setup_s >= 0.5 * startup_s) {
+                /* nsys's log dates its injection inside the first CUDA call; else it is CUPTI
+                 * allocating its buffers (Kineto's overhead records) */
+                const gw_trace *pt = gw_rules_trace(a, r);
+                snprintf(f->cause, sizeof f->cause, "start-up: the profiler's own set-up (%s)",
+                         pt && pt->has_cuda_called_by ? "nsys loading CUPTI" : "CUPTI's buffers");
+            }
             else if (r->library_init_s >= 0.5 * startup_s)
                 snprintf(f->cause, sizeof f->cause, "start-up: first calls setting up GPU libraries (%s)",
                          vt->amd ? "MIOpen, rocBLAS" : "cuDNN, cuBLAS");

@@ -749,6 +749,28 @@ static void cpu_bound_fix_fits_the_ops(void **state)
     assert_string_equal(f->cause, "start-up: CUDA initialisation and set-up allocations");
     fx_free(a);
 
+    /* Most of the start-up is the profiler's: nsys loading CUPTI when its log dates that inside
+     * the first CUDA call, else CUPTI's buffers (Kineto's overhead records). */
+    for (int logged = 0; logged < 2; logged++) {
+        gw_trace *pt = gw_trace_new("p.sqlite", "nsys-sqlite");
+        assert_non_null(pt);
+        pt->has_cuda_called_by = logged;
+        pt->has |= GW_HAS_HOST_API | GW_HAS_GPU_TRACE;
+        gw_job *job = fx_job(pt);
+        a = fx_analysis(1, job);
+        fx_busy(a, 0, 0.60, GW_IDLE_HOST_BUSY);
+        a->ranks[0].kernels.count = 10;
+        a->ranks[0].startup_call_s = 0.05;
+        snprintf(a->ranks[0].startup_call, sizeof a->ranks[0].startup_call, "cudaMalloc");
+        a->ranks[0].profiler_setup_s = 0.19;
+        f = fx_run(a, "pipe.cpu_bound");
+        assert_non_null(f);
+        assert_string_equal(f->cause, logged ? "start-up: the profiler's own set-up (nsys loading CUPTI)"
+                                             : "start-up: the profiler's own set-up (CUPTI's buffers)");
+        fx_free(a);
+        gw_job_free(job);
+    }
+
     /* Most of the start-up is the program's own, before its first CUDA call (a Numba program:
      * 264 ms of imports and input reading, 0.6 ms of CUDA calls): that is named, not the
      * context creation; with a JIT's compile beside it, both. When nsys's log puts most of it
