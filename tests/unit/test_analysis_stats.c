@@ -1320,6 +1320,22 @@ static void memory_statistics(void **state)
 /* Two GPUs reach the same highest figure: the one that reached it first in time is reported,
  * whatever order the events were read in (a reader's chunks, a file out of time order), and
  * a device whose totals are unknown (-1) is never picked over one with figures. */
+/* Without GPU records (a WSL2 export: one launch, no kernel row), the frees after the program's
+ * first launch are its teardown, not start-up; the allocation before it stays start-up. */
+static void memory_startup_without_gpu_records(void **state)
+{
+    (void)state;
+    gw_trace *t = fx_trace();
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaMallocManaged", 0, 100000, 0);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaLaunchKernel", 200000, 200010, 1);
+    fx_host(t, FX_MAIN_TID, GW_HOST_RUNTIME, "cudaFree", 300000, 340000, 0);
+    gw_job *job;
+    gw_analysis *a = fx_analyze(t, &job);
+    fx_assert_s(a->ranks[0].memory.alloc_startup_s, 100000);
+    fx_assert_s(a->ranks[0].memory.alloc_wait_s, 40000);
+    fx_done(a, job);
+}
+
 static void memory_peak_first_in_time(void **state)
 {
     (void)state;
@@ -1608,6 +1624,7 @@ int main(void)
         cmocka_unit_test(frees_inside_ops),
         cmocka_unit_test(sync_statistics),
         cmocka_unit_test(pageable_copy_times),
+        cmocka_unit_test(memory_startup_without_gpu_records),
         cmocka_unit_test(cudnn_searches),
         cmocka_unit_test(memory_statistics),
         cmocka_unit_test(memory_peak_first_in_time),
