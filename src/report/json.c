@@ -410,6 +410,7 @@ static void write_copies(gw_json_writer *w, const gw_copy_stats *c)
     gw_jw_kuint(w, "repeat_count", c->repeat_count);
     gw_jw_kdouble(w, "repeat_bytes", c->repeat_bytes);
     gw_jw_kdouble(w, "repeat_s", c->repeat_s);
+    gw_jw_kdouble(w, "repeat_mirrored_bytes", c->repeat_mirrored_bytes);
     gw_jw_kstring(w, "source", c->source);
     gw_jw_kdouble(w, "source_s", c->source_s);
     gw_jw_object_end(w);
