@@ -554,12 +554,6 @@ static void read_cuda_tracing_start(gw_nsys_db *d)
  * row export does not pay a third of a second for it. */
 #define FAULT_SCAN_MAX_HOST_ROWS 1000000
 
-/* The CUDA errors that leave the context unusable (gw_cuda_fault_text). */
-static int is_fault_code(int64_t code)
-{
-    return code == 700 || code == 702 || code == 710 || (code >= 714 && code <= 719) || code == 999;
-}
-
 /* CUDA calls that returned an error: those leaving the context unusable (gw_cuda_fault_text):
  * the GPU's work faulted, and nsys keeps none of its records after that (one export's kernel
  * wrote out of bounds: its cudaDeviceSynchronize returned 700, nsys dropped the kernel's
@@ -580,53 +574,18 @@ static int read_cuda_faults(gw_nsys_db *d)
     if (!st)
         return -1;
     int rc;
-    gw_ns first_launch_fail = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gw_ns start = sqlite3_column_int64(st, 0);
-        int64_t code = sqlite3_column_int64(st, 2);
-        int fault = is_fault_code(code);
-        if (fault && t->fault_calls++ > 0 && start >= t->fault_ts)
-            continue;
         uint32_t name = gw_nsys_api_string(d, sqlite3_column_int64(st, 1));
         if (name == UINT32_MAX) {
             sqlite3_finalize(st);
             return -1;
         }
-        if (fault) {
-            t->fault_ts = start;
-            t->fault_call_name = name;
-            t->fault_code = code;
-            continue;
-        }
-        const char *call = gw_trace_str(t, name);
-        if (!call || gw_classify_api(call, NULL, NULL) != GW_API_LAUNCH)
-            continue;
-        if (t->launch_fail_calls++ == 0 || start < first_launch_fail) {
-            first_launch_fail = start;
-            t->launch_fail_call_name = name;
-            t->launch_fail_code = code;
-        }
+        gw_trace_count_call_error(t, sqlite3_column_int64(st, 0), name, sqlite3_column_int64(st, 2));
     }
     sqlite3_finalize(st);
     if (gw_nsys_step_done(d, rc, T) != 0)
         return -1;
-    if (t->fault_calls > 0) {
-        const char *call = gw_trace_str(t, t->fault_call_name);
-        if (t->fault_calls == 1)
-            gw_trace_note(t, "the GPU's work faulted: %s returned CUDA error %lld (%s)", call && *call ? call : "a CUDA call",
-                          (long long)t->fault_code, gw_cuda_fault_text(t->fault_code));
-        else
-            gw_trace_note(t, "the GPU's work faulted: %s returned CUDA error %lld (%s), the first of %llu calls that "
-                             "returned such an error", call && *call ? call : "a CUDA call", (long long)t->fault_code,
-                          gw_cuda_fault_text(t->fault_code), (unsigned long long)t->fault_calls);
-    }
-    if (t->launch_fail_calls > 0) {
-        const char *call = gw_trace_str(t, t->launch_fail_call_name), *what = gw_cuda_launch_error_text(t->launch_fail_code);
-        gw_trace_note(t, "%llu kernel launch%s failed: the first, %s, returned CUDA error %lld%s%s%s",
-                      (unsigned long long)t->launch_fail_calls, t->launch_fail_calls == 1 ? "" : "es",
-                      call && *call ? call : "a launch", (long long)t->launch_fail_code, what ? " (" : "",
-                      what ? what : "", what ? ")" : "");
-    }
+    gw_trace_note_call_errors(t);
     return 0;
 }
 

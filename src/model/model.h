@@ -548,6 +548,7 @@ typedef struct gw_trace {
     uint64_t launch_fail_calls;
     int64_t launch_fail_code;
     uint32_t launch_fail_call_name;
+    gw_ns launch_fail_ts;
 
     gw_strtab strings;
 
@@ -683,6 +684,12 @@ long gw_trace_gpu_by_corr(const gw_trace *t, uint64_t correlation, size_t *count
  * running or itself waiting for an event; the rest its stream had nothing ahead of it (the
  * driver staging pageable memory, the host's side of the call). 0 without a stream. */
 gw_ns gw_trace_stream_queued_before(const gw_trace *t, size_t index, gw_ns from);
+/* A CUDA call (started at start, interned name name_id) returned code: a fault (700 ...) or a
+ * launch that failed is counted in the fault_* or launch_fail_* fields, the earliest kept; 0,
+ * 600 (not ready) and other calls' errors are not (model/call_errors.c). */
+void gw_trace_count_call_error(gw_trace *t, gw_ns start, uint32_t name_id, int64_t code);
+/* The notes that say so, once all calls are counted. */
+void gw_trace_note_call_errors(gw_trace *t);
 
 /* The run holding position pos of an index kept as runs (a binary search; run_count > 0). */
 size_t gw_index_run_of(const gw_index_run *runs, size_t run_count, size_t pos);

@@ -371,7 +371,8 @@ static int load_syncs(loader *L)
 static int load_api(loader *L)
 {
     sqlite3_stmt *st;
-    if (prep(L, "SELECT rowid, pid, tid, start_ns, end_ns, correlation, api_kind, name_id FROM cuda_api", &st) != 0)
+    if (prep(L, "SELECT rowid, pid, tid, start_ns, end_ns, correlation, api_kind, name_id, return_value FROM cuda_api",
+             &st) != 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -390,10 +391,14 @@ static int load_api(loader *L)
         h->correlation = (uint64_t)sqlite3_column_int64(st, 5);
         h->name_id = name;
         h->thread = thread;
+        /* faults and failed launches, as the nsys reader counts them */
+        gw_trace_count_call_error(L->t, h->start, name, sqlite3_column_int64(st, 8));
     }
     sqlite3_finalize(st);
     if (L->err->code)
         return -1;
+    if (rc == SQLITE_DONE)
+        gw_trace_note_call_errors(L->t);
     return rc == SQLITE_DONE ? 0 : step_failed(L, rc);
 }
 

@@ -286,6 +286,42 @@ static void test_write_and_load_back(void **state)
     free(path);
 }
 
+/* The calls' return values read back: a launch that returned 209 (no kernel image for the GPU)
+ * is a failed launch and a sync that returned 700 a fault, as in an nsys export; the same trace
+ * without them has neither. */
+static void test_call_errors_read_back(void **state)
+{
+    (void)state;
+    for (int errors = 0; errors < 2; errors++) {
+        char *path = temp_path("errors");
+        sqlite3 *db = open_db(path);
+        write_small_trace(db);
+        if (errors)
+            assert_int_equal(sqlite3_exec(db, "UPDATE cuda_api SET return_value = 209 WHERE cbid = 211;"
+                                              "UPDATE cuda_api SET return_value = 700 WHERE cbid = 131;",
+                                          NULL, NULL, NULL),
+                             SQLITE_OK);
+        gw_trace *t = NULL;
+        gw_error err;
+        gw_error_clear(&err);
+        assert_int_equal(gw_cuda_trace_load(db, path, &t, &err), 0);
+        assert_non_null(t);
+        assert_int_equal(t->launch_fail_calls, errors ? 1 : 0);
+        assert_int_equal(t->fault_calls, errors ? 1 : 0);
+        if (errors) {
+            assert_int_equal(t->launch_fail_code, 209);
+            assert_int_equal(t->fault_code, 700);
+            assert_true(has_note(t, "1 kernel launch failed: the first, cudaLaunchKernel, returned CUDA error 209 (no "
+                                    "kernel image for this GPU's architecture)"));
+            assert_true(has_note(t, "the GPU's work faulted: cudaStreamSynchronize returned CUDA error 700"));
+        }
+        gw_trace_free(t);
+        sqlite3_close(db);
+        unlink(path);
+        free(path);
+    }
+}
+
 static void test_merge_into_recording(void **state)
 {
     (void)state;
@@ -550,6 +586,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_load_back),
+        cmocka_unit_test(test_call_errors_read_back),
         cmocka_unit_test(test_merge_into_recording),
         cmocka_unit_test(test_no_tables_means_no_trace),
         cmocka_unit_test(test_damaged_tables),
