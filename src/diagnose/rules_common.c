@@ -100,6 +100,12 @@ int gw_rules_offload(const gw_analysis *a, const gw_rank_stats *r)
     return (gw_rules_has(a, r) & GW_HAS_OFFLOAD) != 0 && !gw_rules_pytorch(a, r);
 }
 
+int gw_rules_stdpar(const gw_analysis *a, const gw_rank_stats *r)
+{
+    unsigned has = gw_rules_has(a, r);
+    return gw_rules_offload(a, r) && has != ~0u && (has & GW_HAS_STDPAR) != 0;
+}
+
 int gw_rules_rank_has_gpu(const gw_analysis *a, const gw_rank_stats *r)
 {
     (void)a;

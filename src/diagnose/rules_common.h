@@ -107,6 +107,9 @@ int gw_rules_cupy(const gw_analysis *a, const gw_rank_stats *r);
 /* Whether the rank's kernels come from OpenMP/OpenACC offload (GW_HAS_OFFLOAD): fixes in terms
  * of compute and data regions. */
 int gw_rules_offload(const gw_analysis *a, const gw_rank_stats *r);
+/* 1 for an offload job whose kernels are all Thrust's and CUB's: C++ parallel algorithms
+ * (nvc++ -stdpar, GW_HAS_STDPAR), which have no async clause to add. */
+int gw_rules_stdpar(const gw_analysis *a, const gw_rank_stats *r);
 /* 1 when r's input captures CUDA/HIP graphs and replays none (GW_HAS_GRAPH_CAPTURE_ONLY). */
 int gw_rules_capture_only(const gw_analysis *a, const gw_rank_stats *r);
 

@@ -270,7 +270,7 @@ int gw_rule_pipe_host_sync(gw_analysis *a, const gw_rule *rule)
                          "Nothing to change for it: the only blocking call closes the capture (torch.profiler "
                          "waits for the GPU when it stops, as does a final torch.cuda.synchronize()), and no "
                          "GPU work comes after it.");
-        else if (gw_rules_offload(a, r) && gw_rules_has(a, r) != ~0u && (gw_rules_has(a, r) & GW_HAS_STDPAR))
+        else if (gw_rules_stdpar(a, r))
             gw_rules_fix(f,
                          "Each C++ parallel algorithm (std::execution::par_unseq, built with nvc++ -stdpar) "
                          "returns only once the GPU has finished it: run fewer, larger ones (fuse consecutive "

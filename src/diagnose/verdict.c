@@ -293,7 +293,8 @@ void gw_verdict_line(gw_analysis *a)
     /* Launches that failed so that the program's GPU work did not happen (most of them, or
      * every one) come before any account of the time; fewer are said at the end. */
     const gw_finding *failed = gw_findings_get(&a->findings, "gpu.launch_failed");
-    if (failed && failed->severity >= GW_SEV_CRITICAL)
+    int launch_failed = failed && failed->severity >= GW_SEV_CRITICAL;
+    if (launch_failed)
         cause = failed;
     for (size_t i = 0; i < a->findings.count && !cause; i++) {
         const gw_finding *f = &a->findings.items[i];
@@ -332,7 +333,7 @@ void gw_verdict_line(gw_analysis *a)
         snprintf(part, sizeof part, "; %.0f%% of %s idle and the input has GPU activity only, no host side "
                  "to say why (util.unexplained)", cause->share * 100.0, share_of(a));
         append(v, size, "%s%s", part, "");
-    } else if (cause && strcmp(cause->id, "gpu.launch_failed") == 0) {
+    } else if (cause && cause == failed) {
         /* its share is of the launches, not of the time */
         snprintf(part, sizeof part, "; main cause: %s (gpu.launch_failed, %.0f%% of the launches)", cause->cause,
                  cause->share * 100.0);
@@ -378,8 +379,7 @@ void gw_verdict_line(gw_analysis *a)
     }
     /* A near tie is said: the second cause within 15% of the first is as much the answer. */
     const gw_finding *second = NULL;
-    int launch_failed = cause && strcmp(cause->id, "gpu.launch_failed") == 0;
-    for (size_t i = 0; cause && !launch_failed && i < a->findings.count && !second; i++) {
+    for (size_t i = 0; cause && cause != failed && i < a->findings.count && !second; i++) {
         const gw_finding *f = &a->findings.items[i];
         const gw_rule *rule = gw_rules_find(f->id);
         if (f != cause && rule && rule->cause && rule->explains_idle && f->severity >= GW_SEV_MINOR &&
